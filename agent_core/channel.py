@@ -1,0 +1,38 @@
+"""The metadata every channel adapter puts in ``RequestContext.metadata``.
+
+Adapters fill these keys from the signed payload only (never from message text), so the
+agent, tools and hooks can rely on them whatever the channel::
+
+    platform      "slack" | "teams" | "console"
+    workspace_id  Slack team / enterprise id, Teams tenant id
+    user_id       the platform's own user id (Slack U..., Teams AAD object id)
+    user_name     display name when the payload carries one
+    channel_id    Slack channel / Teams conversation id
+    thread_id     Slack thread_ts / Teams conversation id (+ reply chain)
+    is_dm         True in a 1:1 conversation with the bot
+    command       the slash command when the message came from one
+
+``thread_key(...)`` builds the conversation id the agent stores history under.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+Platform = Literal["slack", "teams", "console"]
+
+
+class ChannelMetadata(TypedDict, total=False):
+    platform: Platform
+    workspace_id: str
+    user_id: str
+    user_name: str
+    channel_id: str
+    thread_id: str
+    is_dm: bool
+    command: str
+
+
+def is_direct_message(metadata: dict[str, Any]) -> bool:
+    """Whether admin-only detail may render inline (only the asker can see the conversation)."""
+    return bool(metadata.get("is_dm"))

@@ -1,0 +1,139 @@
+"""The component envelope every turn streams: ``UiComponent`` = rich form + simple form.
+
+A component has a stable ``id``; later versions of it carry the same id and a lifecycle of
+``update``/``replace``/``remove``, so a channel can edit a message it already posted.
+``audience`` says who may see it: ``"requester"`` marks detail that exists only because of
+an admin-only UI feature (tool arguments, tool errors, ...); channels deliver it privately
+(inline in a DM, ephemeral / targeted in shared conversations).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from enum import StrEnum
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def new_component_id() -> str:
+    return os.urandom(8).hex()
+
+
+class ComponentType(StrEnum):
+    TEXT = "text"
+    CARD = "card"
+    STATUS_CARD = "status_card"
+    PROGRESS_DISPLAY = "progress_display"
+    PROGRESS_BAR = "progress_bar"
+    LOG_VIEWER = "log_viewer"
+    BADGE = "badge"
+    ICON_TEXT = "icon_text"
+    TASK_LIST = "task_list"
+    BUTTON = "button"
+    BUTTON_GROUP = "button_group"
+    DATAFRAME = "dataframe"
+    CHART = "chart"
+    STATUS_INDICATOR = "status_indicator"
+    NOTIFICATION = "notification"
+    ARTIFACT = "artifact"
+    STATUS_BAR_UPDATE = "status_bar_update"
+    TASK_TRACKER_UPDATE = "task_tracker_update"
+    CHAT_INPUT_UPDATE = "chat_input_update"
+
+
+class ComponentLifecycle(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    REPLACE = "replace"
+    REMOVE = "remove"
+
+
+Audience = Literal["everyone", "requester"]
+
+
+class RichComponent(BaseModel):
+    """Base of the rich components; subclasses add typed fields and fix ``type``.
+
+    >>> from agent_core.components import NotificationComponent
+    >>> note = NotificationComponent(message="Saved")
+    >>> later = note.update(message="Saved twice")
+    >>> (later.id == note.id, later.lifecycle.value)
+    (True, 'update')
+    """
+
+    model_config = ConfigDict(use_enum_values=False)
+
+    id: str = Field(default_factory=new_component_id)
+    type: ComponentType
+    lifecycle: ComponentLifecycle = ComponentLifecycle.CREATE
+    children: list[str] = Field(default_factory=list)
+    timestamp: float = Field(default_factory=time.time)
+    visible: bool = True
+    interactive: bool = False
+
+    def update(self, **changes: Any) -> Self:
+        """A newer version of this component (same id) with ``changes`` applied."""
+        return self._version(ComponentLifecycle.UPDATE, changes)
+
+    def replace(self, **changes: Any) -> Self:
+        """Like ``update`` but tells renderers to redraw the component from scratch."""
+        return self._version(ComponentLifecycle.REPLACE, changes)
+
+    def remove(self) -> Self:
+        """Tells renderers to take the component away."""
+        return self._version(ComponentLifecycle.REMOVE, {"visible": False})
+
+    def hide(self) -> Self:
+        return self.update(visible=False)
+
+    def show(self) -> Self:
+        return self.update(visible=True)
+
+    def _version(self, lifecycle: ComponentLifecycle, changes: dict[str, Any]) -> Self:
+        unknown = set(changes) - set(type(self).model_fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(unknown)}")
+        return self.model_copy(
+            update={**changes, "lifecycle": lifecycle, "timestamp": time.time()}
+        )
+
+
+class SimpleComponentType(StrEnum):
+    TEXT = "text"
+    IMAGE = "image"
+    LINK = "link"
+
+
+class SimpleComponent(BaseModel):
+    """Base of the plain forms used where nothing richer fits (SMS, logs, CLIs)."""
+
+    type: SimpleComponentType
+    semantic_type: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class UiComponent(BaseModel):
+    """What the agent yields: a rich component, its plain fallback, and its audience.
+
+    >>> from agent_core.components import RichTextComponent, SimpleTextComponent
+    >>> c = UiComponent(rich_component=RichTextComponent(content="hi"),
+    ...                 simple_component=SimpleTextComponent(text="hi"))
+    >>> c.audience
+    'everyone'
+    """
+
+    rich_component: RichComponent
+    simple_component: SimpleComponent | None = None
+    audience: Audience = "everyone"
+    ui_feature: str | None = None
+    """The UI feature that made this component exist, when one did (``tool_arguments``...)."""
+
+    @property
+    def id(self) -> str:
+        return self.rich_component.id
+
+    @property
+    def is_private(self) -> bool:
+        return self.audience == "requester"

@@ -1,0 +1,206 @@
+"""Deterministic commands handled before the LLM (``/help``, ``/status``...) and the starter UI.
+
+``try_handle`` returning ``should_skip_llm=True`` ends the turn with its components; the LLM
+never sees the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agent_core.components import (
+    ButtonGroupComponent,
+    ButtonSpec,
+    CardComponent,
+    RichTextComponent,
+    SimpleTextComponent,
+    UiComponent,
+)
+from agent_core.components.text import StatusLevel
+from agent_core.conversations import Conversation
+from agent_core.tools.base import ToolContext
+from agent_core.users import User
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+
+
+@dataclass
+class WorkflowResult:
+    """What a workflow did: ``components`` to show, and an optional ``conversation_mutation``
+    the agent applies (and saves) before returning."""
+
+    should_skip_llm: bool
+    components: list[UiComponent] = field(default_factory=list)
+    conversation_mutation: Callable[[Conversation], Awaitable[None]] | None = None
+
+
+NOT_HANDLED = WorkflowResult(should_skip_llm=False)
+
+
+class WorkflowHandler:
+    """Override ``try_handle`` for commands and ``get_starter_ui`` for the empty-message view."""
+
+    async def try_handle(
+        self, agent: Agent, user: User, conversation: Conversation, message: str
+    ) -> WorkflowResult:
+        return NOT_HANDLED
+
+    async def get_starter_ui(
+        self, agent: Agent, user: User, conversation: Conversation
+    ) -> list[UiComponent] | None:
+        return None
+
+
+def _markdown(text: str) -> UiComponent:
+    return UiComponent(
+        rich_component=RichTextComponent(content=text, markdown=True),
+        simple_component=SimpleTextComponent(text=text),
+    )
+
+
+def _card(title: str, text: str, status: StatusLevel = "info") -> UiComponent:
+    return UiComponent(
+        rich_component=CardComponent(title=title, content=text, status=status, markdown=True),
+        simple_component=SimpleTextComponent(text=f"{title}\n{text}"),
+    )
+
+
+def _access_denied(command: str) -> WorkflowResult:
+    return WorkflowResult(
+        should_skip_llm=True,
+        components=[_card(
+            "Access Denied",
+            f"`{command}` is only available to administrators. "
+            "Ask your workspace admin if you need it.",
+            "error",
+        )],
+    )
+
+
+DEFAULT_SUGGESTIONS = (
+    "What can you do?",
+    "Who are our top 5 customers by revenue?",
+    "Show monthly revenue for the last year",
+)
+
+
+class DefaultWorkflowHandler(WorkflowHandler):
+    """``/help`` for everyone; ``/status``, ``/memories`` and ``/delete <id>`` for admins
+    ("Access Denied" otherwise); unknown ``/commands`` get a clear error. The starter UI is a
+    welcome card with suggested prompts as buttons.
+
+    >>> DefaultWorkflowHandler(suggestions=["Hi"]).suggestions
+    ['Hi']
+    """
+
+    ADMIN_COMMANDS = ("/status", "/memories", "/delete")
+
+    def __init__(
+        self,
+        welcome_message: str | None = None,
+        *,
+        suggestions: Sequence[str] = DEFAULT_SUGGESTIONS,
+    ) -> None:
+        self.welcome_message = welcome_message or (
+            "Hi! Ask me a question about your data in plain language and I'll query it, "
+            "show the results and chart them. Type `/help` for commands."
+        )
+        self.suggestions = list(suggestions)
+
+    async def try_handle(
+        self, agent: Agent, user: User, conversation: Conversation, message: str
+    ) -> WorkflowResult:
+        text = message.strip()
+        if not text.startswith("/"):
+            return NOT_HANDLED
+        command, _, argument = text.partition(" ")
+        command = command.lower()
+        if command in ("/help", "/h"):
+            return WorkflowResult(True, [_markdown(self._help_text(user))])
+        if command not in self.ADMIN_COMMANDS:
+            return WorkflowResult(True, [_card(
+                "Unknown command", f"`{command}` is not a command I know. Type `/help`.", "warning"
+            )])
+        if not user.is_admin:
+            return _access_denied(command)
+        context = ToolContext(
+            user=user, conversation_id=conversation.id, request_id="workflow",
+            agent_memory=agent.agent_memory,
+        )
+        if command == "/status":
+            return WorkflowResult(True, [await self._status(agent, user)])
+        if command == "/memories":
+            return WorkflowResult(True, await self._memories(agent, context))
+        return WorkflowResult(True, [await self._delete(agent, context, argument.strip())])
+
+    def _help_text(self, user: User) -> str:
+        lines = [
+            "**Threadline commands**",
+            "- `/help` - show this help",
+            "- Ask anything in plain language, e.g. _" + self.suggestions[-1] + "_",
+        ]
+        if user.is_admin:
+            lines += [
+                "",
+                "**Admin commands**",
+                "- `/status` - model, tools and memory status",
+                "- `/memories` - recent memories",
+                "- `/delete <id>` - delete a memory",
+            ]
+        return "\n".join(lines)
+
+    async def _status(self, agent: Agent, user: User) -> UiComponent:
+        tools = await agent.tool_registry.get_schemas(user)
+        names = ", ".join(f"`{t.name}`" for t in tools) or "none"
+        text = (
+            f"- Model: `{agent.llm_service.model_name}`\n"
+            f"- Tools available to you: {names}\n"
+            f"- Max tool iterations: {agent.config.max_tool_iterations}\n"
+            f"- Streaming: {'on' if agent.config.stream_responses else 'off'}"
+        )
+        return _card("Status", text, "success")
+
+    async def _memories(self, agent: Agent, context: ToolContext) -> list[UiComponent]:
+        tool_memories = await agent.agent_memory.get_recent_memories(context, limit=10)
+        text_memories = await agent.agent_memory.get_recent_text_memories(context, limit=10)
+        if not tool_memories and not text_memories:
+            return [_card("Memories", "No memories saved yet.")]
+        lines = [f"- `{m.memory_id}` {m.tool_name}: _{m.question}_" for m in tool_memories]
+        lines += [f"- `{m.memory_id}` note: {m.content}" for m in text_memories]
+        ids = [m.memory_id for m in tool_memories] + [m.memory_id for m in text_memories]
+        buttons = ButtonGroupComponent(buttons=[
+            ButtonSpec(label=f"Delete {memory_id}", action=f"/delete {memory_id}")
+            for memory_id in ids[:5]
+            if memory_id
+        ])
+        return [_card("Recent memories", "\n".join(lines)), UiComponent(rich_component=buttons)]
+
+    async def _delete(self, agent: Agent, context: ToolContext, memory_id: str) -> UiComponent:
+        if not memory_id:
+            return _card("Delete memory", "Usage: `/delete <memory id>`", "warning")
+        memory = agent.agent_memory
+        deleted = await memory.delete_by_id(context, memory_id) or await memory.delete_text_memory(
+            context, memory_id
+        )
+        if deleted:
+            return _card("Memory deleted", f"Deleted memory `{memory_id}`.", "success")
+        return _card("Memory not found", f"No memory with id `{memory_id}`.", "warning")
+
+    async def get_starter_ui(
+        self, agent: Agent, user: User, conversation: Conversation
+    ) -> list[UiComponent] | None:
+        buttons = ButtonGroupComponent(
+            buttons=[ButtonSpec(label=s, action=s) for s in self.suggestions]
+        )
+        return [
+            _markdown(self.welcome_message),
+            UiComponent(
+                rich_component=buttons,
+                simple_component=SimpleTextComponent(
+                    text="Try: " + " | ".join(self.suggestions)
+                ),
+            ),
+        ]
