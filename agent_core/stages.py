@@ -148,6 +148,8 @@ async def _workflow(agent: Agent, state: TurnState) -> Components:
         await result.conversation_mutation(conversation)
         await save_conversation(agent, state)
     state.finished = True
+    for component in closing_components("idle", "Ready"):
+        yield component
 
 
 async def prepare(agent: Agent, state: TurnState) -> Components:
@@ -210,7 +212,7 @@ async def save_conversation(agent: Agent, state: TurnState) -> None:
     state.saved = True
 
 
-def _closing_components(status: BarStatus, message: str) -> list[UiComponent]:
+def closing_components(status: BarStatus, message: str) -> list[UiComponent]:
     return [
         ui(StatusBarUpdateComponent(status=status, message=message)),
         ui(ChatInputUpdateComponent(disabled=False, focus=True)),
@@ -237,7 +239,7 @@ async def finish(agent: Agent, state: TurnState) -> Components:
         ):
             await hook.after_message(conversation)
     await _audit_ai_response(agent, state, user)
-    for component in _closing_components("idle", "Ready"):
+    for component in closing_components("idle", "Ready"):
         yield component
 
 
@@ -290,7 +292,7 @@ async def fail(agent: Agent, state: TurnState, error: Exception) -> Components:
             audience=agent.config.ui_features.audience_of(UiFeature.TOOL_ERROR),
             ui_feature=UiFeature.TOOL_ERROR.value,
         )
-    for component in _closing_components("error", message):
+    for component in closing_components("error", message):
         yield component
 
 

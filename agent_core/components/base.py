@@ -14,7 +14,7 @@ import time
 from enum import StrEnum
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 
 def new_component_id() -> str:
@@ -124,8 +124,8 @@ class UiComponent(BaseModel):
     'everyone'
     """
 
-    rich_component: RichComponent
-    simple_component: SimpleComponent | None = None
+    rich_component: SerializeAsAny[RichComponent]
+    simple_component: SerializeAsAny[SimpleComponent] | None = None
     audience: Audience = "everyone"
     ui_feature: str | None = None
     """The UI feature that made this component exist, when one did (``tool_arguments``...)."""
