@@ -184,11 +184,13 @@ async def _execute(agent: Agent, state: TurnState, call: ToolCall) -> ToolResult
         if action.action is RecoveryActionType.FALLBACK:
             value = action.fallback_value
             result = value if isinstance(value, ToolResult) else ToolResult(
-                success=True, result_for_llm=str(value), metadata={"recovered": "fallback"}
+                success=True, result_for_llm=str(value),
+                metadata={**result.metadata, "recovered": "fallback"},
             )
         elif action.action is RecoveryActionType.SKIP:
             result = ToolResult(
-                success=False, error=result.error, metadata={"recovered": "skip"},
+                success=False, error=result.error,
+                metadata={**result.metadata, "recovered": "skip"},
                 result_for_llm=f"Tool call skipped: {action.message or result.error}",
             )
         break

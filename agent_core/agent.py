@@ -130,11 +130,11 @@ class Agent:
                 span.set_attribute("hit_tool_limit", state.hit_tool_limit)
 
     async def _run_turn(self, state: TurnState) -> AsyncIterator[UiComponent]:
-        for stage in (open_turn, prepare):
-            async for component in stage(self, state):
-                yield component
-            if state.finished:
-                return
+        async for component in open_turn(self, state):
+            yield component
+        if state.finished:
+            return
+        await prepare(self, state)
         while True:
             async for component in think(self, state):
                 yield component
@@ -142,7 +142,7 @@ class Agent:
                 break
             async for component in act(self, state):
                 yield component
-        async for component in finish(self, state):
+        for component in await finish(self, state):
             yield component
 
     async def check_tools(self, schemas: list[ToolSchema]) -> None:

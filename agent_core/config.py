@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from agent_core.components.base import Audience
 from agent_core.users import User
@@ -50,6 +50,7 @@ class UiFeatures(BaseModel):
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_UI_FEATURES.items()}
     )
     private_features: set[str] = Field(default_factory=lambda: set(PRIVATE_BY_DEFAULT))
+    _features_by_groups: dict[frozenset[str], frozenset[str]] = PrivateAttr(default_factory=dict)
 
     def can_user_access_feature(self, feature_name: str | UiFeature, user: User) -> bool:
         name = feature_name.value if isinstance(feature_name, UiFeature) else feature_name
@@ -66,13 +67,23 @@ class UiFeatures(BaseModel):
     ) -> None:
         """Add or change a feature; ``private`` defaults to "restricted to some groups"."""
         self.feature_group_access[name] = list(access_groups)
+        self._features_by_groups.clear()
         if private if private is not None else bool(access_groups):
             self.private_features.add(name)
         else:
             self.private_features.discard(name)
 
-    def features_for(self, user: User) -> list[str]:
-        return [n for n in self.feature_group_access if self.can_user_access_feature(n, user)]
+    def features_for(self, user: User) -> frozenset[str]:
+        """Every feature ``user`` may access (cached per set of groups)."""
+        groups = frozenset(user.group_memberships)
+        cached = self._features_by_groups.get(groups)
+        if cached is None:
+            cached = frozenset(
+                name for name, allowed in self.feature_group_access.items()
+                if not allowed or not groups.isdisjoint(allowed)
+            )
+            self._features_by_groups[groups] = cached
+        return cached
 
 
 class AuditConfig(BaseModel):

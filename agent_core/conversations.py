@@ -6,7 +6,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.tools.base import ToolCall
 from agent_core.users import User
@@ -16,7 +16,10 @@ MessageRole = Literal["system", "user", "assistant", "tool"]
 
 class Message(BaseModel):
     """One stored message; assistant messages may carry ``tool_calls``, tool messages answer
-    one of them through ``tool_call_id``."""
+    one of them through ``tool_call_id``. Messages are immutable values: history is only ever
+    appended to, and filters return new messages (``message.model_copy(update=...)``)."""
+
+    model_config = ConfigDict(frozen=True)
 
     role: MessageRole
     content: str = ""
@@ -39,6 +42,12 @@ class Conversation(BaseModel):
     def add_message(self, message: Message) -> None:
         self.messages.append(message)
         self.updated_at = time.time()
+
+    def snapshot(self) -> Conversation:
+        """An independent copy: its own message list and metadata (messages are immutable)."""
+        return self.model_copy(
+            update={"messages": list(self.messages), "metadata": dict(self.metadata)}
+        )
 
 
 class ConversationStore(ABC):
@@ -72,7 +81,7 @@ class ConversationStore(ABC):
 class MemoryConversationStore(ConversationStore):
     """In-process store for tests, demos and ``--ephemeral`` runs.
 
-    Stored copies are isolated from the caller's objects, as with a real database.
+    Stored snapshots are isolated from the caller's objects, as with a real database.
 
     >>> import asyncio
     >>> store, ana = MemoryConversationStore(), User(id="ana")
@@ -88,18 +97,16 @@ class MemoryConversationStore(ConversationStore):
         self, conversation_id: str, user: User, initial_message: str
     ) -> Conversation:
         conversation = Conversation(id=conversation_id, user=user)
-        self._by_user.setdefault(user.id, {})[conversation_id] = conversation.model_copy(
-            deep=True
-        )
+        self._by_user.setdefault(user.id, {})[conversation_id] = conversation.snapshot()
         return conversation
 
     async def get_conversation(self, conversation_id: str, user: User) -> Conversation | None:
         stored = self._by_user.get(user.id, {}).get(conversation_id)
-        return None if stored is None else stored.model_copy(deep=True)
+        return None if stored is None else stored.snapshot()
 
     async def update_conversation(self, conversation: Conversation) -> None:
         self._by_user.setdefault(conversation.user.id, {})[conversation.id] = (
-            conversation.model_copy(deep=True)
+            conversation.snapshot()
         )
 
     async def delete_conversation(self, conversation_id: str, user: User) -> bool:
@@ -111,4 +118,4 @@ class MemoryConversationStore(ConversationStore):
         mine = sorted(
             self._by_user.get(user.id, {}).values(), key=lambda c: c.updated_at, reverse=True
         )
-        return [c.model_copy(deep=True) for c in mine[offset : offset + limit]]
+        return [c.snapshot() for c in mine[offset : offset + limit]]

@@ -4,13 +4,17 @@
     open_turn -> prepare -> (think -> act)* -> finish          (spec: Execution Order Summary)
                                               \\-> fail | settle_after_stop on error / Stop
 
+Stages that show components as they happen are async generators (``open_turn``, ``think``,
+``act``, ``fail``); the others are coroutines (``prepare``) or return their components at the
+end (``finish``) - every async generator costs the event loop a registration per turn.
+
 ``think`` and ``act`` live in ``agent_core.thinking`` and ``agent_core.acting``.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +54,7 @@ async def open_turn(agent: Agent, state: TurnState) -> Components:
     """Steps 1-5: user, starter UI, before_message hooks, conversation, workflow commands."""
     await _resolve_user(agent, state)
     if not state.message.strip():
-        async for component in _starter_ui(agent, state):
+        for component in await _starter_ui(agent, state):
             yield component
         state.finished = True
         return
@@ -58,7 +62,7 @@ async def open_turn(agent: Agent, state: TurnState) -> Components:
         yield ui(StatusBarUpdateComponent(status="working", message="Working on it..."))
     await _before_message_hooks(agent, state)
     await _load_conversation(agent, state)
-    async for component in _workflow(agent, state):
+    for component in await _workflow(agent, state):
         yield component
     if not state.finished:
         state.require_conversation().add_message(Message(role="user", content=state.message))
@@ -72,7 +76,7 @@ async def _resolve_user(agent: Agent, state: TurnState) -> None:
         state.user = await agent.user_resolver.resolve_user(state.request_context)
         span.set_attribute("user_id", state.user.id)
     features = agent.config.ui_features
-    state.features = frozenset(features.features_for(state.user))
+    state.features = features.features_for(state.user)
     audit = agent.audit_logger
     if audit is not None and agent.config.audit_config.enabled and (
         agent.config.audit_config.log_ui_feature_checks
@@ -84,7 +88,7 @@ async def _resolve_user(agent: Agent, state: TurnState) -> None:
             )
 
 
-async def _starter_ui(agent: Agent, state: TurnState) -> Components:
+async def _starter_ui(agent: Agent, state: TurnState) -> list[UiComponent]:
     user = state.require_user()
     async with agent.tracer.span(
         "agent.workflow_handler.starter_ui",
@@ -94,8 +98,7 @@ async def _starter_ui(agent: Agent, state: TurnState) -> Components:
         components = await agent.workflow_handler.get_starter_ui(agent, user, conversation) or []
         span.set_attribute("has_components", bool(components))
         span.set_attribute("component_count", len(components))
-    for component in components:
-        yield component
+    return components
 
 
 async def _before_message_hooks(agent: Agent, state: TurnState) -> None:
@@ -115,7 +118,7 @@ async def _before_message_hooks(agent: Agent, state: TurnState) -> None:
 async def _load_conversation(agent: Agent, state: TurnState) -> None:
     user = state.require_user()
     if state.conversation_id is None:
-        state.conversation_id = str(uuid.uuid4())
+        state.conversation_id = os.urandom(16).hex()
     async with agent.tracer.span(
         "agent.conversation.load", metric="agent.conversation.load.duration",
         tag_attributes=("is_new",), conversation_id=state.conversation_id, user_id=user.id,
@@ -133,7 +136,7 @@ async def _load_conversation(agent: Agent, state: TurnState) -> None:
         span.set_attribute("message_count", state.committed_messages)
 
 
-async def _workflow(agent: Agent, state: TurnState) -> Components:
+async def _workflow(agent: Agent, state: TurnState) -> list[UiComponent]:
     user, conversation = state.require_user(), state.require_conversation()
     async with agent.tracer.span(
         "agent.workflow_handler.try_handle", user_id=user.id, conversation_id=conversation.id
@@ -141,18 +144,15 @@ async def _workflow(agent: Agent, state: TurnState) -> Components:
         result = await agent.workflow_handler.try_handle(agent, user, conversation, state.message)
         span.set_attribute("should_skip_llm", result.should_skip_llm)
     if not result.should_skip_llm:
-        return
-    for component in result.components:
-        yield component
+        return []
     if result.conversation_mutation is not None:
         await result.conversation_mutation(conversation)
         await save_conversation(agent, state)
     state.finished = True
-    for component in closing_components("idle", "Ready"):
-        yield component
+    return [*result.components, *closing_components("idle", "Ready")]
 
 
-async def prepare(agent: Agent, state: TurnState) -> Components:
+async def prepare(agent: Agent, state: TurnState) -> None:
     """Steps 6-9: tool context + enrichers, tool schemas, system prompt (+ enhancement)."""
     user, conversation = state.require_user(), state.require_conversation()
     context = ToolContext(
@@ -198,8 +198,6 @@ async def prepare(agent: Agent, state: TurnState) -> Components:
         ):
             prompt = await enhancer.enhance_system_prompt(prompt or "", state.message, user)
     state.system_prompt = prompt
-    return
-    yield  # an async generator with nothing to show
 
 
 async def save_conversation(agent: Agent, state: TurnState) -> None:
@@ -219,9 +217,10 @@ def closing_components(status: BarStatus, message: str) -> list[UiComponent]:
     ]
 
 
-async def finish(agent: Agent, state: TurnState) -> Components:
+async def finish(agent: Agent, state: TurnState) -> list[UiComponent]:
     """Steps 15-20: tool-limit notice, save, after_message hooks, audit, idle status."""
     user, conversation = state.require_user(), state.require_conversation()
+    shown: list[UiComponent] = []
     if state.hit_tool_limit:
         note = (
             f"I stopped after {agent.config.max_tool_iterations} rounds of tool calls without "
@@ -229,7 +228,7 @@ async def finish(agent: Agent, state: TurnState) -> Components:
         )
         state.close_dangling_tool_calls("Not run: the tool-call limit for this turn was reached.")
         conversation.add_message(Message(role="assistant", content=note))
-        yield ui(NotificationComponent(message=note, level="warning"), note)
+        shown.append(ui(NotificationComponent(message=note, level="warning"), note))
     if agent.config.auto_save_conversations:
         await save_conversation(agent, state)
     for hook in agent.lifecycle_hooks:
@@ -239,8 +238,7 @@ async def finish(agent: Agent, state: TurnState) -> Components:
         ):
             await hook.after_message(conversation)
     await _audit_ai_response(agent, state, user)
-    for component in closing_components("idle", "Ready"):
-        yield component
+    return [*shown, *closing_components("idle", "Ready")]
 
 
 async def _audit_ai_response(agent: Agent, state: TurnState, user: object) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from dataclasses import dataclass, field
 
 from agent_core.config import UiFeature
@@ -24,7 +24,7 @@ class TurnState:
     request_context: RequestContext
     message: str
     conversation_id: str | None = None
-    request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    request_id: str = field(default_factory=lambda: os.urandom(16).hex())
     started: float = field(default_factory=time.perf_counter)
     user: User | None = None
     features: frozenset[str] = frozenset()

@@ -9,6 +9,7 @@ an admin-only UI feature (tool arguments, tool errors, ...); channels deliver it
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from enum import StrEnum
@@ -16,9 +17,14 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
+_ID_PREFIX = os.urandom(6).hex()
+_id_counter = itertools.count(1)
+
 
 def new_component_id() -> str:
-    return os.urandom(8).hex()
+    """A process-unique id: a random per-process prefix and a counter (cheap, collision-free
+    across processes and restarts)."""
+    return f"{_ID_PREFIX}{next(_id_counter):x}"
 
 
 class ComponentType(StrEnum):

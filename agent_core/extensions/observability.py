@@ -25,6 +25,11 @@ _current_span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
 )
 
 
+def current_span() -> Span | None:
+    """The innermost open span of the running task (``None`` outside any span)."""
+    return _current_span.get()
+
+
 class Span(BaseModel):
     """A timed operation; ``parent_id`` links nested spans."""
 

@@ -137,6 +137,8 @@ class ToolRegistry:
                 return failure(f"Tool call blocked: {blocked}", error_type="blocked")
         await self._audit_invocation(tool_call, context)
         result = await self._run(tool, args, context)
+        result.metadata.setdefault("tool_name", tool_call.name)
+        result.metadata.setdefault("arguments", dict(tool_call.arguments))
         if audit := self._auditor("log_tool_results"):
             await audit.log_tool_result(context.user, tool_call, result, context)
         return result

@@ -1,0 +1,172 @@
+"""Per-turn overhead of the agent with a zero-latency LLM, against the reference (vanna 2.0.2).
+
+Scenarios: (a) a text reply, (b) one tool call then a reply; ``--turns`` turns after warm-up,
+each in a new conversation, streaming on, no observability. The reference runs in its own
+virtualenv (created under ~/.cache/threadline-bench on first use) in the same run, interleaved
+with ours over ``--rounds`` rounds; we quote medians of the rounds' p50 and their ratio.
+Also the import time of ``agent_core`` (``python -X importtime``) vs ``vanna``.
+
+    python benchmarks/agent_turn.py [--turns 2000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stats import result_line, summary_us
+
+from agent_core import (
+    Agent,
+    InMemoryAgentMemory,
+    LlmRequest,
+    RequestContext,
+    ScriptedLlmService,
+    ScriptedResponse,
+    StaticUserResolver,
+    ToolRegistry,
+    User,
+)
+from agent_core.tools.base import ToolCall
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = "vanna==2.0.2"
+REFERENCE_VENV = Path.home() / ".cache" / "threadline-bench" / "vanna-2.0.2"
+
+
+def echo_tool() -> object:
+    sys.path.insert(0, str(HERE.parent))
+    from tests.core.conftest import EchoTool
+
+    return EchoTool()
+
+
+def zero_latency(use_tool: bool) -> ScriptedLlmService:
+    def respond(request: LlmRequest) -> ScriptedResponse:
+        if use_tool and request.messages[-1].role == "user":
+            return ScriptedResponse(
+                tool_calls=[ToolCall(id="call_1", name="echo", arguments={"text": "hi"})]
+            )
+        return ScriptedResponse(text="Hello there", chunks=["Hello there"])
+
+    return ScriptedLlmService(then=respond)
+
+
+async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
+    registry = ToolRegistry()
+    registry.register_local_tool(echo_tool(), ["user"])  # type: ignore[arg-type]
+    agent = Agent(
+        llm_service=zero_latency(use_tool), tool_registry=registry,
+        user_resolver=StaticUserResolver(User(id="u1", group_memberships=["user"])),
+        agent_memory=InMemoryAgentMemory(),
+    )
+    context, samples = RequestContext(), []
+    for index in range(warmup + turns):
+        started = time.perf_counter_ns()
+        async for _ in agent.send_message(context, "hello"):
+            pass
+        if index >= warmup:
+            samples.append(time.perf_counter_ns() - started)
+    agent.llm_service.requests.clear()  # type: ignore[attr-defined]
+    return samples
+
+
+def reference_python() -> Path | None:
+    python = REFERENCE_VENV / "bin" / "python"
+    if not python.exists():
+        print(f"creating {REFERENCE_VENV} with {REFERENCE} (first run only)...", file=sys.stderr)
+        venv.create(REFERENCE_VENV, with_pip=True)
+        installed = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", REFERENCE], check=False
+        )
+        if installed.returncode != 0:
+            return None
+    return python
+
+
+def reference(python: Path, turns: int, warmup: int) -> dict[str, list[int] | int]:
+    out = subprocess.run(
+        [str(python), str(HERE / "reference" / "vanna_turn.py"), str(turns), str(warmup)],
+        check=True, capture_output=True, text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def import_seconds(python: str, module: str) -> float:
+    """Cumulative import time of ``module`` from ``-X importtime`` (median of 5 runs)."""
+    runs = []
+    for _ in range(5):
+        err = subprocess.run(
+            [python, "-X", "importtime", "-c", f"import {module}"],
+            capture_output=True, text=True, check=True, cwd=HERE.parent,
+        ).stderr
+        line = [ln for ln in err.splitlines() if re.search(rf"\|\s+{module}$", ln)][-1]
+        runs.append(int(line.split("|")[1]) / 1e6)
+    return statistics.median(runs)
+
+
+def median_summary(summaries: list[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.median(s[key] for s in summaries) for key in summaries[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    python = reference_python()
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+    reference_rss_kb = 0
+    for _ in range(args.rounds):
+        for scenario in ("text", "tool"):
+            samples = asyncio.run(ours(scenario == "tool", args.turns, args.warmup))
+            runs.setdefault((scenario, "ours"), []).append(summary_us(samples))
+        if python is not None:
+            ref = reference(python, args.turns, args.warmup)
+            reference_rss_kb = int(ref["peak_rss_kb"])  # type: ignore[arg-type]
+            for scenario in ("text", "tool"):
+                runs.setdefault((scenario, "reference"), []).append(
+                    summary_us(ref[scenario])  # type: ignore[arg-type]
+                )
+    figures: dict[str, object] = {"turns": args.turns, "rounds": args.rounds}
+    for (scenario, impl), summaries in runs.items():
+        medians = figures[f"{scenario}_{impl}"] = median_summary(summaries)
+        print(f"{scenario:5} {impl:9} mean {medians['mean_us']:8.1f} µs  "
+              f"p50 {medians['p50_us']:8.1f} µs  p99 {medians['p99_us']:8.1f} µs")
+    for scenario in ("text", "tool"):
+        if (scenario, "reference") in runs:
+            ours_p50 = median_summary(runs[(scenario, "ours")])["p50_us"]
+            ratio = ours_p50 / median_summary(runs[(scenario, "reference")])["p50_us"]
+            figures[f"{scenario}_p50_ratio"] = round(ratio, 3)
+            print(f"{scenario:5} p50 ratio ours/reference: {ratio:.3f} (goal <= 0.25)")
+    own_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    figures["peak_rss_mb_ours"] = round(own_rss_kb / 1024, 1)
+    figures["import_s_ours"] = round(import_seconds(sys.executable, "agent_core"), 3)
+    if python is not None:
+        figures["peak_rss_mb_reference"] = round(reference_rss_kb / 1024, 1)
+        figures["import_s_reference"] = round(import_seconds(str(python), "vanna"), 3)
+    print(f"peak RSS: ours {figures['peak_rss_mb_ours']} MB, "
+          f"reference {figures.get('peak_rss_mb_reference')} MB")
+    print(f"import: agent_core {figures['import_s_ours']} s (goal <= 0.15), "
+          f"vanna {figures.get('import_s_reference')} s")
+    print(result_line("agent_turn", **figures))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
