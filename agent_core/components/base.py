@@ -69,7 +69,8 @@ class RichComponent(BaseModel):
     (True, 'update')
     """
 
-    model_config = ConfigDict(use_enum_values=False)
+    # Schemas are built on first use, not at import: ``import agent_core`` stays fast.
+    model_config = ConfigDict(defer_build=True)
 
     id: str = Field(default_factory=new_component_id)
     type: ComponentType
@@ -114,6 +115,8 @@ class SimpleComponentType(StrEnum):
 
 class SimpleComponent(BaseModel):
     """Base of the plain forms used where nothing richer fits (SMS, logs, CLIs)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     type: SimpleComponentType
     semantic_type: str | None = None
