@@ -33,6 +33,12 @@ from agent_core.extensions.observability import (
     ObservabilityProvider,
     Span,
 )
+from agent_core.extensions.otel import OpenTelemetryObservabilityProvider
+from agent_core.extensions.query_logging import (
+    QueryLoggingHook,
+    analyze_query_log,
+    export_successful_queries,
+)
 from agent_core.extensions.recovery import (
     BackoffRecoveryStrategy,
     ErrorRecoveryStrategy,
@@ -91,7 +97,9 @@ __all__ = [
     "Message",
     "Metric",
     "ObservabilityProvider",
+    "OpenTelemetryObservabilityProvider",
     "PermissionDeniedError",
+    "QueryLoggingHook",
     "RecentMessagesFilter",
     "RecoveryAction",
     "RecoveryActionType",
@@ -119,5 +127,7 @@ __all__ = [
     "UserResolver",
     "WorkflowHandler",
     "WorkflowResult",
+    "analyze_query_log",
+    "export_successful_queries",
     *_components,
 ]
