@@ -8,6 +8,7 @@ one boundary each, so the agent and its recovery strategies only ever reason abo
     │   ├── PermissionDeniedError   the user may not use a tool / command
     │   ├── ToolNotFoundError
     │   ├── ToolExecutionError
+    │   │   └── SqlError            a query failed (invalid, read_only, timeout, unavailable)
     │   ├── ValidationError         bad input (tool arguments, payloads)
     │   └── ConversationNotFoundError
     ├── LlmError                    the model could not answer (``retryable``, ``retry_after``)
