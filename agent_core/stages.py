@@ -59,7 +59,7 @@ async def open_turn(agent: Agent, state: TurnState) -> Components:
         state.finished = True
         return
     if agent.config.include_thinking_indicators:
-        yield ui(StatusBarUpdateComponent(status="working", message="Working on it..."))
+        yield WORKING
     await _before_message_hooks(agent, state)
     await _load_conversation(agent, state)
     for component in await _workflow(agent, state):
@@ -210,11 +210,18 @@ async def save_conversation(agent: Agent, state: TurnState) -> None:
     state.saved = True
 
 
+# The status bar and the chat input are single client widgets: every turn updates the same
+# one, so these instructions are shared values (never mutate a yielded component).
+WORKING = ui(StatusBarUpdateComponent(id="status-bar", status="working", message="Working..."))
+IDLE = ui(StatusBarUpdateComponent(id="status-bar", status="idle", message="Ready"))
+INPUT_READY = ui(ChatInputUpdateComponent(id="chat-input", disabled=False, focus=True))
+
+
 def closing_components(status: BarStatus, message: str) -> list[UiComponent]:
-    return [
-        ui(StatusBarUpdateComponent(status=status, message=message)),
-        ui(ChatInputUpdateComponent(disabled=False, focus=True)),
-    ]
+    if status == "idle":
+        return [IDLE, INPUT_READY]
+    bar = StatusBarUpdateComponent(id="status-bar", status=status, message=message)
+    return [ui(bar), INPUT_READY]
 
 
 async def finish(agent: Agent, state: TurnState) -> list[UiComponent]:
