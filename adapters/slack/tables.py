@@ -1,0 +1,157 @@
+"""Data components in Slack: tables as ``table`` blocks (+ CSV), charts native or as PNG.
+
+A ``table`` block holds at most 100 rows (header included) of at most 20 cells, and a
+message at most one table. Bigger results show the first 99 rows and attach the rows as a
+CSV file. Charts become a native ``data_visualization`` block when they fit its limits, else
+the PNG rendering in ``image_url`` is uploaded, else the data is shown as a table.
+
+>>> from agent_core.components import DataFrameComponent
+>>> [m] = render_dataframe(DataFrameComponent.from_records([{"n": i} for i in range(150)]))
+>>> (len(m.blocks[0]["rows"]), m.files[0].filename)
+(100, 'table.csv')
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import csv
+import datetime as dt
+import io
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from slack_sdk.models.blocks import ImageBlock, TableBlock
+
+from adapters.slack.dataviz import chart_block
+from adapters.slack.elements import context, sections
+from adapters.slack.limits import (
+    MAX_TABLE_COLUMNS,
+    MAX_TABLE_ROWS,
+    FileUpload,
+    SlackMessage,
+    pack_messages,
+)
+from adapters.slack.markdown import escape_mrkdwn, truncate
+from agent_core.components import ChartComponent, DataFrameComponent
+
+MAX_CELL_TEXT = 500
+MAX_IMAGE_URL = 3000
+EMPTY_CELL = "—"
+_PNG_DATA_URI = re.compile(r"^data:image/png;base64,(?P<data>.+)$", re.DOTALL)
+
+
+def _cell_text(value: Any) -> str:
+    if value is None or value == "":
+        return EMPTY_CELL
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    return truncate(str(value), MAX_CELL_TEXT)
+
+
+def _raw(text: str) -> dict[str, str]:
+    return {"type": "raw_text", "text": text}
+
+
+def table_block(df: DataFrameComponent, columns: Sequence[str], rows: int) -> dict[str, Any]:
+    """A ``table`` block of the first ``rows`` rows over ``columns``, header row first."""
+    header = [_raw(truncate(c, MAX_CELL_TEXT) or EMPTY_CELL) for c in columns]
+    body = [[_raw(_cell_text(row.get(c))) for c in columns] for row in df.rows[:rows]]
+    settings: list[dict[str, Any] | None] = [
+        {"align": "right"} if df.column_types.get(c) == "number" else {"is_wrapped": True}
+        for c in columns
+    ]
+    return TableBlock(rows=[header, *body], column_settings=settings).to_dict()
+
+
+def csv_file(df: DataFrameComponent, name: str) -> FileUpload:
+    """All of ``df.rows`` as a CSV upload (every column)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(df.columns)
+    writer.writerows([[row.get(c) for c in df.columns] for row in df.rows])
+    return FileUpload(filename=f"{name}.csv", content=out.getvalue().encode(), title=name)
+
+
+def _slug(title: str | None, default: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", title or "").strip("-").lower()
+    return slug[:60] or default
+
+
+def _table_note(
+    df: DataFrameComponent, shown_rows: int, shown_cols: int, csv_name: str | None
+) -> str:
+    parts = []
+    if df.row_count > shown_rows:
+        parts.append(f"Showing {shown_rows:,} of {df.row_count:,} rows")
+    if len(df.columns) > shown_cols:
+        parts.append(f"{shown_cols} of {len(df.columns)} columns")
+    if csv_name:
+        held = "the full result" if not df.is_truncated else f"the first {len(df.rows):,} rows"
+        parts.append(f"{held} is attached as `{csv_name}`")
+    return " · ".join(parts)
+
+
+def render_dataframe(df: DataFrameComponent) -> list[SlackMessage]:
+    """A table message, with a CSV of the rows when they do not all fit the table block."""
+    title_blocks = sections(f"*{escape_mrkdwn(df.title)}*") if df.title else []
+    summary = df.title or f"Table: {df.row_count:,} rows"
+    if not df.rows or not df.columns:
+        blocks = [*title_blocks, *sections("_No rows._"), *context(df.description)]
+        return pack_messages(blocks, text=summary)
+    columns = df.columns[:MAX_TABLE_COLUMNS]
+    shown = min(len(df.rows), MAX_TABLE_ROWS - 1)
+    needs_csv = len(df.rows) > shown or len(df.columns) > len(columns)
+    name = _slug(df.title, "table")
+    files = [csv_file(df, name)] if needs_csv else []
+    note = _table_note(df, shown, len(columns), f"{name}.csv" if needs_csv else None)
+    blocks = [
+        *title_blocks,
+        table_block(df, columns, shown),
+        *context(df.description, note),
+    ]
+    return pack_messages(blocks, text=f"{summary} ({df.row_count:,} rows)", files=files)
+
+
+def png_bytes(image_url: str | None) -> bytes | None:
+    """The PNG inside a ``data:image/png;base64,...`` URI, or ``None``."""
+    match = _PNG_DATA_URI.match(image_url or "")
+    if not match:
+        return None
+    try:
+        return base64.b64decode(match.group("data"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _chart_as_table(chart: ChartComponent) -> DataFrameComponent:
+    label = chart.x_label or "x"
+    records = [
+        {label: x, **{s.name: (s.values[i] if i < len(s.values) else None) for s in chart.series}}
+        for i, x in enumerate(chart.x)
+    ]
+    return DataFrameComponent.from_records(records, title=chart.title or "Chart data")
+
+
+def render_chart(chart: ChartComponent) -> list[SlackMessage]:
+    """Native chart when it fits, else the PNG upload, else an image URL, else a table."""
+    title = chart.title or "Chart"
+    native = chart_block(chart)
+    if native is not None:
+        return pack_messages([native], text=f"Chart: {title}")
+    png = png_bytes(chart.image_url)
+    if png is not None:
+        upload = FileUpload(
+            filename=f"{_slug(chart.title, 'chart')}.png", content=png, title=title, alt_text=title
+        )
+        return [SlackMessage(text=title, files=[upload])]
+    url = chart.image_url or ""
+    if url.startswith(("https://", "http://")) and len(url) <= MAX_IMAGE_URL:
+        image = ImageBlock(
+            image_url=url, alt_text=truncate(title, 2000), title=truncate(title, 2000)
+        )
+        return pack_messages([image.to_dict()], text=f"Chart: {title}")
+    return render_dataframe(_chart_as_table(chart))

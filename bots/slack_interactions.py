@@ -1,0 +1,166 @@
+"""The bot's listeners for clicks and for events that are not questions.
+
+    feedback buttons   -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
+    Stop button        -> cancels the asker's running turn
+    suggestion buttons -> a turn asking the button's message on the clicker's behalf
+    assistant_thread_started -> suggested prompts from the agent's starter UI
+    app_home_opened (Messages tab, first visit) -> the agent's welcome, once
+    user_change / subteam_* -> identity cache invalidation
+
+``SlackBot`` mixes these in; they rely on its ``agent``, ``turns``, ``metrics``, ``cache``
+and turn starting.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.blocks import render
+from adapters.slack.cache import TtlCache
+from adapters.slack.context import PRIVATE_THREAD, action_context, conversation_id, workspace_of
+from adapters.slack.identity import SlackUserResolver
+from adapters.slack.markdown import truncate
+from agent_core.agent import Agent
+from agent_core.components import ButtonComponent, ButtonGroupComponent, UiComponent
+from agent_core.feedback import Feedback
+from agent_core.users import RequestContext
+from bots.slack_metrics import SlackMetrics
+from bots.slack_turns import TurnManager
+
+log = logging.getLogger(__name__)
+
+WELCOME_TTL = 90 * 24 * 3600.0
+Ack = Callable[..., Awaitable[Any]]
+
+
+class InteractionListeners:
+    """Listeners ``SlackBot`` registers for clicks and non-question events.
+
+    >>> sorted(n for n in vars(InteractionListeners) if n.startswith("_on_"))[:2]
+    ['_on_assistant_thread_started', '_on_button']
+    """
+
+    agent: Agent
+    turns: TurnManager
+    metrics: SlackMetrics
+    cache: TtlCache
+
+    async def _start(
+        self, context: RequestContext, text: str, client: AsyncWebClient, **options: Any
+    ) -> str:
+        raise NotImplementedError
+
+    async def _first_event(self, body: Mapping[str, Any]) -> bool:
+        raise NotImplementedError
+
+    async def _on_feedback(self, ack: Ack, body: dict[str, Any]) -> None:
+        await ack()
+        self.metrics.events.labels(kind="feedback").inc()
+        action = (body.get("actions") or [{}])[0]
+        ctx = action_context(body)
+        container = body.get("container") or {}
+        message_ts = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
+        feedback = Feedback(
+            conversation_id=conversation_id(ctx),
+            message_id=str(message_ts),
+            positive=action.get("value") == "positive",
+        )
+        await self.agent.record_feedback(ctx, feedback)
+
+    async def _on_stop(self, ack: Ack, body: dict[str, Any]) -> None:
+        await ack()
+        self.metrics.events.labels(kind="stop").inc()
+        action = (body.get("actions") or [{}])[0]
+        user = (body.get("user") or {}).get("id", "")
+        if not self.turns.stop(str(action.get("value")), user):
+            log.info("slack: stop ignored (turn finished or not asked by %s)", user)
+
+    async def _on_button(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        await ack()
+        self.metrics.events.labels(kind="button").inc()
+        action = (body.get("actions") or [{}])[0]
+        ctx = action_context(body)
+        private = ctx.metadata.get("thread_id") == PRIVATE_THREAD
+        await self._start(ctx, str(action.get("value") or ""), context.client, private=private)
+
+    # --- agent view, home, identity -------------------------------------------------------------
+
+    async def _starter_buttons(self, context: RequestContext) -> list[tuple[str, str]]:
+        buttons: list[tuple[str, str]] = []
+        async for component in self.agent.send_message(context, ""):
+            rich = component.rich_component
+            if isinstance(rich, ButtonGroupComponent):
+                buttons += [(b.label, b.action) for b in rich.buttons if not b.disabled]
+            elif isinstance(rich, ButtonComponent):
+                buttons.append((rich.label, rich.action))
+        return buttons
+
+    async def _on_assistant_thread_started(
+        self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        if not await self._first_event(body):
+            return
+        thread = event.get("assistant_thread") or {}
+        team, enterprise = workspace_of(body)
+        ctx = RequestContext(
+            metadata={
+                "platform": "slack",
+                "workspace_id": team,
+                "enterprise_id": enterprise,
+                "user_id": thread.get("user_id"),
+                "channel_id": thread.get("channel_id"),
+                "thread_id": thread.get("thread_ts"),
+                "is_dm": True,
+            }
+        )
+        prompts = [
+            {"title": truncate(label, 75), "message": action}
+            for label, action in (await self._starter_buttons(ctx))[:4]
+        ]
+        if prompts:
+            await context.client.assistant_threads_setSuggestedPrompts(
+                channel_id=thread["channel_id"], thread_ts=thread["thread_ts"], prompts=prompts
+            )
+
+    async def _on_home_opened(
+        self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        """First visit to the Messages tab: post the agent's welcome (starter UI) once."""
+        team, _ = workspace_of(body)
+        user, channel = event.get("user"), event.get("channel")
+        if event.get("tab") != "messages" or not user or not channel:
+            return
+        if not await self.cache.add(f"slack:welcome:{team}:{user}", ttl=WELCOME_TTL):
+            return
+        ctx = RequestContext(
+            metadata={
+                "platform": "slack",
+                "workspace_id": team,
+                "user_id": user,
+                "channel_id": channel,
+                "thread_id": "home",
+                "is_dm": True,
+            }
+        )
+        async for component in self.agent.send_message(ctx, ""):
+            await self._post_top_level(context.client, channel, component)
+
+    @staticmethod
+    async def _post_top_level(client: AsyncWebClient, channel: str, component: UiComponent) -> None:
+        for message in render(component):
+            if message.blocks:
+                await client.chat_postMessage(
+                    channel=channel, text=message.text, blocks=message.blocks
+                )
+
+    async def _on_identity_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        self.metrics.events.labels(kind=str(event.get("type"))).inc()
+        resolver = self.agent.user_resolver
+        if isinstance(resolver, SlackUserResolver):
+            team, _ = workspace_of(body)
+            await resolver.handle_event(team, event)

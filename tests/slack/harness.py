@@ -1,0 +1,197 @@
+"""The whole Slack bot under test: fake Slack Web API + real bolt app over HTTP.
+
+``SlackHarness`` signs payloads like Slack does (``v0`` HMAC with the signing secret), posts
+them to the bot's real aiohttp endpoint and exposes the fake's record of Web API calls.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from aiohttp.test_utils import TestClient, TestServer
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.identity import SlackUserResolver
+from agent_core import Agent, InMemoryAuditLogger, LifecycleHook
+from agent_core.llm.scripted import ScriptEntry
+from bots.slack_bot import SlackBot
+from bots.slack_server import build_web_app
+from bots.slack_settings import SlackSettings
+from tests.fakes.slack_api import FakeSlackApi
+from tests.slack.agents import build_agent
+
+SECRET = "test-signing-secret"
+TOKEN = "xoxb-test"
+
+
+def sign(body: bytes, *, timestamp: int | None = None, secret: str = SECRET) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": signature}
+
+
+def add_users(fake: FakeSlackApi) -> None:
+    for user_id, name in (("U1", "Ana"), ("U2", "Bo"), ("UADMIN", "Alex")):
+        fake.users[user_id] = {
+            "id": user_id,
+            "team_id": "T1",
+            "profile": {"display_name": name, "email": f"{name.lower()}@acme.io"},
+        }
+    fake.usergroups = [{"id": "S1", "handle": "analysts", "users": ["U1", "UADMIN"]}]
+
+
+class SlackHarness:
+    """Drive the bot like Slack would; assert on ``harness.fake``."""
+
+    def __init__(self, fake: FakeSlackApi, bot: SlackBot, http: TestClient) -> None:
+        self.fake = fake
+        self.bot = bot
+        self.http = http
+        self._events = 0
+
+    @property
+    def agent(self) -> Agent:
+        return self.bot.agent
+
+    async def post(self, body: bytes, headers: dict[str, str], content_type: str) -> Any:
+        response = await self.http.post(
+            "/slack/events", data=body, headers={**headers, "Content-Type": content_type}
+        )
+        return response
+
+    async def event(
+        self,
+        event: dict[str, Any],
+        *,
+        event_id: str | None = None,
+        retry: int | None = None,
+        team: str = "T1",
+    ) -> Any:
+        self._events += 1
+        body = json.dumps(
+            {
+                "token": "legacy",
+                "team_id": team,
+                "api_app_id": "A1",
+                "type": "event_callback",
+                "event_id": event_id or f"Ev{self._events}",
+                "event_time": int(time.time()),
+                "event": event,
+            }
+        ).encode()
+        headers = sign(body)
+        if retry is not None:
+            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+        return await self.post(body, headers, "application/json")
+
+    async def command(
+        self, text: str, *, user: str = "U1", channel: str = "C1", command: str = "/ask"
+    ) -> Any:
+        form = {
+            "token": "legacy",
+            "team_id": "T1",
+            "team_domain": "acme",
+            "channel_id": channel,
+            "channel_name": "general",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": "A1",
+            "response_url": self.fake.response_url("cmd"),
+            "trigger_id": "trig",
+        }
+        body = urllib.parse.urlencode(form).encode()
+        return await self.post(body, sign(body), "application/x-www-form-urlencoded")
+
+    async def action(
+        self,
+        action_id: str,
+        value: str,
+        *,
+        user: str = "U1",
+        channel: str = "C1",
+        message_ts: str = "",
+        thread_ts: str | None = None,
+        ephemeral: bool = False,
+    ) -> Any:
+        container: dict[str, Any] = {
+            "type": "message",
+            "message_ts": message_ts,
+            "channel_id": channel,
+            "is_ephemeral": ephemeral,
+        }
+        if thread_ts:
+            container["thread_ts"] = thread_ts
+        payload = {
+            "type": "block_actions",
+            "team": {"id": "T1", "domain": "acme"},
+            "user": {"id": user, "username": user.lower(), "team_id": "T1"},
+            "api_app_id": "A1",
+            "token": "legacy",
+            "container": container,
+            "trigger_id": "trig",
+            "channel": {"id": channel, "name": "general"},
+            "message": {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})},
+            "response_url": self.fake.response_url("action"),
+            "actions": [
+                {"action_id": action_id, "block_id": "b", "value": value, "type": "button"}
+            ],
+        }
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        return await self.post(body, sign(body), "application/x-www-form-urlencoded")
+
+    async def idle(self) -> None:
+        await self.bot.turns.wait_idle()
+
+    def llm_questions(self) -> list[str]:
+        """The last user message of every LLM request, in order."""
+        llm = self.agent.llm_service
+        return [r.messages[-1].content or "" for r in llm.requests if r.messages]  # type: ignore[attr-defined]
+
+
+@asynccontextmanager
+async def running_bot(
+    tmp_path: Path,
+    script: Sequence[ScriptEntry],
+    *,
+    latency: float = 0.0,
+    then: ScriptEntry | None = None,
+    hooks: Sequence[LifecycleHook] = (),
+    audit: InMemoryAuditLogger | None = None,
+    **settings: Any,
+) -> AsyncIterator[SlackHarness]:
+    async with FakeSlackApi() as fake:
+        add_users(fake)
+        options: dict[str, Any] = {
+            "bot_token": TOKEN,
+            "signing_secret": SECRET,
+            "api_url": fake.base_url,
+            "data_dir": tmp_path,
+            "admin_users": ["UADMIN"],
+            "flush_interval": 0,
+            "stop_button_after": 60,
+            **settings,
+        }
+        slack_settings = SlackSettings(**options)
+        client = AsyncWebClient(token=TOKEN, base_url=fake.base_url)
+        resolver = SlackUserResolver(client, admin_users=slack_settings.admin_users)
+        agent = build_agent(script, resolver, latency=latency, then=then)
+        agent.lifecycle_hooks.extend(hooks)
+        agent.audit_logger = audit
+        bot = SlackBot(agent, slack_settings)
+        async with TestClient(TestServer(build_web_app(bot))) as http:
+            harness = SlackHarness(fake, bot, http)
+            try:
+                yield harness
+            finally:
+                for running in list(bot.turns._running.values()):
+                    running.task.cancel()
+                await bot.turns.wait_idle()

@@ -1,0 +1,227 @@
+"""ReplyStream: a real agent's turn rendered into the fake Slack API."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.reply import ReplyStream, ReplyTarget
+from agent_core import RequestContext, ScriptedResponse, StaticUserResolver, User
+from agent_core.components import (
+    ComponentLifecycle,
+    NotificationComponent,
+    ProgressBarComponent,
+    RichTextComponent,
+    StatusCardComponent,
+    Task,
+    TaskTrackerUpdateComponent,
+    UiComponent,
+)
+from tests.fakes.slack_api import FakeSlackApi
+from tests.slack.agents import build_agent
+
+CHANNEL = ReplyTarget(channel="C1", thread_ts="1.0", team_id="T1", user_id="U1")
+DM = ReplyTarget(channel="D1", thread_ts="1.0", team_id="T1", user_id="U1", is_dm=True)
+ADMIN = User(id="slack:T1:U1", group_memberships=["user", "admin"])
+MEMBER = User(id="slack:T1:U1", group_memberships=["user"])
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlackApi]:
+    async with FakeSlackApi() as fake:
+        yield fake
+
+
+def reply(fake: FakeSlackApi, target: ReplyTarget = CHANNEL, **options: float) -> ReplyStream:
+    client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
+    return ReplyStream(client, target, **options)
+
+
+async def run_turn(stream: ReplyStream, user: User, script: list[object], text: str) -> None:
+    agent = build_agent(script, StaticUserResolver(user))  # type: ignore[arg-type]
+    async for component in agent.send_message(RequestContext(), text, conversation_id="c1"):
+        await stream.handle(component)
+    await stream.close()
+
+
+async def test_plain_answer_is_status_then_one_message_with_feedback(fake: FakeSlackApi) -> None:
+    stream = reply(fake)
+    await run_turn(stream, MEMBER, ["Hello **world**"], "hi")
+    assert fake.methods() == ["assistant.threads.setStatus", "chat.postMessage"]
+    status = fake.calls_to("assistant.threads.setStatus")[0].args
+    assert (status["channel_id"], status["thread_ts"]) == ("C1", "1.0")
+    assert status["status"].startswith("is working")
+    [message] = fake.visible("C1")
+    assert [b["type"] for b in message.blocks] == ["markdown", "context_actions"]
+    assert stream.answer_ts == message.ts
+
+
+async def test_tool_turn_for_admin_in_channel_sends_arguments_only_ephemerally(
+    fake: FakeSlackApi,
+) -> None:
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select 1", "rows": 3}, text="Let me look."),
+        "There are 3 rows.",
+    ]
+    await run_turn(reply(fake), ADMIN, script, "how many?")
+    posted = fake.calls_to("chat.postMessage")
+    ephemeral = fake.calls_to("chat.postEphemeral")
+    assert all(c.args["user"] == "U1" and c.args["thread_ts"] == "1.0" for c in ephemeral)
+    private_text = " ".join(str(c.args) for c in ephemeral)
+    assert "select 1" in private_text and "Let me look." in private_text
+    public_text = " ".join(str(c.args) for c in posted)
+    assert "select 1" not in public_text and "Let me look." not in public_text
+    assert [b["type"] for b in posted[0].args["blocks"]] == ["section", "table"]
+    assert posted[-1].args["blocks"][0]["text"] == "There are 3 rows."
+    assert any(
+        "is running run_sql" in c.args["status"]
+        for c in fake.calls_to("assistant.threads.setStatus")
+    )
+
+
+async def test_tool_turn_for_member_sends_nothing_private(fake: FakeSlackApi) -> None:
+    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}), "Done."]
+    await run_turn(reply(fake), MEMBER, script, "how many?")
+    assert fake.calls_to("chat.postEphemeral") == []
+    assert "select 1" not in str([c.args for c in fake.calls])
+
+
+async def test_private_components_render_inline_in_a_dm(fake: FakeSlackApi) -> None:
+    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}), "Done."]
+    await run_turn(reply(fake, DM), ADMIN, script, "how many?")
+    assert fake.calls_to("chat.postEphemeral") == []
+    assert "select 1" in str([c.args for c in fake.calls_to("chat.postMessage")])
+
+
+def ui(rich: object, audience: str = "everyone") -> UiComponent:
+    return UiComponent(rich_component=rich, audience=audience)  # type: ignore[arg-type]
+
+
+async def test_updates_are_coalesced_and_removes_delete(fake: FakeSlackApi) -> None:
+    stream = reply(fake, update_interval=60)
+    bar = ProgressBarComponent(value=0.0, label="Load")
+    await stream.handle(ui(bar))
+    for step in range(1, 11):
+        await stream.handle(ui(bar.update(value=step / 10)))
+    assert fake.methods() == ["chat.postMessage"]
+    await stream.close()
+    assert fake.methods() == ["chat.postMessage", "chat.update"]
+    assert "100%" in fake.visible("C1")[0].blocks[0]["text"]["text"]
+    await stream.handle(ui(bar.remove()))
+    assert fake.methods()[-1] == "chat.delete" and fake.visible("C1") == []
+
+
+async def test_update_after_the_interval_is_sent_at_once(fake: FakeSlackApi) -> None:
+    stream = reply(fake, update_interval=0)
+    note = NotificationComponent(message="one")
+    await stream.handle(ui(note))
+    await stream.handle(ui(note.update(message="two")))
+    assert fake.methods() == ["chat.postMessage", "chat.update"]
+
+
+async def test_tool_progress_is_status_only_and_failures_are_posted(fake: FakeSlackApi) -> None:
+    stream = reply(fake)
+    ok = StatusCardComponent(title="run_sql", status="running")
+    await stream.handle(ui(ok))
+    await stream.handle(ui(ok.set_status("completed", "3 rows")))
+    bad = StatusCardComponent(title="draw_chart", status="running")
+    await stream.handle(ui(bad))
+    await stream.handle(ui(bad.set_status("failed", "boom")))
+    await stream.handle(ui(StatusCardComponent(title="Error", status="error", description="x")))
+    assert fake.methods() == [
+        "assistant.threads.setStatus",
+        "assistant.threads.setStatus",
+        "chat.postMessage",
+        "chat.postMessage",
+    ]
+
+
+async def test_task_updates_join_the_streaming_answer(fake: FakeSlackApi) -> None:
+    stream = reply(fake, flush_chars=5)
+    text = RichTextComponent(content="Working", delta="Working", markdown=True, streaming=True)
+    await stream.handle(ui(text))
+    task = Task(title="run_sql", status="in_progress")
+    await stream.handle(ui(TaskTrackerUpdateComponent.add_task(task)))
+    await stream.handle(ui(TaskTrackerUpdateComponent.update_task(task.id, status="completed")))
+    await stream.handle(ui(text.update(content="Working done", delta=" done", streaming=False)))
+    [message] = fake.visible("C1")
+    assert [c["status"] for c in message.chunks] == ["in_progress", "complete"]
+    assert message.text == "Working done"
+
+
+async def test_rewritten_final_text_replaces_the_streamed_one(fake: FakeSlackApi) -> None:
+    stream = reply(fake, flush_chars=3)
+    text = RichTextComponent(content="Draft", delta="Draft", markdown=True, streaming=True)
+    await stream.handle(ui(text))
+    await stream.handle(ui(text.replace(content="Final", delta=None, streaming=False)))
+    [message] = fake.visible("C1")
+    assert (message.text, message.blocks[0]["type"]) == ("Final", "context_actions")
+
+
+async def test_stop_message_is_removed_and_stopped_answers_say_so(fake: FakeSlackApi) -> None:
+    stream = reply(fake, flush_chars=3)
+    await stream.show_stop("turn-1")
+    stop_ts = fake.visible("C1")[0].ts
+    text = RichTextComponent(content="Partial", delta="Partial", markdown=True, streaming=True)
+    await stream.handle(ui(text))
+    await stream.close(stopped=True)
+    [message] = fake.visible("C1")
+    assert message.ts != stop_ts and message.text == "Partial\n\n_(stopped)_"
+    assert message.blocks == []
+
+
+async def test_private_slash_command_answers_only_the_asker(fake: FakeSlackApi) -> None:
+    target = ReplyTarget("C1", "private", "T1", "U1", private=True)
+    await run_turn(reply(fake, target), MEMBER, ["Only for you."], "secret?")
+    assert fake.methods() == ["chat.postEphemeral"]
+    args = fake.calls_to("chat.postEphemeral")[0].args
+    assert args["user"] == "U1" and "thread_ts" not in args
+    assert [b["type"] for b in args["blocks"]] == ["markdown", "context_actions"]
+
+
+async def test_private_answer_falls_back_to_the_response_url(fake: FakeSlackApi) -> None:
+    fake.errors["chat.postEphemeral"] = "not_in_channel"
+    target = ReplyTarget(
+        "C1", "private", "T1", "U1", private=True, response_url=fake.response_url()
+    )
+    await run_turn(reply(fake, target), MEMBER, ["Only for you."], "secret?")
+    [hook] = fake.calls_to("response_url")
+    assert hook.args["response_type"] == "ephemeral" and hook.args["replace_original"] is False
+    fake.errors["chat.postEphemeral"] = "not_in_channel"
+    with pytest.raises(SlackApiError):
+        await run_turn(
+            reply(fake, ReplyTarget("C1", "p", "T1", "U1", private=True)), MEMBER, ["x"], "y"
+        )
+
+
+async def test_attachments_are_never_shared_privately(fake: FakeSlackApi) -> None:
+    from agent_core.components import DataFrameComponent
+
+    table = DataFrameComponent.from_records([{"n": i} for i in range(300)])
+    await reply(fake).handle(ui(table, audience="requester"))
+    assert fake.methods() == ["chat.postEphemeral"]
+    blocks = fake.calls_to("chat.postEphemeral")[0].args["blocks"]
+    assert "not shared privately" in blocks[-1]["elements"][0]["text"]
+
+
+async def test_removed_private_component_is_ignored(fake: FakeSlackApi) -> None:
+    note = NotificationComponent(message="secret")
+    note = note.model_copy(update={"lifecycle": ComponentLifecycle.REMOVE})
+    await reply(fake).handle(ui(note, audience="requester"))
+    assert fake.calls == []
+
+
+async def test_private_slash_command_with_a_tool_shows_results_not_progress(
+    fake: FakeSlackApi,
+) -> None:
+    target = ReplyTarget("C1", "private", "T1", "U1", private=True)
+    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}), "3 rows."]
+    await run_turn(reply(fake, target), MEMBER, script, "rows?")
+    assert set(fake.methods()) == {"chat.postEphemeral"}
+    sent = [c.args for c in fake.calls]
+    assert [b["type"] for b in sent[0]["blocks"]] == ["section", "table"]
+    assert sent[-1]["blocks"][0]["text"] == "3 rows."
+    assert "completed" not in str(sent)
