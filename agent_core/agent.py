@@ -8,8 +8,9 @@ The turn reads like the spec's execution order::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from agent_core.acting import act, next_step
 from agent_core.audit import AuditLogger
@@ -115,8 +116,9 @@ class Agent:
             tag_attributes=("user_id", "hit_tool_limit"),
         ) as span:
             try:
-                async for component in self._run_turn(state):
-                    yield component
+                async with contextlib.aclosing(self._run_turn(state)) as turn:
+                    async for component in turn:
+                        yield component
             except (asyncio.CancelledError, GeneratorExit):
                 await settle_after_stop(self, state)
                 raise
@@ -129,7 +131,7 @@ class Agent:
                 span.set_attribute("tool_iterations", state.tool_iterations)
                 span.set_attribute("hit_tool_limit", state.hit_tool_limit)
 
-    async def _run_turn(self, state: TurnState) -> AsyncIterator[UiComponent]:
+    async def _run_turn(self, state: TurnState) -> AsyncGenerator[UiComponent, None]:
         async for component in open_turn(self, state):
             yield component
         if state.finished:

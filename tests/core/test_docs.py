@@ -10,7 +10,10 @@ import pytest
 
 import agent_core
 
-OPTIONAL = {"agent_core.llm.anthropic", "agent_core.graph_agent", "agent_core.extensions.otel"}
+OPTIONAL = {
+    "agent_core.llm.anthropic", "agent_core.graph_agent", "agent_core.graph_turn",
+    "agent_core.extensions.otel",
+}
 MODULES = sorted(
     m.name for m in pkgutil.walk_packages(agent_core.__path__, "agent_core.")
     if not any(m.name.startswith(o) for o in OPTIONAL) and not m.name.startswith("agent_core.state")
