@@ -1,0 +1,329 @@
+"""Scale-out on Redis state: turns/s with 1 vs 2 worker processes, Redis commands per turn,
+p99 ack latency.
+
+Each worker process runs ``RedisTurnQueue.run`` with the real ``Agent`` (scripted LLM,
+200 ms latency; Redis conversations, Redis memory and a Redis ``RateLimitHook``). This
+process is the ingress: 50 threads in a closed loop, each ``enqueue(..., dedupe_key=...)``
+(the work done before a bot acks: that is the measured ack latency), then waits for the
+answer (reported on the worker's stdout, not through Redis), then asks again. Rounds
+alternate 1 and 2 processes; we quote medians and the ratio 2 processes / 1 process.
+50 threads x 200 ms cap throughput at 250 turns/s whatever the process count, so the
+same is also measured with no LLM latency ("saturated": CPU-bound, where a second
+process has something to add; the driver and redis-server share the same cores).
+
+Redis commands per turn = client commands Redis processed in the window (ingress + worker:
+enqueue, reads, turn begin/complete, conversation, memory, quota; Lua scripts count once)
+/ completed turns, from ``INFO stats``. The commands run inside those scripts are printed
+for information.
+
+    .venv/bin/python benchmarks/scale.py [--seconds 4] [--rounds 3] [--redis-url URL]
+
+Without ``--redis-url`` a private ``redis-server`` (loopback, persistence off) is started.
+What this does not include: Slack/Teams HTTP ingress, signature checks and rendering (see
+``slack_ingress.py``); a bot-level figure needs the bots on this queue. The last line
+printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _stats import result_line  # noqa: E402
+
+from agent_core import (  # noqa: E402
+    Agent,
+    RequestContext,
+    ScriptedLlmService,
+    ToolRegistry,
+    User,
+    UserResolver,
+)
+from agent_core.state import StateSettings, build_state, connect_redis  # noqa: E402
+from agent_core.state.turns import Turn  # noqa: E402
+from agent_core.state.turns_redis import RedisTurnQueue  # noqa: E402
+
+LLM_LATENCY = 0.2
+THREADS = 50
+WARMUP = 1.0
+
+
+class PayloadUser(UserResolver):
+    async def resolve_user(self, request_context: RequestContext) -> User:
+        user = request_context.metadata["user_id"]
+        return User(
+            id=f"bench:T1:{user}", group_memberships=["user"], metadata={"workspace_id": "T1"}
+        )
+
+
+# -- worker process ------------------------------------------------------------------------
+
+
+async def worker(url: str, prefix: str, latency: float) -> None:
+    state = build_state(StateSettings(redis_url=url, key_prefix=prefix))
+    agent = Agent(
+        llm_service=ScriptedLlmService(then="Revenue grew 12% last month.", latency=latency),
+        tool_registry=ToolRegistry(),
+        user_resolver=PayloadUser(),
+        agent_memory=state.memory,
+        conversation_store=state.conversations,
+        lifecycle_hooks=[state.rate_limit_hook(limit=1_000_000, window=3600)],
+    )
+
+    async def answer(turn: Turn) -> None:
+        context = RequestContext(metadata=dict(turn.payload["metadata"]))
+        async for _ in agent.send_message(
+            context, turn.payload["text"], conversation_id=turn.thread_key
+        ):
+            pass
+        sys.stdout.write(f"done {turn.payload['client']} {turn.payload['n']}\n")
+        sys.stdout.flush()
+
+    print("ready", flush=True)
+    await state.turns.run(answer, concurrency=2 * THREADS)
+
+
+# -- driver ----------------------------------------------------------------------------------
+
+
+class Workers:
+    """N worker subprocesses; answers arrive as ``done <client> <n>`` lines."""
+
+    def __init__(self) -> None:
+        self.processes: list[asyncio.subprocess.Process] = []
+        self.waiting: dict[tuple[int, int], asyncio.Future[None]] = {}
+        self._readers: list[asyncio.Task[None]] = []
+
+    async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
+        for _ in range(count):
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--worker", url, prefix, str(latency),
+                stdout=asyncio.subprocess.PIPE, cwd=ROOT,
+            )  # fmt: skip
+            assert process.stdout is not None
+            line = await asyncio.wait_for(process.stdout.readline(), 30)
+            assert line.strip() == b"ready", line
+            self.processes.append(process)
+            self._readers.append(asyncio.create_task(self._read(process)))
+
+    async def _read(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdout is not None
+        async for line in process.stdout:
+            _, client, n = line.decode().split()
+            future = self.waiting.pop((int(client), int(n)), None)
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    def expect(self, client: int, n: int) -> asyncio.Future[None]:
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[(client, n)] = future
+        return future
+
+    async def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            await process.wait()
+        for reader in self._readers:
+            reader.cancel()
+        await asyncio.gather(*self._readers, return_exceptions=True)
+
+
+class CommandCounter:
+    """Counts the commands Redis runs while active (``MONITOR``): sent by clients (each a
+    round trip; a Lua script is one) or run inside scripts. Used in its own window only, as
+    MONITOR slows Redis down."""
+
+    def __init__(self, url: str) -> None:
+        self._client = connect_redis(url)
+        self.by_client = 0
+        self.in_scripts = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        started = asyncio.Event()
+
+        async def listen() -> None:
+            async with self._client.monitor() as monitor:
+                started.set()
+                async for command in monitor.listen():
+                    if command.get("client_type") == "lua":
+                        self.in_scripts += 1
+                    else:
+                        self.by_client += 1
+
+        self._task = asyncio.create_task(listen())
+        await asyncio.wait_for(started.wait(), 10)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self._client.aclose()
+
+
+async def measure(
+    processes: int,
+    url: str,
+    seconds: float,
+    *,
+    latency: float = LLM_LATENCY,
+    count_commands: bool = False,
+) -> dict[str, float]:
+    prefix = f"bench:{uuid.uuid4().hex[:8]}:"
+    redis = connect_redis(url)
+    queue = RedisTurnQueue(redis, key_prefix=prefix)
+    workers = Workers()
+    await workers.start(processes, url, prefix, latency)
+    acks: list[float] = []
+    completed = 0
+    measuring = False
+
+    async def client(number: int) -> None:
+        nonlocal completed
+        thread = f"slack:T1:C{number}:{prefix}"
+        for n in range(1_000_000):
+            payload = {
+                "client": number, "n": n, "text": f"revenue last month, take {n}",
+                "metadata": {"platform": "slack", "workspace_id": "T1", "user_id": f"U{number}"},
+            }  # fmt: skip
+            answered = workers.expect(number, n)
+            started = time.perf_counter()
+            await queue.enqueue(thread, payload, dedupe_key=f"Ev{number}-{n}")
+            if measuring:
+                acks.append(time.perf_counter() - started)
+            await answered
+            if measuring:
+                completed += 1
+
+    clients = [asyncio.create_task(client(i)) for i in range(THREADS)]
+    try:
+        await asyncio.sleep(WARMUP)  # the benchmark's own clock: warm-up, then the window
+        counter = CommandCounter(url) if count_commands else None
+        if counter is not None:
+            await counter.start()
+        measuring, window_start = True, time.perf_counter()
+        await asyncio.sleep(seconds)
+        measuring = False
+        elapsed = time.perf_counter() - window_start
+        turns = completed
+        if counter is not None:
+            await counter.stop()
+    finally:
+        for task in clients:
+            task.cancel()
+        await asyncio.gather(*clients, return_exceptions=True)
+        await workers.stop()
+        await redis.aclose()
+    acks.sort()
+    figures = {
+        "turns_per_s": turns / elapsed,
+        "ack_p50_ms": statistics.median(acks) * 1000,
+        "ack_p99_ms": acks[min(len(acks) - 1, int(len(acks) * 0.99))] * 1000,
+    }
+    if counter is not None:
+        figures["commands_per_turn"] = counter.by_client / max(turns, 1)
+        figures["script_commands_per_turn"] = counter.in_scripts / max(turns, 1)
+    return figures
+
+
+def _start_redis(directory: str) -> Any:
+    from tests.state.redis_server import RedisServer
+
+    server = RedisServer(Path(directory))
+    server.start()
+    return server
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[int, list[dict[str, float]]] = {1: [], 2: []}
+    for _ in range(args.rounds):
+        for processes in (1, 2):
+            figures = await measure(processes, args.redis_url, args.seconds)
+            results[processes].append(figures)
+            print(
+                f"{processes} process{'es' if processes > 1 else '  '}: "
+                f"{figures['turns_per_s']:7.1f} turns/s  "
+                f"ack p50 {figures['ack_p50_ms']:5.2f} ms  p99 {figures['ack_p99_ms']:5.2f} ms"
+            )
+    saturated: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(2):
+        for processes in (1, 2):
+            figures = await measure(processes, args.redis_url, 2.0, latency=0.0)
+            saturated[processes].append(figures["turns_per_s"])
+            print(
+                f"{processes} process{'es' if processes > 1 else '  '}, no LLM latency: "
+                f"{figures['turns_per_s']:7.1f} turns/s (CPU-bound: agent + state + Redis)"
+            )
+    counted = await measure(2, args.redis_url, 2.0, count_commands=True)
+    print(
+        f"Redis commands per turn (2 processes, MONITOR on): {counted['commands_per_turn']:.2f} "
+        f"sent, {counted['script_commands_per_turn']:.2f} more run inside Lua scripts"
+    )
+
+    def median(processes: int, key: str) -> float:
+        return statistics.median(r[key] for r in results[processes])
+
+    one, two = median(1, "turns_per_s"), median(2, "turns_per_s")
+    return {
+        "turns_per_s_1_process": round(one, 1),
+        "turns_per_s_2_processes": round(two, 1),
+        "ratio_2_vs_1": round(two / one, 3),
+        "saturated_turns_per_s_1_process": round(statistics.median(saturated[1]), 1),
+        "saturated_turns_per_s_2_processes": round(statistics.median(saturated[2]), 1),
+        "saturated_ratio_2_vs_1": round(
+            statistics.median(saturated[2]) / statistics.median(saturated[1]), 3
+        ),
+        "ceiling_turns_per_s": THREADS / LLM_LATENCY,
+        "redis_commands_per_turn": round(counted["commands_per_turn"], 2),
+        "redis_commands_in_scripts_per_turn": round(counted["script_commands_per_turn"], 2),
+        "ack_p99_ms": round(max(median(1, "ack_p99_ms"), median(2, "ack_p99_ms")), 2),
+        "ack_p50_ms": round(median(2, "ack_p50_ms"), 2),
+        "threads": THREADS,
+        "llm_latency_s": LLM_LATENCY,
+        "cpus": os.cpu_count(),
+    }
+
+
+def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--worker":
+        asyncio.run(worker(sys.argv[2], sys.argv[3], float(sys.argv[4])))
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--redis-url")
+    args = parser.parse_args()
+    server = None
+    with tempfile.TemporaryDirectory() as directory:
+        if args.redis_url is None:
+            server = _start_redis(directory)
+            args.redis_url = server.url
+        try:
+            figures = asyncio.run(run(args))
+        finally:
+            if server is not None:
+                server.stop()
+    print(
+        f"turns/s: 1 process {figures['turns_per_s_1_process']}, 2 processes "
+        f"{figures['turns_per_s_2_processes']} (ratio {figures['ratio_2_vs_1']}, goal >= 1.7 "
+        f"on 2 cores); Redis commands/turn {figures['redis_commands_per_turn']} (goal <= 8); "
+        f"ack p99 {figures['ack_p99_ms']} ms"
+    )
+    print(result_line("scale", **figures))
+
+
+if __name__ == "__main__":
+    main()

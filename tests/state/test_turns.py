@@ -1,0 +1,101 @@
+"""``TurnQueue`` back ends: the shared contract plus restarts, crashes and outages."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from agent_core.state.redis_client import connect_redis
+from agent_core.state.turns import TurnQueue
+from agent_core.state.turns_memory import MemoryTurnQueue
+from agent_core.state.turns_redis import RedisTurnQueue
+from agent_core.state.turns_sqlite import SqliteTurnQueue
+from tests.state.turn_contract import CLAIM_AFTER, Answers, TurnQueueContract, drained, working
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class TestMemoryTurnQueue(TurnQueueContract):
+    @pytest.fixture
+    def queue(self) -> TurnQueue:
+        return MemoryTurnQueue(claim_after=CLAIM_AFTER)
+
+
+class TestSqliteTurnQueue(TurnQueueContract):
+    @pytest.fixture
+    async def queue(self, tmp_path: Path) -> AsyncIterator[TurnQueue]:
+        queue = SqliteTurnQueue(tmp_path / "turns.db", claim_after=CLAIM_AFTER)
+        yield queue
+        await queue.close()
+
+
+class TestRedisTurnQueue(TurnQueueContract):
+    @pytest.fixture
+    def queue(self, redis: Redis, key_prefix: str) -> TurnQueue:
+        return RedisTurnQueue(redis, key_prefix=key_prefix, claim_after=CLAIM_AFTER)
+
+    @pytest.fixture
+    async def other_queue(self, redis_url: str, key_prefix: str) -> AsyncIterator[TurnQueue]:
+        client = connect_redis(redis_url)  # another connection pool, as another process has
+        yield RedisTurnQueue(client, key_prefix=key_prefix, claim_after=CLAIM_AFTER)
+        await client.aclose()
+
+
+async def test_sqlite_turns_survive_a_restart_and_resume_at_once(tmp_path: Path) -> None:
+    """A turn running when the process died is re-run by the next start, immediately
+    (not after ``claim_after``: nobody else could own it), with its progress."""
+    path = tmp_path / "turns.db"
+    queue = SqliteTurnQueue(path, claim_after=3600)
+    await TurnQueueContract()._interrupt(queue)
+    await queue.enqueue("t1", {"n": 1})
+    await queue.close()
+
+    restarted = SqliteTurnQueue(path, claim_after=3600)
+    answers = Answers(2)
+    try:
+        async with working(restarted, answers):
+            await answers.wait()
+            await drained(restarted)
+    finally:
+        await restarted.close()
+    assert [(t.payload["n"], t.attempt) for t in answers.turns] == [(0, 2), (1, 1)]
+    assert answers.turns[0].progress == {"reply_ts": "111.222", "chunks": 2}
+
+
+async def test_a_turn_of_a_killed_worker_process_finishes_on_another(
+    redis: Redis, redis_url: str, key_prefix: str
+) -> None:
+    """``kill -9`` of the process running a turn: another worker claims it after
+    ``claim_after``, sees what was already posted, and the thread's next turn follows."""
+    queue = RedisTurnQueue(redis, key_prefix=key_prefix, claim_after=0.5)
+    await queue.enqueue("slack:T1:C1:1.0", {"n": 0}, dedupe_key="Ev0")
+    await queue.enqueue("slack:T1:C1:1.0", {"n": 1}, dedupe_key="Ev1")
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.state.worker_process", redis_url, key_prefix, "0.5",
+        stdout=asyncio.subprocess.PIPE, cwd=REPO_ROOT,
+    )  # fmt: skip
+    try:
+        assert worker.stdout is not None
+        line = await asyncio.wait_for(worker.stdout.readline(), 20)
+        assert line.startswith(b"STARTED "), line
+    finally:
+        worker.kill()  # SIGKILL: no cleanup, no ack, lease left to expire
+        await worker.wait()
+
+    answers = Answers(2)
+    async with working(queue, answers, consumer="survivor"):
+        await answers.wait()
+        await drained(queue)
+    rerun, following = answers.turns
+    assert (rerun.payload["n"], rerun.attempt) == (0, 2)
+    assert rerun.progress == {"posted_by": worker.pid, "reply_ts": "1700000000.000100"}
+    assert (following.payload["n"], following.attempt) == (1, 1)
+    assert answers.overlaps == 0
