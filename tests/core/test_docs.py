@@ -16,7 +16,7 @@ OPTIONAL = {
 }
 MODULES = sorted(
     m.name for m in pkgutil.walk_packages(agent_core.__path__, "agent_core.")
-    if not any(m.name.startswith(o) for o in OPTIONAL) and not m.name.startswith("agent_core.state")
+    if not any(m.name.startswith(o) for o in OPTIONAL)
 )
 
 

@@ -19,6 +19,7 @@ from agent_core import (
 )
 from agent_core.components import ChartComponent, ChartSeries, DataFrameComponent, UiComponent
 from agent_core.llm.scripted import ScriptEntry
+from tests.agent_kind import agent_class
 
 PNG_URI = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\nchart").decode()
 
@@ -85,7 +86,7 @@ def build_agent(
     registry = ToolRegistry()
     registry.register_local_tool(RunSql(), access_groups=["user"])
     registry.register_local_tool(DrawChart(), access_groups=["user"])
-    return Agent(
+    return agent_class()(
         llm_service=ScriptedLlmService(script, latency=latency, then=then),
         tool_registry=registry,
         user_resolver=resolver,

@@ -1,0 +1,79 @@
+"""Invoke activities Teams expects answered within the HTTP request: card buttons and the
+feedback buttons under an answer.
+
+* ``adaptiveCard/action`` with verb ``threadline.action``: a button rendered by
+  ``adapters.teams.cards``; its ``threadline_action`` is a message from the clicker.
+* ``message/submitAction`` with ``actionName == "feedback"``: thumbs up/down (and optional
+  text) on one of the bot's answers, identified by ``replyToId``.
+
+>>> feedback_of({"type": "invoke", "name": "message/submitAction", "replyToId": "m1",
+...     "conversation": {"id": "a:1", "tenantId": "t"},
+...     "value": {"actionName": "feedback", "actionValue": {
+...         "reaction": "dislike", "feedback": "{\\"feedbackText\\": \\"wrong year\\"}"}}})
+Feedback(conversation_id='teams:t:a:1', message_id='m1', positive=False, comment='wrong year', ...)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.teams.adaptive import ACTION_VERB
+from adapters.teams.context import Wire, thread_key
+from agent_core.feedback import Feedback
+
+CARD_ACTION = "adaptiveCard/action"
+SUBMIT_ACTION = "message/submitAction"
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def feedback_of(activity: Wire) -> Feedback | None:
+    """The ``Feedback`` a feedback invoke carries, or None if it is not a valid one."""
+    if activity.get("type") != "invoke" or activity.get("name") != SUBMIT_ACTION:
+        return None
+    value = _mapping(activity.get("value"))
+    if value.get("actionName") != "feedback":
+        return None
+    action = _mapping(value.get("actionValue"))
+    reaction = action.get("reaction")
+    message_id = activity.get("replyToId")
+    if reaction not in ("like", "dislike") or not isinstance(message_id, str) or not message_id:
+        return None
+    comment: str | None = None
+    raw = action.get("feedback")
+    if isinstance(raw, str) and raw:
+        try:
+            text = _mapping(json.loads(raw)).get("feedbackText")
+        except ValueError:
+            text = raw
+        comment = str(text).strip()[:2000] if text else None
+    return Feedback(
+        conversation_id=thread_key(activity),
+        message_id=message_id,
+        positive=reaction == "like",
+        comment=comment,
+    )
+
+
+def card_action_of(activity: Wire) -> str | None:
+    """The message a Threadline card button sends, or None for other invokes."""
+    if activity.get("type") != "invoke" or activity.get("name") != CARD_ACTION:
+        return None
+    action = _mapping(_mapping(activity.get("value")).get("action"))
+    if action.get("verb") != ACTION_VERB:
+        return None
+    message = _mapping(action.get("data")).get("threadline_action")
+    return message.strip() if isinstance(message, str) and message.strip() else None
+
+
+def card_action_response(text: str = "On it.") -> dict[str, Any]:
+    """The invoke response body for ``adaptiveCard/action``: a short message to the clicker."""
+    return {
+        "statusCode": 200,
+        "type": "application/vnd.microsoft.activity.message",
+        "value": text,
+    }

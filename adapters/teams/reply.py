@@ -1,0 +1,294 @@
+"""One turn's reply in Teams: components in, Teams messages out.
+
+``TeamsReplyStream`` takes the components the agent yields and keeps the latest version of
+each (by id). Progress shows at once: in a personal chat through the streaming protocol
+(``StreamWriter``: informative updates, then the answer streaming as it is written), in group
+chats and channels as a typing indicator. ``finish`` sends the answer: its text, its cards
+(split over several messages when Teams' 40 KB limit requires), the AI-generated label with
+citations and the feedback buttons. Admin-only detail goes through ``PrivateDelivery``::
+
+    async with TeamsReplyStream(connector, ref, on_stop=cancel_turn) as reply:
+        async for component in agent.send_message(context, text, conversation_id=key):
+            await reply.handle(component)
+        await reply.finish()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from adapters.teams import activities, adaptive
+from adapters.teams.activities import Activity, ConversationRef
+from adapters.teams.cards import Citation, render
+from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.files import FileOffers
+from adapters.teams.limits import MESSAGE_LIMIT, pack, payload_size, split_text
+from adapters.teams.markdown import message_markdown
+from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
+from adapters.teams.streaming import StreamWriter
+from agent_core.components import ComponentLifecycle, UiComponent
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyOptions:
+    """How replies behave; the defaults follow Teams' rules.
+
+    >>> ReplyOptions(pace=0.0).max_stream_seconds
+    120.0
+    """
+
+    stream: bool = True
+    """Stream answers in personal chats (Teams streams nowhere else)."""
+    pace: float = 1.0
+    """Minimum seconds between two sends of a stream (Teams allows one per second)."""
+    max_stream_seconds: float = 120.0
+    typing_interval: float = 3.0
+    feedback_loop: bool = True
+    ai_label: bool = True
+    targeted_messages: bool = False
+    """Deliver admin-only detail as Teams targeted messages (preview) before trying 1:1."""
+
+
+class TeamsReplyStream:
+    """Renders one turn into Teams; see the module docstring.
+
+    ``on_stop(reason)`` is called when nothing more can be sent (the user pressed Stop, or
+    blocked the bot): the host cancels the turn. ``files`` offers the CSV of cut tables.
+
+    >>> ref = ConversationRef("https://s/", "a:1", "1", {"id": "28:b"}, {"id": "29:u"}, "t",
+    ...                       "personal")
+    >>> TeamsReplyStream(connector=None, ref=ref).answer_text  # type: ignore[arg-type]
+    ''
+    """
+
+    def __init__(
+        self,
+        connector: TeamsConnector,
+        ref: ConversationRef,
+        *,
+        options: ReplyOptions | None = None,
+        on_stop: Callable[[str], None] | None = None,
+        files: FileOffers | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._connector = connector
+        self._ref = ref
+        self._options = options or ReplyOptions()
+        self._on_stop = on_stop
+        self._files = files
+        self._sleep = sleep
+        self._private = PrivateDelivery(
+            connector, ref, targeted=self._options.targeted_messages
+        )
+        self._writer: StreamWriter | None = None
+        if self._options.stream and ref.is_personal:
+            self._writer = StreamWriter(
+                connector, ref, pace=self._options.pace,
+                max_duration=self._options.max_stream_seconds, clock=clock, sleep=sleep,
+                on_stop=self._stopped,
+            )
+        self._texts: dict[str, str] = {}
+        self._cards: dict[str, adaptive.Element] = {}
+        self._private_cards: dict[str, adaptive.Element] = {}
+        self._citations: dict[str, Citation] = {}
+        self._csv: dict[str, tuple[str, bytes]] = {}
+        self._typing: asyncio.Task[None] | None = None
+        self._halted = False
+        self.message_ids: list[str] = []
+        self.private_route: str | None = None
+
+    async def __aenter__(self) -> TeamsReplyStream:
+        if self._writer is None:
+            self._typing = asyncio.create_task(self._keep_typing(), name="teams-typing")
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ components
+
+    def _stopped(self, reason: str) -> None:
+        logger.info("teams reply in %s halted: %s", self._ref.conversation_id, reason)
+        self._halted = True
+        if self._on_stop is not None:
+            self._on_stop(reason)
+
+    def _forget(self, key: str) -> None:
+        self._texts.pop(key, None)
+        self._cards.pop(key, None)
+        self._private_cards.pop(key, None)
+        self._citations.pop(key, None)
+        self._csv.pop(key, None)
+
+    async def handle(self, component: UiComponent) -> None:
+        """Take one component (or a newer version of one already seen)."""
+        if self._halted:
+            return
+        key = component.id
+        rendering = render(component)
+        if rendering is None or component.rich_component.lifecycle is ComponentLifecycle.REMOVE:
+            self._forget(key)
+        elif component.is_private:
+            if rendering.card is not None:
+                self._private_cards[key] = rendering.card
+            elif rendering.text:
+                self._private_cards[key] = adaptive.card([adaptive.text_block(rendering.text)])
+            return  # private progress lines and citations are never shown to the room
+        elif rendering.text is not None:
+            self._texts[key] = rendering.text
+        elif rendering.card is not None:
+            self._cards[key] = rendering.card
+            if rendering.csv is not None:
+                self._csv[key] = rendering.csv
+        elif rendering.citation is not None:
+            self._citations[key] = rendering.citation
+        elif rendering.progress and self._writer is not None:
+            self._writer.set_status(rendering.progress)
+        if self._writer is not None and key in self._texts:
+            shown = message_markdown(self.answer_text).text
+            self._writer.set_text(split_text(shown)[0] if shown else "")
+
+    @property
+    def answer_text(self) -> str:
+        return "\n\n".join(text for text in self._texts.values() if text.strip())
+
+    # ------------------------------------------------------------------ typing
+
+    async def _keep_typing(self) -> None:
+        while True:
+            try:
+                await self._connector.reply(
+                    self._ref.conversation_id, self._ref.activity_id or "",
+                    activities.typing(self._ref),
+                )
+            except ConnectorError as error:
+                if error.blocked:
+                    self._stopped("blocked")
+                    return
+                logger.debug("typing indicator failed: %s", error)
+            await self._sleep(self._options.typing_interval)
+
+    async def _stop_typing(self) -> None:
+        if self._typing is not None:
+            self._typing.cancel()
+            await asyncio.gather(self._typing, return_exceptions=True)
+            self._typing = None
+
+    # ------------------------------------------------------------------ finish
+
+    async def finish(self) -> str | None:
+        """Send the answer; returns the id of the message that carries it."""
+        await self._stop_typing()
+        if self._halted:
+            return None
+        messages = await self._compose()
+        first, rest = messages[0], messages[1:]
+        try:
+            if self._writer is not None:
+                answer_id = await self._writer.close(first)
+            else:
+                answer_id = await self._send(first)
+            if answer_id:
+                self.message_ids.append(answer_id)
+            for message in rest:
+                if self._halted or (self._writer is not None and self._writer.stopped):
+                    break
+                self.message_ids.append(await self._send(message))
+        except ConnectorError as error:
+            if error.blocked:
+                self._stopped("blocked")
+            logger.error("teams reply failed: %s", error)
+        return self.message_ids[0] if self.message_ids else None
+
+    async def _send(self, message: Activity) -> str:
+        return await self._connector.reply(
+            self._ref.conversation_id, self._ref.activity_id or "", message
+        )
+
+    async def _compose(self) -> list[Activity]:
+        lifted = message_markdown(self.answer_text)
+        cards = [adaptive.card([table], full_width=True) for table in lifted.tables]
+        cards += list(self._cards.values())
+        note = None
+        if self._private_cards:
+            if self._private.inline:
+                cards += list(self._private_cards.values())
+            else:
+                self.private_route = await self._private.deliver(
+                    [adaptive.attachment(c) for c in self._private_cards.values()]
+                )
+                note = WITHHELD_NOTE if self.private_route == "withheld" else None
+        text = "\n\n".join(part for part in (lifted.text, note) if part)
+        return compose(
+            self._ref,
+            text,
+            [adaptive.attachment(c) for c in cards] + await self._file_offers(),
+            citations=list(self._citations.values()),
+            ai_label=self._options.ai_label and bool(lifted.text),
+            feedback_loop=self._options.feedback_loop and bool(lifted.text),
+        )
+
+    async def _file_offers(self) -> list[dict[str, Any]]:
+        """Consent cards for the CSV of cut tables (Teams allows files in personal chats)."""
+        if self._files is None or not self._ref.is_personal:
+            return []
+        return [
+            await self._files.offer(name, content, conversation=self._ref.thread_key)
+            for name, content in self._csv.values()
+        ]
+
+    async def aclose(self) -> None:
+        """Stop background sends (the turn ended or was cancelled)."""
+        await self._stop_typing()
+        if self._writer is not None:
+            await self._writer.aclose()
+
+
+def compose(
+    ref: ConversationRef,
+    text: str,
+    attachments: Sequence[dict[str, Any]],
+    *,
+    citations: Sequence[Citation] = (),
+    ai_label: bool = True,
+    feedback_loop: bool = True,
+    limit: int = MESSAGE_LIMIT,
+) -> list[Activity]:
+    """The messages that carry an answer, each under ``limit``.
+
+    The first message holds the first part of the text, the AI label with citations and the
+    feedback buttons; longer text continues in further messages, and the cards follow the
+    text, packed into as few messages as fit.
+    """
+    parts = split_text(text) if text else []
+    entities = [activities.ai_entity(citations)] if ai_label else []
+    channel_data = activities.FEEDBACK_LOOP if feedback_loop else None
+    head = activities.message(
+        ref, parts[0] if parts else None, entities=entities, channel_data=channel_data
+    )
+    tail = [activities.message(ref, part, entities=entities) for part in parts[1:]]
+    last = tail[-1] if tail else head
+    groups = pack(attachments, first_overhead=payload_size(last), limit=limit)
+    if groups[0]:
+        last["attachments"] = groups[0]
+        last["attachmentLayout"] = "list"
+    extra = [activities.message(ref, attachments=group) for group in groups[1:]]
+    messages = [head, *tail, *extra]
+    if not head.get("text") and not head.get("attachments") and len(messages) > 1:
+        messages.remove(head)
+    if not messages[0].get("text") and not messages[0].get("attachments"):
+        messages[0] = activities.message(ref, "I have nothing to add.")
+    return messages
+

@@ -1,0 +1,68 @@
+"""Side jobs of the Teams host that talk to Microsoft 365 directly: uploading an offered file
+to the user's OneDrive (file consent flow) and app-only Microsoft Graph tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import aiohttp
+
+from adapters.teams import activities
+from adapters.teams.activities import ConversationRef
+from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.files import file_info_card, upload_headers
+from adapters.teams.identity import TokenProvider
+from bots.teams_settings import TeamsSettings
+
+logger = logging.getLogger(__name__)
+
+
+async def upload_offered_file(
+    session: aiohttp.ClientSession,
+    connector: TeamsConnector,
+    ref: ConversationRef,
+    url: str,
+    offered: tuple[str, bytes],
+    info: dict[str, Any],
+) -> None:
+    """PUT the file to the consent's upload URL, then show it (or say it failed)."""
+    name, content = offered
+    try:
+        async with session.put(url, data=content, headers=upload_headers(len(content))) as answer:
+            answer.raise_for_status()
+        message = activities.message(ref, attachments=[file_info_card(info)])
+    except (aiohttp.ClientError, TimeoutError) as error:
+        logger.warning("uploading %s failed: %s", name, error)
+        message = activities.message(ref, f"I could not upload {name}. Please try again.")
+    try:
+        await connector.reply(ref.conversation_id, ref.activity_id or "", message)
+    except ConnectorError as error:
+        logger.warning("could not show the uploaded file: %s", error)
+
+
+def graph_token_provider(settings: TeamsSettings) -> TokenProvider:
+    """App-only Graph tokens per tenant, from msal on a worker thread (it blocks)."""
+    from msal import ConfidentialClientApplication  # type: ignore[import-untyped]
+
+    apps: dict[str, Any] = {}
+    secret = settings.app_password.get_secret_value() if settings.app_password else None
+
+    def acquire(tenant_id: str) -> str:
+        app = apps.get(tenant_id)
+        if app is None:
+            app = apps[tenant_id] = ConfidentialClientApplication(
+                settings.app_id,
+                client_credential=secret,
+                authority=f"https://login.microsoftonline.com/{tenant_id}",
+            )
+        result = app.acquire_token_for_client(scopes=["https://graph.microsoft.com/.default"])
+        if "access_token" not in result:
+            raise RuntimeError(f"Graph token refused: {result.get('error')}")
+        return str(result["access_token"])
+
+    async def provide(tenant_id: str) -> str:
+        return await asyncio.to_thread(acquire, tenant_id)
+
+    return provide

@@ -1,0 +1,201 @@
+"""``threadline teams-package``: write the Teams app package to upload to Teams.
+
+The package is ``manifest.json`` (Teams app manifest 1.29), ``color.png`` (192x192) and
+``outline.png`` (32x32, white on transparent), zipped together. The bot id is the Azure Bot
+registration's app id (``--app-id`` or ``MicrosoftAppId``)::
+
+    threadline teams-package --app-id 00000000-0000-0000-0000-000000000000 --out build/teams
+
+Upload ``build/teams/threadline-teams.zip`` in Teams (Apps > Manage your apps > Upload an
+app), or through the Teams admin center for the whole tenant.
+
+Only the standard library is imported at the top (the ``threadline`` command imports every
+subcommand); Pillow draws the icons when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+MANIFEST_VERSION = "1.29"
+SCHEMA_URL = (
+    "https://developer.microsoft.com/en-us/json-schemas/teams/v1.29/MicrosoftTeams.schema.json"
+)
+DEFAULT_ACCENT = "#4F46E5"
+_GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+COMMANDS = [
+    ("/help", "What I can do and the commands I know"),
+    ("/reset", "Start a new conversation in this chat"),
+]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--app-id", help="the bot's Microsoft App ID (default: $MicrosoftAppId)")
+    parser.add_argument("--out", default="teams-package", help="output directory")
+    parser.add_argument("--name", default="Threadline", help="app name (max 30 characters)")
+    parser.add_argument("--app-version", default="1.0.0", help="semver of the package")
+    parser.add_argument("--developer", default="Threadline", help="developer name")
+    parser.add_argument("--website", default="https://github.com/threadline/threadline")
+    parser.add_argument("--privacy-url", help="privacy statement (default: the website)")
+    parser.add_argument("--terms-url", help="terms of use (default: the website)")
+    parser.add_argument("--accent-color", default=DEFAULT_ACCENT, help="#RRGGBB")
+    parser.add_argument("--domain", action="append", default=[],
+                        help="a valid domain (e.g. the bot's host); repeatable")
+    parser.add_argument("--targeted-messages", action="store_true",
+                        help="declare support for targeted messages (preview)")
+
+
+def build_manifest(
+    *,
+    app_id: str,
+    name: str = "Threadline",
+    version: str = "1.0.0",
+    developer: str = "Threadline",
+    website: str = "https://github.com/threadline/threadline",
+    privacy_url: str | None = None,
+    terms_url: str | None = None,
+    accent_color: str = DEFAULT_ACCENT,
+    domains: list[str] | None = None,
+    targeted_messages: bool = False,
+) -> dict[str, Any]:
+    """The manifest: one bot in personal chats, group chats and teams (channels)."""
+    if not _GUID.match(app_id):
+        raise ValueError(f"the app id must be a GUID, got {app_id!r}")
+    if not re.fullmatch(r"#[0-9a-fA-F]{6}", accent_color):
+        raise ValueError(f"the accent color must look like #4F46E5, got {accent_color!r}")
+    scopes = ["personal", "groupChat", "team"]
+    bot: dict[str, Any] = {
+        "botId": app_id,
+        "scopes": scopes,
+        "supportsFiles": True,  # CSV of large tables, offered in personal chats
+        "isNotificationOnly": False,
+        "commandLists": [{
+            "scopes": scopes,
+            "commands": [{"title": t, "description": d} for t, d in COMMANDS],
+        }],
+    }
+    if targeted_messages:
+        bot["supportsTargetedMessages"] = True
+    return {
+        "$schema": SCHEMA_URL,
+        "manifestVersion": MANIFEST_VERSION,
+        "version": version,
+        "id": app_id,
+        "developer": {
+            "name": developer[:32],
+            "websiteUrl": website,
+            "privacyUrl": privacy_url or website,
+            "termsOfUseUrl": terms_url or website,
+        },
+        "name": {"short": name[:30], "full": f"{name}: answers in your threads"[:100]},
+        "description": {
+            "short": "Ask questions about your data, right in Teams."[:80],
+            "full": (
+                f"{name} is an AI assistant that answers questions in personal chats, group "
+                "chats and channels (mention it). It runs tools such as SQL queries, shows "
+                "tables and charts, and streams its answers as it writes them. Answers are "
+                "AI-generated: check them before relying on them."
+            ),
+        },
+        "icons": {"color": "color.png", "outline": "outline.png"},
+        "accentColor": accent_color.upper(),
+        "bots": [bot],
+        "permissions": ["identity", "messageTeamMembers"],
+        "validDomains": sorted(set(domains or [])),
+    }
+
+
+def _bubble(size: int, *, fill: tuple[int, int, int, int] | None, line: int) -> Any:
+    """A speech bubble with three thread lines, white, on a transparent square."""
+    from PIL import Image, ImageDraw
+
+    scale = 4  # draw large, then downsample for smooth edges
+    canvas = size * scale
+    image = Image.new("RGBA", (canvas, canvas), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(image)
+    white = (255, 255, 255, 255)
+    pad = canvas // 8
+    box = (pad, pad, canvas - pad, canvas - pad - canvas // 8)
+    radius = canvas // 6
+    width = line * scale
+    draw.rounded_rectangle(box, radius=radius, outline=white, width=width, fill=fill)
+    tail = [(box[0] + radius, box[3] - width), (box[0] + radius // 2, canvas - pad // 2),
+            (box[0] + radius * 2, box[3] - width)]
+    draw.polygon(tail, fill=white)
+    left, right = box[0] + radius // 1.5, box[2] - radius // 1.5
+    top, bottom = box[1] + radius, box[3] - radius
+    for index in range(3):
+        y = top + (bottom - top) * index / 2
+        end = right - (right - left) * (0.35 if index == 2 else 0)
+        draw.line([(left, y), (end, y)], fill=white, width=width)
+    return image.resize((size, size), Image.Resampling.LANCZOS)
+
+
+def color_icon(accent: str) -> bytes:
+    """192x192: the white bubble on the accent color."""
+    from PIL import Image
+
+    rgb = tuple(int(accent[i : i + 2], 16) for i in (1, 3, 5))
+    background = Image.new("RGBA", (192, 192), (*rgb, 255))
+    background.alpha_composite(_bubble(192, fill=None, line=10))
+    buffer = io.BytesIO()
+    background.convert("RGB").save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def outline_icon() -> bytes:
+    """32x32: white on transparent, as Teams requires for outline icons."""
+    icon = _bubble(32, fill=None, line=2)
+    alpha = icon.getchannel("A")
+    white = icon.copy()
+    white.paste((255, 255, 255, 255), (0, 0, 32, 32))
+    white.putalpha(alpha)
+    buffer = io.BytesIO()
+    white.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def write_package(manifest: dict[str, Any], out: Path) -> Path:
+    """Write manifest.json, color.png, outline.png and the zip into ``out``; the zip's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "manifest.json": json.dumps(manifest, indent=2).encode(),
+        "color.png": color_icon(manifest["accentColor"]),
+        "outline.png": outline_icon(),
+    }
+    for name, content in files.items():
+        (out / name).write_bytes(content)
+    package = out / "threadline-teams.zip"
+    with zipfile.ZipFile(package, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return package
+
+
+def run(args: argparse.Namespace) -> int:
+    app_id = args.app_id or os.environ.get("MicrosoftAppId")
+    if not app_id:
+        print("threadline teams-package: give --app-id or set MicrosoftAppId "
+              "(the Azure Bot registration's app id)", file=sys.stderr)
+        return 2
+    try:
+        manifest = build_manifest(
+            app_id=app_id, name=args.name, version=args.app_version, developer=args.developer,
+            website=args.website, privacy_url=args.privacy_url, terms_url=args.terms_url,
+            accent_color=args.accent_color, domains=args.domain,
+            targeted_messages=args.targeted_messages,
+        )
+    except ValueError as error:
+        print(f"threadline teams-package: {error}", file=sys.stderr)
+        return 2
+    package = write_package(manifest, Path(args.out))
+    print(f"wrote {package} (manifest.json, color.png, outline.png)")
+    return 0

@@ -1,0 +1,125 @@
+"""The whole Teams bot under test: the real host (botbuilder ``CloudAdapter`` over HTTP, real
+JWT validation, real msal managed-identity token fetch) against ``FakeBotConnector``.
+
+The bot is configured the way a sovereign cloud is: every Bot Framework endpoint comes from
+settings and points at the fake; outbound tokens come from an App Service managed identity
+endpoint (``IDENTITY_ENDPOINT``) the fake also serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import msal
+import pytest
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient, TestServer
+from botframework.connector.auth import ManagedIdentityAppCredentials
+
+from adapters.teams.files import FileOffers
+from agent_core import Agent, LifecycleHook
+from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
+from bots.teams_host import TeamsHost
+from bots.teams_settings import TeamsSettings
+from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
+from tests.teams import payloads
+from tests.teams.agents import build_agent
+
+ADMIN = "aad-admin"
+MEMBER = "aad-ana"
+DEFAULT = object()
+
+
+class TeamsHarness:
+    """Drive the bot as Teams would; assert on ``harness.fake``."""
+
+    def __init__(self, fake: FakeBotConnector, host: TeamsHost, http: TestClient,
+                 agent: Agent) -> None:
+        self.fake = fake
+        self.host = host
+        self.http = http
+        self.agent = agent
+
+    @property
+    def llm(self) -> ScriptedLlmService:
+        assert isinstance(self.agent.llm_service, ScriptedLlmService)
+        return self.agent.llm_service
+
+    def message(self, text: str, **kwargs: Any) -> dict[str, Any]:
+        kwargs.setdefault("service_url", self.fake.url)
+        return payloads.message(text, **kwargs)
+
+    def invoke(self, name: str, value: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        kwargs.setdefault("service_url", self.fake.url)
+        return payloads.invoke(name, value, **kwargs)
+
+    async def post(
+        self, activity: dict[str, Any], *, auth: Any = DEFAULT, **headers: str
+    ) -> ClientResponse:
+        """POST ``activity`` to /api/messages, signed validly unless ``auth`` says otherwise
+        (a header value, or None for no header)."""
+        sent = {"Content-Type": "application/json", **headers}
+        header = self.fake.sign(service_url=activity.get("serviceUrl")) if auth is DEFAULT \
+            else auth
+        if header is not None:
+            sent["Authorization"] = header
+        return await self.http.post("/api/messages", json=activity, headers=sent)
+
+    async def final(self, count: int = 1) -> ConnectorCall:
+        """The ``count``-th answer message (a ``message`` the bot sent as a reply)."""
+        return await self.fake.wait_for(is_answer, count=count)
+
+    def answers(self) -> list[ConnectorCall]:
+        return [c for c in self.fake.calls if is_answer(c)]
+
+
+def is_answer(call: ConnectorCall) -> bool:
+    return call.activity_type == "message" and call.status in (200, 201) and call.operation in (
+        "reply_to_activity", "update_activity") and not call.query
+
+
+def settings_for(fake: FakeBotConnector, **overrides: Any) -> TeamsSettings:
+    values: dict[str, Any] = {
+        "app_type": "UserAssignedMSI",
+        "app_id": fake.app_id,
+        "app_tenant_id": payloads.TENANT,
+        "openid_metadata_url": fake.openid_metadata_url,
+        "token_issuer": fake.issuer,
+        "oauth_scope": "https://api.botframework.com",
+        "admin_users": [ADMIN],
+        "default_groups": ["user"],
+        "stream_interval": 0.05,
+    }
+    return TeamsSettings(**{**values, **overrides})
+
+
+@asynccontextmanager
+async def teams_bot(
+    monkeypatch: pytest.MonkeyPatch,
+    script: Sequence[ScriptEntry] = (),
+    *,
+    hooks: Sequence[LifecycleHook] = (),
+    latency: float = 0.0,
+    **settings: Any,
+) -> AsyncIterator[TeamsHarness]:
+    async with FakeBotConnector() as fake:
+        monkeypatch.setenv("IDENTITY_ENDPOINT", fake.managed_identity_endpoint)
+        monkeypatch.setenv("IDENTITY_HEADER", fake.identity_header)
+        # botbuilder keeps managed-identity tokens in a process-wide msal cache: start empty
+        # so each bot fetches its token from its own fake.
+        monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache",
+                            msal.TokenCache())
+        for user, name in ((MEMBER, "Ana Lima"), (ADMIN, "Alex Admin"), ("aad-bo", "Bo")):
+            fake.members[f"29:{user}"] = {
+                "id": f"29:{user}", "name": name, "aadObjectId": user,
+                "email": f"{user}@contoso.com", "userPrincipalName": f"{user}@contoso.com",
+                "tenantId": payloads.TENANT, "userRole": "user",
+            }
+        # the fake's upload URL is plain http on 127.0.0.1; production requires https
+        host = TeamsHost(settings_for(fake, **settings), files=FileOffers(allow_http=True))
+        agent = build_agent(script, host.user_resolver(), latency=latency, hooks=hooks)
+        server = TestServer(host.app(agent), host="127.0.0.1")
+        async with TestClient(server) as http:
+            yield TeamsHarness(fake, host, http, agent)
