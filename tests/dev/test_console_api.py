@@ -1,0 +1,299 @@
+"""The console's HTTP API: a turn's event stream carries the agent's components and what the
+real Slack and Teams adapters delivered, with admin-only detail routed as each channel would.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aiohttp.test_utils import TestClient, TestServer
+
+from agent_core import InMemoryAgentMemory, ScriptedLlmService, ToolRegistry
+from agent_core.agent import Agent
+from agent_core.extensions.hooks import LifecycleHook
+from agent_core.feedback import Feedback
+from agent_core.users import User
+from bots.dev.app import ADAPTIVE_CARDS_JS, CONSOLE_KEY, create_app
+from bots.dev.identity import ConsoleUserResolver
+from bots.dev.turns import ConsoleOptions
+from tests.dev.conftest import ALEX, ANA, Console, demo_agent, persona
+
+QUESTION = "Who are our top customers by revenue?"
+CARD = "application/vnd.microsoft.card.adaptive"
+
+
+def card_texts(element: Any) -> str:
+    """Every string inside a card (or an activity), for "does it show X" checks."""
+    return json.dumps(element)
+
+
+async def test_page_and_its_assets_are_served(console: Console) -> None:
+    page = await console.client.get("/")
+    assert page.status == 200
+    assert "Threadline console" in await page.text()
+    for name in ("app.js", "app.css", "blockkit.js", "teams.js", "markdown.js"):
+        asset = await console.client.get(f"/static/{name}")
+        assert asset.status == 200, name
+    assert (await console.client.get("/static/..%2Fapp.py")).status == 404
+    vendor = await console.client.get("/vendor/adaptivecards.js")
+    assert vendor.status == 200
+    installed = ADAPTIVE_CARDS_JS.is_file()
+    assert ("npm ci" in await vendor.text()) is not installed
+    info = await (await console.client.get("/api/info")).json()
+    assert info["scripted"] is True
+    assert [p["user_id"] for p in info["personas"]] == ["U0ANA", "U0ALEX"]
+
+
+async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) -> None:
+    events = await console.ask(QUESTION)
+    assert events.outcome == "done"
+    texts = events.components("text")
+    assert len(texts) > 5 and texts[0]["rich_component"]["streaming"] is True
+    assert events.components("dataframe") and events.components("chart")
+
+    slack_calls = [e["method"] for e in events.of("slack")]
+    assert "chat.startStream" in slack_calls and "chat.stopStream" in slack_calls
+    assert "assistant.threads.setStatus" in slack_calls
+    messages = list(events.slack_messages().values())
+    answer = next(m for m in messages if m["streamed"])
+    assert "Tidal Retail GmbH" in answer["text"] and answer["streaming"] is False
+    assert [b["type"] for b in answer["blocks"]] == ["context_actions"]  # feedback buttons
+    assert any(b["type"] == "table" for m in messages for b in m["blocks"])
+    [chart] = [f for m in messages for f in m["files"] if f["mimetype"] == "image/png"]
+    png = await console.client.get(chart["url"])
+    assert (await png.read()).startswith(b"\x89PNG")
+
+    activities = [e["activity"] for e in events.teams_activities()]
+    streamed = [a for a in activities if a["type"] == "typing" and a.get("entities")]
+    kinds = [a["entities"][0]["streamType"] for a in streamed]
+    assert kinds[0] == "informative" and "streaming" in kinds
+    final = activities[-1]
+    assert final["type"] == "message" and "Tidal Retail GmbH" in final["text"]
+    assert final["channelData"]["feedbackLoop"] == {"type": "default"}
+    cards = [a["content"] for a in final["attachments"] if a["contentType"] == CARD]
+    assert "Table" in card_texts(cards) and "Image" in card_texts(cards)
+
+
+async def test_admin_detail_is_private_in_a_channel(console: Console) -> None:
+    events = await console.ask("Sales by category", persona(ALEX, "channel"))
+    slack = list(events.slack_messages().values())
+    private = [m for m in slack if m["ephemeral_to"]]
+    assert private and {m["ephemeral_to"] for m in private} == {"U0ALEX"}
+    assert all("arguments" in json.dumps(m["blocks"]) for m in private)
+    assert not any("arguments" in json.dumps(m) for m in slack if not m["ephemeral_to"])
+
+    teams = events.teams_activities()
+    personal = [t for t in teams if t["route"] == "personal"]
+    assert personal and all(t["private_to"] == "U0ALEX" for t in personal)
+    assert "run_sql arguments" in card_texts(personal)
+    public = [t for t in teams if t["route"] == "conversation"]
+    assert not any("run_sql arguments" in card_texts(t) for t in public)
+    assert {t["conversation_id"] for t in personal}.isdisjoint(
+        {t["conversation_id"] for t in public}
+    )
+
+
+async def test_admin_detail_is_inline_in_a_dm(console: Console) -> None:
+    events = await console.ask("Sales by category", persona(ALEX, "dm"))
+    slack = list(events.slack_messages().values())
+    assert not any(m["ephemeral_to"] for m in slack)
+    assert any("run_sql arguments" in json.dumps(m["blocks"]) for m in slack)
+    teams = events.teams_activities()
+    assert all(t["route"] == "conversation" for t in teams)
+    assert "run_sql arguments" in card_texts(teams[-1]["activity"])
+
+
+async def test_a_user_in_a_channel_gets_no_admin_detail(console: Console) -> None:
+    events = await console.ask("Sales by category", persona(ANA, "channel"))
+    assert not [c for c in events.of("component") if c["audience"] == "requester"]
+    assert not any(m["ephemeral_to"] for m in events.slack_messages().values())
+    assert "arguments" not in json.dumps(events.teams_activities())
+    teams_final = events.teams_activities()[-1]["activity"]
+    assert "Laptops" in teams_final["text"]  # channels get the answer once, at the end
+
+
+async def test_starter_ui_and_commands(console: Console) -> None:
+    starter = await console.ask("")
+    assert [c["rich_component"]["type"] for c in starter.of("component")] == [
+        "text",
+        "button_group",
+    ]
+    buttons = [
+        b
+        for m in starter.slack_messages().values()
+        for blk in m["blocks"]
+        if blk["type"] == "actions"
+        for b in blk["elements"]
+    ]
+    assert buttons[0]["value"] == QUESTION
+    card = starter.teams_activities()[-1]["activity"]["attachments"][0]["content"]
+    assert card["actions"][0]["data"] == {"threadline_action": QUESTION}
+
+    user_help = await console.ask("/help")
+    assert "Admin commands" not in json.dumps(user_help.of("component"))
+    admin_help = await console.ask("/help", ALEX)
+    assert "Admin commands" in json.dumps(admin_help.slack_messages())
+    denied = await console.ask("/status")
+    assert "Access Denied" in json.dumps(denied.teams_activities())
+
+
+async def test_stop_cancels_the_running_turn(data_dir: Path) -> None:
+    agent = demo_agent(data_dir, stream_delay=0.05)
+    app = create_app(agent, options=ConsoleOptions(pace=0.02))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        console = Console(client)
+        started: list[str] = []
+        stopped: list[Any] = []
+
+        async def stop_once_text_streams(event: str, data: Any) -> None:
+            if event == "turn" and data["state"] == "started":
+                started.append(data["id"])
+            if event == "slack" and data.get("method") == "chat.startStream" and not stopped:
+                response = await client.post(f"/api/turns/{started[0]}/stop")
+                stopped.append(await response.json())
+
+        events = await console.ask(QUESTION, on_event=stop_once_text_streams)
+        assert stopped == [{"stopping": True, "state": "running"}]
+        assert events.outcome == "stopped"
+        answer = next(m for m in events.slack_messages().values() if m["streamed"])
+        assert answer["text"].endswith("_(stopped)_") and not answer["streaming"]
+        full = "Together they account for"
+        assert full not in answer["text"]
+        assert events.teams_activities()[-1]["activity"]["type"] == "typing"  # nothing after
+
+        ana = User(id="console:local:U0ANA", group_memberships=["user"])
+        stored = await agent.conversation_store.get_conversation(
+            "console:local:D0CONSOLE:1700000000.000100", ana
+        )
+        assert stored is not None and "Stopped by the user" in stored.messages[-1].content
+        again = await console.ask("Sales by category")
+        assert again.outcome == "done"  # the conversation is still consistent
+        assert (await client.post(f"/api/turns/{started[0]}/stop")).status == 200
+        assert (await client.post("/api/turns/nope/stop")).status == 404
+
+
+class FeedbackLog(LifecycleHook):
+    def __init__(self) -> None:
+        self.received: list[tuple[User, Feedback]] = []
+
+    async def on_feedback(self, user: User, feedback: Feedback) -> None:
+        self.received.append((user, feedback))
+
+
+async def test_feedback_is_recorded_through_the_agent(agent: Agent, console: Console) -> None:
+    log = FeedbackLog()
+    agent.lifecycle_hooks.append(log)
+    events = await console.ask(QUESTION)
+    answer = next(m for m in events.slack_messages().values() if m["streamed"])
+    response = await console.client.post(
+        "/api/feedback",
+        json={
+            "message_id": answer["ts"],
+            "positive": False,
+            "channel": "slack",
+            "thread_id": "1700000000.000100",
+            "persona": ANA,
+        },
+    )
+    assert response.status == 200
+    [(user, feedback)] = log.received
+    assert user.id == "console:local:U0ANA"
+    assert feedback.conversation_id == "console:local:D0CONSOLE:1700000000.000100"
+    assert (feedback.message_id, feedback.positive) == (answer["ts"], False)
+
+
+async def test_a_failed_turn_shows_the_agents_error_card() -> None:
+    agent = Agent(
+        llm_service=ScriptedLlmService([RuntimeError("model exploded")]),
+        tool_registry=ToolRegistry(),
+        user_resolver=ConsoleUserResolver(),
+        agent_memory=InMemoryAgentMemory(),
+    )
+    app = create_app(agent, options=ConsoleOptions(pace=0.02))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        events = await Console(client).ask("hello", ALEX)
+    assert events.outcome == "done"
+    slack = json.dumps(list(events.slack_messages().values()))
+    assert "Something went wrong while answering" in slack
+    teams = events.teams_activities()[-1]["activity"]
+    assert "Something went wrong while answering" in card_texts(teams)
+    assert "model exploded" in card_texts(teams)  # the admin's detail, inline in a DM
+
+
+async def test_bad_requests_are_refused(console: Console) -> None:
+    client = console.client
+    cases: list[tuple[str, Any, dict[str, str], int]] = [
+        ("/api/turns", "not json", {}, 400),
+        ("/api/turns", {"text": "hi", "thread_id": "../x"}, {}, 400),
+        ("/api/turns", {"text": "hi", "thread_id": "t1", "persona": {"user_id": "<b>"}}, {}, 400),
+        ("/api/turns", {"text": "x" * 9000, "thread_id": "t1"}, {}, 400),
+        ("/api/feedback", {"message_id": "1", "thread_id": "t1"}, {}, 400),
+        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Origin": "http://evil.example"}, 403),
+        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Host": "evil.example"}, 403),
+    ]
+    for path, body, headers, status in cases:
+        kwargs: dict[str, Any] = {"data": body} if isinstance(body, str) else {"json": body}
+        response = await client.post(path, headers=headers, **kwargs)
+        assert response.status == status, (path, body, headers)
+        if status == 400:
+            assert "bad request" in (await response.json())["error"]
+    forged = await client.post(
+        "/slack/api/chat.postMessage",
+        json={"channel": "C1", "text": "x"},
+        headers={"Authorization": "Bearer xoxb-guess"},
+    )
+    assert (await forged.json()) == {"ok": False, "error": "invalid_auth"}
+
+
+async def test_the_console_keeps_only_recent_turns(data_dir: Path) -> None:
+    app = create_app(demo_agent(data_dir), options=ConsoleOptions(pace=0.0, keep_turns=2))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        console = Console(client)
+        for n in range(5):
+            await console.ask("/help", thread=f"t{n}")
+        assert len(app[CONSOLE_KEY].turns) <= 3
+
+
+async def test_teams_targeted_messages_stay_in_the_conversation(data_dir: Path) -> None:
+    options = ConsoleOptions(pace=0.02, teams_targeted=True)
+    app = create_app(demo_agent(data_dir), options=options)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        events = await Console(client).ask("Sales by category", persona(ALEX, "channel"))
+    teams = events.teams_activities()
+    targeted = [t for t in teams if t["route"] == "targeted"]
+    assert targeted and all(t["private_to"] == "U0ALEX" for t in targeted)
+    assert {t["conversation_id"] for t in teams} == {
+        "19:console-channel@thread.tacv2;messageid=1700000000.000100"
+    }
+    assert "run_sql arguments" in card_texts(targeted)
+
+
+async def test_custom_groups_decide_what_the_asker_may_do(console: Console) -> None:
+    analyst = {"user_id": "U0SAM", "name": "Sam", "groups": ["analyst"], "place": "dm"}
+    events = await console.ask(QUESTION, analyst)
+    assert not events.components("dataframe")
+    answer = events.components("text")[-1]["rich_component"]["content"]
+    assert "don't have access to the `run_sql` tool" in answer
+
+
+async def test_slacks_stop_message_appears_on_long_turns_and_goes_away(data_dir: Path) -> None:
+    options = ConsoleOptions(pace=0.02, stop_button_after=0.0)
+    app = create_app(demo_agent(data_dir, stream_delay=0.01), options=options)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        events = await Console(client).ask(QUESTION)
+    posts = [e for e in events.of("slack") if e["op"] in ("post", "delete")]
+    stop = next(e for e in posts if "threadline_stop" in json.dumps(e["message"]["blocks"]))
+    [button] = [
+        el for b in stop["message"]["blocks"] if b["type"] == "actions" for el in b["elements"]
+    ]
+    assert button["value"] == events.turn_id
+    deleted = [e["message"]["ts"] for e in posts if e["op"] == "delete"]
+    assert stop["message"]["ts"] in deleted
+
+
+async def test_only_the_pages_own_files_are_served(console: Console) -> None:
+    """The page's files sit beside the Python modules: only .html/.js/.css are served."""
+    for name in ("app.py", "package.json", "__init__.py", "node_modules"):
+        assert (await console.client.get(f"/static/{name}")).status == 404, name
