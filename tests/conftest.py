@@ -2,18 +2,67 @@
 
 from __future__ import annotations
 
-import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from agent_core.state.redis_client import connect_redis
+from tests.support.ports import free_port
+from tests.support.redis_server import REDIS_SERVER, RedisServer, redis_available
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1 (tests bind servers to loopback only)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 
 @pytest.fixture
 def unused_port() -> int:
     return free_port()
+
+
+# A real redis-server for any test area (started once per session, loopback only).
+
+
+def _require_redis() -> None:
+    if not redis_available():
+        pytest.skip(f"redis-server not installed (looked for {REDIS_SERVER})")
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    _require_redis()
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    redis_server.start()  # no-op unless a previous test left it stopped
+    return redis_server.url
+
+
+@pytest.fixture
+def key_prefix() -> str:
+    """A namespace of its own for each test, so tests share one server safely."""
+    return f"test:{uuid.uuid4().hex[:10]}:"
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    client = connect_redis(redis_url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A server only this test uses: stop it, restart it, kill it."""
+    _require_redis()
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    yield server
+    server.stop()

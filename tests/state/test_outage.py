@@ -21,8 +21,8 @@ from agent_core.errors import StateUnavailableError
 from agent_core.state import State, StateSettings, build_state
 from tests.memory.contract import tool_context
 from tests.state.conversation_contract import ANA
-from tests.state.redis_server import RedisServer
 from tests.state.turn_contract import Answers, working
+from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
