@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import binascii
 import os
 import re
 import sys
@@ -31,7 +29,6 @@ if TYPE_CHECKING:
     from bots.dev.identity import Persona
 
 TABLE_ROWS = 20
-PNG_DATA_URI = re.compile(r"^data:image/png;base64,(?P<data>.+)$", re.DOTALL)
 STATUS_STYLE = {
     "success": "green",
     "completed": "green",
@@ -228,8 +225,10 @@ class ChatSession:
             self.console.print(f"[dim]{shown} of {df.row_count:,} rows shown.[/dim]")
 
     def _chart(self, chart: Any) -> None:
+        from agent_core.components.images import png_from_data_uri
+
         self._end_stream()
-        png = _png(chart.image_url)
+        png = png_from_data_uri(chart.image_url)
         if png is None:
             self.console.print(f"[dim]Chart {chart.title or ''}: no image to save.[/dim]")
             return
@@ -278,16 +277,6 @@ def _cell(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return str(value)
-
-
-def _png(image_url: str | None) -> bytes | None:
-    match = PNG_DATA_URI.match(image_url or "")
-    if not match:
-        return None
-    try:
-        return base64.b64decode(match.group("data"), validate=True)
-    except (binascii.Error, ValueError):
-        return None
 
 
 def build_session(args: argparse.Namespace, console: Console) -> ChatSession:

@@ -7,7 +7,6 @@ text caches are not thread-safe. Call it in a worker thread (``asyncio.to_thread
 
 from __future__ import annotations
 
-import base64
 import io
 import threading
 from typing import Any
@@ -102,7 +101,3 @@ def render_chart_png(
         figure.savefig(buffer, format="png", dpi=dpi)
         return buffer.getvalue()
 
-
-def png_data_uri(png: bytes) -> str:
-    """``data:image/png;base64,...`` for ``png``."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")

@@ -153,7 +153,8 @@ def test_non_numeric_y_is_refused() -> None:
 
 @pytest.mark.parametrize("chart_type", ["bar", "line", "pie", "scatter"])
 def test_every_chart_type_renders(chart_type: str) -> None:
-    from agent_core.tools.chart_render import png_data_uri, render_chart_png
+    from agent_core.components.images import png_data_uri
+    from agent_core.tools.chart_render import render_chart_png
 
     chart = plan_chart(
         ["x", "v", "w"],
