@@ -8,7 +8,8 @@ from agent_core.memory.base import (
     ToolMemorySearchResult,
     memory_scope,
 )
-from agent_core.memory.in_memory import InMemoryAgentMemory, parse_timestamp
+from agent_core.memory.in_memory import InMemoryAgentMemory
+from agent_core.memory.index import ScopeIndex, parse_timestamp
 from agent_core.memory.ranking import (
     DEFAULT_SYNONYMS,
     STOP_WORDS,
@@ -25,6 +26,7 @@ __all__ = [
     "Analyzer",
     "InMemoryAgentMemory",
     "RelevanceIndex",
+    "ScopeIndex",
     "TextMemory",
     "TextMemorySearchResult",
     "ToolMemory",

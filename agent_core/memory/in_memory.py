@@ -1,10 +1,9 @@
-"""``InMemoryAgentMemory``: the process-local ``AgentMemory``, ranked by ``RelevanceIndex``."""
+"""``InMemoryAgentMemory``: the process-local ``AgentMemory``, ranked by ``ScopeIndex``."""
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
-import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +17,8 @@ from agent_core.memory.base import (
     ToolMemorySearchResult,
     memory_scope,
 )
-from agent_core.memory.ranking import Analyzer, RelevanceIndex
+from agent_core.memory.index import ScopeIndex, ToolEntry, tool_fingerprint
+from agent_core.memory.ranking import Analyzer
 
 if TYPE_CHECKING:
     from agent_core.tools.base import ToolContext
@@ -28,49 +28,27 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def parse_timestamp(value: str) -> dt.datetime:
-    """An ISO-8601 date or datetime as an aware UTC datetime (naive values are taken as UTC)."""
-    parsed = dt.datetime.fromisoformat(value)
-    return parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed.astimezone(dt.UTC)
+def _fingerprint(memory: ToolMemory) -> str:
+    return tool_fingerprint(memory.question, memory.tool_name, memory.args, memory.success)
 
 
 @dataclass
 class _Scope:
-    """One workspace's memories; dicts keep insertion order, which is recency order."""
+    """One workspace's memories: the shared index plus the full tool memories (arguments,
+    metadata), both in insertion order, which is recency order."""
 
-    analyzer: Analyzer
-    tools: dict[str, ToolMemory] = field(default_factory=dict)
-    texts: dict[str, TextMemory] = field(default_factory=dict)
-    tool_ids: dict[str, str] = field(default_factory=dict)
+    index: ScopeIndex
+    bodies: dict[str, ToolMemory] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)
     """fingerprint of (question, tool, args, success) -> memory id, to refresh duplicates"""
-    tool_index: RelevanceIndex = field(init=False)
-    text_index: RelevanceIndex = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.tool_index = RelevanceIndex(self.analyzer)
-        self.text_index = RelevanceIndex(self.analyzer)
 
     def drop_tool(self, memory_id: str) -> bool:
-        memory = self.tools.pop(memory_id, None)
+        memory = self.bodies.pop(memory_id, None)
         if memory is None:
             return False
-        self.tool_index.remove(memory_id)
-        self.tool_ids.pop(_fingerprint(memory), None)
+        self.index.drop_tool(memory_id)
+        self.ids.pop(_fingerprint(memory), None)
         return True
-
-    def drop_text(self, memory_id: str) -> bool:
-        if self.texts.pop(memory_id, None) is None:
-            return False
-        self.text_index.remove(memory_id)
-        return True
-
-
-def _fingerprint(memory: ToolMemory) -> str:
-    return json.dumps(
-        [memory.question, memory.tool_name, memory.args, memory.success],
-        sort_keys=True,
-        default=str,
-    )
 
 
 class InMemoryAgentMemory(AgentMemory):
@@ -115,7 +93,7 @@ class InMemoryAgentMemory(AgentMemory):
         name = memory_scope(context)
         scope = self._scopes.get(name)
         if scope is None:
-            scope = self._scopes[name] = _Scope(self._analyzer)
+            scope = self._scopes[name] = _Scope(ScopeIndex(self._analyzer))
         return scope
 
     def _now(self) -> str:
@@ -140,22 +118,22 @@ class InMemoryAgentMemory(AgentMemory):
             metadata=dict(metadata) if metadata else None,
         ).model_copy(deep=True)
         fingerprint = _fingerprint(memory)
-        memory.memory_id = scope.tool_ids.get(fingerprint) or uuid.uuid4().hex
+        memory.memory_id = scope.ids.get(fingerprint) or uuid.uuid4().hex
         scope.drop_tool(memory.memory_id)  # a refreshed duplicate moves to the newest end
-        scope.tools[memory.memory_id] = memory
-        scope.tool_ids[fingerprint] = memory.memory_id
-        scope.tool_index.add(memory.memory_id, question)
-        while len(scope.tools) > self.max_items:
-            scope.drop_tool(next(iter(scope.tools)))
+        scope.bodies[memory.memory_id] = memory
+        scope.ids[fingerprint] = memory.memory_id
+        scope.index.put_tool(
+            memory.memory_id, ToolEntry(question, tool_name, success, memory.timestamp or "")
+        )
+        while len(scope.bodies) > self.max_items:
+            scope.drop_tool(next(iter(scope.bodies)))
 
     async def save_text_memory(self, content: str, context: ToolContext) -> TextMemory:
-        scope = self._scope(context)
-        memory_id = uuid.uuid4().hex
-        memory = TextMemory(memory_id=memory_id, content=content, timestamp=self._now())
-        scope.texts[memory_id] = memory
-        scope.text_index.add(memory_id, content)
-        while len(scope.texts) > self.max_items:
-            scope.drop_text(next(iter(scope.texts)))
+        index = self._scope(context).index
+        memory = TextMemory(memory_id=uuid.uuid4().hex, content=content, timestamp=self._now())
+        index.put_text(memory)
+        while len(index.texts) > self.max_items:
+            index.drop_text(next(iter(index.texts)))
         return memory.model_copy()
 
     async def search_similar_usage(
@@ -168,19 +146,12 @@ class InMemoryAgentMemory(AgentMemory):
         tool_name_filter: str | None = None,
     ) -> list[ToolMemorySearchResult]:
         scope = self._scope(context)
-
-        def eligible(key: object) -> bool:
-            memory = scope.tools[str(key)]
-            return memory.success and tool_name_filter in (None, memory.tool_name)
-
-        hits = scope.tool_index.search(
-            question, limit=max(limit, 0), threshold=similarity_threshold, where=eligible
+        hits = scope.index.search_tools(
+            question, limit=limit, threshold=similarity_threshold, tool_name=tool_name_filter
         )
         return [
             ToolMemorySearchResult(
-                memory=scope.tools[str(key)].model_copy(deep=True),
-                similarity_score=score,
-                rank=rank,
+                memory=scope.bodies[key].model_copy(deep=True), similarity_score=score, rank=rank
             )
             for rank, (key, score) in enumerate(hits, start=1)
         ]
@@ -193,30 +164,24 @@ class InMemoryAgentMemory(AgentMemory):
         limit: int = 10,
         similarity_threshold: float = 0.7,
     ) -> list[TextMemorySearchResult]:
-        scope = self._scope(context)
-        hits = scope.text_index.search(query, limit=max(limit, 0), threshold=similarity_threshold)
-        return [
-            TextMemorySearchResult(
-                memory=scope.texts[str(key)].model_copy(), similarity_score=score, rank=rank
-            )
-            for rank, (key, score) in enumerate(hits, start=1)
-        ]
+        return self._scope(context).index.search_texts(
+            query, limit=limit, threshold=similarity_threshold
+        )
 
     async def get_recent_memories(self, context: ToolContext, limit: int = 10) -> list[ToolMemory]:
-        newest_first = reversed(self._scope(context).tools.values())
+        newest_first = reversed(self._scope(context).bodies.values())
         return [m.model_copy(deep=True) for m in itertools.islice(newest_first, max(limit, 0))]
 
     async def get_recent_text_memories(
         self, context: ToolContext, limit: int = 10
     ) -> list[TextMemory]:
-        newest_first = reversed(self._scope(context).texts.values())
-        return [m.model_copy() for m in itertools.islice(newest_first, max(limit, 0))]
+        return self._scope(context).index.recent_texts(limit)
 
     async def delete_by_id(self, context: ToolContext, memory_id: str) -> bool:
         return self._scope(context).drop_tool(memory_id)
 
     async def delete_text_memory(self, context: ToolContext, memory_id: str) -> bool:
-        return self._scope(context).drop_text(memory_id)
+        return self._scope(context).index.drop_text(memory_id)
 
     async def clear_memories(
         self,
@@ -225,13 +190,7 @@ class InMemoryAgentMemory(AgentMemory):
         before_date: str | None = None,
     ) -> int:
         scope = self._scope(context)
-        cutoff = parse_timestamp(before_date) if before_date else None
-        doomed = [
-            key
-            for key, m in scope.tools.items()
-            if (tool_name is None or m.tool_name == tool_name)
-            and (cutoff is None or parse_timestamp(m.timestamp or "") < cutoff)
-        ]
+        doomed = scope.index.tools_to_clear(tool_name, before_date)
         for key in doomed:
             scope.drop_tool(key)
         return len(doomed)

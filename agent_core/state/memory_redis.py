@@ -26,9 +26,9 @@ from agent_core.memory.base import (
     ToolMemorySearchResult,
     memory_scope,
 )
+from agent_core.memory.index import ScopeIndex, ToolEntry, tool_fingerprint
 from agent_core.memory.ranking import Analyzer
 from agent_core.state import memory_redis_scripts as lua
-from agent_core.state.memory_index import ScopeIndex, ToolEntry, tool_fingerprint
 from agent_core.state.redis_client import redis_boundary
 
 if TYPE_CHECKING:

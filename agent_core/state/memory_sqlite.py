@@ -18,9 +18,8 @@ from agent_core.memory.base import (
     ToolMemorySearchResult,
     memory_scope,
 )
-from agent_core.memory.in_memory import parse_timestamp
+from agent_core.memory.index import ScopeIndex, ToolEntry, parse_timestamp, tool_fingerprint
 from agent_core.memory.ranking import Analyzer
-from agent_core.state.memory_index import ScopeIndex, ToolEntry, tool_fingerprint
 from agent_core.state.sqlite import SqliteDatabase
 
 if TYPE_CHECKING:

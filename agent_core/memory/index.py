@@ -1,21 +1,28 @@
-"""``ScopeIndex``: what ranking needs about one memory scope, shared by the durable memories.
+"""``ScopeIndex``: what ranking needs about one memory scope, shared by every ``AgentMemory``.
 
-The durable ``AgentMemory`` back ends keep the full memories in their database and a
-``ScopeIndex`` per scope in the process: the questions, tool names, success flags and
-timestamps of tool memories, and the text memories themselves, indexed by the same
-``RelevanceIndex`` the in-memory implementation uses. So every back end ranks identically;
-only tool arguments and metadata are read back from the database, for the hits alone.
+Each back end keeps a ``ScopeIndex`` per scope in the process: the questions, tool names,
+success flags and timestamps of tool memories, and the text memories themselves, indexed by
+``RelevanceIndex``. So every back end (in-memory, SQLite, Redis) ranks, filters and orders
+identically; only the full tool memories (arguments, metadata) live in each back end's own
+storage and are read back for the hits alone.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from agent_core.memory.base import TextMemory, TextMemorySearchResult
-from agent_core.memory.in_memory import parse_timestamp
 from agent_core.memory.ranking import Analyzer, RelevanceIndex
+
+
+def parse_timestamp(value: str) -> dt.datetime:
+    """An ISO-8601 date or datetime as an aware UTC datetime (naive values are taken as UTC)."""
+    parsed = dt.datetime.fromisoformat(value)
+    return parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed.astimezone(dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -125,6 +132,4 @@ class ScopeIndex:
 
 def tool_fingerprint(question: str, tool_name: str, args: dict[str, Any], success: bool) -> str:
     """Identity of a tool use: saving the same one again refreshes it instead of adding."""
-    import json
-
     return json.dumps([question, tool_name, args, success], sort_keys=True, default=str)
