@@ -80,8 +80,8 @@ class StateSettings(BaseModel):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> StateSettings:
         """From ``REDIS_URL``, ``THREADLINE_DATA_DIR``, ``THREADLINE_EPHEMERAL=1``,
-        ``THREADLINE_REDIS_PREFIX`` and ``THREADLINE_CONVERSATION_RETENTION_DAYS``;
-        keyword arguments win."""
+        ``THREADLINE_REDIS_PREFIX``, ``THREADLINE_CONVERSATION_RETENTION_DAYS`` and
+        ``THREADLINE_CLAIM_AFTER`` (seconds); keyword arguments win."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {
             "redis_url": env.get("REDIS_URL") or None,
@@ -91,6 +91,8 @@ class StateSettings(BaseModel):
             values["data_dir"] = env["THREADLINE_DATA_DIR"]
         if env.get("THREADLINE_REDIS_PREFIX"):
             values["key_prefix"] = env["THREADLINE_REDIS_PREFIX"]
+        if env.get("THREADLINE_CLAIM_AFTER"):
+            values["claim_after"] = float(env["THREADLINE_CLAIM_AFTER"])
         if env.get("THREADLINE_CONVERSATION_RETENTION_DAYS"):
             days = float(env["THREADLINE_CONVERSATION_RETENTION_DAYS"])
             values["conversation_retention"] = days * 86400

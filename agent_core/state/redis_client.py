@@ -48,8 +48,8 @@ def connect_redis(url: str, *, timeout: float = 5.0, max_connections: int = 64) 
     True
     """
     from redis.asyncio import BlockingConnectionPool, Redis
+    from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
-    from redis.retry import Retry
 
     pool = BlockingConnectionPool.from_url(
         url,

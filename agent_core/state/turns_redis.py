@@ -89,6 +89,13 @@ return 1
 )
 
 # KEYS: stream, thread list, progress. ARGV: group, id, consumer
+# One round trip for a progress record: the fields, then the record's expiry.
+_SAVE_PROGRESS = """
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
 _COMPLETE = (
     _OWNED
     + """
@@ -122,6 +129,7 @@ class RedisTurnQueue(TurnQueue):
         self._begin = redis.register_script(_BEGIN)
         self._renew = redis.register_script(_RENEW)
         self._complete = redis.register_script(_COMPLETE)
+        self._save_progress = redis.register_script(_SAVE_PROGRESS)
 
     def _thread_key(self, thread_key: str) -> str:
         return f"{self._base}thread:{thread_key}"
@@ -219,11 +227,8 @@ class RedisTurnQueue(TurnQueue):
     async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         if not progress:
             return
-        key = self._progress_key(delivery.id)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(key, mapping={name: encode(value) for name, value in progress.items()})
-            pipe.expire(key, KEEP_SECONDS)
-            await pipe.execute()
+        fields = [part for name, value in progress.items() for part in (name, encode(value))]
+        await self._save_progress([self._progress_key(delivery.id)], [KEEP_SECONDS, *fields])
 
     @redis_boundary
     async def complete(self, delivery: Delivery, consumer: str) -> bool:
