@@ -1,5 +1,5 @@
 """Scale-out on Redis state: turns/s with 1 vs 2 worker processes, Redis commands per turn,
-p99 ack latency.
+p99 ack latency; first for the state layer alone, then for the whole Slack bot.
 
 Each worker process runs ``RedisTurnQueue.run`` with the real ``Agent`` (scripted LLM,
 200 ms latency; Redis conversations, Redis memory and a Redis ``RateLimitHook``). This
@@ -16,24 +16,37 @@ enqueue, reads, turn begin/complete, conversation, memory, quota; Lua scripts co
 / completed turns, from ``INFO stats``. The commands run inside those scripts are printed
 for information.
 
-    .venv/bin/python benchmarks/scale.py [--seconds 4] [--rounds 3] [--redis-url URL]
+Bot level (``--level bot``): the same measure through ``threadline slack`` processes (the
+real wiring of ``bots.slack_app.serve``: bolt, signature checks, the turn queue, the agent
+with Redis conversations / memory / quota, Slack rendering), a scripted LLM of 200 ms, 50
+threads. This process plays Slack: it signs events and posts them over HTTP (a thread's
+messages alternate between the processes, like a load balancer would send them), and runs
+the fake Slack Web API the bots answer to; a thread asks again when its answer is posted
+(``chat.postMessage`` in its thread). Ack latency = the HTTP round trip of the event.
+Redis commands per turn as above, over everything the bots do (ingress, identity, queue,
+progress records, agent).
+
+    .venv/bin/python benchmarks/scale.py [--seconds 3] [--rounds 2] [--level state|bot|both]
+                                         [--redis-url URL]
 
 Without ``--redis-url`` a private ``redis-server`` (loopback, persistence off) is started.
-What this does not include: Slack/Teams HTTP ingress, signature checks and rendering (see
-``slack_ingress.py``); a bot-level figure needs the bots on this queue. The last line
-printed is one JSON object.
+On 2 cores the driver (and the fake Slack), redis-server and the bot processes share the
+same cores. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import logging
 import os
 import statistics
 import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +120,7 @@ class Workers:
         self._readers: list[asyncio.Task[None]] = []
 
     async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
-        for _ in range(count):
+        async def one() -> asyncio.subprocess.Process:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--worker", url, prefix, str(latency),
                 stdout=asyncio.subprocess.PIPE, cwd=ROOT,
@@ -115,6 +128,9 @@ class Workers:
             assert process.stdout is not None
             line = await asyncio.wait_for(process.stdout.readline(), 30)
             assert line.strip() == b"ready", line
+            return process
+
+        for process in await asyncio.gather(*(one() for _ in range(count))):
             self.processes.append(process)
             self._readers.append(asyncio.create_task(self._read(process)))
 
@@ -150,6 +166,7 @@ class CommandCounter:
         self._client = connect_redis(url)
         self.by_client = 0
         self.in_scripts = 0
+        self.names: Counter[str] = Counter()
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -163,6 +180,7 @@ class CommandCounter:
                         self.in_scripts += 1
                     else:
                         self.by_client += 1
+                        self.names[str(command.get("command", "")).split(" ")[0].upper()] += 1
 
         self._task = asyncio.create_task(listen())
         await asyncio.wait_for(started.wait(), 10)
@@ -239,8 +257,233 @@ async def measure(
     return figures
 
 
+# -- bot level: the Slack bot's processes ------------------------------------------------------
+
+SIGNING_SECRET = "bench-signing-secret"
+BOT_TOKEN = "xoxb-bench"
+
+
+async def slack_bot(url: str, prefix: str, api_url: str, port: int, latency: float) -> None:
+    """One ``threadline slack`` process: the real wiring, a scripted LLM (``--slack-bot``)."""
+    from agent_core.state import State
+    from bots.slack_app import serve
+    from bots.slack_settings import SlackSettings
+
+    def build(state: State, resolver: UserResolver) -> Agent:
+        return Agent(
+            llm_service=ScriptedLlmService(then="Revenue grew 12% last month.", latency=latency),
+            tool_registry=ToolRegistry(),
+            user_resolver=resolver,
+            agent_memory=state.memory,
+            conversation_store=state.conversations,
+        )
+
+    class Ready(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "listening on" in record.getMessage():
+                print("ready", flush=True)
+
+    logging.basicConfig(level=logging.WARNING)
+    server_log = logging.getLogger("bots.slack_server")
+    server_log.setLevel(logging.INFO)
+    server_log.propagate = False
+    server_log.addHandler(Ready())
+    settings = SlackSettings(
+        bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=api_url, host="127.0.0.1",
+        port=port, stop_button_after=600, turn_concurrency=2 * THREADS,
+        rate_limit=(1_000_000, 3600),
+    )  # fmt: skip
+    await serve(settings, StateSettings(redis_url=url, key_prefix=prefix), build)
+
+
+def signed(body: bytes) -> dict[str, str]:
+    from slack_sdk.signature import SignatureVerifier
+
+    ts = str(int(time.time()))
+    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=ts, body=body)
+    return {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": signature,
+        "Content-Type": "application/json",
+    }
+
+
+def slack_event(client: int, n: int) -> bytes:
+    """Client ``client``'s ``n``-th message: a mention opens its thread, then follow-ups."""
+    root = f"{1_600_000_000 + client}.000100"
+    ts = root if n == 0 else f"{1_700_000_000 + n}.{client:06d}"
+    event: dict[str, Any] = {
+        "type": "app_mention" if n == 0 else "message", "user": f"U{client}",
+        "text": f"<@UBOT> revenue last month, take {n}" if n == 0 else f"and take {n}?",
+        "ts": ts, "channel": f"C{client}", "event_ts": ts,
+    }  # fmt: skip
+    if n:
+        event |= {"channel_type": "channel", "thread_ts": root}
+    body = {
+        "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
+        "event_id": f"Ev{client}-{n}", "event_time": int(time.time()), "event": event,
+    }  # fmt: skip
+    return json.dumps(body).encode()
+
+
+class SlackBots:
+    """N bot processes on their own ports, and the fake Slack Web API they answer to (in
+    this process: an answer posted in a channel wakes the thread waiting there)."""
+
+    def __init__(self) -> None:
+        self.processes: list[asyncio.subprocess.Process] = []
+        self.ports: list[int] = []
+        self.waiting: dict[str, asyncio.Future[None]] = {}
+        self.fake: Any = None
+
+    async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
+        from tests.fakes.slack_api import Call, FakeSlackApi
+        from tests.support.ports import free_port
+
+        bots = self
+
+        class Slack(FakeSlackApi):
+            async def _chat_postMessage(self, call: Call) -> dict[str, Any]:
+                result = await super()._chat_postMessage(call)
+                future = bots.waiting.pop(str(call.args.get("channel")), None)
+                if future is not None and not future.done() and call.args.get("thread_ts"):
+                    future.set_result(None)
+                return result
+
+        self.fake = Slack()
+        await self.fake.start()
+        for client in range(THREADS):
+            self.fake.users[f"U{client}"] = {"id": f"U{client}", "team_id": "T1"}
+
+        async def one(port: int) -> asyncio.subprocess.Process:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--slack-bot", url, prefix, self.fake.base_url,
+                str(port), str(latency), stdout=asyncio.subprocess.PIPE, cwd=ROOT,
+            )  # fmt: skip
+            assert process.stdout is not None
+            line = await asyncio.wait_for(process.stdout.readline(), 30)
+            assert line.strip() == b"ready", line
+            return process
+
+        self.ports = [free_port() for _ in range(count)]
+        self.processes = list(await asyncio.gather(*(one(port) for port in self.ports)))
+
+    def expect(self, client: int) -> asyncio.Future[None]:
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[f"C{client}"] = future
+        return future
+
+    async def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            await process.wait()
+        if self.fake is not None:
+            await self.fake.close()
+
+
+async def measure_bot(
+    processes: int, url: str, seconds: float, *, count_commands: bool = False
+) -> dict[str, Any]:
+    import aiohttp
+
+    prefix = f"bench:{uuid.uuid4().hex[:8]}:"
+    bots = SlackBots()
+    await bots.start(processes, url, prefix, LLM_LATENCY)
+    acks: list[float] = []
+    completed, failures = 0, 0
+    measuring = False
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=THREADS))
+
+    async def client(number: int) -> None:
+        nonlocal completed, failures
+        for n in range(1_000_000):
+            port = bots.ports[(number + n) % len(bots.ports)]
+            body = slack_event(number, n)
+            answered = bots.expect(number)
+            started = time.perf_counter()
+            url = f"http://127.0.0.1:{port}/slack/events"
+            async with session.post(url, data=body, headers=signed(body)) as response:
+                await response.read()
+                failures += response.status != 200
+            if measuring:
+                acks.append(time.perf_counter() - started)
+            await answered
+            if measuring:
+                completed += 1
+
+    clients = [asyncio.create_task(client(i)) for i in range(THREADS)]
+    counter = CommandCounter(url) if count_commands else None
+    try:
+        await asyncio.sleep(WARMUP)  # the benchmark's own clock: warm-up, then the window
+        if counter is not None:
+            await counter.start()
+        measuring, window_start = True, time.perf_counter()
+        await asyncio.sleep(seconds)
+        measuring = False
+        elapsed = time.perf_counter() - window_start
+        turns = completed
+        if counter is not None:
+            await counter.stop()
+    finally:
+        for task in clients:
+            task.cancel()
+        await asyncio.gather(*clients, return_exceptions=True)
+        await session.close()
+        await bots.stop()
+    acks.sort()
+    figures: dict[str, Any] = {
+        "turns_per_s": turns / elapsed,
+        "ack_p50_ms": statistics.median(acks) * 1000,
+        "ack_p99_ms": acks[min(len(acks) - 1, int(len(acks) * 0.99))] * 1000,
+        "failures": failures,
+    }
+    if counter is not None:
+        figures["commands_per_turn"] = counter.by_client / max(turns, 1)
+        figures["script_commands_per_turn"] = counter.in_scripts / max(turns, 1)
+        figures["commands"] = {
+            name: round(n / max(turns, 1), 2) for name, n in counter.names.most_common(12)
+        }
+    return figures
+
+
+async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
+    for _ in range(args.rounds):
+        for processes in (1, 2):
+            figures = await measure_bot(processes, args.redis_url, args.seconds)
+            results[processes].append(figures)
+            print(
+                f"Slack bot, {processes} process{'es' if processes > 1 else '  '}: "
+                f"{figures['turns_per_s']:7.1f} turns/s  ack p50 {figures['ack_p50_ms']:5.2f} ms  "
+                f"p99 {figures['ack_p99_ms']:6.2f} ms"
+            )
+    counted = await measure_bot(2, args.redis_url, 2.0, count_commands=True)
+    print(
+        f"Slack bot, Redis commands per turn (2 processes, MONITOR on): "
+        f"{counted['commands_per_turn']:.2f} sent, {counted['script_commands_per_turn']:.2f} "
+        f"more inside Lua scripts; sent, by command: {counted['commands']}"
+    )
+
+    def median(processes: int, key: str) -> float:
+        return float(statistics.median(r[key] for r in results[processes]))
+
+    one, two = median(1, "turns_per_s"), median(2, "turns_per_s")
+    return {
+        "bot_turns_per_s_1_process": round(one, 1),
+        "bot_turns_per_s_2_processes": round(two, 1),
+        "bot_ratio_2_vs_1": round(two / one, 3),
+        "bot_redis_commands_per_turn": round(counted["commands_per_turn"], 2),
+        "bot_redis_commands_in_scripts_per_turn": round(counted["script_commands_per_turn"], 2),
+        "bot_redis_commands_by_name": counted["commands"],
+        "bot_ack_p99_ms": round(max(median(1, "ack_p99_ms"), median(2, "ack_p99_ms")), 2),
+        "bot_ack_p50_ms": round(median(2, "ack_p50_ms"), 2),
+        "bot_failed_acks": sum(r["failures"] for rs in results.values() for r in rs),
+    }
+
+
 def _start_redis(directory: str) -> Any:
-    from tests.state.redis_server import RedisServer
+    from tests.support.redis_server import RedisServer
 
     server = RedisServer(Path(directory))
     server.start()
@@ -261,7 +504,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     saturated: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(2):
         for processes in (1, 2):
-            figures = await measure(processes, args.redis_url, 2.0, latency=0.0)
+            figures = await measure(processes, args.redis_url, 1.5, latency=0.0)
             saturated[processes].append(figures["turns_per_s"])
             print(
                 f"{processes} process{'es' if processes > 1 else '  '}, no LLM latency: "
@@ -286,24 +529,56 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "saturated_ratio_2_vs_1": round(
             statistics.median(saturated[2]) / statistics.median(saturated[1]), 3
         ),
-        "ceiling_turns_per_s": THREADS / LLM_LATENCY,
         "redis_commands_per_turn": round(counted["commands_per_turn"], 2),
         "redis_commands_in_scripts_per_turn": round(counted["script_commands_per_turn"], 2),
         "ack_p99_ms": round(max(median(1, "ack_p99_ms"), median(2, "ack_p99_ms")), 2),
         "ack_p50_ms": round(median(2, "ack_p50_ms"), 2),
-        "threads": THREADS,
-        "llm_latency_s": LLM_LATENCY,
-        "cpus": os.cpu_count(),
     }
+
+
+async def run_levels(args: argparse.Namespace) -> dict[str, Any]:
+    figures: dict[str, Any] = {
+        "threads": THREADS, "llm_latency_s": LLM_LATENCY, "cpus": os.cpu_count(),
+        "ceiling_turns_per_s": THREADS / LLM_LATENCY,
+    }  # fmt: skip
+    if args.level in ("state", "both"):
+        figures |= await run(args)
+    if args.level in ("bot", "both"):
+        figures |= await run_bot_level(args)
+    return figures
+
+
+def _summary(figures: dict[str, Any]) -> None:
+    if "turns_per_s_1_process" in figures:
+        print(
+            f"state level, turns/s: 1 process {figures['turns_per_s_1_process']}, 2 processes "
+            f"{figures['turns_per_s_2_processes']} (ratio {figures['ratio_2_vs_1']}, goal >= 1.7 "
+            f"on 2 cores); Redis commands/turn {figures['redis_commands_per_turn']} (goal <= 8); "
+            f"ack p99 {figures['ack_p99_ms']} ms"
+        )
+    if "bot_turns_per_s_1_process" in figures:
+        print(
+            f"Slack bot level, turns/s: 1 process {figures['bot_turns_per_s_1_process']}, "
+            f"2 processes {figures['bot_turns_per_s_2_processes']} (ratio "
+            f"{figures['bot_ratio_2_vs_1']}, goal >= 1.7 on 2 cores); Redis commands/turn "
+            f"{figures['bot_redis_commands_per_turn']} sent + "
+            f"{figures['bot_redis_commands_in_scripts_per_turn']} in scripts (goal <= 8); "
+            f"ack p99 {figures['bot_ack_p99_ms']} ms"
+        )
 
 
 def main() -> None:
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         asyncio.run(worker(sys.argv[2], sys.argv[3], float(sys.argv[4])))
         return
+    if len(sys.argv) == 7 and sys.argv[1] == "--slack-bot":
+        url, prefix, api_url, port, latency = sys.argv[2:]
+        asyncio.run(slack_bot(url, prefix, api_url, int(port), float(latency)))
+        return
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=2.5)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--level", choices=["state", "bot", "both"], default="both")
     parser.add_argument("--redis-url")
     args = parser.parse_args()
     server = None
@@ -312,16 +587,11 @@ def main() -> None:
             server = _start_redis(directory)
             args.redis_url = server.url
         try:
-            figures = asyncio.run(run(args))
+            figures = asyncio.run(run_levels(args))
         finally:
             if server is not None:
                 server.stop()
-    print(
-        f"turns/s: 1 process {figures['turns_per_s_1_process']}, 2 processes "
-        f"{figures['turns_per_s_2_processes']} (ratio {figures['ratio_2_vs_1']}, goal >= 1.7 "
-        f"on 2 cores); Redis commands/turn {figures['redis_commands_per_turn']} (goal <= 8); "
-        f"ack p99 {figures['ack_p99_ms']} ms"
-    )
+    _summary(figures)
     print(result_line("scale", **figures))
 
 

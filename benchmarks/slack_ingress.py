@@ -1,13 +1,18 @@
 """Slack ingress: what the bot adds between Slack's request and the ack, and streaming cost.
 
 1. In-process: a signed ``app_mention`` dispatched through the whole bot (signature check,
-   dedupe, listener, turn started) until bolt returns the ack, vs a bare bolt ``AsyncApp``
-   whose listener only acks. Same process, alternating rounds; p50 ratio (goal <= 1.3).
-   Turn tasks are cancelled outside the timed section, so only the path to the ack counts.
+   listener, thread flag, turn recorded in the in-memory turn queue) until bolt returns the
+   ack, vs a bare bolt ``AsyncApp`` whose listener only acks. Same process, alternating
+   rounds; p50 ratio (goal <= 1.3). No worker runs: only the path to the ack counts.
 2. Loopback HTTP: the bot's aiohttp server and a bare bolt server each run in a subprocess;
-   50 concurrent clients send signed mentions (bounded by count and time). For the bot, 500
-   turns (scripted LLM, 1 s latency) are started first and every measured request starts one
-   more. Requests/s ratio (goal >= 0.8) and the bot's p99 ack latency (goal < 100 ms).
+   50 concurrent clients send signed events (bounded by count and time). For the bot, 500
+   turns (scripted LLM, 1 s latency) are accepted first; its worker answers them (64 at a
+   time) while the load runs, and every measured mention records one more. Requests/s
+   ratio (goal >= 0.8) and the bot's p99 ack latency (goal < 100 ms), with the bot's state
+   in memory (``--ephemeral``), in SQLite (the default) and in Redis (a private
+   ``redis-server``). Before its ack a mention costs two state calls (thread flag, enqueue);
+   a thread reply in a thread the bot is not in costs one read on Redis (another process
+   may have joined it) and none on memory / SQLite after the first (one writer).
 3. Web API calls for one streamed 3,000-character answer, not counting status and identity
    lookups (goal <= 4); generated at once, and paced over 3 s for information.
 
@@ -24,7 +29,9 @@ import asyncio
 import json
 import multiprocessing as mp
 import sys
+import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +49,11 @@ from slack_sdk.web.async_client import AsyncWebClient  # noqa: E402
 from adapters.slack.identity import SlackUserResolver  # noqa: E402
 from agent_core import (  # noqa: E402
     Agent,
-    InMemoryAgentMemory,
     ScriptedLlmService,
     ScriptedResponse,
     ToolRegistry,
 )
+from agent_core.state import StateSettings, build_state  # noqa: E402
 from bots.slack_bot import SlackBot  # noqa: E402
 from bots.slack_server import serve_http  # noqa: E402
 from bots.slack_settings import SlackSettings  # noqa: E402
@@ -97,18 +104,36 @@ def signed_headers(body: bytes) -> dict[str, str]:
     }
 
 
-def build_bot(api_url: str, *, latency: float, answer: ScriptedResponse | str) -> SlackBot:
+def state_settings(backend: str) -> StateSettings:
+    """``memory``, ``sqlite`` (a temporary directory) or a Redis URL (a fresh key prefix)."""
+    if backend == "memory":
+        return StateSettings(ephemeral=True)
+    if backend == "sqlite":
+        return StateSettings(data_dir=tempfile.mkdtemp(prefix="threadline-bench-"))
+    return StateSettings(redis_url=backend, key_prefix=f"bench:{uuid.uuid4().hex[:8]}:")
+
+
+def build_bot(
+    api_url: str,
+    *,
+    latency: float,
+    answer: ScriptedResponse | str,
+    backend: str = "memory",
+) -> SlackBot:
+    """The bot with its state on ``backend`` (see ``state_settings``)."""
     client = AsyncWebClient(token=TOKEN, base_url=api_url)
+    state = build_state(state_settings(backend))
     agent = Agent(
         llm_service=ScriptedLlmService(then=answer, latency=latency),
         tool_registry=ToolRegistry(),
-        user_resolver=SlackUserResolver(client),
-        agent_memory=InMemoryAgentMemory(),
+        user_resolver=SlackUserResolver(client, cache=state.cache, local_ttl=30),
+        agent_memory=state.memory,
+        conversation_store=state.conversations,
     )
     settings = SlackSettings(
         bot_token=TOKEN, signing_secret=SECRET, api_url=api_url, stop_button_after=600
     )
-    return SlackBot(agent, settings)
+    return SlackBot(agent, settings, state=state)
 
 
 def build_bare(api_url: str) -> AsyncApp:
@@ -140,13 +165,6 @@ async def _dispatch(app: AsyncApp, n: int) -> int:
     return took
 
 
-async def _cancel_turns() -> None:
-    turns = [t for t in asyncio.all_tasks() if t.get_name().startswith("slack-turn-")]
-    for task in turns:
-        task.cancel()
-    await asyncio.gather(*turns, return_exceptions=True)
-
-
 async def in_process(dispatches: int) -> dict[str, Any]:
     async with FakeSlackApi() as fake:
         fake.users["U1"] = {"id": "U1", "profile": {"display_name": "Ana"}}
@@ -156,7 +174,6 @@ async def in_process(dispatches: int) -> dict[str, Any]:
         bare_ns: list[int] = []
         for n in range(-50, dispatches):  # the first 50 of each warm up (auth.test, caches)
             a = await _dispatch(bot.app, 2 * n + 10_000)
-            await _cancel_turns()
             b = await _dispatch(bare, 2 * n + 10_001)
             await asyncio.sleep(0)  # let bolt's own listener task finish
             if n >= 0:
@@ -183,10 +200,10 @@ def _run_fake(ports: Any, stop: Any) -> None:
     asyncio.run(main())
 
 
-def _run_server(kind: str, api_url: str, ports: Any, stop: Any) -> None:
+def _run_server(kind: str, api_url: str, backend: str, ports: Any, stop: Any) -> None:
     async def main() -> None:
         if kind == "bot":
-            bot = build_bot(api_url, latency=1.0, answer="Short answer.")
+            bot = build_bot(api_url, latency=1.0, answer="Short answer.", backend=backend)
             await bot.open()
             runner = await serve_http(bot, host="127.0.0.1", port=0)
         else:
@@ -203,6 +220,7 @@ def _run_server(kind: str, api_url: str, ports: Any, stop: Any) -> None:
         await runner.cleanup()
         if kind == "bot":
             await bot.close(timeout=0)
+            await bot.state.aclose()
 
     asyncio.run(main())
 
@@ -243,12 +261,14 @@ async def load(
     }
 
 
-async def _turns_in_flight(port: int) -> int:
+async def _turns_in_flight(port: int) -> dict[str, int]:
+    """Turns accepted and not finished, and how many of them the worker is running."""
     async with (
         aiohttp.ClientSession() as session,
         session.get(f"http://127.0.0.1:{port}/healthz") as response,
     ):
-        return int((await response.json())["running_turns"])
+        health = await response.json()
+        return {"accepted": int(health["queued_turns"]), "running": int(health["running_turns"])}
 
 
 def _start(target: Any, *args: Any) -> tuple[Any, int]:
@@ -260,9 +280,11 @@ def _start(target: Any, *args: Any) -> tuple[Any, int]:
     return (process, stop), int(ports.get(timeout=30))
 
 
-async def _measure(kind: str, api_url: str, requests: int, limit_s: float) -> dict[str, Any]:
+async def _measure(
+    kind: str, api_url: str, requests: int, limit_s: float, backend: str = "memory"
+) -> dict[str, Any]:
     """Both load shapes against one server: ignored channel messages, then mentions."""
-    (process, stop), port = _start(_run_server, kind, api_url)
+    (process, stop), port = _start(_run_server, kind, api_url, backend)
     url = f"http://127.0.0.1:{port}/slack/events"
     result: dict[str, Any] = {}
     try:
@@ -284,21 +306,37 @@ async def _measure(kind: str, api_url: str, requests: int, limit_s: float) -> di
     return result
 
 
-async def loopback(requests: int, limit_s: float) -> dict[str, Any]:
+async def loopback(requests: int, limit_s: float, redis_url: str) -> dict[str, Any]:
     (fake_process, fake_stop), fake_port = _start(_run_fake)
     api_url = f"http://127.0.0.1:{fake_port}/api/"
     try:
         bare = await _measure("bare", api_url, requests, limit_s)
-        bot = await _measure("bot", api_url, requests, limit_s)
+        bots = {
+            label: await _measure("bot", api_url, requests, limit_s, backend)
+            for label, backend in (("memory", "memory"), ("sqlite", "sqlite"), ("redis", redis_url))
+        }
     finally:
         fake_stop.set()
         fake_process.join(timeout=10)
-    return {
-        "bare_bolt": bare,
-        "bot": bot,
-        "messages_rps_ratio": round(bot["messages"]["rps"] / bare["messages"]["rps"], 3),
-        "mentions_rps_ratio": round(bot["mentions"]["rps"] / bare["mentions"]["rps"], 3),
-    }
+
+    def ratio(ours: dict[str, Any], shape: str) -> float:
+        return round(ours[shape]["rps"] / bare[shape]["rps"], 3)
+
+    figures: dict[str, Any] = {"bare_bolt": bare}
+    for label, ours in bots.items():
+        prefix = "" if label == "memory" else f"{label}_"
+        figures[f"bot{'' if label == 'memory' else '_' + label}"] = ours
+        figures[f"{prefix}messages_rps_ratio"] = ratio(ours, "messages")
+        figures[f"{prefix}mentions_rps_ratio"] = ratio(ours, "mentions")
+    return figures
+
+
+def _start_redis(directory: str) -> Any:
+    from tests.support.redis_server import RedisServer
+
+    server = RedisServer(Path(directory))
+    server.start()
+    return server
 
 
 # --- 3. Web API calls per streamed answer --------------------------------------------------------
@@ -311,16 +349,35 @@ async def calls_per_answer(pace_s: float) -> dict[str, Any]:
     async with FakeSlackApi() as fake:
         fake.users["U1"] = {"id": "U1", "profile": {"display_name": "Ana"}}
         bot = build_bot(fake.base_url, latency=0, answer=answer)
+        await bot.open()
         body = mention_body(1)
         await bot.app.async_dispatch(
             AsyncBoltRequest(body=body.decode(), headers=signed_headers(body))
         )
-        await bot.turns.wait_idle()
+        await bot.wait_idle()
+        await bot.close()
         methods = [c.method for c in fake.calls if c.method not in IDENTITY]
         status = [c.method for c in fake.calls if c.method == "assistant.threads.setStatus"]
         [message] = fake.visible("C1")
         assert message.text == words, "the streamed answer arrived incomplete"
         return {"web_api_calls": len(methods), "status_calls": len(status), "methods": methods}
+
+
+def _report(label: str, bot: dict[str, Any], bare: dict[str, Any], http: dict[str, Any]) -> None:
+    prefix = "" if label == "memory" else f"{label}_"
+    before, after = bot["turns_in_flight_before"], bot["turns_in_flight_after"]
+    print(
+        f"loopback HTTP, state in {label}, 50 clients, {before['accepted']} turns accepted and "
+        f"unanswered ({before['running']} running): channel messages bot "
+        f"{bot['messages']['rps']} req/s (p99 ack {bot['messages']['p99_ms']} ms) vs bare bolt "
+        f"{bare['messages']['rps']} req/s -> ratio {http[prefix + 'messages_rps_ratio']} "
+        "(goal >= 0.8, p99 < 100 ms)"
+    )
+    print(
+        f"  mentions (each records a turn): bot {bot['mentions']['rps']} req/s (p99 ack "
+        f"{bot['mentions']['p99_ms']} ms; {after['accepted']} unanswered after) vs bare bolt "
+        f"{bare['mentions']['rps']} req/s -> ratio {http[prefix + 'mentions_rps_ratio']}"
+    )
 
 
 def main() -> None:
@@ -335,19 +392,15 @@ def main() -> None:
         f"in-process ack p50: bot {dispatch['bot']['p50_us']} us, bare bolt "
         f"{dispatch['bare_bolt']['p50_us']} us -> ratio {dispatch['p50_ratio']} (goal <= 1.3)"
     )
-    http = asyncio.run(loopback(args.requests, args.seconds))
-    bot, bare = http["bot"], http["bare_bolt"]
-    print(
-        f"loopback HTTP, 50 clients, {bot['turns_in_flight_before']} turns in flight: "
-        f"channel messages bot {bot['messages']['rps']} req/s (p99 ack "
-        f"{bot['messages']['p99_ms']} ms) vs bare bolt {bare['messages']['rps']} req/s -> ratio "
-        f"{http['messages_rps_ratio']} (goal >= 0.8, p99 < 100 ms)"
-    )
-    print(
-        f"  mentions (each starts a turn): bot {bot['mentions']['rps']} req/s (p99 ack "
-        f"{bot['mentions']['p99_ms']} ms, {bot['turns_in_flight_after']} turns in flight after) "
-        f"vs bare bolt {bare['mentions']['rps']} req/s -> ratio {http['mentions_rps_ratio']}"
-    )
+    with tempfile.TemporaryDirectory() as directory:
+        redis = _start_redis(directory)
+        try:
+            http = asyncio.run(loopback(args.requests, args.seconds, redis.url))
+        finally:
+            redis.stop()
+    _report("memory", http["bot"], http["bare_bolt"], http)
+    _report("sqlite", http["bot_sqlite"], http["bare_bolt"], http)
+    _report("redis", http["bot_redis"], http["bare_bolt"], http)
     instant = asyncio.run(calls_per_answer(0.0))
     paced = asyncio.run(calls_per_answer(3.0))
     print(

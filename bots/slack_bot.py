@@ -1,61 +1,66 @@
-"""``SlackBot``: a bolt ``AsyncApp`` whose listeners turn Slack events into agent turns.
+"""``SlackBot``: a bolt ``AsyncApp`` whose listeners turn Slack events into durable turns.
 
     app_mention            -> a turn in the mention's thread (first mention inside a human
                               thread reads the thread for context)
     message (DM)           -> a turn in the DM thread
     message (in a thread)  -> a follow-up, when the bot is already part of that thread
-    slash command          -> ack at once; a thread the bot starts, or a private answer
+    slash command          -> a thread the bot starts, or a private answer
     clicks and other events -> ``bots.slack_interactions`` (mixed in)
 
-Every delivery is acked before its turn runs (bolt acks events itself; commands and actions
-call ``ack()`` first) and retries / duplicates are dropped, so each message gets one reply.
+Each accepted message is recorded with ``state.turns.enqueue`` *before* Slack gets its
+ack (bolt acks when the listener returns: ``process_before_response``). The delivery key
+(team, channel, message ts) is recorded with the turn in one atomic step, so Slack's
+retries, and a mention Slack also delivers as a plain ``message``, are dropped on any
+process. Workers (``bots.slack_turns``) answer the turns, on this process or another.
+
+When the state backend is down the delivery is still acked and the asker is told plainly
+that Threadline is temporarily unavailable; nothing else changes, and the next delivery
+after the backend returns is answered as usual.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
-from slack_sdk.errors import SlackApiError
-from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
-from slack_sdk.oauth.state_store.file import FileOAuthStateStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.cache import MemoryTtlCache, TtlCache
 from adapters.slack.context import (
     PRIVATE_THREAD,
     command_context,
-    conversation_id,
     event_context,
     is_dm_event,
     strip_mention,
-    thread_key,
     workspace_of,
 )
 from adapters.slack.controls import FEEDBACK_ACTION, STOP_ACTION
 from adapters.slack.elements import ACTION_BUTTON
 from adapters.slack.identity import INVALIDATING_EVENTS
-from adapters.slack.markdown import escape_mrkdwn, truncate
-from adapters.slack.reply import ReplyTarget
+from adapters.slack.oauth_state import KeyValueOAuthStateStore
+from adapters.slack.threads import ThreadMembership
 from agent_core.agent import Agent
-from agent_core.users import RequestContext
+from agent_core.errors import StateUnavailableError
+from agent_core.state import State, StateSettings, build_state
 from bots.slack_interactions import InteractionListeners
 from bots.slack_metrics import SlackMetrics
+from bots.slack_queued import UNAVAILABLE, QueuedTurn, reply_target, tell
 from bots.slack_settings import BOT_SCOPES, SlackSettings
-from bots.slack_turns import TurnManager, TurnRequest
-from bots.slack_wiring import build_client, installation_store_for
+from bots.slack_turns import SlackTurns
+from bots.slack_wiring import WorkspaceClients, build_client, installation_store_for
 
 log = logging.getLogger(__name__)
 
 USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 PRIVATE_FLAGS = ("private", "-p", "--private")
-THREAD_TTL = 14 * 24 * 3600.0
+ON_IT = ":hourglass_flowing_sand: On it…"
 Ack = Callable[..., Awaitable[Any]]
 
 
@@ -71,8 +76,18 @@ def split_private(text: str) -> tuple[bool, str]:
     return False, text.strip()
 
 
+def message_key(team: str, event: dict[str, Any]) -> str:
+    """The delivery key of a message: retries and its ``app_mention`` twin share it.
+
+    >>> message_key("T1", {"channel": "C1", "ts": "1.5"})
+    'slack:message:T1:C1:1.5'
+    """
+    return f"slack:message:{team}:{event.get('channel')}:{event.get('ts')}"
+
+
 class SlackBot(InteractionListeners):
-    """Wires an ``Agent`` into a bolt ``AsyncApp`` (``bot.app``); see the module docstring.
+    """Wires an ``Agent`` and a ``State`` into a bolt ``AsyncApp`` (``bot.app``); see the
+    module docstring. ``await bot.open()`` starts this process's turn worker.
 
     >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
     ...                         StaticUserResolver, ToolRegistry, User)
@@ -80,8 +95,8 @@ class SlackBot(InteractionListeners):
     ...               user_resolver=StaticUserResolver(User(id="u")),
     ...               agent_memory=InMemoryAgentMemory())
     >>> bot = SlackBot(agent, SlackSettings(bot_token="xoxb-1", signing_secret="s"))
-    >>> bot.app.name
-    'threadline'
+    >>> bot.app.name, bot.state.backend
+    ('threadline', 'memory')
     """
 
     def __init__(
@@ -89,23 +104,29 @@ class SlackBot(InteractionListeners):
         agent: Agent,
         settings: SlackSettings,
         *,
-        client: AsyncWebClient | None = None,
-        cache: TtlCache | None = None,
-        installation_store: AsyncInstallationStore | None = None,
+        state: State | None = None,
+        clients: WorkspaceClients | None = None,
         metrics: SlackMetrics | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
-        self.cache = cache if cache is not None else MemoryTtlCache()
+        self.state = state or build_state(StateSettings(ephemeral=True))
+        self.cache = self.state.cache
         self.metrics = metrics or SlackMetrics()
-        token = settings.bot_token.get_secret_value() if settings.bot_token else None
-        self.client = client or build_client(settings, None if settings.oauth_enabled else token)
-        self.installation_store = installation_store
+        self.clients = clients or default_clients(settings, self.state)
+        self.client = self.clients.default
+        self.installation_store = self.clients.installation_store
+        self.threads = ThreadMembership(self.cache, shared=self.state.backend == "redis")
         self._own_session = False
+        self._notices: set[asyncio.Task[None]] = set()
         self.app = self._build_app()
-        self.turns = TurnManager(
+        self.turns = SlackTurns(
             agent,
+            self.state.turns,
+            self._client_for,
+            self.threads,
             metrics=self.metrics,
+            concurrency=settings.turn_concurrency,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             flush_interval=settings.flush_interval,
@@ -113,19 +134,27 @@ class SlackBot(InteractionListeners):
         self._register()
 
     async def open(self) -> None:
-        """Share one HTTP connection pool among all Web API calls (call in the event loop)."""
+        """Share one HTTP connection pool among all Web API calls and start the turn
+        worker (call in the event loop)."""
         if self.client.session is None:
             self.client.session = aiohttp.ClientSession()
             self._own_session = True
+        self.clients.share_session(self.client.session)
+        self.turns.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
-        """Let running turns finish (up to ``timeout`` s; then Stop them), release the pool."""
-        await self.turns.wait_idle(timeout=timeout)
-        await self.turns.stop_all()
+        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool."""
+        await self.turns.stop(timeout=timeout)
+        await asyncio.gather(*self._notices, return_exceptions=True)
         if self._own_session and self.client.session is not None:
             await self.client.session.close()
-            self.client.session = None
+            self.clients.share_session(None)
             self._own_session = False
+
+    async def wait_idle(self, *, timeout: float = 30.0) -> None:
+        """Until every queued turn is answered (tests, benchmarks)."""
+        await self.turns.wait_idle(timeout=timeout)
+        await asyncio.gather(*self._notices, return_exceptions=True)
 
     # --- construction -------------------------------------------------------------------------
 
@@ -137,25 +166,32 @@ class SlackBot(InteractionListeners):
             "client": self.client,
             "signing_secret": secret,
             "request_verification_enabled": settings.mode == "http",
-            # listeners only start background turns, so Slack's response waits for them and
-            # every turn exists once the request is acked (retries then find it deduped)
+            # the ack is sent when the listener returns, so every accepted turn is recorded
+            # before Slack hears back (and its retries then find it deduplicated)
             "process_before_response": True,
         }
-        if not settings.oauth_enabled:
+        store = self.installation_store
+        if not settings.oauth_enabled or store is None:
             return AsyncApp(**common)
         assert settings.client_secret is not None
-        directory = settings.installation_dir
-        self.installation_store = self.installation_store or installation_store_for(settings)
+        client_secret = settings.client_secret.get_secret_value()
         oauth = AsyncOAuthSettings(
             client_id=settings.client_id,
-            client_secret=settings.client_secret.get_secret_value(),
+            client_secret=client_secret,
             scopes=BOT_SCOPES,
-            installation_store=self.installation_store,
-            state_store=FileOAuthStateStore(
-                expiration_seconds=600, base_dir=str(directory / "states")
-            ),
+            installation_store=store,
+            state_store=KeyValueOAuthStateStore(self.cache, expiration_seconds=600),
         )
-        app = AsyncApp(oauth_settings=oauth, **common)
+        authorize = AsyncInstallationStoreAuthorize(  # auth.test once per token per process
+            logger=log,
+            installation_store=store,
+            client_id=settings.client_id,
+            client_secret=client_secret,
+            cache_enabled=True,
+            client=self.client,
+        )
+        # bolt takes an AsyncAuthorize instance here (its hint names only callables)
+        app = AsyncApp(oauth_settings=oauth, authorize=authorize, **common)  # type: ignore[arg-type]
         app.enable_token_revocation_listeners()
         return app
 
@@ -174,109 +210,59 @@ class SlackBot(InteractionListeners):
         app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
         app.error(self._on_error)
 
-    # --- delivery guards ----------------------------------------------------------------------
-
-    async def _first_delivery(self, team: str, event: Mapping[str, Any]) -> bool:
-        """False for a message already answered: a retry (``x-slack-retry-num``, same
-        ``event_id``), the same message again (``client_msg_id``), or a mention that Slack
-        also delivered as a plain ``message`` event (a different ``event_id``, same ts)."""
-        self.metrics.events.labels(kind=str(event.get("type"))).inc()
-        fresh = await self.cache.add(
-            f"slack:message:{team}:{event.get('channel')}:{event.get('ts')}",
-            ttl=self.settings.dedupe_ttl,
+    async def _client_for(
+        self, team: str, enterprise: str | None, enterprise_install: bool
+    ) -> AsyncWebClient:
+        return await self.clients.client_for(
+            team, enterprise, enterprise_install=enterprise_install
         )
-        if fresh and event.get("client_msg_id"):
-            fresh = await self.cache.add(
-                f"slack:client_msg:{team}:{event['client_msg_id']}", ttl=self.settings.dedupe_ttl
-            )
-        if not fresh:
+
+    # --- accepting turns --------------------------------------------------------------------
+
+    async def _enqueue(self, queued: QueuedTurn, *, dedupe_key: str | None = None) -> bool:
+        """Record the turn (before the ack); False when the delivery was seen before."""
+        turn_id = await self.state.turns.enqueue(
+            queued.thread_key,
+            queued.payload(),
+            dedupe_key=dedupe_key,
+            dedupe_ttl=self.settings.dedupe_ttl,
+            owner=queued.owner,
+        )
+        if turn_id is None:
             self.metrics.duplicates.inc()
-        return fresh
+        return turn_id is not None
 
-    async def _first_event(self, body: Mapping[str, Any]) -> bool:
-        """False for a redelivered event (same ``event_id``) that does not carry a message."""
-        kind = str((body.get("event") or {}).get("type"))
-        self.metrics.events.labels(kind=kind).inc()
-        event_id = body.get("event_id")
-        if event_id and not await self.cache.add(
-            f"slack:event:{event_id}", ttl=self.settings.dedupe_ttl
-        ):
-            self.metrics.duplicates.inc()
-            return False
-        return True
-
-    async def _in_thread(self, team: str, channel: str, thread_ts: str) -> bool:
-        return (
-            await self.cache.get(f"slack:thread:{thread_key(team, channel, thread_ts)}") is not None
-        )
-
-    async def _join_thread(self, team: str, channel: str, thread_ts: str) -> None:
-        key = f"slack:thread:{thread_key(team, channel, thread_ts)}"
-        await self.cache.set(key, True, ttl=THREAD_TTL)
-
-    # --- turns ----------------------------------------------------------------------------------
-
-    async def _request(
-        self,
-        context: RequestContext,
-        text: str,
-        client: AsyncWebClient,
-        *,
-        private: bool = False,
-        response_url: str | None = None,
-        history_before_ts: str | None = None,
-        bot_user_id: str | None = None,
-    ) -> TurnRequest:
-        meta = context.metadata
-        target = ReplyTarget(
-            channel=meta["channel_id"],
-            thread_ts=meta["thread_id"],
-            team_id=meta["workspace_id"],
-            user_id=meta["user_id"],
-            is_dm=bool(meta.get("is_dm")),
-            private=private,
-            response_url=response_url,
-        )
-        if not private:
-            await self._join_thread(target.team_id, target.channel, target.thread_ts)
-        return TurnRequest(
-            context=context,
-            text=text,
-            target=target,
-            client=client,
-            conversation_id=conversation_id(context),
-            history_before_ts=history_before_ts,
-            bot_user_id=bot_user_id,
-        )
-
-    async def _start(
-        self, context: RequestContext, text: str, client: AsyncWebClient, **options: Any
-    ) -> str:
-        return self.turns.start(await self._request(context, text, client, **options))
+    def _tell_unavailable(
+        self, client: AsyncWebClient, queued: QueuedTurn, error: StateUnavailableError
+    ) -> None:
+        """Ack anyway; tell the asker plainly (after the ack: the post is not on its path)."""
+        log.warning("slack: could not accept a turn from %s: %s", queued.owner, error)
+        self.metrics.turns.labels(outcome="unavailable").inc()
+        target = reply_target(queued, None if queued.open_thread else queued.context["thread_id"])
+        task = asyncio.create_task(tell(client, target, UNAVAILABLE))
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)
 
     async def _on_mention(
         self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
     ) -> None:
-        team, _ = workspace_of(body)
-        if not await self._first_delivery(team, event):
-            return
-        client, bot_user_id = context.client, context.bot_user_id
-
-        async def prepare() -> TurnRequest:  # after the ack
-            ctx = event_context(body)
-            thread_ts = ctx.metadata["thread_id"]
-            first_in_thread = bool(event.get("thread_ts")) and not await self._in_thread(
-                team, event["channel"], thread_ts
+        self.metrics.events.labels(kind="app_mention").inc()
+        meta = event_context(body).metadata
+        queued = QueuedTurn(
+            context=meta,
+            text=strip_mention(event.get("text") or "", context.bot_user_id),
+            bot_user_id=context.bot_user_id,
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            joined = await self.threads.join(
+                queued.team, str(meta["channel_id"]), str(meta["thread_id"])
             )
-            return await self._request(
-                ctx,
-                strip_mention(event.get("text") or "", bot_user_id),
-                client,
-                history_before_ts=event.get("ts") if first_in_thread else None,
-                bot_user_id=bot_user_id,
-            )
-
-        self.turns.start(prepare, user_id=str(event.get("user")))
+            if joined and event.get("thread_ts"):  # first mention inside a human thread
+                queued.history_before_ts = str(event.get("ts"))
+            await self._enqueue(queued, dedupe_key=message_key(queued.team, event))
+        except StateUnavailableError as error:
+            self._tell_unavailable(context.client, queued, error)
 
     async def _on_message(
         self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
@@ -286,58 +272,68 @@ class SlackBot(InteractionListeners):
         user, bot = event.get("user"), context.bot_user_id
         if user is None or user == bot:
             return
+        self.metrics.events.labels(kind="message").inc()
         text = event.get("text") or ""
         team, _ = workspace_of(body)
-        if not is_dm_event(event):
-            thread_ts = event.get("thread_ts")
-            if not thread_ts or (bot and f"<@{bot}" in text):
-                return  # not a follow-up, or a mention (answered through app_mention)
-            if not await self._in_thread(team, event["channel"], thread_ts):
-                return
-        if not await self._first_delivery(team, event):
+        if not is_dm_event(event) and not await self._is_follow_up(team, event, bot):
             return
-        client = context.client
+        queued = QueuedTurn(
+            context=event_context(body).metadata,
+            text=strip_mention(text, bot),
+            bot_user_id=bot,
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            await self._enqueue(queued, dedupe_key=message_key(team, event))
+        except StateUnavailableError as error:
+            self._tell_unavailable(context.client, queued, error)
 
-        async def prepare() -> TurnRequest:  # after the ack
-            return await self._request(event_context(body), strip_mention(text, bot), client)
+    async def _is_follow_up(self, team: str, event: dict[str, Any], bot: str | None) -> bool:
+        """A message in a thread the bot takes part in (a mention is answered as one)."""
+        thread_ts = event.get("thread_ts")
+        if not thread_ts or (bot and f"<@{bot}" in (event.get("text") or "")):
+            return False
+        try:
+            return await self.threads.contains(team, event["channel"], thread_ts)
+        except StateUnavailableError as error:  # cannot tell whether it is for us: stay quiet
+            log.warning("slack: thread message not checked (%s)", error)
+            return False
 
-        self.turns.start(prepare, user_id=str(user))
-
-    async def _on_command(
-        self, ack: Ack, body: dict[str, Any], respond: Ack, context: AsyncBoltContext
-    ) -> None:
+    async def _on_command(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        self.metrics.events.labels(kind="command").inc()
         private, question = split_private(body.get("text") or "")
+        options: dict[str, Any] = {
+            "text": question,
+            "response_url": body.get("response_url"),
+            "enterprise_install": bool(context.is_enterprise_install),
+        }
         if private or not question:
-            await ack(response_type="ephemeral", text=":hourglass_flowing_sand: On it…")
             ctx = command_context(body, thread_ts=PRIVATE_THREAD)
-            await self._start(
-                ctx, question, context.client, private=True, response_url=body.get("response_url")
-            )
+            queued = QueuedTurn(context=ctx.metadata, private=True, **options)
+        else:  # the worker opens the thread: "<@user> asked: ..."
+            ctx = command_context(body, thread_ts="")
+            queued = QueuedTurn(context=ctx.metadata, open_thread=True, **options)
+        try:
+            await self._enqueue(queued)
+        except StateUnavailableError as error:
+            log.warning("slack: could not accept a command from %s: %s", queued.owner, error)
+            self.metrics.turns.labels(outcome="unavailable").inc()
+            await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
             return
-        await ack()
-        client = context.client
-
-        async def open_thread() -> TurnRequest | None:
-            """Post "<@user> asked: ..." and answer in its thread (inside the turn, after ack)."""
-            channel, user = body.get("channel_id", ""), body.get("user_id", "")
-            opener = f"<@{user}> asked: {escape_mrkdwn(truncate(question, 2900))}"
-            try:
-                posted = await client.chat_postMessage(channel=channel, text=opener)
-            except SlackApiError as error:
-                log.info("slack: cannot post in %s (%s)", channel, error.response.get("error"))
-                await respond(
-                    response_type="ephemeral",
-                    text="I can't post in this conversation. Invite me with `/invite`, or ask "
-                    f"privately: `{self.settings.command} private {question}`",
-                )
-                return None
-            ctx = command_context(body, thread_ts=str(posted["ts"]))
-            return await self._request(ctx, question, client)
-
-        self.turns.start(open_thread, user_id=body.get("user_id", ""))
+        if queued.private:
+            await ack(response_type="ephemeral", text=ON_IT)
+        else:
+            await ack()
 
     async def _ignore(self) -> None:
         return None
 
     async def _on_error(self, error: Exception, body: dict[str, Any]) -> None:
         log.error("slack: listener failed for %s", body.get("type"), exc_info=error)
+
+
+def default_clients(settings: SlackSettings, state: State) -> WorkspaceClients:
+    """The bot token's client, or installed workspaces' clients from ``state.records``."""
+    token = settings.bot_token.get_secret_value() if settings.bot_token else None
+    client = build_client(settings, None if settings.oauth_enabled else token)
+    return WorkspaceClients(settings, client, installation_store_for(settings, state.records))

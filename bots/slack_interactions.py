@@ -1,14 +1,16 @@
 """The bot's listeners for clicks and for events that are not questions.
 
     feedback buttons   -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
-    Stop button        -> cancels the asker's running turn
+    Stop button        -> ``request_stop`` of the turn it carries (on whichever process runs
+                          it; only the asker's click counts)
     suggestion buttons -> a turn asking the button's message on the clicker's behalf
     assistant_thread_started -> suggested prompts from the agent's starter UI
     app_home_opened (Messages tab, first visit) -> the agent's welcome, once
     user_change / subteam_* -> identity cache invalidation
 
-``SlackBot`` mixes these in; they rely on its ``agent``, ``turns``, ``metrics``, ``cache``
-and turn starting.
+``SlackBot`` mixes these in; they rely on its ``agent``, ``state``, ``metrics``,
+``threads`` and turn accepting. Events that are not turns are deduplicated with
+``state.dedupe``; while the state backend is down they are still acked.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ from adapters.slack.cache import TtlCache
 from adapters.slack.context import PRIVATE_THREAD, action_context, conversation_id, workspace_of
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.markdown import truncate
+from adapters.slack.threads import ThreadMembership
 from agent_core.agent import Agent
 from agent_core.components import ButtonComponent, ButtonGroupComponent, UiComponent
+from agent_core.errors import StateUnavailableError
 from agent_core.feedback import Feedback
+from agent_core.state import State
 from agent_core.users import RequestContext
 from bots.slack_metrics import SlackMetrics
-from bots.slack_turns import TurnManager
+from bots.slack_queued import QueuedTurn
+from bots.slack_settings import SlackSettings
 
 log = logging.getLogger(__name__)
 
@@ -46,17 +52,37 @@ class InteractionListeners:
     """
 
     agent: Agent
-    turns: TurnManager
+    settings: SlackSettings
+    state: State
     metrics: SlackMetrics
     cache: TtlCache
+    threads: ThreadMembership
 
-    async def _start(
-        self, context: RequestContext, text: str, client: AsyncWebClient, **options: Any
-    ) -> str:
+    async def _enqueue(self, queued: QueuedTurn, *, dedupe_key: str | None = None) -> bool:
+        raise NotImplementedError
+
+    def _tell_unavailable(
+        self, client: AsyncWebClient, queued: QueuedTurn, error: StateUnavailableError
+    ) -> None:
         raise NotImplementedError
 
     async def _first_event(self, body: Mapping[str, Any]) -> bool:
-        raise NotImplementedError
+        """False for a redelivered event (same ``event_id``); True when unsure (outage)."""
+        kind = str((body.get("event") or {}).get("type"))
+        self.metrics.events.labels(kind=kind).inc()
+        event_id = body.get("event_id")
+        if not event_id:
+            return True
+        try:
+            fresh = await self.state.dedupe.first_time(
+                f"slack:event:{event_id}", ttl=self.settings.dedupe_ttl
+            )
+        except StateUnavailableError as error:
+            log.warning("slack: event %s not deduplicated (%s)", event_id, error)
+            return True
+        if not fresh:
+            self.metrics.duplicates.inc()
+        return fresh
 
     async def _on_feedback(self, ack: Ack, body: dict[str, Any]) -> None:
         await ack()
@@ -73,20 +99,36 @@ class InteractionListeners:
         await self.agent.record_feedback(ctx, feedback)
 
     async def _on_stop(self, ack: Ack, body: dict[str, Any]) -> None:
+        """The Stop button carries the turn id; the worker running it honours the asker's
+        click only (``owner``), on whichever process that is."""
         await ack()
         self.metrics.events.labels(kind="stop").inc()
         action = (body.get("actions") or [{}])[0]
+        team, _ = workspace_of(body)
         user = (body.get("user") or {}).get("id", "")
-        if not self.turns.stop(str(action.get("value")), user):
-            log.info("slack: stop ignored (turn finished or not asked by %s)", user)
+        try:
+            await self.state.turns.request_stop(str(action.get("value")), by=f"{team}:{user}")
+        except StateUnavailableError as error:
+            log.warning("slack: stop request of %s not delivered (%s)", user, error)
 
     async def _on_button(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        await ack()
         self.metrics.events.labels(kind="button").inc()
         action = (body.get("actions") or [{}])[0]
-        ctx = action_context(body)
-        private = ctx.metadata.get("thread_id") == PRIVATE_THREAD
-        await self._start(ctx, str(action.get("value") or ""), context.client, private=private)
+        meta = action_context(body).metadata
+        queued = QueuedTurn(
+            context=meta,
+            text=str(action.get("value") or ""),
+            private=meta.get("thread_id") == PRIVATE_THREAD,
+            response_url=body.get("response_url"),
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            if not queued.private:
+                await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
+            await self._enqueue(queued)
+        except StateUnavailableError as error:
+            self._tell_unavailable(context.client, queued, error)
+        await ack()
 
     # --- agent view, home, identity -------------------------------------------------------------
 
@@ -135,7 +177,11 @@ class InteractionListeners:
         user, channel = event.get("user"), event.get("channel")
         if event.get("tab") != "messages" or not user or not channel:
             return
-        if not await self.cache.add(f"slack:welcome:{team}:{user}", ttl=WELCOME_TTL):
+        try:
+            if not await self.cache.add(f"slack:welcome:{team}:{user}", ttl=WELCOME_TTL):
+                return
+        except StateUnavailableError as error:  # better no welcome than a repeated one
+            log.warning("slack: welcome of %s skipped (%s)", user, error)
             return
         ctx = RequestContext(
             metadata={
@@ -163,4 +209,7 @@ class InteractionListeners:
         resolver = self.agent.user_resolver
         if isinstance(resolver, SlackUserResolver):
             team, _ = workspace_of(body)
-            await resolver.handle_event(team, event)
+            try:
+                await resolver.handle_event(team, event)
+            except StateUnavailableError as error:  # the entry expires with its TTL anyway
+                log.warning("slack: identity cache not invalidated (%s)", error)

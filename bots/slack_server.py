@@ -1,7 +1,8 @@
 """Transports for ``SlackBot``: an aiohttp HTTP server or a Socket Mode connection.
 
 HTTP mode serves ``POST /slack/events`` (events, commands and interactions; bolt verifies
-the signature), ``GET /healthz``, ``GET /metrics`` (Prometheus) and, for multi-workspace
+the signature), ``GET /healthz`` (the state backend's health: 503 while it is down),
+``GET /metrics`` (Prometheus) and, for multi-workspace
 apps, ``GET /slack/install`` + ``GET /slack/oauth_redirect``. Socket Mode needs no public
 URL: the app token opens a WebSocket to Slack; the HTTP server then only serves health,
 metrics and the OAuth pages (never ``/slack/events``, whose signatures are not checked in
@@ -13,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -38,7 +41,18 @@ def build_web_app(bot: SlackBot) -> web.Application:
         return await to_aiohttp_response(await bot.app.async_dispatch(bolt_request))
 
     async def healthz(request: web.Request) -> web.Response:
-        return web.json_response({"ok": True, "running_turns": bot.turns.running})
+        health = await bot.state.health()
+        pending: int | None = None
+        with contextlib.suppress(Exception):  # the queue shares the backend health reports on
+            pending = await bot.state.turns.pending()
+        body = {
+            "ok": health.ok,
+            "state": health.model_dump(),
+            "running_turns": bot.turns.running,
+            "queued_turns": pending,
+            "process": os.getpid(),
+        }
+        return web.json_response(body, status=200 if health.ok else 503)
 
     async def metrics(request: web.Request) -> web.Response:
         return web.Response(body=bot.metrics.render(), content_type="text/plain")
@@ -66,12 +80,22 @@ def build_web_app(bot: SlackBot) -> web.Application:
     return app
 
 
-async def serve_http(bot: SlackBot, *, host: str, port: int) -> web.AppRunner:
-    """Start HTTP mode; returns the runner (``await runner.cleanup()`` to stop)."""
+async def serve_http(
+    bot: SlackBot, *, host: str, port: int, reuse_port: bool = False
+) -> web.AppRunner:
+    """Start HTTP mode; returns the runner (``await runner.cleanup()`` to stop).
+
+    ``reuse_port`` binds with ``SO_REUSEPORT``: several processes listen on one port and
+    the kernel spreads connections among them (``threadline slack --processes N``)."""
     runner = web.AppRunner(build_web_app(bot), access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    log.info("threadline slack: listening on http://%s:%d%s", host, port, EVENTS_PATH)
+    site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
+    await site.start()
+    bound = runner.addresses[0][1] if runner.addresses else port
+    log.info(
+        "threadline slack: listening on http://%s:%d%s (process %d)",
+        host, bound, EVENTS_PATH, os.getpid(),
+    )  # fmt: skip
     return runner
 
 
@@ -83,19 +107,27 @@ def socket_mode_handler(bot: SlackBot) -> AsyncSocketModeHandler:
     return AsyncSocketModeHandler(bot.app, token.get_secret_value(), web_client=bot.client)
 
 
-async def run_until_cancelled(bot: SlackBot) -> None:
-    """Serve in the configured mode until cancelled; then let running turns finish."""
+async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> None:
+    """Serve in the configured mode until cancelled or SIGTERM; then stop taking
+    deliveries and finish the turns this process holds (``bot.close``)."""
     settings = bot.settings
     await bot.open()
-    runner = await serve_http(bot, host=settings.host, port=settings.port)
+    runner = await serve_http(bot, host=settings.host, port=settings.port, reuse_port=reuse_port)
     handler = None
+    terminated = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+        loop.add_signal_handler(signal.SIGTERM, terminated.set)
     try:
         if settings.mode == "socket":
             handler = socket_mode_handler(bot)
             await handler.connect_async()  # type: ignore[no-untyped-call]
-            log.info("threadline slack: connected in Socket Mode")
-        await asyncio.Event().wait()
+            log.info("threadline slack: connected in Socket Mode (process %d)", os.getpid())
+        await terminated.wait()
+        log.info("threadline slack: SIGTERM; finishing the turns of process %d", os.getpid())
     finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGTERM)
         if handler is not None:
             with contextlib.suppress(Exception):
                 await handler.close_async()  # type: ignore[no-untyped-call]

@@ -10,7 +10,13 @@
     SLACK_COMMAND          slash command name (default ``/ask``)
     SLACK_API_URL          Web API base URL (tests point it at a fake)
     PORT / HOST            HTTP listener (default 0.0.0.0:3000)
-    THREADLINE_DATA_DIR    where the file installation store lives
+    THREADLINE_DATA_DIR    the demo database (and SQLite state without REDIS_URL)
+    THREADLINE_RATE_LIMIT  per-user quota ``N/SECONDS`` (``20/3600``: 20 messages an hour);
+                           off when unset; admins are exempt
+    THREADLINE_TURN_CONCURRENCY   turns one process answers at once (default 64)
+
+State (conversations, memory, turns, installations, caches) is configured separately:
+``agent_core.state.StateSettings.from_env`` (``REDIS_URL``, ``THREADLINE_DATA_DIR``).
 
 Secrets are ``SecretStr`` so they never appear in a repr or a log line.
 
@@ -18,6 +24,8 @@ Secrets are ``SecretStr`` so they never appear in a repr or a log line.
 ...                             "SLACK_ADMIN_USERS": "U1, U2"})
 >>> (s.mode, s.admin_users, s.command, "xoxb" in repr(s))
 ('http', ['U1', 'U2'], '/ask', False)
+>>> SlackSettings(bot_token="xoxb-1", signing_secret="s", rate_limit="20/3600").rate_limit
+(20, 3600.0)
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 Mode = Literal["http", "socket"]
 
@@ -49,6 +57,28 @@ BOT_SCOPES = [
 
 def _split(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+def parse_rate_limit(value: object) -> tuple[int, float] | None:
+    """``"20/3600"`` -> ``(20, 3600.0)`` (messages per user per window of seconds);
+    ``""`` / ``"off"`` / ``None`` -> no limit.
+
+    >>> parse_rate_limit("5/60"), parse_rate_limit("off")
+    ((5, 60.0), None)
+    """
+    if value is None or isinstance(value, tuple | list):
+        return None if value is None else (int(value[0]), float(value[1]))
+    text = str(value).strip().lower()
+    if text in ("", "off", "none", "0"):
+        return None
+    count, _, window = text.partition("/")
+    try:
+        limit, seconds = int(count), float(window)
+    except ValueError:
+        raise ValueError(f"THREADLINE_RATE_LIMIT must look like 20/3600, not {value!r}") from None
+    if limit < 1 or seconds <= 0:
+        raise ValueError("THREADLINE_RATE_LIMIT needs a positive count and window")
+    return limit, seconds
 
 
 class SlackSettings(BaseModel):
@@ -73,7 +103,17 @@ class SlackSettings(BaseModel):
     flush_chars: int = Field(default=1000, gt=0)
     flush_interval: float = Field(default=1.0, ge=0)
     identity_ttl: float = Field(default=300.0, gt=0)
+    identity_local_ttl: float = Field(default=30.0, ge=0)
+    """Seconds a process keeps identity lookups in front of the shared cache (0: off)."""
     dedupe_ttl: float = Field(default=3600.0, gt=0)
+    rate_limit: tuple[int, float] | None = None
+    """``(messages, seconds)`` per user, from ``THREADLINE_RATE_LIMIT``; ``None``: no quota."""
+    turn_concurrency: int = Field(default=64, ge=1)
+
+    @field_validator("rate_limit", mode="before")
+    @classmethod
+    def _rate_limit(cls, value: object) -> tuple[int, float] | None:
+        return parse_rate_limit(value)
 
     @model_validator(mode="after")
     def _check(self) -> SlackSettings:
@@ -90,10 +130,6 @@ class SlackSettings(BaseModel):
     @property
     def oauth_enabled(self) -> bool:
         return bool(self.client_id and self.client_secret)
-
-    @property
-    def installation_dir(self) -> Path:
-        return self.data_dir / "slack-installations"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> SlackSettings:
@@ -113,7 +149,13 @@ class SlackSettings(BaseModel):
             "command": env.get("SLACK_COMMAND") or "/ask",
             "api_url": env.get("SLACK_API_URL") or None,
         }
-        for key, name in (("port", "PORT"), ("host", "HOST"), ("data_dir", "THREADLINE_DATA_DIR")):
+        for key, name in (
+            ("port", "PORT"),
+            ("host", "HOST"),
+            ("data_dir", "THREADLINE_DATA_DIR"),
+            ("rate_limit", "THREADLINE_RATE_LIMIT"),
+            ("turn_concurrency", "THREADLINE_TURN_CONCURRENCY"),
+        ):
             if env.get(name):
                 values[key] = env[name]
         return cls(**{**values, **overrides})

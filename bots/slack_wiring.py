@@ -1,5 +1,6 @@
 """Building blocks of the Slack bot that do not depend on it: Web API clients with 429
-handling, the OAuth installation store, and the workspace-aware user resolver.
+handling, the workspace -> client lookup (single token or OAuth installations), the
+installation store on Threadline's state, and the workspace-aware user resolver.
 
 >>> build_client(SlackSettings(bot_token="xoxb-1", signing_secret="s"), "xoxb-1").base_url
 'https://slack.com/api/'
@@ -7,53 +8,114 @@ handling, the OAuth installation store, and the workspace-aware user resolver.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
+import aiohttp
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
-from slack_sdk.oauth.installation_store.file import FileInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.identity import ClientProvider, SlackUserResolver
+from adapters.slack.cache import TtlCache
+from adapters.slack.identity import SlackUserResolver
+from adapters.slack.installations import KeyValueInstallationStore
 from agent_core.errors import AgentError
+from agent_core.state.keyvalue import KeyValueStore
 from bots.slack_settings import SlackSettings
 
 
-def build_client(settings: SlackSettings, token: str | None = None) -> AsyncWebClient:
+def build_client(
+    settings: SlackSettings,
+    token: str | None = None,
+    *,
+    session: aiohttp.ClientSession | None = None,
+) -> AsyncWebClient:
     """A Web API client that honours 429 Retry-After (slack_sdk's async retry handler)."""
     return AsyncWebClient(
         token=token,
         base_url=settings.api_url or AsyncWebClient.BASE_URL,
+        session=session,
         retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
     )
 
 
-def installation_store_for(settings: SlackSettings) -> AsyncInstallationStore | None:
-    """The file installation store of a multi-workspace (OAuth) app; ``None`` otherwise."""
+def installation_store_for(
+    settings: SlackSettings, records: KeyValueStore
+) -> AsyncInstallationStore | None:
+    """The installation store of a multi-workspace (OAuth) app, on ``state.records``;
+    ``None`` for a single-workspace app (its token comes from ``SLACK_BOT_TOKEN``)."""
     if not settings.oauth_enabled:
         return None
-    return FileInstallationStore(base_dir=str(settings.installation_dir / "installations"))
+    return KeyValueInstallationStore(records)
+
+
+class WorkspaceClients:
+    """The Web API client of each workspace: the bot token's client for a single-workspace
+    app; for an OAuth app, a client per installed bot token (kept for reuse, all sharing
+    one connection pool). Raises ``AgentError`` for a workspace without an installation.
+
+    >>> import asyncio
+    >>> settings = SlackSettings(bot_token="xoxb-1", signing_secret="s")
+    >>> clients = WorkspaceClients(settings, build_client(settings, "xoxb-1"))
+    >>> asyncio.run(clients.client_for("T1", None)).token
+    'xoxb-1'
+    """
+
+    def __init__(
+        self,
+        settings: SlackSettings,
+        default: AsyncWebClient,
+        installation_store: AsyncInstallationStore | None = None,
+        *,
+        keep: int = 1000,
+    ) -> None:
+        self.settings = settings
+        self.default = default
+        self.installation_store = installation_store
+        self._keep = keep
+        self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
+
+    async def client_for(
+        self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
+    ) -> AsyncWebClient:
+        store = self.installation_store
+        if store is None:
+            return self.default
+        bot = await store.async_find_bot(
+            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=enterprise_install
+        )
+        if bot is None or not bot.bot_token:
+            raise AgentError("This workspace has not installed the app.")
+        client = self._clients.get(bot.bot_token)
+        if client is None:
+            client = build_client(self.settings, bot.bot_token, session=self.default.session)
+            self._clients[bot.bot_token] = client
+            while len(self._clients) > self._keep:
+                self._clients.popitem(last=False)
+        self._clients.move_to_end(bot.bot_token)
+        return client
+
+    def share_session(self, session: aiohttp.ClientSession | None) -> None:
+        """Point every client at ``session`` (the bot's pool, opened in the event loop)."""
+        self.default.session = session
+        for client in self._clients.values():
+            client.session = session
 
 
 def build_user_resolver(
-    settings: SlackSettings,
-    client: AsyncWebClient,
-    installation_store: AsyncInstallationStore | None = None,
+    settings: SlackSettings, clients: WorkspaceClients, cache: TtlCache | None = None
 ) -> SlackUserResolver:
-    """A ``SlackUserResolver`` with the bot's token(s) and the configured admins."""
-    if installation_store is None:
-        provider: AsyncWebClient | ClientProvider = client
-    else:
-        store = installation_store
+    """A ``SlackUserResolver`` with the workspace's token and the configured admins, its
+    lookups in ``cache`` (``state.cache``: shared by every process on Redis)."""
 
-        async def provider(team_id: str, enterprise_id: str | None) -> AsyncWebClient:
-            bot = await store.async_find_bot(enterprise_id=enterprise_id, team_id=team_id)
-            if bot is None or not bot.bot_token:
-                raise AgentError("This workspace has not installed the app.")
-            return build_client(settings, bot.bot_token)
+    async def provider(team_id: str, enterprise_id: str | None) -> AsyncWebClient:
+        return await clients.client_for(team_id, enterprise_id)
 
     return SlackUserResolver(
         provider,
         admin_users=settings.admin_users,
         admin_groups=settings.admin_groups,
         workspace_admins_are_admins=settings.workspace_admins_are_admins,
+        cache=cache,
         ttl=settings.identity_ttl,
+        local_ttl=settings.identity_local_ttl,
     )

@@ -216,6 +216,10 @@ class ConnectorPool:
             )
         return self._session
 
+    def lookup(self, service_url: str) -> RetryingConnector | None:
+        """The connector already made for ``service_url``, if any."""
+        return self._connectors.get(service_url.rstrip("/"))
+
     def get(self, service_url: str, credentials: Any = None) -> RetryingConnector:
         key = service_url.rstrip("/")
         connector = self._connectors.get(key)

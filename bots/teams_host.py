@@ -2,9 +2,12 @@
 
 Thin on purpose: botbuilder authenticates the request (with the fixes of
 ``bots.teams_botbuilder``), and everything Teams-specific about a turn lives in
-``adapters.teams``. A message is deduplicated by ``activity.id``, answered ``201`` at once
-and run in the background (``bots.teams_turns``); invokes (card buttons, feedback) are
-answered within the request. ``/healthz`` and Prometheus ``/metrics`` sit beside it.
+``adapters.teams``. A message is recorded in the durable turn queue (deduplicated by
+``activity.id`` in the same step) and answered ``201``; a worker on any process answers it
+(``bots.teams_turns``). Invokes (card buttons, Stop, feedback) are answered within the
+request. While the state backend (Redis) is down, Teams still gets its answer (so it does not
+redeliver forever) and the user is told plainly; ``/healthz`` turns red until it is back.
+Prometheus ``/metrics`` sits beside it.
 
 >>> from bots.teams_settings import TeamsSettings
 >>> host = TeamsHost(TeamsSettings())
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -30,20 +34,35 @@ from botbuilder.integration.aiohttp import (
 )
 from botbuilder.schema import Activity
 
+from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
-from adapters.teams.connector import TeamsConnector
-from adapters.teams.context import Wire, message_text, request_context, wire_activity
+from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.context import (
+    Wire,
+    asker_id,
+    message_text,
+    request_context,
+    wire_activity,
+)
 from adapters.teams.files import (
     ConsentAnswer,
     FileOffers,
     consent_answer_of,
 )
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
-from adapters.teams.invokes import card_action_of, card_action_response, feedback_of
+from adapters.teams.invokes import (
+    card_action_of,
+    card_action_response,
+    feedback_of,
+    stop_request_of,
+)
 from adapters.teams.state import MemoryTtlStore, TtlStore
-from agent_core.errors import AgentError
+from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.feedback import Feedback
+from agent_core.stages import public_error_message
 from agent_core.state.health import StateHealth
+from agent_core.state.turns import TurnQueue
+from agent_core.state.turns_memory import MemoryTurnQueue
 from bots.teams_botbuilder import (
     GuardedAuthentication,
     check_version,
@@ -54,10 +73,14 @@ from bots.teams_botbuilder import (
 from bots.teams_connector import ConnectorPool
 from bots.teams_files import graph_token_provider, upload_offered_file
 from bots.teams_metrics import TeamsMetrics
+from bots.teams_outbound import Outbound
 from bots.teams_settings import TeamsSettings
 from bots.teams_turns import TeamsAgent, TeamsTurns
 
 logger = logging.getLogger(__name__)
+
+UNAVAILABLE = public_error_message(StateUnavailableError("state down"), "")
+"""What a user is told when their message could not be accepted (the state is down)."""
 
 
 @dataclass
@@ -77,8 +100,8 @@ _EXCHANGE: contextvars.ContextVar[_Exchange | None] = contextvars.ContextVar(
 
 
 class ThreadlineTeamsBot:
-    """What botbuilder calls for each authenticated activity (``on_turn``): messages start a
-    background turn, invokes are answered in the request, a personal install is welcomed.
+    """What botbuilder calls for each authenticated activity (``on_turn``): messages become
+    durable turns, invokes are answered in the request, a personal install is welcomed.
 
     >>> ThreadlineTeamsBot._welcomes({"recipient": {"id": "28:b"}, "membersAdded": [
     ...     {"id": "28:b"}], "conversation": {"conversationType": "personal"}})
@@ -94,15 +117,19 @@ class ThreadlineTeamsBot:
         activity: Wire = exchange.body if exchange else wire_activity(turn_context.activity)
         kind = str(activity.get("type") or "")
         self._host.metrics.activities.labels(type=kind).inc()
-        if kind == "message":
-            if await self._host.first_delivery(activity):
-                text = message_text(activity)
-                self._host.turns.start(activity, text, self._host.connector(turn_context))
-        elif kind == "invoke":
-            await self._invoke(turn_context, activity, exchange)
-        elif kind == "conversationUpdate" and self._welcomes(activity):
-            if await self._host.first_delivery(activity):
-                self._host.turns.start(activity, "", self._host.connector(turn_context))
+        try:
+            if kind == "message":
+                await self._accept(turn_context, activity, message_text(activity))
+            elif kind == "invoke":
+                await self._invoke(turn_context, activity, exchange)
+            elif kind == "conversationUpdate" and self._welcomes(activity):
+                await self._accept(turn_context, activity, "")
+        except StateUnavailableError as error:
+            self._host.unavailable(turn_context, activity, error, exchange)
+
+    async def _accept(self, turn_context: TurnContext, activity: Wire, text: str) -> None:
+        self._host.connector(turn_context)  # this process now knows the service URL's creds
+        await self._host.turns.accept(activity, text)
 
     @staticmethod
     def _welcomes(activity: Wire) -> bool:
@@ -130,9 +157,11 @@ class ThreadlineTeamsBot:
             if await self._host.first_delivery(activity):
                 await self._record(activity, feedback)
             status = 200
+        elif (turn_id := stop_request_of(activity)) is not None:
+            await self._host.turns.request_stop(turn_id, by=asker_id(activity))
+            status, body = 200, card_action_response("Stopping.")
         elif (text := card_action_of(activity)) is not None:
-            if await self._host.first_delivery(activity):
-                self._host.turns.start(activity, text, self._host.connector(turn_context))
+            await self._accept(turn_context, activity, text)
             status, body = 200, card_action_response()
         elif (answer := consent_answer_of(activity)) is not None:
             await self._host.answer_file_consent(
@@ -144,8 +173,10 @@ class ThreadlineTeamsBot:
 
 
 class TeamsHost:
-    """Builds the aiohttp application of the Teams bot and owns its shared state (connector
-    pool, delivery ids, identity cache, file offers, metrics).
+    """Builds the aiohttp application of the Teams bot and owns what its turns share: the
+    turn queue, connector pool, delivery ids (invokes), identity cache, conversation
+    references (``records``), file offers and metrics. Pass a ``State``'s stores to share them
+    with other processes; the defaults keep everything in this process.
 
     >>> TeamsHost(TeamsSettings()).user_resolver().mapping.default_groups
     []
@@ -160,6 +191,9 @@ class TeamsHost:
         identity_cache: TtlStore | None = None,
         files: FileOffers | None = None,
         health: Callable[[], Awaitable[StateHealth]] | None = None,
+        turn_queue: TurnQueue | None = None,
+        records: TtlStore | None = None,
+        concurrency: int = 32,
     ) -> None:
         self.settings = settings
         self.metrics = metrics or TeamsMetrics()
@@ -171,6 +205,9 @@ class TeamsHost:
         self.pool = ConnectorPool()
         self.files = files if files is not None else FileOffers()
         self._health = health
+        self.turn_queue = turn_queue if turn_queue is not None else MemoryTurnQueue()
+        self.records = records if records is not None else MemoryTtlStore()
+        self.concurrency = concurrency
         self.turns: TeamsTurns
         self._bot: ThreadlineTeamsBot
         configuration = settings.botbuilder_configuration()
@@ -178,6 +215,7 @@ class TeamsHost:
             ConfigurationBotFrameworkAuthentication(configuration)
         )
         self.adapter = CloudAdapter(self.authentication)
+        self.outbound = Outbound(settings, self.authentication, self.pool, self.records)
         self._metadata = (
             install_async_openid_metadata(metadata_urls(configuration))
             if settings.auth_enabled
@@ -210,6 +248,19 @@ class TeamsHost:
         credentials = getattr(getattr(client, "config", None), "credentials", None)
         return self.pool.get(turn_context.activity.service_url, credentials)
 
+    def unavailable(self, turn_context: TurnContext, activity: Wire,
+                    error: StateUnavailableError, exchange: _Exchange | None) -> None:
+        """The state is down: Teams still gets its answer (no endless redelivery), the user
+        is told plainly (an invoke in its response, a message by a reply)."""
+        logger.error("could not accept a %s activity: %s", activity.get("type"), error)
+        self.metrics.unavailable.inc()
+        if activity.get("type") == "invoke":
+            if exchange is not None:
+                exchange.status, exchange.response = 200, card_action_response(UNAVAILABLE)
+            return
+        ref = ConversationRef.from_activity(activity)
+        self.turns.background(_tell(self.connector(turn_context), ref, UNAVAILABLE))
+
     async def first_delivery(self, activity: Wire) -> bool:
         """False (and counted) when this activity id was already delivered."""
         conversation = activity.get("conversation") or {}
@@ -236,7 +287,11 @@ class TeamsHost:
     def app(self, agent: TeamsAgent) -> web.Application:
         """The aiohttp application answering for ``agent``."""
         check_version()
-        self.turns = TeamsTurns(agent, self.settings.reply_options(), self.metrics, self.files)
+        self.turns = TeamsTurns(
+            agent, queue=self.turn_queue, outbound=self.outbound,
+            options=self.settings.reply_options(), metrics=self.metrics, files=self.files,
+            concurrency=self.concurrency, dedupe_ttl=self.settings.dedupe_ttl,
+        )  # fmt: skip
         self._bot = ThreadlineTeamsBot(self, agent)
         app = web.Application()
         app[HOST_KEY] = self
@@ -296,7 +351,7 @@ class TeamsHost:
         state = await self._health() if self._health is not None else None
         ok = state is None or state.ok
         body: dict[str, Any] = {"status": "ok" if ok else "unavailable",
-                                "auth": self.settings.auth_enabled}
+                                "auth": self.settings.auth_enabled, "pid": os.getpid()}
         if state is not None:
             body["state"] = {"backend": state.backend, "detail": state.detail}
         return web.json_response(body, status=200 if ok else 503)
@@ -314,10 +369,19 @@ class TeamsHost:
         else:
             logger.info("Teams bot %s (%s) starting", self.settings.app_id, self.settings.app_type)
             await prefetch(self._metadata)
+        self.turns.start()
 
     async def _cleanup(self, app: web.Application) -> None:
         await self.turns.drain()
         await self.pool.close()
+
+
+async def _tell(connector: TeamsConnector, ref: ConversationRef, text: str) -> None:
+    try:
+        await connector.reply(ref.conversation_id, ref.activity_id or "",
+                              activities.message(ref, text))
+    except ConnectorError as error:
+        logger.warning("could not tell the user: %s", error)
 
 
 async def _parse(request: web.Request) -> dict[str, Any]:

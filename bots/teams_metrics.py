@@ -36,6 +36,11 @@ class TeamsMetrics:
             "Redelivered activities dropped",
             registry=self.registry,
         )
+        self.unavailable = Counter(
+            "threadline_teams_unavailable",
+            "Activities answered while the state backend was down (the user was told)",
+            registry=self.registry,
+        )
         self.feedback = Counter(
             "threadline_teams_feedback",
             "Feedback on answers, by reaction",
@@ -44,7 +49,7 @@ class TeamsMetrics:
         )
         self.turns = Counter(
             "threadline_teams_turns",
-            "Turns run, by outcome (completed, stopped, failed)",
+            "Turns run, by outcome (completed, stopped, failed, cancelled, interrupted)",
             ["outcome"],
             registry=self.registry,
         )
@@ -59,7 +64,7 @@ class TeamsMetrics:
         )
         self.turn_seconds = Histogram(
             "threadline_teams_turn_seconds",
-            "Turn duration from ack to the last message",
+            "Turn duration from its acceptance to the last message",
             buckets=(0.25, 0.5, 1, 2, 5, 10, 20, 40, 80, 160),
             registry=self.registry,
         )

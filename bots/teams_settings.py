@@ -34,6 +34,10 @@ Behaviour::
     TEAMS_TARGETED_MESSAGES=1   send admin-only detail as targeted messages (preview)
     TEAMS_FEEDBACK=0        no thumbs up/down under answers
     TEAMS_DEDUPE_TTL        seconds a delivered activity id is remembered (default 3600)
+    TEAMS_STOP_BUTTON_AFTER seconds before a group chat sees a Stop button (default 3; off)
+    TEAMS_CONCURRENCY       turns one process answers at once (default 32)
+    THREADLINE_RATE_LIMIT   messages per user: ``120/hour`` (default), ``30/minute``,
+                            ``500/86400`` (seconds), or ``off``; shared by every process
     HOST / PORT             listener (default 0.0.0.0:3978)
 
 >>> s = TeamsSettings.from_env({"MicrosoftAppId": "a", "MicrosoftAppPassword": "s3cr3t",
@@ -85,6 +89,26 @@ def _split(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
+_WINDOWS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
+
+
+def parse_rate_limit(value: str | None) -> tuple[int, float]:
+    """``"120/hour"`` -> ``(120, 3600.0)``; ``"off"`` or ``"0"`` -> ``(0, 3600.0)`` (no limit).
+
+    >>> parse_rate_limit("30/minute"), parse_rate_limit("500/86400"), parse_rate_limit("off")
+    ((30, 60.0), (500, 86400.0), (0, 3600.0))
+    """
+    text = (value or "").strip().lower()
+    if text in ("", "off", "0", "none"):
+        return 0, 3600.0
+    count, _, window = text.partition("/")
+    window = window.strip() or "hour"
+    seconds = _WINDOWS.get(window.removesuffix("s")) or float(window)
+    if int(count) < 0 or seconds <= 0:
+        raise ValueError("THREADLINE_RATE_LIMIT must be like 120/hour, 30/minute or off")
+    return int(count), seconds
+
+
 def _flag(value: str | None, default: bool) -> bool:
     if value is None or not value.strip():
         return default
@@ -122,6 +146,11 @@ class TeamsSettings(BaseModel):
     targeted_messages: bool = False
     feedback: bool = True
     dedupe_ttl: float = Field(default=3600.0, gt=0)
+    stop_button_after: float | None = Field(default=3.0, ge=0)
+    concurrency: int = Field(default=32, ge=1)
+    rate_limit: int = Field(default=120, ge=0)
+    """Messages one user may send per ``rate_window`` seconds (0: no limit)."""
+    rate_window: float = Field(default=3600.0, gt=0)
     host: str = "0.0.0.0"
     port: int = Field(default=3978, ge=0, le=65535)
 
@@ -212,14 +241,26 @@ class TeamsSettings(BaseModel):
             feedback=_flag(env.get("TEAMS_FEEDBACK"), True),
             host=env.get("HOST") or "0.0.0.0",
         )
+        stop_after = (env.get("TEAMS_STOP_BUTTON_AFTER") or "").strip().lower()
+        if stop_after:
+            values["stop_button_after"] = None if stop_after in ("off", "none") else stop_after
         for field, name in [
             ("stream_interval", "TEAMS_STREAM_INTERVAL"),
             ("dedupe_ttl", "TEAMS_DEDUPE_TTL"),
+            ("concurrency", "TEAMS_CONCURRENCY"),
             ("port", "PORT"),
             ("graph_url", "GRAPH_URL"),
         ]:
             if env.get(name):
                 values[field] = env[name]
+        if env.get("THREADLINE_RATE_LIMIT"):
+            try:
+                values["rate_limit"], values["rate_window"] = parse_rate_limit(
+                    env["THREADLINE_RATE_LIMIT"])
+            except ValueError:
+                raise SettingsError(
+                    "THREADLINE_RATE_LIMIT must be like 120/hour, 30/minute, 500/86400 or off"
+                ) from None
         try:
             if env.get("TEAMS_GROUP_MAP"):
                 values["group_map"] = json.loads(env["TEAMS_GROUP_MAP"])
@@ -247,6 +288,7 @@ class TeamsSettings(BaseModel):
             pace=self.stream_interval,
             feedback_loop=self.feedback,
             targeted_messages=self.targeted_messages,
+            stop_button_after=self.stop_button_after,
         )
 
     def botbuilder_configuration(self) -> SimpleNamespace:

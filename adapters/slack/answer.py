@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -68,7 +68,7 @@ class AnswerStream:
         flush_chars: int = 1000,
         flush_interval: float = 1.0,
         max_message_chars: int = MAX_MARKDOWN_TOTAL - 500,
-        on_post: Callable[[str], None] | None = None,
+        on_post: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._client = client
         self._channel = channel
@@ -182,11 +182,11 @@ class AnswerStream:
 
     # --- Web API ------------------------------------------------------------------------------
 
-    def _record(self, ts: str) -> None:
+    async def _record(self, ts: str) -> None:
         self._ts = ts
         self.posted.append(ts)
         if self._on_post is not None:
-            self._on_post(ts)
+            await self._on_post(ts)
 
     async def _send(self, text: str) -> None:
         if self.fallback:
@@ -207,7 +207,7 @@ class AnswerStream:
             await self._refused(error, text)
             return
         if self._ts is None and self._stream.ts:
-            self._record(self._stream.ts)
+            await self._record(self._stream.ts)
         self._message_text += text
 
     async def _refused(self, error: SlackApiError, text: str) -> None:
@@ -229,7 +229,7 @@ class AnswerStream:
             response = await self._client.chat_postMessage(
                 channel=self._channel, thread_ts=self._thread_ts, text=fallback_text, blocks=blocks
             )
-            self._record(str(response["ts"]))
+            await self._record(str(response["ts"]))
         else:
             await self._client.chat_update(
                 channel=self._channel, ts=self._ts, text=fallback_text, blocks=blocks

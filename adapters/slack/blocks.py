@@ -40,7 +40,7 @@ from adapters.slack.elements import (
 )
 from adapters.slack.limits import MAX_SECTION_TEXT, FileUpload, SlackMessage, pack_messages
 from adapters.slack.markdown import escape_mrkdwn, to_mrkdwn, truncate
-from adapters.slack.tables import png_bytes, render_chart, render_dataframe
+from adapters.slack.tables import render_chart, render_dataframe
 from agent_core.components import (
     ArtifactComponent,
     BadgeComponent,
@@ -68,6 +68,7 @@ from agent_core.components import (
     TaskTrackerUpdateComponent,
     UiComponent,
 )
+from agent_core.components.images import png_from_data_uri
 
 
 def render(component: UiComponent) -> list[SlackMessage]:
@@ -272,7 +273,7 @@ def render_simple(simple: SimpleComponent | None) -> list[SlackMessage]:
 
 def _simple_image(image: SimpleImageComponent) -> list[SlackMessage]:
     alt = image.alt_text or "image"
-    png = png_bytes(image.url)
+    png = png_from_data_uri(image.url)
     if png is not None:
         return [SlackMessage(text=alt, files=[FileUpload("image.png", png, alt, alt)])]
     if image.url.startswith(("https://", "http://")) and len(image.url) <= 3000:

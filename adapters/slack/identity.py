@@ -6,7 +6,10 @@ groups the user belongs to (``usergroups.list`` / ``usergroups.users.list``); ``
 granted by a configured list of user ids or user-group handles (and optionally to workspace
 admins/owners). Every member gets ``user``; guests and people from other organisations get
 ``guest`` instead. Lookups are cached with a TTL and invalidated by ``user_change``,
-``subteam_members_changed`` and ``subteam_updated``. A missing scope or a free plan
+``subteam_members_changed`` and ``subteam_updated``. With ``local_ttl`` set, lookups are
+also kept in this process for that long in front of a shared (Redis) cache, so a turn costs
+no cache round trip; another process's invalidation reaches this one within ``local_ttl``.
+A missing scope or a free plan
 without user groups logs once and yields fewer groups; it never fails the turn (the failed
 lookup is cached for ``failure_ttl`` so every turn does not repeat it).
 """
@@ -82,6 +85,7 @@ class SlackUserResolver(UserResolver):
         cache: TtlCache | None = None,
         ttl: float = 300.0,
         failure_ttl: float = 60.0,
+        local_ttl: float = 0.0,
     ) -> None:
         self._client_for = fixed_client(client) if isinstance(client, AsyncWebClient) else client
         self.admin_users = frozenset(admin_users)
@@ -90,6 +94,8 @@ class SlackUserResolver(UserResolver):
         self._cache = cache if cache is not None else MemoryTtlCache(max_entries=50_000)
         self.ttl = float(ttl)
         self.failure_ttl = min(self.ttl, float(failure_ttl))
+        self.local_ttl = min(self.failure_ttl, float(local_ttl))
+        self._local = MemoryTtlCache(max_entries=10_000) if self.local_ttl > 0 else None
         self._warned: set[tuple[str, str]] = set()
         self._loading: dict[str, asyncio.Future[Any]] = {}
 
@@ -147,14 +153,18 @@ class SlackUserResolver(UserResolver):
     async def _once(self, key: str, load: Callable[[], Awaitable[Any]]) -> Any:
         """``cache[key]``, else ``load()`` - shared by concurrent callers (a burst of turns
         after a restart makes one ``users.info`` call per user, not one per turn)."""
+        if self._local is not None and (kept := await self._local.get(key)) is not None:
+            return kept
         cached = await self._cache.get(key)
-        if cached is not None:
-            return cached
-        pending = self._loading.get(key)
-        if pending is None:
-            pending = self._loading[key] = asyncio.ensure_future(load())
-            pending.add_done_callback(lambda _: self._loading.pop(key, None))
-        return await asyncio.shield(pending)
+        if cached is None:
+            pending = self._loading.get(key)
+            if pending is None:
+                pending = self._loading[key] = asyncio.ensure_future(load())
+                pending.add_done_callback(lambda _: self._loading.pop(key, None))
+            cached = await asyncio.shield(pending)
+        if self._local is not None:
+            await self._local.set(key, cached, ttl=self.local_ttl)
+        return cached
 
     async def _user_profile(
         self, client: AsyncWebClient, team: str, user_id: str
@@ -212,11 +222,16 @@ class SlackUserResolver(UserResolver):
 
     # --- invalidation -------------------------------------------------------------------------
 
+    async def _forget(self, key: str) -> None:
+        if self._local is not None:
+            await self._local.delete(key)
+        await self._cache.delete(key)
+
     async def invalidate_user(self, team: str, user_id: str) -> None:
-        await self._cache.delete(f"slack:identity:user:{team}:{user_id}")
+        await self._forget(f"slack:identity:user:{team}:{user_id}")
 
     async def invalidate_groups(self, team: str) -> None:
-        await self._cache.delete(f"slack:identity:groups:{team}")
+        await self._forget(f"slack:identity:groups:{team}")
 
     async def handle_event(self, team: str, event: Mapping[str, Any]) -> None:
         """Drop cached identity an event made stale (``user_change`` / ``subteam_*``)."""

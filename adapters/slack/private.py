@@ -10,6 +10,7 @@ attached (an upload would be visible to the whole channel).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -47,9 +48,16 @@ class PrivateDelivery:
     'U1'
     """
 
-    def __init__(self, client: AsyncWebClient, target: ReplyTarget) -> None:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        target: ReplyTarget,
+        *,
+        on_send: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._client = client
         self.target = target
+        self._on_send = on_send
 
     async def send(self, component: UiComponent) -> None:
         """Only the asker sees it: ephemeral messages (which cannot be edited or deleted)."""
@@ -75,6 +83,8 @@ class PrivateDelivery:
                 blocks.append(feedback_block())
             if blocks:
                 await self._ephemeral(SlackMessage(text=message.text, blocks=blocks))
+                if self._on_send is not None:
+                    await self._on_send()
 
     async def _ephemeral(self, message: SlackMessage) -> None:
         target = self.target

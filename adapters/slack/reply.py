@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from slack_sdk.errors import SlackApiError
@@ -63,6 +64,9 @@ class ReplyTarget:
 class ReplyStream:
     """Renders one turn into Slack; call ``handle`` per component, then ``close``.
 
+    ``on_post(ts)`` runs after each message this turn creates (before anything more is
+    sent), ``on_private()`` after each ephemeral one: a durable turn records them there.
+
     >>> client = AsyncWebClient(token="xoxb-test")
     >>> reply = ReplyStream(client, ReplyTarget("C1", "1.0", "T1", "U1"))
     >>> reply.posted
@@ -77,6 +81,8 @@ class ReplyStream:
         flush_chars: int = 1000,
         flush_interval: float = 1.0,
         update_interval: float = 1.0,
+        on_post: Callable[[str], Awaitable[None]] | None = None,
+        on_private: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._client = client
         self.target = target
@@ -84,7 +90,8 @@ class ReplyStream:
         self.flush_interval = flush_interval
         self.update_interval = update_interval
         self.status = StatusLine(client, target.channel, target.thread_ts)
-        self._private = PrivateDelivery(client, target)
+        self._private = PrivateDelivery(client, target, on_send=on_private)
+        self._post_hook = on_post
         self._answers: dict[str, AnswerStream] = {}
         self._current: AnswerStream | None = None
         self._messages: dict[str, list[str]] = {}  # component id -> posted ts
@@ -190,9 +197,11 @@ class ReplyStream:
         if not rich.streaming:
             self.answer_ts = await answer.finish([feedback_block()]) or self.answer_ts
 
-    def _on_post(self, ts: str) -> None:
+    async def _on_post(self, ts: str) -> None:
         self.posted.append(ts)
         self.status.replied()
+        if self._post_hook is not None:
+            await self._post_hook(ts)
 
     # --- blocks ---------------------------------------------------------------------------------
 
@@ -252,7 +261,7 @@ class ReplyStream:
                 blocks=message.blocks,
             )
             ts = str(response["ts"])
-            self._on_post(ts)
+            await self._on_post(ts)
         for upload in message.files:
             try:
                 await self._client.files_upload_v2(

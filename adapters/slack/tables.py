@@ -13,8 +13,6 @@ the PNG rendering in ``image_url`` is uploaded, else the data is shown as a tabl
 
 from __future__ import annotations
 
-import base64
-import binascii
 import csv
 import datetime as dt
 import io
@@ -35,11 +33,11 @@ from adapters.slack.limits import (
 )
 from adapters.slack.markdown import escape_mrkdwn, truncate
 from agent_core.components import ChartComponent, DataFrameComponent
+from agent_core.components.images import png_from_data_uri
 
 MAX_CELL_TEXT = 500
 MAX_IMAGE_URL = 3000
 EMPTY_CELL = "—"
-_PNG_DATA_URI = re.compile(r"^data:image/png;base64,(?P<data>.+)$", re.DOTALL)
 
 
 def _cell_text(value: Any) -> str:
@@ -116,17 +114,6 @@ def render_dataframe(df: DataFrameComponent) -> list[SlackMessage]:
     return pack_messages(blocks, text=f"{summary} ({df.row_count:,} rows)", files=files)
 
 
-def png_bytes(image_url: str | None) -> bytes | None:
-    """The PNG inside a ``data:image/png;base64,...`` URI, or ``None``."""
-    match = _PNG_DATA_URI.match(image_url or "")
-    if not match:
-        return None
-    try:
-        return base64.b64decode(match.group("data"), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
 def _chart_as_table(chart: ChartComponent) -> DataFrameComponent:
     label = chart.x_label or "x"
     records = [
@@ -142,7 +129,7 @@ def render_chart(chart: ChartComponent) -> list[SlackMessage]:
     native = chart_block(chart)
     if native is not None:
         return pack_messages([native], text=f"Chart: {title}")
-    png = png_bytes(chart.image_url)
+    png = png_from_data_uri(chart.image_url)
     if png is not None:
         upload = FileUpload(
             filename=f"{_slug(chart.title, 'chart')}.png", content=png, title=title, alt_text=title

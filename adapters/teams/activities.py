@@ -15,7 +15,7 @@ background task, without holding on to the request::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from adapters.teams.cards import Citation
@@ -73,9 +73,44 @@ class ConversationRef:
         return self.conversation_type == "personal"
 
     @property
+    def record_key(self) -> str:
+        """Where the conversation's reference is kept (``records``), for proactive messages."""
+        return reference_key(self.tenant_id, self.conversation_id)
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON for a durable store; ``from_record`` reads it back (without ``activity_id``:
+        a proactive message starts its own thread of replies).
+
+        >>> ref = ConversationRef("https://s/", "a:1", "9", {"id": "28:b"}, {"id": "29:u"}, "t",
+        ...                       "personal")
+        >>> ConversationRef.from_record(ref.to_record()) == replace(ref, activity_id=None)
+        True
+        """
+        return {k: v for k, v in asdict(self).items() if k != "activity_id"}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ConversationRef:
+        known = {k: record[k] for k in cls.__dataclass_fields__ if k in record}
+        known["activity_id"] = None
+        return cls(**known)
+
+    def proactive(self) -> ConversationRef:
+        """The same conversation, not replying to any activity."""
+        return replace(self, activity_id=None)
+
+    @property
     def thread_key(self) -> str:
         """The agent's conversation id for this conversation (see ``context.thread_key``)."""
         return f"teams:{self.tenant_id}:{self.conversation_id}"
+
+
+def reference_key(tenant_id: str, conversation_id: str) -> str:
+    """The ``records`` key of a conversation reference.
+
+    >>> reference_key("t1", "19:g@thread.v2")
+    'teams:ref:t1:19:g@thread.v2'
+    """
+    return f"teams:ref:{tenant_id}:{conversation_id}"
 
 
 def _base(ref: ConversationRef, kind: str) -> Activity:

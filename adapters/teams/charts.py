@@ -15,18 +15,16 @@ the numbers survive clients that do not load images.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import io
 
 from adapters.teams import adaptive
 from adapters.teams.tables import format_cell
 from agent_core.components import ChartComponent, ChartSeries
+from agent_core.components.images import png_data_uri, png_from_data_uri
 
 IMAGE_LIMIT = 250_000
 """Characters of data URI an inline chart may take; larger ones are shrunk or left out."""
 SERIES_CAP = 8
-_PNG_PREFIX = "data:image/png;base64,"
 
 
 def _summary(chart: ChartComponent, series: ChartSeries) -> str:
@@ -53,23 +51,24 @@ def shrink_png_data_uri(uri: str, limit: int = IMAGE_LIMIT) -> str | None:
     """A smaller PNG data URI under ``limit`` characters, or None when it cannot be made so."""
     if len(uri) <= limit:
         return uri
-    if not uri.startswith(_PNG_PREFIX):
+    png = png_from_data_uri(uri)
+    if png is None:
         return None
     try:
         from PIL import Image
     except ImportError:  # pragma: no cover - Pillow ships with matplotlib
         return None
     try:
-        picture = Image.open(io.BytesIO(base64.b64decode(uri[len(_PNG_PREFIX) :], validate=True)))
+        picture = Image.open(io.BytesIO(png))
         picture.load()
-    except (OSError, ValueError, binascii.Error):
+    except (OSError, ValueError):
         return None
     for scale in (1.0, 0.75, 0.5, 0.35):
         size = (max(1, int(picture.width * scale)), max(1, int(picture.height * scale)))
         resized = picture.convert("RGB").resize(size) if scale < 1 else picture.convert("RGB")
         buffer = io.BytesIO()
         resized.quantize(colors=64).save(buffer, format="PNG", optimize=True)
-        candidate = _PNG_PREFIX + base64.b64encode(buffer.getvalue()).decode("ascii")
+        candidate = png_data_uri(buffer.getvalue())
         if len(candidate) <= limit:
             return candidate
     return None

@@ -116,6 +116,35 @@ def user_aad_object_id(activity: Wire) -> str:
     return _text_of(_section(activity, "from").get("aadObjectId"))
 
 
+def asker_id(activity: Wire) -> str:
+    """Who sent the activity: the Entra object id, else the Bot Framework id (``29:...``)."""
+    return user_aad_object_id(activity) or _text_of(_section(activity, "from").get("id"))
+
+
+def turn_key(activity: Wire) -> str:
+    """The key turns are ordered by: one conversation *and* one asker (two people in a
+    group chat are answered side by side; one person's questions strictly in order).
+
+    >>> turn_key({"from": {"aadObjectId": "aad-1"},
+    ...           "conversation": {"id": "19:g@thread.v2", "tenantId": "t1"}})
+    'teams:t1:19:g@thread.v2|aad-1'
+    """
+    return f"{thread_key(activity)}|{asker_id(activity)}"
+
+
+def delivery_key(activity: Wire) -> str | None:
+    """The dedupe key of one delivery (``activity.id`` in its conversation); None without an
+    id (nothing to recognise a redelivery by).
+
+    >>> delivery_key({"id": "1700000000001", "conversation": {"id": "a:1"}})
+    'teams:delivery:a:1:1700000000001'
+    """
+    activity_id = _text_of(activity.get("id"))
+    if not activity_id:
+        return None
+    return f"teams:delivery:{conversation_id(activity)}:{activity_id}"
+
+
 def _mention_entities(activity: Wire) -> list[Wire]:
     entities = activity.get("entities")
     if not isinstance(entities, list):

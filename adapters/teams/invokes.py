@@ -3,6 +3,8 @@ feedback buttons under an answer.
 
 * ``adaptiveCard/action`` with verb ``threadline.action``: a button rendered by
   ``adapters.teams.cards``; its ``threadline_action`` is a message from the clicker.
+* ``adaptiveCard/action`` with verb ``threadline.stop``: the Stop button of a running answer;
+  its ``threadline_stop`` is the turn to stop (honoured only for the person who asked).
 * ``message/submitAction`` with ``actionName == "feedback"``: thumbs up/down (and optional
   text) on one of the bot's answers, identified by ``replyToId``.
 
@@ -19,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.teams.adaptive import ACTION_VERB
+from adapters.teams.adaptive import ACTION_VERB, STOP_VERB
 from adapters.teams.context import Wire, thread_key
 from agent_core.feedback import Feedback
 
@@ -68,6 +70,22 @@ def card_action_of(activity: Wire) -> str | None:
         return None
     message = _mapping(action.get("data")).get("threadline_action")
     return message.strip() if isinstance(message, str) and message.strip() else None
+
+
+def stop_request_of(activity: Wire) -> str | None:
+    """The turn id a Stop button click asks to stop, or None for other invokes.
+
+    >>> stop_request_of({"type": "invoke", "name": "adaptiveCard/action", "value": {
+    ...     "action": {"verb": "threadline.stop", "data": {"threadline_stop": "17-0"}}}})
+    '17-0'
+    """
+    if activity.get("type") != "invoke" or activity.get("name") != CARD_ACTION:
+        return None
+    action = _mapping(_mapping(activity.get("value")).get("action"))
+    if action.get("verb") != STOP_VERB:
+        return None
+    turn_id = _mapping(action.get("data")).get("threadline_stop")
+    return turn_id if isinstance(turn_id, str) and 0 < len(turn_id) <= 200 else None
 
 
 def card_action_response(text: str = "On it.") -> dict[str, Any]:

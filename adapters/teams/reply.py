@@ -5,7 +5,12 @@ each (by id). Progress shows at once: in a personal chat through the streaming p
 (``StreamWriter``: informative updates, then the answer streaming as it is written), in group
 chats and channels as a typing indicator. ``finish`` sends the answer: its text, its cards
 (split over several messages when Teams' 40 KB limit requires), the AI-generated label with
-citations and the feedback buttons. Admin-only detail goes through ``PrivateDelivery``::
+citations and the feedback buttons. Admin-only detail goes through ``PrivateDelivery``.
+
+The message that carries the answer is an ``AnswerSlot``: give the stream one that knows what an
+earlier run of the turn posted and the answer goes into that message instead of a new one.
+In group chats and channels a "Working on it" card with a Stop button appears when the answer
+takes longer than ``stop_button_after`` (pass ``stop_turn``); the answer then replaces it::
 
     async with TeamsReplyStream(connector, ref, on_stop=cancel_turn) as reply:
         async for component in agent.send_message(context, text, conversation_id=key):
@@ -18,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -26,11 +31,13 @@ from typing import Any
 from adapters.teams import activities, adaptive
 from adapters.teams.activities import Activity, ConversationRef
 from adapters.teams.cards import Citation, render
+from adapters.teams.compose import compose
 from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
-from adapters.teams.limits import MESSAGE_LIMIT, pack, payload_size, split_text
+from adapters.teams.limits import split_text
 from adapters.teams.markdown import message_markdown
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
+from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.streaming import StreamWriter
 from agent_core.components import ComponentLifecycle, UiComponent
 
@@ -55,6 +62,9 @@ class ReplyOptions:
     ai_label: bool = True
     targeted_messages: bool = False
     """Deliver admin-only detail as Teams targeted messages (preview) before trying 1:1."""
+    stop_button_after: float | None = 3.0
+    """Seconds before a group chat or channel sees a "Working on it" card with a Stop button
+    (``None``: never). Personal chats have Teams' own Stop button on the stream."""
 
 
 class TeamsReplyStream:
@@ -62,6 +72,8 @@ class TeamsReplyStream:
 
     ``on_stop(reason)`` is called when nothing more can be sent (the user pressed Stop, or
     blocked the bot): the host cancels the turn. ``files`` offers the CSV of cut tables.
+    ``slot`` is where the answer goes (default: a new message); ``stop_turn`` the turn id the
+    Stop button of a group chat's progress card carries.
 
     >>> ref = ConversationRef("https://s/", "a:1", "1", {"id": "28:b"}, {"id": "29:u"}, "t",
     ...                       "personal")
@@ -77,12 +89,16 @@ class TeamsReplyStream:
         options: ReplyOptions | None = None,
         on_stop: Callable[[str], None] | None = None,
         files: FileOffers | None = None,
+        slot: AnswerSlot | None = None,
+        stop_turn: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._connector = connector
         self._ref = ref
         self._options = options or ReplyOptions()
+        self.slot = slot if slot is not None else AnswerSlot(connector, ref)
+        self._stop_turn = stop_turn
         self._on_stop = on_stop
         self._files = files
         self._sleep = sleep
@@ -90,11 +106,11 @@ class TeamsReplyStream:
             connector, ref, targeted=self._options.targeted_messages
         )
         self._writer: StreamWriter | None = None
-        if self._options.stream and ref.is_personal:
+        if self._options.stream and ref.is_personal and not self.slot.resumed:
             self._writer = StreamWriter(
                 connector, ref, pace=self._options.pace,
                 max_duration=self._options.max_stream_seconds, clock=clock, sleep=sleep,
-                on_stop=self._stopped,
+                on_stop=self._stopped, on_posted=self.slot.posted,
             )
         self._texts: dict[str, str] = {}
         self._cards: dict[str, adaptive.Element] = {}
@@ -102,6 +118,8 @@ class TeamsReplyStream:
         self._citations: dict[str, Citation] = {}
         self._csv: dict[str, tuple[str, bytes]] = {}
         self._typing: asyncio.Task[None] | None = None
+        self._progress: asyncio.Task[None] | None = None
+        self._progress_posting = False
         self._halted = False
         self.message_ids: list[str] = []
         self.private_route: str | None = None
@@ -109,6 +127,10 @@ class TeamsReplyStream:
     async def __aenter__(self) -> TeamsReplyStream:
         if self._writer is None:
             self._typing = asyncio.create_task(self._keep_typing(), name="teams-typing")
+            delay = self._options.stop_button_after
+            if self._stop_turn is not None and delay is not None and not self._ref.is_personal:
+                self._progress = asyncio.create_task(self._show_stop_later(delay),
+                                                     name="teams-stop-card")
         return self
 
     async def __aexit__(
@@ -185,6 +207,25 @@ class TeamsReplyStream:
             self._typing.cancel()
             await asyncio.gather(self._typing, return_exceptions=True)
             self._typing = None
+        await self._stop_progress()
+
+    # ------------------------------------------------------------------ Stop card
+
+    async def _show_stop_later(self, delay: float) -> None:
+        await self._sleep(delay)
+        self._progress_posting = True  # from here on, finishing waits for the card's id
+        try:
+            await self.slot.show_progress(self._stop_turn)
+        except ConnectorError as error:
+            logger.info("could not show the Stop card: %s", error)
+
+    async def _stop_progress(self) -> None:
+        task, self._progress = self._progress, None
+        if task is None:
+            return
+        if not self._progress_posting:
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
     # ------------------------------------------------------------------ finish
 
@@ -198,8 +239,10 @@ class TeamsReplyStream:
         try:
             if self._writer is not None:
                 answer_id = await self._writer.close(first)
+                if answer_id and self._writer.mode == "streaming":  # a closed stream is a message
+                    await self.slot.posted(PostedMessage(answer_id, "message"))
             else:
-                answer_id = await self._send(first)
+                answer_id = await self.slot.fill(first)
             if answer_id:
                 self.message_ids.append(answer_id)
             for message in rest:
@@ -249,46 +292,15 @@ class TeamsReplyStream:
             for name, content in self._csv.values()
         ]
 
+    async def settle(self, text: str, *, post_if_empty: bool = True) -> None:
+        """End the answer with ``text`` instead (stopped, interrupted): in place of what was
+        posted, or as a new reply unless ``post_if_empty`` is False."""
+        await self.aclose()
+        await self.slot.settle(text, post_if_empty=post_if_empty)
+
     async def aclose(self) -> None:
         """Stop background sends (the turn ended or was cancelled)."""
         await self._stop_typing()
         if self._writer is not None:
             await self._writer.aclose()
-
-
-def compose(
-    ref: ConversationRef,
-    text: str,
-    attachments: Sequence[dict[str, Any]],
-    *,
-    citations: Sequence[Citation] = (),
-    ai_label: bool = True,
-    feedback_loop: bool = True,
-    limit: int = MESSAGE_LIMIT,
-) -> list[Activity]:
-    """The messages that carry an answer, each under ``limit``.
-
-    The first message holds the first part of the text, the AI label with citations and the
-    feedback buttons; longer text continues in further messages, and the cards follow the
-    text, packed into as few messages as fit.
-    """
-    parts = split_text(text) if text else []
-    entities = [activities.ai_entity(citations)] if ai_label else []
-    channel_data = activities.FEEDBACK_LOOP if feedback_loop else None
-    head = activities.message(
-        ref, parts[0] if parts else None, entities=entities, channel_data=channel_data
-    )
-    tail = [activities.message(ref, part, entities=entities) for part in parts[1:]]
-    last = tail[-1] if tail else head
-    groups = pack(attachments, first_overhead=payload_size(last), limit=limit)
-    if groups[0]:
-        last["attachments"] = groups[0]
-        last["attachmentLayout"] = "list"
-    extra = [activities.message(ref, attachments=group) for group in groups[1:]]
-    messages = [head, *tail, *extra]
-    if not head.get("text") and not head.get("attachments") and len(messages) > 1:
-        messages.remove(head)
-    if not messages[0].get("text") and not messages[0].get("attachments"):
-        messages[0] = activities.message(ref, "I have nothing to add.")
-    return messages
 

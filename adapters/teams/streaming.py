@@ -14,6 +14,9 @@ Fallbacks, as Teams requires:
 * a 403 on a stream that was running means the user pressed **Stop** -> ``on_stop`` is called
   (the host cancels the turn) and nothing more is sent;
 * 403 ``ConversationBlockedByUser`` -> ``on_stop`` too: nobody can read the answer.
+
+``on_posted`` hears of the message that carries the answer as soon as it exists (the stream,
+or the message updated in place), so a host can record it before sending more.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Literal
 from adapters.teams import activities
 from adapters.teams.activities import Activity, ConversationRef
 from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.slot import MessageKind, OnPosted, PostedMessage
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +59,7 @@ class StreamWriter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         on_stop: Callable[[str], None] | None = None,
+        on_posted: OnPosted | None = None,
     ) -> None:
         self._connector = connector
         self._ref = ref
@@ -63,6 +68,7 @@ class StreamWriter:
         self._clock = clock
         self._sleep = sleep
         self._on_stop = on_stop
+        self._on_posted = on_posted
         self.mode: Mode = "idle"
         self.stream_id: str | None = None
         self.message_id: str | None = None
@@ -85,7 +91,15 @@ class StreamWriter:
         self._kick()
 
     def set_text(self, text: str) -> None:
-        """The answer text so far (each call carries all of it)."""
+        """The answer text so far (each call carries all of it).
+
+        Teams refuses a chunk that does not extend what was already streamed (403, which
+        would read as the user's Stop), so a text that does not - the first message's part
+        shrinks to a paragraph boundary once a long answer is split - is not streamed; the
+        final message carries it.
+        """
+        if not text.startswith(self._sent_text):
+            return
         self._text = text
         self._kick()
 
@@ -136,6 +150,10 @@ class StreamWriter:
 
     # ------------------------------------------------------------------ sends
 
+    async def _posted(self, message_id: str | None, kind: MessageKind) -> None:
+        if message_id and self._on_posted is not None:
+            await self._on_posted(PostedMessage(message_id, kind))
+
     async def _reply(self, activity: Mapping[str, Any]) -> str | None:
         try:
             return await self._connector.reply(
@@ -156,6 +174,7 @@ class StreamWriter:
             self.stream_id = new_id
             self._started_at = self._clock()
             self.mode = "streaming"
+            await self._posted(new_id, "stream")
         self._sent_status = line
 
     async def _chunk(self, text: str) -> None:
@@ -173,6 +192,7 @@ class StreamWriter:
         try:
             if self.message_id is None:
                 self.message_id = await self._reply(activity)
+                await self._posted(self.message_id, "message")
             else:
                 await self._connector.update(self._ref.conversation_id, self.message_id, activity)
                 self._last_sent = self._clock()
@@ -197,6 +217,7 @@ class StreamWriter:
             self._failed(error, first=False)
             return
         self.mode, self.message_id, self._sent_text = "in_place", self.stream_id, text
+        await self._posted(self.message_id, "message")
         self._wake.set()
 
     def _failed(self, error: ConnectorError, *, first: bool) -> None:
@@ -235,7 +256,9 @@ class StreamWriter:
             if self.mode == "in_place" and self.message_id is not None:
                 await self._connector.update(self._ref.conversation_id, self.message_id, final)
                 return self.message_id
-            return await self._reply(final)
+            answer_id = await self._reply(final)
+            await self._posted(answer_id, "message")
+            return answer_id
         except ConnectorError as error:
             self._failed(error, first=False)
             logger.error("teams final message failed: %s", error)

@@ -9,6 +9,7 @@ the Redis classes import it when first used. See ``README.md`` here for how bots
 from agent_core.state.conversations_redis import RedisConversationStore
 from agent_core.state.conversations_sqlite import SqliteConversationStore
 from agent_core.state.dedupe import DedupeStore
+from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.factory import State, StateSettings, build_state, default_data_dir
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore
@@ -28,6 +29,7 @@ from agent_core.state.turns_sqlite import SqliteTurnQueue
 
 __all__ = [
     "DedupeStore",
+    "DrainingTurnQueue",
     "KeyValueStore",
     "MemoryKeyValueStore",
     "MemoryRateLimiter",

@@ -9,6 +9,8 @@ from pydantic import BaseModel
 
 from agent_core import (
     Agent,
+    AgentMemory,
+    ConversationStore,
     InMemoryAgentMemory,
     ScriptedLlmService,
     Tool,
@@ -82,6 +84,8 @@ def build_agent(
     *,
     latency: float = 0.0,
     then: ScriptEntry | None = None,
+    memory: AgentMemory | None = None,
+    conversations: ConversationStore | None = None,
 ) -> Agent:
     registry = ToolRegistry()
     registry.register_local_tool(RunSql(), access_groups=["user"])
@@ -90,5 +94,6 @@ def build_agent(
         llm_service=ScriptedLlmService(script, latency=latency, then=then),
         tool_registry=registry,
         user_resolver=resolver,
-        agent_memory=InMemoryAgentMemory(),
+        agent_memory=memory or InMemoryAgentMemory(),
+        conversation_store=conversations,
     )

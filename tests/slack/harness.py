@@ -2,10 +2,12 @@
 
 ``SlackHarness`` signs payloads like Slack does (``v0`` HMAC with the signing secret), posts
 them to the bot's real aiohttp endpoint and exposes the fake's record of Web API calls.
+The bot runs on in-memory state unless a test passes its own (``state=``: Redis, SQLite).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import urllib.parse
@@ -16,14 +18,14 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.signature import SignatureVerifier
-from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.identity import SlackUserResolver
 from agent_core import Agent, InMemoryAuditLogger, LifecycleHook
 from agent_core.llm.scripted import ScriptEntry
-from bots.slack_bot import SlackBot
+from agent_core.state import State, StateSettings, build_state
+from bots.slack_bot import SlackBot, default_clients
 from bots.slack_server import build_web_app
 from bots.slack_settings import SlackSettings
+from bots.slack_wiring import build_user_resolver
 from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.agents import build_agent
 
@@ -149,7 +151,7 @@ class SlackHarness:
         return await self.post(body, sign(body), "application/x-www-form-urlencoded")
 
     async def idle(self) -> None:
-        await self.bot.turns.wait_idle()
+        await self.bot.wait_idle(timeout=20)
 
     def llm_questions(self) -> list[str]:
         """The last user message of every LLM request, in order."""
@@ -166,9 +168,13 @@ async def running_bot(
     then: ScriptEntry | None = None,
     hooks: Sequence[LifecycleHook] = (),
     audit: InMemoryAuditLogger | None = None,
+    state: State | None = None,
+    fake: FakeSlackApi | None = None,
     **settings: Any,
 ) -> AsyncIterator[SlackHarness]:
-    async with FakeSlackApi() as fake:
+    async with contextlib.AsyncExitStack() as stack:
+        if fake is None:
+            fake = await stack.enter_async_context(FakeSlackApi())
         add_users(fake)
         options: dict[str, Any] = {
             "bot_token": TOKEN,
@@ -181,17 +187,19 @@ async def running_bot(
             **settings,
         }
         slack_settings = SlackSettings(**options)
-        client = AsyncWebClient(token=TOKEN, base_url=fake.base_url)
-        resolver = SlackUserResolver(client, admin_users=slack_settings.admin_users)
-        agent = build_agent(script, resolver, latency=latency, then=then)
+        state = state or build_state(StateSettings(ephemeral=True))
+        clients = default_clients(slack_settings, state)
+        resolver = build_user_resolver(slack_settings, clients, state.cache)
+        agent = build_agent(
+            script, resolver, latency=latency, then=then, memory=state.memory,
+            conversations=state.conversations,
+        )  # fmt: skip
         agent.lifecycle_hooks.extend(hooks)
         agent.audit_logger = audit
-        bot = SlackBot(agent, slack_settings)
-        async with TestClient(TestServer(build_web_app(bot))) as http:
-            harness = SlackHarness(fake, bot, http)
-            try:
-                yield harness
-            finally:
-                for running in list(bot.turns._running.values()):
-                    running.task.cancel()
-                await bot.turns.wait_idle()
+        bot = SlackBot(agent, slack_settings, state=state, clients=clients)
+        await bot.open()
+        try:
+            async with TestClient(TestServer(build_web_app(bot))) as http:
+                yield SlackHarness(fake, bot, http)
+        finally:
+            await bot.close(timeout=0)

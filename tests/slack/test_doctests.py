@@ -23,12 +23,17 @@ MODULES = [
     "adapters.slack.reply",
     "adapters.slack.private",
     "adapters.slack.history",
+    "adapters.slack.threads",
+    "adapters.slack.installations",
+    "adapters.slack.oauth_state",
     "bots.slack_settings",
     "bots.slack_metrics",
     "bots.slack_bot",
     "bots.slack_wiring",
     "bots.slack_turns",
+    "bots.slack_queued",
     "bots.slack_interactions",
+    "bots.slack_app",
     "tests.fakes.slack_api",
 ]
 

@@ -1,18 +1,21 @@
-"""Multi-workspace installs (file installation store), uninstall, and the HTTP server's pages."""
+"""Multi-workspace installs (installations in the bot's state), uninstall, and the HTTP
+server's pages."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.oauth.installation_store import Installation
 
-from bots.slack_bot import SlackBot
+from agent_core.state import StateSettings, build_state
+from bots.slack_bot import SlackBot, default_clients
 from bots.slack_server import build_web_app
 from bots.slack_settings import SlackSettings
-from bots.slack_wiring import build_client, build_user_resolver, installation_store_for
+from bots.slack_wiring import build_user_resolver
 from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.agents import build_agent
 from tests.slack.harness import SECRET, SlackHarness, add_users, running_bot
@@ -30,7 +33,9 @@ async def test_each_workspace_is_answered_with_its_own_installed_token(tmp_path:
             data_dir=tmp_path,
             flush_interval=0,
         )
-        store = installation_store_for(settings)
+        state = build_state(StateSettings(ephemeral=True))
+        clients = default_clients(settings, state)
+        store = clients.installation_store
         assert store is not None
         await store.async_save(
             Installation(
@@ -43,9 +48,10 @@ async def test_each_workspace_is_answered_with_its_own_installed_token(tmp_path:
                 user_id="U1",
             )
         )
-        client = build_client(settings)
-        agent = build_agent(["Hello T2", "again"], build_user_resolver(settings, client, store))
-        bot = SlackBot(agent, settings, client=client, installation_store=store)
+        resolver = build_user_resolver(settings, clients, state.cache)
+        agent = build_agent(["Hello T2", "again", "and again"], resolver)
+        bot = SlackBot(agent, settings, state=state, clients=clients)
+        await bot.open()
         async with TestClient(TestServer(build_web_app(bot))) as http:
             h = SlackHarness(fake, bot, http)
             await h.event(mention(), team="T2")
@@ -53,10 +59,14 @@ async def test_each_workspace_is_answered_with_its_own_installed_token(tmp_path:
             [post] = fake.calls_to("chat.postMessage")
             assert post.token == "xoxb-team2"
             assert {c.token for c in fake.calls_to("users.info")} == {"xoxb-team2"}
+            await h.event(mention(ts="100.500100"), team="T2")
+            await h.idle()
+            assert len(fake.calls_to("chat.postMessage")) == 2
+            assert len(fake.calls_to("auth.test")) == 1  # bolt's authorize cache: not per event
 
             await h.event(mention(ts="600.0"), team="T3")  # never installed
             await h.idle()
-            assert len(fake.calls_to("chat.postMessage")) == 1
+            assert len(fake.calls_to("chat.postMessage")) == 2
 
             install = await http.get("/slack/install", allow_redirects=False)
             assert install.status in (200, 302)
@@ -66,7 +76,8 @@ async def test_each_workspace_is_answered_with_its_own_installed_token(tmp_path:
             assert await store.async_find_bot(enterprise_id=None, team_id="T2") is None
             await h.event(mention(ts="601.0"), team="T2")
             await h.idle()
-            assert len(fake.calls_to("chat.postMessage")) == 1
+            assert len(fake.calls_to("chat.postMessage")) == 2
+        await bot.close(timeout=0)
 
 
 async def test_healthz_and_prometheus_metrics(tmp_path: Path) -> None:
@@ -74,9 +85,13 @@ async def test_healthz_and_prometheus_metrics(tmp_path: Path) -> None:
         await h.event(mention())
         await h.idle()
         health = await h.http.get("/healthz")
-        assert health.status == 200 and json.loads(await health.text()) == {
+        assert health.status == 200
+        assert json.loads(await health.text()) == {
             "ok": True,
+            "state": {"ok": True, "backend": "memory", "detail": "ok", "latency_ms": None},
             "running_turns": 0,
+            "queued_turns": 0,
+            "process": os.getpid(),
         }
         metrics = await (await h.http.get("/metrics")).text()
         assert 'threadline_slack_events_total{kind="app_mention"} 1.0' in metrics

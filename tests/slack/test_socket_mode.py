@@ -32,6 +32,7 @@ async def socket_bot(tmp_path: Path) -> AsyncIterator[tuple[FakeSlackApi, SlackB
         )
         resolver = SlackUserResolver(AsyncWebClient(token=TOKEN, base_url=fake.base_url))
         bot = SlackBot(build_agent(["Over the socket", "Private"], resolver), settings)
+        await bot.open()
         handler = socket_mode_handler(bot)
         await handler.connect_async()  # type: ignore[no-untyped-call]
         try:
@@ -39,7 +40,7 @@ async def socket_bot(tmp_path: Path) -> AsyncIterator[tuple[FakeSlackApi, SlackB
         finally:
             await handler.close_async()  # type: ignore[no-untyped-call]
             await handler.client.aiohttp_client_session.close()
-            await bot.turns.wait_idle()
+            await bot.close(timeout=0)
 
 
 async def test_events_and_commands_over_socket_mode_are_acked_and_answered(
@@ -65,7 +66,7 @@ async def test_events_and_commands_over_socket_mode_are_acked_and_answered(
     await fake.send_envelope("events_api", event, envelope_id="env-1")
     [ack] = await fake.wait_for_call("socket_ack")
     assert ack.args == {"envelope_id": "env-1"}
-    await bot.turns.wait_idle()
+    await bot.wait_idle()
     post = fake.calls_to("chat.postMessage")[0].args
     assert (post["thread_ts"], post["blocks"][0]["text"]) == ("500.0", "Over the socket")
 
@@ -82,7 +83,7 @@ async def test_events_and_commands_over_socket_mode_are_acked_and_answered(
     acks = await fake.wait_for_call("socket_ack", 2)
     assert acks[1].args["envelope_id"] == "env-2"
     assert acks[1].args["payload"]["response_type"] == "ephemeral"
-    await bot.turns.wait_idle()
+    await bot.wait_idle()
     assert fake.calls_to("chat.postEphemeral")[0].args["user"] == "U1"
 
 

@@ -8,7 +8,7 @@ endpoint (``IDENTITY_ENDPOINT``) the fake also serves.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,6 +21,8 @@ from botframework.connector.auth import ManagedIdentityAppCredentials
 from adapters.teams.files import FileOffers
 from agent_core import Agent, LifecycleHook
 from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
+from agent_core.state import State
+from agent_core.state.turns import TurnQueue
 from bots.teams_host import TeamsHost
 from bots.teams_settings import TeamsSettings
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
@@ -95,6 +97,10 @@ def settings_for(fake: FakeBotConnector, **overrides: Any) -> TeamsSettings:
     return TeamsSettings(**{**values, **overrides})
 
 
+Seed = Callable[[FakeBotConnector], Awaitable[None]]
+AgentFactory = Callable[[TeamsHost], Agent]
+
+
 @asynccontextmanager
 async def teams_bot(
     monkeypatch: pytest.MonkeyPatch,
@@ -102,8 +108,14 @@ async def teams_bot(
     *,
     hooks: Sequence[LifecycleHook] = (),
     latency: float = 0.0,
+    state: State | None = None,
+    turn_queue: TurnQueue | None = None,
+    seed: Seed | None = None,
+    agent_factory: AgentFactory | None = None,
     **settings: Any,
 ) -> AsyncIterator[TeamsHarness]:
+    """The bot on its own fake connector. ``state`` shares its stores (Redis in some tests);
+    ``seed(fake)`` runs before the bot starts (e.g. to leave a turn a dead process held)."""
     async with FakeBotConnector() as fake:
         monkeypatch.setenv("IDENTITY_ENDPOINT", fake.managed_identity_endpoint)
         monkeypatch.setenv("IDENTITY_HEADER", fake.identity_header)
@@ -111,15 +123,32 @@ async def teams_bot(
         # so each bot fetches its token from its own fake.
         monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache",
                             msal.TokenCache())
-        for user, name in ((MEMBER, "Ana Lima"), (ADMIN, "Alex Admin"), ("aad-bo", "Bo")):
-            fake.members[f"29:{user}"] = {
-                "id": f"29:{user}", "name": name, "aadObjectId": user,
-                "email": f"{user}@contoso.com", "userPrincipalName": f"{user}@contoso.com",
-                "tenantId": payloads.TENANT, "userRole": "user",
-            }
-        # the fake's upload URL is plain http on 127.0.0.1; production requires https
-        host = TeamsHost(settings_for(fake, **settings), files=FileOffers(allow_http=True))
-        agent = build_agent(script, host.user_resolver(), latency=latency, hooks=hooks)
+        add_members(fake)
+        if seed is not None:
+            await seed(fake)
+        host = TeamsHost(settings_for(fake, **settings), **_stores(state, turn_queue))
+        agent = (agent_factory(host) if agent_factory is not None else
+                 build_agent(script, host.user_resolver(), latency=latency, hooks=hooks))
         server = TestServer(host.app(agent), host="127.0.0.1")
         async with TestClient(server) as http:
             yield TeamsHarness(fake, host, http, agent)
+
+
+def add_members(fake: FakeBotConnector) -> None:
+    for user, name in ((MEMBER, "Ana Lima"), (ADMIN, "Alex Admin"), ("aad-bo", "Bo")):
+        fake.members[f"29:{user}"] = {
+            "id": f"29:{user}", "name": name, "aadObjectId": user,
+            "email": f"{user}@contoso.com", "userPrincipalName": f"{user}@contoso.com",
+            "tenantId": payloads.TENANT, "userRole": "user",
+        }
+
+
+def _stores(state: State | None, turn_queue: TurnQueue | None) -> dict[str, Any]:
+    # the fake's upload URL is plain http on 127.0.0.1; production requires https
+    if state is None:
+        return {"turn_queue": turn_queue, "files": FileOffers(allow_http=True)}
+    return {
+        "turn_queue": turn_queue or state.turns, "records": state.records,
+        "deliveries": state.cache, "identity_cache": state.cache, "health": state.health,
+        "files": FileOffers(state.cache, allow_http=True),
+    }

@@ -4,6 +4,7 @@ Every refusal happens before anything reaches the agent or the connector."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -158,7 +159,7 @@ async def test_answers_the_request_before_the_turn_ends(monkeypatch: pytest.Monk
     async with teams_bot(monkeypatch, ["slow answer"], latency=0.5) as bot:
         response = await bot.post(bot.message("take your time", kind="groupChat"))
         assert response.status == 201
-        assert bot.host.metrics.active_turns._value.get() == 1
+        assert await bot.host.turn_queue.pending() == 1  # recorded before the answer
         assert not bot.answers()
         await bot.final()
 
@@ -179,7 +180,8 @@ async def test_health_and_metrics_endpoints(bot: TeamsHarness) -> None:
     await bot.post(bot.message("hi", kind="groupChat"))
     await bot.final()
     health = await bot.http.get("/healthz")
-    assert health.status == 200 and await health.json() == {"status": "ok", "auth": True}
+    assert health.status == 200
+    assert await health.json() == {"status": "ok", "auth": True, "pid": os.getpid()}
     metrics = await bot.http.get("/metrics")
     text = await metrics.text()
     assert 'threadline_teams_activities_total{type="message"} 1.0' in text

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterable
 import pytest
 
 from adapters.teams.activities import ConversationRef
+from adapters.teams.limits import TEXT_LIMIT
 from adapters.teams.reply import ReplyOptions, TeamsReplyStream
 from agent_core.components import (
     CardComponent,
@@ -329,3 +330,26 @@ async def test_removed_and_ui_only_components_do_not_show(
     ])
     final = stream_calls(connector)[-1]
     assert final.text == "ok" and "attachments" not in final.body
+
+
+async def test_crossing_the_split_limit_never_shrinks_the_stream(
+    connector: FakeBotConnector, pool: ConnectorPool
+) -> None:
+    """Regression: once the answer passed TEXT_LIMIT, the first part was cut back to a
+    paragraph boundary and streamed shorter than before; Teams answers such a chunk 403,
+    which the reply took for the user's Stop and abandoned the answer."""
+    paragraph = "detail " * 300
+    answer = "\n\n".join(f"Section {i}. {paragraph}" for i in range(12))
+    assert len(answer) > TEXT_LIMIT
+    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector), options=FAST)
+    await play(reply, streamed(answer, step=1500), gap=0.03)
+
+    calls = stream_calls(connector)
+    assert all(c.status in (200, 201) for c in calls), [c.status for c in calls]
+    chunks = [
+        c.text or "" for c in calls if (c.stream_info or {}).get("streamType") == "streaming"
+    ]
+    assert chunks and all(b.startswith(a) for a, b in itertools.pairwise(chunks))
+    messages = [c for c in calls if c.activity_type == "message"]
+    assert len(messages) == 2
+    assert " ".join(" ".join(m.text or "" for m in messages).split()) == " ".join(answer.split())
