@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from agent_core import (
     Agent,
@@ -20,9 +19,7 @@ from agent_core import (
     ScriptedLlmService,
     StaticUserResolver,
     Tool,
-    ToolContext,
     ToolRegistry,
-    ToolResult,
     UiComponent,
     User,
 )
@@ -36,27 +33,6 @@ if importlib.util.find_spec("langgraph") is not None and importlib.util.find_spe
 USER = User(id="u-user", username="Uma", group_memberships=["user"])
 ADMIN = User(id="u-admin", username="Ada", group_memberships=["admin", "user"])
 OUTSIDER = User(id="u-out", group_memberships=["guest"])
-
-
-class EchoArgs(BaseModel):
-    text: str
-
-
-class EchoTool(Tool[EchoArgs]):
-    """Returns its text; records each execution."""
-
-    name = "echo"
-    description = "Echo the text back"
-
-    def __init__(self) -> None:
-        self.executions: list[str] = []
-
-    def get_args_schema(self) -> type[EchoArgs]:
-        return EchoArgs
-
-    async def execute(self, context: ToolContext, args: EchoArgs) -> ToolResult:
-        self.executions.append(args.text)
-        return ToolResult(success=True, result_for_llm=f"echo: {args.text}")
 
 
 @pytest.fixture(params=AGENT_KINDS)

@@ -14,8 +14,9 @@ from agent_core import (
     ToolContext,
     User,
 )
+from tests.support.tools import EchoTool
 
-from .conftest import ADMIN, USER, EchoTool, collect, content
+from .conftest import ADMIN, USER, collect, content
 
 
 def tool_results(llm: ScriptedLlmService, request: int = 1) -> list[str]:

@@ -20,8 +20,9 @@ from agent_core import (
     User,
 )
 from agent_core.errors import LlmServerError
+from tests.support.tools import EchoTool
 
-from .conftest import USER, EchoTool, collect, content
+from .conftest import USER, collect, content
 
 
 def assert_valid(messages: list[Message]) -> None:

@@ -15,8 +15,9 @@ from agent_core import (
     User,
 )
 from agent_core.errors import LlmServerError
+from tests.support.tools import EchoTool
 
-from .conftest import USER, EchoTool, collect, types_of
+from .conftest import USER, collect, types_of
 from .harness import (
     Recorder,
     RecordingEnhancer,

@@ -8,8 +8,9 @@ import pytest
 
 from agent_core import Agent, AgentConfig, ScriptedLlmService, ScriptedResponse
 from agent_core.errors import LlmServerError
+from tests.support.tools import EchoTool
 
-from .conftest import ADMIN, EchoTool, collect
+from .conftest import ADMIN, collect
 from .harness import (
     Recorder,
     RecordingEnhancer,

@@ -18,8 +18,9 @@ from agent_core import (
     User,
 )
 from agent_core.audit import AuditEventType
+from tests.support.tools import EchoTool
 
-from .conftest import ADMIN, OUTSIDER, USER, EchoTool, collect
+from .conftest import ADMIN, OUTSIDER, USER, collect
 from .harness import Recorder, RecordingHook
 
 

@@ -16,8 +16,9 @@ from agent_core import (
     ToolResult,
 )
 from agent_core.errors import LlmRateLimitError, LlmServerError
+from tests.support.tools import EchoTool
 
-from .conftest import ADMIN, EchoTool, collect, content, final_text
+from .conftest import ADMIN, collect, content, final_text
 from .harness import ScriptedRecovery
 
 RETRY = RecoveryAction(action=RecoveryActionType.RETRY, retry_delay_ms=50)

@@ -24,8 +24,9 @@ from agent_core import (
     User,
 )
 from agent_core.audit import AuditEventType
+from tests.support.tools import EchoTool
 
-from .conftest import ADMIN, USER, EchoTool, collect
+from .conftest import ADMIN, USER, collect
 
 CONTEXT = ToolContext(user=USER, conversation_id="c", request_id="r")
 

@@ -18,8 +18,9 @@ from agent_core import (
     ToolContext,
     ToolResult,
 )
+from tests.support.tools import EchoArgs, EchoTool
 
-from .conftest import EchoArgs, EchoTool, collect, final_text
+from .conftest import collect, final_text
 
 
 class GatedLlm(LlmService):

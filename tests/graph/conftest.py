@@ -35,27 +35,6 @@ BOB = User(id="u-bob", username="Bob", group_memberships=["user"])
 ADMIN = User(id="u-admin", username="Ada", group_memberships=["admin", "user"])
 
 
-class EchoArgs(BaseModel):
-    text: str
-
-
-class Echo(Tool[EchoArgs]):
-    """Returns its text; records each execution."""
-
-    name = "echo"
-    description = "Echo the text back"
-
-    def __init__(self) -> None:
-        self.executions: list[str] = []
-
-    def get_args_schema(self) -> type[EchoArgs]:
-        return EchoArgs
-
-    async def execute(self, context: ToolContext, args: EchoArgs) -> ToolResult:
-        self.executions.append(args.text)
-        return ToolResult(success=True, result_for_llm=f"echo: {args.text}")
-
-
 class TableArgs(BaseModel):
     table: str
 

@@ -11,13 +11,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent_core import MemoryConversationStore, ScriptedLlmService, ScriptedResponse, UiComponent
 from agent_core.graph_agent import GraphAgent
 from agent_core.graph_approval import DENIED_NOTE
+from tests.support.tools import EchoTool as Echo
 
 from .conftest import (
     ADMIN,
     ANA,
     BOB,
     DropTable,
-    Echo,
     MetadataUserResolver,
     as_user,
     assert_valid,

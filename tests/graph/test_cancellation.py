@@ -20,11 +20,11 @@ from agent_core import (
 from agent_core.llm.anthropic import AnthropicLlmService
 from agent_core.stages import STOPPED_NOTE
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
+from tests.support.tools import EchoArgs
+from tests.support.tools import EchoTool as Echo
 
 from .conftest import (
     DropTable,
-    Echo,
-    EchoArgs,
     MetadataUserResolver,
     assert_valid,
     collect,

@@ -8,8 +8,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_core import RequestContext, ScriptedLlmService, ScriptedResponse
+from tests.support.tools import EchoTool as Echo
 
-from .conftest import ANA, Echo, build, collect, graph_agent
+from .conftest import ANA, build, collect, graph_agent
 
 
 async def test_get_state_shows_the_finished_turn(saver: InMemorySaver) -> None:

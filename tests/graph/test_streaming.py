@@ -21,8 +21,10 @@ from agent_core import (
 from agent_core.errors import LlmServerError
 from agent_core.llm.anthropic import AnthropicLlmService
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
+from tests.support.tools import EchoArgs
+from tests.support.tools import EchoTool as Echo
 
-from .conftest import ADMIN, ANA, Echo, EchoArgs, build, collect, graph_agent, stored
+from .conftest import ADMIN, ANA, build, collect, graph_agent, stored
 
 VOLATILE = {"id", "timestamp", "created_at", "updated_at", "completed_at", "children"}
 
