@@ -12,9 +12,10 @@ from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 
 from bots.slack_settings import BOT_SCOPES
+from tests.support.schemas import schemas_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMAS = ROOT.parent / "shared" / "schemas"
+SCHEMAS = schemas_dir()
 VERSIONED = "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/"
 
 
@@ -25,8 +26,6 @@ def manifest() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def validator() -> Draft7Validator:
-    if not (SCHEMAS / "slack-app-manifest.schema.json").exists():
-        pytest.skip("shared/schemas is not beside the repository")
     root = json.loads((SCHEMAS / "slack-app-manifest.schema.json").read_text())
     registry: Registry = Registry()
     for version in ("1.0.0", "2.0.0"):

@@ -1,17 +1,16 @@
-"""Validation against the official schemas in /work/shared/schemas (no network)."""
+"""Validation against the official schemas in shared/schemas (no network)."""
 
 from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-SCHEMAS = Path(__file__).resolve().parents[3] / "shared" / "schemas"
-if not SCHEMAS.exists():  # running from a clone beside /work/shared
-    SCHEMAS = Path("/work/shared/schemas")
+from tests.support.schemas import schemas_dir
+
+SCHEMAS = schemas_dir()
 
 
 @cache
