@@ -11,7 +11,7 @@
     SLACK_API_URL          Web API base URL (tests point it at a fake)
     PORT / HOST            HTTP listener (default 0.0.0.0:3000)
     THREADLINE_DATA_DIR    the demo database (and SQLite state without REDIS_URL)
-    THREADLINE_RATE_LIMIT  per-user quota ``N/SECONDS`` (``20/3600``: 20 messages an hour);
+    THREADLINE_RATE_LIMIT  per-user quota ``N/SECONDS`` or ``N/hour`` (``20/3600``: 20 an hour);
                            off when unset; admins are exempt
     THREADLINE_TURN_CONCURRENCY   turns one process answers at once (default 64)
 
@@ -60,25 +60,12 @@ def _split(value: str | None) -> list[str]:
 
 
 def parse_rate_limit(value: object) -> tuple[int, float] | None:
-    """``"20/3600"`` -> ``(20, 3600.0)`` (messages per user per window of seconds);
-    ``""`` / ``"off"`` / ``None`` -> no limit.
+    """A configured quota (a ``(messages, seconds)`` pair, or the environment's text)."""
+    if isinstance(value, tuple | list):
+        return int(value[0]), float(value[1])
+    from agent_core.state.quotas import parse_rate_limit as parse_text
 
-    >>> parse_rate_limit("5/60"), parse_rate_limit("off")
-    ((5, 60.0), None)
-    """
-    if value is None or isinstance(value, tuple | list):
-        return None if value is None else (int(value[0]), float(value[1]))
-    text = str(value).strip().lower()
-    if text in ("", "off", "none", "0"):
-        return None
-    count, _, window = text.partition("/")
-    try:
-        limit, seconds = int(count), float(window)
-    except ValueError:
-        raise ValueError(f"THREADLINE_RATE_LIMIT must look like 20/3600, not {value!r}") from None
-    if limit < 1 or seconds <= 0:
-        raise ValueError("THREADLINE_RATE_LIMIT needs a positive count and window")
-    return limit, seconds
+    return parse_text(None if value is None else str(value))
 
 
 class SlackSettings(BaseModel):

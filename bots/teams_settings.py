@@ -89,24 +89,15 @@ def _split(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
-_WINDOWS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
-
-
 def parse_rate_limit(value: str | None) -> tuple[int, float]:
-    """``"120/hour"`` -> ``(120, 3600.0)``; ``"off"`` or ``"0"`` -> ``(0, 3600.0)`` (no limit).
+    """``(messages, seconds)``; ``(0, 3600.0)`` when the quota is off.
 
     >>> parse_rate_limit("30/minute"), parse_rate_limit("500/86400"), parse_rate_limit("off")
     ((30, 60.0), (500, 86400.0), (0, 3600.0))
     """
-    text = (value or "").strip().lower()
-    if text in ("", "off", "0", "none"):
-        return 0, 3600.0
-    count, _, window = text.partition("/")
-    window = window.strip() or "hour"
-    seconds = _WINDOWS.get(window.removesuffix("s")) or float(window)
-    if int(count) < 0 or seconds <= 0:
-        raise ValueError("THREADLINE_RATE_LIMIT must be like 120/hour, 30/minute or off")
-    return int(count), seconds
+    from agent_core.state.quotas import parse_rate_limit as parse_text
+
+    return parse_text(value) or (0, 3600.0)
 
 
 def _flag(value: str | None, default: bool) -> bool:

@@ -80,6 +80,35 @@ class MemoryRateLimiter(RateLimiter):
         return RateDecision(True, limit - len(hits))
 
 
+_WINDOWS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
+
+
+def parse_rate_limit(value: str | None) -> tuple[int, float] | None:
+    """``THREADLINE_RATE_LIMIT`` as ``(messages, seconds)`` per user; ``None``: no quota.
+
+    Accepts ``N/SECONDS`` or ``N/second|minute|hour|day`` (plural too); ``""``, ``off``,
+    ``none`` and ``0`` turn the quota off.
+
+    >>> parse_rate_limit("20/3600"), parse_rate_limit("30/minutes"), parse_rate_limit("off")
+    ((20, 3600.0), (30, 60.0), None)
+    """
+    text = (value or "").strip().lower()
+    if text in ("", "off", "none", "0"):
+        return None
+    count, _, window = text.partition("/")
+    window = window.strip() or "hour"
+    try:
+        limit = int(count)
+        seconds = _WINDOWS.get(window.removesuffix("s")) or float(window)
+    except ValueError:
+        raise ValueError(
+            f"THREADLINE_RATE_LIMIT must look like 20/3600, 120/hour or off, not {value!r}"
+        ) from None
+    if limit < 1 or seconds <= 0:
+        raise ValueError("THREADLINE_RATE_LIMIT needs a positive count and window")
+    return limit, seconds
+
+
 def describe_duration(seconds: float) -> str:
     """A friendly duration, rounded up (a user told "2 minutes" must not be early).
 
