@@ -47,6 +47,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,65 @@ class CommandCounter:
         await self._client.aclose()
 
 
+class LoadWindow:
+    """``THREADS`` closed-loop clients, measured over one window after a warm-up.
+
+    Clients call ``acked(started)`` when their request was acknowledged and ``answered()``
+    when its reply arrived; only what happens inside the window counts.
+    """
+
+    def __init__(self) -> None:
+        self.measuring = False
+        self.acks: list[float] = []
+        self.completed = 0
+
+    def acked(self, started: float) -> None:
+        if self.measuring:
+            self.acks.append(time.perf_counter() - started)
+
+    def answered(self) -> None:
+        if self.measuring:
+            self.completed += 1
+
+    async def run(
+        self,
+        client: Callable[[int], Coroutine[Any, Any, None]],
+        seconds: float,
+        counter: CommandCounter | None,
+    ) -> tuple[int, float]:
+        """Turns completed in the window, and the window's length in seconds."""
+        clients = [asyncio.create_task(client(i)) for i in range(THREADS)]
+        try:
+            await asyncio.sleep(WARMUP)  # the benchmark's own clock: warm-up, then the window
+            if counter is not None:
+                await counter.start()
+            self.measuring, window_start = True, time.perf_counter()
+            await asyncio.sleep(seconds)
+            self.measuring = False
+            elapsed, turns = time.perf_counter() - window_start, self.completed
+            if counter is not None:
+                await counter.stop()
+        finally:
+            for task in clients:
+                task.cancel()
+            await asyncio.gather(*clients, return_exceptions=True)
+        return turns, elapsed
+
+    def figures(
+        self, turns: int, elapsed: float, counter: CommandCounter | None
+    ) -> dict[str, Any]:
+        acks = sorted(self.acks)
+        figures: dict[str, Any] = {
+            "turns_per_s": turns / elapsed,
+            "ack_p50_ms": statistics.median(acks) * 1000,
+            "ack_p99_ms": acks[min(len(acks) - 1, int(len(acks) * 0.99))] * 1000,
+        }
+        if counter is not None:
+            figures["commands_per_turn"] = counter.by_client / max(turns, 1)
+            figures["script_commands_per_turn"] = counter.in_scripts / max(turns, 1)
+        return figures
+
+
 async def measure(
     processes: int,
     url: str,
@@ -199,18 +259,15 @@ async def measure(
     *,
     latency: float = LLM_LATENCY,
     count_commands: bool = False,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     prefix = f"bench:{uuid.uuid4().hex[:8]}:"
     redis = connect_redis(url)
     queue = RedisTurnQueue(redis, key_prefix=prefix)
     workers = Workers()
     await workers.start(processes, url, prefix, latency)
-    acks: list[float] = []
-    completed = 0
-    measuring = False
+    window = LoadWindow()
 
     async def client(number: int) -> None:
-        nonlocal completed
         thread = f"slack:T1:C{number}:{prefix}"
         for n in range(1_000_000):
             payload = {
@@ -220,41 +277,17 @@ async def measure(
             answered = workers.expect(number, n)
             started = time.perf_counter()
             await queue.enqueue(thread, payload, dedupe_key=f"Ev{number}-{n}")
-            if measuring:
-                acks.append(time.perf_counter() - started)
+            window.acked(started)
             await answered
-            if measuring:
-                completed += 1
+            window.answered()
 
-    clients = [asyncio.create_task(client(i)) for i in range(THREADS)]
+    counter = CommandCounter(url) if count_commands else None
     try:
-        await asyncio.sleep(WARMUP)  # the benchmark's own clock: warm-up, then the window
-        counter = CommandCounter(url) if count_commands else None
-        if counter is not None:
-            await counter.start()
-        measuring, window_start = True, time.perf_counter()
-        await asyncio.sleep(seconds)
-        measuring = False
-        elapsed = time.perf_counter() - window_start
-        turns = completed
-        if counter is not None:
-            await counter.stop()
+        turns, elapsed = await window.run(client, seconds, counter)
     finally:
-        for task in clients:
-            task.cancel()
-        await asyncio.gather(*clients, return_exceptions=True)
         await workers.stop()
         await redis.aclose()
-    acks.sort()
-    figures = {
-        "turns_per_s": turns / elapsed,
-        "ack_p50_ms": statistics.median(acks) * 1000,
-        "ack_p99_ms": acks[min(len(acks) - 1, int(len(acks) * 0.99))] * 1000,
-    }
-    if counter is not None:
-        figures["commands_per_turn"] = counter.by_client / max(turns, 1)
-        figures["script_commands_per_turn"] = counter.in_scripts / max(turns, 1)
-    return figures
+    return window.figures(turns, elapsed, counter)
 
 
 # -- bot level: the Slack bot's processes ------------------------------------------------------
@@ -390,13 +423,12 @@ async def measure_bot(
     prefix = f"bench:{uuid.uuid4().hex[:8]}:"
     bots = SlackBots()
     await bots.start(processes, url, prefix, LLM_LATENCY)
-    acks: list[float] = []
-    completed, failures = 0, 0
-    measuring = False
+    window = LoadWindow()
+    failures = 0
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=THREADS))
 
     async def client(number: int) -> None:
-        nonlocal completed, failures
+        nonlocal failures
         for n in range(1_000_000):
             port = bots.ports[(number + n) % len(bots.ports)]
             body = slack_event(number, n)
@@ -406,41 +438,19 @@ async def measure_bot(
             async with session.post(url, data=body, headers=signed(body)) as response:
                 await response.read()
                 failures += response.status != 200
-            if measuring:
-                acks.append(time.perf_counter() - started)
+            window.acked(started)
             await answered
-            if measuring:
-                completed += 1
+            window.answered()
 
-    clients = [asyncio.create_task(client(i)) for i in range(THREADS)]
     counter = CommandCounter(url) if count_commands else None
     try:
-        await asyncio.sleep(WARMUP)  # the benchmark's own clock: warm-up, then the window
-        if counter is not None:
-            await counter.start()
-        measuring, window_start = True, time.perf_counter()
-        await asyncio.sleep(seconds)
-        measuring = False
-        elapsed = time.perf_counter() - window_start
-        turns = completed
-        if counter is not None:
-            await counter.stop()
+        turns, elapsed = await window.run(client, seconds, counter)
     finally:
-        for task in clients:
-            task.cancel()
-        await asyncio.gather(*clients, return_exceptions=True)
         await session.close()
         await bots.stop()
-    acks.sort()
-    figures: dict[str, Any] = {
-        "turns_per_s": turns / elapsed,
-        "ack_p50_ms": statistics.median(acks) * 1000,
-        "ack_p99_ms": acks[min(len(acks) - 1, int(len(acks) * 0.99))] * 1000,
-        "failures": failures,
-    }
+    figures = window.figures(turns, elapsed, counter)
+    figures["failures"] = failures
     if counter is not None:
-        figures["commands_per_turn"] = counter.by_client / max(turns, 1)
-        figures["script_commands_per_turn"] = counter.in_scripts / max(turns, 1)
         figures["commands"] = {
             name: round(n / max(turns, 1), 2) for name, n in counter.names.most_common(12)
         }
