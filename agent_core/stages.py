@@ -33,6 +33,7 @@ from agent_core.conversations import Conversation, Message
 from agent_core.errors import AgentError, LlmError, StateUnavailableError
 from agent_core.tools.base import ToolContext
 from agent_core.turn import TurnState
+from agent_core.users import User
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
@@ -248,13 +249,13 @@ async def finish(agent: Agent, state: TurnState) -> list[UiComponent]:
     return [*shown, *closing_components("idle", "Ready")]
 
 
-async def _audit_ai_response(agent: Agent, state: TurnState, user: object) -> None:
+async def _audit_ai_response(agent: Agent, state: TurnState, user: User) -> None:
     audit, config = agent.audit_logger, agent.config.audit_config
     if audit is None or not config.enabled or not config.log_ai_responses:
         return
     response = state.response
     await audit.log_ai_response(
-        state.require_user(),
+        user,
         conversation_id=state.conversation_id or "",
         request_id=state.request_id,
         response_text=(response.content or "") if response else "",
