@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import Any
 
 from agent_core.acting import act, next_step
 from agent_core.audit import AuditLogger
@@ -31,10 +32,10 @@ from agent_core.memory.base import AgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
 from agent_core.stages import fail, finish, open_turn, prepare, settle_after_stop
 from agent_core.thinking import think
-from agent_core.tools.base import ToolSchema
+from agent_core.tools.base import ToolContext, ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.turn import TurnState
-from agent_core.users import RequestContext, UserResolver
+from agent_core.users import RequestContext, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
 logger = logging.getLogger("threadline.agent")
@@ -110,7 +111,7 @@ class Agent:
         Errors end the turn with an error card (nothing of the turn is saved); cancelling
         the consuming task (the user's Stop) saves a consistent, annotated partial turn.
         """
-        state = TurnState(request_context, message, conversation_id)
+        state = TurnState.start(request_context, message, conversation_id)
         async with self.tracer.span(
             "agent.send_message", metric="agent.message.duration",
             tag_attributes=("user_id", "hit_tool_limit"),
@@ -155,10 +156,43 @@ class Agent:
         if problems := self._tool_problems[key]:
             raise AgentError("The tool configuration was rejected: " + "; ".join(problems))
 
+    def tool_context(
+        self,
+        user: User,
+        *,
+        conversation_id: str,
+        request_id: str,
+        request: Mapping[str, Any],
+        question: str = "",
+    ) -> ToolContext:
+        """The ``ToolContext`` of one request: who asks, where (the channel's metadata), and
+        the UI features they have. Tools, memory and the context enhancer read it."""
+        features = self.config.ui_features.features_for(user)
+        return ToolContext(
+            user=user,
+            conversation_id=conversation_id,
+            request_id=request_id,
+            agent_memory=self.agent_memory,
+            observability_provider=self.observability_provider,
+            metadata={"ui_features_available": sorted(features), "request": dict(request)},
+            question=question,
+        )
+
     async def record_feedback(self, request_context: RequestContext, feedback: Feedback) -> None:
-        """Record a user's rating of an answer: audit event + ``on_feedback`` hooks."""
+        """Record a user's rating of an answer: audit event, ``on_feedback`` hooks, and the
+        verdict on the memories its turn made (a thumbs-up by the asker or an admin offers
+        them to the workspace; a thumbs-down stops them being suggested)."""
         user = await self.user_resolver.resolve_user(request_context)
         if self.audit_logger is not None and self.config.audit_config.enabled:
             await self.audit_logger.log_feedback(user, feedback, request_id="feedback")
         for hook in self.lifecycle_hooks:
             await hook.on_feedback(user, feedback)
+        if feedback.turn_id:
+            context = self.tool_context(
+                user, conversation_id=feedback.conversation_id, request_id="feedback",
+                request=request_context.metadata,
+            )  # fmt: skip
+            rated = await self.agent_memory.rate_turn(
+                context, feedback.turn_id, good=feedback.positive
+            )
+            logger.info("feedback on turn %s rated %d memories", feedback.turn_id, rated)

@@ -10,7 +10,9 @@ from pydantic import BaseModel, Field
 class Feedback(BaseModel):
     """One person's verdict on one answer.
 
-    ``message_id`` is the channel's id of the rated message (Slack ``ts``, Teams activity id).
+    ``message_id`` is the channel's id of the rated message (Slack ``ts``, Teams activity id);
+    ``turn_id`` the agent turn that answered, when the channel knows it: the memories that
+    turn made are marked good or bad.
 
     >>> Feedback(conversation_id="slack:T1:C1:1.0", message_id="2.0", positive=False).positive
     False
@@ -20,4 +22,5 @@ class Feedback(BaseModel):
     message_id: str
     positive: bool
     comment: str | None = None
+    turn_id: str | None = None
     timestamp: float = Field(default_factory=time.time)

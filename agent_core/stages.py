@@ -31,7 +31,6 @@ from agent_core.components.ui_state import BarStatus
 from agent_core.config import UiFeature
 from agent_core.conversations import Conversation, Message
 from agent_core.errors import AgentError, LlmError, StateUnavailableError
-from agent_core.tools.base import ToolContext
 from agent_core.turn import TurnState
 from agent_core.users import User
 
@@ -156,18 +155,10 @@ async def _workflow(agent: Agent, state: TurnState) -> list[UiComponent]:
 async def prepare(agent: Agent, state: TurnState) -> None:
     """Steps 6-9: tool context + enrichers, tool schemas, system prompt (+ enhancement)."""
     user, conversation = state.require_user(), state.require_conversation()
-    context = ToolContext(
-        user=user,
-        conversation_id=conversation.id,
-        request_id=state.request_id,
-        agent_memory=agent.agent_memory,
-        observability_provider=agent.observability_provider,
-        metadata={
-            "ui_features_available": sorted(state.features),
-            "request": dict(state.request_context.metadata),
-        },
-        question=state.message,
-    )
+    context = agent.tool_context(
+        user, conversation_id=conversation.id, request_id=state.request_id,
+        request=state.request_context.metadata, question=state.message,
+    )  # fmt: skip
     for enricher in agent.context_enrichers:
         name = type(enricher).__name__
         async with agent.tracer.span(
@@ -197,7 +188,7 @@ async def prepare(agent: Agent, state: TurnState) -> None:
             metric="agent.llm_context.enhance_system_prompt.duration",
             tag_attributes=("enhancer",), enhancer=name,
         ):
-            prompt = await enhancer.enhance_system_prompt(prompt or "", state.message, user)
+            prompt = await enhancer.enhance_system_prompt_for(context, prompt or "", state.message)
     state.system_prompt = prompt
 
 

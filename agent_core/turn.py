@@ -41,6 +41,17 @@ class TurnState:
     """A stage answered the turn early (starter UI, workflow command)."""
     saved: bool = False
 
+    @classmethod
+    def start(
+        cls, request_context: RequestContext, message: str, conversation_id: str | None
+    ) -> TurnState:
+        """A new turn; its id is the channel's own turn id when it gave one (so feedback on
+        the answer can name the turn), else a random one."""
+        turn_id = request_context.metadata.get("turn_id")
+        if isinstance(turn_id, str) and turn_id:
+            return cls(request_context, message, conversation_id, request_id=turn_id)
+        return cls(request_context, message, conversation_id)
+
     def can(self, feature: UiFeature | str) -> bool:
         name = feature.value if isinstance(feature, UiFeature) else feature
         return name in self.features

@@ -20,6 +20,8 @@ from agent_core.components import (
 )
 from agent_core.components.text import StatusLevel
 from agent_core.conversations import Conversation
+from agent_core.memory.access import MemoryReader
+from agent_core.memory.base import MemoryOwnership
 from agent_core.tools.base import ToolContext
 from agent_core.users import User
 
@@ -61,11 +63,26 @@ def _markdown(text: str) -> UiComponent:
     )
 
 
-def _card(title: str, text: str, status: StatusLevel = "info") -> UiComponent:
+def _card(
+    title: str, text: str, status: StatusLevel = "info", *, private: bool = False
+) -> UiComponent:
     return UiComponent(
         rich_component=CardComponent(title=title, content=text, status=status, markdown=True),
         simple_component=SimpleTextComponent(text=f"{title}\n{text}"),
+        audience="requester" if private else "everyone",
     )
+
+
+def _marks(memory: MemoryOwnership, reader: MemoryReader) -> str:
+    """How a listed memory stands: whose, who is offered it, how it was rated."""
+    marks = ["yours" if reader.owns(memory) else "shared"]
+    if reader.owns(memory):
+        marks.append("private" if memory.is_private else (
+            "offered to everyone" if memory.audience == "scope" else "only you"
+        ))  # fmt: skip
+    if memory.verdict != "unrated":
+        marks.append(f"rated {memory.verdict}")
+    return "(" + ", ".join(marks) + ")"
 
 
 def _access_denied(command: str) -> WorkflowResult:
@@ -88,15 +105,21 @@ DEFAULT_SUGGESTIONS = (
 
 
 class DefaultWorkflowHandler(WorkflowHandler):
-    """``/help`` for everyone; ``/status``, ``/memories`` and ``/delete <id>`` for admins
-    ("Access Denied" otherwise); unknown ``/commands`` get a clear error. The starter UI is a
-    welcome card with suggested prompts as buttons.
+    """``/help``, ``/memories``, ``/delete <id>`` for everyone; ``/status`` and
+    ``/share <id>`` for admins ("Access Denied" otherwise); unknown ``/commands`` get a clear
+    error. The starter UI is a welcome card with suggested prompts as buttons.
+
+    ``/memories`` lists what the asker may be offered (their own memories and those shared
+    with the workspace, ``agent_core.memory.access``) and is shown to the asker alone;
+    ``/delete`` removes the asker's own memories (an admin's: any); ``/share`` offers one
+    memory to the whole workspace.
 
     >>> DefaultWorkflowHandler(suggestions=["Hi"]).suggestions
     ['Hi']
     """
 
-    ADMIN_COMMANDS = ("/status", "/memories", "/delete")
+    MEMORY_COMMANDS = ("/memories", "/delete")
+    ADMIN_COMMANDS = ("/status", "/share")
 
     def __init__(
         self,
@@ -120,26 +143,34 @@ class DefaultWorkflowHandler(WorkflowHandler):
         command = command.lower()
         if command in ("/help", "/h"):
             return WorkflowResult(True, [_markdown(self._help_text(user))])
-        if command not in self.ADMIN_COMMANDS:
+        if command not in (*self.MEMORY_COMMANDS, *self.ADMIN_COMMANDS):
             return WorkflowResult(True, [_card(
                 "Unknown command", f"`{command}` is not a command I know. Type `/help`.", "warning"
             )])
-        if not user.is_admin:
+        if command in self.ADMIN_COMMANDS and not user.is_admin:
             return _access_denied(command)
-        context = ToolContext(
-            user=user, conversation_id=conversation.id, request_id="workflow",
-            agent_memory=agent.agent_memory,
-        )
-        if command == "/status":
-            return WorkflowResult(True, [await self._status(agent, user)])
-        if command == "/memories":
-            return WorkflowResult(True, await self._memories(agent, context))
-        return WorkflowResult(True, [await self._delete(agent, context, argument.strip())])
+        # what these commands show reaches the asker alone, so the asker's private memories
+        # may be listed too
+        context = agent.tool_context(
+            user, conversation_id=conversation.id, request_id="workflow",
+            request={"is_private": True},
+        )  # fmt: skip
+        match command:
+            case "/status":
+                return WorkflowResult(True, [await self._status(agent, user)])
+            case "/memories":
+                return WorkflowResult(True, await self._memories(agent, context))
+            case "/share":
+                return WorkflowResult(True, [await self._share(agent, context, argument.strip())])
+            case _:
+                return WorkflowResult(True, [await self._delete(agent, context, argument.strip())])
 
     def _help_text(self, user: User) -> str:
         lines = [
             "**Threadline commands**",
             "- `/help` - show this help",
+            "- `/memories` - what I remember for you (only you see the list)",
+            "- `/delete <id>` - forget one of your memories",
             "- Ask anything in plain language, e.g. _" + self.suggestions[-1] + "_",
         ]
         if user.is_admin:
@@ -147,8 +178,8 @@ class DefaultWorkflowHandler(WorkflowHandler):
                 "",
                 "**Admin commands**",
                 "- `/status` - model, tools and memory status",
-                "- `/memories` - recent memories",
-                "- `/delete <id>` - delete a memory",
+                "- `/share <id>` - offer a memory to everyone in the workspace",
+                "- `/delete <id>` works on anyone's memory",
             ]
         return "\n".join(lines)
 
@@ -167,16 +198,23 @@ class DefaultWorkflowHandler(WorkflowHandler):
         tool_memories = await agent.agent_memory.get_recent_memories(context, limit=10)
         text_memories = await agent.agent_memory.get_recent_text_memories(context, limit=10)
         if not tool_memories and not text_memories:
-            return [_card("Memories", "No memories saved yet.")]
-        lines = [f"- `{m.memory_id}` {m.tool_name}: _{m.question}_" for m in tool_memories]
-        lines += [f"- `{m.memory_id}` note: {m.content}" for m in text_memories]
+            return [_card("Memories", "No memories saved yet.", private=True)]
+        reader = MemoryReader.of(context)
+        lines = [
+            f"- `{m.memory_id}` {m.tool_name}: _{m.question}_ {_marks(m, reader)}"
+            for m in tool_memories
+        ]
+        lines += [f"- `{m.memory_id}` note: {m.content} {_marks(m, reader)}" for m in text_memories]
         ids = [m.memory_id for m in tool_memories] + [m.memory_id for m in text_memories]
         buttons = ButtonGroupComponent(buttons=[
             ButtonSpec(label=f"Delete {memory_id}", action=f"/delete {memory_id}")
             for memory_id in ids[:5]
             if memory_id
         ])
-        return [_card("Recent memories", "\n".join(lines)), UiComponent(rich_component=buttons)]
+        return [
+            _card("Recent memories", "\n".join(lines), private=True),
+            UiComponent(rich_component=buttons, audience="requester"),
+        ]
 
     async def _delete(self, agent: Agent, context: ToolContext, memory_id: str) -> UiComponent:
         if not memory_id:
@@ -187,7 +225,23 @@ class DefaultWorkflowHandler(WorkflowHandler):
         )
         if deleted:
             return _card("Memory deleted", f"Deleted memory `{memory_id}`.", "success")
-        return _card("Memory not found", f"No memory with id `{memory_id}`.", "warning")
+        return _card(
+            "Memory not found", f"No memory with id `{memory_id}` that you may delete.", "warning"
+        )
+
+    async def _share(self, agent: Agent, context: ToolContext, memory_id: str) -> UiComponent:
+        if not memory_id:
+            return _card("Share memory", "Usage: `/share <memory id>`", "warning")
+        if await agent.agent_memory.share(context, memory_id):
+            return _card(
+                "Memory shared", f"Memory `{memory_id}` is now offered to everyone.", "success"
+            )
+        return _card(
+            "Memory not shared",
+            f"No shareable memory with id `{memory_id}` (memories from direct messages and "
+            "private answers stay with their owner).",
+            "warning",
+        )
 
     async def get_starter_ui(
         self, agent: Agent, user: User, conversation: Conversation

@@ -25,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.blocks import render
 from adapters.slack.cache import TtlCache
 from adapters.slack.context import PRIVATE_THREAD, action_context, conversation_id, workspace_of
+from adapters.slack.controls import feedback_turn
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.markdown import truncate
 from adapters.slack.threads import ThreadMembership
@@ -95,6 +96,7 @@ class InteractionListeners:
             conversation_id=conversation_id(ctx),
             message_id=str(message_ts),
             positive=action.get("value") == "positive",
+            turn_id=feedback_turn(action.get("block_id")),
         )
         await self.agent.record_feedback(ctx, feedback)
 

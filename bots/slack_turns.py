@@ -29,6 +29,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -240,11 +241,12 @@ class SlackTurns:
                 return None
             meta["thread_id"] = thread_ts
             await self.threads.join(queued.team, str(meta["channel_id"]), thread_ts)
+        meta["turn_id"] = turn.id
         context = RequestContext(metadata=meta)
         return TurnRequest(
             context=context,
             text=queued.text,
-            target=reply_target(queued, str(meta["thread_id"])),
+            target=replace(reply_target(queued, str(meta["thread_id"])), turn_id=turn.id),
             client=client,
             conversation_id=conversation_id(context),
             history_before_ts=queued.history_before_ts,

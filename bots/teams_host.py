@@ -40,8 +40,10 @@ from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.context import (
     Wire,
     asker_id,
+    conversation_id,
     message_text,
     request_context,
+    tenant_id,
     wire_activity,
 )
 from adapters.teams.files import (
@@ -155,7 +157,10 @@ class ThreadlineTeamsBot:
         feedback = feedback_of(activity)
         if feedback is not None:
             if await self._host.first_delivery(activity):
-                await self._record(activity, feedback)
+                answering = await self._host.outbound.answering_turn(
+                    tenant_id(activity), conversation_id(activity), feedback.message_id
+                )
+                await self._record(activity, feedback.model_copy(update={"turn_id": answering}))
             status = 200
         elif (turn_id := stop_request_of(activity)) is not None:
             await self._host.turns.request_stop(turn_id, by=asker_id(activity))

@@ -25,13 +25,16 @@ from botframework.connector.auth import (
 )
 
 from adapters.teams import activities
-from adapters.teams.activities import ConversationRef, reference_key
+from adapters.teams.activities import ConversationRef, answer_key, reference_key
 from adapters.teams.connector import TeamsConnector
 from adapters.teams.state import TtlStore
 from bots.teams_connector import ConnectorPool
 from bots.teams_settings import TeamsSettings
 
 logger = logging.getLogger(__name__)
+
+ANSWER_TTL = 30 * 24 * 3600.0
+"""Seconds feedback on an answer still reaches the memories its turn made."""
 
 REMEMBERED = 10_000
 """References this process knows it saved (so a busy conversation costs no write per turn)."""
@@ -93,6 +96,18 @@ class Outbound:
         self._saved[key] = record
         while len(self._saved) > REMEMBERED:
             self._saved.popitem(last=False)
+
+    async def remember_answer(self, ref: ConversationRef, message_id: str, turn_id: str) -> None:
+        """Note which turn posted the answer ``message_id`` (for feedback on it)."""
+        key = answer_key(ref.tenant_id, ref.conversation_id, message_id)
+        await self._records.set(key, turn_id, ttl=ANSWER_TTL)
+
+    async def answering_turn(
+        self, tenant_id: str, conversation_id: str, message_id: str
+    ) -> str | None:
+        """The turn that posted answer ``message_id``, while it is remembered."""
+        found = await self._records.get(answer_key(tenant_id, conversation_id, message_id))
+        return found if isinstance(found, str) else None
 
     async def reference(self, tenant_id: str, conversation_id: str) -> ConversationRef | None:
         """The saved reference of a conversation the bot has heard from, or None."""

@@ -212,21 +212,30 @@ class TeamsTurns:
             slot=slot, stop_turn=turn.id,
         ) as reply:
             try:
-                await self._talk(reply, activity, text)
+                await self._talk(reply, activity, text, turn.id)
             except asyncio.CancelledError:
                 return await self._cancelled(reply, by_teams=bool(stopped))
             except Exception:
                 logger.exception("teams turn %s in %s failed", turn.id, thread_key(activity))
                 return "failed"
             await reply.finish()
+        if slot.current is not None:
+            await self._remember_answer(ref, slot.current.id, turn.id)
         return "completed"
 
     async def _talk(self, reply: TeamsReplyStream, activity: Mapping[str, Any],
-                    text: str) -> None:
+                    text: str, turn_id: str) -> None:
         key = thread_key(activity)
         context = request_context(activity)
+        context.metadata["turn_id"] = turn_id
         async for component in self._agent.send_message(context, text, conversation_id=key):
             await reply.handle(component)
+
+    async def _remember_answer(self, ref: ConversationRef, message_id: str, turn_id: str) -> None:
+        try:
+            await self._outbound.remember_answer(ref, message_id, turn_id)
+        except StateUnavailableError as error:  # feedback on it then rates no memories
+            logger.warning("could not note the answer of turn %s: %s", turn_id, error)
 
     async def _cancelled(self, reply: TeamsReplyStream, *, by_teams: bool) -> str:
         """The answer was cancelled: by Teams' Stop (the stream shows it), by the asker's

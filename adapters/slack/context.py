@@ -153,6 +153,7 @@ def command_context(body: Mapping[str, Any], *, thread_ts: str) -> RequestContex
             "thread_id": thread_ts,
             # a command may come from anyone's DM (with a colleague, say): never "the bot's DM"
             "is_dm": False,
+            "is_private": thread_ts == PRIVATE_THREAD,
             "command": body.get("command"),
         }
     )
@@ -188,6 +189,7 @@ def action_context(body: Mapping[str, Any]) -> RequestContext:
             # only the bot posts non-ephemeral messages with buttons, so a D... channel
             # here is the bot's own DM
             "is_dm": str(channel).startswith("D") and not container.get("is_ephemeral"),
+            "is_private": bool(container.get("is_ephemeral")),
         }
     )
 

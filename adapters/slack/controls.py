@@ -32,6 +32,7 @@ from agent_core.components import (
 )
 
 FEEDBACK_ACTION = "threadline_feedback"
+FEEDBACK_BLOCK = "threadline_feedback"
 STOP_ACTION = "threadline_stop"
 TASK_STATUS = {
     "pending": "pending",
@@ -58,12 +59,27 @@ def _feedback_block() -> dict[str, Any]:
     return ContextActionsBlock(elements=[buttons]).to_dict()
 
 
-def feedback_block() -> dict[str, Any]:
-    """The thumbs up / down ``context_actions`` block every final answer carries.
+def feedback_block(turn_id: str | None = None) -> dict[str, Any]:
+    """The thumbs up / down ``context_actions`` block every final answer carries; its
+    ``block_id`` names the turn that answered, so a rating reaches that turn's memories.
 
     Built (and validated) once; each call returns a copy the caller may change.
+
+    >>> feedback_turn(feedback_block("42")["block_id"])
+    '42'
     """
-    return copy.deepcopy(_feedback_block())
+    block = copy.deepcopy(_feedback_block())
+    if turn_id:
+        block["block_id"] = f"{FEEDBACK_BLOCK}:{turn_id}"[:255]
+    return block
+
+
+def feedback_turn(block_id: object) -> str | None:
+    """The turn a feedback block rates (see ``feedback_block``), or None."""
+    prefix = f"{FEEDBACK_BLOCK}:"
+    if isinstance(block_id, str) and block_id.startswith(prefix) and len(block_id) > len(prefix):
+        return block_id[len(prefix) :]
+    return None
 
 
 def stop_message(turn_id: str) -> SlackMessage:

@@ -80,7 +80,7 @@ class PrivateDelivery:
                 *(context("_Attachments are not shared privately._") if message.files else []),
             ]
             if answer:
-                blocks.append(feedback_block())
+                blocks.append(feedback_block(self.target.turn_id))
             if blocks:
                 await self._ephemeral(SlackMessage(text=message.text, blocks=blocks))
                 if self._on_send is not None:

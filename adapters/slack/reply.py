@@ -59,6 +59,8 @@ class ReplyTarget:
     is_dm: bool = False
     private: bool = False
     response_url: str | None = None
+    turn_id: str | None = None
+    """The bot's turn this reply answers (named by the answer's feedback buttons)."""
 
 
 class ReplyStream:
@@ -195,7 +197,8 @@ class ReplyStream:
             delta = rich.content[len(answer.text) :]
         await answer.append(delta)
         if not rich.streaming:
-            self.answer_ts = await answer.finish([feedback_block()]) or self.answer_ts
+            feedback = feedback_block(self.target.turn_id)
+            self.answer_ts = await answer.finish([feedback]) or self.answer_ts
 
     async def _on_post(self, ts: str) -> None:
         self.posted.append(ts)

@@ -113,6 +113,16 @@ def reference_key(tenant_id: str, conversation_id: str) -> str:
     return f"teams:ref:{tenant_id}:{conversation_id}"
 
 
+def answer_key(tenant_id: str, conversation_id: str, message_id: str) -> str:
+    """The ``records`` key naming the turn whose answer is message ``message_id`` (Teams'
+    feedback names only the rated message).
+
+    >>> answer_key("t1", "a:1", "1700000000001")
+    'teams:answer:t1:a:1:1700000000001'
+    """
+    return f"teams:answer:{tenant_id}:{conversation_id}:{message_id}"
+
+
 def _base(ref: ConversationRef, kind: str) -> Activity:
     activity: Activity = {
         "type": kind,

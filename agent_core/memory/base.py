@@ -1,28 +1,84 @@
 """Agent memory: what worked before (question -> tool arguments) and free-text notes.
 
-Memories are scoped by ``memory_scope(context)``: the workspace / tenant the request came
-from, so what one Slack workspace teaches the agent never leaks into another.
+Every memory has an owner and an audience (``MemoryOwnership``): who it came from, where
+(a DM, a private answer, a shared conversation), which turn, and whether it is offered to the
+rest of its scope yet. Who may be offered what is decided in one place,
+``agent_core.memory.access``, and every back end applies it on every read, so the memory
+tools, the context enhancer and the ``/memories`` commands cannot leak one person's memories
+to another.
+
+Memories are partitioned by ``memory_scope(context)``: the workspace / tenant (and profile)
+the request came from, so nothing crosses workspaces, tenants or profiles.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from agent_core.tools.base import ToolContext
 
+Place = Literal["dm", "private", "conversation", "unknown"]
+"""Where a memory was made: the asker's DM with the bot, an answer only the asker saw (Slack
+``/ask private``), a shared conversation (channel, thread, group chat), or outside any
+channel (library use)."""
+
+MemoryAudience = Literal["owner", "scope"]
+"""``owner``: offered to its owner alone; ``scope``: to everyone in its scope (after it was
+marked good, or an admin shared it)."""
+
+Verdict = Literal["unrated", "good", "bad"]
+
 
 def memory_scope(context: ToolContext) -> str:
-    """The partition a request's memories live in (workspace, tenant, or ``default``)."""
-    scope = context.metadata.get("memory_scope") or context.user.metadata.get("workspace_id")
-    return str(scope) if scope else "default"
+    """The partition a request's memories live in: workspace / tenant, plus the profile.
+
+    >>> from agent_core.tools.base import ToolContext
+    >>> from agent_core.users import User
+    >>> memory_scope(ToolContext(user=User(id="u", metadata={"workspace_id": "T1"}),
+    ...     conversation_id="c", request_id="r", metadata={"request": {"profile": "sales"}}))
+    'T1/profile:sales'
+    """
+    request = context.metadata.get("request") or {}
+    scope = (
+        context.metadata.get("memory_scope")
+        or context.user.metadata.get("workspace_id")
+        or request.get("workspace_id")
+        or "default"
+    )
+    profile = context.metadata.get("profile") or request.get("profile")
+    return f"{scope}/profile:{profile}" if profile else str(scope)
 
 
-class ToolMemory(BaseModel):
-    """A remembered tool use: the question asked and the arguments that answered it."""
+class MemoryOwnership(BaseModel):
+    """Who a memory belongs to and who may be offered it (see ``agent_core.memory.access``).
+
+    ``owner_id`` is the ``User.id`` whose turn made it; ``turn_id`` that turn (the agent's
+    request id), so feedback on the answer can rate exactly its memories.
+    """
+
+    owner_id: str | None = None
+    place: Place = "unknown"
+    audience: MemoryAudience = "owner"
+    verdict: Verdict = "unrated"
+    conversation_id: str | None = None
+    turn_id: str | None = None
+
+    @property
+    def is_private(self) -> bool:
+        """Made where only its owner could see it: never offered to anyone else."""
+        return self.place in ("dm", "private")
+
+
+class ToolMemory(MemoryOwnership):
+    """A remembered tool use: the question asked and the arguments that answered it.
+
+    ``args`` are tool arguments (SQL...) and ``metadata`` may hold result values: both are
+    left out when the memory is offered to someone who may not see them.
+    """
 
     memory_id: str | None = None
     question: str
@@ -31,9 +87,11 @@ class ToolMemory(BaseModel):
     timestamp: str | None = None
     success: bool = True
     metadata: dict[str, Any] | None = None
+    arguments_hidden: bool = False
+    """True when ``args`` were withheld from the reader (see ``MemoryReader.offer``)."""
 
 
-class TextMemory(BaseModel):
+class TextMemory(MemoryOwnership):
     """A free-text note (schema hints, business rules...)."""
 
     memory_id: str | None = None
@@ -57,7 +115,9 @@ class AgentMemory(ABC):
     """RAG-style memory the agent and its tools read and write.
 
     ``similarity_score`` is in [0, 1]; results below ``similarity_threshold`` are dropped
-    and the rest come best first with ``rank`` starting at 1.
+    and the rest come best first with ``rank`` starting at 1. Every read returns only what
+    the reader in ``context`` may be offered (``agent_core.memory.access``); saves record
+    ``context``'s user, place and turn as the owner.
     """
 
     @abstractmethod
@@ -120,3 +180,15 @@ class AgentMemory(ABC):
     ) -> int:
         """Delete tool memories (optionally one tool's, or older than ``before_date`` ISO);
         returns how many were deleted."""
+
+    async def rate_turn(self, context: ToolContext, turn_id: str, *, good: bool) -> int:
+        """Feedback on the answer of turn ``turn_id``: mark its memories good (offered to
+        the scope, unless made in private) or bad (never suggested again, owner only).
+        Only the owner's or an admin's rating counts; returns how many memories changed.
+        Back ends without ownership support change nothing."""
+        return 0
+
+    async def share(self, context: ToolContext, memory_id: str) -> bool:
+        """An admin's decision to offer one memory to its whole scope (never a private
+        one); False when refused or not found."""
+        return False

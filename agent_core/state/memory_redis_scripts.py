@@ -91,16 +91,6 @@ return deleted
 """
 )
 
-# ARGV: log_max, limit -> {ids, bodies} newest first
-RECENT_TOOLS = (
-    _PRELUDE
-    + """
-local ids = redis.call('ZREVRANGE', K_TORDER, 0, tonumber(ARGV[2]) - 1)
-if #ids == 0 then return {{}, {}} end
-return {ids, redis.call('HMGET', K_TOOLS, unpack(ids))}
-"""
-)
-
 # ARGV: log_max, after stream id, count -> {current seq, entries after that id}
 CHANGES = (
     _PRELUDE

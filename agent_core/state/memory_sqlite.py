@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import sqlite3
-import uuid
 from collections.abc import Callable
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agent_core.memory.base import (
-    AgentMemory,
-    TextMemory,
-    TextMemorySearchResult,
-    ToolMemory,
-    ToolMemorySearchResult,
-    memory_scope,
+from agent_core.memory.access import Sharing
+from agent_core.memory.base import TextMemory, ToolMemory
+from agent_core.memory.index import (
+    ScopeIndex,
+    ToolEntry,
+    ownership_from_json,
+    ownership_json,
+    ownership_of,
+    parse_timestamp,
 )
-from agent_core.memory.index import ScopeIndex, ToolEntry, parse_timestamp, tool_fingerprint
+from agent_core.memory.indexed import IndexedAgentMemory, Kind, utc_now
 from agent_core.memory.ranking import Analyzer
 from agent_core.state.sqlite import SqliteDatabase
 
-if TYPE_CHECKING:
-    from agent_core.tools.base import ToolContext
+logger = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tool_memories (
@@ -37,6 +38,7 @@ CREATE TABLE IF NOT EXISTS tool_memories (
     timestamp TEXT NOT NULL,
     epoch REAL NOT NULL,
     body TEXT NOT NULL,
+    ownership TEXT,
     UNIQUE (scope, id),
     UNIQUE (scope, fingerprint)
 );
@@ -46,13 +48,12 @@ CREATE TABLE IF NOT EXISTS text_memories (
     id TEXT NOT NULL,
     content TEXT NOT NULL,
     timestamp TEXT NOT NULL,
+    ownership TEXT,
     UNIQUE (scope, id)
 );
 """
 
-
-def _utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+_TABLES = {"tool": "tool_memories", "text": "text_memories"}
 
 
 def _trim(connection: sqlite3.Connection, table: str, scope: str, keep: int) -> list[str]:
@@ -65,11 +66,23 @@ def _trim(connection: sqlite3.Connection, table: str, scope: str, keep: int) -> 
     return [memory_id for (memory_id,) in rows]
 
 
-class SqliteAgentMemory(AgentMemory):
+def _migrate(connection: sqlite3.Connection) -> int:
+    """Bring a file from before memories had owners up to date: add the ``ownership``
+    column and delete the rows that have none (no one can safely be offered them)."""
+    dropped = 0
+    for table in _TABLES.values():
+        columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        if "ownership" not in columns:
+            connection.execute(f"ALTER TABLE {table} ADD COLUMN ownership TEXT")
+        dropped += connection.execute(f"DELETE FROM {table} WHERE ownership IS NULL").rowcount
+    return dropped
+
+
+class SqliteAgentMemory(IndexedAgentMemory):
     """The default single-process ``AgentMemory``: memories in an SQLite file (so a restart
-    keeps what the agent learned), ranked by the same ``RelevanceIndex`` as
-    ``InMemoryAgentMemory``. Behaviour matches it: scoped by ``memory_scope(context)``,
-    duplicates refreshed, at most ``max_items`` of each kind per scope.
+    keeps what the agent learned), ranked and offered exactly as ``InMemoryAgentMemory``
+    does. A file written before memories had owners is migrated on first use: its
+    memories are dropped, with a log line saying how many.
 
     >>> import asyncio, tempfile, os
     >>> from agent_core.tools.base import ToolContext
@@ -94,106 +107,108 @@ class SqliteAgentMemory(AgentMemory):
         *,
         max_items: int = 10_000,
         analyzer: Analyzer | None = None,
-        clock: Callable[[], dt.datetime] = _utc_now,
+        clock: Callable[[], dt.datetime] = utc_now,
+        sharing: Sharing = "on_feedback",
     ) -> None:
-        if max_items < 1:
-            raise ValueError("max_items must be at least 1")
+        super().__init__(max_items=max_items, analyzer=analyzer, clock=clock, sharing=sharing)
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
         self._db.ensure_schema(_SCHEMA)
-        self.max_items = max_items
-        self._analyzer = analyzer or Analyzer()
-        self._clock = clock
         self._scopes: dict[str, ScopeIndex] = {}
+        self._migrated = False
         self._lock = asyncio.Lock()
+        """Keeps each scope's index in step with the file (held around every change)."""
 
-    def _now(self) -> str:
-        return self._clock().astimezone(dt.UTC).isoformat()
+    async def _index(self, scope: str, *, fresh: bool = False) -> ScopeIndex:
+        async with self._lock:
+            return await self._load(scope)
 
-    async def _index(self, scope: str) -> ScopeIndex:
+    async def _load(self, scope: str) -> ScopeIndex:
         index = self._scopes.get(scope)
         if index is not None:
             return index
+        if not self._migrated:
+            if dropped := await self._db.transaction(_migrate):
+                logger.warning(
+                    "agent memory: dropped %d memories saved before memories had owners "
+                    "(no one could safely be offered them)", dropped,
+                )  # fmt: skip
+            self._migrated = True
 
         def load(connection: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
             tools = connection.execute(
-                "SELECT id, question, tool_name, success, timestamp FROM tool_memories"
-                " WHERE scope = ? ORDER BY seq",
+                "SELECT id, question, tool_name, success, timestamp, ownership"
+                " FROM tool_memories WHERE scope = ? ORDER BY seq",
                 (scope,),
             ).fetchall()
             texts = connection.execute(
-                "SELECT id, content, timestamp FROM text_memories WHERE scope = ? ORDER BY seq",
+                "SELECT id, content, timestamp, ownership FROM text_memories"
+                " WHERE scope = ? ORDER BY seq",
                 (scope,),
             ).fetchall()
             return tools, texts
 
         tools, texts = await self._db.run(load)
         index = ScopeIndex(self._analyzer)
-        for memory_id, question, tool_name, success, timestamp in tools:
-            index.put_tool(memory_id, ToolEntry(question, tool_name, bool(success), timestamp))
-        for memory_id, content, timestamp in texts:
-            index.put_text(TextMemory(memory_id=memory_id, content=content, timestamp=timestamp))
+        for memory_id, question, tool_name, success, timestamp, owner in tools:
+            entry = ToolEntry(question, tool_name, bool(success), timestamp,
+                              ownership_from_json(owner))  # fmt: skip
+            index.put_tool(memory_id, entry)
+        for memory_id, content, timestamp, owner in texts:
+            ownership = ownership_from_json(owner).model_dump()
+            index.put_text(TextMemory(memory_id=memory_id, content=content, timestamp=timestamp,
+                                      **ownership))  # fmt: skip
         self._scopes[scope] = index
         return index
 
-    async def save_tool_usage(
-        self,
-        question: str,
-        tool_name: str,
-        args: dict[str, Any],
-        context: ToolContext,
-        success: bool = True,
-        metadata: dict[str, Any] | None = None,
-    ) -> None:
-        scope = memory_scope(context)
-        fingerprint = tool_fingerprint(question, tool_name, args, success)
-        memory = ToolMemory(
-            question=question, tool_name=tool_name, args=dict(args), timestamp=self._now(),
-            success=success, metadata=dict(metadata) if metadata else None,
-        )  # fmt: skip
+    async def _store_tool(self, scope: str, memory: ToolMemory, fingerprint: str) -> None:
         epoch = parse_timestamp(memory.timestamp or "").timestamp()
+        entry = ToolEntry.of(memory)
 
-        def write(connection: sqlite3.Connection) -> tuple[str, list[str]]:
+        def write(connection: sqlite3.Connection) -> list[str]:
             found = connection.execute(
                 "DELETE FROM tool_memories WHERE scope = ? AND fingerprint = ? RETURNING id",
                 (scope, fingerprint),
             ).fetchone()
-            memory.memory_id = found[0] if found else uuid.uuid4().hex
+            if found:
+                memory.memory_id = found[0]
             connection.execute(
                 "INSERT INTO tool_memories (scope, id, fingerprint, question, tool_name,"
-                " success, timestamp, epoch, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scope, memory.memory_id, fingerprint, question, tool_name, int(success),
-                 memory.timestamp, epoch, memory.model_dump_json()),
+                " success, timestamp, epoch, body, ownership)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope, memory.memory_id, fingerprint, memory.question, memory.tool_name,
+                 int(memory.success), memory.timestamp, epoch, memory.model_dump_json(),
+                 ownership_json(entry.owner)),
             )  # fmt: skip
-            return memory.memory_id, _trim(connection, "tool_memories", scope, self.max_items)
+            return _trim(connection, "tool_memories", scope, self.max_items)
 
         async with self._lock:
-            index = await self._index(scope)
-            memory_id, dropped = await self._db.transaction(write)
-            index.put_tool(
-                memory_id, ToolEntry(question, tool_name, success, memory.timestamp or "")
-            )
+            index = await self._load(scope)
+            dropped = await self._db.transaction(write)
+            index.put_tool(memory.memory_id or "", entry)
             for old in dropped:
                 index.drop_tool(old)
 
-    async def save_text_memory(self, content: str, context: ToolContext) -> TextMemory:
-        scope = memory_scope(context)
-        memory = TextMemory(memory_id=uuid.uuid4().hex, content=content, timestamp=self._now())
+    async def _store_text(self, scope: str, memory: TextMemory) -> None:
+        owner = ownership_json(ownership_of(memory))
 
         def write(connection: sqlite3.Connection) -> list[str]:
             connection.execute(
-                "INSERT INTO text_memories (scope, id, content, timestamp) VALUES (?, ?, ?, ?)",
-                (scope, memory.memory_id, content, memory.timestamp),
+                "DELETE FROM text_memories WHERE scope = ? AND id = ?", (scope, memory.memory_id)
+            )
+            connection.execute(
+                "INSERT INTO text_memories (scope, id, content, timestamp, ownership)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (scope, memory.memory_id, memory.content, memory.timestamp, owner),
             )
             return _trim(connection, "text_memories", scope, self.max_items)
 
         async with self._lock:
-            index = await self._index(scope)
+            index = await self._load(scope)
             dropped = await self._db.transaction(write)
             index.put_text(memory)
             for old in dropped:
                 index.drop_text(old)
-        return memory.model_copy()
 
     async def _tool_bodies(self, scope: str, ids: list[str]) -> dict[str, ToolMemory]:
         if not ids:
@@ -203,93 +218,18 @@ class SqliteAgentMemory(AgentMemory):
         rows = await self._db.run(lambda c: c.execute(sql, (scope, *ids)).fetchall())
         return {memory_id: ToolMemory.model_validate_json(body) for memory_id, body in rows}
 
-    async def search_similar_usage(
-        self,
-        question: str,
-        context: ToolContext,
-        *,
-        limit: int = 10,
-        similarity_threshold: float = 0.7,
-        tool_name_filter: str | None = None,
-    ) -> list[ToolMemorySearchResult]:
-        scope = memory_scope(context)
+    async def _drop(self, scope: str, kind: Kind, ids: list[str]) -> int:
+        if not ids:
+            return 0
+        marks = ",".join("?" * len(ids))
+        sql = f"DELETE FROM {_TABLES[kind]} WHERE scope = ? AND id IN ({marks}) RETURNING id"
         async with self._lock:
-            index = await self._index(scope)
-            hits = index.search_tools(
-                question, limit=limit, threshold=similarity_threshold, tool_name=tool_name_filter
-            )
-        bodies = await self._tool_bodies(scope, [key for key, _ in hits])
-        found = [(bodies[key], score) for key, score in hits if key in bodies]
-        return [
-            ToolMemorySearchResult(memory=memory, similarity_score=score, rank=rank)
-            for rank, (memory, score) in enumerate(found, start=1)
-        ]
-
-    async def search_text_memories(
-        self,
-        query: str,
-        context: ToolContext,
-        *,
-        limit: int = 10,
-        similarity_threshold: float = 0.7,
-    ) -> list[TextMemorySearchResult]:
-        async with self._lock:
-            index = await self._index(memory_scope(context))
-            return index.search_texts(query, limit=limit, threshold=similarity_threshold)
-
-    async def get_recent_memories(self, context: ToolContext, limit: int = 10) -> list[ToolMemory]:
-        sql = "SELECT body FROM tool_memories WHERE scope = ? ORDER BY seq DESC LIMIT ?"
-        args = (memory_scope(context), max(limit, 0))
-        rows = await self._db.run(lambda c: c.execute(sql, args).fetchall())
-        return [ToolMemory.model_validate_json(body) for (body,) in rows]
-
-    async def get_recent_text_memories(
-        self, context: ToolContext, limit: int = 10
-    ) -> list[TextMemory]:
-        async with self._lock:
-            index = await self._index(memory_scope(context))
-            return index.recent_texts(limit)
-
-    async def _delete(self, table: str, scope: str, where: str, args: tuple[Any, ...]) -> list[str]:
-        sql = f"DELETE FROM {table} WHERE scope = ? {where} RETURNING id"
-        rows = await self._db.run(lambda c: c.execute(sql, (scope, *args)).fetchall())
-        return [memory_id for (memory_id,) in rows]
-
-    async def delete_by_id(self, context: ToolContext, memory_id: str) -> bool:
-        scope = memory_scope(context)
-        async with self._lock:
-            index = await self._index(scope)
-            deleted = await self._delete("tool_memories", scope, "AND id = ?", (memory_id,))
-            index.drop_tool(memory_id)
-        return bool(deleted)
-
-    async def delete_text_memory(self, context: ToolContext, memory_id: str) -> bool:
-        scope = memory_scope(context)
-        async with self._lock:
-            index = await self._index(scope)
-            deleted = await self._delete("text_memories", scope, "AND id = ?", (memory_id,))
-            index.drop_text(memory_id)
-        return bool(deleted)
-
-    async def clear_memories(
-        self,
-        context: ToolContext,
-        tool_name: str | None = None,
-        before_date: str | None = None,
-    ) -> int:
-        scope = memory_scope(context)
-        where, args = "", ()  # type: tuple[str, tuple[Any, ...]]
-        if tool_name is not None:
-            where, args = f"{where} AND tool_name = ?", (*args, tool_name)
-        if before_date:
-            cutoff = parse_timestamp(before_date).timestamp()
-            where, args = f"{where} AND epoch < ?", (*args, cutoff)
-        async with self._lock:
-            index = await self._index(scope)
-            deleted = await self._delete("tool_memories", scope, where, args)
-            for memory_id in deleted:
-                index.drop_tool(memory_id)
-        return len(deleted)
+            index = await self._load(scope)
+            rows = await self._db.run(lambda c: c.execute(sql, (scope, *ids)).fetchall())
+            drop = index.drop_tool if kind == "tool" else index.drop_text
+            for (memory_id,) in rows:
+                drop(memory_id)
+        return len(rows)
 
     async def close(self) -> None:
         if self._owns_database:

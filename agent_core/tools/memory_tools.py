@@ -186,7 +186,7 @@ class SaveTextMemoryTool(Tool[SaveTextMemoryArgs]):
 
     name = "save_text_memory"
     description = (
-        "Remember a fact for future conversations in this workspace, such as a business rule, "
+        "Remember a fact for future conversations, such as a business rule, "
         "a definition or a hint about the data."
     )
 

@@ -174,6 +174,7 @@
       el = messageShell("slack", "Threadline", true);
       el.id = id;
       el.dataset.messageId = m.ts;
+      el.dataset.turnId = state.running ? state.running.turnId || "" : "";
       append("slack", place, el);
       status.hidden = true;  // Slack clears the status when the app replies
     }
@@ -216,6 +217,7 @@
       el = messageShell("teams", "Threadline", true);
       el.id = id;
       el.dataset.messageId = key;
+      el.dataset.turnId = state.running ? state.running.turnId || "" : "";
       append("teams", place, el);
     }
     statusLine("teams", place).hidden = true;
@@ -387,6 +389,7 @@
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({
         message_id: msg.dataset.messageId, positive, channel,
+        turn_id: msg.dataset.turnId || null,
         thread_id: state.threads[state.place], persona: persona(),
       }),
     });

@@ -59,6 +59,7 @@ class FeedbackRequest(BaseModel):
     thread_id: str = Field(pattern=SAFE_ID)
     persona: Persona = Field(default_factory=Persona)
     channel: str = Field(default="slack", pattern="^(slack|teams)$")
+    turn_id: str | None = Field(default=None, pattern=SAFE_ID)
 
 
 async def _body(request: web.Request, model: type[Model]) -> Model:
@@ -165,7 +166,7 @@ async def stop_turn(request: web.Request) -> web.Response:
 async def post_feedback(request: web.Request) -> web.Response:
     body = await _body(request, FeedbackRequest)
     feedback = await request.app[CONSOLE_KEY].record_feedback(
-        body.persona, body.thread_id, body.message_id, body.positive
+        body.persona, body.thread_id, body.message_id, body.positive, turn_id=body.turn_id
     )
     return web.json_response({"recorded": feedback.model_dump(mode="json")})
 

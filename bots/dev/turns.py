@@ -138,12 +138,19 @@ class Console:
             del self.turns[turn.id]
 
     async def record_feedback(
-        self, persona: Persona, thread_id: str, message_id: str, positive: bool
+        self,
+        persona: Persona,
+        thread_id: str,
+        message_id: str,
+        positive: bool,
+        *,
+        turn_id: str | None = None,
     ) -> Feedback:
         feedback = Feedback(
             conversation_id=persona.conversation_id(thread_id),
             message_id=message_id,
             positive=positive,
+            turn_id=turn_id,
         )
         await self.agent.record_feedback(persona.request_context(thread_id), feedback)
         return feedback
@@ -239,6 +246,7 @@ class Console:
     async def _stream(self, turn: Turn, slack: ReplyStream, teams: TeamsReplyStream) -> None:
         persona = turn.persona
         context = persona.request_context(turn.thread_id)
+        context.metadata["turn_id"] = turn.id
         answer = self.agent.send_message(context, turn.text, conversation_id=turn.conversation_id)
         try:
             async for component in answer:

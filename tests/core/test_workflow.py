@@ -24,7 +24,7 @@ async def test_help_for_user_and_admin(make_agent: Callable[..., Agent]) -> None
     assert llm.requests == []  # the LLM never sees commands
 
 
-@pytest.mark.parametrize("command", ["/status", "/memories", "/delete abc"])
+@pytest.mark.parametrize("command", ["/status", "/share abc"])
 async def test_admin_commands_denied_to_users(
     make_agent: Callable[..., Agent], command: str
 ) -> None:

@@ -28,13 +28,34 @@ from agent_core.users import User
 _requests = itertools.count()
 
 
-def tool_context(workspace: str = "T1", user: str = "U1") -> ToolContext:
-    """A context in ``workspace`` (the memory scope)."""
+def tool_context(
+    workspace: str = "T1",
+    user: str = "U1",
+    *,
+    where: str = "channel",
+    admin: bool = False,
+    turn: str | None = None,
+) -> ToolContext:
+    """A context in ``workspace`` (the memory scope): ``where`` is ``channel``, ``dm`` or
+    ``private`` (an answer only the asker sees); admins see tool arguments."""
+    request: dict[str, object] = {
+        "platform": "slack", "workspace_id": workspace, "channel_id": "C1",
+    }  # fmt: skip
+    if where == "dm":
+        request.update(channel_id="D1", is_dm=True)
+    elif where == "private":
+        request.update(is_private=True)
+    groups = ["user", "admin"] if admin else ["user"]
+    features = ["tool_arguments", "tool_names"] if admin else ["tool_names"]
     return ToolContext(
-        user=User(id=f"slack:{workspace}:{user}", metadata={"workspace_id": workspace}),
-        conversation_id=f"slack:{workspace}:C1:1.0",
-        request_id=f"r{next(_requests)}",
-    )
+        user=User(
+            id=f"slack:{workspace}:{user}", metadata={"workspace_id": workspace},
+            group_memberships=groups,
+        ),
+        conversation_id=f"slack:{workspace}:{request['channel_id']}:1.0",
+        request_id=turn or f"r{next(_requests)}",
+        metadata={"ui_features_available": features, "request": request},
+    )  # fmt: skip
 
 
 def _parse(timestamp: str | None) -> dt.datetime:
@@ -49,6 +70,15 @@ def _after(timestamp: str | None) -> str:
     while dt.datetime.now(dt.UTC) <= cutoff:  # spins at most a millisecond, never sleeps
         pass
     return cutoff.isoformat()
+
+
+async def _loose_tools(memory: AgentMemory, query: str, ctx: ToolContext) -> list[object]:
+    """Tool memories offered for anything near ``query`` (so an empty answer means hidden)."""
+    return list(await memory.search_similar_usage(query, ctx, similarity_threshold=0.1))
+
+
+async def _loose_texts(memory: AgentMemory, query: str, ctx: ToolContext) -> list[object]:
+    return list(await memory.search_text_memories(query, ctx, similarity_threshold=0.1))
 
 
 class AgentMemoryContract:
@@ -227,10 +257,94 @@ class AgentMemoryContract:
         assert len(await memory.get_recent_memories(ours)) == 1
         assert len(await memory.get_recent_text_memories(ours)) == 1
 
-    async def test_same_workspace_different_users_share_memories(self, memory: AgentMemory) -> None:
-        await memory.save_tool_usage("orders by status", "run_sql", {}, tool_context("T1", "U1"))
-        hits = await memory.search_similar_usage("orders by status", tool_context("T1", "U2"))
-        assert len(hits) == 1
+    # -- owners and audiences (agent_core.memory.access) ---------------------------------
+
+    async def test_another_person_is_offered_nothing_until_it_is_marked_good(
+        self, memory: AgentMemory
+    ) -> None:
+        """Regression: every saved query was offered to the whole workspace at once."""
+        ana, bo = tool_context(user="UANA", turn="t-ana"), tool_context(user="UBO")
+        await memory.save_tool_usage("orders by status", "run_sql", {"sql": "S-ANA"}, ana,
+                                     metadata={"rows": 7})  # fmt: skip
+        await memory.save_text_memory("orders by status uses the ANA-NOTE column", ana)
+
+        assert await _loose_tools(memory, "orders by status", bo) == []
+        assert await _loose_texts(memory, "orders by status", bo) == []
+        assert await memory.get_recent_memories(bo) == []
+        assert await memory.get_recent_text_memories(bo) == []
+        [own] = await memory.search_similar_usage("orders by status", ana)
+        assert (own.memory.owner_id, own.memory.args) == ("slack:T1:UANA", {"sql": "S-ANA"})
+
+        assert await memory.rate_turn(ana, "t-ana", good=True) == 2
+        [note] = await memory.search_text_memories("orders by status", bo, similarity_threshold=0.1)
+        assert "ANA-NOTE" in note.memory.content
+        # a non-admin is never offered someone else's SQL, nor its result values
+        assert await _loose_tools(memory, "orders by status", bo) == []
+        [listed] = await memory.get_recent_memories(bo)
+        assert (listed.args, listed.arguments_hidden, listed.metadata) == ({}, True, None)
+        admin = tool_context(user="UADMIN", admin=True)
+        [hit] = await memory.search_similar_usage("orders by status", admin)
+        assert hit.memory.args == {"sql": "S-ANA"} and hit.memory.metadata is None
+        assert hit.memory.verdict == "good" and hit.memory.audience == "scope"
+
+    async def test_direct_messages_and_private_answers_stay_with_their_owner(
+        self, memory: AgentMemory
+    ) -> None:
+        for where in ("dm", "private"):
+            ana = tool_context(user="UANA", where=where, turn=f"t-{where}")
+            await memory.save_tool_usage(f"{where} secret revenue", "run_sql", {"sql": "X"}, ana)
+            note = await memory.save_text_memory(f"{where} secret margin", ana)
+            assert await memory.rate_turn(ana, f"t-{where}", good=True) == 2
+            admin = tool_context(user="UADMIN", admin=True, where="dm")
+            assert note.memory_id and not await memory.share(admin, note.memory_id)
+            for other in (admin, tool_context(user="UBO", where="dm")):
+                assert await _loose_texts(memory, f"{where} secret margin", other) == []
+                assert await memory.get_recent_memories(other) == []
+            # the owner is offered them only somewhere private, never in a channel
+            assert await memory.search_text_memories(f"{where} secret margin", ana)
+            in_channel = tool_context(user="UANA", where="channel")
+            assert await _loose_texts(memory, f"{where} secret margin", in_channel) == []
+            assert await memory.search_similar_usage(f"{where} secret revenue", in_channel) == []
+
+    async def test_only_the_owner_or_an_admin_rates_and_a_bad_rating_is_never_suggested(
+        self, memory: AgentMemory
+    ) -> None:
+        ana = tool_context(user="UANA", turn="t1")
+        await memory.save_tool_usage("orders by status", "run_sql", {"sql": "S"}, ana)
+        assert await memory.rate_turn(tool_context(user="UBO"), "t1", good=True) == 0
+        assert await memory.search_similar_usage("orders by status", tool_context(user="UBO",
+                                                 admin=True)) == []  # fmt: skip
+        assert await memory.rate_turn(tool_context(user="UADMIN", admin=True), "t1", good=False)
+        assert await memory.search_similar_usage("orders by status", ana) == []
+        [listed] = await memory.get_recent_memories(ana)
+        assert listed.verdict == "bad"
+
+    async def test_an_admin_shares_and_deletes_anything_a_person_only_their_own(
+        self, memory: AgentMemory
+    ) -> None:
+        ana, bo = tool_context(user="UANA"), tool_context(user="UBO")
+        admin = tool_context(user="UADMIN", admin=True)
+        note = await memory.save_text_memory("fiscal year starts in April", ana)
+        await memory.save_tool_usage("orders by status", "run_sql", {"sql": "S"}, ana)
+        [tool] = await memory.get_recent_memories(ana)
+        assert note.memory_id and tool.memory_id
+        assert not await memory.share(bo, note.memory_id)
+        assert await memory.share(admin, note.memory_id)
+        assert await memory.get_recent_text_memories(bo)
+        assert not await memory.delete_text_memory(bo, note.memory_id)
+        assert not await memory.delete_by_id(bo, tool.memory_id)
+        assert await memory.clear_memories(bo) == 0
+        assert await memory.delete_text_memory(admin, note.memory_id)
+        assert await memory.delete_by_id(admin, tool.memory_id)
+        await memory.save_tool_usage("orders by status", "run_sql", {"sql": "S"}, bo)
+        assert await memory.clear_memories(bo) == 1
+
+    async def test_the_same_use_by_two_people_is_two_memories(self, memory: AgentMemory) -> None:
+        ana, bo = tool_context(user="UANA"), tool_context(user="UBO")
+        for ctx in (ana, bo, ana):
+            await memory.save_tool_usage("orders by status", "run_sql", {"sql": "S"}, ctx)
+        assert len(await memory.get_recent_memories(ana)) == 1
+        assert len(await memory.get_recent_memories(bo)) == 1
 
     async def test_returned_memories_are_copies(self, memory: AgentMemory) -> None:
         ctx = tool_context()

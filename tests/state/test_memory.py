@@ -3,6 +3,8 @@ persistence, ranking parity with ``InMemoryAgentMemory`` and cross-process visib
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -183,3 +185,77 @@ async def test_redis_follows_other_processes_at_most_every_refresh_interval(
     await right.save_tool_usage("orders by region", "run_sql", {"sql": "R"}, ctx)
     found = await right.search_similar_usage("orders by", ctx, similarity_threshold=0.1)
     assert sorted(h.memory.args["sql"] for h in found) == ["R", "S"]
+
+
+_LEGACY_SQLITE = """
+CREATE TABLE tool_memories (seq INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL,
+    id TEXT NOT NULL, fingerprint TEXT NOT NULL, question TEXT NOT NULL, tool_name TEXT NOT NULL,
+    success INTEGER NOT NULL, timestamp TEXT NOT NULL, epoch REAL NOT NULL, body TEXT NOT NULL,
+    UNIQUE (scope, id), UNIQUE (scope, fingerprint));
+CREATE TABLE text_memories (seq INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL,
+    id TEXT NOT NULL, content TEXT NOT NULL, timestamp TEXT NOT NULL, UNIQUE (scope, id));
+INSERT INTO tool_memories (scope, id, fingerprint, question, tool_name, success, timestamp,
+    epoch, body) VALUES ('T1', 'old1', 'fp', 'orders by status', 'run_sql', 1,
+    '2025-01-01T00:00:00+00:00', 0, '{"question": "orders by status", "tool_name": "run_sql",
+    "args": {"sql": "LEGACY-SQL"}}');
+INSERT INTO text_memories (scope, id, content, timestamp)
+    VALUES ('T1', 'old2', 'LEGACY-NOTE fiscal year', '2025-01-01T00:00:00+00:00');
+"""
+
+
+async def test_sqlite_file_from_before_owners_is_migrated_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Memories saved before memories had owners were offered to everyone; no one may be
+    offered them now: they are dropped, with a log line saying how many."""
+    path = tmp_path / "memory.db"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(_LEGACY_SQLITE)
+    memory = SqliteAgentMemory(path)
+    try:
+        ctx = tool_context()
+        assert await memory.get_recent_memories(ctx) == []
+        assert await memory.get_recent_text_memories(ctx) == []
+        assert "dropped 2 memories saved before memories had owners" in caplog.text
+        await memory.save_tool_usage("orders by status", "run_sql", {"sql": "NEW"}, ctx)
+        [hit] = await memory.search_similar_usage("orders by status", ctx)
+        assert hit.memory.args == {"sql": "NEW"}
+    finally:
+        await memory.close()
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM tool_memories").fetchone() == (1,)
+
+
+async def test_redis_scope_from_before_owners_is_migrated_and_logged(
+    redis: Redis, key_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory = RedisAgentMemory(redis, key_prefix=key_prefix)
+    keys = memory.scope_keys("T1")
+    legacy_meta = json.dumps({"q": "orders by status", "t": "run_sql", "s": True, "ts": "2025"})
+    await redis.hset(keys[0], "old1", json.dumps({"question": "orders by status",
+                     "tool_name": "run_sql", "args": {"sql": "LEGACY-SQL"}}))  # fmt: skip
+    await redis.hset(keys[1], "old1", legacy_meta)
+    await redis.zadd(keys[2], {"old1": 1})
+    legacy_note = json.dumps({"content": "LEGACY-NOTE", "timestamp": "x"})
+    await redis.hset(keys[5], "old2", legacy_note)
+    await redis.zadd(keys[6], {"old2": 2})
+    # the change log an older process wrote beside them
+    await redis.set(keys[7], 2)
+    await redis.xadd(keys[8], {"seq": 1, "op": "put_tool", "id": "old1", "meta": legacy_meta})
+    await redis.xadd(keys[8], {"seq": 2, "op": "put_text", "id": "old2", "meta": legacy_note})
+    ctx = tool_context(admin=True)
+    assert await memory.get_recent_memories(ctx) == []
+    assert await memory.get_recent_text_memories(ctx) == []
+    assert "dropped 1 tool and 1 text memories of scope 'T1'" in caplog.text
+    assert await redis.hlen(keys[0]) == 0 and await redis.hlen(keys[5]) == 0
+
+
+async def test_immediate_sharing_offers_shared_conversations_at_once_never_private_ones() -> None:
+    memory = InMemoryAgentMemory(sharing="immediate")
+    ana_channel = tool_context(user="UANA")
+    ana_dm = tool_context(user="UANA", where="dm")
+    await memory.save_text_memory("channel note about revenue", ana_channel)
+    await memory.save_text_memory("dm note about revenue", ana_dm)
+    bo = tool_context(user="UBO")
+    found = await memory.search_text_memories("note about revenue", bo, similarity_threshold=0.1)
+    assert [hit.memory.content for hit in found] == ["channel note about revenue"]
