@@ -101,3 +101,6 @@ class LlmAuthenticationError(LlmError):
 
 class StateUnavailableError(ThreadlineError):
     """The shared state backend cannot be reached; the turn cannot be accepted safely."""
+
+    public_message = "Threadline is temporarily unavailable. Please try again shortly."
+    """What the asker is told, in every channel."""
