@@ -189,7 +189,9 @@ def action_context(body: Mapping[str, Any]) -> RequestContext:
             # only the bot posts non-ephemeral messages with buttons, so a D... channel
             # here is the bot's own DM
             "is_dm": str(channel).startswith("D") and not container.get("is_ephemeral"),
-            "is_private": bool(container.get("is_ephemeral")),
+            # private only when the answer is (an ephemeral outside a thread); a click on
+            # an ephemeral in a thread is answered in the thread, where everyone sees it
+            "is_private": thread == PRIVATE_THREAD,
         }
     )
 

@@ -11,7 +11,7 @@ import contextlib
 import json
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.signature import SignatureVerifier
 
-from agent_core import Agent, InMemoryAuditLogger, LifecycleHook
+from agent_core import Agent, InMemoryAuditLogger, LifecycleHook, UserResolver
 from agent_core.llm.scripted import ScriptEntry
 from agent_core.state import State, StateSettings, build_state
 from bots.slack_bot import SlackBot, default_clients
@@ -123,6 +123,7 @@ class SlackHarness:
         message_ts: str = "",
         thread_ts: str | None = None,
         ephemeral: bool = False,
+        block_id: str = "b",
     ) -> Any:
         container: dict[str, Any] = {
             "type": "message",
@@ -144,7 +145,7 @@ class SlackHarness:
             "message": {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})},
             "response_url": self.fake.response_url("action"),
             "actions": [
-                {"action_id": action_id, "block_id": "b", "value": value, "type": "button"}
+                {"action_id": action_id, "block_id": block_id, "value": value, "type": "button"}
             ],
         }
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
@@ -159,6 +160,11 @@ class SlackHarness:
         return [r.messages[-1].content or "" for r in llm.requests if r.messages]  # type: ignore[attr-defined]
 
 
+AgentFactory = Callable[[UserResolver, State], Agent]
+"""Builds the bot's agent from the bot's user resolver and state (its memory and
+conversation stores), instead of the scripted agent of ``tests.slack.agents``."""
+
+
 @asynccontextmanager
 async def running_bot(
     tmp_path: Path,
@@ -170,6 +176,7 @@ async def running_bot(
     audit: InMemoryAuditLogger | None = None,
     state: State | None = None,
     fake: FakeSlackApi | None = None,
+    agent_factory: AgentFactory | None = None,
     **settings: Any,
 ) -> AsyncIterator[SlackHarness]:
     async with contextlib.AsyncExitStack() as stack:
@@ -190,7 +197,7 @@ async def running_bot(
         state = state or build_state(StateSettings(ephemeral=True))
         clients = default_clients(slack_settings, state)
         resolver = build_user_resolver(slack_settings, clients, state.cache)
-        agent = build_agent(
+        agent = agent_factory(resolver, state) if agent_factory is not None else build_agent(
             script, resolver, latency=latency, then=then, memory=state.memory,
             conversations=state.conversations,
         )  # fmt: skip
