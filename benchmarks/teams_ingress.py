@@ -60,9 +60,9 @@ from agent_core.components import RichTextComponent, UiComponent
 from agent_core.feedback import Feedback
 from agent_core.state import State, StateSettings, build_state
 from agent_core.users import RequestContext
-from bots.teams_app import host_on_state
-from bots.teams_host import TeamsHost
-from bots.teams_settings import TeamsSettings
+from bots.teams.app import host_on_state
+from bots.teams.bot import TeamsHost
+from bots.teams.settings import TeamsSettings
 from tests.fakes.bot_connector import FakeBotConnector
 from tests.support.redis_server import RedisServer, redis_available
 

@@ -1,7 +1,7 @@
 """Microsoft Teams: activity -> ``RequestContext``, components -> Teams messages.
 
 Translation only, no SDK: everything here reads and writes the Bot Framework wire JSON, so
-any host (the botbuilder one in ``bots.teams_host``, a Microsoft 365 Agents SDK one later)
+any host (the botbuilder one in ``bots.teams.bot``, a Microsoft 365 Agents SDK one later)
 can use it.
 
 - ``context``: activity -> ``RequestContext`` and the thread key; ``identity``: who asks

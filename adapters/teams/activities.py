@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from adapters.teams.cards import Citation
+from adapters.teams.render import Citation
 from adapters.teams.context import Wire, conversation_type, tenant_id
 
 Activity = dict[str, Any]

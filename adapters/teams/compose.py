@@ -15,7 +15,7 @@ from typing import Any
 
 from adapters.teams import activities
 from adapters.teams.activities import Activity, ConversationRef
-from adapters.teams.cards import Citation
+from adapters.teams.render import Citation
 from adapters.teams.limits import MESSAGE_LIMIT, pack, payload_size, split_text
 
 

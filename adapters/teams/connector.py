@@ -1,7 +1,7 @@
 """The Bot Connector calls a reply needs, as a protocol any host implements, and retries.
 
 ``TeamsConnector`` is the outbound side of one conversation's ``serviceUrl``; the botbuilder
-host implements it (``bots.teams_connector``), a successor SDK host could too. Failures
+host implements it (``bots.teams.connector``), a successor SDK host could too. Failures
 arrive as ``ConnectorError`` with the status, Teams' error code and ``Retry-After``;
 ``RetryingConnector`` retries the transient ones (429, 412, 502, 503, 504, and network errors,
 which hosts report as status 0) and never the rest::
@@ -54,7 +54,7 @@ class ConnectorError(Exception):
 class TeamsConnector(Protocol):
     """Outbound Bot Connector operations for one service URL; activities are wire JSON.
 
-    ``bots.teams_connector.BotConnectorClient`` implements it over aiohttp::
+    ``bots.teams.connector.BotConnectorClient`` implements it over aiohttp::
 
         message_id = await connector.reply(conversation_id, activity_id, {"type": "typing"})
     """

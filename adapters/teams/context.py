@@ -172,7 +172,7 @@ def strip_mentions(text: str, activity: Wire) -> str:
 def message_text(activity: Wire) -> str:
     """What the user asked: the text without the bot's mention, or a card action's message.
 
-    A card button rendered by ``adapters.teams.cards`` sends ``{"threadline_action": text}`` as
+    A card button rendered by ``adapters.teams.render`` sends ``{"threadline_action": text}`` as
     the activity's ``value``; that text is the message.
     """
     value = activity.get("value")

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from adapters.teams import activities, adaptive
+from adapters.teams import activities, elements
 from adapters.teams.activities import Activity, ConversationRef
 from adapters.teams.connector import ConnectorError, TeamsConnector
 
@@ -67,9 +67,9 @@ OnPosted = Callable[[PostedMessage], Awaitable[None]]
 def progress_card(text: str, turn_id: str | None = None) -> dict[str, Any]:
     """The placeholder a group chat sees while the answer is prepared; with a Stop button
     when ``turn_id`` is given (only the asker's click is honoured)."""
-    actions = [adaptive.stop_action(turn_id)] if turn_id else []
-    body = [adaptive.text_block(text, subtle=True)]
-    return adaptive.attachment(adaptive.card(body, actions, fallback_text=text))
+    actions = [elements.stop_action(turn_id)] if turn_id else []
+    body = [elements.text_block(text, subtle=True)]
+    return elements.attachment(elements.card(body, actions, fallback_text=text))
 
 
 class AnswerSlot:

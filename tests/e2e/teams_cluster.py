@@ -24,7 +24,7 @@ import aiohttp
 
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.support.ports import free_port
-from tests.teams import payloads
+from tests.adapters.teams import payloads
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = (("aad-ana", "Ana Lima"), ("aad-bo", "Bo Berg"))

@@ -23,11 +23,11 @@ from agent_core import Agent, LifecycleHook
 from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
 from agent_core.state import State
 from agent_core.state.turns import TurnQueue
-from bots.teams_host import TeamsHost
-from bots.teams_settings import TeamsSettings
+from bots.teams.bot import TeamsHost
+from bots.teams.settings import TeamsSettings
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
-from tests.teams import payloads
-from tests.teams.agents import build_agent
+from tests.adapters.teams import payloads
+from tests.bots.teams.agents import build_agent
 
 ADMIN = "aad-admin"
 MEMBER = "aad-ana"

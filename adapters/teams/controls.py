@@ -2,7 +2,7 @@
 feedback buttons under an answer.
 
 * ``adaptiveCard/action`` with verb ``threadline.action``: a button rendered by
-  ``adapters.teams.cards``; its ``threadline_action`` is a message from the clicker.
+  ``adapters.teams.render``; its ``threadline_action`` is a message from the clicker.
 * ``adaptiveCard/action`` with verb ``threadline.stop``: the Stop button of a running answer;
   its ``threadline_stop`` is the turn to stop (honoured only for the person who asked).
 * ``message/submitAction`` with ``actionName == "feedback"``: thumbs up/down (and optional
@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.teams.adaptive import ACTION_VERB, STOP_VERB
+from adapters.teams.elements import ACTION_VERB, STOP_VERB
 from adapters.teams.context import Wire, thread_key
 from agent_core.feedback import Feedback
 

@@ -1,6 +1,6 @@
 """``threadline teams``: run the Teams bot (``/api/messages``, ``/healthz``, ``/metrics``).
 
-Configuration comes from the environment; see ``bots.teams_settings`` for every variable.
+Configuration comes from the environment; see ``bots.teams.settings`` for every variable.
 The minimum for a real tenant is ``MicrosoftAppId`` + ``MicrosoftAppPassword`` (multi-tenant),
 or add ``MicrosoftAppType=SingleTenant`` and ``MicrosoftAppTenantId``; with no app id the bot
 runs with authentication off, for local testing only. Then upload the package from
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.state import State, StateSettings
-    from bots.teams_host import TeamsHost
-    from bots.teams_settings import TeamsSettings
+    from bots.teams.bot import TeamsHost
+    from bots.teams.settings import TeamsSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bots.teams_settings import SettingsError, TeamsSettings
+    from bots.teams.settings import SettingsError, TeamsSettings
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     try:
@@ -120,7 +120,7 @@ def _serve(args: argparse.Namespace, settings: TeamsSettings,
 def host_on_state(settings: TeamsSettings, state: State) -> TeamsHost:
     """The Teams host with every shared thing in ``state`` (so N processes share them)."""
     from adapters.teams.files import FileOffers
-    from bots.teams_host import TeamsHost
+    from bots.teams.bot import TeamsHost
 
     return TeamsHost(
         settings,

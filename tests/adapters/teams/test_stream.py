@@ -1,4 +1,4 @@
-"""adapters.teams.reply through the real HTTP connector client against the fake connector:
+"""adapters.teams.stream through the real HTTP connector client against the fake connector:
 streaming, pacing, fallbacks, splitting, retries and admin-only detail routing."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from adapters.teams.activities import ConversationRef
 from adapters.teams.limits import TEXT_LIMIT
-from adapters.teams.reply import ReplyOptions, TeamsReplyStream
+from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.components import (
     CardComponent,
     DataFrameComponent,
@@ -21,10 +21,10 @@ from agent_core.components import (
     StatusCardComponent,
     UiComponent,
 )
-from bots.teams_connector import ConnectorPool
+from bots.teams.connector import ConnectorPool
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
-from tests.teams.payloads import message
-from tests.teams.schemas import assert_valid_card, cards_in
+from tests.adapters.teams.payloads import message
+from tests.adapters.teams.schemas import assert_valid_card, cards_in
 
 FAST = ReplyOptions(pace=0.02, typing_interval=0.05)
 

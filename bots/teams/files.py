@@ -14,7 +14,7 @@ from adapters.teams.activities import ConversationRef
 from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import file_info_card, upload_headers
 from adapters.teams.identity import TokenProvider
-from bots.teams_settings import TeamsSettings
+from bots.teams.settings import TeamsSettings
 
 logger = logging.getLogger(__name__)
 

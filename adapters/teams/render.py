@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.teams import adaptive
+from adapters.teams import elements
 from adapters.teams.charts import render_chart
 from adapters.teams.markdown import card_elements
 from adapters.teams.tables import render_dataframe
@@ -56,7 +56,7 @@ CONTENT_CHARS = 12_000
 LOG_LINES = 40
 MAX_CARD_ACTIONS = 6
 
-_STYLES: dict[str, adaptive.ContainerStyle] = {
+_STYLES: dict[str, elements.ContainerStyle] = {
     "success": "good", "completed": "good", "info": "accent", "warning": "warning",
     "error": "attention", "failed": "attention",
 }
@@ -91,7 +91,7 @@ class Rendering:
 
     text: str | None = None
     """Answer markdown for the message text (streamed in personal chats)."""
-    card: adaptive.Element | None = None
+    card: elements.Element | None = None
     progress: str | None = None
     """A status line: informative update / typing, never a message of its own."""
     citation: Citation | None = None
@@ -108,61 +108,61 @@ def clip(text: str, limit: int = CONTENT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 40].rstrip() + "\n\n…(truncated)"
 
 
-def _markdown_or_text(content: str, markdown: bool) -> list[adaptive.Element]:
+def _markdown_or_text(content: str, markdown: bool) -> list[elements.Element]:
     content = clip(content)
-    return card_elements(content) if markdown else [adaptive.text_block(content)]
+    return card_elements(content) if markdown else [elements.text_block(content)]
 
 
-def _actions(actions: list[dict[str, Any]]) -> list[adaptive.Element]:
+def _actions(actions: list[dict[str, Any]]) -> list[elements.Element]:
     result = []
     for action in actions[:MAX_CARD_ACTIONS]:
         label, message = action.get("label"), action.get("action")
         if isinstance(label, str) and isinstance(message, str) and not action.get("disabled"):
-            result.append(adaptive.execute_action(label, message))
+            result.append(elements.execute_action(label, message))
     return result
 
 
 def _titled(
     title: str,
-    body: list[adaptive.Element],
+    body: list[elements.Element],
     *,
     status: str | None = None,
     subtitle: str | None = None,
     icon: str | None = None,
-) -> list[adaptive.Element]:
+) -> list[elements.Element]:
     mark = icon or _ICONS.get(status or "", "")
-    header = [adaptive.text_block(f"{mark} {title}".strip(), weight="Bolder")]
+    header = [elements.text_block(f"{mark} {title}".strip(), weight="Bolder")]
     if subtitle:
-        header.append(adaptive.text_block(subtitle, subtle=True, size="Small"))
+        header.append(elements.text_block(subtitle, subtle=True, size="Small"))
     items = header + body
     style = _STYLES.get(status or "")
-    return [adaptive.container(items, style=style)] if style else items
+    return [elements.container(items, style=style)] if style else items
 
 
 def _card_component(card: CardComponent) -> Rendering:
     content = _markdown_or_text(card.content, card.markdown)
     if card.collapsible:
-        details = adaptive.container(content)
+        details = elements.container(content)
         details.update(id=f"details-{card.id}", isVisible=not card.collapsed)
-        toggle: adaptive.Element = {
+        toggle: elements.Element = {
             "type": "Action.ToggleVisibility", "title": "Show / hide details",
             "targetElements": [f"details-{card.id}"],
         }
         body = _titled(card.title, [details], status=card.status, subtitle=card.subtitle,
                        icon=card.icon)
-        return Rendering(card=adaptive.card(body, [toggle, *_actions(card.actions)]))
+        return Rendering(card=elements.card(body, [toggle, *_actions(card.actions)]))
     body = _titled(card.title, content, status=card.status, subtitle=card.subtitle,
                    icon=card.icon)
-    return Rendering(card=adaptive.card(body, _actions(card.actions), fallback_text=card.title))
+    return Rendering(card=elements.card(body, _actions(card.actions), fallback_text=card.title))
 
 
 def _notification(note: NotificationComponent) -> Rendering:
     mark = note.icon or _ICONS.get(note.level, "")
     text = f"{mark} {clip(note.message)}".strip()
-    items = [adaptive.text_block(note.title, weight="Bolder")] if note.title else []
-    items.append(adaptive.text_block(text))
-    body = [adaptive.container(items, style=_STYLES.get(note.level))]
-    return Rendering(card=adaptive.card(body, _actions(note.actions), fallback_text=note.message))
+    items = [elements.text_block(note.title, weight="Bolder")] if note.title else []
+    items.append(elements.text_block(text))
+    body = [elements.container(items, style=_STYLES.get(note.level))]
+    return Rendering(card=elements.card(body, _actions(note.actions), fallback_text=note.message))
 
 
 def _status_card(status: StatusCardComponent) -> Rendering:
@@ -170,46 +170,46 @@ def _status_card(status: StatusCardComponent) -> Rendering:
     if status.status in ("pending", "running", "completed", "success"):
         return Rendering(progress=line)
     facts = [(str(k), clip(str(v), 300)) for k, v in list(status.metadata.items())[:10]]
-    body = [adaptive.text_block(clip(status.description))] if status.description else []
+    body = [elements.text_block(clip(status.description))] if status.description else []
     if facts:
-        body.append(adaptive.fact_set(facts))
+        body.append(elements.fact_set(facts))
     titled = _titled(status.title, body, status=status.status, icon=status.icon)
-    return Rendering(card=adaptive.card(titled, _actions(status.actions), fallback_text=line))
+    return Rendering(card=elements.card(titled, _actions(status.actions), fallback_text=line))
 
 
 def _log_viewer(log: LogViewerComponent) -> Rendering:
     entries = log.entries[-LOG_LINES:]
     lines = "\n".join(f"[{e.level.upper()}] {e.message}" for e in entries)
-    body: list[adaptive.Element] = [adaptive.text_block(log.title, weight="Bolder")]
-    body.append(adaptive.container([adaptive.monospace_block(clip(lines))], style="emphasis"))
+    body: list[elements.Element] = [elements.text_block(log.title, weight="Bolder")]
+    body.append(elements.container([elements.monospace_block(clip(lines))], style="emphasis"))
     if len(log.entries) > len(entries):
         note = f"Last {len(entries)} of {len(log.entries)} entries."
-        body.append(adaptive.text_block(note, subtle=True, size="Small"))
-    return Rendering(card=adaptive.card(body, fallback_text=log.title))
+        body.append(elements.text_block(note, subtle=True, size="Small"))
+    return Rendering(card=elements.card(body, fallback_text=log.title))
 
 
 def _task_list(tasks: TaskListComponent) -> Rendering:
     shown = [t for t in tasks.tasks if tasks.filter_status in (None, t.status)]
     lines = [f"{_TASK_MARKS.get(t.status, '•')} {t.title}" for t in shown[:50]]
-    body = [adaptive.text_block(tasks.title, weight="Bolder")]
+    body = [elements.text_block(tasks.title, weight="Bolder")]
     if tasks.show_progress and tasks.tasks:
         done = sum(t.status == "completed" for t in tasks.tasks)
-        body.append(adaptive.text_block(f"{done} of {len(tasks.tasks)} done", subtle=True))
-    body.append(adaptive.text_block("\n\n".join(lines) or "No tasks."))
-    return Rendering(card=adaptive.card(body, fallback_text=tasks.title))
+        body.append(elements.text_block(f"{done} of {len(tasks.tasks)} done", subtle=True))
+    body.append(elements.text_block("\n\n".join(lines) or "No tasks."))
+    return Rendering(card=elements.card(body, fallback_text=tasks.title))
 
 
 def _buttons(specs: list[tuple[str, str]]) -> Rendering:
-    actions = [adaptive.execute_action(label, message) for label, message in specs]
+    actions = [elements.execute_action(label, message) for label, message in specs]
     if not actions:
         return Rendering()
     if len(actions) <= MAX_CARD_ACTIONS:
-        return Rendering(card=adaptive.card([], actions))
+        return Rendering(card=elements.card([], actions))
     sets = [
         {"type": "ActionSet", "actions": actions[i : i + MAX_CARD_ACTIONS]}
         for i in range(0, len(actions), MAX_CARD_ACTIONS)
     ]
-    return Rendering(card=adaptive.card(sets))
+    return Rendering(card=elements.card(sets))
 
 
 def _progress(label: str | None, value: float, description: str | None = None) -> Rendering:
@@ -242,9 +242,9 @@ def _simple(simple: SimpleComponent | None) -> Rendering | None:
     """The deliberate fallback for rich types without a card rendering."""
     match simple:
         case SimpleTextComponent(text=text) if text.strip():
-            return Rendering(card=adaptive.card([adaptive.text_block(clip(text))]))
+            return Rendering(card=elements.card([elements.text_block(clip(text))]))
         case SimpleImageComponent(url=url, alt_text=alt):
-            return Rendering(card=adaptive.card([adaptive.image(url, alt or "image")]))
+            return Rendering(card=elements.card([elements.image(url, alt or "image")]))
         case SimpleLinkComponent(url=url, text=text):
             return Rendering(citation=Citation(title=text or url, url=url))
     return None
@@ -275,10 +275,10 @@ _RENDERERS: dict[type[RichComponent], Callable[[Any], Rendering]] = {
     ),
     TaskTrackerUpdateComponent: _tracker,
     BadgeComponent: lambda badge: Rendering(
-        card=adaptive.card([adaptive.text_block(f"**{badge.text}**")])
+        card=elements.card([elements.text_block(f"**{badge.text}**")])
     ),
     IconTextComponent: lambda icon: Rendering(
-        card=adaptive.card([adaptive.text_block(f"{icon.icon} {icon.text}")])
+        card=elements.card([elements.text_block(f"{icon.icon} {icon.text}")])
     ),
     ChatInputUpdateComponent: _nothing,
 }

@@ -3,7 +3,7 @@
 Ingress *accepts* a message: ``enqueue`` records it (with its delivery key, so a redelivered
 activity is dropped atomically) before Teams gets its ``201``. Each process runs a worker
 (``TurnQueue.run``) that answers turns through the conversation reference saved in the turn,
-with a connector that needs no inbound request (``bots.teams_outbound``). Turns of one
+with a connector that needs no inbound request (``bots.teams.outbound``). Turns of one
 conversation and asker run one at a time, in order, whichever process picks them up.
 
 Crash safety: the message that carries the answer is recorded on the turn as soon as it is
@@ -37,7 +37,7 @@ from adapters.teams.context import (
     turn_key,
 )
 from adapters.teams.files import FileOffers
-from adapters.teams.reply import ReplyOptions, TeamsReplyStream
+from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from adapters.teams.slot import INTERRUPTED, STOPPED, AnswerSlot, PostedMessage
 from agent_core.components import UiComponent
 from agent_core.errors import StateUnavailableError
@@ -45,8 +45,8 @@ from agent_core.feedback import Feedback
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.users import RequestContext
-from bots.teams_metrics import TeamsMetrics
-from bots.teams_outbound import Outbound
+from bots.teams.metrics import TeamsMetrics
+from bots.teams.outbound import Outbound
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""adapters.teams.invokes and activities: invoke parsing (incl. malformed) and outgoing shapes."""
+"""adapters.teams.controls and activities: invoke parsing (incl. malformed) and outgoing shapes."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
-from adapters.teams.cards import Citation
-from adapters.teams.invokes import card_action_of, feedback_of
-from tests.teams.payloads import TENANT, invoke, message
+from adapters.teams.render import Citation
+from adapters.teams.controls import card_action_of, feedback_of
+from tests.adapters.teams.payloads import TENANT, invoke, message
 
 
 def feedback_invoke(action_value: Any, **extra: Any) -> dict[str, Any]:

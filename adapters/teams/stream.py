@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from adapters.teams import activities, adaptive
+from adapters.teams import activities, elements
 from adapters.teams.activities import Activity, ConversationRef
-from adapters.teams.cards import Citation, render
+from adapters.teams.render import Citation, render
 from adapters.teams.compose import compose
 from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
@@ -38,7 +38,7 @@ from adapters.teams.limits import split_text
 from adapters.teams.markdown import message_markdown
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
 from adapters.teams.slot import AnswerSlot, PostedMessage
-from adapters.teams.streaming import StreamWriter
+from adapters.teams.answer import StreamWriter
 from agent_core.components import ComponentLifecycle, UiComponent
 
 logger = logging.getLogger(__name__)
@@ -113,8 +113,8 @@ class TeamsReplyStream:
                 on_stop=self._stopped, on_posted=self.slot.posted,
             )
         self._texts: dict[str, str] = {}
-        self._cards: dict[str, adaptive.Element] = {}
-        self._private_cards: dict[str, adaptive.Element] = {}
+        self._cards: dict[str, elements.Element] = {}
+        self._private_cards: dict[str, elements.Element] = {}
         self._citations: dict[str, Citation] = {}
         self._csv: dict[str, tuple[str, bytes]] = {}
         self._typing: asyncio.Task[None] | None = None
@@ -166,7 +166,7 @@ class TeamsReplyStream:
             if rendering.card is not None:
                 self._private_cards[key] = rendering.card
             elif rendering.text:
-                self._private_cards[key] = adaptive.card([adaptive.text_block(rendering.text)])
+                self._private_cards[key] = elements.card([elements.text_block(rendering.text)])
             return  # private progress lines and citations are never shown to the room
         elif rendering.text is not None:
             self._texts[key] = rendering.text
@@ -262,7 +262,7 @@ class TeamsReplyStream:
 
     async def _compose(self) -> list[Activity]:
         lifted = message_markdown(self.answer_text)
-        cards = [adaptive.card([table], full_width=True) for table in lifted.tables]
+        cards = [elements.card([table], full_width=True) for table in lifted.tables]
         cards += list(self._cards.values())
         note = None
         if self._private_cards:
@@ -270,14 +270,14 @@ class TeamsReplyStream:
                 cards += list(self._private_cards.values())
             else:
                 self.private_route = await self._private.deliver(
-                    [adaptive.attachment(c) for c in self._private_cards.values()]
+                    [elements.attachment(c) for c in self._private_cards.values()]
                 )
                 note = WITHHELD_NOTE if self.private_route == "withheld" else None
         text = "\n\n".join(part for part in (lifted.text, note) if part)
         return compose(
             self._ref,
             text,
-            [adaptive.attachment(c) for c in cards] + await self._file_offers(),
+            [elements.attachment(c) for c in cards] + await self._file_offers(),
             citations=list(self._citations.values()),
             ai_label=self._options.ai_label and bool(lifted.text),
             feedback_loop=self._options.feedback_loop and bool(lifted.text),

@@ -1,15 +1,15 @@
 """The Teams host: aiohttp + botbuilder's ``CloudAdapter`` on ``/api/messages``.
 
 Thin on purpose: botbuilder authenticates the request (with the fixes of
-``bots.teams_botbuilder``), and everything Teams-specific about a turn lives in
+``bots.teams.botbuilder``), and everything Teams-specific about a turn lives in
 ``adapters.teams``. A message is recorded in the durable turn queue (deduplicated by
 ``activity.id`` in the same step) and answered ``201``; a worker on any process answers it
-(``bots.teams_turns``). Invokes (card buttons, Stop, feedback) are answered within the
+(``bots.teams.turns``). Invokes (card buttons, Stop, feedback) are answered within the
 request. While the state backend (Redis) is down, Teams still gets its answer (so it does not
 redeliver forever) and the user is told plainly; ``/healthz`` turns red until it is back.
 Prometheus ``/metrics`` sits beside it.
 
->>> from bots.teams_settings import TeamsSettings
+>>> from bots.teams.settings import TeamsSettings
 >>> host = TeamsHost(TeamsSettings())
 >>> host.settings.auth_enabled
 False
@@ -52,7 +52,7 @@ from adapters.teams.files import (
     consent_answer_of,
 )
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
-from adapters.teams.invokes import (
+from adapters.teams.controls import (
     card_action_of,
     card_action_response,
     feedback_of,
@@ -65,19 +65,19 @@ from agent_core.stages import public_error_message
 from agent_core.state.health import StateHealth
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
-from bots.teams_botbuilder import (
+from bots.teams.botbuilder import (
     GuardedAuthentication,
     check_version,
     install_async_openid_metadata,
     metadata_urls,
     prefetch,
 )
-from bots.teams_connector import ConnectorPool
-from bots.teams_files import graph_token_provider, upload_offered_file
-from bots.teams_metrics import TeamsMetrics
-from bots.teams_outbound import Outbound
-from bots.teams_settings import TeamsSettings
-from bots.teams_turns import TeamsAgent, TeamsTurns
+from bots.teams.connector import ConnectorPool
+from bots.teams.files import graph_token_provider, upload_offered_file
+from bots.teams.metrics import TeamsMetrics
+from bots.teams.outbound import Outbound
+from bots.teams.settings import TeamsSettings
+from bots.teams.turns import TeamsAgent, TeamsTurns
 
 logger = logging.getLogger(__name__)
 

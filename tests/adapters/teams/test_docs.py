@@ -12,8 +12,8 @@ import adapters.teams
 
 MODULES = sorted(
     [m.name for m in pkgutil.walk_packages(adapters.teams.__path__, "adapters.teams.")]
-    + ["bots.processes", "bots.teams_botbuilder", "bots.teams_connector", "bots.teams_host",
-       "bots.teams_metrics", "bots.teams_outbound", "bots.teams_settings", "bots.teams_turns"]
+    + ["bots.processes", "bots.teams.botbuilder", "bots.teams.connector", "bots.teams.bot",
+       "bots.teams.metrics", "bots.teams.outbound", "bots.teams.settings", "bots.teams.turns"]
 )
 
 

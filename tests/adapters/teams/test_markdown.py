@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from adapters.teams import adaptive
+from adapters.teams import elements
 from adapters.teams.limits import pack, payload_size, split_text
 from adapters.teams.markdown import card_elements, message_markdown, parse_blocks
-from tests.teams.schemas import assert_valid_card
+from tests.adapters.teams.schemas import assert_valid_card
 
 ANSWER = """# Quarterly report
 
@@ -41,9 +41,9 @@ def test_blocks_are_recognised() -> None:
 
 def test_card_elements_render_each_block_and_validate() -> None:
     elements = card_elements(ANSWER)
-    assert_valid_card(adaptive.card(elements))
+    assert_valid_card(elements.card(elements))
     heading, paragraph, subheading, table, code, quote, image, bullets = elements
-    assert heading == adaptive.text_block("Quarterly report", weight="Bolder", size="Large")
+    assert heading == elements.text_block("Quarterly report", weight="Bolder", size="Large")
     assert paragraph["text"] == "Sales **rose** 12% and **margins** held. Old number fixed."
     assert subheading["size"] == "Medium"
     assert [c.get("horizontalCellContentAlignment") for c in table["columns"]] == [
@@ -95,7 +95,7 @@ def test_split_text_of_unbroken_text() -> None:
 
 
 def test_pack_spreads_attachments_over_messages() -> None:
-    big = adaptive.attachment(adaptive.card([adaptive.text_block("x" * 9000)]))
+    big = elements.attachment(elements.card([elements.text_block("x" * 9000)]))
     size = payload_size(big)
     groups = pack([big, big, big], first_overhead=40_000 - size - 10)
     assert [len(g) for g in groups] == [1, 2]

@@ -10,9 +10,9 @@ import time
 import pytest
 import requests
 
-from bots.teams_host import TeamsHost
+from bots.teams.bot import TeamsHost
 from tests.fakes.bot_connector import rsa_key
-from tests.teams.harness import TeamsHarness, teams_bot
+from tests.bots.teams.harness import TeamsHarness, teams_bot
 
 
 def nothing_happened(bot: TeamsHarness) -> bool:
@@ -120,7 +120,7 @@ async def test_signing_keys_are_fetched_without_blocking_requests(
 async def test_unknown_key_refreshes_the_keys_at_most_once(bot: TeamsHarness) -> None:
     from botframework.connector.auth.jwt_token_extractor import JwtTokenExtractor
 
-    from bots.teams_botbuilder import AsyncOpenIdMetadata
+    from bots.teams.botbuilder import AsyncOpenIdMetadata
 
     metadata = JwtTokenExtractor.metadataCache[bot.fake.openid_metadata_url]
     assert isinstance(metadata, AsyncOpenIdMetadata)

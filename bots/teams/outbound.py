@@ -28,8 +28,8 @@ from adapters.teams import activities
 from adapters.teams.activities import ConversationRef, answer_key, reference_key
 from adapters.teams.connector import TeamsConnector
 from adapters.teams.state import TtlStore
-from bots.teams_connector import ConnectorPool
-from bots.teams_settings import TeamsSettings
+from bots.teams.connector import ConnectorPool
+from bots.teams.settings import TeamsSettings
 
 logger = logging.getLogger(__name__)
 

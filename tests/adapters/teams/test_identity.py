@@ -20,9 +20,9 @@ from adapters.teams.identity import (
 from adapters.teams.state import MemoryTtlStore
 from agent_core.errors import AgentError
 from agent_core.users import RequestContext
-from bots.teams_connector import ConnectorPool
+from bots.teams.connector import ConnectorPool
 from tests.fakes.bot_connector import FakeBotConnector
-from tests.teams.payloads import TENANT, message
+from tests.adapters.teams.payloads import TENANT, message
 
 
 class FakeGraph:
