@@ -229,14 +229,14 @@ def _card_element(block: Block, separator: bool) -> elements.Element | None:
 
 def card_elements(markdown: str) -> list[elements.Element]:
     """Card body elements that render ``markdown`` as closely as Teams cards allow."""
-    elements: list[elements.Element] = []
+    body: list[elements.Element] = []
     separator = False
     for block in parse_blocks(markdown):
         element = _card_element(block, separator)
         separator = block.kind == "rule"
         if element is not None:
-            elements.append(element)
-    return elements
+            body.append(element)
+    return body
 
 
 def message_markdown(markdown: str, *, table_note: str = "_(table below)_") -> MessageMarkdown:

@@ -1,10 +1,11 @@
-"""Every UI component -> how it shows in Teams (the renderer).
+"""Every UI component -> how it shows in Teams: ``TeamsRenderer``, the channel's
+``adapters.render.ComponentRenderer``.
 
-``render(component)`` returns a ``Rendering``: answer text for the message's ``text``, an
-Adaptive Card 1.5 for content, a ``progress`` line for the typing indicator / streaming
-informative update, a ``citation`` for link components, or ``None`` for UI-only components
-(chat input updates) that have no meaning in a chat. Types without a card rendering fall back
-to their simple component, deliberately.
+``render(component)`` (bound to one ``TeamsRenderer``) returns a ``Rendering``: answer text
+for the message's ``text``, an Adaptive Card 1.5 for content, a ``progress`` line for the
+typing indicator / streaming informative update, a ``citation`` for link components, or
+``None`` for UI-only components (chat input updates) that have no meaning in a chat. Types
+without a card rendering fall back to their simple component, deliberately.
 
 >>> from agent_core.components import NotificationComponent, UiComponent
 >>> rendering = render(UiComponent(rich_component=NotificationComponent(message="Saved")))
@@ -15,11 +16,12 @@ to their simple component, deliberately.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.render import ComponentRenderer
 from adapters.teams import elements
+from adapters.teams.activities import Citation
 from adapters.teams.charts import render_chart
 from adapters.teams.markdown import card_elements
 from adapters.teams.tables import render_dataframe
@@ -36,7 +38,6 @@ from agent_core.components import (
     NotificationComponent,
     ProgressBarComponent,
     ProgressDisplayComponent,
-    RichComponent,
     RichTextComponent,
     SimpleComponent,
     SimpleImageComponent,
@@ -65,19 +66,6 @@ _ICONS = {
     "failed": "❌", "running": "⏳", "pending": "🕓", "in_progress": "⏳", "loading": "⏳",
 }
 _TASK_MARKS = {"pending": "⬜", "in_progress": "⏳", "completed": "✅", "error": "❌"}
-
-
-@dataclass(slots=True)
-class Citation:
-    """A source the answer drew on (Teams shows it in the message's references).
-
-    >>> Citation("Pricing policy", "https://wiki/pricing").abstract
-    ''
-    """
-
-    title: str
-    url: str
-    abstract: str = ""
 
 
 @dataclass(slots=True)
@@ -217,99 +205,117 @@ def _progress(label: str | None, value: float, description: str | None = None) -
     return Rendering(progress=text)
 
 
-def _tracker(update: TaskTrackerUpdateComponent) -> Rendering:
-    """A new task is a progress line; later task updates are not (they name no task, and
-    the status card of the same step says it better)."""
-    if update.operation is TaskOperation.ADD_TASK and update.task is not None:
-        return Rendering(progress=f"{update.task.title}…")
-    return Rendering()
+class TeamsRenderer(ComponentRenderer[Rendering | None]):
+    """Renders components for Teams; ``render(component)`` below is one bound to a shared
+    instance. Types without a card rendering (``ArtifactComponent``: web-only content, and
+    any future type) fall back to their simple component.
+
+    >>> from agent_core.components import BadgeComponent, UiComponent
+    >>> badge = UiComponent(rich_component=BadgeComponent(text="beta"))
+    >>> TeamsRenderer().render(badge).card["body"]
+    [{'type': 'TextBlock', 'text': '**beta**', 'wrap': True}]
+    """
+
+    def render(self, component: UiComponent) -> Rendering | None:
+        """How ``component`` shows in Teams, or None when it has nothing to show in a chat.
+
+        A link as the simple form of a component with no richer Teams rendering is a citation.
+        """
+        rich = component.rich_component
+        link = component.simple_component
+        if rich.visible and isinstance(link, SimpleLinkComponent) and not isinstance(
+            rich, RichTextComponent | DataFrameComponent | ChartComponent
+        ):
+            abstract = getattr(rich, "content", "") or getattr(rich, "description", "") or ""
+            title = getattr(rich, "title", None) or link.text or link.url
+            return Rendering(citation=Citation(title=title, url=link.url, abstract=str(abstract)))
+        rendering = super().render(component)
+        return None if rendering is None or rendering.is_empty else rendering
+
+    def nothing(self) -> Rendering:
+        return Rendering()  # empty: shown nowhere, and not replaced by the simple form
+
+    def simple(self, simple: SimpleComponent | None) -> Rendering | None:
+        """The deliberate fallback for rich types without a card rendering."""
+        match simple:
+            case SimpleTextComponent(text=text) if text.strip():
+                return Rendering(card=elements.card([elements.text_block(clip(text))]))
+            case SimpleImageComponent(url=url, alt_text=alt):
+                return Rendering(card=elements.card([elements.image(url, alt or "image")]))
+            case SimpleLinkComponent(url=url, text=text):
+                return Rendering(citation=Citation(title=text or url, url=url))
+        return None
+
+    def on_text(self, text: RichTextComponent) -> Rendering:
+        content = text.content
+        if text.code_language:
+            content = f"```{text.code_language}\n{content}\n```"
+        return Rendering(text=content, streaming=text.streaming)
+
+    def on_card(self, card: CardComponent) -> Rendering:
+        return _card_component(card)
+
+    def on_notification(self, note: NotificationComponent) -> Rendering:
+        return _notification(note)
+
+    def on_status_card(self, card: StatusCardComponent) -> Rendering:
+        return _status_card(card)
+
+    def on_dataframe(self, table: DataFrameComponent) -> Rendering:
+        rendered = render_dataframe(table)
+        name = f"{(table.title or 'results').strip().replace(' ', '_')[:60]}.csv"
+        return Rendering(card=rendered.card, csv=(name, rendered.csv) if rendered.csv else None)
+
+    def on_chart(self, chart: ChartComponent) -> Rendering:
+        return Rendering(card=render_chart(chart))
+
+    def on_log_viewer(self, log: LogViewerComponent) -> Rendering:
+        return _log_viewer(log)
+
+    def on_task_list(self, tasks: TaskListComponent) -> Rendering:
+        return _task_list(tasks)
+
+    def on_button(self, button: ButtonComponent) -> Rendering:
+        return _buttons([] if button.disabled else [(button.label, button.action)])
+
+    def on_button_group(self, group: ButtonGroupComponent) -> Rendering:
+        return _buttons([(b.label, b.action) for b in group.buttons if not b.disabled])
+
+    def on_progress_bar(self, bar: ProgressBarComponent) -> Rendering:
+        return _progress(bar.label, bar.value)
+
+    def on_progress_display(self, progress: ProgressDisplayComponent) -> Rendering:
+        return _progress(progress.label, progress.value, progress.description)
+
+    def on_status_indicator(self, status: StatusIndicatorComponent) -> Rendering:
+        return Rendering(progress=status.message)
+
+    def on_status_bar_update(self, bar: StatusBarUpdateComponent) -> Rendering:
+        return Rendering(progress=bar.message if bar.status == "working" else None)
+
+    def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> Rendering:
+        """A new task is a progress line; later task updates are not (they name no task, and
+        the status card of the same step says it better)."""
+        if update.operation is TaskOperation.ADD_TASK and update.task is not None:
+            return Rendering(progress=f"{update.task.title}…")
+        return Rendering()
+
+    def on_badge(self, badge: BadgeComponent) -> Rendering:
+        return Rendering(card=elements.card([elements.text_block(f"**{badge.text}**")]))
+
+    def on_icon_text(self, icon: IconTextComponent) -> Rendering:
+        return Rendering(card=elements.card([elements.text_block(f"{icon.icon} {icon.text}")]))
+
+    def on_chat_input_update(self, update: ChatInputUpdateComponent) -> Rendering:
+        return self.nothing()  # UI state with no meaning in a chat
 
 
-def _dataframe(df: DataFrameComponent) -> Rendering:
-    rendered = render_dataframe(df)
-    name = f"{(df.title or 'results').strip().replace(' ', '_')[:60]}.csv"
-    return Rendering(card=rendered.card, csv=(name, rendered.csv) if rendered.csv else None)
-
-
-def _text(text: RichTextComponent) -> Rendering:
-    content = text.content
-    if text.code_language:
-        content = f"```{text.code_language}\n{content}\n```"
-    return Rendering(text=content, streaming=text.streaming)
-
-
-def _simple(simple: SimpleComponent | None) -> Rendering | None:
-    """The deliberate fallback for rich types without a card rendering."""
-    match simple:
-        case SimpleTextComponent(text=text) if text.strip():
-            return Rendering(card=elements.card([elements.text_block(clip(text))]))
-        case SimpleImageComponent(url=url, alt_text=alt):
-            return Rendering(card=elements.card([elements.image(url, alt or "image")]))
-        case SimpleLinkComponent(url=url, text=text):
-            return Rendering(citation=Citation(title=text or url, url=url))
-    return None
-
-
-def _nothing(rich: RichComponent) -> Rendering:
-    return Rendering()  # UI state with no meaning in a chat
-
-
-_RENDERERS: dict[type[RichComponent], Callable[[Any], Rendering]] = {
-    RichTextComponent: _text,
-    CardComponent: _card_component,
-    NotificationComponent: _notification,
-    StatusCardComponent: _status_card,
-    DataFrameComponent: _dataframe,
-    ChartComponent: lambda chart: Rendering(card=render_chart(chart)),
-    LogViewerComponent: _log_viewer,
-    TaskListComponent: _task_list,
-    ButtonComponent: lambda b: _buttons([] if b.disabled else [(b.label, b.action)]),
-    ButtonGroupComponent: lambda g: _buttons(
-        [(b.label, b.action) for b in g.buttons if not b.disabled]
-    ),
-    ProgressBarComponent: lambda bar: _progress(bar.label, bar.value),
-    ProgressDisplayComponent: lambda p: _progress(p.label, p.value, p.description),
-    StatusIndicatorComponent: lambda status: Rendering(progress=status.message),
-    StatusBarUpdateComponent: lambda bar: Rendering(
-        progress=bar.message if bar.status == "working" else None
-    ),
-    TaskTrackerUpdateComponent: _tracker,
-    BadgeComponent: lambda badge: Rendering(
-        card=elements.card([elements.text_block(f"**{badge.text}**")])
-    ),
-    IconTextComponent: lambda icon: Rendering(
-        card=elements.card([elements.text_block(f"{icon.icon} {icon.text}")])
-    ),
-    ChatInputUpdateComponent: _nothing,
-}
-"""One renderer per rich type. Types not listed (``ArtifactComponent``: web-only content,
-and any future type) fall back to their simple component."""
-
-
-def _rich(rich: RichComponent) -> Rendering | None:
-    for kind in type(rich).__mro__:
-        renderer = _RENDERERS.get(kind)
-        if renderer is not None:
-            return renderer(rich)
-    return None
+_RENDERER = TeamsRenderer()
 
 
 def render(component: UiComponent) -> Rendering | None:
     """How ``component`` shows in Teams, or None when it has nothing to show in a chat."""
-    rich = component.rich_component
-    if not rich.visible:
-        return None
-    if isinstance(component.simple_component, SimpleLinkComponent) and not isinstance(
-        rich, RichTextComponent | DataFrameComponent | ChartComponent
-    ):
-        link = component.simple_component
-        abstract = getattr(rich, "content", "") or getattr(rich, "description", "") or ""
-        title = getattr(rich, "title", None) or link.text or link.url
-        return Rendering(citation=Citation(title=title, url=link.url, abstract=str(abstract)))
-    rendering = _rich(rich)
-    if rendering is None:
-        rendering = _simple(component.simple_component)
-    return None if rendering is None or rendering.is_empty else rendering
+    return _RENDERER.render(component)
 
 
 def fallback_text(component: UiComponent) -> str:
