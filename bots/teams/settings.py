@@ -279,7 +279,6 @@ class TeamsSettings(BaseModel):
             pace=self.stream_interval,
             feedback_loop=self.feedback,
             targeted_messages=self.targeted_messages,
-            stop_button_after=self.stop_button_after,
         )
 
     def botbuilder_configuration(self) -> SimpleNamespace:
