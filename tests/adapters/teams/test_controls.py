@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from adapters.teams import activities
-from adapters.teams.activities import ConversationRef
-from adapters.teams.render import Citation
-from adapters.teams.controls import card_action_of, feedback_of
+from adapters.teams.activities import Citation, ConversationRef
+from adapters.teams.controls import FEEDBACK_LOOP, card_action_of, feedback_of
 from tests.adapters.teams.payloads import TENANT, invoke, message
 
 
@@ -72,7 +71,7 @@ def test_message_activity_shape_and_ai_entity() -> None:
     body = activities.message(
         ref, "**hi**", attachments=[{"contentType": "x"}],
         entities=[activities.ai_entity([Citation("Doc", "https://d", "about d")])],
-        channel_data=activities.FEEDBACK_LOOP,
+        channel_data=FEEDBACK_LOOP,
     )
     assert body["replyToId"] == ref.activity_id
     assert body["textFormat"] == "markdown" and body["attachmentLayout"] == "list"

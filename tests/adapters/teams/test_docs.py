@@ -1,4 +1,5 @@
-"""Every docstring example in adapters.teams and the Teams host modules actually runs."""
+"""Every docstring example in the Teams wing (``adapters.teams``, ``bots.teams``) runs: every
+module of both packages is collected, so a new module needs no list to be kept."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import pkgutil
 import pytest
 
 import adapters.teams
+import bots.teams
 
 MODULES = sorted(
     [m.name for m in pkgutil.walk_packages(adapters.teams.__path__, "adapters.teams.")]
-    + ["bots.processes", "bots.teams.botbuilder", "bots.teams.connector", "bots.teams.bot",
-       "bots.teams.metrics", "bots.teams.outbound", "bots.teams.settings", "bots.teams.turns"]
+    + [m.name for m in pkgutil.walk_packages(bots.teams.__path__, "bots.teams.")]
+    # bots.processes (shared by both bots) was on this list before the wings; it stays
+    # covered here until one doctest runner collects the whole package.
+    + ["bots.processes"]
 )
 
 

@@ -9,8 +9,8 @@ import io
 import pytest
 
 from adapters.teams import elements
-from adapters.teams.render import Rendering, render
 from adapters.teams.limits import MESSAGE_LIMIT, payload_size
+from adapters.teams.render import Rendering, render
 from agent_core.components import (
     ArtifactComponent,
     BadgeComponent,

@@ -22,9 +22,9 @@ from agent_core.components import (
     UiComponent,
 )
 from bots.teams.connector import ConnectorPool
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.adapters.teams.payloads import message
 from tests.adapters.teams.schemas import assert_valid_card, cards_in
+from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 
 FAST = ReplyOptions(pace=0.02, typing_interval=0.05)
 
@@ -78,7 +78,8 @@ async def play(reply: TeamsReplyStream, components: Iterable[UiComponent],
             await reply.handle(component)
             if gap:
                 await asyncio.sleep(gap)
-        return await reply.finish()
+        await reply.finish()
+        return reply.answer_id
 
 
 def stream_calls(fake: FakeBotConnector) -> list[ConnectorCall]:
@@ -164,7 +165,8 @@ async def test_stream_over_the_time_limit_continues_in_place(
             await reply.handle(component)
         await connector.wait_for(lambda c: c.stream_info is not None
                                  and c.stream_info.get("streamType") == "final")
-        answer_id = await reply.finish()
+        await reply.finish()
+        answer_id = reply.answer_id
     closing = next(c for c in connector.calls
                    if c.stream_info and c.stream_info["streamType"] == "final")
     assert closing.activity_type == "message"
