@@ -10,7 +10,9 @@ agent, tools and hooks can rely on them whatever the channel::
     channel_id    Slack channel / Teams conversation id
     thread_id     Slack thread_ts / Teams conversation id (+ reply chain)
     is_dm         True in a 1:1 conversation with the bot
+    is_private    True when the answer goes to the asker only
     command       the slash command when the message came from one
+    turn_id       the accepted turn being answered (set by the bot's turn worker)
 
 ``thread_key(...)`` builds the conversation id the agent stores history under.
 """
@@ -30,7 +32,9 @@ class ChannelMetadata(TypedDict, total=False):
     channel_id: str
     thread_id: str
     is_dm: bool
+    is_private: bool
     command: str
+    turn_id: str
 
 
 def is_direct_message(metadata: dict[str, Any]) -> bool:

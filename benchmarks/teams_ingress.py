@@ -5,14 +5,14 @@ local OpenID/JWKS fake; outbound tokens from a local managed-identity endpoint):
 
 * **stock**: botbuilder 4.17.1 ``CloudAdapter`` + ``ConfigurationBotFrameworkAuthentication``
   + a bare ``ActivityHandler`` that replies ``send_activity("echo")``;
-* **threadline**: ``TeamsHost.process_activity`` (the same code ``/api/messages`` runs after
-  parsing the body) with an echo agent, until its turn's reply was accepted. The message goes
-  through the durable turn queue: recorded (with its dedupe key) before the ``201``, then
-  fetched by this process's worker, which records the answer's message id, replies, records
-  ``answered`` and completes the turn. Measured on each state backend: memory (the
-  ``--ephemeral`` queue), SQLite (the single-process default: a file write per step) and Redis
-  (a local ``redis-server``: ~6 round trips per turn). The *ack* figures are the time until
-  Teams gets its ``201`` (the turn recorded).
+* **threadline**: ``ThreadlineTeamsBot.process_activity`` (the same code ``/api/messages``
+  runs after parsing the body) with an echo agent, until its turn's reply was accepted. The
+  message goes through the durable turn queue: recorded (with its dedupe key) before the
+  ``201``, then fetched by this process's worker, which records the answer's message id,
+  replies, records ``answered`` and completes the turn. Measured on each state backend:
+  memory (the ``--ephemeral`` queue), SQLite (the single-process default: a file write per
+  step) and Redis (a local ``redis-server``: ~6 round trips per turn). The *ack* figures are
+  the time until Teams gets its ``201`` (the turn recorded).
   The Bot Framework reuses a token for many activities (as both paths see here); a row with a
   new token on every activity shows the cost without the validated-token memory.
 
@@ -60,9 +60,9 @@ from agent_core.components import RichTextComponent, UiComponent
 from agent_core.feedback import Feedback
 from agent_core.state import State, StateSettings, build_state
 from agent_core.users import RequestContext
-from bots.teams_app import host_on_state
-from bots.teams_host import TeamsHost
-from bots.teams_settings import TeamsSettings
+from bots.teams.app import bot_on_state, web_app
+from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.settings import TeamsSettings
 from tests.fakes.bot_connector import FakeBotConnector
 from tests.support.redis_server import RedisServer, redis_available
 
@@ -163,17 +163,19 @@ async def stock_sequential(stub: FakeBotConnector, header: str) -> list[float]:
     return await timed(SEQUENTIAL, run, stub, lambda _: header)
 
 
-def make_host(stub: FakeBotConnector, state: State | None) -> TeamsHost:
+def make_host(stub: FakeBotConnector, state: State | None, agent: Any) -> ThreadlineTeamsBot:
     settings = settings_for(stub)
-    return TeamsHost(settings) if state is None else host_on_state(settings, state)
+    if state is None:
+        return ThreadlineTeamsBot(agent, settings)
+    return bot_on_state(agent, settings, state)
 
 
 async def ours_sequential(
     stub: FakeBotConnector, headers: Callable[[int], str], agent: Any,
     state: State | None = None, acks: list[float] | None = None,
 ) -> list[float]:
-    host = make_host(stub, state)
-    runner = web.AppRunner(host.app(agent))
+    host = make_host(stub, state, agent)
+    runner = web.AppRunner(web_app(host))
     await runner.setup()  # startup hooks: signing keys prefetched, the turn worker started
 
     async def run(body: dict[str, Any], header: str) -> float:
@@ -260,8 +262,8 @@ async def stock_http(stub: FakeBotConnector, header: str) -> dict[str, float]:
 
 async def ours_http(stub: FakeBotConnector, header: str,
                     state: State | None = None) -> dict[str, float]:
-    host = make_host(stub, state)
-    runner, url = await serve(host.app(EchoAgent()))
+    host = make_host(stub, state, EchoAgent())
+    runner, url = await serve(web_app(host))
     try:
         return await load(url, stub, header, host.turns.idle)
     finally:

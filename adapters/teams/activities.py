@@ -18,11 +18,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from adapters.teams.cards import Citation
 from adapters.teams.context import Wire, conversation_type, tenant_id
 
 Activity = dict[str, Any]
 StreamType = Literal["informative", "streaming", "final"]
+
+
+@dataclass(slots=True)
+class Citation:
+    """A source the answer drew on (Teams shows it in the message's references).
+
+    >>> Citation("Pricing policy", "https://wiki/pricing").abstract
+    ''
+    """
+
+    title: str
+    url: str
+    abstract: str = ""
 
 
 def _account(value: object) -> dict[str, Any]:
@@ -231,7 +243,3 @@ def ai_entity(citations: Sequence[Citation] = ()) -> dict[str, Any]:
             for index, citation in enumerate(citations[:20], start=1)
         ]
     return entity
-
-
-FEEDBACK_LOOP: dict[str, Any] = {"feedbackLoop": {"type": "default"}}
-"""channelData that shows Teams' thumbs up/down under a message."""

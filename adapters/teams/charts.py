@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 
-from adapters.teams import adaptive
+from adapters.teams import elements
 from adapters.teams.tables import format_cell
 from agent_core.components import ChartComponent, ChartSeries
 from agent_core.components.images import png_data_uri, png_from_data_uri
@@ -74,10 +74,10 @@ def shrink_png_data_uri(uri: str, limit: int = IMAGE_LIMIT) -> str | None:
     return None
 
 
-def render_chart(chart: ChartComponent, *, image_limit: int = IMAGE_LIMIT) -> adaptive.Element:
+def render_chart(chart: ChartComponent, *, image_limit: int = IMAGE_LIMIT) -> elements.Element:
     """The chart card: title, image (when one fits), per-series summary, notes."""
     title = chart.title or f"{chart.chart_type.title()} chart"
-    body: list[adaptive.Element] = [adaptive.text_block(title, weight="Bolder", size="Medium")]
+    body: list[elements.Element] = [elements.text_block(title, weight="Bolder", size="Medium")]
     notes: list[str] = []
     url = chart.image_url
     if url and url.startswith("data:"):
@@ -87,10 +87,10 @@ def render_chart(chart: ChartComponent, *, image_limit: int = IMAGE_LIMIT) -> ad
     elif not url:
         notes.append("No chart image was rendered; the figures are summarised below.")
     if url:
-        body.append(adaptive.image(url, alt_text=f"{title} ({chart.chart_type} chart)"))
+        body.append(elements.image(url, alt_text=f"{title} ({chart.chart_type} chart)"))
     facts = [(s.name, _summary(chart, s)) for s in chart.series[:SERIES_CAP]]
     if facts:
-        body.append(adaptive.fact_set(facts))
+        body.append(elements.fact_set(facts))
     hidden = len(chart.series) - SERIES_CAP
     if hidden > 0:
         notes.append(f"{hidden} more series not summarised.")
@@ -98,5 +98,5 @@ def render_chart(chart: ChartComponent, *, image_limit: int = IMAGE_LIMIT) -> ad
     if axis:
         notes.insert(0, axis)
     if notes:
-        body.append(adaptive.text_block(" ".join(notes), subtle=True, size="Small"))
-    return adaptive.card(body, fallback_text=title, full_width=True)
+        body.append(elements.text_block(" ".join(notes), subtle=True, size="Small"))
+    return elements.card(body, fallback_text=title, full_width=True)

@@ -1,10 +1,11 @@
 """The Bot Connector calls a reply needs, as a protocol any host implements, and retries.
 
 ``TeamsConnector`` is the outbound side of one conversation's ``serviceUrl``; the botbuilder
-host implements it (``bots.teams_connector``), a successor SDK host could too. Failures
+host implements it (``bots.teams.connector``), a successor SDK host could too. Failures
 arrive as ``ConnectorError`` with the status, Teams' error code and ``Retry-After``;
 ``RetryingConnector`` retries the transient ones (429, 412, 502, 503, 504, and network errors,
-which hosts report as status 0) and never the rest::
+which hosts report as status 0) and never the rest. ``send_text`` posts a plain message to a
+conversation outside any turn (a proactive message)::
 
     >>> ConnectorError(429, "TooManyRequests", retry_after=2.0).retryable
     True
@@ -18,6 +19,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
+
+from adapters.teams import activities
+from adapters.teams.activities import ConversationRef
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +58,7 @@ class ConnectorError(Exception):
 class TeamsConnector(Protocol):
     """Outbound Bot Connector operations for one service URL; activities are wire JSON.
 
-    ``bots.teams_connector.BotConnectorClient`` implements it over aiohttp::
+    ``bots.teams.connector.BotConnectorClient`` implements it over aiohttp::
 
         message_id = await connector.reply(conversation_id, activity_id, {"type": "typing"})
     """
@@ -178,3 +182,9 @@ class RetryingConnector:
             "get_member", lambda: self._inner.get_member(conversation_id, member_id)
         )
         return result
+
+
+async def send_text(connector: TeamsConnector, ref: ConversationRef, text: str) -> str:
+    """Post ``text`` (Teams markdown) to ``ref``'s conversation as a new message, not a reply
+    (a proactive message); the new message's id. ``ConnectorError`` when it fails."""
+    return await connector.send(ref.conversation_id, activities.message(ref, text))

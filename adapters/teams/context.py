@@ -16,6 +16,8 @@ Identity fields come only from the signed delivery (the activity the channel pos
     ...                   "mentioned": {"id": "28:bot", "name": "Threadline"}}]}
     >>> thread_key(activity)
     'teams:t1:a:1'
+    >>> conversation_id(request_context(activity))
+    'teams:t1:a:1'
     >>> message_text(activity)
     'hi'
     >>> request_context(activity).metadata["is_dm"]
@@ -29,6 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from agent_core.channel import ChannelMetadata
 from agent_core.users import RequestContext
 
 ConversationType = Literal["personal", "groupChat", "channel"]
@@ -101,14 +104,25 @@ def conversation_type(activity: Wire) -> ConversationType:
     return "groupChat" if conversation.get("isGroup") else "personal"
 
 
-def conversation_id(activity: Wire) -> str:
-    """The conversation id; in a channel it names the reply chain (``...;messageid=...``)."""
+def teams_conversation_id(activity: Wire) -> str:
+    """Teams' own conversation id; in a channel it names the reply chain
+    (``...;messageid=...``)."""
     return _text_of(_section(activity, "conversation").get("id"))
 
 
 def thread_key(activity: Wire) -> str:
     """The conversation id the agent stores history under: ``teams:{tenant}:{conversation}``."""
-    return f"teams:{tenant_id(activity)}:{conversation_id(activity)}"
+    return f"teams:{tenant_id(activity)}:{teams_conversation_id(activity)}"
+
+
+def conversation_id(context: RequestContext) -> str:
+    """The thread key of a context built by this module (the agent's conversation id).
+
+    >>> conversation_id(RequestContext(metadata={"workspace_id": "t1", "thread_id": "a:1"}))
+    'teams:t1:a:1'
+    """
+    meta = context.metadata
+    return f"teams:{meta['workspace_id']}:{meta['thread_id']}"
 
 
 def user_aad_object_id(activity: Wire) -> str:
@@ -142,7 +156,7 @@ def delivery_key(activity: Wire) -> str | None:
     activity_id = _text_of(activity.get("id"))
     if not activity_id:
         return None
-    return f"teams:delivery:{conversation_id(activity)}:{activity_id}"
+    return f"teams:delivery:{teams_conversation_id(activity)}:{activity_id}"
 
 
 def _mention_entities(activity: Wire) -> list[Wire]:
@@ -172,7 +186,7 @@ def strip_mentions(text: str, activity: Wire) -> str:
 def message_text(activity: Wire) -> str:
     """What the user asked: the text without the bot's mention, or a card action's message.
 
-    A card button rendered by ``adapters.teams.cards`` sends ``{"threadline_action": text}`` as
+    A card button rendered by ``adapters.teams.render`` sends ``{"threadline_action": text}`` as
     the activity's ``value``; that text is the message.
     """
     value = activity.get("value")
@@ -184,35 +198,42 @@ def message_text(activity: Wire) -> str:
 
 
 def request_context(activity: Wire) -> RequestContext:
-    """The ``RequestContext`` for an activity, with the metadata keys of ``agent_core.channel``.
+    """The ``RequestContext`` for an activity: ``agent_core.channel.ChannelMetadata`` keys.
 
     Teams-specific extras carry a ``teams_`` prefix: the conversation type, the sender's
-    Bot Framework id (``29:...``, needed to message them 1:1), team and channel ids, and the
-    service URL replies go to.
+    Bot Framework id (``29:...``, needed to message them 1:1), the Entra object id, team and
+    channel ids, and the service URL replies go to.
     """
     sender = _section(activity, "from")
-    channel_data = _section(activity, "channelData")
     kind = conversation_type(activity)
     aad_id = user_aad_object_id(activity)
-    metadata: dict[str, Any] = {
-        "platform": "teams",
-        "workspace_id": tenant_id(activity),
-        "user_id": aad_id or _text_of(sender.get("id")),
-        "channel_id": conversation_id(activity),
-        "thread_id": conversation_id(activity),
-        "is_dm": kind == "personal",
-        "teams_conversation_type": kind,
-        "teams_user_id": _text_of(sender.get("id")),
-        "teams_aad_object_id": aad_id,
-        "teams_service_url": _text_of(activity.get("serviceUrl")),
-    }
+    conversation = teams_conversation_id(activity)
+    metadata = ChannelMetadata(
+        platform="teams",
+        workspace_id=tenant_id(activity),
+        user_id=aad_id or _text_of(sender.get("id")),
+        channel_id=conversation,
+        thread_id=conversation,
+        is_dm=kind == "personal",
+    )
     name = _text_of(sender.get("name"))
     if name:
         metadata["user_name"] = name
+    return RequestContext(metadata={**metadata, **_teams_extras(activity, kind, aad_id)})
+
+
+def _teams_extras(activity: Wire, kind: ConversationType, aad_id: str) -> dict[str, Any]:
+    extras: dict[str, Any] = {
+        "teams_conversation_type": kind,
+        "teams_user_id": _text_of(_section(activity, "from").get("id")),
+        "teams_aad_object_id": aad_id,
+        "teams_service_url": _text_of(activity.get("serviceUrl")),
+    }
+    channel_data = _section(activity, "channelData")
     team_id = _text_of(_section(channel_data, "team").get("id"))
     if team_id:
-        metadata["teams_team_id"] = team_id
+        extras["teams_team_id"] = team_id
     channel = _text_of(_section(channel_data, "channel").get("id"))
     if channel:
-        metadata["teams_channel_id"] = channel
-    return RequestContext(metadata=metadata)
+        extras["teams_channel_id"] = channel
+    return extras

@@ -3,8 +3,9 @@
 Bots can send files only in personal chats, and only after the user agrees: the bot sends a
 file consent card; when the user accepts, Teams invokes ``fileConsent/invoke`` with an upload
 URL in the user's OneDrive; the bot uploads there and posts a file info card. ``FileOffers``
-keeps the offered content (in a ``TtlStore``) between the offer and the answer, bound to the
-conversation it was offered in.
+keeps the offered content (in a ``KeyValueStore``) between the offer and the answer, bound to the
+conversation it was offered in. ``show_upload`` posts the outcome: the file info card, or
+a note that the upload failed (the upload itself, to OneDrive, is the host's job).
 
 >>> import asyncio
 >>> offers = FileOffers()
@@ -16,18 +17,24 @@ conversation it was offered in.
 from __future__ import annotations
 
 import base64
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.teams import activities
+from adapters.teams.activities import ConversationRef
+from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.context import Wire, thread_key
-from adapters.teams.state import MemoryTtlStore, TtlStore
+from agent_core.state import KeyValueStore, MemoryKeyValueStore
 
 FILE_CONSENT = "application/vnd.microsoft.teams.card.file.consent"
 FILE_INFO = "application/vnd.microsoft.teams.card.file.info"
 CONSENT_INVOKE = "fileConsent/invoke"
 OFFER_SECONDS = 24 * 3600.0
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +83,21 @@ def file_info_card(info: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+async def show_upload(
+    connector: TeamsConnector, ref: ConversationRef, name: str, info: Mapping[str, Any] | None
+) -> None:
+    """Show the uploaded file ``name`` in the chat (``info``: the consent's upload info), or
+    say its upload failed (``info`` None). Never raises."""
+    if info is not None:
+        message = activities.message(ref, attachments=[file_info_card(info)])
+    else:
+        message = activities.message(ref, f"I could not upload {name}. Please try again.")
+    try:
+        await connector.reply(ref.conversation_id, ref.activity_id or "", message)
+    except ConnectorError as error:
+        logger.warning("could not show the uploaded file: %s", error)
+
+
 def upload_headers(size: int) -> dict[str, str]:
     """Headers for the single-request upload to the consent's OneDrive upload URL."""
     return {"Content-Length": str(size), "Content-Range": f"bytes 0-{size - 1}/{size}"}
@@ -90,8 +112,8 @@ class FileOffers:
     True
     """
 
-    def __init__(self, store: TtlStore | None = None, *, allow_http: bool = False) -> None:
-        self._store = store if store is not None else MemoryTtlStore(max_entries=1_000)
+    def __init__(self, store: KeyValueStore | None = None, *, allow_http: bool = False) -> None:
+        self._store = store if store is not None else MemoryKeyValueStore(max_entries=1_000)
         self._allow_http = allow_http
 
     async def offer(

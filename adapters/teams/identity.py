@@ -6,7 +6,7 @@ The user is ``teams:{tenant}:{aad_object_id}``, read from the signed activity's 
 (``GroupMapping``: Entra object ids, emails, Entra group ids and app roles mapped to
 Threadline groups) and, when configured, from Microsoft Graph (``GraphDirectory``:
 ``checkMemberGroups`` and ``appRoleAssignments`` with an app-only token). Users nobody mapped
-get no groups: deny by default. Results are cached for ``ttl`` seconds in a ``TtlStore``.
+get no groups: deny by default. Results are cached for ``ttl`` seconds in a ``KeyValueStore``.
 
 >>> import asyncio
 >>> from agent_core.users import RequestContext
@@ -27,8 +27,8 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, field_validator
 
 from adapters.teams.connector import ConnectorError, TeamsConnector
-from adapters.teams.state import MemoryTtlStore, TtlStore
 from agent_core.errors import AgentError
+from agent_core.state import KeyValueStore, MemoryKeyValueStore
 from agent_core.users import RequestContext, User, UserResolver
 
 logger = logging.getLogger(__name__)
@@ -142,13 +142,13 @@ class TeamsUserResolver(UserResolver):
         *,
         roster: Roster | None = None,
         directory: Directory | None = None,
-        cache: TtlStore | None = None,
+        cache: KeyValueStore | None = None,
         ttl: float = 300.0,
     ) -> None:
         self.mapping = mapping
         self._roster = roster
         self._directory = directory
-        self._cache = cache if cache is not None else MemoryTtlStore(max_entries=10_000)
+        self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=10_000)
         self._ttl = ttl
 
     async def resolve_user(self, request_context: RequestContext) -> User:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from adapters.teams import adaptive
+from adapters.teams import elements
 
 Align = Literal["Left", "Center", "Right"]
 
@@ -74,7 +74,7 @@ class MessageMarkdown:
     """
 
     text: str
-    tables: list[adaptive.Element] = field(default_factory=list)
+    tables: list[elements.Element] = field(default_factory=list)
 
 
 def _split_row(line: str) -> list[str]:
@@ -191,8 +191,8 @@ def card_inline(text: str) -> str:
     return _STRIKE.sub(r"\1", _DOUBLE_UNDERSCORE_BOLD.sub(r"**\1**", text))
 
 
-def table_element(block: TableBlock) -> adaptive.Element:
-    return adaptive.table(
+def table_element(block: TableBlock) -> elements.Element:
+    return elements.table(
         [card_inline(h) for h in block.header],
         [[card_inline(c) for c in row] for row in block.rows],
         align=block.align,
@@ -202,41 +202,41 @@ def table_element(block: TableBlock) -> adaptive.Element:
 _HEADING_SIZES: dict[int, Literal["Large", "Medium", "Default"]] = {1: "Large", 2: "Medium"}
 
 
-def _card_element(block: Block, separator: bool) -> adaptive.Element | None:
-    element: adaptive.Element | None
+def _card_element(block: Block, separator: bool) -> elements.Element | None:
+    element: elements.Element | None
     match block.kind:
         case "heading":
             size = _HEADING_SIZES.get(block.level, "Default")
-            element = adaptive.text_block(card_inline(block.text), weight="Bolder", size=size)
+            element = elements.text_block(card_inline(block.text), weight="Bolder", size=size)
         case "code":
-            element = adaptive.container([adaptive.monospace_block(block.text)], style="emphasis")
+            element = elements.container([elements.monospace_block(block.text)], style="emphasis")
         case "table":
             element = table_element(block.table) if block.table else None
         case "quote":
-            element = adaptive.container(
-                [adaptive.text_block(card_inline(block.text))], style="emphasis"
+            element = elements.container(
+                [elements.text_block(card_inline(block.text))], style="emphasis"
             )
         case "image":
-            element = adaptive.image(block.url, block.text or "image")
+            element = elements.image(block.url, block.text or "image")
         case "rule":
             element = None
         case _:
-            element = adaptive.text_block(card_inline(block.text))
+            element = elements.text_block(card_inline(block.text))
     if element is not None and separator:
         element["separator"] = True
     return element
 
 
-def card_elements(markdown: str) -> list[adaptive.Element]:
+def card_elements(markdown: str) -> list[elements.Element]:
     """Card body elements that render ``markdown`` as closely as Teams cards allow."""
-    elements: list[adaptive.Element] = []
+    body: list[elements.Element] = []
     separator = False
     for block in parse_blocks(markdown):
         element = _card_element(block, separator)
         separator = block.kind == "rule"
         if element is not None:
-            elements.append(element)
-    return elements
+            body.append(element)
+    return body
 
 
 def message_markdown(markdown: str, *, table_note: str = "_(table below)_") -> MessageMarkdown:
@@ -248,7 +248,7 @@ def message_markdown(markdown: str, *, table_note: str = "_(table below)_") -> M
         return MessageMarkdown(markdown)
     lines = markdown.replace("\r\n", "\n").split("\n")
     out: list[str] = []
-    tables: list[adaptive.Element] = []
+    tables: list[elements.Element] = []
     index = 0
     in_fence: str | None = None
     while index < len(lines):

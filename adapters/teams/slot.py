@@ -4,9 +4,9 @@ A turn's answer lives in one Teams message: the stream a personal chat answer st
 "Working on it" card with a Stop button in a group chat, or the first message of the answer.
 ``AnswerSlot`` remembers it (``on_posted`` lets the host record it durably as soon as it
 exists), puts the answer into it in place (``fill``), or settles it with a short text
-(``settle``: stopped, interrupted). A later run of the same turn, after its process died,
-starts from the recorded ``PostedMessage`` and so updates that message instead of posting a
-second answer::
+(``settle``: one of ``adapters.notices``). A later run of the same turn, after its process
+died, starts from the recorded ``PostedMessage`` and so updates that message instead of
+posting a second answer::
 
     slot = AnswerSlot(connector, ref, posted=PostedMessage.from_progress(turn.progress),
                       on_posted=lambda message: turn.record(**message.as_progress()))
@@ -20,18 +20,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from adapters.teams import activities, adaptive
+from adapters.teams import activities
 from adapters.teams.activities import Activity, ConversationRef
 from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.controls import stop_card
 
 logger = logging.getLogger(__name__)
 
 MessageKind = Literal["stream", "message"]
-WORKING = "Working on it…"
-STOPPED = "Stopped."
-INTERRUPTED = (
-    "I was interrupted while answering this and could not finish. Please ask again."
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +58,6 @@ class PostedMessage:
 
 
 OnPosted = Callable[[PostedMessage], Awaitable[None]]
-
-
-def progress_card(text: str, turn_id: str | None = None) -> dict[str, Any]:
-    """The placeholder a group chat sees while the answer is prepared; with a Stop button
-    when ``turn_id`` is given (only the asker's click is honoured)."""
-    actions = [adaptive.stop_action(turn_id)] if turn_id else []
-    body = [adaptive.text_block(text, subtle=True)]
-    return adaptive.attachment(adaptive.card(body, actions, fallback_text=text))
 
 
 class AnswerSlot:
@@ -147,7 +135,7 @@ class AnswerSlot:
         carries the answer yet."""
         if self._current is not None:
             return
-        card = activities.message(self._ref, attachments=[progress_card(WORKING, turn_id)])
+        card = activities.message(self._ref, attachments=[stop_card(turn_id)])
         await self.posted(PostedMessage(await self._reply(card), "message"))
 
     async def settle(self, text: str, *, post_if_empty: bool = True) -> None:

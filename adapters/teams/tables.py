@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from adapters.teams import adaptive
+from adapters.teams import elements
 from adapters.teams.limits import payload_size
 from agent_core.components import DataFrameComponent
 
@@ -40,7 +40,7 @@ class RenderedTable:
     0
     """
 
-    card: adaptive.Element
+    card: elements.Element
     shown_rows: int
     csv: bytes | None
     """The rows the component holds, as CSV, when the card could not show them all."""
@@ -80,20 +80,20 @@ def _note(df: DataFrameComponent, shown: int, columns: list[str]) -> str | None:
     return " ".join(parts) or None
 
 
-def _card(df: DataFrameComponent, columns: list[str], shown: int) -> adaptive.Element:
-    body: list[adaptive.Element] = []
+def _card(df: DataFrameComponent, columns: list[str], shown: int) -> elements.Element:
+    body: list[elements.Element] = []
     if df.title:
-        body.append(adaptive.text_block(df.title, weight="Bolder", size="Medium"))
+        body.append(elements.text_block(df.title, weight="Bolder", size="Medium"))
     if df.description:
-        body.append(adaptive.text_block(df.description, subtle=True))
+        body.append(elements.text_block(df.description, subtle=True))
     rows = [[format_cell(row.get(c)) for c in columns] for row in df.rows[:shown]]
     if columns:
-        body.append(adaptive.table(columns, rows, align=_alignments(df, columns)))
+        body.append(elements.table(columns, rows, align=_alignments(df, columns)))
     note = _note(df, shown, columns)
     if note:
-        body.append(adaptive.text_block(note, subtle=True, size="Small"))
+        body.append(elements.text_block(note, subtle=True, size="Small"))
     fallback = f"{df.title or 'Table'}: {max(df.row_count, len(df.rows))} rows"
-    return adaptive.card(body, fallback_text=fallback, full_width=True)
+    return elements.card(body, fallback_text=fallback, full_width=True)
 
 
 def to_csv(df: DataFrameComponent) -> bytes:

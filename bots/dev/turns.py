@@ -9,7 +9,7 @@ A turn reads like this::
     Slack close() + Teams finish()
 
 Stop cancels the turn's task, as the channel hosts do (``bots.slack_turns``,
-``bots.teams_turns``): the agent commits a consistent partial turn, the Slack reply ends with
+``bots.teams.turns``): the agent commits a consistent partial turn, the Slack reply ends with
 "(stopped)" and the Teams reply sends nothing more.
 """
 
@@ -28,7 +28,7 @@ import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.reply import ReplyStream, ReplyTarget
-from adapters.teams.reply import ReplyOptions, TeamsReplyStream
+from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.agent import Agent
 from agent_core.components import UiComponent
 from agent_core.feedback import Feedback

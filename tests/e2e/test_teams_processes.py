@@ -20,7 +20,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bots.teams_host import UNAVAILABLE
+from adapters.notices import UNAVAILABLE
+from tests.adapters.teams import payloads
 from tests.e2e.teams_cluster import (
     BotProcess,
     add_members,
@@ -30,7 +31,6 @@ from tests.e2e.teams_cluster import (
 )
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.support.redis_server import RedisServer
-from tests.teams import payloads
 
 pytestmark = pytest.mark.redis
 WAIT = 20.0

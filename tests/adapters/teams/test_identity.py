@@ -17,12 +17,12 @@ from adapters.teams.identity import (
     GroupMapping,
     TeamsUserResolver,
 )
-from adapters.teams.state import MemoryTtlStore
 from agent_core.errors import AgentError
+from agent_core.state import MemoryKeyValueStore
 from agent_core.users import RequestContext
-from bots.teams_connector import ConnectorPool
+from bots.teams.connector import ConnectorPool
+from tests.adapters.teams.payloads import TENANT, message
 from tests.fakes.bot_connector import FakeBotConnector
-from tests.teams.payloads import TENANT, message
 
 
 class FakeGraph:
@@ -109,7 +109,7 @@ async def test_other_tenants_get_nothing_even_defaults(connector: FakeBotConnect
 
 async def test_results_are_cached_for_the_ttl(connector: FakeBotConnector) -> None:
     now = [0.0]
-    cache = MemoryTtlStore(clock=lambda: now[0])
+    cache = MemoryKeyValueStore(clock=lambda: now[0])
     async with ConnectorPool() as pool:
         resolver = TeamsUserResolver(GroupMapping(), roster=ConnectorRoster(pool.get),
                                      cache=cache, ttl=60)

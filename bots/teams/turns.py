@@ -1,17 +1,22 @@
 """``TeamsTurns``: Teams turns through the durable turn queue, answered by any process.
 
-Ingress *accepts* a message: ``enqueue`` records it (with its delivery key, so a redelivered
+Ingress *accepts* a message: ``accept`` records it (with its delivery key, so a redelivered
 activity is dropped atomically) before Teams gets its ``201``. Each process runs a worker
 (``TurnQueue.run``) that answers turns through the conversation reference saved in the turn,
-with a connector that needs no inbound request (``bots.teams_outbound``). Turns of one
+with a connector that needs no inbound request (``bots.teams.outbound``), through the
+adapter's reply stream and answer slot (``adapters.teams.stream`` / ``slot``). Turns of one
 conversation and asker run one at a time, in order, whichever process picks them up.
+
+The lifecycle (the same as ``bots.slack.turns``): ``start()`` the worker, ``accept(...)`` turns,
+``request_stop(turn_id, by=)``, ``idle()`` (tests) and ``drain(timeout=)`` (shutdown); the
+worker calls ``_answer(turn)``, and ``_give_up(turn)`` when a turn's runs kept dying.
 
 Crash safety: the message that carries the answer is recorded on the turn as soon as it is
 posted (``AnswerSlot``). When a process dies mid-turn, another takes the turn over and
 answers *into that message* (the stream is closed with the answer, a card is updated), so
 nothing is posted twice; after ``max_attempts`` runs the user is told plainly that the
-answer was interrupted. ``answered`` is recorded last, so a run whose only loss was the
-queue's completion does nothing again.
+answer was interrupted (``adapters.notices.INTERRUPTED``). ``answered`` is recorded last, so
+a run whose only loss was the queue's completion does nothing again.
 
 Stop: Teams' own Stop on a stream (403) ends the turn on the process streaming it; the Stop
 button of a group chat's progress card reaches any process and goes through
@@ -26,27 +31,30 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
+from adapters.notices import INTERRUPTED, STOPPED
+from adapters.stream import ReplyStream
 from adapters.teams.activities import ConversationRef
 from adapters.teams.connector import TeamsConnector
 from adapters.teams.context import (
     Wire,
     asker_id,
+    conversation_id,
     delivery_key,
     request_context,
     thread_key,
     turn_key,
 )
 from adapters.teams.files import FileOffers
-from adapters.teams.reply import ReplyOptions, TeamsReplyStream
-from adapters.teams.slot import INTERRUPTED, STOPPED, AnswerSlot, PostedMessage
+from adapters.teams.slot import AnswerSlot, PostedMessage
+from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.components import UiComponent
 from agent_core.errors import StateUnavailableError
 from agent_core.feedback import Feedback
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.users import RequestContext
-from bots.teams_metrics import TeamsMetrics
-from bots.teams_outbound import Outbound
+from bots.teams.metrics import TeamsMetrics
+from bots.teams.outbound import Outbound
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +97,7 @@ class TeamsTurns:
         concurrency: int = 32,
         max_attempts: int = 3,
         dedupe_ttl: float = 3600.0,
+        stop_button_after: float | None = 3.0,
     ) -> None:
         self._agent = agent
         self._queue = queue
@@ -100,6 +109,7 @@ class TeamsTurns:
         self._concurrency = concurrency
         self._max_attempts = max_attempts
         self._dedupe_ttl = dedupe_ttl
+        self._stop_button_after = stop_button_after
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -209,7 +219,7 @@ class TeamsTurns:
 
         async with TeamsReplyStream(
             connector, ref, options=self._options, on_stop=stopped_by_teams, files=self._files,
-            slot=slot, stop_turn=turn.id,
+            slot=slot, stop_turn=turn.id, stop_button_after=self._stop_button_after,
         ) as reply:
             try:
                 await self._talk(reply, activity, text, turn.id)
@@ -223,11 +233,11 @@ class TeamsTurns:
             await self._remember_answer(ref, slot.current.id, turn.id)
         return "completed"
 
-    async def _talk(self, reply: TeamsReplyStream, activity: Mapping[str, Any],
+    async def _talk(self, reply: ReplyStream, activity: Mapping[str, Any],
                     text: str, turn_id: str) -> None:
-        key = thread_key(activity)
         context = request_context(activity)
         context.metadata["turn_id"] = turn_id
+        key = conversation_id(context)
         async for component in self._agent.send_message(context, text, conversation_id=key):
             await reply.handle(component)
 
@@ -237,7 +247,7 @@ class TeamsTurns:
         except StateUnavailableError as error:  # feedback on it then rates no memories
             logger.warning("could not note the answer of turn %s: %s", turn_id, error)
 
-    async def _cancelled(self, reply: TeamsReplyStream, *, by_teams: bool) -> str:
+    async def _cancelled(self, reply: ReplyStream, *, by_teams: bool) -> str:
         """The answer was cancelled: by Teams' Stop (the stream shows it), by the asker's
         Stop button (relayed by ``request_stop``: say so in place), or by a shutdown (the
         turn stays queued for another run, which answers into what was posted)."""
@@ -247,7 +257,7 @@ class TeamsTurns:
         if me is not None:
             me.uncancel()
         if not by_teams:
-            await reply.settle(STOPPED, post_if_empty=False)
+            await reply.settle(STOPPED)
         return "stopped"
 
     async def _interrupted(self, turn: Turn) -> str:

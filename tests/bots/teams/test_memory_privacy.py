@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from agent_core import Agent, InMemoryAgentMemory
-from bots.teams_host import TeamsHost
+from agent_core import Agent, InMemoryAgentMemory, UserResolver
+from bots.teams.settings import TeamsSettings
+from tests.bots.teams.harness import ADMIN, MEMBER, TeamsHarness, teams_bot
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 from tests.fakes.bot_connector import ConnectorCall
 from tests.support.memory_privacy import (
@@ -34,7 +35,6 @@ from tests.support.memory_privacy import (
     shop_database,
     wire,
 )
-from tests.teams.harness import ADMIN, MEMBER, TeamsHarness, teams_bot
 
 DM, ADMINS = Marks("DM"), Marks("ADM")
 BO = "aad-bo"
@@ -124,9 +124,8 @@ async def after_ana_and_the_admin_asked(
     database = shop_database(tmp_path)
     async with claude_on_fake() as (llm, service):
 
-        def agent(host: TeamsHost) -> Agent:
-            memory = InMemoryAgentMemory()
-            return build_memory_agent(service, host.user_resolver(), memory, database)
+        def agent(resolver: UserResolver, settings: TeamsSettings) -> Agent:
+            return build_memory_agent(service, resolver, InMemoryAgentMemory(), database)
 
         # the Stop card at once: a channel answer then fills a message whose id the fake
         # connector's record shows (the update's path), as feedback on it needs

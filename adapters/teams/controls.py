@@ -1,8 +1,14 @@
-"""Invoke activities Teams expects answered within the HTTP request: card buttons and the
-feedback buttons under an answer.
+"""The bot's own controls: the feedback loop under answers, the Stop card of a running
+answer, and reading the clicks on them and on the buttons ``adapters.teams.render`` draws.
+
+Building them: ``FEEDBACK_LOOP`` (channelData that shows Teams' thumbs up/down under an
+answer) and ``stop_card(turn_id)`` (the "Working on it" card with a Stop button a group chat
+sees while the answer is prepared).
+
+Reading the clicks, invoke activities Teams expects answered within the HTTP request:
 
 * ``adaptiveCard/action`` with verb ``threadline.action``: a button rendered by
-  ``adapters.teams.cards``; its ``threadline_action`` is a message from the clicker.
+  ``adapters.teams.render``; its ``threadline_action`` is a message from the clicker.
 * ``adaptiveCard/action`` with verb ``threadline.stop``: the Stop button of a running answer;
   its ``threadline_stop`` is the turn to stop (honoured only for the person who asked).
 * ``message/submitAction`` with ``actionName == "feedback"``: thumbs up/down (and optional
@@ -21,12 +27,46 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.teams.adaptive import ACTION_VERB, STOP_VERB
+from adapters.teams import elements
 from adapters.teams.context import Wire, thread_key
+from adapters.teams.elements import ACTION_VERB
 from agent_core.feedback import Feedback
 
 CARD_ACTION = "adaptiveCard/action"
 SUBMIT_ACTION = "message/submitAction"
+STOP_VERB = "threadline.stop"
+"""The verb of the Stop button on a group chat's "Working on it" card; data carries the turn."""
+WORKING = "Working on it…"
+
+FEEDBACK_LOOP: dict[str, Any] = {"feedbackLoop": {"type": "default"}}
+"""channelData that shows Teams' thumbs up/down under a message."""
+
+
+def stop_action(turn_id: str) -> elements.Element:
+    """The Stop button of a running answer (verb ``threadline.stop``, data
+    ``{"threadline_stop": turn_id}``); the bot stops the turn only for the person who asked.
+
+    >>> stop_action("1-0")["data"]
+    {'threadline_stop': '1-0'}
+    """
+    return {
+        "type": "Action.Execute",
+        "title": "Stop",
+        "verb": STOP_VERB,
+        "data": {"threadline_stop": turn_id},
+    }
+
+
+def stop_card(turn_id: str | None = None) -> dict[str, Any]:
+    """The placeholder a group chat sees while the answer is prepared (an attachment); with a
+    Stop button when ``turn_id`` is given (only the asker's click is honoured).
+
+    >>> stop_card("1-0")["content"]["actions"][0]["title"]
+    'Stop'
+    """
+    actions = [stop_action(turn_id)] if turn_id else []
+    body = [elements.text_block(WORKING, subtle=True)]
+    return elements.attachment(elements.card(body, actions, fallback_text=WORKING))
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -24,12 +24,11 @@ from botframework.connector.auth import (
     ClaimsIdentity,
 )
 
-from adapters.teams import activities
 from adapters.teams.activities import ConversationRef, answer_key, reference_key
-from adapters.teams.connector import TeamsConnector
-from adapters.teams.state import TtlStore
-from bots.teams_connector import ConnectorPool
-from bots.teams_settings import TeamsSettings
+from adapters.teams.connector import TeamsConnector, send_text
+from agent_core.state import KeyValueStore
+from bots.teams.connector import ConnectorPool
+from bots.teams.settings import TeamsSettings
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +44,9 @@ class Outbound:
     docstring.
 
     >>> from types import SimpleNamespace
-    >>> from adapters.teams.state import MemoryTtlStore
-    >>> Outbound(TeamsSettings(), SimpleNamespace(), ConnectorPool(), MemoryTtlStore()).remembered
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> records = MemoryKeyValueStore()
+    >>> Outbound(TeamsSettings(), SimpleNamespace(), ConnectorPool(), records).remembered
     0
     """
 
@@ -55,7 +55,7 @@ class Outbound:
         settings: TeamsSettings,
         authentication: BotFrameworkAuthentication,
         pool: ConnectorPool,
-        records: TtlStore,
+        records: KeyValueStore,
     ) -> None:
         self._settings = settings
         self._authentication = authentication
@@ -122,4 +122,4 @@ class Outbound:
             logger.warning("no reference saved for conversation %s", conversation_id)
             return None
         connector = await self.connector(ref.service_url)
-        return await connector.send(ref.conversation_id, activities.message(ref, text))
+        return await send_text(connector, ref, text)

@@ -1,4 +1,4 @@
-"""bots.teams_connector (the aiohttp Bot Connector client) and adapters.teams.connector
+"""bots.teams.connector (the aiohttp Bot Connector client) and adapters.teams.connector
 retries, against the fake connector."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from email.utils import format_datetime
 import pytest
 
 from adapters.teams.connector import ConnectorError, RetryingConnector
-from bots.teams_connector import BotConnectorClient, ConnectorPool, CredentialsTokenSource
+from bots.teams.connector import BotConnectorClient, ConnectorPool, CredentialsTokenSource
 from tests.fakes.bot_connector import FakeBotConnector
 
 
@@ -67,7 +67,7 @@ async def test_errors_carry_status_code_and_retry_after(fake: FakeBotConnector) 
         429, "TooManyRequests", 2.5)
     assert second.value.retry_after is None and second.value.retryable
     assert (missing.value.status, missing.value.code) == (404, "MemberNotFoundInConversation")
-    from bots.teams_connector import _retry_after
+    from bots.teams.connector import _retry_after
     assert 25 < (_retry_after(later) or 0) <= 30
     assert _retry_after("soon") is None
 

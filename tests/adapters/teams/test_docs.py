@@ -1,4 +1,5 @@
-"""Every docstring example in adapters.teams and the Teams host modules actually runs."""
+"""Every docstring example in the Teams wing (``adapters.teams``, ``bots.teams``) runs: every
+module of both packages is collected, so a new module needs no list to be kept."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import pkgutil
 import pytest
 
 import adapters.teams
+import bots.teams
 
 MODULES = sorted(
     [m.name for m in pkgutil.walk_packages(adapters.teams.__path__, "adapters.teams.")]
-    + ["bots.processes", "bots.teams_botbuilder", "bots.teams_connector", "bots.teams_host",
-       "bots.teams_metrics", "bots.teams_outbound", "bots.teams_settings", "bots.teams_turns"]
+    + [m.name for m in pkgutil.walk_packages(bots.teams.__path__, "bots.teams.")]
+    # bots.processes (shared by both bots) was on this list before the wings; it stays
+    # covered here until one doctest runner collects the whole package.
+    + ["bots.processes"]
 )
 
 

@@ -10,9 +10,9 @@ import time
 import pytest
 import requests
 
-from bots.teams_host import TeamsHost
+from bots.teams.bot import ThreadlineTeamsBot
+from tests.bots.teams.harness import TeamsHarness, teams_bot
 from tests.fakes.bot_connector import rsa_key
-from tests.teams.harness import TeamsHarness, teams_bot
 
 
 def nothing_happened(bot: TeamsHarness) -> bool:
@@ -120,7 +120,7 @@ async def test_signing_keys_are_fetched_without_blocking_requests(
 async def test_unknown_key_refreshes_the_keys_at_most_once(bot: TeamsHarness) -> None:
     from botframework.connector.auth.jwt_token_extractor import JwtTokenExtractor
 
-    from bots.teams_botbuilder import AsyncOpenIdMetadata
+    from bots.teams.botbuilder import AsyncOpenIdMetadata
 
     metadata = JwtTokenExtractor.metadataCache[bot.fake.openid_metadata_url]
     assert isinstance(metadata, AsyncOpenIdMetadata)
@@ -169,7 +169,7 @@ async def test_auth_off_without_an_app_id(monkeypatch: pytest.MonkeyPatch,
     async with teams_bot(monkeypatch, ["hello"], app_type="MultiTenant", app_id=None,
                          app_tenant_id=None, openid_metadata_url=None, token_issuer=None,
                          oauth_scope=None) as bot:
-        assert isinstance(bot.host, TeamsHost) and not bot.host.settings.auth_enabled
+        assert isinstance(bot.host, ThreadlineTeamsBot) and not bot.host.settings.auth_enabled
         assert "AUTHENTICATION IS OFF" in caplog.text
         assert (await bot.post(bot.message("hi", kind="groupChat"), auth=None)).status == 201
         final = await bot.final()

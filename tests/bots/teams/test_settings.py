@@ -1,11 +1,11 @@
-"""bots.teams_settings: environment -> settings, with clear errors when incomplete."""
+"""bots.teams.settings: environment -> settings, with clear errors when incomplete."""
 
 from __future__ import annotations
 
 import pytest
 
 from bots.cli import main
-from bots.teams_settings import SettingsError, TeamsSettings
+from bots.teams.settings import SettingsError, TeamsSettings
 
 APP = {"MicrosoftAppId": "app-1", "MicrosoftAppPassword": "secret-value"}
 

@@ -1,4 +1,4 @@
-"""adapters.teams.reply through the real HTTP connector client against the fake connector:
+"""adapters.teams.stream through the real HTTP connector client against the fake connector:
 streaming, pacing, fallbacks, splitting, retries and admin-only detail routing."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from adapters.teams.activities import ConversationRef
 from adapters.teams.limits import TEXT_LIMIT
-from adapters.teams.reply import ReplyOptions, TeamsReplyStream
+from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.components import (
     CardComponent,
     DataFrameComponent,
@@ -21,10 +21,10 @@ from agent_core.components import (
     StatusCardComponent,
     UiComponent,
 )
-from bots.teams_connector import ConnectorPool
+from bots.teams.connector import ConnectorPool
+from tests.adapters.teams.payloads import message
+from tests.adapters.teams.schemas import assert_valid_card, cards_in
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
-from tests.teams.payloads import message
-from tests.teams.schemas import assert_valid_card, cards_in
 
 FAST = ReplyOptions(pace=0.02, typing_interval=0.05)
 
@@ -78,7 +78,8 @@ async def play(reply: TeamsReplyStream, components: Iterable[UiComponent],
             await reply.handle(component)
             if gap:
                 await asyncio.sleep(gap)
-        return await reply.finish()
+        await reply.finish()
+        return reply.answer_id
 
 
 def stream_calls(fake: FakeBotConnector) -> list[ConnectorCall]:
@@ -164,7 +165,8 @@ async def test_stream_over_the_time_limit_continues_in_place(
             await reply.handle(component)
         await connector.wait_for(lambda c: c.stream_info is not None
                                  and c.stream_info.get("streamType") == "final")
-        answer_id = await reply.finish()
+        await reply.finish()
+        answer_id = reply.answer_id
     closing = next(c for c in connector.calls
                    if c.stream_info and c.stream_info["streamType"] == "final")
     assert closing.activity_type == "message"

@@ -1,6 +1,11 @@
 """``threadline teams``: run the Teams bot (``/api/messages``, ``/healthz``, ``/metrics``).
 
-Configuration comes from the environment; see ``bots.teams_settings`` for every variable.
+``run`` goes settings -> state -> bot (``bots.teams.bot``) -> transport: ``web_app(bot)`` is
+the aiohttp application, thin on purpose (parse the request, hand it to the bot, answer with
+what it says). Prometheus ``/metrics`` and ``/healthz`` (red while the state backend is down)
+sit beside ``/api/messages``.
+
+Configuration comes from the environment; see ``bots.teams.settings`` for every variable.
 The minimum for a real tenant is ``MicrosoftAppId`` + ``MicrosoftAppPassword`` (multi-tenant),
 or add ``MicrosoftAppType=SingleTenant`` and ``MicrosoftAppTenantId``; with no app id the bot
 runs with authentication off, for local testing only. Then upload the package from
@@ -23,13 +28,18 @@ import argparse
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from agent_core.agent import Agent
     from agent_core.state import State, StateSettings
-    from bots.teams_host import TeamsHost
-    from bots.teams_settings import TeamsSettings
+    from agent_core.users import UserResolver
+    from bots.teams.bot import ThreadlineTeamsBot
+    from bots.teams.connector import ConnectorPool
+    from bots.teams.settings import TeamsSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bots.teams_settings import SettingsError, TeamsSettings
+    from bots.teams.settings import SettingsError, TeamsSettings
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     try:
@@ -102,11 +112,15 @@ def _serve(args: argparse.Namespace, settings: TeamsSettings,
 
     from agent_core.state import build_state
     from bots.processes import reuse_port
+    from bots.teams.bot import user_resolver
+    from bots.teams.connector import ConnectorPool
 
     state = build_state(state_settings)
     logging.getLogger("threadline.teams").info("state: %s", state_settings.describe())
-    host = host_on_state(settings, state)
-    app = host.app(build_agent(host, state, settings, scripted=bool(args.scripted)))
+    pool = ConnectorPool()
+    resolver = user_resolver(settings, pool, state.cache)
+    agent = build_agent(resolver, state, settings, scripted=bool(args.scripted))
+    app = web_app(bot_on_state(agent, settings, state, pool=pool))
 
     async def close_state(app: web.Application) -> None:
         await state.aclose()
@@ -117,15 +131,17 @@ def _serve(args: argparse.Namespace, settings: TeamsSettings,
     return 0
 
 
-def host_on_state(settings: TeamsSettings, state: State) -> TeamsHost:
-    """The Teams host with every shared thing in ``state`` (so N processes share them)."""
+def bot_on_state(agent: Agent, settings: TeamsSettings, state: State, *,
+                 pool: ConnectorPool | None = None) -> ThreadlineTeamsBot:
+    """The Teams bot with every shared thing in ``state`` (so N processes share them)."""
     from adapters.teams.files import FileOffers
-    from bots.teams_host import TeamsHost
+    from bots.teams.bot import ThreadlineTeamsBot
 
-    return TeamsHost(
+    return ThreadlineTeamsBot(
+        agent,
         settings,
+        pool=pool,
         deliveries=state.cache,
-        identity_cache=state.cache,
         files=FileOffers(state.cache),
         health=state.health,
         turn_queue=state.turns,
@@ -134,17 +150,18 @@ def host_on_state(settings: TeamsSettings, state: State) -> TeamsHost:
     )
 
 
-def build_agent(host: TeamsHost, state: State, settings: TeamsSettings, *,
+def build_agent(resolver: UserResolver, state: State, settings: TeamsSettings, *,
                 scripted: bool) -> Agent:
-    """The demo agent, answering as the Teams user resolver says who is asking, with its
-    conversations and memory in ``state`` and the per-user quota of ``settings``.
+    """The demo agent, answering as ``resolver`` (the Teams user resolver) says who is
+    asking, with its conversations and memory in ``state`` and the per-user quota of
+    ``settings``.
 
     ``THREADLINE_DEMO_STREAM_DELAY`` (seconds between the scripted model's chunks) makes the
     scripted demo visibly stream."""
     from bots.demo import DemoSettings, build_demo_agent
 
     demo = DemoSettings.from_env(
-        user_resolver=host.user_resolver(),
+        user_resolver=resolver,
         conversation_store=state.conversations,
         agent_memory=state.memory,
     )
@@ -159,3 +176,75 @@ def build_agent(host: TeamsHost, state: State, settings: TeamsSettings, *,
             limit=settings.rate_limit, window=settings.rate_window, exempt_groups=["admin"]
         ))
     return agent
+
+
+def web_app(bot: ThreadlineTeamsBot) -> web.Application:
+    """The aiohttp application serving ``bot``: ``/api/messages``, ``/healthz``, ``/metrics``;
+    the bot opens with the application and closes with it."""
+    from aiohttp import web
+
+    from bots.teams.bot import MalformedActivity
+
+    async def messages(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        try:
+            body = await _parse(request)
+            status, answer = await bot.process_activity(
+                body, request.headers.get("Authorization", "")
+            )
+        except web.HTTPException as refusal:
+            bot.metrics.refused.labels(status=str(refusal.status)).inc()
+            raise
+        except PermissionError as error:
+            bot.metrics.refused.labels(status="401").inc()
+            raise web.HTTPUnauthorized() from error
+        except MalformedActivity as error:
+            bot.metrics.refused.labels(status="400").inc()
+            raise web.HTTPBadRequest(text="malformed activity") from error
+        finally:
+            bot.metrics.ack_seconds.observe(time.perf_counter() - started)
+        if answer is None and status == 201:
+            return web.Response(status=201)
+        return web.json_response(answer, status=status)
+
+    async def healthz(request: web.Request) -> web.Response:
+        """200 when turns can be accepted; 503 while the state backend (Redis) is down."""
+        state = await bot.health()
+        ok = state is None or state.ok
+        body: dict[str, Any] = {"status": "ok" if ok else "unavailable",
+                                "auth": bot.settings.auth_enabled, "pid": os.getpid()}
+        if state is not None:
+            body["state"] = {"backend": state.backend, "detail": state.detail}
+        return web.json_response(body, status=200 if ok else 503)
+
+    async def metrics(request: web.Request) -> web.Response:
+        return web.Response(body=bot.metrics.render(), content_type="text/plain", charset="utf-8")
+
+    async def opened(app: web.Application) -> None:
+        await bot.open()
+
+    async def closed(app: web.Application) -> None:
+        await bot.close()
+
+    app = web.Application()
+    app.router.add_post("/api/messages", messages)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics)
+    app.on_startup.append(opened)
+    app.on_cleanup.append(closed)
+    return app
+
+
+async def _parse(request: web.Request) -> dict[str, Any]:
+    """The activity a request carries, or the HTTP error that refuses it."""
+    from aiohttp import web
+
+    if "application/json" not in request.headers.get("Content-Type", ""):
+        raise web.HTTPUnsupportedMediaType(text="expected application/json")
+    try:
+        body = await request.json()
+    except ValueError as error:
+        raise web.HTTPBadRequest(text="body is not JSON") from error
+    if not isinstance(body, dict) or not isinstance(body.get("type"), str):
+        raise web.HTTPBadRequest(text="not an activity")
+    return body

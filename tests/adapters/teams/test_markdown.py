@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from adapters.teams import adaptive
-from adapters.teams.limits import pack, payload_size, split_text
+from adapters.teams import elements
+from adapters.teams.limits import pack, payload_size, text_parts
 from adapters.teams.markdown import card_elements, message_markdown, parse_blocks
-from tests.teams.schemas import assert_valid_card
+from tests.adapters.teams.schemas import assert_valid_card
 
 ANSWER = """# Quarterly report
 
@@ -40,10 +40,10 @@ def test_blocks_are_recognised() -> None:
 
 
 def test_card_elements_render_each_block_and_validate() -> None:
-    elements = card_elements(ANSWER)
-    assert_valid_card(adaptive.card(elements))
-    heading, paragraph, subheading, table, code, quote, image, bullets = elements
-    assert heading == adaptive.text_block("Quarterly report", weight="Bolder", size="Large")
+    body = card_elements(ANSWER)
+    assert_valid_card(elements.card(body))
+    heading, paragraph, subheading, table, code, quote, image, bullets = body
+    assert heading == elements.text_block("Quarterly report", weight="Bolder", size="Large")
     assert paragraph["text"] == "Sales **rose** 12% and **margins** held. Old number fixed."
     assert subheading["size"] == "Medium"
     assert [c.get("horizontalCellContentAlignment") for c in table["columns"]] == [
@@ -81,21 +81,24 @@ def test_message_markdown_leaves_tables_inside_code_alone() -> None:
     assert message_markdown("plain answer").text == "plain answer"
 
 
-def test_split_text_keeps_parts_under_the_limit_and_code_fences_balanced() -> None:
+def test_text_parts_stay_under_the_limit_and_code_fences_balanced() -> None:
     text = "intro\n\n```\n" + "\n".join(f"row {i}" for i in range(400)) + "\n```\n\nend"
-    parts = split_text(text, limit=1000)
+    parts = text_parts(text, limit=1000)
     assert all(len(p) <= 1000 for p in parts)
     assert all(p.count("```") % 2 == 0 for p in parts)
     assert parts[0].startswith("intro") and parts[-1].endswith("end")
 
 
-def test_split_text_of_unbroken_text() -> None:
-    assert [len(p) for p in split_text("x" * 25, limit=10)] == [10, 10, 5]
-    assert split_text("") == [""]
+def test_text_parts_of_unbroken_text() -> None:
+    """The one splitter (``adapters.text.split_text``) refuses limits under 16 and gives no
+    part for no text; unbroken text is still cut under the limit with nothing lost."""
+    parts = text_parts("x" * 40, limit=16)
+    assert all(len(p) <= 16 for p in parts) and "".join(parts) == "x" * 40
+    assert text_parts("") == []
 
 
 def test_pack_spreads_attachments_over_messages() -> None:
-    big = adaptive.attachment(adaptive.card([adaptive.text_block("x" * 9000)]))
+    big = elements.attachment(elements.card([elements.text_block("x" * 9000)]))
     size = payload_size(big)
     groups = pack([big, big, big], first_overhead=40_000 - size - 10)
     assert [len(g) for g in groups] == [1, 2]

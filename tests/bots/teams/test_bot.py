@@ -9,11 +9,11 @@ import json
 import pytest
 
 from agent_core.llm.scripted import ScriptedResponse
+from tests.adapters.teams.payloads import TENANT
+from tests.adapters.teams.schemas import assert_valid_card, cards_in
+from tests.bots.teams.agents import FeedbackLog
+from tests.bots.teams.harness import ADMIN, MEMBER, is_answer, teams_bot
 from tests.fakes.bot_connector import ConnectorCall
-from tests.teams.agents import FeedbackLog
-from tests.teams.harness import ADMIN, MEMBER, is_answer, teams_bot
-from tests.teams.payloads import TENANT
-from tests.teams.schemas import assert_valid_card, cards_in
 
 
 def stream_kind(call: ConnectorCall) -> str | None:

@@ -1,4 +1,4 @@
-"""adapters.teams.invokes and activities: invoke parsing (incl. malformed) and outgoing shapes."""
+"""adapters.teams.controls and activities: invoke parsing (incl. malformed) and outgoing shapes."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from adapters.teams import activities
-from adapters.teams.activities import ConversationRef
-from adapters.teams.cards import Citation
-from adapters.teams.invokes import card_action_of, feedback_of
-from tests.teams.payloads import TENANT, invoke, message
+from adapters.teams.activities import Citation, ConversationRef
+from adapters.teams.controls import FEEDBACK_LOOP, card_action_of, feedback_of
+from tests.adapters.teams.payloads import TENANT, invoke, message
 
 
 def feedback_invoke(action_value: Any, **extra: Any) -> dict[str, Any]:
@@ -72,7 +71,7 @@ def test_message_activity_shape_and_ai_entity() -> None:
     body = activities.message(
         ref, "**hi**", attachments=[{"contentType": "x"}],
         entities=[activities.ai_entity([Citation("Doc", "https://d", "about d")])],
-        channel_data=activities.FEEDBACK_LOOP,
+        channel_data=FEEDBACK_LOOP,
     )
     assert body["replyToId"] == ref.activity_id
     assert body["textFormat"] == "markdown" and body["attachmentLayout"] == "list"

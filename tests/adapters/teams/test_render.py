@@ -1,4 +1,4 @@
-"""adapters.teams.cards: every component type -> a valid Adaptive Card 1.5 or a deliberate
+"""adapters.teams.render: every component type -> a valid Adaptive Card 1.5 or a deliberate
 fallback, within Teams' message size."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import io
 
 import pytest
 
-from adapters.teams import adaptive
-from adapters.teams.cards import Rendering, render
+from adapters.teams import elements
 from adapters.teams.limits import MESSAGE_LIMIT, payload_size
+from adapters.teams.render import Rendering, render
 from agent_core.components import (
     ArtifactComponent,
     BadgeComponent,
@@ -40,7 +40,7 @@ from agent_core.components import (
     TaskTrackerUpdateComponent,
     UiComponent,
 )
-from tests.teams.schemas import assert_valid_card
+from tests.adapters.teams.schemas import assert_valid_card
 
 
 def rendered(rich: RichComponent, simple: object = None) -> Rendering | None:
@@ -51,7 +51,7 @@ def card_of(rich: RichComponent) -> dict:
     rendering = rendered(rich)
     assert rendering is not None and rendering.card is not None
     assert_valid_card(rendering.card)
-    assert payload_size(adaptive.attachment(rendering.card)) < MESSAGE_LIMIT
+    assert payload_size(elements.attachment(rendering.card)) < MESSAGE_LIMIT
     return rendering.card
 
 
@@ -85,7 +85,7 @@ def png_data_uri(width: int, height: int, *, noisy: bool = False) -> str:
 
 def test_validator_rejects_an_invalid_card() -> None:
     with pytest.raises(AssertionError):
-        assert_valid_card(adaptive.card([{"type": "TextBlock", "txt": "typo"}]))
+        assert_valid_card(elements.card([{"type": "TextBlock", "txt": "typo"}]))
 
 
 def test_rich_text_is_message_text_not_a_card() -> None:
@@ -110,7 +110,7 @@ def test_card_with_markdown_status_and_actions() -> None:
     ))
     assert card["body"][0]["style"] == "good"
     assert texts(card)[:3] == ["✅ Setup", "step 2", "Done"]
-    assert card["actions"] == [adaptive.execute_action("Help", "/help")]
+    assert card["actions"] == [elements.execute_action("Help", "/help")]
 
 
 def test_collapsible_card_toggles_its_details() -> None:
@@ -193,7 +193,7 @@ def test_chart_with_hosted_image_and_fact_summary() -> None:
         image_url="https://example.com/chart.png",
     )
     card = card_of(chart)
-    assert card["body"][1] == adaptive.image("https://example.com/chart.png",
+    assert card["body"][1] == elements.image("https://example.com/chart.png",
                                              "Revenue (line chart)")
     assert card["body"][2]["facts"] == [
         {"title": "EU", "value": "1 → 3 · min 1 (Jan) · max 3 (Mar)"}]
@@ -248,7 +248,7 @@ def test_task_list_marks_each_task() -> None:
 
 def test_buttons_become_execute_actions() -> None:
     card = card_of(ButtonComponent(label="Help", action="/help"))
-    assert card["actions"] == [adaptive.execute_action("Help", "/help")]
+    assert card["actions"] == [elements.execute_action("Help", "/help")]
     group = ButtonGroupComponent(buttons=[ButtonSpec(label=f"Q{i}", action=f"q{i}")
                                           for i in range(8)] + [
         ButtonSpec(label="off", action="x", disabled=True)])
@@ -258,7 +258,7 @@ def test_buttons_become_execute_actions() -> None:
 
 
 def test_submit_action_is_a_valid_message_back() -> None:
-    assert_valid_card(adaptive.card([], [adaptive.submit_action("Help", "/help")]))
+    assert_valid_card(elements.card([], [elements.submit_action("Help", "/help")]))
 
 
 def test_badge_and_icon_text() -> None:

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from bots.cli import main
-from bots.teams_package import build_manifest
-from tests.teams.schemas import assert_valid_manifest
+from bots.teams.package import build_manifest
+from tests.adapters.teams.schemas import assert_valid_manifest
 
 APP_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
 

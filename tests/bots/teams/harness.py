@@ -1,5 +1,5 @@
-"""The whole Teams bot under test: the real host (botbuilder ``CloudAdapter`` over HTTP, real
-JWT validation, real msal managed-identity token fetch) against ``FakeBotConnector``.
+"""The whole Teams bot under test: the real bot and app (botbuilder ``CloudAdapter`` over HTTP,
+real JWT validation, real msal managed-identity token fetch) against ``FakeBotConnector``.
 
 The bot is configured the way a sovereign cloud is: every Bot Framework endpoint comes from
 settings and points at the fake; outbound tokens come from an App Service managed identity
@@ -23,11 +23,14 @@ from agent_core import Agent, LifecycleHook
 from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
 from agent_core.state import State
 from agent_core.state.turns import TurnQueue
-from bots.teams_host import TeamsHost
-from bots.teams_settings import TeamsSettings
+from agent_core.users import UserResolver
+from bots.teams.app import web_app
+from bots.teams.bot import ThreadlineTeamsBot, user_resolver
+from bots.teams.connector import ConnectorPool
+from bots.teams.settings import TeamsSettings
+from tests.adapters.teams import payloads
+from tests.bots.teams.agents import build_agent
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
-from tests.teams import payloads
-from tests.teams.agents import build_agent
 
 ADMIN = "aad-admin"
 MEMBER = "aad-ana"
@@ -37,7 +40,7 @@ DEFAULT = object()
 class TeamsHarness:
     """Drive the bot as Teams would; assert on ``harness.fake``."""
 
-    def __init__(self, fake: FakeBotConnector, host: TeamsHost, http: TestClient,
+    def __init__(self, fake: FakeBotConnector, host: ThreadlineTeamsBot, http: TestClient,
                  agent: Agent) -> None:
         self.fake = fake
         self.host = host
@@ -98,7 +101,7 @@ def settings_for(fake: FakeBotConnector, **overrides: Any) -> TeamsSettings:
 
 
 Seed = Callable[[FakeBotConnector], Awaitable[None]]
-AgentFactory = Callable[[TeamsHost], Agent]
+AgentFactory = Callable[[UserResolver, TeamsSettings], Agent]
 
 
 @asynccontextmanager
@@ -126,10 +129,13 @@ async def teams_bot(
         add_members(fake)
         if seed is not None:
             await seed(fake)
-        host = TeamsHost(settings_for(fake, **settings), **_stores(state, turn_queue))
-        agent = (agent_factory(host) if agent_factory is not None else
-                 build_agent(script, host.user_resolver(), latency=latency, hooks=hooks))
-        server = TestServer(host.app(agent), host="127.0.0.1")
+        bot_settings = settings_for(fake, **settings)
+        pool = ConnectorPool()
+        resolver = user_resolver(bot_settings, pool, state.cache if state else None)
+        agent = (agent_factory(resolver, bot_settings) if agent_factory is not None else
+                 build_agent(script, resolver, latency=latency, hooks=hooks))
+        host = ThreadlineTeamsBot(agent, bot_settings, pool=pool, **_stores(state, turn_queue))
+        server = TestServer(web_app(host), host="127.0.0.1")
         async with TestClient(server) as http:
             yield TeamsHarness(fake, host, http, agent)
 
@@ -149,6 +155,6 @@ def _stores(state: State | None, turn_queue: TurnQueue | None) -> dict[str, Any]
         return {"turn_queue": turn_queue, "files": FileOffers(allow_http=True)}
     return {
         "turn_queue": turn_queue or state.turns, "records": state.records,
-        "deliveries": state.cache, "identity_cache": state.cache, "health": state.health,
+        "deliveries": state.cache, "health": state.health,
         "files": FileOffers(state.cache, allow_http=True),
     }

@@ -15,7 +15,7 @@ from adapters.teams.context import (
     wire_activity,
 )
 from agent_core.channel import is_direct_message
-from tests.teams.payloads import BOT_ID, TENANT, message
+from tests.adapters.teams.payloads import BOT_ID, TENANT, message
 
 
 def test_personal_chat_context() -> None:

@@ -57,7 +57,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 
 from adapters.teams.identity import GroupMapping
-from adapters.teams.reply import ReplyOptions
+from adapters.teams.stream import ReplyOptions
 
 AppType = Literal["MultiTenant", "SingleTenant", "UserAssignedMSI"]
 US_GOV_CHANNEL_SERVICE = "https://botframework.azure.us"
@@ -81,7 +81,7 @@ class SettingsError(ValueError):
 
     >>> TeamsSettings.from_env({"MicrosoftAppId": "a"})
     Traceback (most recent call last):
-    bots.teams_settings.SettingsError: MicrosoftAppType=MultiTenant needs MicrosoftAppPassword ...
+    bots.teams.settings.SettingsError: MicrosoftAppType=MultiTenant needs MicrosoftAppPassword ...
     """
 
 
@@ -279,7 +279,6 @@ class TeamsSettings(BaseModel):
             pace=self.stream_interval,
             feedback_loop=self.feedback,
             targeted_messages=self.targeted_messages,
-            stop_button_after=self.stop_button_after,
         )
 
     def botbuilder_configuration(self) -> SimpleNamespace:

@@ -10,18 +10,20 @@ from typing import Any
 
 import pytest
 
+from adapters.notices import INTERRUPTED, STOPPED
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import asker_id, delivery_key, message_text, turn_key
-from adapters.teams.slot import INTERRUPTED, STOPPED
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue, StateSettings, build_state
-from bots.teams_app import build_agent
-from bots.teams_connector import ConnectorPool
-from bots.teams_host import TeamsHost
+from agent_core.users import UserResolver
+from bots.teams.app import build_agent
+from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.connector import ConnectorPool
+from bots.teams.settings import TeamsSettings
+from tests.adapters.teams import payloads
+from tests.bots.teams.harness import settings_for, teams_bot
 from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
-from tests.teams import payloads
-from tests.teams.harness import settings_for, teams_bot
 
 Seed = Callable[[FakeBotConnector], Awaitable[None]]
 
@@ -189,7 +191,7 @@ async def test_another_host_messages_a_conversation_proactively(
         asked = bot.message("hi", kind="groupChat")
         await bot.post(asked)
         await bot.final()
-        other = TeamsHost(settings_for(bot.fake), records=state.records)
+        other = ThreadlineTeamsBot(bot.agent, settings_for(bot.fake), records=state.records)
         try:
             conversation = asked["conversation"]["id"]
             sent = await other.outbound.send(payloads.TENANT, conversation, "Report ready.")
@@ -233,8 +235,8 @@ async def test_the_per_user_quota_of_threadline_teams(
     monkeypatch.setenv("THREADLINE_DATA_DIR", str(tmp_path))
     state = build_state(StateSettings(ephemeral=True))
 
-    def demo(host: TeamsHost) -> Any:
-        return build_agent(host, state, host.settings, scripted=True)
+    def demo(resolver: UserResolver, settings: TeamsSettings) -> Any:
+        return build_agent(resolver, state, settings, scripted=True)
 
     async with teams_bot(monkeypatch, state=state, agent_factory=demo, rate_limit=1) as bot:
         for text in ("help", "help again"):

@@ -1,5 +1,6 @@
-"""Side jobs of the Teams host that talk to Microsoft 365 directly: uploading an offered file
-to the user's OneDrive (file consent flow) and app-only Microsoft Graph tokens."""
+"""Side jobs of the Teams bot that talk to Microsoft 365 directly: uploading an offered file
+to the user's OneDrive (file consent flow; ``adapters.teams.files`` shows the outcome in the
+chat) and app-only Microsoft Graph tokens."""
 
 from __future__ import annotations
 
@@ -9,12 +10,11 @@ from typing import Any
 
 import aiohttp
 
-from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
-from adapters.teams.connector import ConnectorError, TeamsConnector
-from adapters.teams.files import file_info_card, upload_headers
+from adapters.teams.connector import TeamsConnector
+from adapters.teams.files import show_upload, upload_headers
 from adapters.teams.identity import TokenProvider
-from bots.teams_settings import TeamsSettings
+from bots.teams.settings import TeamsSettings
 
 logger = logging.getLogger(__name__)
 
@@ -29,17 +29,14 @@ async def upload_offered_file(
 ) -> None:
     """PUT the file to the consent's upload URL, then show it (or say it failed)."""
     name, content = offered
+    uploaded: dict[str, Any] | None = info
     try:
         async with session.put(url, data=content, headers=upload_headers(len(content))) as answer:
             answer.raise_for_status()
-        message = activities.message(ref, attachments=[file_info_card(info)])
     except (aiohttp.ClientError, TimeoutError) as error:
         logger.warning("uploading %s failed: %s", name, error)
-        message = activities.message(ref, f"I could not upload {name}. Please try again.")
-    try:
-        await connector.reply(ref.conversation_id, ref.activity_id or "", message)
-    except ConnectorError as error:
-        logger.warning("could not show the uploaded file: %s", error)
+        uploaded = None
+    await show_upload(connector, ref, name, uploaded)
 
 
 def graph_token_provider(settings: TeamsSettings) -> TokenProvider:

@@ -1,11 +1,13 @@
 """One turn's reply in Teams: components in, Teams messages out.
 
-``TeamsReplyStream`` takes the components the agent yields and keeps the latest version of
-each (by id). Progress shows at once: in a personal chat through the streaming protocol
-(``StreamWriter``: informative updates, then the answer streaming as it is written), in group
-chats and channels as a typing indicator. ``finish`` sends the answer: its text, its cards
-(split over several messages when Teams' 40 KB limit requires), the AI-generated label with
-citations and the feedback buttons. Admin-only detail goes through ``PrivateDelivery``.
+``TeamsReplyStream`` is Teams' ``adapters.stream.ReplyStream``. It takes the components the
+agent yields and keeps the latest version of each (by id), rendered by
+``adapters.teams.render``. Progress shows at once: in a personal chat through the streaming
+protocol (``adapters.teams.answer.StreamWriter``: informative updates, then the answer
+streaming as it is written), in group chats and channels as a typing indicator. ``finish``
+sends the answer: its text, its cards (split over several messages when Teams' 40 KB limit
+requires, ``adapters.teams.limits``), the AI-generated label with citations and the feedback
+buttons. Admin-only detail goes through ``PrivateDelivery`` (``adapters.teams.private``).
 
 The message that carries the answer is an ``AnswerSlot``: give the stream one that knows what an
 earlier run of the turn posted and the answer goes into that message instead of a new one.
@@ -16,6 +18,7 @@ takes longer than ``stop_button_after`` (pass ``stop_turn``); the answer then re
         async for component in agent.send_message(context, text, conversation_id=key):
             await reply.handle(component)
         await reply.finish()
+    # stopped by the asker: await reply.settle(notices.STOPPED)
 """
 
 from __future__ import annotations
@@ -26,20 +29,22 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
-from adapters.teams import activities, adaptive
-from adapters.teams.activities import Activity, ConversationRef
-from adapters.teams.cards import Citation, render
-from adapters.teams.compose import compose
+from adapters.teams import activities, elements
+from adapters.teams.activities import Activity, Citation, ConversationRef
+from adapters.teams.answer import StreamWriter
 from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
-from adapters.teams.limits import split_text
+from adapters.teams.limits import answer_messages, text_parts
 from adapters.teams.markdown import message_markdown
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
+from adapters.teams.render import render
 from adapters.teams.slot import AnswerSlot, PostedMessage
-from adapters.teams.streaming import StreamWriter
 from agent_core.components import ComponentLifecycle, UiComponent
+
+if TYPE_CHECKING:
+    from adapters.stream import ReplyStream
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +67,6 @@ class ReplyOptions:
     ai_label: bool = True
     targeted_messages: bool = False
     """Deliver admin-only detail as Teams targeted messages (preview) before trying 1:1."""
-    stop_button_after: float | None = 3.0
-    """Seconds before a group chat or channel sees a "Working on it" card with a Stop button
-    (``None``: never). Personal chats have Teams' own Stop button on the stream."""
 
 
 class TeamsReplyStream:
@@ -72,8 +74,10 @@ class TeamsReplyStream:
 
     ``on_stop(reason)`` is called when nothing more can be sent (the user pressed Stop, or
     blocked the bot): the host cancels the turn. ``files`` offers the CSV of cut tables.
-    ``slot`` is where the answer goes (default: a new message); ``stop_turn`` the turn id the
-    Stop button of a group chat's progress card carries.
+    ``slot`` is where the answer goes (default: a new message). ``stop_turn`` is the turn id
+    the Stop button of a group chat's progress card carries; the card appears after
+    ``stop_button_after`` seconds (``None``: never). Personal chats have Teams' own Stop
+    button on the stream.
 
     >>> ref = ConversationRef("https://s/", "a:1", "1", {"id": "28:b"}, {"id": "29:u"}, "t",
     ...                       "personal")
@@ -91,6 +95,7 @@ class TeamsReplyStream:
         files: FileOffers | None = None,
         slot: AnswerSlot | None = None,
         stop_turn: str | None = None,
+        stop_button_after: float | None = 3.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -99,6 +104,7 @@ class TeamsReplyStream:
         self._options = options or ReplyOptions()
         self.slot = slot if slot is not None else AnswerSlot(connector, ref)
         self._stop_turn = stop_turn
+        self._stop_button_after = stop_button_after
         self._on_stop = on_stop
         self._files = files
         self._sleep = sleep
@@ -113,8 +119,8 @@ class TeamsReplyStream:
                 on_stop=self._stopped, on_posted=self.slot.posted,
             )
         self._texts: dict[str, str] = {}
-        self._cards: dict[str, adaptive.Element] = {}
-        self._private_cards: dict[str, adaptive.Element] = {}
+        self._cards: dict[str, elements.Element] = {}
+        self._private_cards: dict[str, elements.Element] = {}
         self._citations: dict[str, Citation] = {}
         self._csv: dict[str, tuple[str, bytes]] = {}
         self._typing: asyncio.Task[None] | None = None
@@ -124,10 +130,10 @@ class TeamsReplyStream:
         self.message_ids: list[str] = []
         self.private_route: str | None = None
 
-    async def __aenter__(self) -> TeamsReplyStream:
+    async def __aenter__(self) -> Self:
         if self._writer is None:
             self._typing = asyncio.create_task(self._keep_typing(), name="teams-typing")
-            delay = self._options.stop_button_after
+            delay = self._stop_button_after
             if self._stop_turn is not None and delay is not None and not self._ref.is_personal:
                 self._progress = asyncio.create_task(self._show_stop_later(delay),
                                                      name="teams-stop-card")
@@ -166,7 +172,7 @@ class TeamsReplyStream:
             if rendering.card is not None:
                 self._private_cards[key] = rendering.card
             elif rendering.text:
-                self._private_cards[key] = adaptive.card([adaptive.text_block(rendering.text)])
+                self._private_cards[key] = elements.card([elements.text_block(rendering.text)])
             return  # private progress lines and citations are never shown to the room
         elif rendering.text is not None:
             self._texts[key] = rendering.text
@@ -180,7 +186,8 @@ class TeamsReplyStream:
             self._writer.set_status(rendering.progress)
         if self._writer is not None and key in self._texts:
             shown = message_markdown(self.answer_text).text
-            self._writer.set_text(split_text(shown)[0] if shown else "")
+            parts = text_parts(shown) if shown else []
+            self._writer.set_text(parts[0] if parts else "")
 
     @property
     def answer_text(self) -> str:
@@ -229,11 +236,16 @@ class TeamsReplyStream:
 
     # ------------------------------------------------------------------ finish
 
-    async def finish(self) -> str | None:
-        """Send the answer; returns the id of the message that carries it."""
+    @property
+    def answer_id(self) -> str | None:
+        """The id of the message that carries the answer, once ``finish`` sent it."""
+        return self.message_ids[0] if self.message_ids else None
+
+    async def finish(self) -> None:
+        """Send the answer (``answer_id`` then names the message that carries it)."""
         await self._stop_typing()
         if self._halted:
-            return None
+            return
         messages = await self._compose()
         first, rest = messages[0], messages[1:]
         try:
@@ -253,7 +265,6 @@ class TeamsReplyStream:
             if error.blocked:
                 self._stopped("blocked")
             logger.error("teams reply failed: %s", error)
-        return self.message_ids[0] if self.message_ids else None
 
     async def _send(self, message: Activity) -> str:
         return await self._connector.reply(
@@ -262,7 +273,7 @@ class TeamsReplyStream:
 
     async def _compose(self) -> list[Activity]:
         lifted = message_markdown(self.answer_text)
-        cards = [adaptive.card([table], full_width=True) for table in lifted.tables]
+        cards = [elements.card([table], full_width=True) for table in lifted.tables]
         cards += list(self._cards.values())
         note = None
         if self._private_cards:
@@ -270,14 +281,14 @@ class TeamsReplyStream:
                 cards += list(self._private_cards.values())
             else:
                 self.private_route = await self._private.deliver(
-                    [adaptive.attachment(c) for c in self._private_cards.values()]
+                    [elements.attachment(c) for c in self._private_cards.values()]
                 )
                 note = WITHHELD_NOTE if self.private_route == "withheld" else None
         text = "\n\n".join(part for part in (lifted.text, note) if part)
-        return compose(
+        return answer_messages(
             self._ref,
             text,
-            [adaptive.attachment(c) for c in cards] + await self._file_offers(),
+            [elements.attachment(c) for c in cards] + await self._file_offers(),
             citations=list(self._citations.values()),
             ai_label=self._options.ai_label and bool(lifted.text),
             feedback_loop=self._options.feedback_loop and bool(lifted.text),
@@ -292,11 +303,11 @@ class TeamsReplyStream:
             for name, content in self._csv.values()
         ]
 
-    async def settle(self, text: str, *, post_if_empty: bool = True) -> None:
-        """End the answer with ``text`` instead (stopped, interrupted): in place of what was
-        posted, or as a new reply unless ``post_if_empty`` is False."""
+    async def settle(self, note: str) -> None:
+        """End the answer early with ``note`` (``adapters.notices.STOPPED``) in place of what
+        was posted; nothing is posted when nothing was (the asker saw no answer begin)."""
         await self.aclose()
-        await self.slot.settle(text, post_if_empty=post_if_empty)
+        await self.slot.settle(note, post_if_empty=False)
 
     async def aclose(self) -> None:
         """Stop background sends (the turn ended or was cancelled)."""
@@ -304,3 +315,8 @@ class TeamsReplyStream:
         if self._writer is not None:
             await self._writer.aclose()
 
+
+if TYPE_CHECKING:
+
+    def _implements_the_protocol(stream: TeamsReplyStream) -> ReplyStream:
+        return stream  # mypy checks TeamsReplyStream against adapters.stream.ReplyStream

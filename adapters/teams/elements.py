@@ -16,8 +16,6 @@ CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 CARD_VERSION = "1.5"
 ACTION_VERB = "threadline.action"
 """The ``Action.Execute`` verb of every button Threadline renders; data carries the message."""
-STOP_VERB = "threadline.stop"
-"""The verb of the Stop button on a group chat's "Working on it" card; data carries the turn."""
 
 Element = dict[str, Any]
 ContainerStyle = Literal["default", "emphasis", "good", "attention", "warning", "accent"]
@@ -119,21 +117,6 @@ def execute_action(title: str, message: str, *, style: str | None = None) -> Ele
     if style in ("positive", "destructive"):
         action["style"] = style
     return action
-
-
-def stop_action(turn_id: str) -> Element:
-    """The Stop button of a running answer (verb ``threadline.stop``, data
-    ``{"threadline_stop": turn_id}``); the bot stops the turn only for the person who asked.
-
-    >>> stop_action("1-0")["data"]
-    {'threadline_stop': '1-0'}
-    """
-    return {
-        "type": "Action.Execute",
-        "title": "Stop",
-        "verb": STOP_VERB,
-        "data": {"threadline_stop": turn_id},
-    }
 
 
 def submit_action(title: str, message: str) -> Element:

@@ -66,7 +66,7 @@ def check_version() -> bool:
     if installed != VERIFIED_VERSION:
         logger.warning(
             "botbuilder-core %s is installed; the Teams host's fixes were verified on %s. "
-            "Run tests/teams/test_botbuilder_fixes.py before deploying.",
+            "Run tests/bots/teams/test_auth.py before deploying.",
             installed,
             VERIFIED_VERSION,
         )
