@@ -17,6 +17,7 @@ from agent_core.acting import act, next_step
 from agent_core.audit import AuditLogger
 from agent_core.components import UiComponent
 from agent_core.config import AgentConfig
+from agent_core.context import ToolContext
 from agent_core.conversations import ConversationStore, MemoryConversationStore
 from agent_core.errors import AgentError
 from agent_core.extensions.enhancer import DefaultLlmContextEnhancer, LlmContextEnhancer
@@ -32,7 +33,7 @@ from agent_core.memory.base import AgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
 from agent_core.stages import fail, finish, open_turn, prepare, settle_after_stop
 from agent_core.thinking import think
-from agent_core.tools.base import ToolContext, ToolSchema
+from agent_core.tools.base import ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.turn import TurnState
 from agent_core.users import RequestContext, User, UserResolver

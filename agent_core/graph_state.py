@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
 from agent_core.llm.base import LlmResponse
-from agent_core.tools.base import ToolCall, ToolContext, ToolSchema
+from agent_core.tools.base import ToolCall, ToolSchema
 from agent_core.turn import TurnState
 from agent_core.users import User
 

@@ -19,10 +19,10 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.components.text import StatusLevel
+from agent_core.context import ToolContext
 from agent_core.conversations import Conversation
 from agent_core.memory.access import MemoryReader
 from agent_core.memory.base import MemoryOwnership
-from agent_core.tools.base import ToolContext
 from agent_core.users import User
 
 if TYPE_CHECKING:
