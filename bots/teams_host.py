@@ -61,10 +61,10 @@ from adapters.teams.invokes import (
 from adapters.teams.state import MemoryTtlStore, TtlStore
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.feedback import Feedback
-from agent_core.stages import public_error_message
 from agent_core.state.health import StateHealth
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
+from agent_core.turn.failing import public_error_message
 from bots.teams_botbuilder import (
     GuardedAuthentication,
     check_version,
