@@ -9,6 +9,7 @@ from agent_core.audit import AuditEvent, AuditEventType, AuditLogger, InMemoryAu
 from agent_core.components import *  # noqa: F403 - the component catalogue is public API
 from agent_core.components import __all__ as _components
 from agent_core.config import AgentConfig, AuditConfig, UiFeature, UiFeatures
+from agent_core.context import ToolContext
 from agent_core.conversations import (
     Conversation,
     ConversationStore,
@@ -58,7 +59,7 @@ from agent_core.llm import (
 from agent_core.memory.base import AgentMemory, TextMemory, ToolMemory
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
-from agent_core.tools.base import Tool, ToolCall, ToolContext, ToolRejection, ToolResult, ToolSchema
+from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.users import RequestContext, StaticUserResolver, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler, WorkflowResult

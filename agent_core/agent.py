@@ -3,22 +3,26 @@
 The turn reads like the spec's execution order::
 
     open_turn -> prepare -> think -> (act -> think)* -> finish
+
+The stages (``agent_core.turn``) never see the ``Agent``: they are given its ``TurnDeps``,
+built once here. The agent's collaborators stay its public attributes; each reads the
+``TurnDeps``, and assigning one gives the agent a new ``TurnDeps`` for its next turns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
-from agent_core.acting import act, next_step
 from agent_core.audit import AuditLogger
 from agent_core.components import UiComponent
 from agent_core.config import AgentConfig
+from agent_core.context import ToolContext
 from agent_core.conversations import ConversationStore, MemoryConversationStore
-from agent_core.errors import AgentError
 from agent_core.extensions.enhancer import DefaultLlmContextEnhancer, LlmContextEnhancer
 from agent_core.extensions.enricher import ToolContextEnricher
 from agent_core.extensions.filters import ConversationFilter
@@ -30,15 +34,50 @@ from agent_core.feedback import Feedback
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
-from agent_core.stages import fail, finish, open_turn, prepare, settle_after_stop
-from agent_core.thinking import think
-from agent_core.tools.base import ToolContext, ToolSchema
 from agent_core.tools.registry import ToolRegistry
-from agent_core.turn import TurnState
+from agent_core.turn import (
+    TurnDeps,
+    TurnState,
+    act,
+    fail,
+    finish,
+    next_step,
+    open_turn,
+    prepare,
+    settle_after_stop,
+    think,
+)
 from agent_core.users import RequestContext, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
 logger = logging.getLogger("threadline.agent")
+
+T = TypeVar("T")
+
+
+class _InDeps(Generic[T]):
+    """An ``Agent`` attribute kept in its frozen ``TurnDeps`` under the same name."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type[Agent], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, agent: None, owner: type[Agent]) -> _InDeps[T]: ...
+
+    @overload
+    def __get__(self, agent: Agent, owner: type[Agent]) -> T: ...
+
+    def __get__(self, agent: Agent | None, owner: type[Agent]) -> T | _InDeps[T]:
+        if agent is None:
+            return self
+        value: T = getattr(agent.deps, self.name)
+        return value
+
+    def __set__(self, agent: Agent, value: T) -> None:
+        change: dict[str, Any] = {self.name: value}
+        agent.deps = dataclasses.replace(agent.deps, **change)
 
 
 class Agent:
@@ -56,6 +95,23 @@ class Agent:
     >>> texts[-1].content
     'Hello!'
     """
+
+    llm_service = _InDeps[LlmService]()
+    tool_registry = _InDeps[ToolRegistry]()
+    user_resolver = _InDeps[UserResolver]()
+    agent_memory = _InDeps[AgentMemory]()
+    conversation_store = _InDeps[ConversationStore]()
+    config = _InDeps[AgentConfig]()
+    system_prompt_builder = _InDeps[SystemPromptBuilder]()
+    lifecycle_hooks = _InDeps[list[LifecycleHook]]()
+    llm_middlewares = _InDeps[list[LlmMiddleware]]()
+    workflow_handler = _InDeps[WorkflowHandler]()
+    error_recovery_strategy = _InDeps[ErrorRecoveryStrategy | None]()
+    context_enrichers = _InDeps[list[ToolContextEnricher]]()
+    llm_context_enhancer = _InDeps[LlmContextEnhancer | None]()
+    conversation_filters = _InDeps[list[ConversationFilter]]()
+    observability_provider = _InDeps[ObservabilityProvider | None]()
+    audit_logger = _InDeps[AuditLogger | None]()
 
     def __init__(
         self,
@@ -77,27 +133,32 @@ class Agent:
         observability_provider: ObservabilityProvider | None = None,
         audit_logger: AuditLogger | None = None,
     ) -> None:
-        self.llm_service = llm_service
-        self.tool_registry = tool_registry
-        self.user_resolver = user_resolver
-        self.agent_memory = agent_memory
-        self.conversation_store = conversation_store or MemoryConversationStore()
-        self.config = config or AgentConfig()
-        self.system_prompt_builder = system_prompt_builder or DefaultSystemPromptBuilder()
-        self.lifecycle_hooks = list(lifecycle_hooks)
-        self.llm_middlewares = list(llm_middlewares)
-        self.workflow_handler = workflow_handler or DefaultWorkflowHandler()
-        self.error_recovery_strategy = error_recovery_strategy
-        self.context_enrichers = list(context_enrichers)
-        self.llm_context_enhancer = llm_context_enhancer or DefaultLlmContextEnhancer(agent_memory)
-        self.conversation_filters = list(conversation_filters)
-        self.observability_provider = observability_provider
-        self.audit_logger = audit_logger
-        self.tracer = Tracer(observability_provider)
-        self._tool_problems: dict[frozenset[str], list[str]] = {}
+        self.deps = TurnDeps(
+            agent=self,
+            llm_service=llm_service,
+            tool_registry=tool_registry,
+            user_resolver=user_resolver,
+            agent_memory=agent_memory,
+            conversation_store=conversation_store or MemoryConversationStore(),
+            config=config or AgentConfig(),
+            system_prompt_builder=system_prompt_builder or DefaultSystemPromptBuilder(),
+            lifecycle_hooks=list(lifecycle_hooks),
+            llm_middlewares=list(llm_middlewares),
+            workflow_handler=workflow_handler or DefaultWorkflowHandler(),
+            error_recovery_strategy=error_recovery_strategy,
+            context_enrichers=list(context_enrichers),
+            llm_context_enhancer=llm_context_enhancer or DefaultLlmContextEnhancer(agent_memory),
+            conversation_filters=list(conversation_filters),
+            observability_provider=observability_provider,
+            audit_logger=audit_logger,
+        )
         if audit_logger is not None and self.config.audit_config.enabled:
             tool_registry.audit_logger = audit_logger
             tool_registry.audit_config = self.config.audit_config
+
+    @property
+    def tracer(self) -> Tracer:
+        return self.deps.tracer
 
     async def send_message(
         self,
@@ -112,19 +173,20 @@ class Agent:
         the consuming task (the user's Stop) saves a consistent, annotated partial turn.
         """
         state = TurnState.start(request_context, message, conversation_id)
-        async with self.tracer.span(
+        deps = self.deps
+        async with deps.tracer.span(
             "agent.send_message", metric="agent.message.duration",
             tag_attributes=("user_id", "hit_tool_limit"),
         ) as span:
             try:
-                async with contextlib.aclosing(self._run_turn(state)) as turn:
+                async with contextlib.aclosing(self._run_turn(deps, state)) as turn:
                     async for component in turn:
                         yield component
             except (asyncio.CancelledError, GeneratorExit):
-                await settle_after_stop(self, state)
+                await settle_after_stop(deps, state)
                 raise
             except Exception as error:
-                async for component in fail(self, state, error):
+                async for component in fail(deps, state, error):
                     yield component
             finally:
                 span.set_attribute("user_id", state.user.id if state.user else None)
@@ -132,29 +194,23 @@ class Agent:
                 span.set_attribute("tool_iterations", state.tool_iterations)
                 span.set_attribute("hit_tool_limit", state.hit_tool_limit)
 
-    async def _run_turn(self, state: TurnState) -> AsyncGenerator[UiComponent, None]:
-        async for component in open_turn(self, state):
+    async def _run_turn(
+        self, deps: TurnDeps, state: TurnState
+    ) -> AsyncGenerator[UiComponent, None]:
+        async for component in open_turn(deps, state):
             yield component
         if state.finished:
             return
-        await prepare(self, state)
+        await prepare(deps, state)
         while True:
-            async for component in think(self, state):
+            async for component in think(deps, state):
                 yield component
-            if next_step(self, state) == "finish":
+            if next_step(deps, state) == "finish":
                 break
-            async for component in act(self, state):
+            async for component in act(deps, state):
                 yield component
-        for component in await finish(self, state):
+        for component in await finish(deps, state):
             yield component
-
-    async def check_tools(self, schemas: list[ToolSchema]) -> None:
-        """Ask the LLM service to validate each distinct tool set once; refuse bad ones."""
-        key = frozenset(s.name for s in schemas)
-        if key not in self._tool_problems:
-            self._tool_problems[key] = await self.llm_service.validate_tools(schemas)
-        if problems := self._tool_problems[key]:
-            raise AgentError("The tool configuration was rejected: " + "; ".join(problems))
 
     def tool_context(
         self,
@@ -167,16 +223,10 @@ class Agent:
     ) -> ToolContext:
         """The ``ToolContext`` of one request: who asks, where (the channel's metadata), and
         the UI features they have. Tools, memory and the context enhancer read it."""
-        features = self.config.ui_features.features_for(user)
-        return ToolContext(
-            user=user,
-            conversation_id=conversation_id,
-            request_id=request_id,
-            agent_memory=self.agent_memory,
-            observability_provider=self.observability_provider,
-            metadata={"ui_features_available": sorted(features), "request": dict(request)},
+        return self.deps.tool_context(
+            user, conversation_id=conversation_id, request_id=request_id, request=request,
             question=question,
-        )
+        )  # fmt: skip
 
     async def record_feedback(self, request_context: RequestContext, feedback: Feedback) -> None:
         """Record a user's rating of an answer: audit event, ``on_feedback`` hooks, and the

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from agent_core.context import ToolContext
     from agent_core.feedback import Feedback
-    from agent_core.tools.base import ToolCall, ToolContext, ToolResult
+    from agent_core.tools.base import ToolCall, ToolResult
     from agent_core.users import User
 
 SENSITIVE_KEY = re.compile(

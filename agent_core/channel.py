@@ -10,11 +10,14 @@ agent, tools and hooks can rely on them whatever the channel::
     channel_id    Slack channel / Teams conversation id
     thread_id     Slack thread_ts / Teams conversation id (+ reply chain)
     is_dm         True in a 1:1 conversation with the bot
-    is_private    True when the answer goes to the asker only
+    is_private    True when only the asker sees the answer (Slack ``/ask private``, an
+                  ephemeral message): memories made there stay the asker's
     command       the slash command when the message came from one
-    turn_id       the accepted turn being answered (set by the bot's turn worker)
+    turn_id       the channel's id for this turn; the agent uses it as its request id, so
+                  feedback on the answer can name the turn
 
-``thread_key(...)`` builds the conversation id the agent stores history under.
+Each channel's ``context`` module builds the conversation id the agent stores history
+under (``adapters.slack.context.thread_key``, ``adapters.teams.context.thread_key``).
 """
 
 from __future__ import annotations

@@ -2,13 +2,19 @@
 
 ``try_handle`` returning ``should_skip_llm=True`` ends the turn with its components; the LLM
 never sees the command.
+
+A handler is given the agent that runs the turn (the spec's contract). Its parameter is
+typed ``Any`` so that an override may annotate it as the class it works with (``Agent``,
+``GraphAgent``, a subclass), and so that this module, whose ``DefaultWorkflowHandler`` every
+``Agent`` starts with, does not import the ``Agent`` back. ``WorkflowAgent`` is what the
+default handler uses of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from agent_core.components import (
     ButtonGroupComponent,
@@ -19,14 +25,40 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.components.text import StatusLevel
+from agent_core.config import AgentConfig
+from agent_core.context import ToolContext
 from agent_core.conversations import Conversation
+from agent_core.llm.base import LlmService
 from agent_core.memory.access import MemoryReader
-from agent_core.memory.base import MemoryOwnership
-from agent_core.tools.base import ToolContext
+from agent_core.memory.base import AgentMemory, MemoryOwnership
+from agent_core.tools.registry import ToolRegistry
 from agent_core.users import User
 
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
+
+class WorkflowAgent(Protocol):
+    """The agent as ``DefaultWorkflowHandler`` uses it; every ``Agent`` is one."""
+
+    @property
+    def llm_service(self) -> LlmService: ...
+
+    @property
+    def tool_registry(self) -> ToolRegistry: ...
+
+    @property
+    def agent_memory(self) -> AgentMemory: ...
+
+    @property
+    def config(self) -> AgentConfig: ...
+
+    def tool_context(
+        self,
+        user: User,
+        *,
+        conversation_id: str,
+        request_id: str,
+        request: Mapping[str, Any],
+        question: str = "",
+    ) -> ToolContext: ...
 
 
 @dataclass
@@ -43,15 +75,21 @@ NOT_HANDLED = WorkflowResult(should_skip_llm=False)
 
 
 class WorkflowHandler:
-    """Override ``try_handle`` for commands and ``get_starter_ui`` for the empty-message view."""
+    """Override ``try_handle`` for commands and ``get_starter_ui`` for the empty-message view;
+    ``agent`` is the agent running the turn (see the module docstring).
+
+    >>> import asyncio
+    >>> asyncio.run(WorkflowHandler().try_handle(None, User(id="u1"), None, "hi")).should_skip_llm
+    False
+    """
 
     async def try_handle(
-        self, agent: Agent, user: User, conversation: Conversation, message: str
+        self, agent: Any, user: User, conversation: Conversation, message: str
     ) -> WorkflowResult:
         return NOT_HANDLED
 
     async def get_starter_ui(
-        self, agent: Agent, user: User, conversation: Conversation
+        self, agent: Any, user: User, conversation: Conversation
     ) -> list[UiComponent] | None:
         return None
 
@@ -134,7 +172,7 @@ class DefaultWorkflowHandler(WorkflowHandler):
         self.suggestions = list(suggestions)
 
     async def try_handle(
-        self, agent: Agent, user: User, conversation: Conversation, message: str
+        self, agent: Any, user: User, conversation: Conversation, message: str
     ) -> WorkflowResult:
         text = message.strip()
         if not text.startswith("/"):
@@ -151,7 +189,7 @@ class DefaultWorkflowHandler(WorkflowHandler):
             return _access_denied(command)
         # what these commands show reaches the asker alone, so the asker's private memories
         # may be listed too
-        context = agent.tool_context(
+        context: ToolContext = agent.tool_context(
             user, conversation_id=conversation.id, request_id="workflow",
             request={"is_private": True},
         )  # fmt: skip
@@ -183,7 +221,7 @@ class DefaultWorkflowHandler(WorkflowHandler):
             ]
         return "\n".join(lines)
 
-    async def _status(self, agent: Agent, user: User) -> UiComponent:
+    async def _status(self, agent: WorkflowAgent, user: User) -> UiComponent:
         tools = await agent.tool_registry.get_schemas(user)
         names = ", ".join(f"`{t.name}`" for t in tools) or "none"
         text = (
@@ -194,7 +232,7 @@ class DefaultWorkflowHandler(WorkflowHandler):
         )
         return _card("Status", text, "success")
 
-    async def _memories(self, agent: Agent, context: ToolContext) -> list[UiComponent]:
+    async def _memories(self, agent: WorkflowAgent, context: ToolContext) -> list[UiComponent]:
         tool_memories = await agent.agent_memory.get_recent_memories(context, limit=10)
         text_memories = await agent.agent_memory.get_recent_text_memories(context, limit=10)
         if not tool_memories and not text_memories:
@@ -216,7 +254,9 @@ class DefaultWorkflowHandler(WorkflowHandler):
             UiComponent(rich_component=buttons, audience="requester"),
         ]
 
-    async def _delete(self, agent: Agent, context: ToolContext, memory_id: str) -> UiComponent:
+    async def _delete(
+        self, agent: WorkflowAgent, context: ToolContext, memory_id: str
+    ) -> UiComponent:
         if not memory_id:
             return _card("Delete memory", "Usage: `/delete <memory id>`", "warning")
         memory = agent.agent_memory
@@ -229,7 +269,9 @@ class DefaultWorkflowHandler(WorkflowHandler):
             "Memory not found", f"No memory with id `{memory_id}` that you may delete.", "warning"
         )
 
-    async def _share(self, agent: Agent, context: ToolContext, memory_id: str) -> UiComponent:
+    async def _share(
+        self, agent: WorkflowAgent, context: ToolContext, memory_id: str
+    ) -> UiComponent:
         if not memory_id:
             return _card("Share memory", "Usage: `/share <memory id>`", "warning")
         if await agent.agent_memory.share(context, memory_id):
@@ -244,7 +286,7 @@ class DefaultWorkflowHandler(WorkflowHandler):
         )
 
     async def get_starter_ui(
-        self, agent: Agent, user: User, conversation: Conversation
+        self, agent: Any, user: User, conversation: Conversation
     ) -> list[UiComponent] | None:
         buttons = ButtonGroupComponent(
             buttons=[ButtonSpec(label=s, action=s) for s in self.suggestions]

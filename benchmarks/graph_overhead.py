@@ -46,7 +46,7 @@ from agent_core import (
     ToolResult,
     User,
 )
-from agent_core.graph_agent import GraphAgent
+from agent_core.graph import GraphAgent
 
 GOAL_MS = 1.5
 KINDS = ("agent", "graph", "graph+checkpointer")

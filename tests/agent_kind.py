@@ -14,7 +14,7 @@ from agent_core import Agent
 def agent_class() -> type[Agent]:
     kind = os.environ.get("THREADLINE_TEST_AGENT", "agent")
     if kind == "graph":
-        from agent_core.graph_agent import GraphAgent
+        from agent_core.graph import GraphAgent
 
         return GraphAgent
     if kind != "agent":

@@ -3,10 +3,9 @@
 from agent_core.components.base import (
     Audience,
     ComponentLifecycle,
+    ComponentStream,
     ComponentType,
     RichComponent,
-    SimpleComponent,
-    SimpleComponentType,
     UiComponent,
     new_component_id,
 )
@@ -35,6 +34,8 @@ from agent_core.components.interactive import (
     TaskListComponent,
 )
 from agent_core.components.simple import (
+    SimpleComponent,
+    SimpleComponentType,
     SimpleImageComponent,
     SimpleLinkComponent,
     SimpleTextComponent,
@@ -60,6 +61,7 @@ __all__ = [
     "ChartType",
     "ChatInputUpdateComponent",
     "ComponentLifecycle",
+    "ComponentStream",
     "ComponentType",
     "DataFrameComponent",
     "IconTextComponent",

@@ -12,10 +12,13 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import AsyncIterator
 from enum import StrEnum
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
+
+from agent_core.components.simple import SimpleComponent, SimpleTextComponent
 
 _ID_PREFIX = os.urandom(6).hex()
 _id_counter = itertools.count(1)
@@ -107,22 +110,6 @@ class RichComponent(BaseModel):
         )
 
 
-class SimpleComponentType(StrEnum):
-    TEXT = "text"
-    IMAGE = "image"
-    LINK = "link"
-
-
-class SimpleComponent(BaseModel):
-    """Base of the plain forms used where nothing richer fits (SMS, logs, CLIs)."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    type: SimpleComponentType
-    semantic_type: str | None = None
-    metadata: dict[str, Any] | None = None
-
-
 class UiComponent(BaseModel):
     """What the agent yields: a rich component, its plain fallback, and its audience.
 
@@ -139,6 +126,27 @@ class UiComponent(BaseModel):
     ui_feature: str | None = None
     """The UI feature that made this component exist, when one did (``tool_arguments``...)."""
 
+    @classmethod
+    def of(
+        cls,
+        rich: RichComponent,
+        text: str | None = None,
+        *,
+        audience: Audience = "everyone",
+        ui_feature: str | None = None,
+    ) -> UiComponent:
+        """``rich`` with ``text`` (when given) as its plain form.
+
+        >>> from agent_core.components import NotificationComponent
+        >>> shown = UiComponent.of(NotificationComponent(message="Saved"), "Saved")
+        >>> shown.simple_component.text, shown.audience
+        ('Saved', 'everyone')
+        """
+        simple = SimpleTextComponent(text=text) if text is not None else None
+        return cls(
+            rich_component=rich, simple_component=simple, audience=audience, ui_feature=ui_feature
+        )
+
     @property
     def id(self) -> str:
         return self.rich_component.id
@@ -146,3 +154,7 @@ class UiComponent(BaseModel):
     @property
     def is_private(self) -> bool:
         return self.audience == "requester"
+
+
+ComponentStream: TypeAlias = AsyncIterator[UiComponent]
+"""What a turn (and each of its streaming stages) yields: components as soon as each exists."""

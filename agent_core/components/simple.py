@@ -1,10 +1,27 @@
-"""Plain fallbacks: text, image and link."""
+"""Plain fallbacks: text, image and link, for clients where nothing richer fits."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from enum import StrEnum
+from typing import Any
 
-from agent_core.components.base import SimpleComponent, SimpleComponentType
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SimpleComponentType(StrEnum):
+    TEXT = "text"
+    IMAGE = "image"
+    LINK = "link"
+
+
+class SimpleComponent(BaseModel):
+    """Base of the plain forms used where nothing richer fits (SMS, logs, CLIs)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: SimpleComponentType
+    semantic_type: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class SimpleTextComponent(SimpleComponent):

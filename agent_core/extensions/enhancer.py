@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from agent_core.context import ToolContext
+
 if TYPE_CHECKING:
     from agent_core.llm.base import LlmMessage
     from agent_core.memory.base import AgentMemory
-    from agent_core.tools.base import ToolContext
     from agent_core.users import User
 
 logger = logging.getLogger(__name__)
@@ -52,8 +53,6 @@ class DefaultLlmContextEnhancer(LlmContextEnhancer):
         self.limit = limit
 
     async def enhance_system_prompt(self, system_prompt: str, user_message: str, user: User) -> str:
-        from agent_core.tools.base import ToolContext
-
         context = ToolContext(user=user, conversation_id="", request_id="")
         return await self.enhance_system_prompt_for(context, system_prompt, user_message)
 

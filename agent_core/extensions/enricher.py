@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_core.tools.base import ToolContext
+    from agent_core.context import ToolContext
 
 
 class ToolContextEnricher:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agent_core.context import ToolContext
     from agent_core.conversations import Conversation
     from agent_core.feedback import Feedback
-    from agent_core.tools.base import Tool, ToolContext, ToolResult
+    from agent_core.tools.base import Tool, ToolResult
     from agent_core.users import User
 
 

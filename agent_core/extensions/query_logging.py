@@ -30,7 +30,8 @@ from agent_core.audit import redact_secrets
 from agent_core.extensions.hooks import LifecycleHook
 
 if TYPE_CHECKING:
-    from agent_core.tools.base import Tool, ToolContext, ToolResult
+    from agent_core.context import ToolContext
+    from agent_core.tools.base import Tool, ToolResult
 
 logger = logging.getLogger("threadline.query_log")
 

@@ -11,8 +11,8 @@ from pydantic import BaseModel
 from agent_core.errors import LlmError
 
 if TYPE_CHECKING:
+    from agent_core.context import ToolContext
     from agent_core.llm.base import LlmRequest
-    from agent_core.tools.base import ToolContext
 
 
 class RecoveryActionType(StrEnum):

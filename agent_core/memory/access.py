@@ -13,7 +13,7 @@ context enhancer, ``/memories``), so no caller can forget them:
 - memories rated bad are never suggested as examples again (they stay listed);
 - scopes (workspace / tenant / profile) never mix: see ``memory_scope``.
 
->>> from agent_core.tools.base import ToolContext
+>>> from agent_core.context import ToolContext
 >>> from agent_core.users import User
 >>> ana = ToolContext(user=User(id="ana"), conversation_id="c", request_id="r1",
 ...                   metadata={"request": {"is_dm": True}})
@@ -29,12 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
-from agent_core.memory.base import MemoryOwnership, Place, TextMemory, ToolMemory
-
-if TYPE_CHECKING:
-    from agent_core.tools.base import ToolContext
+from agent_core.memory.base import MemoryContext, MemoryOwnership, Place, TextMemory, ToolMemory
 
 Sharing = Literal["on_feedback", "immediate"]
 """When a memory made in a shared conversation is offered to its scope: once it is marked
@@ -58,13 +55,13 @@ def place_of(request: Mapping[str, Any]) -> Place:
     return "conversation" if request.get("channel_id") or request.get("platform") else "unknown"
 
 
-def request_metadata(context: ToolContext) -> Mapping[str, Any]:
+def request_metadata(context: MemoryContext) -> Mapping[str, Any]:
     """The channel metadata of the request behind ``context`` (empty outside a channel)."""
     request = context.metadata.get("request")
     return request if isinstance(request, Mapping) else {}
 
 
-def ownership_for(context: ToolContext, *, sharing: Sharing = "on_feedback") -> MemoryOwnership:
+def ownership_for(context: MemoryContext, *, sharing: Sharing = "on_feedback") -> MemoryOwnership:
     """The owner and audience of a memory saved in ``context``'s turn."""
     place = place_of(request_metadata(context))
     shared = sharing == "immediate" and place not in ("dm", "private")
@@ -87,7 +84,7 @@ class MemoryReader:
     somewhere_private: bool
 
     @classmethod
-    def of(cls, context: ToolContext) -> MemoryReader:
+    def of(cls, context: MemoryContext) -> MemoryReader:
         features = context.metadata.get("ui_features_available") or ()
         return cls(
             user_id=context.user.id,

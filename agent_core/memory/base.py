@@ -9,17 +9,41 @@ to another.
 
 Memories are partitioned by ``memory_scope(context)``: the workspace / tenant (and profile)
 the request came from, so nothing crosses workspaces, tenants or profiles.
+
+Every operation takes a ``MemoryContext``: who it is for, in which conversation and turn,
+with which request metadata. The ``ToolContext`` a tool receives is one, so memory needs
+nothing from the tools (and ``ToolContext.agent_memory`` can name ``AgentMemory``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from agent_core.tools.base import ToolContext
+from agent_core.users import User
+
+
+class MemoryContext(Protocol):
+    """Who a memory read or write is for: the asker, their conversation and turn, and the
+    request's metadata (``ui_features_available``, the channel's ``request`` metadata).
+    Every ``agent_core.context.ToolContext`` is one.
+    """
+
+    @property
+    def user(self) -> User: ...
+
+    @property
+    def conversation_id(self) -> str: ...
+
+    @property
+    def request_id(self) -> str: ...
+
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
 
 Place = Literal["dm", "private", "conversation", "unknown"]
 """Where a memory was made: the asker's DM with the bot, an answer only the asker saw (Slack
@@ -33,10 +57,10 @@ marked good, or an admin shared it)."""
 Verdict = Literal["unrated", "good", "bad"]
 
 
-def memory_scope(context: ToolContext) -> str:
+def memory_scope(context: MemoryContext) -> str:
     """The partition a request's memories live in: workspace / tenant, plus the profile.
 
-    >>> from agent_core.tools.base import ToolContext
+    >>> from agent_core.context import ToolContext
     >>> from agent_core.users import User
     >>> memory_scope(ToolContext(user=User(id="u", metadata={"workspace_id": "T1"}),
     ...     conversation_id="c", request_id="r", metadata={"request": {"profile": "sales"}}))
@@ -126,19 +150,19 @@ class AgentMemory(ABC):
         question: str,
         tool_name: str,
         args: dict[str, Any],
-        context: ToolContext,
+        context: MemoryContext,
         success: bool = True,
         metadata: dict[str, Any] | None = None,
     ) -> None: ...
 
     @abstractmethod
-    async def save_text_memory(self, content: str, context: ToolContext) -> TextMemory: ...
+    async def save_text_memory(self, content: str, context: MemoryContext) -> TextMemory: ...
 
     @abstractmethod
     async def search_similar_usage(
         self,
         question: str,
-        context: ToolContext,
+        context: MemoryContext,
         *,
         limit: int = 10,
         similarity_threshold: float = 0.7,
@@ -149,46 +173,48 @@ class AgentMemory(ABC):
     async def search_text_memories(
         self,
         query: str,
-        context: ToolContext,
+        context: MemoryContext,
         *,
         limit: int = 10,
         similarity_threshold: float = 0.7,
     ) -> list[TextMemorySearchResult]: ...
 
     @abstractmethod
-    async def get_recent_memories(self, context: ToolContext, limit: int = 10) -> list[ToolMemory]:
+    async def get_recent_memories(
+        self, context: MemoryContext, limit: int = 10
+    ) -> list[ToolMemory]:
         """Most recent first."""
 
     @abstractmethod
     async def get_recent_text_memories(
-        self, context: ToolContext, limit: int = 10
+        self, context: MemoryContext, limit: int = 10
     ) -> list[TextMemory]:
         """Most recent first."""
 
     @abstractmethod
-    async def delete_by_id(self, context: ToolContext, memory_id: str) -> bool: ...
+    async def delete_by_id(self, context: MemoryContext, memory_id: str) -> bool: ...
 
     @abstractmethod
-    async def delete_text_memory(self, context: ToolContext, memory_id: str) -> bool: ...
+    async def delete_text_memory(self, context: MemoryContext, memory_id: str) -> bool: ...
 
     @abstractmethod
     async def clear_memories(
         self,
-        context: ToolContext,
+        context: MemoryContext,
         tool_name: str | None = None,
         before_date: str | None = None,
     ) -> int:
         """Delete tool memories (optionally one tool's, or older than ``before_date`` ISO);
         returns how many were deleted."""
 
-    async def rate_turn(self, context: ToolContext, turn_id: str, *, good: bool) -> int:
+    async def rate_turn(self, context: MemoryContext, turn_id: str, *, good: bool) -> int:
         """Feedback on the answer of turn ``turn_id``: mark its memories good (offered to
         the scope, unless made in private) or bad (never suggested again, owner only).
         Only the owner's or an admin's rating counts; returns how many memories changed.
         Back ends without ownership support change nothing."""
         return 0
 
-    async def share(self, context: ToolContext, memory_id: str) -> bool:
+    async def share(self, context: MemoryContext, memory_id: str) -> bool:
         """An admin's decision to offer one memory to its whole scope (never a private
         one); False when refused or not found."""
         return False

@@ -45,7 +45,7 @@ class InMemoryAgentMemory(IndexedAgentMemory):
     each reader is offered follows ``agent_core.memory.access``.
 
     >>> import asyncio
-    >>> from agent_core.tools.base import ToolContext
+    >>> from agent_core.context import ToolContext
     >>> from agent_core.users import User
     >>> memory = InMemoryAgentMemory()
     >>> ctx = ToolContext(user=User(id="u"), conversation_id="c", request_id="r")

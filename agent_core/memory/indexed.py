@@ -4,7 +4,7 @@ Every back end that ships (in memory, SQLite, Redis) ranks with a ``ScopeIndex``
 and keeps full tool memories (arguments, metadata) in its own storage. This base class
 implements the whole contract over five storage steps, so the offering rules of
 ``agent_core.memory.access`` hold for every back end by construction: each read goes
-through a ``MemoryReader`` built from the caller's ``ToolContext``, each save records its
+through a ``MemoryReader`` built from the caller's ``MemoryContext``, each save records its
 owner.
 """
 
@@ -15,11 +15,12 @@ import logging
 import uuid
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from agent_core.memory.access import MemoryReader, Sharing, ownership_for
 from agent_core.memory.base import (
     AgentMemory,
+    MemoryContext,
     TextMemory,
     TextMemorySearchResult,
     ToolMemory,
@@ -28,9 +29,6 @@ from agent_core.memory.base import (
 )
 from agent_core.memory.index import ScopeIndex, tool_fingerprint
 from agent_core.memory.ranking import Analyzer
-
-if TYPE_CHECKING:
-    from agent_core.tools.base import ToolContext
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +134,7 @@ class IndexedAgentMemory(AgentMemory):
         question: str,
         tool_name: str,
         args: dict[str, Any],
-        context: ToolContext,
+        context: MemoryContext,
         success: bool = True,
         metadata: dict[str, Any] | None = None,
     ) -> None:
@@ -148,7 +146,7 @@ class IndexedAgentMemory(AgentMemory):
         ).model_copy(deep=True)  # fmt: skip
         await self._store_tool(memory_scope(context), memory, fingerprint_of(memory))
 
-    async def save_text_memory(self, content: str, context: ToolContext) -> TextMemory:
+    async def save_text_memory(self, content: str, context: MemoryContext) -> TextMemory:
         owner = ownership_for(context, sharing=self.sharing)
         memory = TextMemory(
             memory_id=uuid.uuid4().hex, content=content, timestamp=self._now(),
@@ -160,7 +158,7 @@ class IndexedAgentMemory(AgentMemory):
     async def search_similar_usage(
         self,
         question: str,
-        context: ToolContext,
+        context: MemoryContext,
         *,
         limit: int = 10,
         similarity_threshold: float = 0.7,
@@ -183,7 +181,7 @@ class IndexedAgentMemory(AgentMemory):
     async def search_text_memories(
         self,
         query: str,
-        context: ToolContext,
+        context: MemoryContext,
         *,
         limit: int = 10,
         similarity_threshold: float = 0.7,
@@ -196,25 +194,27 @@ class IndexedAgentMemory(AgentMemory):
             for rank, (memory, score) in enumerate(hits, start=1)
         ]
 
-    async def get_recent_memories(self, context: ToolContext, limit: int = 10) -> list[ToolMemory]:
+    async def get_recent_memories(
+        self, context: MemoryContext, limit: int = 10
+    ) -> list[ToolMemory]:
         scope, reader = memory_scope(context), MemoryReader.of(context)
         ids = (await self._index(scope)).recent_tools(reader, limit)
         return await self._offered_tools(scope, reader, ids)
 
     async def get_recent_text_memories(
-        self, context: ToolContext, limit: int = 10
+        self, context: MemoryContext, limit: int = 10
     ) -> list[TextMemory]:
         index = await self._index(memory_scope(context))
         return index.recent_texts(MemoryReader.of(context), limit)
 
-    async def delete_by_id(self, context: ToolContext, memory_id: str) -> bool:
+    async def delete_by_id(self, context: MemoryContext, memory_id: str) -> bool:
         scope, reader = memory_scope(context), MemoryReader.of(context)
         entry = (await self._index(scope, fresh=True)).tools.get(memory_id)
         if entry is None or not reader.may_delete(entry.owner):
             return False
         return await self._drop(scope, "tool", [memory_id]) > 0
 
-    async def delete_text_memory(self, context: ToolContext, memory_id: str) -> bool:
+    async def delete_text_memory(self, context: MemoryContext, memory_id: str) -> bool:
         scope, reader = memory_scope(context), MemoryReader.of(context)
         memory = (await self._index(scope, fresh=True)).texts.get(memory_id)
         if memory is None or not reader.may_delete(memory):
@@ -223,7 +223,7 @@ class IndexedAgentMemory(AgentMemory):
 
     async def clear_memories(
         self,
-        context: ToolContext,
+        context: MemoryContext,
         tool_name: str | None = None,
         before_date: str | None = None,
     ) -> int:
@@ -233,7 +233,7 @@ class IndexedAgentMemory(AgentMemory):
             scope, "tool", index.tools_to_clear(reader, tool_name, before_date)
         )
 
-    async def rate_turn(self, context: ToolContext, turn_id: str, *, good: bool) -> int:
+    async def rate_turn(self, context: MemoryContext, turn_id: str, *, good: bool) -> int:
         scope, reader = memory_scope(context), MemoryReader.of(context)
         index = await self._index(scope, fresh=True)
         tool_ids, texts = index.of_turn(turn_id, reader.may_rate)
@@ -245,7 +245,7 @@ class IndexedAgentMemory(AgentMemory):
             await self._store_text(scope, _rated(text, good=good))
         return len(tools) + len(texts)
 
-    async def share(self, context: ToolContext, memory_id: str) -> bool:
+    async def share(self, context: MemoryContext, memory_id: str) -> bool:
         scope, reader = memory_scope(context), MemoryReader.of(context)
         if not reader.is_admin:
             return False

@@ -22,7 +22,8 @@ from agent_core.state.quotas_redis import RedisRateLimiter
 from agent_core.state.quotas_sqlite import SqliteRateLimiter
 from agent_core.state.redis_client import connect_redis, redis_health
 from agent_core.state.sqlite import SqliteDatabase
-from agent_core.state.turns import Turn, TurnHandler, TurnQueue
+from agent_core.state.turn_worker import Turn, TurnHandler
+from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
 from agent_core.state.turns_redis import RedisTurnQueue
 from agent_core.state.turns_sqlite import SqliteTurnQueue

@@ -23,7 +23,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_core.state.health import StateHealth
-from agent_core.state.turns import Delivery, Readiness, Start, StopRequest, TurnQueue
+from agent_core.state.turn_backend import Delivery, Readiness, Start, StopRequest
+from agent_core.state.turns import TurnQueue
 
 
 class DrainingTurnQueue(TurnQueue):

@@ -85,7 +85,7 @@ class SqliteAgentMemory(IndexedAgentMemory):
     memories are dropped, with a log line saying how many.
 
     >>> import asyncio, tempfile, os
-    >>> from agent_core.tools.base import ToolContext
+    >>> from agent_core.context import ToolContext
     >>> from agent_core.users import User
     >>> ctx = ToolContext(user=User(id="u"), conversation_id="c", request_id="r")
     >>> path = os.path.join(tempfile.mkdtemp(), "memory.db")

@@ -1,4 +1,5 @@
-"""``TurnWorker``: the loop that runs a ``TurnQueue``'s turns, shared by every back end."""
+"""``TurnWorker``: the loop that runs a ``TurnQueue``'s turns, shared by every back end, and
+the ``Turn`` it hands each handler."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.errors import StateUnavailableError
-from agent_core.state.turns import Delivery, Readiness, Start, Turn, TurnHandler, TurnQueue
+from agent_core.state.turn_backend import Delivery, Readiness, Start, TurnBackend
 
 logger = logging.getLogger("threadline.state.turns")
 
@@ -18,6 +21,41 @@ FETCH_TIMEOUT = 1.0
 WAIT_FIRST, WAIT_MAX = 0.01, 0.25
 """Backoff while an earlier turn of the thread runs elsewhere (local completions wake at once)."""
 OUTAGE_FIRST, OUTAGE_MAX = 0.05, 1.0
+
+
+@dataclass
+class Turn:
+    """One accepted message, as a handler receives it.
+
+    ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded.
+
+    >>> import asyncio
+    >>> async def keep(progress): pass
+    >>> turn = Turn("1-0", "slack:T1:C1:1.0", {"text": "hi"}, 2, {"reply_ts": "9.1"}, 0.0, keep)
+    >>> turn.is_retry, turn.progress["reply_ts"]
+    (True, '9.1')
+    """
+
+    id: str
+    thread_key: str
+    payload: dict[str, Any]
+    attempt: int
+    progress: dict[str, Any]
+    enqueued_at: float
+    _recorder: Callable[[dict[str, Any]], Awaitable[None]] = field(repr=False)
+
+    @property
+    def is_retry(self) -> bool:
+        """True when an earlier run of this turn did not finish (its worker died)."""
+        return self.attempt > 1
+
+    async def record(self, **progress: Any) -> None:
+        """Durably note what this run has done (JSON values), for a later re-run to see."""
+        await self._recorder(progress)
+        self.progress.update(progress)
+
+
+TurnHandler = Callable[[Turn], Awaitable[None]]
 
 
 def default_consumer() -> str:
@@ -42,7 +80,7 @@ class TurnWorker:
 
     def __init__(
         self,
-        queue: TurnQueue,
+        queue: TurnBackend,
         handler: TurnHandler,
         *,
         concurrency: int = 16,

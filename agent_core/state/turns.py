@@ -36,109 +36,22 @@ Wiring (a sketch; see ``agent_core/state/README.md`` for the Slack and Teams ver
 from __future__ import annotations
 
 import asyncio
-import enum
-from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from abc import abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any
 
 from agent_core.state.health import StateHealth
+from agent_core.state.turn_backend import StopRequest, TurnBackend
+from agent_core.state.turn_worker import Turn, TurnHandler, TurnWorker
+
+__all__ = ["Turn", "TurnHandler", "TurnQueue"]
 
 
-@dataclass
-class Turn:
-    """One accepted message, as a handler receives it.
-
-    ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded.
-
-    >>> import asyncio
-    >>> async def keep(progress): pass
-    >>> turn = Turn("1-0", "slack:T1:C1:1.0", {"text": "hi"}, 2, {"reply_ts": "9.1"}, 0.0, keep)
-    >>> turn.is_retry, turn.progress["reply_ts"]
-    (True, '9.1')
-    """
-
-    id: str
-    thread_key: str
-    payload: dict[str, Any]
-    attempt: int
-    progress: dict[str, Any]
-    enqueued_at: float
-    _recorder: Callable[[dict[str, Any]], Awaitable[None]] = field(repr=False)
-
-    @property
-    def is_retry(self) -> bool:
-        """True when an earlier run of this turn did not finish (its worker died)."""
-        return self.attempt > 1
-
-    async def record(self, **progress: Any) -> None:
-        """Durably note what this run has done (JSON values), for a later re-run to see."""
-        await self._recorder(progress)
-        self.progress.update(progress)
-
-
-TurnHandler = Callable[[Turn], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """An enqueued turn as a back end hands it to a worker.
-
-    >>> Delivery("7", "slack:T1:C1:1.0", {"text": "hi"}, 0.0, owner="T1:U1").owner
-    'T1:U1'
-    """
-
-    id: str
-    thread_key: str
-    payload: dict[str, Any]
-    enqueued_at: float
-    owner: str | None = None
-    """who may stop it (``enqueue(owner=...)``)"""
-
-
-class StopRequest(NamedTuple):
-    """``by`` asked to stop ``turn_id`` (honoured only when ``by`` is the turn's owner).
-
-    >>> StopRequest("7", "T1:U1").by
-    'T1:U1'
-    """
-
-    turn_id: str
-    by: str
-
-
-class Readiness(enum.Enum):
-    """What ``TurnQueue.begin`` answers about a delivered turn.
-
-    >>> Readiness("wait") is Readiness.WAIT
-    True
-    """
-
-    RUN = "run"
-    WAIT = "wait"
-    """an earlier turn of the same thread has not finished"""
-    GONE = "gone"
-    """completed or taken over by another worker: nothing to do"""
-
-
-@dataclass(frozen=True)
-class Start:
-    """``begin``'s answer; when ``RUN``, the attempt number and the recorded progress.
-
-    >>> Start(Readiness.RUN, 2, {"reply_ts": "1.2"}).attempt
-    2
-    """
-
-    readiness: Readiness
-    attempt: int = 0
-    progress: dict[str, Any] = field(default_factory=dict)
-
-
-class TurnQueue(ABC):
+class TurnQueue(TurnBackend):
     """Where accepted turns wait for a worker. ``enqueue`` from ingress; ``run`` on workers.
 
-    Back ends implement the primitives (``fetch``, ``claim``, ``begin``, ``renew``,
-    ``save_progress``, ``complete``); the worker loop is shared (``TurnWorker``).
+    Back ends implement the ``TurnBackend`` primitives (``fetch``, ``claim``, ``begin``,
+    ``renew``, ``save_progress``, ``complete``); the worker loop is shared (``TurnWorker``).
 
     >>> import asyncio
     >>> from agent_core.state.turns_memory import MemoryTurnQueue
@@ -188,29 +101,6 @@ class TurnQueue(ABC):
             self._stop_listeners.discard(listener)
 
     @abstractmethod
-    async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
-        """Up to ``count`` new turns for ``consumer``, waiting up to ``timeout`` for one."""
-
-    @abstractmethod
-    async def claim(self, consumer: str, count: int) -> list[Delivery]:
-        """Turns whose worker stopped renewing for ``claim_after`` seconds, now ours."""
-
-    @abstractmethod
-    async def begin(self, delivery: Delivery, consumer: str) -> Start:
-        """May ``consumer`` run the turn now? Counts an attempt when it may."""
-
-    @abstractmethod
-    async def renew(self, delivery: Delivery, consumer: str) -> bool:
-        """Extend ``consumer``'s lease; False when the turn is no longer its own."""
-
-    @abstractmethod
-    async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None: ...
-
-    @abstractmethod
-    async def complete(self, delivery: Delivery, consumer: str) -> bool:
-        """Remove the finished turn (unblocking its thread); False when not ours any more."""
-
-    @abstractmethod
     async def pending(self) -> int:
         """How many turns are waiting or running (for health pages and tests)."""
 
@@ -231,8 +121,6 @@ class TurnQueue(ABC):
     ) -> None:
         """Work turns until cancelled; see ``TurnWorker``. Cancelling leaves in-flight
         turns to be claimed again (by this process's next start or another worker)."""
-        from agent_core.state.turn_worker import TurnWorker
-
         worker = TurnWorker(
             self, handler, concurrency=concurrency, max_attempts=max_attempts,
             give_up=give_up, consumer=consumer,

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.state.keyvalue import MemoryKeyValueStore, encode
-from agent_core.state.turns import Delivery, Readiness, Start, TurnQueue
+from agent_core.state.turn_backend import Delivery, Readiness, Start
+from agent_core.state.turns import TurnQueue
 
 
 @dataclass

@@ -31,7 +31,8 @@ from agent_core.state.redis_client import (
     restore_lost_cancellation,
     translated_errors,
 )
-from agent_core.state.turns import Delivery, Readiness, Start, StopRequest, TurnQueue
+from agent_core.state.turn_backend import Delivery, Readiness, Start, StopRequest
+from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

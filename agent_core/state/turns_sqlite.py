@@ -18,7 +18,8 @@ from typing import Any
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import encode
 from agent_core.state.sqlite import SqliteDatabase
-from agent_core.state.turns import Delivery, Readiness, Start, TurnQueue
+from agent_core.state.turn_backend import Delivery, Readiness, Start
+from agent_core.state.turns import TurnQueue
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (

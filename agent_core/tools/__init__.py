@@ -8,7 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from agent_core.tools.base import Tool, ToolCall, ToolContext, ToolRejection, ToolResult, ToolSchema
+from agent_core.context import ToolContext
+from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
 from agent_core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:

@@ -18,16 +18,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.components.base import UiComponent
-from agent_core.users import User
-
-if TYPE_CHECKING:
-    from agent_core.extensions.observability import ObservabilityProvider
-    from agent_core.memory.base import AgentMemory
+from agent_core.context import ToolContext
 
 TArgs = TypeVar("TArgs", bound=BaseModel)
 
@@ -47,36 +43,6 @@ class ToolSchema(BaseModel):
     description: str
     parameters: dict[str, Any]
     access_groups: list[str] = Field(default_factory=list)
-
-
-class ToolContext(BaseModel):
-    """Everything a tool may know about the call: who, which conversation, which request.
-
-    ``metadata`` starts with ``ui_features_available`` and the channel's request metadata;
-    ``ToolContextEnricher``s add more.
-    """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    user: User
-    conversation_id: str
-    request_id: str
-    agent_memory: Any = None
-    """The agent's ``AgentMemory`` (typed ``Any`` to keep the models import-light)."""
-    observability_provider: Any = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    question: str = ""
-    """The user's message for this turn, so tools can save question -> arguments pairs."""
-
-    @property
-    def memory(self) -> AgentMemory:
-        if self.agent_memory is None:
-            raise RuntimeError("this ToolContext has no agent_memory")
-        return self.agent_memory  # type: ignore[no-any-return]
-
-    @property
-    def observability(self) -> ObservabilityProvider | None:
-        return self.observability_provider  # type: ignore[no-any-return]
 
 
 class ToolResult(BaseModel):

@@ -24,8 +24,9 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.config import UiFeature
+from agent_core.context import ToolContext
 from agent_core.memory.base import ToolMemorySearchResult
-from agent_core.tools.base import Tool, ToolContext, ToolResult
+from agent_core.tools.base import Tool, ToolResult
 
 DETAIL_FEATURE = UiFeature.MEMORY_DETAILED_RESULTS.value
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+from agent_core.context import ToolContext
 from agent_core.errors import AgentError
-from agent_core.tools.base import Tool, ToolCall, ToolContext, ToolRejection, ToolResult, ToolSchema
+from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
 from agent_core.users import User
 
 if TYPE_CHECKING:

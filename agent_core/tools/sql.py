@@ -16,8 +16,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent_core.components import DataFrameComponent, SimpleTextComponent, UiComponent
+from agent_core.context import ToolContext
 from agent_core.errors import ToolExecutionError
-from agent_core.tools.base import Tool, ToolContext, ToolResult
+from agent_core.tools.base import Tool, ToolResult
 from agent_core.tools.tabular import bounded_csv, cell_value, text_table
 
 logger = logging.getLogger(__name__)

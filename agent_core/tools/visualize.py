@@ -24,7 +24,8 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.components.images import png_data_uri
-from agent_core.tools.base import Tool, ToolContext, ToolResult
+from agent_core.context import ToolContext
+from agent_core.tools.base import Tool, ToolResult
 from agent_core.tools.chart_render import render_chart_png
 from agent_core.tools.sql import SqlError, SqlResult, SqlRunner, remember_tool_use, sql_failure
 from agent_core.tools.tabular import format_number

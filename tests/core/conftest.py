@@ -26,7 +26,7 @@ from agent_core import (
 
 AGENT_KINDS = ["agent"]
 if importlib.util.find_spec("langgraph") is not None and importlib.util.find_spec(
-    "agent_core.graph_agent"
+    "agent_core.graph.agent"
 ) is not None:
     AGENT_KINDS.append("graph")
 
@@ -58,7 +58,7 @@ def make_agent(agent_kind: str) -> Callable[..., Agent]:
         kwargs.setdefault("agent_memory", InMemoryAgentMemory())
         cls: type[Agent] = Agent
         if agent_kind == "graph":
-            from agent_core.graph_agent import GraphAgent
+            from agent_core.graph import GraphAgent
 
             cls = GraphAgent  # type: ignore[assignment]
         return cls(

@@ -11,7 +11,7 @@ import pytest
 import agent_core
 
 OPTIONAL = {
-    "agent_core.llm.anthropic", "agent_core.graph_agent", "agent_core.graph_turn",
+    "agent_core.llm.anthropic", "agent_core.graph.agent", "agent_core.graph.turn",
     "agent_core.extensions.otel",
 }
 MODULES = sorted(

@@ -15,9 +15,9 @@ from agent_core.components import (
     SimpleImageComponent,
     UiComponent,
 )
+from agent_core.context import ToolContext
 from agent_core.llm.scripted import ScriptedLlmService, ScriptedResponse
 from agent_core.memory.in_memory import InMemoryAgentMemory
-from agent_core.tools.base import ToolContext
 from agent_core.tools.sqlite_runner import SqliteRunner
 from bots.demo import DemoSettings, DemoUserResolver, build_demo_agent, build_demo_registry
 from bots.demo_data import DATABASE_NAME

@@ -28,7 +28,7 @@ from agent_core import (
     User,
     UserResolver,
 )
-from agent_core.graph_agent import GraphAgent
+from agent_core.graph import GraphAgent
 
 ANA = User(id="u-ana", username="Ana", group_memberships=["user"])
 BOB = User(id="u-bob", username="Bob", group_memberships=["user"])

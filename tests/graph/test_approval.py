@@ -9,8 +9,8 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_core import MemoryConversationStore, ScriptedLlmService, ScriptedResponse, UiComponent
-from agent_core.graph_agent import GraphAgent
-from agent_core.graph_approval import DENIED_NOTE
+from agent_core.graph import GraphAgent
+from agent_core.graph.approval import DENIED_NOTE
 from tests.support.tools import EchoTool as Echo
 
 from .conftest import (

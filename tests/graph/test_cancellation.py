@@ -18,7 +18,7 @@ from agent_core import (
     ToolResult,
 )
 from agent_core.llm.anthropic import AnthropicLlmService
-from agent_core.stages import STOPPED_NOTE
+from agent_core.turn.stopping import STOPPED_NOTE
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 from tests.support.tools import EchoArgs
 from tests.support.tools import EchoTool as Echo

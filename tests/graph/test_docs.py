@@ -7,8 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["agent_core.graph_agent", "agent_core.graph_approval", "agent_core.graph_handoff",
-           "agent_core.graph_state", "agent_core.graph_turn"]
+MODULES = ["agent_core.graph.agent", "agent_core.graph.approval", "agent_core.graph.handoff",
+           "agent_core.graph.state", "agent_core.graph.turn"]
 
 
 @pytest.mark.parametrize("name", MODULES)

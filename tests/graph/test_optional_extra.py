@@ -22,7 +22,7 @@ def test_agent_core_does_not_import_langgraph() -> None:
     result = run("""
         import sys
         import agent_core
-        import agent_core.graph_agent
+        import agent_core.graph
         assert "langgraph" not in sys.modules, "langgraph imported eagerly"
         assert "langchain_core" not in sys.modules, "langchain_core imported eagerly"
     """)
@@ -36,7 +36,7 @@ def test_without_langgraph_agent_core_works_and_graph_agent_names_the_extra() ->
         import asyncio
         from agent_core import (Agent, InMemoryAgentMemory, RequestContext, ScriptedLlmService,
                                 StaticUserResolver, ToolRegistry, User)
-        from agent_core.graph_agent import GraphAgent
+        from agent_core.graph import GraphAgent
 
         options = dict(llm_service=ScriptedLlmService(["Hello!"]), tool_registry=ToolRegistry(),
                        user_resolver=StaticUserResolver(User(id="u1")),

@@ -21,8 +21,8 @@ import itertools
 
 import pytest
 
+from agent_core.context import ToolContext
 from agent_core.memory.base import AgentMemory
-from agent_core.tools.base import ToolContext
 from agent_core.users import User
 
 _requests = itertools.count()

@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
+from agent_core.context import ToolContext
 from agent_core.memory.base import AgentMemory
 from agent_core.memory.in_memory import InMemoryAgentMemory
-from agent_core.tools.base import ToolContext
 from agent_core.users import User
 from tests.memory.contract import AgentMemoryContract, tool_context
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.context import ToolContext
 from agent_core.memory.in_memory import InMemoryAgentMemory
-from agent_core.tools.base import ToolContext
 from agent_core.users import User
 
 ContextFactory = Callable[..., ToolContext]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agent_core.components import CardComponent, StatusBarUpdateComponent
+from agent_core.context import ToolContext
 from agent_core.memory.in_memory import InMemoryAgentMemory
-from agent_core.tools.base import ToolContext
 from agent_core.tools.memory_tools import (
     SaveQuestionToolArgsArgs,
     SaveQuestionToolArgsTool,

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.components import DataFrameComponent, SimpleTextComponent
+from agent_core.context import ToolContext
 from agent_core.errors import StateUnavailableError
 from agent_core.memory.in_memory import InMemoryAgentMemory
-from agent_core.tools.base import ToolContext
 from agent_core.tools.sql import RunSqlArgs, RunSqlTool
 from agent_core.tools.sqlite_runner import SqliteRunner
 from agent_core.users import User

@@ -1,7 +1,7 @@
 """``GraphAgent``: the same agent, its turn run as a LangGraph ``StateGraph``.
 
 It is an ``Agent`` (same constructor, plus ``checkpointer=``; same ``send_message``) whose
-``_run_turn`` runs ``agent_core.graph_turn``'s graph in a background task. The nodes are the
+``_run_turn`` runs ``agent_core.graph.turn``'s graph in a background task. The nodes are the
 plain agent's stages, so both agents change together; errors and Stop are handled by the
 inherited ``send_message`` exactly as for ``Agent`` (``fail``, ``settle_after_stop``).
 
@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from agent_core.agent import Agent
 from agent_core.components import StatusBarUpdateComponent, UiComponent
 from agent_core.conversations import Message
-from agent_core.graph_approval import (
+from agent_core.graph.approval import (
     ApprovalDecision,
     ApprovalRequest,
     RefusalReason,
@@ -33,24 +33,23 @@ from agent_core.graph_approval import (
     parse_decision,
     refusal,
 )
-from agent_core.graph_handoff import Handoff
-from agent_core.graph_state import TurnSnapshot
-from agent_core.stages import ui
-from agent_core.turn import TurnState
+from agent_core.graph.handoff import Handoff
+from agent_core.graph.state import TurnSnapshot
+from agent_core.turn import TurnDeps, TurnState
 from agent_core.users import RequestContext, User
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import StateSnapshot
 
-    from agent_core.graph_turn import TurnGraph
+    from agent_core.graph.turn import TurnGraph
 
 MISSING_EXTRA = "GraphAgent needs LangGraph: pip install 'threadline[graph]'"
 
 
 def _graph_module() -> ModuleType:
     try:
-        return importlib.import_module("agent_core.graph_turn")
+        return importlib.import_module("agent_core.graph.turn")
     except ModuleNotFoundError as missing:
         if (missing.name or "").partition(".")[0] in {"langgraph", "langchain_core"}:
             raise ImportError(MISSING_EXTRA) from missing
@@ -111,28 +110,32 @@ class GraphAgent(Agent):
         turn_graph = _graph_module()
         super().__init__(**agent_options)
         self.checkpointer = checkpointer
-        self.graph: TurnGraph = turn_graph.build_turn_graph(self, checkpointer)
+        self.graph: TurnGraph = turn_graph.build_turn_graph(checkpointer)
         self._turn_graph = turn_graph
         self._resuming: set[str] = set()
 
-    async def _run_turn(self, state: TurnState) -> AsyncGenerator[UiComponent, None]:
+    async def _run_turn(
+        self, deps: TurnDeps, state: TurnState
+    ) -> AsyncGenerator[UiComponent, None]:
         decision = parse_decision(state.message) if self.checkpointer is not None else None
         if decision is not None:
-            turn = self._resume_turn(state, decision)
+            turn = self._resume_turn(deps, state, decision)
         else:
             if self.checkpointer is not None and state.conversation_id is None:
                 state.conversation_id = str(uuid.uuid4())  # the thread id is needed up front
-            turn = self._drive(state, {})
+            turn = self._drive(deps, state, {})
         async with aclosing(turn):  # a reader closing early closes the graph run too
             async for component in turn:
                 yield component
 
-    async def _drive(self, state: TurnState, start: Any) -> AsyncGenerator[UiComponent]:
+    async def _drive(
+        self, deps: TurnDeps, state: TurnState, start: Any
+    ) -> AsyncGenerator[UiComponent]:
         """Run the graph in a task and pass its components on as they happen."""
         handoff = Handoff()
-        run = self._turn_graph.GraphRun(state, handoff, self.checkpointer is not None)
+        run = self._turn_graph.GraphRun(deps, state, handoff, self.checkpointer is not None)
         config = self._turn_graph.run_config(
-            run, state.conversation_id, self.config.max_tool_iterations
+            run, state.conversation_id, deps.config.max_tool_iterations
         )
         task = asyncio.create_task(self.graph.ainvoke(start, config))
         task.add_done_callback(handoff.close)
@@ -145,11 +148,11 @@ class GraphAgent(Agent):
             await _stop(task)
         for paused in (result or {}).get("__interrupt__", ()):
             request = ApprovalRequest.model_validate(paused.value)
-            for component in approval_components(self, state, request, paused.id):
+            for component in approval_components(deps, state, request, paused.id):
                 yield component
 
     async def _resume_turn(
-        self, state: TurnState, decision: ApprovalDecision
+        self, deps: TurnDeps, state: TurnState, decision: ApprovalDecision
     ) -> AsyncGenerator[UiComponent]:
         """``/approve <id>`` or ``/deny <id>``: checks, then the paused turn goes on."""
         key = f"{state.conversation_id}:{decision.approval_id}"
@@ -159,22 +162,23 @@ class GraphAgent(Agent):
             return
         self._resuming.add(key)
         try:
-            user = await self.user_resolver.resolve_user(state.request_context)
+            user = await deps.user_resolver.resolve_user(state.request_context)
             paused, problem = await self._resumable(state.conversation_id, decision, user)
             if paused is None:
                 state.user, state.finished = user, True
                 for component in refusal(problem or "missing", decision.approval_id):
                     yield component
                 return
-            paused.turn.restore_into(state, self, paused.history)
+            paused.turn.restore_into(state, deps, paused.history)
             state.user = user  # permissions as of now: groups may have changed while paused
-            state.features = frozenset(self.config.ui_features.features_for(user))
+            state.features = frozenset(deps.config.ui_features.features_for(user))
             if state.tool_context is not None:
                 state.tool_context.user = user
-            if self.config.include_thinking_indicators:
-                yield ui(StatusBarUpdateComponent(status="working", message="Working on it..."))
+            if deps.config.include_thinking_indicators:
+                working = StatusBarUpdateComponent(status="working", message="Working on it...")
+                yield UiComponent.of(working)
             resume = self._turn_graph.resume_with(decision.approved)
-            async with aclosing(self._drive(state, resume)) as turn:
+            async with aclosing(self._drive(deps, state, resume)) as turn:
                 async for component in turn:
                     yield component
         finally:

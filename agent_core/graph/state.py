@@ -12,18 +12,17 @@ every checkpointer can store them and loading one never imports a class named in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
 from agent_core.llm.base import LlmResponse
-from agent_core.tools.base import ToolCall, ToolContext, ToolSchema
-from agent_core.turn import TurnState
+from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.turn.deps import TurnDeps
+from agent_core.turn.state import TurnState
 from agent_core.users import User
-
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
 
 _LIVE_CONTEXT_FIELDS = frozenset({"agent_memory", "observability_provider"})
 
@@ -89,11 +88,12 @@ class TurnSnapshot(BaseModel):
         return list(self.response.tool_calls or []) if self.response else []
 
     def restore_into(
-        self, state: TurnState, agent: Agent, history: Sequence[Message] = ()
+        self, state: TurnState, deps: TurnDeps, history: Sequence[Message] = ()
     ) -> None:
         """Make ``state`` this turn again (in place): ``history`` (the stored conversation's
         ``committed_messages`` messages) followed by the turn's own, the agent's collaborators
-        re-attached. The request context stays the one of the request that resumes the turn."""
+        (from ``deps``) re-attached. The request context stays the one of the request that
+        resumes the turn."""
         copy = self.model_copy(deep=True)
         if copy.conversation is not None:
             copy.conversation.messages = [*history, *copy.conversation.messages]
@@ -104,8 +104,8 @@ class TurnSnapshot(BaseModel):
         state.committed_messages = copy.committed_messages
         state.tool_context = None if copy.tool_context is None else ToolContext.model_validate({
             **copy.tool_context,
-            "agent_memory": agent.agent_memory,
-            "observability_provider": agent.observability_provider,
+            "agent_memory": deps.agent_memory,
+            "observability_provider": deps.observability_provider,
         })
         state.tool_schemas, state.system_prompt = copy.tool_schemas, copy.system_prompt
         state.response, state.tool_iterations = copy.response, copy.tool_iterations

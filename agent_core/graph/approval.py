@@ -7,14 +7,14 @@ buttons whose actions are the messages ``/approve <id>`` and ``/deny <id>``; sen
 (through ``send_message`` like any button click, or ``GraphAgent.resume``) resumes the turn:
 approved calls run, denied ones are answered "not run" for the LLM.
 
-This module is the data and the UI; the pause itself lives in ``agent_core.graph_turn``.
+This module is the data and the UI; the pause itself lives in ``agent_core.graph.turn``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -27,12 +27,10 @@ from agent_core.components import (
 )
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
-from agent_core.stages import closing_components, ui
 from agent_core.tools.base import ToolCall
-from agent_core.turn import TurnState
-
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
+from agent_core.turn.deps import TurnDeps
+from agent_core.turn.state import TurnState
+from agent_core.turn.status import closing_components
 
 DENIED_NOTE = "Not run: the user denied this tool call."
 
@@ -72,11 +70,11 @@ def decision_message(approval_id: str, *, approved: bool) -> str:
     return f"/{'approve' if approved else 'deny'} {approval_id}"
 
 
-def gated_calls(agent: Agent, state: TurnState) -> list[ToolCall]:
+def gated_calls(deps: TurnDeps, state: TurnState) -> list[ToolCall]:
     """The pending calls that need approval: tools marked ``requires_approval`` that the
     asker may use (the registry refuses the others without running anything)."""
     user = state.require_user()
-    registry = agent.tool_registry
+    registry = deps.tool_registry
     return [
         call for call in state.pending_tool_calls
         if registry.can_use(call.name, user)
@@ -84,7 +82,7 @@ def gated_calls(agent: Agent, state: TurnState) -> list[ToolCall]:
     ]
 
 
-def deny(agent: Agent, state: TurnState, calls: list[ToolCall]) -> list[UiComponent]:
+def deny(state: TurnState, calls: list[ToolCall]) -> list[UiComponent]:
     """Answer the denied ``calls`` in the conversation and drop them from what ``act`` runs."""
     denied = {call.id for call in calls}
     conversation = state.require_conversation()
@@ -98,7 +96,7 @@ def deny(agent: Agent, state: TurnState, calls: list[ToolCall]) -> list[UiCompon
         kept = [call for call in response.tool_calls or [] if call.id not in denied]
         state.response = response.model_copy(update={"tool_calls": kept or None})
     note = f"Not run: you denied {_describe(state, calls)}."
-    return [ui(NotificationComponent(message=note, level="info"), note)]
+    return [UiComponent.of(NotificationComponent(message=note, level="info"), note)]
 
 
 def _describe(state: TurnState, calls: list[ToolCall]) -> str:
@@ -108,11 +106,11 @@ def _describe(state: TurnState, calls: list[ToolCall]) -> str:
 
 
 def approval_components(
-    agent: Agent, state: TurnState, request: ApprovalRequest, approval_id: str
+    deps: TurnDeps, state: TurnState, request: ApprovalRequest, approval_id: str
 ) -> list[UiComponent]:
     """The approval card, private arguments (for those who may see them), the buttons."""
     text = f"I need your approval to run {_describe(state, request.calls)}."
-    out = [ui(
+    out = [UiComponent.of(
         CardComponent(title="Approval needed", content=text, status="warning", markdown=True),
         text,
     )]
@@ -121,14 +119,14 @@ def approval_components(
         arguments = json.dumps(
             {call.name: call.arguments for call in request.calls}, indent=2, default=str
         )
-        out.append(ui(
+        out.append(UiComponent.of(
             CardComponent(title="Arguments", content=f"```json\n{arguments}\n```", markdown=True),
-            arguments, audience=agent.config.ui_features.audience_of(feature),
+            arguments, audience=deps.config.ui_features.audience_of(feature),
             ui_feature=feature.value,
         ))
     approve = decision_message(approval_id, approved=True)
     refuse = decision_message(approval_id, approved=False)
-    out.append(ui(
+    out.append(UiComponent.of(
         ButtonGroupComponent(buttons=[
             ButtonSpec(label="Approve", action=approve, variant="success"),
             ButtonSpec(label="Deny", action=refuse, variant="error"),
@@ -152,4 +150,4 @@ def refusal(reason: RefusalReason, approval_id: str) -> list[UiComponent]:
     """Why an ``/approve`` or ``/deny`` did nothing, then the input re-enabled."""
     text = _REFUSALS[reason].format(id=approval_id)
     card = CardComponent(title="Approval", content=text, status="warning", markdown=True)
-    return [ui(card, text), *closing_components("idle", "Ready")]
+    return [UiComponent.of(card, text), *closing_components("idle", "Ready")]

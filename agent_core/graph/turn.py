@@ -5,16 +5,17 @@
     initialize -> END when the turn was answered early (starter UI, workflow command)
 
 The two decisions are taken by the node that precedes them, returning
-``Command(goto=router(turn))`` (``next_step`` after ``think``); that costs less per step than
+``Command(goto=router(deps, turn))`` (``next_step`` after ``think``); that costs less per step than
 a conditional edge, and ``destinations=`` keeps the drawn graph (``graph.get_graph()``) whole.
 
-The nodes share one live ``TurnState`` through ``config["configurable"]`` (a ``GraphRun``;
-checkpoints keep only primitive configurable values, so it is never stored) and emit
-components through the run's ``Handoff``. With a checkpointer each node also writes the
-turn's JSON ``TurnSnapshot`` into the graph state: that is what a checkpoint holds, what
+The nodes share the agent's ``TurnDeps`` and one live ``TurnState`` through
+``config["configurable"]`` (a ``GraphRun``; checkpoints keep only primitive configurable
+values, so it is never stored) and emit components through the run's ``Handoff``; the
+compiled graph itself holds no agent. With a checkpointer each node also writes the turn's
+JSON ``TurnSnapshot`` into the graph state: that is what a checkpoint holds, what
 ``GraphAgent.get_state`` shows and what a resumed turn is rebuilt from.
 
-Importing this module imports LangGraph; ``agent_core.graph_agent`` imports it on use.
+Importing this module imports LangGraph; ``agent_core.graph.agent`` imports it on use.
 """
 
 from __future__ import annotations
@@ -28,25 +29,20 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
-from agent_core.acting import act, next_step
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError
-from agent_core.graph_approval import ApprovalRequest, deny, gated_calls
-from agent_core.graph_handoff import Handoff
-from agent_core.graph_state import snapshot_of
-from agent_core.stages import finish, open_turn, prepare
-from agent_core.thinking import think
-from agent_core.turn import TurnState
+from agent_core.graph.approval import ApprovalRequest, deny, gated_calls
+from agent_core.graph.handoff import Handoff
+from agent_core.graph.state import snapshot_of
+from agent_core.turn import TurnDeps, TurnState, act, finish, next_step, open_turn, prepare, think
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    from agent_core.agent import Agent
-
 RUN_KEY = "threadline_run"
 
 Stage = Callable[
-    ["Agent", TurnState],
+    [TurnDeps, TurnState],
     AsyncIterator[UiComponent] | Awaitable[list[UiComponent] | None],
 ]
 """A stage streams its components, or returns them (or nothing) when it is done."""
@@ -64,7 +60,7 @@ class Node(Protocol):
     ) -> Awaitable[GraphTurn | Command[str] | None]: ...
 
 
-Router = Callable[[TurnState], str]
+Router = Callable[[TurnDeps, TurnState], str]
 """Picks the next node from the live turn, e.g. ``next_step`` after ``think``."""
 
 
@@ -73,15 +69,17 @@ TurnGraph = CompiledStateGraph[GraphTurn, None, GraphTurn, GraphTurn]
 
 @dataclass(slots=True)
 class GraphRun:
-    """What one graph run needs and no checkpoint may hold: the live turn and its handoff."""
+    """What one graph run needs and no checkpoint may hold: the agent's deps, the live turn
+    and its handoff."""
 
+    deps: TurnDeps
     state: TurnState
     handoff: Handoff
     checkpointing: bool
 
-    async def perform(self, stage: Stage, agent: Agent) -> None:
+    async def perform(self, stage: Stage) -> None:
         """Run ``stage`` on the live turn, handing each component over as it exists."""
-        produced = stage(agent, self.state)
+        produced = stage(self.deps, self.state)
         if isinstance(produced, AsyncIterator):
             async for component in produced:
                 await self.handoff.emit(component)
@@ -115,32 +113,32 @@ def _run(config: RunnableConfig) -> GraphRun:
     return run
 
 
-def build_turn_graph(agent: Agent, checkpointer: BaseCheckpointSaver[Any] | None) -> TurnGraph:
-    """Wire ``agent``'s stages into a compiled graph (once per agent)."""
+def build_turn_graph(checkpointer: BaseCheckpointSaver[Any] | None) -> TurnGraph:
+    """Wire the stages into a compiled graph (once per agent, for its checkpointer)."""
 
     def stage_node(stage: Stage, route: Router | None = None) -> Node:
         async def node(
             state: GraphTurn, config: RunnableConfig
         ) -> GraphTurn | Command[str] | None:
             run = _run(config)
-            await run.perform(stage, agent)
+            await run.perform(stage)
             if route is None:
                 return run.record()
-            return Command(update=run.record(), goto=route(run.state))
+            return Command(update=run.record(), goto=route(run.deps, run.state))
 
         return node
 
     async def tools(state: GraphTurn, config: RunnableConfig) -> GraphTurn | None:
         run = _run(config)
-        await _approval_gate(agent, run)
-        await run.perform(act, agent)
+        await _approval_gate(run)
+        await run.perform(act)
         return run.record()
 
-    def after_initialize(turn: TurnState) -> str:
+    def after_initialize(deps: TurnDeps, turn: TurnState) -> str:
         return END if turn.finished else "prepare"
 
-    def after_think(turn: TurnState) -> str:
-        return "tools" if next_step(agent, turn) == "act" else "finalize"
+    def after_think(deps: TurnDeps, turn: TurnState) -> str:
+        return "tools" if next_step(deps, turn) == "act" else "finalize"
 
     graph = StateGraph(GraphTurn)
     graph.add_node(
@@ -157,10 +155,10 @@ def build_turn_graph(agent: Agent, checkpointer: BaseCheckpointSaver[Any] | None
     return graph.compile(checkpointer=checkpointer)
 
 
-async def _approval_gate(agent: Agent, run: GraphRun) -> None:
+async def _approval_gate(run: GraphRun) -> None:
     """Pause for the asker's decision on calls that need approval; on resume (the node runs
     again from the top) ``interrupt`` returns the decision and denied calls are answered."""
-    calls = gated_calls(agent, run.state)
+    calls = gated_calls(run.deps, run.state)
     if not calls:
         return
     if not run.checkpointing:
@@ -171,5 +169,5 @@ async def _approval_gate(agent: Agent, run: GraphRun) -> None:
     request = ApprovalRequest(user_id=run.state.require_user().id, calls=calls)
     if interrupt(request.model_dump(mode="json")) is True:
         return
-    for component in deny(agent, run.state, calls):
+    for component in deny(run.state, calls):
         await run.handoff.emit(component)

@@ -5,21 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agent_core.components import RichTextComponent, UiComponent
+from agent_core.components import ComponentStream, RichTextComponent, UiComponent
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
 from agent_core.extensions.recovery import RecoveryAction, RecoveryActionType
 from agent_core.llm.base import LlmMessage, LlmRequest, LlmResponse
-from agent_core.stages import ui
 from agent_core.tools.base import ToolCall
-from agent_core.turn import TurnState
-
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
-
-Components = AsyncIterator[UiComponent]
+from agent_core.turn.deps import TurnDeps
+from agent_core.turn.state import TurnState
 
 
 class TextStream:
@@ -39,7 +34,7 @@ class TextStream:
             )
         else:
             self.component = self.component.update(content=self.text, delta=delta)
-        return ui(self.component)
+        return UiComponent.of(self.component)
 
     def reset(self) -> UiComponent | None:
         """Forget partial text before a retry; the client clears what it showed."""
@@ -47,15 +42,15 @@ class TextStream:
         if self.component is None:
             return None
         self.component = self.component.replace(content="", delta=None)
-        return ui(self.component)
+        return UiComponent.of(self.component)
 
 
-async def build_request(agent: Agent, state: TurnState) -> LlmRequest:
+async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
     """Steps 10-11: conversation filters, conversion, ``enhance_user_messages``."""
     user, conversation = state.require_user(), state.require_conversation()
     messages = conversation.messages
-    for conversation_filter in agent.conversation_filters:
-        async with agent.tracer.span(
+    for conversation_filter in deps.conversation_filters:
+        async with deps.tracer.span(
             "agent.conversation.filter", metric="agent.filter.duration",
             tag_attributes=("filter",), filter=type(conversation_filter).__name__,
             message_count_before=len(messages),
@@ -68,9 +63,9 @@ async def build_request(agent: Agent, state: TurnState) -> LlmRequest:
         )
         for m in messages
     ]
-    enhancer = agent.llm_context_enhancer
+    enhancer = deps.llm_context_enhancer
     if enhancer is not None:
-        async with agent.tracer.span(
+        async with deps.tracer.span(
             "agent.llm_context.enhance_user_messages",
             metric="agent.llm_context.enhance_user_messages.duration",
             tag_attributes=("enhancer",), enhancer=type(enhancer).__name__,
@@ -82,54 +77,54 @@ async def build_request(agent: Agent, state: TurnState) -> LlmRequest:
         messages=llm_messages,
         tools=state.tool_schemas or None,
         user=user,
-        stream=agent.config.stream_responses,
-        temperature=agent.config.temperature,
-        max_tokens=agent.config.max_tokens,
+        stream=deps.config.stream_responses,
+        temperature=deps.config.temperature,
+        max_tokens=deps.config.max_tokens,
         system_prompt=state.system_prompt,
         metadata={"conversation_id": conversation.id, "request_id": state.request_id},
     )
 
 
-def _middleware_span(agent: Agent, phase: str, middleware: object, request: LlmRequest) -> Any:
-    return agent.tracer.span(
+def _middleware_span(deps: TurnDeps, phase: str, middleware: object, request: LlmRequest) -> Any:
+    return deps.tracer.span(
         f"agent.middleware.{phase}", metric="agent.middleware.duration",
         tags={"phase": phase}, tag_attributes=("middleware", "stream"),
         middleware=type(middleware).__name__, stream=request.stream,
     )
 
 
-async def _before_llm(agent: Agent, request: LlmRequest) -> LlmRequest:
-    for middleware in agent.llm_middlewares:
-        async with _middleware_span(agent, "before_llm", middleware, request):
+async def _before_llm(deps: TurnDeps, request: LlmRequest) -> LlmRequest:
+    for middleware in deps.llm_middlewares:
+        async with _middleware_span(deps, "before_llm", middleware, request):
             request = await middleware.before_llm_request(request)
     return request
 
 
-async def _after_llm(agent: Agent, request: LlmRequest, response: LlmResponse) -> LlmResponse:
-    for middleware in agent.llm_middlewares:
-        async with _middleware_span(agent, "after_llm", middleware, request):
+async def _after_llm(deps: TurnDeps, request: LlmRequest, response: LlmResponse) -> LlmResponse:
+    for middleware in deps.llm_middlewares:
+        async with _middleware_span(deps, "after_llm", middleware, request):
             response = await middleware.after_llm_response(request, response)
     return response
 
 
-async def _send(agent: Agent, request: LlmRequest) -> LlmResponse:
-    async with agent.tracer.span(
+async def _send(deps: TurnDeps, request: LlmRequest) -> LlmResponse:
+    async with deps.tracer.span(
         "llm.request", metric="llm.request.duration",
-        model=agent.llm_service.model_name, stream=False,
+        model=deps.llm_service.model_name, stream=False,
     ):
-        return await agent.llm_service.send_request(request)
+        return await deps.llm_service.send_request(request)
 
 
-async def _stream(agent: Agent, request: LlmRequest, text: TextStream) -> AsyncIterator[
+async def _stream(deps: TurnDeps, request: LlmRequest, text: TextStream) -> AsyncIterator[
     UiComponent | LlmResponse
 ]:
     """Yields text components as deltas arrive, then the accumulated ``LlmResponse``."""
     calls: list[ToolCall] = []
     finish_reason, usage = None, None
-    async with agent.tracer.span(
-        "llm.stream", metric="llm.stream.duration", model=agent.llm_service.model_name
+    async with deps.tracer.span(
+        "llm.stream", metric="llm.stream.duration", model=deps.llm_service.model_name
     ) as span:
-        async for chunk in agent.llm_service.stream_request(request):
+        async for chunk in deps.llm_service.stream_request(request):
             if chunk.content:
                 yield text.append(chunk.content)
             if chunk.tool_calls:
@@ -145,10 +140,10 @@ async def _stream(agent: Agent, request: LlmRequest, text: TextStream) -> AsyncI
 
 
 async def _recover(
-    agent: Agent, error: Exception, request: LlmRequest, attempt: int
+    deps: TurnDeps, error: Exception, request: LlmRequest, attempt: int
 ) -> RecoveryAction:
     """The strategy's decision; FAIL (or no strategy) re-raises ``error``."""
-    strategy = agent.error_recovery_strategy
+    strategy = deps.error_recovery_strategy
     if strategy is None:
         raise error
     action = await strategy.handle_llm_error(error, request, attempt)
@@ -164,24 +159,24 @@ def _fallback_response(action: RecoveryAction) -> LlmResponse:
     return LlmResponse(content=None, finish_reason="skipped")
 
 
-async def _call_llm(agent: Agent, state: TurnState, request: LlmRequest, text: TextStream) -> (
-    Components
+async def _call_llm(deps: TurnDeps, state: TurnState, request: LlmRequest, text: TextStream) -> (
+    ComponentStream
 ):
     """Step 13 with recovery: sets ``state.response``; retries honour the strategy's delay."""
     attempt = 1
     while True:
         try:
             if request.stream:
-                async for item in _stream(agent, request, text):
+                async for item in _stream(deps, request, text):
                     if isinstance(item, LlmResponse):
                         state.response = item
                     else:
                         yield item
             else:
-                state.response = await _send(agent, request)
+                state.response = await _send(deps, request)
             return
         except Exception as error:
-            action = await _recover(agent, error, request, attempt)
+            action = await _recover(deps, error, request, attempt)
         if action.action is not RecoveryActionType.RETRY:
             state.response = _fallback_response(action)
             return
@@ -191,17 +186,17 @@ async def _call_llm(agent: Agent, state: TurnState, request: LlmRequest, text: T
         attempt += 1
 
 
-async def think(agent: Agent, state: TurnState) -> Components:
+async def think(deps: TurnDeps, state: TurnState) -> ComponentStream:
     """Steps 10-14 for one LLM round trip."""
     state.response = None
-    request = await _before_llm(agent, await build_request(agent, state))
+    request = await _before_llm(deps, await build_request(deps, state))
     text = TextStream()
-    async for component in _call_llm(agent, state, request, text):
+    async for component in _call_llm(deps, state, request, text):
         yield component
     if state.response is None:
         raise RuntimeError("the LLM call ended without a response")
-    response = state.response = await _after_llm(agent, request, state.response)
-    for component in _final_text(agent, state, response, text):
+    response = state.response = await _after_llm(deps, request, state.response)
+    for component in _final_text(deps, state, response, text):
         yield component
     if response.content or response.tool_calls:
         state.require_conversation().add_message(Message(
@@ -210,7 +205,7 @@ async def think(agent: Agent, state: TurnState) -> Components:
 
 
 def _final_text(
-    agent: Agent, state: TurnState, response: LlmResponse, text: TextStream
+    deps: TurnDeps, state: TurnState, response: LlmResponse, text: TextStream
 ) -> list[UiComponent]:
     """Settle the text component: final version, or - when the text only introduces tool
     calls - take it back from everyone and show it to those with the invocation feature."""
@@ -219,15 +214,16 @@ def _final_text(
     if not response.tool_calls:
         if shown is None:
             final = RichTextComponent(content=content, markdown=True)
-            return [ui(final, content)] if content else []
+            return [UiComponent.of(final, content)] if content else []
         if content != text.text:  # middleware rewrote the streamed text
-            return [ui(shown.replace(content=content, delta=None, streaming=False), content)]
-        return [ui(shown.update(delta=None, streaming=False), content)]
-    out = [ui(shown.remove())] if shown is not None else []
+            rewritten = shown.replace(content=content, delta=None, streaming=False)
+            return [UiComponent.of(rewritten, content)]
+        return [UiComponent.of(shown.update(delta=None, streaming=False), content)]
+    out = [UiComponent.of(shown.remove())] if shown is not None else []
     feature = UiFeature.TOOL_INVOCATION_MESSAGE_IN_CHAT
     if content and state.can(feature):
-        out.append(ui(
+        out.append(UiComponent.of(
             RichTextComponent(content=content, markdown=True), content,
-            audience=agent.config.ui_features.audience_of(feature), ui_feature=feature.value,
+            audience=deps.config.ui_features.audience_of(feature), ui_feature=feature.value,
         ))
     return out

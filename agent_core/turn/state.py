@@ -7,9 +7,10 @@ import time
 from dataclasses import dataclass, field
 
 from agent_core.config import UiFeature
+from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
 from agent_core.llm.base import LlmResponse
-from agent_core.tools.base import ToolCall, ToolContext, ToolSchema
+from agent_core.tools.base import ToolCall, ToolSchema
 from agent_core.users import RequestContext, User
 
 
