@@ -370,8 +370,8 @@ class SlackBots:
         self.fake: Any = None
 
     async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
+        from agent_core.state.testing import free_port
         from tests.fakes.slack_api import Call, FakeSlackApi
-        from tests.support.ports import free_port
 
         bots = self
 
@@ -493,7 +493,7 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _start_redis(directory: str) -> Any:
-    from tests.support.redis_server import RedisServer
+    from agent_core.state.testing import RedisServer
 
     server = RedisServer(Path(directory))
     server.start()

@@ -332,7 +332,7 @@ async def loopback(requests: int, limit_s: float, redis_url: str) -> dict[str, A
 
 
 def _start_redis(directory: str) -> Any:
-    from tests.support.redis_server import RedisServer
+    from agent_core.state.testing import RedisServer
 
     server = RedisServer(Path(directory))
     server.start()

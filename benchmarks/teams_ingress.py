@@ -59,12 +59,12 @@ from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegis
 from agent_core.components import RichTextComponent, UiComponent
 from agent_core.feedback import Feedback
 from agent_core.state import State, StateSettings, build_state
+from agent_core.state.testing import RedisServer, redis_available
 from agent_core.users import RequestContext
 from bots.teams_app import host_on_state
 from bots.teams_host import TeamsHost
 from bots.teams_settings import TeamsSettings
 from tests.fakes.bot_connector import FakeBotConnector
-from tests.support.redis_server import RedisServer, redis_available
 
 SEQUENTIAL = 400
 WARMUP = 40

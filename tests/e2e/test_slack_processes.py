@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 from adapters.slack.controls import STOP_ACTION
+from agent_core.state.testing import RedisServer
 from tests.e2e.slack_cluster import (
     WAIT,
     BotProcess,
@@ -33,7 +34,6 @@ from tests.e2e.slack_cluster import (
 )
 from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.harness import add_users
-from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.redis
 
