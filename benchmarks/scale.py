@@ -370,20 +370,18 @@ class SlackBots:
         self.fake: Any = None
 
     async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
+        from adapters.slack.testing import Call, FakeSlackApi
         from agent_core.state.testing import free_port
-        from tests.fakes.slack_api import Call, FakeSlackApi
 
-        bots = self
+        def wake_the_thread(call: Call) -> None:
+            """An answer posted in a thread wakes the client waiting in that channel."""
+            if call.method != "chat.postMessage":
+                return
+            future = self.waiting.pop(str(call.args.get("channel")), None)
+            if future is not None and not future.done() and call.args.get("thread_ts"):
+                future.set_result(None)
 
-        class Slack(FakeSlackApi):
-            async def _chat_postMessage(self, call: Call) -> dict[str, Any]:
-                result = await super()._chat_postMessage(call)
-                future = bots.waiting.pop(str(call.args.get("channel")), None)
-                if future is not None and not future.done() and call.args.get("thread_ts"):
-                    future.set_result(None)
-                return result
-
-        self.fake = Slack()
+        self.fake = FakeSlackApi(on_call=wake_the_thread)
         await self.fake.start()
         for client in range(THREADS):
             self.fake.users[f"U{client}"] = {"id": f"U{client}", "team_id": "T1"}

@@ -47,6 +47,7 @@ from slack_sdk.signature import SignatureVerifier  # noqa: E402
 from slack_sdk.web.async_client import AsyncWebClient  # noqa: E402
 
 from adapters.slack.identity import SlackUserResolver  # noqa: E402
+from adapters.slack.testing import FakeSlackApi  # noqa: E402
 from agent_core import (  # noqa: E402
     Agent,
     ScriptedLlmService,
@@ -57,7 +58,6 @@ from agent_core.state import StateSettings, build_state  # noqa: E402
 from bots.slack_bot import SlackBot  # noqa: E402
 from bots.slack_server import serve_http  # noqa: E402
 from bots.slack_settings import SlackSettings  # noqa: E402
-from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
 
 SECRET = "bench-secret"
 TOKEN = "xoxb-bench"

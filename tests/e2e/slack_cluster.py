@@ -25,8 +25,8 @@ from typing import Any
 
 import aiohttp
 
+from adapters.slack.testing import FakeSlackApi, Message
 from agent_core.state.testing import free_port
-from tests.fakes.slack_api import FakeSlackApi, Message
 from tests.slack.harness import SECRET, add_users, sign
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
