@@ -16,7 +16,7 @@ local OpenID/JWKS fake; outbound tokens from a local managed-identity endpoint):
   The Bot Framework reuses a token for many activities (as both paths see here); a row with a
   new token on every activity shows the cost without the validated-token memory.
 
-Both reply to a local stub Bot Connector (``tests.fakes.bot_connector``) running on its own
+Both reply to a local stub Bot Connector (``adapters.teams.testing``) running on its own
 thread and event loop. Part 1 times one activity at a time in process (the number Teams
 cares about is per-activity cost); part 2 measures throughput over loopback HTTP with 50
 concurrent requests, bounded to a fixed number of activities. A third row runs the full
@@ -55,6 +55,7 @@ from botbuilder.integration.aiohttp import (
 )
 from botbuilder.schema import Activity
 
+from adapters.teams.testing import FakeBotConnector
 from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegistry
 from agent_core.components import RichTextComponent, UiComponent
 from agent_core.feedback import Feedback
@@ -64,7 +65,6 @@ from agent_core.users import RequestContext
 from bots.teams_app import host_on_state
 from bots.teams_host import TeamsHost
 from bots.teams_settings import TeamsSettings
-from tests.fakes.bot_connector import FakeBotConnector
 
 SEQUENTIAL = 400
 WARMUP = 40

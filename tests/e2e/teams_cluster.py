@@ -22,8 +22,8 @@ from typing import Any
 
 import aiohttp
 
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.state.testing import free_port
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.teams import payloads
 
 ROOT = Path(__file__).resolve().parents[2]

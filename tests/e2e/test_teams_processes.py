@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.state.testing import RedisServer
 from bots.teams_host import UNAVAILABLE
 from tests.e2e.teams_cluster import (
@@ -29,7 +30,6 @@ from tests.e2e.teams_cluster import (
     final_answer,
     new_messages,
 )
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.teams import payloads
 
 pytestmark = pytest.mark.redis

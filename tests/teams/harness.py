@@ -19,13 +19,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from botframework.connector.auth import ManagedIdentityAppCredentials
 
 from adapters.teams.files import FileOffers
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core import Agent, LifecycleHook
 from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
 from agent_core.state import State
 from agent_core.state.turns import TurnQueue
 from bots.teams_host import TeamsHost
 from bots.teams_settings import TeamsSettings
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.teams import payloads
 from tests.teams.agents import build_agent
 

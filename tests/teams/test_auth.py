@@ -10,8 +10,8 @@ import time
 import pytest
 import requests
 
+from adapters.teams.testing import rsa_key
 from bots.teams_host import TeamsHost
-from tests.fakes.bot_connector import rsa_key
 from tests.teams.harness import TeamsHarness, teams_bot
 
 

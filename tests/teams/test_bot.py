@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from adapters.teams.testing import ConnectorCall
 from agent_core.llm.scripted import ScriptedResponse
-from tests.fakes.bot_connector import ConnectorCall
 from tests.teams.agents import FeedbackLog
 from tests.teams.harness import ADMIN, MEMBER, is_answer, teams_bot
 from tests.teams.payloads import TENANT

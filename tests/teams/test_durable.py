@@ -14,12 +14,12 @@ from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import asker_id, delivery_key, message_text, turn_key
 from adapters.teams.slot import INTERRUPTED, STOPPED
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue, StateSettings, build_state
 from bots.teams_app import build_agent
 from bots.teams_connector import ConnectorPool
 from bots.teams_host import TeamsHost
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.teams import payloads
 from tests.teams.harness import settings_for, teams_bot
 

@@ -18,10 +18,10 @@ from adapters.teams.identity import (
     TeamsUserResolver,
 )
 from adapters.teams.state import MemoryTtlStore
+from adapters.teams.testing import FakeBotConnector
 from agent_core.errors import AgentError
 from agent_core.users import RequestContext
 from bots.teams_connector import ConnectorPool
-from tests.fakes.bot_connector import FakeBotConnector
 from tests.teams.payloads import TENANT, message
 
 

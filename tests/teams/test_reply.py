@@ -12,6 +12,7 @@ import pytest
 from adapters.teams.activities import ConversationRef
 from adapters.teams.limits import TEXT_LIMIT
 from adapters.teams.reply import ReplyOptions, TeamsReplyStream
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.components import (
     CardComponent,
     DataFrameComponent,
@@ -22,7 +23,6 @@ from agent_core.components import (
     UiComponent,
 )
 from bots.teams_connector import ConnectorPool
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 from tests.teams.payloads import message
 from tests.teams.schemas import assert_valid_card, cards_in
 
