@@ -18,7 +18,7 @@
 
     .venv/bin/python benchmarks/slack_ingress.py [--dispatches 2000] [--requests 3000]
 
-The fake Slack Web API (tests/fakes/slack_api.py) answers every Web API call on 127.0.0.1.
+The fake Slack Web API (``adapters.slack.testing``) answers every Web API call on 127.0.0.1.
 The last line printed is one JSON object.
 """
 
