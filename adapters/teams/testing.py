@@ -355,8 +355,9 @@ class FakeBotConnector:
             self.calls.append(call)
             if self.keep is not None:
                 del self.calls[: max(0, len(self.calls) - self.keep)]
-                while len(self._streams) > self.keep:
-                    del self._streams[next(iter(self._streams))]
+                for store in (self._streams, self.conversations, self.uploads):
+                    while len(store) > self.keep:
+                        del store[next(iter(store))]
             self._changed.notify_all()
         if self.on_call is not None:
             self.on_call(call)
