@@ -29,7 +29,7 @@ must extend the text streamed before it.
 (``call.status``, ``call.response``). ``connector.web_app()`` is the same service as an
 aiohttp app to mount in your own (``app.add_subapp("/teams", connector.web_app())``: the
 ``serviceUrl`` is then ``.../teams/``). ``keep=N`` remembers only the newest N calls.
-Signing needs PyJWT and cryptography, which botbuilder already depends on.
+Signing needs PyJWT and cryptography (imported on use; botbuilder already depends on both).
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
-import jwt
 from aiohttp import web
-from cryptography.hazmat.primitives.asymmetric import rsa
-from jwt.algorithms import RSAAlgorithm
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
 DEFAULT_ISSUER = "https://api.botframework.test"
 
@@ -55,6 +55,8 @@ DEFAULT_ISSUER = "https://api.botframework.test"
 @cache
 def rsa_key(name: str = "signing") -> rsa.RSAPrivateKey:
     """A 2048-bit RSA key per name, made once per test session."""
+    from cryptography.hazmat.primitives.asymmetric import rsa  # only the signing parts need it
+
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -240,6 +242,8 @@ class FakeBotConnector:
             "exp": int(now + expires_in),
         }
         payload.update(claims or {})
+        import jwt
+
         token = jwt.encode(
             payload, key or rsa_key(), algorithm="RS256", headers={"kid": kid or self.kid}
         )
@@ -258,11 +262,15 @@ class FakeBotConnector:
         })
 
     async def _jwks(self, request: web.Request) -> web.Response:
+        from jwt.algorithms import RSAAlgorithm
+
         jwk = RSAAlgorithm.to_jwk(rsa_key().public_key(), as_dict=True)
         jwk.update(kid=self.kid, use="sig", endorsements=[self.channel_id, "webchat"])
         return web.json_response({"keys": [jwk]})
 
     def _issue_token(self) -> str:
+        import jwt
+
         return jwt.encode(
             {"aud": "https://api.botframework.com", "appid": self.app_id,
              "exp": int(time.time()) + 3600},
