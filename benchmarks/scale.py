@@ -27,9 +27,11 @@ Redis commands per turn as above, over everything the bots do (ingress, identity
 progress records, agent).
 
     .venv/bin/python benchmarks/scale.py [--seconds 3] [--rounds 2] [--level state|bot|both]
-                                         [--redis-url URL]
+                                         [--redis-url URL] [--warmup 1.0]
 
 Without ``--redis-url`` a private ``redis-server`` (loopback, persistence off) is started.
+The saturated and command-counting windows are never longer than ``--seconds`` nor more
+than ``--rounds``.
 On 2 cores the driver (and the fake Slack), redis-server and the bot processes share the
 same cores. The last line printed is one JSON object.
 """
@@ -466,7 +468,7 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
                 f"{figures['turns_per_s']:7.1f} turns/s  ack p50 {figures['ack_p50_ms']:5.2f} ms  "
                 f"p99 {figures['ack_p99_ms']:6.2f} ms"
             )
-    counted = await measure_bot(2, args.redis_url, 2.0, count_commands=True)
+    counted = await measure_bot(2, args.redis_url, min(2.0, args.seconds), count_commands=True)
     print(
         f"Slack bot, Redis commands per turn (2 processes, MONITOR on): "
         f"{counted['commands_per_turn']:.2f} sent, {counted['script_commands_per_turn']:.2f} "
@@ -510,15 +512,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"ack p50 {figures['ack_p50_ms']:5.2f} ms  p99 {figures['ack_p99_ms']:5.2f} ms"
             )
     saturated: dict[int, list[float]] = {1: [], 2: []}
-    for _ in range(2):
+    for _ in range(min(2, args.rounds)):
         for processes in (1, 2):
-            figures = await measure(processes, args.redis_url, 1.5, latency=0.0)
+            figures = await measure(processes, args.redis_url, min(1.5, args.seconds), latency=0.0)
             saturated[processes].append(figures["turns_per_s"])
             print(
                 f"{processes} process{'es' if processes > 1 else '  '}, no LLM latency: "
                 f"{figures['turns_per_s']:7.1f} turns/s (CPU-bound: agent + state + Redis)"
             )
-    counted = await measure(2, args.redis_url, 2.0, count_commands=True)
+    counted = await measure(2, args.redis_url, min(2.0, args.seconds), count_commands=True)
     print(
         f"Redis commands per turn (2 processes, MONITOR on): {counted['commands_per_turn']:.2f} "
         f"sent, {counted['script_commands_per_turn']:.2f} more run inside Lua scripts"
@@ -576,6 +578,7 @@ def _summary(figures: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    global WARMUP
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         asyncio.run(worker(sys.argv[2], sys.argv[3], float(sys.argv[4])))
         return
@@ -588,7 +591,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--level", choices=["state", "bot", "both"], default="both")
     parser.add_argument("--redis-url")
+    parser.add_argument("--warmup", type=float, default=WARMUP, help="seconds before each window")
     args = parser.parse_args()
+    WARMUP = args.warmup
     server = None
     with tempfile.TemporaryDirectory() as directory:
         if args.redis_url is None:

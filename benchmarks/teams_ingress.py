@@ -22,12 +22,14 @@ cares about is per-activity cost); part 2 measures throughput over loopback HTTP
 concurrent requests, bounded to a fixed number of activities. A third row runs the full
 ``agent_core.Agent`` (ScriptedLlmService) behind the host, for scale.
 
-Run: ``.venv/bin/python benchmarks/teams_ingress.py`` (well under a minute; the Redis rows
-need ``redis-server`` on the PATH). The last line is one JSON object with the figures.
+Run: ``.venv/bin/python benchmarks/teams_ingress.py [--activities 400] [--warmup 40]
+[--http 1000]`` (well under a minute; the Redis rows need ``redis-server`` on the PATH). The
+last line is one JSON object with the figures.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import logging
@@ -378,7 +380,21 @@ def report(figures: dict[str, Any]) -> None:
                   f"{f[f'{name}_replies_per_s']:.0f} replies/s")
 
 
+def parse_sizes() -> None:
+    """Sizes from the command line (defaults: those of the published figures)."""
+    global SEQUENTIAL, WARMUP, HTTP_TOTAL
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--activities", type=int, default=SEQUENTIAL,
+                        help="activities timed one at a time, per row")
+    parser.add_argument("--warmup", type=int, default=WARMUP)
+    parser.add_argument("--http", type=int, default=HTTP_TOTAL,
+                        help="activities per loopback HTTP run")
+    args = parser.parse_args()
+    SEQUENTIAL, WARMUP, HTTP_TOTAL = args.activities, args.warmup, args.http
+
+
 if __name__ == "__main__":
+    parse_sizes()
     started = time.perf_counter()
     figures = asyncio.run(main())
     report(figures)
