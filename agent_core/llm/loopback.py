@@ -131,7 +131,7 @@ class LoopbackServer:
         assert task is not None
         self._connections[task] = writer
         try:
-            while (request := await _read_request(reader)) is not None:
+            while (request := await _read_request(reader, writer)) is not None:
                 response = HttpResponse(writer)
                 if not await self._answer(request, response):
                     break
@@ -160,7 +160,9 @@ class LoopbackServer:
         return request.header("Connection").lower() != "close"
 
 
-async def _read_request(reader: asyncio.StreamReader) -> HttpRequest | None:
+async def _read_request(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> HttpRequest | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError as error:
@@ -175,6 +177,8 @@ async def _read_request(reader: asyncio.StreamReader) -> HttpRequest | None:
         name, _, value = line.partition(":")
         headers[name.strip()] = value.strip()
     request = HttpRequest(method, path, query, headers)
+    if request.header("Expect").lower() == "100-continue":  # curl, before a large body
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
     if request.header("Transfer-Encoding").lower() == "chunked":
         request.body = await _read_chunked(reader)
     else:

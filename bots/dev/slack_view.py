@@ -76,8 +76,9 @@ class SlackView:
         self.api = FakeSlackApi(
             team_id=TEAM_ID, bot_user_id=BOT_USER_ID, on_call=self._report, keep=KEEP
         )
-        self.api.tokens = set()
         self._sessions: dict[str, SlackSession] = {}
+        self._tokens: set[str] = set()
+        self.api.tokens = self._tokens  # only the tokens of turns in flight are valid
 
     def mount(self, app: web.Application) -> None:
         app.add_subapp("/slack", self.api.web_app())
@@ -85,12 +86,12 @@ class SlackView:
     def open(self, feed: TurnFeed) -> str:
         token = f"xoxb-console-{os.urandom(8).hex()}"
         self._sessions[token] = SlackSession(feed)
-        self.api.tokens = {*(self.api.tokens or ()), token}
+        self._tokens.add(token)
         return token
 
     def close(self, token: str) -> None:
         self._sessions.pop(token, None)
-        self.api.tokens = set(self.api.tokens or ()) - {token}
+        self._tokens.discard(token)
 
     def _report(self, call: Call) -> None:
         session = self._sessions.get(call.token or "")
