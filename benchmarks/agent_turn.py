@@ -6,7 +6,10 @@ virtualenv (created under ~/.cache/threadline-bench on first use) in the same ru
 with ours over ``--rounds`` rounds; we quote medians of the rounds' p50 and their ratio.
 Also the import time of ``agent_core`` (``python -X importtime``) vs ``vanna``.
 
-    python benchmarks/agent_turn.py [--turns 2000] [--rounds 3]
+    python benchmarks/agent_turn.py [--turns 2000] [--rounds 3] [--no-install]
+
+``--no-install`` never creates the reference's virtualenv: without one, only our side runs
+(the reason is printed). The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import time
 import venv
 from pathlib import Path
 
+from pydantic import BaseModel
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stats import result_line, summary_us
 
@@ -35,21 +40,34 @@ from agent_core import (
     ScriptedLlmService,
     ScriptedResponse,
     StaticUserResolver,
+    Tool,
+    ToolCall,
+    ToolContext,
     ToolRegistry,
+    ToolResult,
     User,
 )
-from agent_core.tools.base import ToolCall
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = "vanna==2.0.2"
 REFERENCE_VENV = Path.home() / ".cache" / "threadline-bench" / "vanna-2.0.2"
 
 
-def echo_tool() -> object:
-    sys.path.insert(0, str(HERE.parent))
-    from tests.core.conftest import EchoTool
+class EchoArgs(BaseModel):
+    text: str
 
-    return EchoTool()
+
+class Echo(Tool[EchoArgs]):
+    """The tool of scenario (b): returns its text (the reference's twin: vanna_turn.Echo)."""
+
+    name = "echo"
+    description = "Echo the text back"
+
+    def get_args_schema(self) -> type[EchoArgs]:
+        return EchoArgs
+
+    async def execute(self, context: ToolContext, args: EchoArgs) -> ToolResult:
+        return ToolResult(success=True, result_for_llm=f"echo: {args.text}")
 
 
 def zero_latency(use_tool: bool) -> ScriptedLlmService:
@@ -65,7 +83,7 @@ def zero_latency(use_tool: bool) -> ScriptedLlmService:
 
 async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
     registry = ToolRegistry()
-    registry.register_local_tool(echo_tool(), ["user"])  # type: ignore[arg-type]
+    registry.register_local_tool(Echo(), ["user"])
     agent = Agent(
         llm_service=zero_latency(use_tool), tool_registry=registry,
         user_resolver=StaticUserResolver(User(id="u1", group_memberships=["user"])),
@@ -82,8 +100,12 @@ async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
     return samples
 
 
-def reference_python() -> Path | None:
+def reference_python(install: bool) -> Path | None:
     python = REFERENCE_VENV / "bin" / "python"
+    if not python.exists() and not install:
+        print(f"reference skipped: no {REFERENCE} virtualenv at {REFERENCE_VENV} "
+              "(run without --no-install to create it)", file=sys.stderr)
+        return None
     if not python.exists():
         print(f"creating {REFERENCE_VENV} with {REFERENCE} (first run only)...", file=sys.stderr)
         venv.create(REFERENCE_VENV, with_pip=True)
@@ -125,11 +147,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-install", action="store_true",
+                        help="skip the reference unless its virtualenv already exists")
     args = parser.parse_args()
     import logging
 
     logging.disable(logging.CRITICAL)
-    python = reference_python()
+    python = reference_python(install=not args.no_install)
     runs: dict[tuple[str, str], list[dict[str, float]]] = {}
     reference_rss_kb = 0
     for _ in range(args.rounds):

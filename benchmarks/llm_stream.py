@@ -1,7 +1,7 @@
 """Streamed-response handling cost: ``AnthropicLlmService.stream_request`` vs the raw SDK.
 
 Both sides use the same ``AsyncAnthropic`` client against the fake Messages API
-(tests/fakes/anthropic_server.py, on 127.0.0.1 in a background thread), which serves a
+(``agent_core.llm.testing``, on 127.0.0.1 in a background thread), which serves a
 pre-rendered SSE body, so what is timed is the client side: the SDK's SSE decoding and event
 construction, plus - for the service - turning events into ``LlmStreamChunk``s and
 assembling tool calls. The baseline is ``client.messages.create(stream=True)`` with its raw
@@ -33,8 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent_core.llm.anthropic import AnthropicLlmService
 from agent_core.llm.base import LlmMessage, LlmRequest
-from agent_core.users import User
-from tests.fakes.anthropic_server import (
+from agent_core.llm.testing import (
     FakeAnthropic,
     RawStream,
     Reply,
@@ -42,6 +41,7 @@ from tests.fakes.anthropic_server import (
     ToolUse,
     render_stream,
 )
+from agent_core.users import User
 
 MODEL = "claude-bench"
 TEXT_DELTAS = 1_000

@@ -27,9 +27,11 @@ Redis commands per turn as above, over everything the bots do (ingress, identity
 progress records, agent).
 
     .venv/bin/python benchmarks/scale.py [--seconds 3] [--rounds 2] [--level state|bot|both]
-                                         [--redis-url URL]
+                                         [--redis-url URL] [--warmup 1.0]
 
 Without ``--redis-url`` a private ``redis-server`` (loopback, persistence off) is started.
+The saturated and command-counting windows are never longer than ``--seconds`` nor more
+than ``--rounds``.
 On 2 cores the driver (and the fake Slack), redis-server and the bot processes share the
 same cores. The last line printed is one JSON object.
 """
@@ -370,20 +372,18 @@ class SlackBots:
         self.fake: Any = None
 
     async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
-        from tests.fakes.slack_api import Call, FakeSlackApi
-        from tests.support.ports import free_port
+        from adapters.slack.testing import Call, FakeSlackApi
+        from agent_core.state.testing import free_port
 
-        bots = self
+        def wake_the_thread(call: Call) -> None:
+            """An answer posted in a thread wakes the client waiting in that channel."""
+            if call.method != "chat.postMessage":
+                return
+            future = self.waiting.pop(str(call.args.get("channel")), None)
+            if future is not None and not future.done() and call.args.get("thread_ts"):
+                future.set_result(None)
 
-        class Slack(FakeSlackApi):
-            async def _chat_postMessage(self, call: Call) -> dict[str, Any]:
-                result = await super()._chat_postMessage(call)
-                future = bots.waiting.pop(str(call.args.get("channel")), None)
-                if future is not None and not future.done() and call.args.get("thread_ts"):
-                    future.set_result(None)
-                return result
-
-        self.fake = Slack()
+        self.fake = FakeSlackApi(on_call=wake_the_thread)
         await self.fake.start()
         for client in range(THREADS):
             self.fake.users[f"U{client}"] = {"id": f"U{client}", "team_id": "T1"}
@@ -468,7 +468,7 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
                 f"{figures['turns_per_s']:7.1f} turns/s  ack p50 {figures['ack_p50_ms']:5.2f} ms  "
                 f"p99 {figures['ack_p99_ms']:6.2f} ms"
             )
-    counted = await measure_bot(2, args.redis_url, 2.0, count_commands=True)
+    counted = await measure_bot(2, args.redis_url, min(2.0, args.seconds), count_commands=True)
     print(
         f"Slack bot, Redis commands per turn (2 processes, MONITOR on): "
         f"{counted['commands_per_turn']:.2f} sent, {counted['script_commands_per_turn']:.2f} "
@@ -493,7 +493,7 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _start_redis(directory: str) -> Any:
-    from tests.support.redis_server import RedisServer
+    from agent_core.state.testing import RedisServer
 
     server = RedisServer(Path(directory))
     server.start()
@@ -512,15 +512,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"ack p50 {figures['ack_p50_ms']:5.2f} ms  p99 {figures['ack_p99_ms']:5.2f} ms"
             )
     saturated: dict[int, list[float]] = {1: [], 2: []}
-    for _ in range(2):
+    for _ in range(min(2, args.rounds)):
         for processes in (1, 2):
-            figures = await measure(processes, args.redis_url, 1.5, latency=0.0)
+            figures = await measure(processes, args.redis_url, min(1.5, args.seconds), latency=0.0)
             saturated[processes].append(figures["turns_per_s"])
             print(
                 f"{processes} process{'es' if processes > 1 else '  '}, no LLM latency: "
                 f"{figures['turns_per_s']:7.1f} turns/s (CPU-bound: agent + state + Redis)"
             )
-    counted = await measure(2, args.redis_url, 2.0, count_commands=True)
+    counted = await measure(2, args.redis_url, min(2.0, args.seconds), count_commands=True)
     print(
         f"Redis commands per turn (2 processes, MONITOR on): {counted['commands_per_turn']:.2f} "
         f"sent, {counted['script_commands_per_turn']:.2f} more run inside Lua scripts"
@@ -578,6 +578,7 @@ def _summary(figures: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    global WARMUP
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         asyncio.run(worker(sys.argv[2], sys.argv[3], float(sys.argv[4])))
         return
@@ -590,7 +591,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--level", choices=["state", "bot", "both"], default="both")
     parser.add_argument("--redis-url")
+    parser.add_argument("--warmup", type=float, default=WARMUP, help="seconds before each window")
     args = parser.parse_args()
+    WARMUP = args.warmup
     server = None
     with tempfile.TemporaryDirectory() as directory:
         if args.redis_url is None:

@@ -16,18 +16,20 @@ local OpenID/JWKS fake; outbound tokens from a local managed-identity endpoint):
   The Bot Framework reuses a token for many activities (as both paths see here); a row with a
   new token on every activity shows the cost without the validated-token memory.
 
-Both reply to a local stub Bot Connector (``tests.fakes.bot_connector``) running on its own
+Both reply to a local stub Bot Connector (``adapters.teams.testing``) running on its own
 thread and event loop. Part 1 times one activity at a time in process (the number Teams
 cares about is per-activity cost); part 2 measures throughput over loopback HTTP with 50
 concurrent requests, bounded to a fixed number of activities. A third row runs the full
 ``agent_core.Agent`` (ScriptedLlmService) behind the host, for scale.
 
-Run: ``.venv/bin/python benchmarks/teams_ingress.py`` (well under a minute; the Redis rows
-need ``redis-server`` on the PATH). The last line is one JSON object with the figures.
+Run: ``.venv/bin/python benchmarks/teams_ingress.py [--activities 400] [--warmup 40]
+[--http 1000]`` (well under a minute; the Redis rows need ``redis-server`` on the PATH). The
+last line is one JSON object with the figures.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import logging
@@ -55,16 +57,16 @@ from botbuilder.integration.aiohttp import (
 )
 from botbuilder.schema import Activity
 
+from adapters.teams.testing import FakeBotConnector
 from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegistry
 from agent_core.components import RichTextComponent, UiComponent
 from agent_core.feedback import Feedback
 from agent_core.state import State, StateSettings, build_state
+from agent_core.state.testing import RedisServer, redis_available
 from agent_core.users import RequestContext
 from bots.teams.app import bot_on_state, web_app
 from bots.teams.bot import ThreadlineTeamsBot
 from bots.teams.settings import TeamsSettings
-from tests.fakes.bot_connector import FakeBotConnector
-from tests.support.redis_server import RedisServer, redis_available
 
 SEQUENTIAL = 400
 WARMUP = 40
@@ -380,7 +382,21 @@ def report(figures: dict[str, Any]) -> None:
                   f"{f[f'{name}_replies_per_s']:.0f} replies/s")
 
 
+def parse_sizes() -> None:
+    """Sizes from the command line (defaults: those of the published figures)."""
+    global SEQUENTIAL, WARMUP, HTTP_TOTAL
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--activities", type=int, default=SEQUENTIAL,
+                        help="activities timed one at a time, per row")
+    parser.add_argument("--warmup", type=int, default=WARMUP)
+    parser.add_argument("--http", type=int, default=HTTP_TOTAL,
+                        help="activities per loopback HTTP run")
+    args = parser.parse_args()
+    SEQUENTIAL, WARMUP, HTTP_TOTAL = args.activities, args.warmup, args.http
+
+
 if __name__ == "__main__":
+    parse_sizes()
     started = time.perf_counter()
     figures = asyncio.run(main())
     report(figures)

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from agent_core.state.redis_client import connect_redis
-from tests.support.ports import free_port
-from tests.support.redis_server import REDIS_SERVER, RedisServer, redis_available
+from agent_core.state.testing import REDIS_SERVER, RedisServer, free_port, redis_available
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

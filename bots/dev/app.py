@@ -1,4 +1,4 @@
-"""The console's aiohttp app: the page, its JSON API and the in-process Slack Web API.
+"""The console's aiohttp app: the page, its JSON API and the channel fakes the adapters use.
 
     GET  /                      the page (index.html; /static/ serves app.js, app.css, ...)
     GET  /vendor/adaptivecards.js  Microsoft's renderer, from bots/dev/node_modules (npm ci)
@@ -6,7 +6,8 @@
     POST /api/turns             {"text", "thread_id", "persona"} -> text/event-stream
     POST /api/turns/{id}/stop   cancel a running turn
     POST /api/feedback          {"message_id", "positive", "thread_id", "persona"}
-    POST /slack/api/{method}    the Slack Web API the Slack adapter talks to (``slack_view``)
+    /slack/                     the fake Slack Web API the Slack adapter talks to (``slack_view``)
+    /teams/                     the fake Bot Connector the Teams adapter talks to (``teams_view``)
 
 Requests from other origins are refused (the page is the only client besides the adapter),
 and so are Host headers other than the loopback names (DNS rebinding).
@@ -79,7 +80,7 @@ def _json_safe(text: str) -> str:
 
 
 def _own_url(request: web.Request) -> str:
-    """The address the console itself listens on (the adapter's Slack API base URL)."""
+    """The address the console itself listens on (where the adapters reach the fakes)."""
     sockname = request.transport.get_extra_info("sockname") if request.transport else None
     host, port = (sockname[0], sockname[1]) if sockname else ("127.0.0.1", 80)
     host = f"[{host}]" if ":" in host else host
@@ -136,9 +137,7 @@ async def info(request: web.Request) -> web.Response:
 async def post_turn(request: web.Request) -> web.StreamResponse:
     body = await _body(request, TurnRequest)
     console = request.app[CONSOLE_KEY]
-    turn = console.start_turn(
-        body.persona, body.thread_id, body.text, f"{_own_url(request)}/slack/api/"
-    )
+    turn = console.start_turn(body.persona, body.thread_id, body.text, _own_url(request))
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -205,7 +204,8 @@ def create_app(agent: Agent, *, options: ConsoleOptions | None = None) -> web.Ap
     app.router.add_post("/api/turns", post_turn)
     app.router.add_post("/api/turns/{turn_id}/stop", stop_turn)
     app.router.add_post("/api/feedback", post_feedback)
-    console.slack_api.add_routes(app)
+    console.slack.mount(app)
+    console.teams.mount(app)
     app.on_startup.append(_on_startup)
     app.on_cleanup.append(_on_cleanup)
     return app

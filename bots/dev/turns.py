@@ -4,9 +4,12 @@ A turn reads like this::
 
     components = agent.send_message(context, text, conversation_id=key)
     for each component:  feed <- component (raw)       the developer pane
-                         Slack ReplyStream.handle()    -> in-process Slack API -> feed
-                         TeamsReplyStream.handle()     -> ConsoleConnector     -> feed
+                         Slack ReplyStream.handle()    -> fake Slack Web API    -> feed
+                         TeamsReplyStream.handle()     -> fake Bot Connector    -> feed
     Slack close() + Teams finish()
+
+Both fakes are the shipped ones (``adapters.*.testing``), mounted in the console's own app
+and reached over HTTP by the clients the bots use (see ``slack_view``, ``teams_view``).
 
 Stop cancels the turn's task, as the channel hosts do (``bots.slack_turns``,
 ``bots.teams.turns``): the agent commits a consistent partial turn, the Slack reply ends with
@@ -34,8 +37,8 @@ from agent_core.components import UiComponent
 from agent_core.feedback import Feedback
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
-from bots.dev.slack_view import TEAM_ID, FileStore, SlackApi
-from bots.dev.teams_view import ConsoleConnector, conversation_ref, teams_conversation_id
+from bots.dev.slack_view import TEAM_ID, SlackView
+from bots.dev.teams_view import TeamsView, conversation_ref
 
 log = logging.getLogger("threadline.dev")
 
@@ -87,6 +90,14 @@ class Turn:
         return True
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """A turn's tokens: its calls to each channel's fake are reported to its feed."""
+
+    slack: str
+    teams: str
+
+
 def component_json(component: UiComponent) -> dict[str, Any]:
     return component.model_dump(mode="json")
 
@@ -105,8 +116,8 @@ class Console:
     def __init__(self, agent: Agent, *, options: ConsoleOptions | None = None) -> None:
         self.agent = agent
         self.options = options or ConsoleOptions()
-        self.files = FileStore()
-        self.slack_api = SlackApi(self.files)
+        self.slack = SlackView()
+        self.teams = TeamsView()
         self.turns: dict[str, Turn] = {}
         self.http: aiohttp.ClientSession | None = None
 
@@ -124,12 +135,13 @@ class Console:
             await self.http.close()
             self.http = None
 
-    def start_turn(self, persona: Persona, thread_id: str, text: str, slack_url: str) -> Turn:
-        """Start answering ``text``; iterate ``turn.feed`` for its events."""
+    def start_turn(self, persona: Persona, thread_id: str, text: str, base_url: str) -> Turn:
+        """Start answering ``text``; iterate ``turn.feed`` for its events. ``base_url`` is
+        the console's own address, where the channel fakes are mounted."""
         turn = Turn(id=os.urandom(6).hex(), persona=persona, thread_id=thread_id, text=text)
         self._forget_old_turns()
         self.turns[turn.id] = turn
-        turn.task = asyncio.create_task(self._run(turn, slack_url), name=f"turn-{turn.id}")
+        turn.task = asyncio.create_task(self._run(turn, base_url), name=f"turn-{turn.id}")
         return turn
 
     def _forget_old_turns(self) -> None:
@@ -157,7 +169,7 @@ class Console:
 
     # --- one turn ---------------------------------------------------------------------------
 
-    async def _run(self, turn: Turn, slack_url: str) -> None:
+    async def _run(self, turn: Turn, base_url: str) -> None:
         feed = turn.feed
         feed.emit(
             "turn",
@@ -170,9 +182,10 @@ class Console:
                 "text": turn.text,
             },
         )
-        token = self.slack_api.open(feed)
+        private_to = turn.persona.user_id
+        tokens = Tokens(self.slack.open(feed), self.teams.open(feed, private_to=private_to))
         try:
-            turn.state = await self._drive(turn, token, slack_url)
+            turn.state = await self._drive(turn, tokens, base_url)
         except asyncio.CancelledError:  # stopped while the replies were being closed
             turn.state = "stopped"
             if not turn.stop_requested:
@@ -183,7 +196,8 @@ class Console:
             turn.state = "error"
             feed.emit("turn", {"state": "error", "id": turn.id, "error": repr(error)})
         finally:
-            self.slack_api.close(token)
+            self.slack.close(tokens.slack)
+            self.teams.close(tokens.teams)
             elapsed = round(time.perf_counter() - turn.started, 3)
             feed.emit(
                 "turn",
@@ -196,9 +210,9 @@ class Console:
             )
             feed.close()
 
-    def _slack_reply(self, turn: Turn, token: str, slack_url: str) -> ReplyStream:
+    def _slack_reply(self, turn: Turn, token: str, base_url: str) -> ReplyStream:
         persona, pace = turn.persona, self.options.pace
-        client = AsyncWebClient(token=token, base_url=slack_url, session=self.http)
+        client = AsyncWebClient(token=token, base_url=f"{base_url}/slack/api/", session=self.http)
         target = ReplyTarget(
             channel=persona.channel_id,
             thread_ts=turn.thread_id,
@@ -208,24 +222,23 @@ class Console:
         )
         return ReplyStream(client, target, flush_interval=pace, update_interval=pace)
 
-    def _teams_reply(self, turn: Turn) -> TeamsReplyStream:
-        persona = turn.persona
-        connector = ConsoleConnector(
-            turn.feed, teams_conversation_id(persona, turn.thread_id), private_to=persona.user_id
-        )
+    def _teams_reply(self, turn: Turn, token: str, base_url: str) -> TeamsReplyStream:
+        assert self.http is not None, "open() the console first"
+        service_url = f"{base_url}/teams/"
+        connector = self.teams.connector(self.http, service_url, token)
         options = ReplyOptions(
             pace=self.options.pace, targeted_messages=self.options.teams_targeted
         )
-        ref = conversation_ref(persona, turn.thread_id, f"in-{turn.id}")
+        ref = conversation_ref(turn.persona, turn.thread_id, f"in-{turn.id}", service_url)
 
         def stopped_by_teams(reason: str) -> None:
             turn.stop()
 
         return TeamsReplyStream(connector, ref, options=options, on_stop=stopped_by_teams)
 
-    async def _drive(self, turn: Turn, token: str, slack_url: str) -> TurnState:
-        slack = self._slack_reply(turn, token, slack_url)
-        teams = self._teams_reply(turn)
+    async def _drive(self, turn: Turn, tokens: Tokens, base_url: str) -> TurnState:
+        slack = self._slack_reply(turn, tokens.slack, base_url)
+        teams = self._teams_reply(turn, tokens.teams, base_url)
         state: TurnState = "done"
         async with teams:
             stop_button = asyncio.create_task(self._show_stop_later(turn, slack))

@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import aiohttp
@@ -27,6 +27,12 @@ logger = logging.getLogger(__name__)
 
 TOKEN_REUSE_SECONDS = 240.0
 """msal hands out tokens with >= 5 minutes left; reuse one for at most 4 before asking again."""
+
+
+class TokenSource(Protocol):
+    """Where ``BotConnectorClient`` gets the bearer token of each call (None: send none)."""
+
+    async def token(self) -> str | None: ...
 
 
 class CredentialsTokenSource:
@@ -88,7 +94,7 @@ class BotConnectorClient:
         self,
         session: aiohttp.ClientSession,
         service_url: str,
-        tokens: CredentialsTokenSource | None = None,
+        tokens: TokenSource | None = None,
     ) -> None:
         self._session = session
         self._base = service_url.rstrip("/") + "/v3/conversations"

@@ -27,3 +27,17 @@ def test_readme_has_exactly_two_commands() -> None:
         "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/threadline dev",
         "./scripts/test",
     ]
+
+
+def test_readme_testing_example_runs_against_the_shipped_fakes() -> None:
+    section = re.search(r"## Testing your own agent.*?```python\n(.*?)```", README.read_text(),
+                        flags=re.DOTALL)
+    assert section is not None
+    out = subprocess.run(
+        [sys.executable, "-c", section.group(1)],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout
+    assert out.splitlines() == [
+        "[{'type': 'text', 'text': 'Hi!'}]",
+        "Hello from Claude. | Hello from Claude.",
+    ]

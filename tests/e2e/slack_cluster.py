@@ -25,9 +25,9 @@ from typing import Any
 
 import aiohttp
 
-from tests.fakes.slack_api import FakeSlackApi, Message
+from adapters.slack.testing import FakeSlackApi, Message
+from agent_core.state.testing import free_port
 from tests.slack.harness import SECRET, add_users, sign
-from tests.support.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 READY = "listening on http://"

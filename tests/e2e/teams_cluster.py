@@ -22,9 +22,9 @@ from typing import Any
 
 import aiohttp
 
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
+from agent_core.state.testing import free_port
 from tests.adapters.teams import payloads
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
-from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = (("aad-ana", "Ana Lima"), ("aad-bo", "Bo Berg"))

@@ -19,6 +19,8 @@ import aiohttp
 import pytest
 
 from adapters.slack.controls import STOP_ACTION
+from adapters.slack.testing import FakeSlackApi
+from agent_core.state.testing import RedisServer
 from tests.e2e.slack_cluster import (
     WAIT,
     BotProcess,
@@ -31,9 +33,7 @@ from tests.e2e.slack_cluster import (
     slack_cluster,
     texts,
 )
-from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.harness import add_users
-from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.redis
 

@@ -21,6 +21,8 @@ import aiohttp
 import pytest
 
 from adapters.notices import UNAVAILABLE
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
+from agent_core.state.testing import RedisServer
 from tests.adapters.teams import payloads
 from tests.e2e.teams_cluster import (
     BotProcess,
@@ -29,8 +31,6 @@ from tests.e2e.teams_cluster import (
     final_answer,
     new_messages,
 )
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
-from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.redis
 WAIT = 20.0

@@ -18,8 +18,8 @@ from agent_core import (
     ToolResult,
 )
 from agent_core.llm.anthropic import AnthropicLlmService
+from agent_core.llm.testing import FakeAnthropic, Reply
 from agent_core.turn.stopping import STOPPED_NOTE
-from tests.fakes.anthropic_server import FakeAnthropic, Reply
 from tests.support.tools import EchoArgs
 from tests.support.tools import EchoTool as Echo
 

@@ -20,7 +20,7 @@ from agent_core import (
 )
 from agent_core.errors import LlmServerError
 from agent_core.llm.anthropic import AnthropicLlmService
-from tests.fakes.anthropic_server import FakeAnthropic, Reply
+from agent_core.llm.testing import FakeAnthropic, Reply
 from tests.support.tools import EchoArgs
 from tests.support.tools import EchoTool as Echo
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_core.llm.anthropic import AnthropicLlmService
-from tests.fakes.anthropic_server import FakeAnthropic
+from agent_core.llm.testing import FakeAnthropic
 from tests.llm.support import TEST_MODEL
 
 ServiceFactory = Callable[..., AnthropicLlmService]

@@ -20,7 +20,7 @@ from agent_core import (
     User,
 )
 from agent_core.llm.anthropic import AnthropicLlmService
-from tests.fakes.anthropic_server import FakeAnthropic, Reply, StatusError, Text, ToolUse
+from agent_core.llm.testing import FakeAnthropic, Reply, StatusError, Text, ToolUse
 
 
 class LookupArgs(BaseModel):

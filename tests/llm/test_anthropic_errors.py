@@ -22,9 +22,9 @@ from agent_core.errors import (
 from agent_core.extensions.recovery import BackoffRecoveryStrategy, RecoveryActionType
 from agent_core.llm.anthropic import AnthropicLlmService
 from agent_core.llm.base import LlmRequest, LlmResponse
-from tests.fakes.anthropic_server import FakeAnthropic, RawStream, Reply, StatusError
+from agent_core.llm.testing import FakeAnthropic, RawStream, Reply, StatusError
 from tests.llm.conftest import ServiceFactory
-from tests.llm.support import ask
+from tests.llm.support import UNCACHED, ask
 
 Call = Callable[[AnthropicLlmService], Awaitable[object]]
 
@@ -203,7 +203,8 @@ async def test_sdk_retries_can_be_turned_back_on(
     fake.queue(StatusError(529, "overloaded_error", headers={"retry-after-ms": "1"}),
                Reply.text("ok"))
     assert (await send(service)) == LlmResponse(
-        content="ok", finish_reason="end_turn", usage={"input_tokens": 12, "output_tokens": 7}
+        content="ok", finish_reason="end_turn",
+        usage={"input_tokens": 12, "output_tokens": 7, **UNCACHED},
     )
     assert len(fake.requests) == 2
 

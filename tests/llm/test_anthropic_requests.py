@@ -12,11 +12,11 @@ from agent_core.errors import LlmBadRequestError
 from agent_core.extensions.observability import ObservabilityProvider
 from agent_core.llm.anthropic import DEFAULT_MODEL, AnthropicLlmService
 from agent_core.llm.base import LlmMessage, LlmRequest
+from agent_core.llm.testing import FakeAnthropic, Reply, Text, ToolUse
 from agent_core.tools.base import ToolCall, ToolSchema
 from agent_core.users import User
-from tests.fakes.anthropic_server import FakeAnthropic, Reply, Text, ToolUse
 from tests.llm.conftest import ServiceFactory
-from tests.llm.support import TEST_MODEL, ask
+from tests.llm.support import TEST_MODEL, UNCACHED, ask
 
 SQL_TOOL = ToolSchema(
     name="run_sql",
@@ -150,7 +150,7 @@ async def test_send_request_returns_text_tool_calls_and_usage(
     assert response.tool_calls == [ToolCall(id="t1", name="run_sql", arguments={"sql": "x"}),
                                    ToolCall(id="t2", name="list_tables", arguments={})]
     assert response.finish_reason == "tool_use"
-    assert response.usage == {"input_tokens": 30, "output_tokens": 9}
+    assert response.usage == {"input_tokens": 30, "output_tokens": 9, **UNCACHED}
 
 
 class RecordingProvider(ObservabilityProvider):

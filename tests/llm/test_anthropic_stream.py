@@ -10,9 +10,9 @@ import pytest
 from agent_core.errors import LlmServerError
 from agent_core.llm.anthropic import AnthropicLlmService
 from agent_core.llm.base import LlmStreamChunk
+from agent_core.llm.testing import FakeAnthropic, RawStream, Reply, Text, ToolUse, sse
 from agent_core.tools.base import ToolCall
-from tests.fakes.anthropic_server import FakeAnthropic, RawStream, Reply, Text, ToolUse, sse
-from tests.llm.support import ask
+from tests.llm.support import UNCACHED, ask
 
 
 async def collect(service: AnthropicLlmService) -> list[LlmStreamChunk]:
@@ -33,7 +33,7 @@ async def test_text_deltas_arrive_before_the_rest_is_sent(
     rest = [chunk async for chunk in stream]
     assert [c.content for c in rest[:-1]] == ["lo", " world"]
     assert rest[-1].finish_reason == "end_turn"
-    assert rest[-1].usage == {"input_tokens": 12, "output_tokens": 7}
+    assert rest[-1].usage == {"input_tokens": 12, "output_tokens": 7, **UNCACHED}
 
 
 async def test_final_chunk_carries_stop_reason_and_usage_only(
@@ -44,7 +44,7 @@ async def test_final_chunk_carries_stop_reason_and_usage_only(
     assert chunks == [
         LlmStreamChunk(content="Hi"),
         LlmStreamChunk(finish_reason="max_tokens",
-                       usage={"input_tokens": 100, "output_tokens": 42}),
+                       usage={"input_tokens": 100, "output_tokens": 42, **UNCACHED}),
     ]
 
 

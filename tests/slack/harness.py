@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.signature import SignatureVerifier
 
+from adapters.slack.testing import FakeSlackApi
 from agent_core import Agent, InMemoryAuditLogger, LifecycleHook, UserResolver
 from agent_core.llm.scripted import ScriptEntry
 from agent_core.state import State, StateSettings, build_state
@@ -26,7 +27,6 @@ from bots.slack_bot import SlackBot, default_clients
 from bots.slack_server import build_web_app
 from bots.slack_settings import SlackSettings
 from bots.slack_wiring import build_user_resolver
-from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.agents import build_agent
 
 SECRET = "test-signing-secret"

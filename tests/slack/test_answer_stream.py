@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.answer import AnswerStream
 from adapters.slack.controls import feedback_block
-from tests.fakes.slack_api import FakeSlackApi, Reply
+from adapters.slack.testing import FakeSlackApi, Reply
 
 FEEDBACK = [feedback_block()]
 

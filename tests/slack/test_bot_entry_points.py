@@ -223,7 +223,7 @@ async def test_retry_storm_and_duplicate_deliveries_get_exactly_one_reply(
 
 
 async def test_rate_limited_post_is_retried_after_retry_after(tmp_path: Path) -> None:
-    from tests.fakes.slack_api import Reply
+    from adapters.slack.testing import Reply
 
     async with running_bot(tmp_path, ["Patience"]) as h:
         h.fake.script("chat.postMessage", Reply(status=429, retry_after=0))

@@ -34,7 +34,7 @@ MODULES = [
     "bots.slack_queued",
     "bots.slack_interactions",
     "bots.slack_app",
-    "tests.fakes.slack_api",
+    "adapters.slack.testing",
 ]
 
 

@@ -15,16 +15,15 @@ from typing import Any
 import aiohttp
 import pytest
 
+from adapters.slack.testing import FakeSlackApi
 from agent_core import Agent, ScriptedLlmService, ScriptedResponse, ToolRegistry, UserResolver
 from agent_core.llm.base import LlmRequest
 from agent_core.state import State, StateSettings, build_state
+from agent_core.state.testing import RedisServer, free_port
 from bots.slack_app import serve
 from bots.slack_settings import SlackSettings
-from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.harness import SECRET, TOKEN, add_users, running_bot, sign
 from tests.slack.test_bot_entry_points import mention
-from tests.support.ports import free_port
-from tests.support.redis_server import RedisServer
 
 SLOW = ScriptedResponse(
     text="A long answer, " * 20,

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 
+import aiohttp
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from tests.fakes.slack_api import FakeSlackApi, Reply
+from adapters.slack.testing import Call, FakeSlackApi, Reply
 
 
 async def test_post_update_delete_and_ts_generation() -> None:
@@ -89,3 +92,67 @@ async def test_users_groups_and_replies() -> None:
         fake.errors["usergroups.list"] = "missing_scope"
         with pytest.raises(SlackApiError):
             await client.usergroups_list()
+
+
+async def test_on_call_sees_each_answered_call_and_the_message_it_changed() -> None:
+    seen: list[tuple[str, bool, str | None]] = []
+
+    def observe(call: Call) -> None:
+        assert call.response is not None
+        text = call.message.text if call.message is not None else None
+        seen.append((call.method, call.response["ok"], text))
+
+    async with FakeSlackApi(on_call=observe) as fake:
+        client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
+        posted = await client.chat_postMessage(channel="C1", text="one")
+        await client.chat_update(channel="C1", ts=posted["ts"], text="two")
+        with pytest.raises(SlackApiError):
+            await client.chat_update(channel="C1", ts="9.9", text="lost")
+    assert seen == [
+        ("chat.postMessage", True, "one"),
+        ("chat.update", True, "two"),
+        ("chat.update", False, None),
+    ]
+
+
+async def test_only_the_listed_tokens_are_valid_when_tokens_are_set() -> None:
+    async with FakeSlackApi() as fake:
+        fake.tokens = {"xoxb-current"}
+        current = AsyncWebClient(token="xoxb-current", base_url=fake.base_url)
+        revoked = AsyncWebClient(token="xoxb-revoked", base_url=fake.base_url)
+        assert (await current.auth_test())["ok"]
+        with pytest.raises(SlackApiError) as refused:
+            await revoked.auth_test()
+        assert refused.value.response["error"] == "invalid_auth"
+
+
+async def test_mounted_in_another_app_it_hands_out_urls_under_its_prefix() -> None:
+    fake = FakeSlackApi()
+    app = web.Application()
+    app.add_subapp("/slack", fake.web_app())
+    async with TestServer(app, host="127.0.0.1") as server:
+        base = str(server.make_url("/slack/api/"))
+        client = AsyncWebClient(token="xoxb-1", base_url=base)
+        await client.files_upload_v2(
+            channel="C1", thread_ts="1.0", filename="chart.png", content=b"\x89PNG", title="A"
+        )
+        [message] = fake.visible("C1")
+        [shared] = message.files
+        assert (shared["name"], shared["title"], shared["mimetype"]) == ("chart.png", "A",
+                                                                         "image/png")
+        assert shared["url_private"] == str(server.make_url("/slack/files/F1/chart.png"))
+        async with aiohttp.ClientSession() as session, session.get(shared["url_private"]) as got:
+            assert (got.content_type, await got.read()) == ("image/png", b"\x89PNG")
+        connection = await AsyncWebClient(token="xapp-1", base_url=base).apps_connections_open(
+            app_token="xapp-1"
+        )
+        assert connection["url"] == str(server.make_url("/slack/socket")).replace("http", "ws")
+
+
+async def test_keep_bounds_what_a_long_running_fake_remembers() -> None:
+    async with FakeSlackApi(keep=3) as fake:
+        client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
+        for n in range(5):
+            await client.chat_postMessage(channel="C1", text=str(n))
+        assert [m.text for m in fake.messages] == ["2", "3", "4"]
+        assert len(fake.calls) == 3

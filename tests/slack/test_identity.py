@@ -10,9 +10,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.cache import MemoryTtlCache
 from adapters.slack.identity import SlackUserResolver
+from adapters.slack.testing import FakeSlackApi
 from agent_core.errors import AgentError
 from agent_core.users import RequestContext
-from tests.fakes.slack_api import FakeSlackApi
 
 
 def ctx(user: str = "U1", team: str = "T1", **extra: object) -> RequestContext:

@@ -12,7 +12,7 @@ from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
 from agent_core.errors import StateUnavailableError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore, StateSettings, build_state
-from tests.support.redis_server import RedisServer
+from agent_core.state.testing import RedisServer
 
 
 def install(team: str, user: str, token: str) -> Installation:

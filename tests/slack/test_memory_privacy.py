@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from adapters.slack.controls import FEEDBACK_ACTION, feedback_turn
+from adapters.slack.testing import Call, Message
 from agent_core import Agent, UserResolver
+from agent_core.llm.testing import FakeAnthropic, Reply
 from agent_core.state import State
-from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.fakes.slack_api import Call, Message
 from tests.slack.harness import SlackHarness, running_bot
 from tests.support.memory_privacy import (
     QUESTION,

@@ -11,12 +11,12 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.oauth.installation_store import Installation
 
+from adapters.slack.testing import FakeSlackApi
 from agent_core.state import StateSettings, build_state
 from bots.slack_bot import SlackBot, default_clients
 from bots.slack_server import build_web_app
 from bots.slack_settings import SlackSettings
 from bots.slack_wiring import build_user_resolver
-from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.agents import build_agent
 from tests.slack.harness import SECRET, SlackHarness, add_users, running_bot
 from tests.slack.test_bot_entry_points import mention

@@ -9,6 +9,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.reply import ReplyStream, ReplyTarget
+from adapters.slack.testing import FakeSlackApi
 from agent_core import RequestContext, ScriptedResponse, StaticUserResolver, User
 from agent_core.components import (
     ComponentLifecycle,
@@ -20,7 +21,6 @@ from agent_core.components import (
     TaskTrackerUpdateComponent,
     UiComponent,
 )
-from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.agents import build_agent
 
 CHANNEL = ReplyTarget(channel="C1", thread_ts="1.0", team_id="T1", user_id="U1")

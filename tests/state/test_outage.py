@@ -19,10 +19,10 @@ from agent_core import (
 from agent_core.components.feedback import StatusCardComponent
 from agent_core.errors import StateUnavailableError
 from agent_core.state import State, StateSettings, build_state
+from agent_core.state.testing import RedisServer
 from tests.memory.contract import tool_context
 from tests.state.conversation_contract import ANA
 from tests.state.turn_contract import Answers, working
-from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from typing import Any
 
 from agent_core import Agent, AgentMemory, ConversationStore, ToolRegistry, UserResolver
 from agent_core.llm.anthropic import AnthropicLlmService
+from agent_core.llm.testing import FakeAnthropic, RecordedRequest, Reply
 from agent_core.tools.memory_tools import (
     SaveQuestionToolArgsTool,
     SaveTextMemoryTool,
@@ -28,7 +29,6 @@ from agent_core.tools.memory_tools import (
 from agent_core.tools.sql import RunSqlTool
 from agent_core.tools.sqlite_runner import SqliteRunner
 from tests.agent_kind import agent_class
-from tests.fakes.anthropic_server import FakeAnthropic, RecordedRequest, Reply
 
 EVERYONE = ["user", "admin"]
 QUESTION = "Who are the top customers by revenue, excluding cancelled orders?"

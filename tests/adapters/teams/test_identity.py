@@ -17,12 +17,12 @@ from adapters.teams.identity import (
     GroupMapping,
     TeamsUserResolver,
 )
+from adapters.teams.testing import FakeBotConnector
 from agent_core.errors import AgentError
 from agent_core.state import MemoryKeyValueStore
 from agent_core.users import RequestContext
 from bots.teams.connector import ConnectorPool
 from tests.adapters.teams.payloads import TENANT, message
-from tests.fakes.bot_connector import FakeBotConnector
 
 
 class FakeGraph:

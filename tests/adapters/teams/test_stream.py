@@ -12,6 +12,7 @@ import pytest
 from adapters.teams.activities import ConversationRef
 from adapters.teams.limits import TEXT_LIMIT
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.components import (
     CardComponent,
     DataFrameComponent,
@@ -24,7 +25,6 @@ from agent_core.components import (
 from bots.teams.connector import ConnectorPool
 from tests.adapters.teams.payloads import message
 from tests.adapters.teams.schemas import assert_valid_card, cards_in
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 
 FAST = ReplyOptions(pace=0.02, typing_interval=0.05)
 

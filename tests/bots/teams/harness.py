@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from botframework.connector.auth import ManagedIdentityAppCredentials
 
 from adapters.teams.files import FileOffers
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core import Agent, LifecycleHook
 from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
 from agent_core.state import State
@@ -30,7 +31,6 @@ from bots.teams.connector import ConnectorPool
 from bots.teams.settings import TeamsSettings
 from tests.adapters.teams import payloads
 from tests.bots.teams.agents import build_agent
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 
 ADMIN = "aad-admin"
 MEMBER = "aad-ana"

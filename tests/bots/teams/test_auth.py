@@ -10,9 +10,9 @@ import time
 import pytest
 import requests
 
+from adapters.teams.testing import rsa_key
 from bots.teams.bot import ThreadlineTeamsBot
 from tests.bots.teams.harness import TeamsHarness, teams_bot
-from tests.fakes.bot_connector import rsa_key
 
 
 def nothing_happened(bot: TeamsHarness) -> bool:

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
+from adapters.teams.testing import ConnectorCall
 from agent_core.llm.scripted import ScriptedResponse
 from tests.adapters.teams.payloads import TENANT
 from tests.adapters.teams.schemas import assert_valid_card, cards_in
 from tests.bots.teams.agents import FeedbackLog
 from tests.bots.teams.harness import ADMIN, MEMBER, is_answer, teams_bot
-from tests.fakes.bot_connector import ConnectorCall
 
 
 def stream_kind(call: ConnectorCall) -> str | None:

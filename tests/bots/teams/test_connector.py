@@ -12,8 +12,8 @@ from email.utils import format_datetime
 import pytest
 
 from adapters.teams.connector import ConnectorError, RetryingConnector
+from adapters.teams.testing import FakeBotConnector
 from bots.teams.connector import BotConnectorClient, ConnectorPool, CredentialsTokenSource
-from tests.fakes.bot_connector import FakeBotConnector
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from adapters.notices import INTERRUPTED, STOPPED
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import asker_id, delivery_key, message_text, turn_key
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue, StateSettings, build_state
 from agent_core.users import UserResolver
@@ -23,7 +24,6 @@ from bots.teams.connector import ConnectorPool
 from bots.teams.settings import TeamsSettings
 from tests.adapters.teams import payloads
 from tests.bots.teams.harness import settings_for, teams_bot
-from tests.fakes.bot_connector import ConnectorCall, FakeBotConnector
 
 Seed = Callable[[FakeBotConnector], Awaitable[None]]
 

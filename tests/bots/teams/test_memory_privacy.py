@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from adapters.teams.testing import ConnectorCall
 from agent_core import Agent, InMemoryAgentMemory, UserResolver
+from agent_core.llm.testing import FakeAnthropic, Reply
 from bots.teams.settings import TeamsSettings
 from tests.bots.teams.harness import ADMIN, MEMBER, TeamsHarness, teams_bot
-from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.fakes.bot_connector import ConnectorCall
 from tests.support.memory_privacy import (
     QUESTION,
     Marks,

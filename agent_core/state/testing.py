@@ -1,8 +1,21 @@
-"""A real ``redis-server`` on a free loopback port, for tests: start, stop, restart.
+"""A real ``redis-server`` on a free loopback port, for tests and benchmarks: start, stop,
+restart, kill.
 
-Persistence is off (``--save "" --appendonly no``) and its files live in a temporary
-directory, so a restart is the same as a Redis that lost its data. Readiness is polled
-(PING over a socket) with a deadline: the one place tests wait on a real server.
+Persistence is off (``--save "" --appendonly no``) and its files live in the directory you
+give, so a restart is the same as a Redis that lost its data. Readiness is polled (PING over
+a socket) with a deadline: the one place a test waits on a real server. Point the state
+layer at ``server.url``::
+
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    state = build_state(StateSettings(redis_url=server.url))
+    ...
+    server.stop(kill=True)  # as in a crash
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> RedisServer(Path(tempfile.mkdtemp()), port=6390).url
+'redis://127.0.0.1:6390/0'
 """
 
 from __future__ import annotations
@@ -13,12 +26,22 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.support.ports import free_port
-
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (servers under test bind to loopback only).
+
+    >>> 0 < free_port() < 65536
+    True
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def redis_available() -> bool:
+    """Whether ``redis-server`` is installed (on the PATH or in /usr/bin)."""
     return Path(REDIS_SERVER).exists()
 
 
@@ -32,7 +55,7 @@ def _answers_ping(port: int) -> bool:
 
 
 class RedisServer:
-    """One ``redis-server`` process; ``stop`` / ``start`` keep the same port."""
+    """One ``redis-server`` process on 127.0.0.1; ``stop`` / ``start`` keep the same port."""
 
     def __init__(self, directory: Path, port: int | None = None) -> None:
         self.directory = directory

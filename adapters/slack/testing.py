@@ -1,15 +1,9 @@
-"""A fake Slack Web API on 127.0.0.1 for tests and benchmarks.
+"""A fake Slack Web API for tests, benchmarks and the local console.
 
 Point the real ``slack_sdk`` ``AsyncWebClient`` at ``fake.base_url``; every call is recorded
 (``fake.calls``) and answered the way Slack answers: ``{"ok": true, ...}`` with generated
 ``ts`` values, or ``{"ok": false, "error": ...}``. Messages are kept per channel, so tests
 can assert on what a person would see (``fake.thread(channel, ts)``).
-
-Scripting:
-  ``fake.script("chat.appendStream", Reply(error="message_not_in_streaming_state"))``
-  answers the next call(s) of a method from a queue; ``Reply(status=429, retry_after=1)``
-  is a rate-limit answer. ``fake.errors["usergroups.list"] = "missing_scope"`` fails a
-  method until removed.
 
 >>> import asyncio
 >>> from slack_sdk.web.async_client import AsyncWebClient
@@ -17,9 +11,25 @@ Scripting:
 ...     async with FakeSlackApi() as fake:
 ...         client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
 ...         await client.chat_postMessage(channel="C1", text="hi")
-...         return [c.method for c in fake.calls]
+...         return [c.method for c in fake.calls], fake.visible("C1")[0].text
 >>> asyncio.run(demo())
-['chat.postMessage']
+(['chat.postMessage'], 'hi')
+
+Scripting:
+  ``fake.script("chat.appendStream", Reply(error="message_not_in_streaming_state"))``
+  answers the next call(s) of a method from a queue; ``Reply(status=429, retry_after=1)``
+  is a rate-limit answer. ``fake.errors["usergroups.list"] = "missing_scope"`` fails a
+  method until removed. ``fake.tokens = {"xoxb-1"}`` makes every other token
+  ``invalid_auth``, as a revoked token is.
+
+Watching: ``await fake.wait_for_call("chat.postMessage")`` (never sleep), or
+``FakeSlackApi(on_call=...)``, called with each ``Call`` once it is answered
+(``call.response``, and ``call.message`` as it now stands).
+
+Serving: ``async with FakeSlackApi()`` listens on 127.0.0.1; ``fake.web_app()`` is the same
+API as an aiohttp app to mount in your own (``app.add_subapp("/slack", fake.web_app())``:
+then the Web API is ``/slack/api/``). ``keep=N`` remembers only the newest N calls,
+messages and files, for a process that runs for hours.
 """
 
 from __future__ import annotations
@@ -27,31 +37,48 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import mimetypes
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Self
 
 from aiohttp import web
+from yarl import URL
 
-JSON_FIELDS = {"blocks", "attachments", "chunks", "files", "metadata", "prompts", "channels"}
+JSON_FIELDS = {
+    "blocks", "attachments", "chunks", "files", "metadata", "prompts", "channels",
+    "loading_messages",
+}  # fmt: skip
 
 
 @dataclass
 class Call:
-    """One request the fake received."""
+    """One request the fake received; ``response`` is the JSON it answered and ``message``
+    the message the call posted or changed (set once the call is answered).
+
+    >>> Call("chat.postMessage", {"channel": "C1", "text": "hi"}).method
+    'chat.postMessage'
+    """
 
     method: str
     args: dict[str, Any]
     token: str | None = None
     body: bytes = b""
     at: float = field(default_factory=time.monotonic)
+    response: dict[str, Any] | None = None
+    message: Message | None = None
 
 
 @dataclass
 class Reply:
-    """A scripted answer: an error, a rate limit, or extra fields merged into success."""
+    """A scripted answer: an error, a rate limit, or extra fields merged into success.
+
+    >>> Reply(status=429, retry_after=1).status
+    429
+    """
 
     error: str | None = None
     status: int = 200
@@ -62,7 +89,11 @@ class Reply:
 
 @dataclass
 class Message:
-    """A message as Slack would hold it."""
+    """A message as Slack would hold it; ``files`` are the file objects shared with it.
+
+    >>> Message(channel="C1", ts="1.000100", thread_ts=None, text="hi").deleted
+    False
+    """
 
     channel: str
     ts: str
@@ -74,24 +105,55 @@ class Message:
     ephemeral_to: str | None = None
     deleted: bool = False
     chunks: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass
+class SlackFile:
+    """A file uploaded with ``files.getUploadURLExternal`` (its bytes: ``fake.uploads``).
+
+    >>> SlackFile("F1", "chart.png").mimetype
+    'image/png'
+    """
+
+    id: str
+    name: str = "file"
+    title: str | None = None
+
+    @property
+    def mimetype(self) -> str:
+        return mimetypes.guess_type(self.name)[0] or "application/octet-stream"
+
+
+_request: ContextVar[web.Request] = ContextVar("fake_slack_request")
 Handler = Callable[[Call], Awaitable[dict[str, Any]]]
+Observer = Callable[[Call], None]
 
 
 class FakeSlackApi:
-    """The fake server; use as ``async with FakeSlackApi() as fake:``."""
+    """The fake server; use as ``async with FakeSlackApi() as fake:`` (module docstring)."""
 
-    def __init__(self, *, team_id: str = "T1", bot_user_id: str = "UBOT") -> None:
+    def __init__(
+        self,
+        *,
+        team_id: str = "T1",
+        bot_user_id: str = "UBOT",
+        on_call: Observer | None = None,
+        keep: int | None = None,
+    ) -> None:
         self.team_id = team_id
         self.bot_user_id = bot_user_id
+        self.on_call = on_call
+        self.keep = keep
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.users: dict[str, dict[str, Any]] = {}
         self.usergroups: list[dict[str, Any]] = []
         self.replies: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.uploads: dict[str, bytes] = {}
+        self.files: dict[str, SlackFile] = {}
         self.errors: dict[str, str] = {}
+        self.tokens: set[str] | None = None
         self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._file_ids = itertools.count(1)
@@ -109,14 +171,19 @@ class FakeSlackApi:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def start(self) -> None:
+    def web_app(self) -> web.Application:
+        """The fake's routes as an aiohttp app, to serve or to mount in another app."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/api/{method}", self._api)
-        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_post("/upload/{file_id}", self._upload, name="upload")
+        app.router.add_get("/files/{file_id}/{name}", self._file, name="file")
         app.router.add_post("/response/{hook}", self._response_url)
-        app.router.add_get("/socket", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
+        app.router.add_get("/socket", self._socket, name="socket")
+        return app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.web_app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
@@ -131,6 +198,7 @@ class FakeSlackApi:
 
     @property
     def base_url(self) -> str:
+        """The Web API's URL, once ``start``ed (a mounted fake is where you mounted it)."""
         return f"http://127.0.0.1:{self.port}/api/"
 
     def response_url(self, hook: str = "hook") -> str:
@@ -174,7 +242,28 @@ class FakeSlackApi:
     async def _record(self, call: Call) -> None:
         async with self._changed:
             self.calls.append(call)
+            self._forget_old()
             self._changed.notify_all()
+
+    def _observe(self, call: Call) -> None:
+        if self.on_call is not None:
+            self.on_call(call)
+
+    def _forget_old(self) -> None:
+        if self.keep is None:
+            return
+        for history in (self.calls, self.messages):
+            del history[: max(0, len(history) - self.keep)]
+        for store in (self.uploads, self.files):
+            while len(store) > self.keep:
+                del store[next(iter(store))]
+
+    @staticmethod
+    def _url(route: str, **parts: str) -> URL:
+        """An absolute URL of this fake's ``route``, as the client of this request reached it
+        (the fake may be mounted under a prefix in another app)."""
+        request = _request.get()
+        return request.url.origin().join(request.app.router[route].url_for(**parts))
 
     async def _notify(self) -> None:
         async with self._changed:
@@ -201,46 +290,67 @@ class FakeSlackApi:
         token = auth.removeprefix("Bearer ") or args.pop("token", None)
         call = Call(method=method, args=args, token=token, body=body)
         await self._record(call)
-        scripted = self._scripts[method].popleft() if self._scripts[method] else None
+        _request.set(request)  # for the URLs a method hands out (this request's task only)
+        status, call.response, headers = await self._answer(call)
+        await self._notify()
+        self._observe(call)
+        return web.json_response(call.response, status=status, headers=headers)
+
+    async def _answer(self, call: Call) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Status, JSON body and headers: scripted, failed as configured, or the method's."""
+        queue = self._scripts[call.method]
+        scripted = queue.popleft() if queue else None
         if scripted is not None and scripted.delay:
             await asyncio.sleep(scripted.delay)
         if scripted is not None and scripted.status == 429:
             retry_after = 1 if scripted.retry_after is None else scripted.retry_after
-            headers = {"Retry-After": str(retry_after)}
-            return web.json_response(
-                {"ok": False, "error": "ratelimited"}, status=429, headers=headers
-            )
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
         if scripted is not None and scripted.error:
-            return web.json_response({"ok": False, "error": scripted.error})
-        if method in self.errors:
-            return web.json_response({"ok": False, "error": self.errors[method]})
-        prefix = "xapp-" if method == "apps.connections.open" else "xox"
-        if not token or not token.startswith(prefix):
-            return web.json_response({"ok": False, "error": "not_authed"})
-        handler: Handler | None = getattr(self, "_" + method.replace(".", "_"), None)
+            return 200, {"ok": False, "error": scripted.error}, {}
+        error = self.errors.get(call.method) if call.method in self.errors else self._refused(call)
+        if error is not None:
+            return 200, {"ok": False, "error": error}, {}
+        handler: Handler | None = getattr(self, "_" + call.method.replace(".", "_"), None)
         if handler is None:
-            return web.json_response({"ok": False, "error": "unknown_method"})
+            return 200, {"ok": False, "error": "unknown_method"}, {}
         result = await handler(call)
         if scripted is not None:
             result.update(scripted.data)
-        await self._notify()
-        return web.json_response({"ok": True, **result} if "ok" not in result else result)
+        return 200, {"ok": True, **result} if "ok" not in result else result, {}
+
+    def _refused(self, call: Call) -> str | None:
+        """Why Slack would refuse the call's token, if it would."""
+        prefix = "xapp-" if call.method == "apps.connections.open" else "xox"
+        if not call.token or not call.token.startswith(prefix):
+            return "not_authed"
+        if self.tokens is not None and call.token not in self.tokens:
+            return "invalid_auth"
+        return None
 
     async def _upload(self, request: web.Request) -> web.Response:
         file_id = request.match_info["file_id"]
-        self.uploads[file_id] = await request.read()
-        await self._record(
-            Call(method="upload", args={"file_id": file_id}, body=self.uploads[file_id])
-        )
+        content = await request.read()
+        self.uploads[file_id] = content
+        call = Call(method="upload", args={"file_id": file_id}, body=content)
+        await self._record(call)
+        self._observe(call)
         return web.Response(text="OK - 200")
+
+    async def _file(self, request: web.Request) -> web.Response:
+        """A file's bytes, as its ``url_private`` would serve them (no token asked)."""
+        file_id = request.match_info["file_id"]
+        content = self.uploads.get(file_id)
+        if content is None:
+            raise web.HTTPNotFound()
+        mimetype = self.files.get(file_id, SlackFile(file_id, request.match_info["name"])).mimetype
+        return web.Response(body=content, content_type=mimetype)
 
     async def _response_url(self, request: web.Request) -> web.Response:
         args, body = await self._args(request)
-        await self._record(
-            Call(
-                method="response_url", args={"hook": request.match_info["hook"], **args}, body=body
-            )
-        )
+        hook = request.match_info["hook"]
+        call = Call(method="response_url", args={"hook": hook, **args}, body=body)
+        await self._record(call)
+        self._observe(call)
         return web.Response(text="ok")
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
@@ -251,7 +361,9 @@ class FakeSlackApi:
         await self._notify()
         async for message in socket:
             if message.type.name == "TEXT":
-                await self._record(Call(method="socket_ack", args=json.loads(message.data)))
+                call = Call(method="socket_ack", args=json.loads(message.data))
+                await self._record(call)
+                self._observe(call)
         return socket
 
     async def send_envelope(self, kind: str, payload: dict[str, Any], *, envelope_id: str) -> None:
@@ -269,10 +381,14 @@ class FakeSlackApi:
     # --- methods ------------------------------------------------------------------------------
 
     async def _apps_connections_open(self, call: Call) -> dict[str, Any]:
-        return {"url": f"ws://127.0.0.1:{self.port}/socket"}
+        return {"url": str(self._url("socket").with_scheme("ws"))}
 
-    def _find(self, channel: str, ts: str) -> Message | None:
-        return next((m for m in self.messages if m.channel == channel and m.ts == ts), None)
+    def _find(self, call: Call) -> Message | None:
+        """The message ``call`` names (``channel``, ``ts``); also its ``call.message``."""
+        channel, ts = call.args["channel"], call.args["ts"]
+        found = next((m for m in self.messages if m.channel == channel and m.ts == ts), None)
+        call.message = found
+        return found
 
     async def _auth_test(self, call: Call) -> dict[str, Any]:
         return {
@@ -285,8 +401,8 @@ class FakeSlackApi:
             "is_enterprise_install": False,
         }
 
-    def _post(self, args: dict[str, Any], **extra: Any) -> Message:
-        message = Message(
+    def _post(self, call: Call, args: dict[str, Any], **extra: Any) -> Message:
+        message = call.message = Message(
             channel=args["channel"],
             ts=self.next_ts(),
             thread_ts=args.get("thread_ts"),
@@ -296,20 +412,21 @@ class FakeSlackApi:
             **extra,
         )
         self.messages.append(message)
+        self._forget_old()
         return message
 
     async def _chat_postMessage(self, call: Call) -> dict[str, Any]:
         if not (call.args.get("text") or call.args.get("blocks") or call.args.get("markdown_text")):
             return {"ok": False, "error": "no_text"}
-        message = self._post(call.args)
+        message = self._post(call, call.args)
         return {"channel": message.channel, "ts": message.ts, "message": {"ts": message.ts}}
 
     async def _chat_postEphemeral(self, call: Call) -> dict[str, Any]:
-        message = self._post(call.args, ephemeral_to=call.args["user"])
+        message = self._post(call, call.args, ephemeral_to=call.args["user"])
         return {"message_ts": message.ts}
 
     async def _chat_update(self, call: Call) -> dict[str, Any]:
-        message = self._find(call.args["channel"], call.args["ts"])
+        message = self._find(call)
         if message is None or message.deleted:
             return {"ok": False, "error": "message_not_found"}
         message.text = call.args.get("text") or call.args.get("markdown_text") or message.text
@@ -317,7 +434,7 @@ class FakeSlackApi:
         return {"channel": message.channel, "ts": message.ts}
 
     async def _chat_delete(self, call: Call) -> dict[str, Any]:
-        message = self._find(call.args["channel"], call.args["ts"])
+        message = self._find(call)
         if message is None or message.deleted:
             return {"ok": False, "error": "message_not_found"}
         message.deleted = True
@@ -335,19 +452,20 @@ class FakeSlackApi:
     async def _chat_startStream(self, call: Call) -> dict[str, Any]:
         if not call.args.get("thread_ts"):
             return {"ok": False, "error": "invalid_arguments"}
-        message = self._post({**call.args, "text": "", "markdown_text": ""}, streaming=True)
+        args = {**call.args, "text": "", "markdown_text": ""}
+        message = self._post(call, args, streaming=True)
         self._append_chunks(message, call.args)
         return {"channel": message.channel, "ts": message.ts}
 
     async def _chat_appendStream(self, call: Call) -> dict[str, Any]:
-        message = self._find(call.args["channel"], call.args["ts"])
+        message = self._find(call)
         if message is None or not message.streaming:
             return {"ok": False, "error": "message_not_in_streaming_state"}
         self._append_chunks(message, call.args)
         return {"channel": message.channel, "ts": message.ts}
 
     async def _chat_stopStream(self, call: Call) -> dict[str, Any]:
-        message = self._find(call.args["channel"], call.args["ts"])
+        message = self._find(call)
         if message is None or not message.streaming:
             return {"ok": False, "error": "message_not_in_streaming_state"}
         self._append_chunks(message, call.args)
@@ -366,7 +484,10 @@ class FakeSlackApi:
 
     async def _files_getUploadURLExternal(self, call: Call) -> dict[str, Any]:
         file_id = f"F{next(self._file_ids)}"
-        return {"file_id": file_id, "upload_url": f"http://127.0.0.1:{self.port}/upload/{file_id}"}
+        self.files[file_id] = SlackFile(file_id, str(call.args.get("filename") or "file"))
+        self._forget_old()
+        upload_url = self._url("upload", file_id=file_id)
+        return {"file_id": file_id, "upload_url": str(upload_url)}
 
     async def _files_completeUploadExternal(self, call: Call) -> dict[str, Any]:
         files = call.args.get("files") or []
@@ -375,14 +496,21 @@ class FakeSlackApi:
             return {"ok": False, "error": "file_not_found"}
         channel = call.args.get("channel_id")
         if channel:
-            self._post(
-                {
-                    "channel": channel,
-                    "thread_ts": call.args.get("thread_ts"),
-                    "text": call.args.get("initial_comment") or "",
-                }
-            )
+            shared = [self._shared(f["id"], f.get("title")) for f in files]
+            text = call.args.get("initial_comment") or ""
+            args = {"channel": channel, "thread_ts": call.args.get("thread_ts"), "text": text}
+            self._post(call, args, files=shared)
         return {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+
+    def _shared(self, file_id: str, title: str | None) -> dict[str, Any]:
+        """The file object a message shows, once the file is shared with ``title``."""
+        stored = self.files.setdefault(file_id, SlackFile(file_id))
+        stored.title = title or stored.title
+        return {
+            "id": file_id, "name": stored.name, "title": stored.title or stored.name,
+            "mimetype": stored.mimetype, "size": len(self.uploads[file_id]),
+            "url_private": str(self._url("file", file_id=file_id, name=stored.name)),
+        }  # fmt: skip
 
     async def _users_info(self, call: Call) -> dict[str, Any]:
         user = self.users.get(call.args.get("user", ""))
