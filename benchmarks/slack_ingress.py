@@ -54,9 +54,9 @@ from agent_core import (  # noqa: E402
     ToolRegistry,
 )
 from agent_core.state import StateSettings, build_state  # noqa: E402
-from bots.slack_bot import SlackBot  # noqa: E402
-from bots.slack_server import serve_http  # noqa: E402
-from bots.slack_settings import SlackSettings  # noqa: E402
+from bots.slack.bot import SlackBot  # noqa: E402
+from bots.slack.server import serve_http  # noqa: E402
+from bots.slack.settings import SlackSettings  # noqa: E402
 from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
 
 SECRET = "bench-secret"

@@ -20,7 +20,7 @@ from typing import Any
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 
-from adapters.slack.dataviz import DataVisualizationBlock
+from adapters.slack.charts import DataVisualizationBlock
 from adapters.slack.markdown import truncate
 
 MAX_BLOCKS = 50

@@ -17,10 +17,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.slack.blocks import render
 from adapters.slack.controls import feedback_block
 from adapters.slack.elements import context
 from adapters.slack.limits import SlackMessage
+from adapters.slack.render import render
 from agent_core.components import (
     ComponentLifecycle,
     RichTextComponent,
@@ -31,7 +31,7 @@ from agent_core.components import (
 )
 
 if TYPE_CHECKING:
-    from adapters.slack.reply import ReplyTarget
+    from adapters.slack.stream import ReplyTarget
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ QUIET_WHEN_DONE = frozenset({"completed", "success"})
 class PrivateDelivery:
     """Sends components to ``target.user_id`` only; see the module docstring.
 
-    >>> from adapters.slack.reply import ReplyTarget
+    >>> from adapters.slack.stream import ReplyTarget
     >>> client = AsyncWebClient(token="xoxb-test")
     >>> PrivateDelivery(client, ReplyTarget("C1", "1.0", "T1", "U1")).target.user_id
     'U1'

@@ -22,7 +22,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import ImageBlock, TableBlock
 
-from adapters.slack.dataviz import chart_block
+from adapters.slack.charts import chart_block
 from adapters.slack.elements import context, sections
 from adapters.slack.limits import (
     MAX_TABLE_COLUMNS,

@@ -8,7 +8,7 @@ A turn reads like this::
                          TeamsReplyStream.handle()     -> ConsoleConnector     -> feed
     Slack close() + Teams finish()
 
-Stop cancels the turn's task, as the channel hosts do (``bots.slack_turns``,
+Stop cancels the turn's task, as the channel hosts do (``bots.slack.turns``,
 ``bots.teams_turns``): the agent commits a consistent partial turn, the Slack reply ends with
 "(stopped)" and the Teams reply sends nothing more.
 """
@@ -27,7 +27,7 @@ from typing import Any, Literal
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.reply import ReplyStream, ReplyTarget
+from adapters.slack.stream import ReplyStream, ReplyTarget
 from adapters.teams.reply import ReplyOptions, TeamsReplyStream
 from agent_core.agent import Agent
 from agent_core.components import UiComponent

@@ -25,8 +25,8 @@ from typing import Any
 
 import aiohttp
 
+from tests.bots.slack.harness import SECRET, add_users, sign
 from tests.fakes.slack_api import FakeSlackApi, Message
-from tests.slack.harness import SECRET, add_users, sign
 from tests.support.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 from adapters.slack.controls import STOP_ACTION
+from tests.bots.slack.harness import add_users
 from tests.e2e.slack_cluster import (
     WAIT,
     BotProcess,
@@ -32,7 +33,6 @@ from tests.e2e.slack_cluster import (
     texts,
 )
 from tests.fakes.slack_api import FakeSlackApi
-from tests.slack.harness import add_users
 from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.redis

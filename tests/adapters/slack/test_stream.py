@@ -8,7 +8,7 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.reply import ReplyStream, ReplyTarget
+from adapters.slack.stream import ReplyStream, ReplyTarget
 from agent_core import RequestContext, ScriptedResponse, StaticUserResolver, User
 from agent_core.components import (
     ComponentLifecycle,
@@ -20,8 +20,8 @@ from agent_core.components import (
     TaskTrackerUpdateComponent,
     UiComponent,
 )
+from tests.bots.slack.agents import build_agent
 from tests.fakes.slack_api import FakeSlackApi
-from tests.slack.agents import build_agent
 
 CHANNEL = ReplyTarget(channel="C1", thread_ts="1.0", team_id="T1", user_id="U1")
 DM = ReplyTarget(channel="D1", thread_ts="1.0", team_id="T1", user_id="U1", is_dm=True)

@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.context import PRIVATE_THREAD, conversation_id
-from adapters.slack.reply import ReplyStream, ReplyTarget
+from adapters.slack.stream import ReplyStream, ReplyTarget
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.users import RequestContext
 

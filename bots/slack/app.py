@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.state import State, StateSettings
     from agent_core.users import UserResolver
-    from bots.slack_settings import SlackSettings
+    from bots.slack.settings import SlackSettings
 
     AgentFactory = Callable[[State, UserResolver], Agent]
 
@@ -93,9 +93,9 @@ async def serve(
 ) -> None:
     """Run one bot process until cancelled: state, identity, agent, quota, transport."""
     from agent_core.state import build_state
-    from bots.slack_bot import SlackBot, default_clients
-    from bots.slack_server import run_until_cancelled
-    from bots.slack_wiring import build_user_resolver
+    from bots.slack.bot import SlackBot, default_clients
+    from bots.slack.clients import build_user_resolver
+    from bots.slack.server import run_until_cancelled
 
     state = build_state(state_settings)
     log.info("threadline slack: state in %s", state_settings.describe())
@@ -142,7 +142,7 @@ def child_arguments(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     from agent_core.state import StateSettings
-    from bots.slack_settings import SlackSettings
+    from bots.slack.settings import SlackSettings
 
     try:
         settings = SlackSettings.from_env(**_overrides(args))

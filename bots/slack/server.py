@@ -21,7 +21,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
-from bots.slack_bot import SlackBot
+from bots.slack.bot import SlackBot
 
 log = logging.getLogger(__name__)
 

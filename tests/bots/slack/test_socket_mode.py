@@ -10,12 +10,12 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.identity import SlackUserResolver
-from bots.slack_bot import SlackBot
-from bots.slack_server import build_web_app, socket_mode_handler
-from bots.slack_settings import SlackSettings
+from bots.slack.bot import SlackBot
+from bots.slack.server import build_web_app, socket_mode_handler
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.agents import build_agent
+from tests.bots.slack.harness import TOKEN, add_users
 from tests.fakes.slack_api import FakeSlackApi
-from tests.slack.agents import build_agent
-from tests.slack.harness import TOKEN, add_users
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from agent_core.errors import AgentError
 from agent_core.state.keyvalue import KeyValueStore
-from bots.slack_settings import SlackSettings
+from bots.slack.settings import SlackSettings
 
 
 def build_client(

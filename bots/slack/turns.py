@@ -1,6 +1,6 @@
 """Durable turns of the Slack bot: what a listener records, and the worker that answers it.
 
-A listener (``bots.slack_bot``) turns a verified delivery into a ``QueuedTurn`` and
+A listener (``bots.slack.bot``) turns a verified delivery into a ``QueuedTurn`` and
 ``state.turns.enqueue``-s it before Slack gets its ack. ``SlackTurns.answer`` runs it on
 whichever process's worker picks it up; the queue keeps the turns of one thread in order:
 
@@ -19,7 +19,7 @@ whichever process's worker picks it up; the queue keeps the turns of one thread 
 - **Shutdown** (``stop``): no new turns are taken; the ones this process holds finish and
   complete first (``DrainingTurnQueue``), so a rolling restart re-runs nothing.
 
-The payload (``QueuedTurn``) and the notices live in ``bots.slack_queued``.
+The payload (``QueuedTurn``) and the notices live in ``bots.slack.queued``.
 """
 
 from __future__ import annotations
@@ -40,15 +40,15 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.slack.context import conversation_id
 from adapters.slack.history import fetch_thread, thread_prompt
 from adapters.slack.markdown import escape_mrkdwn, truncate
-from adapters.slack.reply import ReplyStream
+from adapters.slack.stream import ReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.agent import Agent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.users import RequestContext
-from bots.slack_metrics import SlackMetrics
-from bots.slack_queued import (
+from bots.slack.metrics import SlackMetrics
+from bots.slack.queued import (
     INTERRUPTED,
     QueuedTurn,
     TurnRequest,

@@ -22,12 +22,12 @@ from slack_sdk.signature import SignatureVerifier
 from agent_core import Agent, InMemoryAuditLogger, LifecycleHook
 from agent_core.llm.scripted import ScriptEntry
 from agent_core.state import State, StateSettings, build_state
-from bots.slack_bot import SlackBot, default_clients
-from bots.slack_server import build_web_app
-from bots.slack_settings import SlackSettings
-from bots.slack_wiring import build_user_resolver
+from bots.slack.bot import SlackBot, default_clients
+from bots.slack.clients import build_user_resolver
+from bots.slack.server import build_web_app
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.agents import build_agent
 from tests.fakes.slack_api import FakeSlackApi
-from tests.slack.agents import build_agent
 
 SECRET = "test-signing-secret"
 TOKEN = "xoxb-test"

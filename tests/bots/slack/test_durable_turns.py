@@ -18,11 +18,11 @@ import pytest
 from agent_core import Agent, ScriptedLlmService, ScriptedResponse, ToolRegistry, UserResolver
 from agent_core.llm.base import LlmRequest
 from agent_core.state import State, StateSettings, build_state
-from bots.slack_app import serve
-from bots.slack_settings import SlackSettings
+from bots.slack.app import serve
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.harness import SECRET, TOKEN, add_users, running_bot, sign
+from tests.bots.slack.test_bot_entry_points import mention
 from tests.fakes.slack_api import FakeSlackApi
-from tests.slack.harness import SECRET, TOKEN, add_users, running_bot, sign
-from tests.slack.test_bot_entry_points import mention
 from tests.support.ports import free_port
 from tests.support.redis_server import RedisServer
 
@@ -202,7 +202,7 @@ class Listening(logging.Handler):
 @contextlib.contextmanager
 def listening() -> Iterator[Listening]:
     handler = Listening()
-    logger = logging.getLogger("bots.slack_server")
+    logger = logging.getLogger("bots.slack.server")
     logger.addHandler(handler)
     level, logger.level = logger.level, logging.INFO
     try:

@@ -22,10 +22,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.answer import AnswerStream
-from adapters.slack.blocks import render
 from adapters.slack.controls import feedback_block, stop_message, task_chunk
 from adapters.slack.limits import SlackMessage
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
+from adapters.slack.render import render
 from adapters.slack.status import StatusLine
 from agent_core.components import (
     ComponentLifecycle,

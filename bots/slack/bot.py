@@ -5,13 +5,13 @@
     message (DM)           -> a turn in the DM thread
     message (in a thread)  -> a follow-up, when the bot is already part of that thread
     slash command          -> a thread the bot starts, or a private answer
-    clicks and other events -> ``bots.slack_interactions`` (mixed in)
+    clicks and other events -> ``bots.slack.interactions`` (mixed in)
 
 Each accepted message is recorded with ``state.turns.enqueue`` *before* Slack gets its
 ack (bolt acks when the listener returns: ``process_before_response``). The delivery key
 (team, channel, message ts) is recorded with the turn in one atomic step, so Slack's
 retries, and a mention Slack also delivers as a plain ``message``, are dropped on any
-process. Workers (``bots.slack_turns``) answer the turns, on this process or another.
+process. Workers (``bots.slack.turns``) answer the turns, on this process or another.
 
 When the state backend is down the delivery is still acked and the asker is told plainly
 that Threadline is temporarily unavailable; nothing else changes, and the next delivery
@@ -49,12 +49,12 @@ from adapters.slack.threads import ThreadMembership
 from agent_core.agent import Agent
 from agent_core.errors import StateUnavailableError
 from agent_core.state import State, StateSettings, build_state
-from bots.slack_interactions import InteractionListeners
-from bots.slack_metrics import SlackMetrics
-from bots.slack_queued import UNAVAILABLE, QueuedTurn, reply_target, tell
-from bots.slack_settings import BOT_SCOPES, SlackSettings
-from bots.slack_turns import SlackTurns
-from bots.slack_wiring import WorkspaceClients, build_client, installation_store_for
+from bots.slack.clients import WorkspaceClients, build_client, installation_store_for
+from bots.slack.interactions import InteractionListeners
+from bots.slack.metrics import SlackMetrics
+from bots.slack.queued import UNAVAILABLE, QueuedTurn, reply_target, tell
+from bots.slack.settings import BOT_SCOPES, SlackSettings
+from bots.slack.turns import SlackTurns
 
 log = logging.getLogger(__name__)
 

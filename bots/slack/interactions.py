@@ -22,12 +22,12 @@ from typing import Any
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import render
 from adapters.slack.cache import TtlCache
 from adapters.slack.context import PRIVATE_THREAD, action_context, conversation_id, workspace_of
 from adapters.slack.controls import feedback_turn
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.markdown import truncate
+from adapters.slack.render import render
 from adapters.slack.threads import ThreadMembership
 from agent_core.agent import Agent
 from agent_core.components import ButtonComponent, ButtonGroupComponent, UiComponent
@@ -35,9 +35,9 @@ from agent_core.errors import StateUnavailableError
 from agent_core.feedback import Feedback
 from agent_core.state import State
 from agent_core.users import RequestContext
-from bots.slack_metrics import SlackMetrics
-from bots.slack_queued import QueuedTurn
-from bots.slack_settings import SlackSettings
+from bots.slack.metrics import SlackMetrics
+from bots.slack.queued import QueuedTurn
+from bots.slack.settings import SlackSettings
 
 log = logging.getLogger(__name__)
 
