@@ -1,11 +1,9 @@
-"""Native Slack charts: the ``data_visualization`` block, built from a ``ChartComponent``.
+"""Charts in Slack: a native ``data_visualization`` block when the chart fits, else a PNG.
 
-slack_sdk 3.47 has no model for this block yet, so ``DataVisualizationBlock`` is one, in the
-same style (a ``Block`` whose ``to_dict`` raises ``SlackObjectFormationError`` on a broken
-chart). Slack's limits: title <= 50 chars; pie 1-6 positive segments; bar/line/area 1-6
-uniquely named series over 1-20 shared categories with one finite value per category;
-labels <= 20 chars; axis titles <= 50 chars. ``chart_block`` returns ``None`` when a chart
-does not fit them (or is a scatter plot), so the renderer can fall back to the PNG.
+``chart_block`` builds the native block (``limits.DataVisualizationBlock`` holds Slack's chart
+limits) and returns ``None`` when a chart does not fit them (or is a scatter plot);
+``render_chart`` then falls back to the PNG rendering in ``image_url`` (uploaded), an image
+URL, or the data as a table.
 
 >>> from agent_core.components import ChartComponent, ChartSeries
 >>> chart = ChartComponent(chart_type="bar", title="Sales", x=["Q1", "Q2"],
@@ -16,94 +14,26 @@ does not fit them (or is a scatter plot), so the renderer can fall back to the P
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any
 
-from slack_sdk.models.basic_objects import JsonValidator
-from slack_sdk.models.blocks import Block
+from slack_sdk.models.blocks import ImageBlock
 
+from adapters.slack.limits import (
+    AXIS_TITLE_MAX,
+    TITLE_MAX,
+    DataVisualizationBlock,
+    FileUpload,
+    SlackMessage,
+    chart_is_valid,
+    pack_messages,
+)
 from adapters.slack.markdown import truncate
-from agent_core.components import ChartComponent
+from adapters.slack.tables import render_dataframe, slug
+from agent_core.components import ChartComponent, DataFrameComponent
+from agent_core.components.images import png_from_data_uri
 
-TITLE_MAX = 50
-LABEL_MAX = 20
-AXIS_TITLE_MAX = 50
-SERIES_MAX = 6
-SEGMENTS_MAX = 6
-CATEGORIES_MAX = 20
+MAX_IMAGE_URL = 3000
 NATIVE_TYPES = {"bar": "bar", "line": "line", "pie": "pie"}
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _points_ok(points: Any, labels: Sequence[str] | None) -> bool:
-    if not isinstance(points, list) or not points:
-        return False
-    seen = [p.get("label") for p in points if isinstance(p, dict)]
-    if len(seen) != len(points) or any(not isinstance(s, str) or len(s) > LABEL_MAX for s in seen):
-        return False
-    if labels is not None and seen != list(labels):
-        return False
-    return all(_finite(p.get("value")) for p in points)
-
-
-def _series_chart_ok(chart: dict[str, Any]) -> bool:
-    axis = chart.get("axis_config") or {}
-    categories = axis.get("categories")
-    series = chart.get("series")
-    if not isinstance(categories, list) or not 1 <= len(categories) <= CATEGORIES_MAX:
-        return False
-    if not isinstance(series, list) or not 1 <= len(series) <= SERIES_MAX:
-        return False
-    names = [s.get("name") for s in series]
-    if len(set(names)) != len(names) or any(not n or len(n) > LABEL_MAX for n in names):
-        return False
-    titles_ok = all(len(axis.get(k) or "") <= AXIS_TITLE_MAX for k in ("x_label", "y_label"))
-    return titles_ok and all(_points_ok(s.get("data"), categories) for s in series)
-
-
-def chart_is_valid(chart: Any) -> bool:
-    """True when ``chart`` is a ``pie``/``bar``/``line``/``area`` payload within Slack's limits."""
-    if not isinstance(chart, dict):
-        return False
-    kind = chart.get("type")
-    if kind == "pie":
-        segments = chart.get("segments")
-        return (
-            isinstance(segments, list)
-            and 1 <= len(segments) <= SEGMENTS_MAX
-            and _points_ok(segments, None)
-            and all(s["value"] > 0 for s in segments)
-        )
-    return kind in {"bar", "line", "area"} and _series_chart_ok(chart)
-
-
-class DataVisualizationBlock(Block):
-    """A native chart block; ``to_dict`` validates it like slack_sdk's own blocks.
-
-    >>> DataVisualizationBlock(title="Share", chart={"type": "pie", "segments": [
-    ...     {"label": "a", "value": 1}]}).to_dict()["type"]
-    'data_visualization'
-    """
-
-    type = "data_visualization"
-    attributes = {"block_id", "type", "title", "chart"}  # noqa: RUF012 (slack_sdk's shape)
-
-    def __init__(self, *, title: str, chart: dict[str, Any], block_id: str | None = None) -> None:
-        super().__init__(type=self.type, block_id=block_id)
-        self.title = title
-        self.chart = chart
-
-    @JsonValidator(f"title attribute must be 1..{TITLE_MAX} characters")
-    def _validate_title(self) -> bool:
-        return 1 <= len(self.title) <= TITLE_MAX
-
-    @JsonValidator("chart must be a pie/bar/line/area chart within Slack's limits")
-    def _validate_chart(self) -> bool:
-        return chart_is_valid(self.chart)
 
 
 def _label(value: str | float) -> str:
@@ -149,3 +79,33 @@ def chart_block(chart: ChartComponent) -> dict[str, Any] | None:
         return None
     title = truncate(chart.title or chart.y_label or "Chart", TITLE_MAX)
     return DataVisualizationBlock(title=title, chart=native).to_dict()
+
+
+def _chart_as_table(chart: ChartComponent) -> DataFrameComponent:
+    label = chart.x_label or "x"
+    records = [
+        {label: x, **{s.name: (s.values[i] if i < len(s.values) else None) for s in chart.series}}
+        for i, x in enumerate(chart.x)
+    ]
+    return DataFrameComponent.from_records(records, title=chart.title or "Chart data")
+
+
+def render_chart(chart: ChartComponent) -> list[SlackMessage]:
+    """Native chart when it fits, else the PNG upload, else an image URL, else a table."""
+    title = chart.title or "Chart"
+    native = chart_block(chart)
+    if native is not None:
+        return pack_messages([native], text=f"Chart: {title}")
+    png = png_from_data_uri(chart.image_url)
+    if png is not None:
+        upload = FileUpload(
+            filename=f"{slug(chart.title, 'chart')}.png", content=png, title=title, alt_text=title
+        )
+        return [SlackMessage(text=title, files=[upload])]
+    url = chart.image_url or ""
+    if url.startswith(("https://", "http://")) and len(url) <= MAX_IMAGE_URL:
+        image = ImageBlock(
+            image_url=url, alt_text=truncate(title, 2000), title=truncate(title, 2000)
+        )
+        return pack_messages([image.to_dict()], text=f"Chart: {title}")
+    return render_dataframe(_chart_as_table(chart))

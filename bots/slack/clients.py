@@ -15,11 +15,10 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.cache import TtlCache
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from agent_core.errors import AgentError
-from agent_core.state.keyvalue import KeyValueStore
+from agent_core.state import KeyValueStore
 from bots.slack.settings import SlackSettings
 
 
@@ -102,7 +101,7 @@ class WorkspaceClients:
 
 
 def build_user_resolver(
-    settings: SlackSettings, clients: WorkspaceClients, cache: TtlCache | None = None
+    settings: SlackSettings, clients: WorkspaceClients, cache: KeyValueStore | None = None
 ) -> SlackUserResolver:
     """A ``SlackUserResolver`` with the workspace's token and the configured admins, its
     lookups in ``cache`` (``state.cache``: shared by every process on Redis)."""

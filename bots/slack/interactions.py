@@ -22,7 +22,6 @@ from typing import Any
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.cache import TtlCache
 from adapters.slack.context import PRIVATE_THREAD, action_context, conversation_id, workspace_of
 from adapters.slack.controls import feedback_turn
 from adapters.slack.identity import SlackUserResolver
@@ -33,7 +32,7 @@ from agent_core.agent import Agent
 from agent_core.components import ButtonComponent, ButtonGroupComponent, UiComponent
 from agent_core.errors import StateUnavailableError
 from agent_core.feedback import Feedback
-from agent_core.state import State
+from agent_core.state import KeyValueStore, State
 from agent_core.users import RequestContext
 from bots.slack.metrics import SlackMetrics
 from bots.slack.queued import QueuedTurn
@@ -56,7 +55,7 @@ class InteractionListeners:
     settings: SlackSettings
     state: State
     metrics: SlackMetrics
-    cache: TtlCache
+    cache: KeyValueStore
     threads: ThreadMembership
 
     async def _enqueue(self, queued: QueuedTurn, *, dedupe_key: str | None = None) -> bool:

@@ -16,7 +16,6 @@ MODULES = [
     "adapters.slack.tables",
     "adapters.slack.render",
     "adapters.slack.controls",
-    "adapters.slack.cache",
     "adapters.slack.identity",
     "adapters.slack.answer",
     "adapters.slack.status",

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.cache import MemoryTtlCache
 from adapters.slack.identity import SlackUserResolver
 from agent_core.errors import AgentError
+from agent_core.state import MemoryKeyValueStore
 from agent_core.users import RequestContext
 from tests.fakes.slack_api import FakeSlackApi
 
@@ -81,7 +81,8 @@ async def test_guests_get_the_guest_group_not_user(fake: FakeSlackApi) -> None:
 async def test_lookups_are_cached_until_the_ttl_expires(fake: FakeSlackApi) -> None:
     """Regression: an empty injected cache (len 0, so falsy) was replaced by a default one."""
     now = [0.0]
-    resolver = SlackUserResolver(client(fake), cache=MemoryTtlCache(clock=lambda: now[0]), ttl=60)
+    cache = MemoryKeyValueStore(clock=lambda: now[0])
+    resolver = SlackUserResolver(client(fake), cache=cache, ttl=60)
     await resolver.resolve_user(ctx("U1"))
     await resolver.resolve_user(ctx("U2"))
     assert fake.methods() == ["users.info", "usergroups.list", "users.info"]

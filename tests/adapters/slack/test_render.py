@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from slack_sdk.errors import SlackObjectFormationError
 
-from adapters.slack.charts import DataVisualizationBlock
 from adapters.slack.controls import (
     FEEDBACK_ACTION,
     STOP_ACTION,
@@ -23,6 +22,7 @@ from adapters.slack.limits import (
     MAX_MARKDOWN_TOTAL,
     MAX_SECTION_TEXT,
     MAX_TEXT_FALLBACK,
+    DataVisualizationBlock,
     SlackMessage,
     pack_messages,
     validate_block,
