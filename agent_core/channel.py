@@ -10,7 +10,11 @@ agent, tools and hooks can rely on them whatever the channel::
     channel_id    Slack channel / Teams conversation id
     thread_id     Slack thread_ts / Teams conversation id (+ reply chain)
     is_dm         True in a 1:1 conversation with the bot
+    is_private    True when only the asker sees the answer (a private slash command)
     command       the slash command when the message came from one
+    turn_id       the durable turn answering the message (set by the bot's worker)
+
+Platform extras carry the platform's prefix (``slack_enterprise_id``, ``teams_team_id``).
 
 ``thread_key(...)`` builds the conversation id the agent stores history under.
 """
@@ -30,7 +34,9 @@ class ChannelMetadata(TypedDict, total=False):
     channel_id: str
     thread_id: str
     is_dm: bool
+    is_private: bool
     command: str
+    turn_id: str
 
 
 def is_direct_message(metadata: dict[str, Any]) -> bool:

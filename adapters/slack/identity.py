@@ -104,7 +104,7 @@ class SlackUserResolver(UserResolver):
         team, user_id = meta.get("workspace_id"), meta.get("user_id")
         if meta.get("platform") != "slack" or not team or not user_id:
             raise AgentError("This request did not come from a verified Slack user.")
-        enterprise = meta.get("enterprise_id")
+        enterprise = meta.get("slack_enterprise_id")
         client = await self._client_for(team, enterprise)
         profile = await self._user_profile(client, team, user_id)
         handles = await self._handles_of(client, team, user_id)
@@ -115,7 +115,7 @@ class SlackUserResolver(UserResolver):
             metadata={
                 "platform": "slack",
                 "workspace_id": team,
-                "enterprise_id": enterprise,
+                "slack_enterprise_id": enterprise,
                 "slack_user_id": user_id,
                 "is_workspace_admin": profile.get("is_admin", False),
                 "is_workspace_owner": profile.get("is_owner", False),

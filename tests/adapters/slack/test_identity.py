@@ -45,12 +45,12 @@ def client(fake: FakeSlackApi, token: str = "xoxb-1") -> AsyncWebClient:
 
 
 async def test_member_gets_profile_user_group_and_group_handles(fake: FakeSlackApi) -> None:
-    user = await SlackUserResolver(client(fake)).resolve_user(ctx("U1", enterprise_id="E1"))
+    user = await SlackUserResolver(client(fake)).resolve_user(ctx("U1", slack_enterprise_id="E1"))
     assert user.id == "slack:T1:U1"
     assert (user.username, user.email) == ("Ana", "ana@acme.io")
     assert user.group_memberships == ["user", "data-team"]
     assert user.metadata["workspace_id"] == "T1"
-    assert user.metadata["enterprise_id"] == "E1"
+    assert user.metadata["slack_enterprise_id"] == "E1"
     assert not user.is_admin
 
 
