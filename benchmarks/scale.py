@@ -317,7 +317,7 @@ async def slack_bot(url: str, prefix: str, api_url: str, port: int, latency: flo
                 print("ready", flush=True)
 
     logging.basicConfig(level=logging.WARNING)
-    server_log = logging.getLogger("bots.slack.server")
+    server_log = logging.getLogger("bots.slack.app")
     server_log.setLevel(logging.INFO)
     server_log.propagate = False
     server_log.addHandler(Ready())

@@ -140,7 +140,7 @@ async def test_stop_clicked_on_the_other_process_stops_the_answer(
         await cluster.wait_for(lambda f: stop.deleted, "the Stop message to go")
         await cluster.drained()
         [reply] = fake.thread("C1", "300.000100")
-        assert reply.text.endswith("_(stopped)_") and not reply.streaming
+        assert reply.text.endswith("_(Stopped.)_") and not reply.streaming
         assert reply.text.startswith("Answer to «slow") and reply.text.count("More detail") < 3
 
 

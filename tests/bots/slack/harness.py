@@ -22,9 +22,9 @@ from slack_sdk.signature import SignatureVerifier
 from agent_core import Agent, InMemoryAuditLogger, LifecycleHook
 from agent_core.llm.scripted import ScriptEntry
 from agent_core.state import State, StateSettings, build_state
-from bots.slack.bot import SlackBot, default_clients
-from bots.slack.clients import build_user_resolver
-from bots.slack.server import build_web_app
+from bots.slack.app import build_web_app
+from bots.slack.bot import SlackBot
+from bots.slack.clients import build_user_resolver, default_clients
 from bots.slack.settings import SlackSettings
 from tests.bots.slack.agents import build_agent
 from tests.fakes.slack_api import FakeSlackApi
@@ -151,7 +151,7 @@ class SlackHarness:
         return await self.post(body, sign(body), "application/x-www-form-urlencoded")
 
     async def idle(self) -> None:
-        await self.bot.wait_idle(timeout=20)
+        await self.bot.idle(timeout=20)
 
     def llm_questions(self) -> list[str]:
         """The last user message of every LLM request, in order."""

@@ -43,7 +43,7 @@ async def test_a_turn_cut_short_by_a_restart_is_answered_once_after_it(tmp_path:
             await fake.wait_for(lambda f: bool(f.calls_to("chat.appendStream")))
         await state.aclose()
         [partial] = fake.visible("C1")  # settled as stopped, left by the stopped process
-        assert partial.text.endswith("_(stopped)_") and not partial.streaming
+        assert partial.text.endswith("_(Stopped.)_") and not partial.streaming
 
         state = build_state(StateSettings(data_dir=tmp_path))
         try:
@@ -202,7 +202,7 @@ class Listening(logging.Handler):
 @contextlib.contextmanager
 def listening() -> Iterator[Listening]:
     handler = Listening()
-    logger = logging.getLogger("bots.slack.server")
+    logger = logging.getLogger("bots.slack.app")
     logger.addHandler(handler)
     level, logger.level = logger.level, logging.INFO
     try:

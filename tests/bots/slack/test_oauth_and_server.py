@@ -12,9 +12,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.oauth.installation_store import Installation
 
 from agent_core.state import StateSettings, build_state
-from bots.slack.bot import SlackBot, default_clients
-from bots.slack.clients import build_user_resolver
-from bots.slack.server import build_web_app
+from bots.slack.app import build_web_app
+from bots.slack.bot import SlackBot
+from bots.slack.clients import build_user_resolver, default_clients
 from bots.slack.settings import SlackSettings
 from tests.bots.slack.agents import build_agent
 from tests.bots.slack.harness import SECRET, SlackHarness, add_users, running_bot

@@ -1,0 +1,20 @@
+"""The docstring examples of every module of ``bots.slack`` run as tests (they are
+documentation that must not rot). New modules are picked up without a list to keep."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import bots.slack
+
+MODULES = sorted(m.name for m in pkgutil.iter_modules(bots.slack.__path__, "bots.slack."))
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.failed == 0
