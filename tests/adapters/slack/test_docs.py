@@ -1,39 +1,19 @@
-"""The adapters' docstring examples run as tests (they are documentation that must not rot)."""
+"""The docstring examples of every module of ``adapters.slack`` run as tests (they are
+documentation that must not rot). New modules are picked up without a list to keep."""
 
 from __future__ import annotations
 
 import doctest
 import importlib
+import pkgutil
 
 import pytest
 
+import adapters.slack
+
 MODULES = [
-    "adapters.slack.context",
-    "adapters.slack.markdown",
-    "adapters.slack.charts",
-    "adapters.slack.limits",
-    "adapters.slack.elements",
-    "adapters.slack.tables",
-    "adapters.slack.render",
-    "adapters.slack.controls",
-    "adapters.slack.identity",
-    "adapters.slack.answer",
-    "adapters.slack.status",
-    "adapters.slack.stream",
-    "adapters.slack.private",
-    "adapters.slack.history",
-    "adapters.slack.threads",
-    "adapters.slack.installations",
-    "adapters.slack.oauth_state",
-    "bots.slack.settings",
-    "bots.slack.metrics",
-    "bots.slack.bot",
-    "bots.slack.clients",
-    "bots.slack.turns",
-    "bots.slack.queued",
-    "bots.slack.interactions",
-    "bots.slack.app",
-    "tests.fakes.slack_api",
+    *sorted(m.name for m in pkgutil.iter_modules(adapters.slack.__path__, "adapters.slack.")),
+    "tests.fakes.slack_api",  # the fake Slack Web API the tests drive
 ]
 
 
