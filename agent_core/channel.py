@@ -10,11 +10,9 @@ agent, tools and hooks can rely on them whatever the channel::
     channel_id    Slack channel / Teams conversation id
     thread_id     Slack thread_ts / Teams conversation id (+ reply chain)
     is_dm         True in a 1:1 conversation with the bot
-    is_private    True when only the asker sees the answer (a private slash command)
+    is_private    True when the answer goes to the asker only
     command       the slash command when the message came from one
-    turn_id       the durable turn answering the message (set by the bot's worker)
-
-Platform extras carry the platform's prefix (``slack_enterprise_id``, ``teams_team_id``).
+    turn_id       the accepted turn being answered (set by the bot's turn worker)
 
 ``thread_key(...)`` builds the conversation id the agent stores history under.
 """

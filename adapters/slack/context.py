@@ -1,7 +1,8 @@
 """Pure converters from bolt payloads to the agent's ``RequestContext`` and thread key.
 
 Everything here reads the *signed* request body only (bolt verified it before any listener
-runs) and never the message text, so identity cannot be spoofed by what someone types::
+runs); who asks comes from its fields, never from the message text, so identity cannot be
+spoofed by what someone types::
 
     event body (app_mention, message)  -> event_context(body), message_text(body, bot),
                                           delivery_key(body), is_from_person, reply_thread

@@ -30,6 +30,7 @@ import contextlib
 import logging
 import time
 from types import TracebackType
+from typing import Self
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -105,7 +106,7 @@ class SlackReplyStream:
         self._pending: dict[str, UiComponent] = {}
         self.answer_ts: str | None = None
 
-    async def __aenter__(self) -> SlackReplyStream:
+    async def __aenter__(self) -> Self:
         delay = self._stop_button_after
         if self._stop_turn is not None and delay is not None and not self.target.private:
             self._stop_timer = asyncio.create_task(
