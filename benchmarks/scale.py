@@ -17,7 +17,7 @@ enqueue, reads, turn begin/complete, conversation, memory, quota; Lua scripts co
 for information.
 
 Bot level (``--level bot``): the same measure through ``threadline slack`` processes (the
-real wiring of ``bots.slack_app.serve``: bolt, signature checks, the turn queue, the agent
+real wiring of ``bots.slack.app.serve``: bolt, signature checks, the turn queue, the agent
 with Redis conversations / memory / quota, Slack rendering), a scripted LLM of 200 ms, 50
 threads. This process plays Slack: it signs events and posts them over HTTP (a thread's
 messages alternate between the processes, like a load balancer would send them), and runs
@@ -301,8 +301,8 @@ BOT_TOKEN = "xoxb-bench"
 async def slack_bot(url: str, prefix: str, api_url: str, port: int, latency: float) -> None:
     """One ``threadline slack`` process: the real wiring, a scripted LLM (``--slack-bot``)."""
     from agent_core.state import State
-    from bots.slack_app import serve
-    from bots.slack_settings import SlackSettings
+    from bots.slack.app import serve
+    from bots.slack.settings import SlackSettings
 
     def build(state: State, resolver: UserResolver) -> Agent:
         return Agent(
@@ -319,7 +319,7 @@ async def slack_bot(url: str, prefix: str, api_url: str, port: int, latency: flo
                 print("ready", flush=True)
 
     logging.basicConfig(level=logging.WARNING)
-    server_log = logging.getLogger("bots.slack_server")
+    server_log = logging.getLogger("bots.slack.app")
     server_log.setLevel(logging.INFO)
     server_log.propagate = False
     server_log.addHandler(Ready())

@@ -56,9 +56,9 @@ from agent_core import (  # noqa: E402
     ToolRegistry,
 )
 from agent_core.state import StateSettings, build_state  # noqa: E402
-from bots.slack_bot import SlackBot  # noqa: E402
-from bots.slack_server import serve_http  # noqa: E402
-from bots.slack_settings import SlackSettings  # noqa: E402
+from bots.slack.app import serve_http  # noqa: E402
+from bots.slack.bot import SlackBot  # noqa: E402
+from bots.slack.settings import SlackSettings  # noqa: E402
 
 SECRET = "bench-secret"
 TOKEN = "xoxb-bench"
@@ -355,7 +355,7 @@ async def calls_per_answer(pace_s: float) -> dict[str, Any]:
         await bot.app.async_dispatch(
             AsyncBoltRequest(body=body.decode(), headers=signed_headers(body))
         )
-        await bot.wait_idle()
+        await bot.idle()
         await bot.close()
         methods = [c.method for c in fake.calls if c.method not in IDENTITY]
         status = [c.method for c in fake.calls if c.method == "assistant.threads.setStatus"]

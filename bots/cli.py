@@ -15,7 +15,7 @@ from collections.abc import Sequence
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("bots.dev.server", "local web console: talk to the agent as Slack/Teams would show it"),
     "chat": ("bots.chat", "terminal chat with the demo agent"),
-    "slack": ("bots.slack_app", "run the Slack bot (HTTP or Socket Mode)"),
+    "slack": ("bots.slack.app", "run the Slack bot (HTTP or Socket Mode)"),
     "teams": ("bots.teams.app", "run the Teams bot on /api/messages"),
     "teams-package": ("bots.teams.package", "write the Teams app package (manifest + icons + zip)"),
 }

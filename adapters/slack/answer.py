@@ -26,7 +26,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.elements import markdown_blocks
 from adapters.slack.limits import MAX_MARKDOWN_TOTAL, MAX_TEXT_FALLBACK
-from adapters.slack.markdown import split_text, truncate
+from adapters.slack.markdown import truncate
+from adapters.text import split_text
 
 log = logging.getLogger(__name__)
 

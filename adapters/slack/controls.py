@@ -1,8 +1,15 @@
-"""The bot's own controls and stream chunks: feedback buttons, the Stop button, task updates.
+"""The bot's own controls and stream chunks: feedback buttons, the Stop button, task updates,
+and the clicks on them.
 
 ``feedback_block`` is the ``context_actions`` block with ``feedback_buttons`` every final
 answer carries; ``stop_message`` the "working… Stop" message of a long turn; ``task_chunk``
 turns task tracker updates and tool status cards into streamed ``task_update`` chunks.
+
+A click arrives as a signed ``block_actions`` payload; pure readers say what it means:
+
+    feedback buttons  -> feedback_of(body): the ``Feedback`` (the turn from the block id)
+    the Stop button   -> stop_request_of(body): the turn to stop
+    action buttons    -> button_message_of(body): the message to send on the clicker's behalf
 
 >>> feedback_block()["elements"][0]["type"]
 'feedback_buttons'
@@ -12,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -22,7 +30,8 @@ from slack_sdk.models.blocks import (
     FeedbackButtonsElement,
 )
 
-from adapters.slack.elements import context
+from adapters.slack.context import action_context, conversation_id
+from adapters.slack.elements import ACTION_BUTTON, context
 from adapters.slack.limits import SlackMessage, pack_messages
 from adapters.slack.markdown import truncate
 from agent_core.components import (
@@ -30,6 +39,7 @@ from agent_core.components import (
     StatusCardComponent,
     TaskTrackerUpdateComponent,
 )
+from agent_core.feedback import Feedback
 
 FEEDBACK_ACTION = "threadline_feedback"
 FEEDBACK_BLOCK = "threadline_feedback"
@@ -123,3 +133,62 @@ def task_chunk(rich: RichComponent) -> dict[str, Any] | None:
             )
         return chunk
     return None
+
+
+# --- clicks on the controls ---------------------------------------------------------------------
+
+
+def _action(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The clicked element of a ``block_actions`` payload (bolt routes one at a time)."""
+    actions = body.get("actions") or [{}]
+    first = actions[0]
+    return first if isinstance(first, Mapping) else {}
+
+
+def feedback_of(body: Mapping[str, Any]) -> Feedback | None:
+    """The ``Feedback`` a click on an answer's feedback buttons gives, or None.
+
+    >>> feedback = feedback_of({"team": {"id": "T1"}, "user": {"id": "U1"},
+    ...     "channel": {"id": "C1"}, "container": {"message_ts": "7.0", "thread_ts": "6.0"},
+    ...     "actions": [{"action_id": "threadline_feedback", "value": "negative",
+    ...                  "block_id": "threadline_feedback:42"}]})
+    >>> feedback.conversation_id, feedback.message_id, feedback.positive, feedback.turn_id
+    ('slack:T1:C1:6.0', '7.0', False, '42')
+    """
+    action = _action(body)
+    if action.get("action_id") != FEEDBACK_ACTION:
+        return None
+    container: Mapping[str, Any] = body.get("container") or {}
+    message_ts = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
+    return Feedback(
+        conversation_id=conversation_id(action_context(body)),
+        message_id=str(message_ts),
+        positive=action.get("value") == "positive",
+        turn_id=feedback_turn(action.get("block_id")),
+    )
+
+
+def stop_request_of(body: Mapping[str, Any]) -> str | None:
+    """The turn a click on the Stop button asks to stop, or None.
+
+    >>> stop_request_of({"actions": [{"action_id": "threadline_stop", "value": "17-0"}]})
+    '17-0'
+    """
+    action = _action(body)
+    turn_id = action.get("value")
+    if action.get("action_id") != STOP_ACTION or not isinstance(turn_id, str) or not turn_id:
+        return None
+    return turn_id
+
+
+def button_message_of(body: Mapping[str, Any]) -> str | None:
+    """The message an action button sends on the clicker's behalf (``elements.action_buttons``),
+    or None for other clicks.
+
+    >>> button_message_of({"actions": [{"action_id": "threadline_button:0", "value": "Top?"}]})
+    'Top?'
+    """
+    action = _action(body)
+    if not str(action.get("action_id") or "").startswith(f"{ACTION_BUTTON}:"):
+        return None
+    return str(action.get("value") or "")

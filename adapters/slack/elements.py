@@ -36,7 +36,8 @@ from adapters.slack.limits import (
     MAX_MARKDOWN_TOTAL,
     MAX_SECTION_TEXT,
 )
-from adapters.slack.markdown import split_text, truncate
+from adapters.slack.markdown import truncate
+from adapters.text import split_text
 
 log = logging.getLogger(__name__)
 

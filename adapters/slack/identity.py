@@ -24,9 +24,9 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.cache import MemoryTtlCache, TtlCache
 from adapters.slack.context import user_key
 from agent_core.errors import AgentError
+from agent_core.state import KeyValueStore, MemoryKeyValueStore
 from agent_core.users import RequestContext, User, UserResolver
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class SlackUserResolver(UserResolver):
         admin_users: Iterable[str] = (),
         admin_groups: Iterable[str] = (),
         workspace_admins_are_admins: bool = False,
-        cache: TtlCache | None = None,
+        cache: KeyValueStore | None = None,
         ttl: float = 300.0,
         failure_ttl: float = 60.0,
         local_ttl: float = 0.0,
@@ -91,11 +91,11 @@ class SlackUserResolver(UserResolver):
         self.admin_users = frozenset(admin_users)
         self.admin_groups = frozenset(g.lstrip("@") for g in admin_groups)
         self.workspace_admins_are_admins = workspace_admins_are_admins
-        self._cache = cache if cache is not None else MemoryTtlCache(max_entries=50_000)
+        self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=50_000)
         self.ttl = float(ttl)
         self.failure_ttl = min(self.ttl, float(failure_ttl))
         self.local_ttl = min(self.failure_ttl, float(local_ttl))
-        self._local = MemoryTtlCache(max_entries=10_000) if self.local_ttl > 0 else None
+        self._local = MemoryKeyValueStore(max_entries=10_000) if self.local_ttl > 0 else None
         self._warned: set[tuple[str, str]] = set()
         self._loading: dict[str, asyncio.Future[Any]] = {}
 
@@ -104,7 +104,7 @@ class SlackUserResolver(UserResolver):
         team, user_id = meta.get("workspace_id"), meta.get("user_id")
         if meta.get("platform") != "slack" or not team or not user_id:
             raise AgentError("This request did not come from a verified Slack user.")
-        enterprise = meta.get("enterprise_id")
+        enterprise = meta.get("slack_enterprise_id")
         client = await self._client_for(team, enterprise)
         profile = await self._user_profile(client, team, user_id)
         handles = await self._handles_of(client, team, user_id)
@@ -115,7 +115,7 @@ class SlackUserResolver(UserResolver):
             metadata={
                 "platform": "slack",
                 "workspace_id": team,
-                "enterprise_id": enterprise,
+                "slack_enterprise_id": enterprise,
                 "slack_user_id": user_id,
                 "is_workspace_admin": profile.get("is_admin", False),
                 "is_workspace_owner": profile.get("is_owner", False),

@@ -23,7 +23,7 @@ from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 
 from agent_core.errors import StateUnavailableError
-from agent_core.state.keyvalue import KeyValueStore
+from agent_core.state import KeyValueStore
 
 
 def _workspace(
@@ -37,7 +37,7 @@ class KeyValueInstallationStore(AsyncInstallationStore):
     """Bot and installer records per workspace (and per installing user).
 
     >>> import asyncio
-    >>> from agent_core.state.keyvalue import MemoryKeyValueStore
+    >>> from agent_core.state import MemoryKeyValueStore
     >>> store = KeyValueInstallationStore(MemoryKeyValueStore())
     >>> asyncio.run(store.async_save(Installation(team_id="T1", user_id="U1", bot_token="xoxb-1",
     ...                                           bot_id="B1", bot_user_id="UB1")))

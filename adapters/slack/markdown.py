@@ -1,4 +1,4 @@
-"""Markdown for Slack: standard markdown -> ``mrkdwn``, escaping, and limit-aware splitting.
+"""Markdown for Slack: standard markdown -> ``mrkdwn``, escaping and truncation.
 
 LLM answers go to Slack as standard markdown (``markdown`` blocks, ``markdown_text``), which
 Slack renders itself. ``mrkdwn`` (section and context text, the ``text`` fallback) is a
@@ -69,44 +69,3 @@ def truncate(text: str, limit: int, *, ellipsis: str = "…") -> str:
     if len(text) <= limit:
         return text
     return text[: max(0, limit - len(ellipsis))] + ellipsis
-
-
-def _cut_point(text: str, limit: int) -> int:
-    window = text[:limit]
-    for separator in ("\n\n", "\n", ". ", " "):
-        at = window.rfind(separator)
-        if at > limit // 2:
-            return at + len(separator)
-    return limit
-
-
-def split_text(text: str, limit: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``limit`` chars at paragraph/line/word breaks.
-
-    A piece that ends inside a ```` ``` ```` fence closes it and the next piece reopens it, so
-    each piece renders on its own.
-
-    >>> split_text("first paragraph.\\n\\nsecond paragraph here", 30)
-    ['first paragraph.\\n\\n', 'second paragraph here']
-    >>> pieces = split_text("```\\n" + "x\\n" * 20 + "```", 20)
-    >>> all(len(p) <= 20 and p.count("```") == 2 for p in pieces)
-    True
-    """
-    if limit < 16:
-        raise ValueError("limit too small to split markdown safely")
-    pieces: list[str] = []
-    rest = text
-    reopen = ""
-    while rest:
-        rest = reopen + rest
-        if len(rest) <= limit:
-            pieces.append(rest)
-            break
-        cut = _cut_point(rest, limit - 4)
-        piece, rest = rest[:cut], rest[cut:]
-        reopen = ""
-        if piece.count("```") % 2 == 1:
-            piece = piece.rstrip("\n") + "\n```"
-            reopen = "```\n"
-        pieces.append(piece)
-    return pieces

@@ -13,14 +13,14 @@ from logging import Logger
 
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
-from agent_core.state.keyvalue import KeyValueStore
+from agent_core.state import KeyValueStore
 
 
 class KeyValueOAuthStateStore(AsyncOAuthStateStore):
     """OAuth states with a lifetime of ``expiration_seconds``; ``async_consume`` is True once.
 
     >>> import asyncio
-    >>> from agent_core.state.keyvalue import MemoryKeyValueStore
+    >>> from agent_core.state import MemoryKeyValueStore
     >>> store = KeyValueOAuthStateStore(MemoryKeyValueStore())
     >>> state = asyncio.run(store.async_issue())
     >>> [asyncio.run(store.async_consume(state)) for _ in range(2)]

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.slack.blocks import render
+from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import feedback_block
 from adapters.slack.elements import context
 from adapters.slack.limits import SlackMessage
+from adapters.slack.render import render
 from agent_core.components import (
     ComponentLifecycle,
     RichTextComponent,
@@ -29,9 +30,6 @@ from agent_core.components import (
     TaskTrackerUpdateComponent,
     UiComponent,
 )
-
-if TYPE_CHECKING:
-    from adapters.slack.reply import ReplyTarget
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +40,6 @@ QUIET_WHEN_DONE = frozenset({"completed", "success"})
 class PrivateDelivery:
     """Sends components to ``target.user_id`` only; see the module docstring.
 
-    >>> from adapters.slack.reply import ReplyTarget
     >>> client = AsyncWebClient(token="xoxb-test")
     >>> PrivateDelivery(client, ReplyTarget("C1", "1.0", "T1", "U1")).target.user_id
     'U1'
@@ -59,7 +56,12 @@ class PrivateDelivery:
         self.target = target
         self._on_send = on_send
 
-    async def send(self, component: UiComponent) -> None:
+    @property
+    def inline(self) -> bool:
+        """Whether admin-only detail may simply be part of the answer (the bot's own DM)."""
+        return self.target.is_dm and not self.target.private
+
+    async def deliver(self, component: UiComponent) -> None:
         """Only the asker sees it: ephemeral messages (which cannot be edited or deleted)."""
         rich = component.rich_component
         if rich.lifecycle is ComponentLifecycle.REMOVE or not rich.visible:

@@ -1,9 +1,8 @@
-"""Data components in Slack: tables as ``table`` blocks (+ CSV), charts native or as PNG.
+"""Tables in Slack: ``table`` blocks, with the rows as a CSV when they do not all fit.
 
 A ``table`` block holds at most 100 rows (header included) of at most 20 cells, and a
 message at most one table. Bigger results show the first 99 rows and attach the rows as a
-CSV file. Charts become a native ``data_visualization`` block when they fit its limits, else
-the PNG rendering in ``image_url`` is uploaded, else the data is shown as a table.
+CSV file.
 
 >>> from agent_core.components import DataFrameComponent
 >>> [m] = render_dataframe(DataFrameComponent.from_records([{"n": i} for i in range(150)]))
@@ -20,9 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from slack_sdk.models.blocks import ImageBlock, TableBlock
+from slack_sdk.models.blocks import TableBlock
 
-from adapters.slack.dataviz import chart_block
 from adapters.slack.elements import context, sections
 from adapters.slack.limits import (
     MAX_TABLE_COLUMNS,
@@ -32,11 +30,9 @@ from adapters.slack.limits import (
     pack_messages,
 )
 from adapters.slack.markdown import escape_mrkdwn, truncate
-from agent_core.components import ChartComponent, DataFrameComponent
-from agent_core.components.images import png_from_data_uri
+from agent_core.components import DataFrameComponent
 
 MAX_CELL_TEXT = 500
-MAX_IMAGE_URL = 3000
 EMPTY_CELL = "—"
 
 
@@ -74,9 +70,10 @@ def csv_file(df: DataFrameComponent, name: str) -> FileUpload:
     return FileUpload(filename=f"{name}.csv", content=out.getvalue().encode(), title=name)
 
 
-def _slug(title: str | None, default: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", title or "").strip("-").lower()
-    return slug[:60] or default
+def slug(title: str | None, default: str) -> str:
+    """A file name from ``title``. ``slug("Top 10 customers!", "table") == "top-10-customers"``"""
+    name = re.sub(r"[^A-Za-z0-9]+", "-", title or "").strip("-").lower()
+    return name[:60] or default
 
 
 def _table_note(
@@ -103,7 +100,7 @@ def render_dataframe(df: DataFrameComponent) -> list[SlackMessage]:
     columns = df.columns[:MAX_TABLE_COLUMNS]
     shown = min(len(df.rows), MAX_TABLE_ROWS - 1)
     needs_csv = len(df.rows) > shown or len(df.columns) > len(columns)
-    name = _slug(df.title, "table")
+    name = slug(df.title, "table")
     files = [csv_file(df, name)] if needs_csv else []
     note = _table_note(df, shown, len(columns), f"{name}.csv" if needs_csv else None)
     blocks = [
@@ -112,33 +109,3 @@ def render_dataframe(df: DataFrameComponent) -> list[SlackMessage]:
         *context(df.description, note),
     ]
     return pack_messages(blocks, text=f"{summary} ({df.row_count:,} rows)", files=files)
-
-
-def _chart_as_table(chart: ChartComponent) -> DataFrameComponent:
-    label = chart.x_label or "x"
-    records = [
-        {label: x, **{s.name: (s.values[i] if i < len(s.values) else None) for s in chart.series}}
-        for i, x in enumerate(chart.x)
-    ]
-    return DataFrameComponent.from_records(records, title=chart.title or "Chart data")
-
-
-def render_chart(chart: ChartComponent) -> list[SlackMessage]:
-    """Native chart when it fits, else the PNG upload, else an image URL, else a table."""
-    title = chart.title or "Chart"
-    native = chart_block(chart)
-    if native is not None:
-        return pack_messages([native], text=f"Chart: {title}")
-    png = png_from_data_uri(chart.image_url)
-    if png is not None:
-        upload = FileUpload(
-            filename=f"{_slug(chart.title, 'chart')}.png", content=png, title=title, alt_text=title
-        )
-        return [SlackMessage(text=title, files=[upload])]
-    url = chart.image_url or ""
-    if url.startswith(("https://", "http://")) and len(url) <= MAX_IMAGE_URL:
-        image = ImageBlock(
-            image_url=url, alt_text=truncate(title, 2000), title=truncate(title, 2000)
-        )
-        return pack_messages([image.to_dict()], text=f"Chart: {title}")
-    return render_dataframe(_chart_as_table(chart))

@@ -20,8 +20,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from adapters.slack.cache import TtlCache
 from adapters.slack.context import thread_key
+from agent_core.state import KeyValueStore
 
 THREAD_TTL = 14 * 24 * 3600.0
 
@@ -30,8 +30,8 @@ class ThreadMembership:
     """``join`` a thread (True the first time); ``contains`` for follow-ups.
 
     >>> import asyncio
-    >>> from adapters.slack.cache import MemoryTtlCache
-    >>> threads = ThreadMembership(MemoryTtlCache())
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> threads = ThreadMembership(MemoryKeyValueStore())
     >>> [asyncio.run(threads.join("T1", "C1", "1.0")) for _ in range(2)]
     [True, False]
     >>> [asyncio.run(threads.contains("T1", "C1", ts)) for ts in ("1.0", "2.0")]
@@ -40,7 +40,7 @@ class ThreadMembership:
 
     def __init__(
         self,
-        cache: TtlCache,
+        cache: KeyValueStore,
         *,
         shared: bool = True,
         ttl: float = THREAD_TTL,

@@ -4,16 +4,16 @@ A turn reads like this::
 
     components = agent.send_message(context, text, conversation_id=key)
     for each component:  feed <- component (raw)       the developer pane
-                         Slack ReplyStream.handle()    -> fake Slack Web API    -> feed
+                         SlackReplyStream.handle()     -> fake Slack Web API    -> feed
                          TeamsReplyStream.handle()     -> fake Bot Connector    -> feed
-    Slack close() + Teams finish()
+    Slack finish() + Teams finish()
 
 Both fakes are the shipped ones (``adapters.*.testing``), mounted in the console's own app
 and reached over HTTP by the clients the bots use (see ``slack_view``, ``teams_view``).
 
-Stop cancels the turn's task, as the channel hosts do (``bots.slack_turns``,
-``bots.teams.turns``): the agent commits a consistent partial turn, the Slack reply ends with
-"(stopped)" and the Teams reply sends nothing more.
+Stop cancels the turn's task, as the channel hosts do (``bots.slack.turns``,
+``bots.teams.turns``): the agent commits a consistent partial turn, the Slack reply is settled
+("_(Stopped.)_") and the Teams reply sends nothing more.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from typing import Any, Literal
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.reply import ReplyStream, ReplyTarget
+from adapters.notices import STOPPED
+from adapters.slack.context import ReplyTarget
+from adapters.slack.stream import SlackReplyStream
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.agent import Agent
 from agent_core.components import UiComponent
@@ -210,7 +212,7 @@ class Console:
             )
             feed.close()
 
-    def _slack_reply(self, turn: Turn, token: str, base_url: str) -> ReplyStream:
+    def _slack_reply(self, turn: Turn, token: str, base_url: str) -> SlackReplyStream:
         persona, pace = turn.persona, self.options.pace
         client = AsyncWebClient(token=token, base_url=f"{base_url}/slack/api/", session=self.http)
         target = ReplyTarget(
@@ -220,7 +222,10 @@ class Console:
             user_id=persona.user_id,
             is_dm=persona.is_dm,
         )
-        return ReplyStream(client, target, flush_interval=pace, update_interval=pace)
+        return SlackReplyStream(
+            client, target, stop_turn=turn.id, stop_button_after=self.options.stop_button_after,
+            flush_interval=pace, update_interval=pace,
+        )  # fmt: skip
 
     def _teams_reply(self, turn: Turn, token: str, base_url: str) -> TeamsReplyStream:
         assert self.http is not None, "open() the console first"
@@ -240,8 +245,7 @@ class Console:
         slack = self._slack_reply(turn, tokens.slack, base_url)
         teams = self._teams_reply(turn, tokens.teams, base_url)
         state: TurnState = "done"
-        async with teams:
-            stop_button = asyncio.create_task(self._show_stop_later(turn, slack))
+        async with teams, slack:
             try:
                 await self._stream(turn, slack, teams)
             except asyncio.CancelledError:
@@ -249,14 +253,13 @@ class Console:
                     raise
                 _uncancel()  # the Stop is handled: the replies may still be closed
                 state = "stopped"
-            finally:
-                stop_button.cancel()
-            await _guarded(turn.feed, "slack", slack.close(stopped=state == "stopped"))
+            slack_end = slack.settle(STOPPED) if state == "stopped" else slack.finish()
+            await _guarded(turn.feed, "slack", slack_end)
             if state == "done":  # a stopped Teams reply sends nothing more (as Teams' Stop)
                 await _guarded(turn.feed, "teams", teams.finish())
         return state
 
-    async def _stream(self, turn: Turn, slack: ReplyStream, teams: TeamsReplyStream) -> None:
+    async def _stream(self, turn: Turn, slack: SlackReplyStream, teams: TeamsReplyStream) -> None:
         persona = turn.persona
         context = persona.request_context(turn.thread_id)
         context.metadata["turn_id"] = turn.id
@@ -271,10 +274,6 @@ class Console:
             aclose = getattr(answer, "aclose", None)
             if aclose is not None:
                 await aclose()
-
-    async def _show_stop_later(self, turn: Turn, slack: ReplyStream) -> None:
-        await asyncio.sleep(self.options.stop_button_after)
-        await _guarded(turn.feed, "slack", slack.show_stop(turn.id))
 
 
 def _uncancel() -> None:

@@ -219,7 +219,7 @@ def test_console_in_a_real_browser(console_url: str, driver: Any) -> None:
     page.idle()
     assert "Stopped by Alex." in page.text(f"{slack} .console-note")
     answers = page.css(f"{slack} .msg.bot .bk-markdown")
-    assert "(stopped)" in answers[-1].text
+    assert "(Stopped.)" in answers[-1].text
     page.shot("09-stopped")
 
     # 7. the developer's view: raw payloads and the agent's components

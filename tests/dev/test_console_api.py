@@ -158,7 +158,7 @@ async def test_stop_cancels_the_running_turn(data_dir: Path) -> None:
         assert stopped == [{"stopping": True, "state": "running"}]
         assert events.outcome == "stopped"
         answer = next(m for m in events.slack_messages().values() if m["streamed"])
-        assert answer["text"].endswith("_(stopped)_") and not answer["streaming"]
+        assert answer["text"].endswith("_(Stopped.)_") and not answer["streaming"]
         full = "Together they account for"
         assert full not in answer["text"]
         assert events.teams_activities()[-1]["activity"]["type"] == "typing"  # nothing after

@@ -27,7 +27,7 @@ import aiohttp
 
 from adapters.slack.testing import FakeSlackApi, Message
 from agent_core.state.testing import free_port
-from tests.slack.harness import SECRET, add_users, sign
+from tests.bots.slack.harness import SECRET, add_users, sign
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 READY = "listening on http://"

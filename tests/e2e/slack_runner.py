@@ -1,6 +1,6 @@
 """One Slack bot process for the multi-process tests: ``python -m tests.e2e.slack_runner``.
 
-The real wiring of ``threadline slack`` (``bots.slack_app.serve``: state from ``REDIS_URL``,
+The real wiring of ``threadline slack`` (``bots.slack.app.serve``: state from ``REDIS_URL``,
 ``SlackBot``, its turn worker and HTTP server), configured by the same environment, with a
 scripted model instead of the demo agent. Its answers say what it was asked and how much
 history it saw (``Answer to «q» after N earlier messages.``), so tests can check order and
@@ -20,8 +20,8 @@ import sys
 from agent_core import Agent, ScriptedLlmService, ScriptedResponse, ToolRegistry, UserResolver
 from agent_core.llm.base import LlmRequest
 from agent_core.state import State, StateSettings
-from bots.slack_app import serve
-from bots.slack_settings import SlackSettings
+from bots.slack.app import serve
+from bots.slack.settings import SlackSettings
 
 LATENCY = 0.3
 SLOW_SECONDS = 1.5

@@ -21,6 +21,7 @@ import pytest
 from adapters.slack.controls import STOP_ACTION
 from adapters.slack.testing import FakeSlackApi
 from agent_core.state.testing import RedisServer
+from tests.bots.slack.harness import add_users
 from tests.e2e.slack_cluster import (
     WAIT,
     BotProcess,
@@ -33,7 +34,6 @@ from tests.e2e.slack_cluster import (
     slack_cluster,
     texts,
 )
-from tests.slack.harness import add_users
 
 pytestmark = pytest.mark.redis
 
@@ -140,7 +140,7 @@ async def test_stop_clicked_on_the_other_process_stops_the_answer(
         await cluster.wait_for(lambda f: stop.deleted, "the Stop message to go")
         await cluster.drained()
         [reply] = fake.thread("C1", "300.000100")
-        assert reply.text.endswith("_(stopped)_") and not reply.streaming
+        assert reply.text.endswith("_(Stopped.)_") and not reply.streaming
         assert reply.text.startswith("Answer to «slow") and reply.text.count("More detail") < 3
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from bots.teams.connector import BotConnectorClient
 
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
+from bots.teams.connector import BotConnectorClient
 
 
 async def test_mounted_the_service_url_is_the_prefix_and_on_call_sees_answers() -> None:

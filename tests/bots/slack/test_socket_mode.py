@@ -11,11 +11,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.testing import FakeSlackApi
-from bots.slack_bot import SlackBot
-from bots.slack_server import build_web_app, socket_mode_handler
-from bots.slack_settings import SlackSettings
-from tests.slack.agents import build_agent
-from tests.slack.harness import TOKEN, add_users
+from bots.slack.app import build_web_app, socket_mode_handler
+from bots.slack.bot import SlackBot
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.agents import build_agent
+from tests.bots.slack.harness import TOKEN, add_users
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ async def test_events_and_commands_over_socket_mode_are_acked_and_answered(
     await fake.send_envelope("events_api", event, envelope_id="env-1")
     [ack] = await fake.wait_for_call("socket_ack")
     assert ack.args == {"envelope_id": "env-1"}
-    await bot.wait_idle()
+    await bot.idle()
     post = fake.calls_to("chat.postMessage")[0].args
     assert (post["thread_ts"], post["blocks"][0]["text"]) == ("500.0", "Over the socket")
 
@@ -83,7 +83,7 @@ async def test_events_and_commands_over_socket_mode_are_acked_and_answered(
     acks = await fake.wait_for_call("socket_ack", 2)
     assert acks[1].args["envelope_id"] == "env-2"
     assert acks[1].args["payload"]["response_type"] == "ephemeral"
-    await bot.wait_idle()
+    await bot.idle()
     assert fake.calls_to("chat.postEphemeral")[0].args["user"] == "U1"
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.slack.harness import SECRET, SlackHarness, running_bot, sign
+from tests.bots.slack.harness import SECRET, SlackHarness, running_bot, sign
 
 IDENTITY = ("auth.test", "users.info", "usergroups.list")
 

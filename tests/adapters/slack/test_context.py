@@ -40,12 +40,12 @@ def test_mention_at_top_level_starts_a_thread_at_its_own_ts() -> None:
     assert ctx.metadata == {
         "platform": "slack",
         "workspace_id": "T1",
-        "enterprise_id": "E1",
+        "slack_enterprise_id": "E1",
         "user_id": "U1",
         "channel_id": "C1",
         "thread_id": "100.0",
         "is_dm": False,
-        "event_type": "app_mention",
+        "slack_event_type": "app_mention",
     }
     assert conversation_id(ctx) == "slack:T1:C1:100.0"
 
@@ -85,7 +85,7 @@ def test_slash_command_context_carries_command_and_thread() -> None:
     ctx = command_context(body, thread_ts=PRIVATE_THREAD)
     assert ctx.metadata["command"] == "/ask"
     assert ctx.metadata["is_dm"] is False
-    assert "enterprise_id" not in ctx.metadata
+    assert "slack_enterprise_id" not in ctx.metadata
     assert conversation_id(ctx) == "slack:T1:C1:private"
     dm = command_context(
         {**body, "channel_id": "D1", "channel_name": "directmessage"}, thread_ts="1"

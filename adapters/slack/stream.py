@@ -1,4 +1,13 @@
-"""``ReplyStream``: one turn's components -> Slack Web API calls in one thread.
+"""``SlackReplyStream``: one turn's components -> Slack Web API calls in one thread.
+
+The channel's ``adapters.stream.ReplyStream``::
+
+    async with SlackReplyStream(client, target, slot=slot, stop_turn=turn_id) as reply:
+        async for component in agent.send_message(context, text, conversation_id=key):
+            await reply.handle(component)
+        await reply.finish()            # or, on Stop: await reply.settle(notices.STOPPED)
+
+What each component becomes:
 
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
     task tracker updates        -> task_update chunks of the streaming answer, else status
@@ -8,24 +17,31 @@
 
 Updates of one component are coalesced to at most one ``chat.update`` per
 ``update_interval`` (the newest version wins), so no turn outruns ``chat.update``'s tier.
+A turn that runs longer than ``stop_button_after`` shows a "Working on it… Stop" message
+(with ``stop_turn``, the turn its button stops); ``finish`` / ``settle`` remove it. Every
+message posted is reported to the ``slot`` (``adapters.slack.slot``), which a durable turn
+records so a re-run can take it back.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.answer import AnswerStream
-from adapters.slack.blocks import render
+from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import feedback_block, stop_message, task_chunk
 from adapters.slack.limits import SlackMessage
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
+from adapters.slack.render import render
+from adapters.slack.slot import AnswerSlot
 from adapters.slack.status import StatusLine
 from agent_core.components import (
     ComponentLifecycle,
@@ -38,41 +54,22 @@ from agent_core.components import (
 
 log = logging.getLogger(__name__)
 
-STOPPED_NOTE = "\n\n_(stopped)_"
+
+def closing_note(note: str) -> str:
+    """How a settled answer ends: ``closing_note("Stopped.") == "\\n\\n_(Stopped.)_"``"""
+    return f"\n\n_({note})_"
 
 
-@dataclass(frozen=True)
-class ReplyTarget:
-    """Where a turn answers: the thread, who asked, and how privately.
+class SlackReplyStream:
+    """Renders one turn into Slack; see the module docstring.
 
-    ``private`` sends everything only to the asker (a private slash command); then
-    ``response_url`` is the fallback when the bot is not in the channel.
-
-    >>> ReplyTarget(channel="C1", thread_ts="1.0", team_id="T1", user_id="U1").is_dm
-    False
-    """
-
-    channel: str
-    thread_ts: str
-    team_id: str
-    user_id: str
-    is_dm: bool = False
-    private: bool = False
-    response_url: str | None = None
-    turn_id: str | None = None
-    """The bot's turn this reply answers (named by the answer's feedback buttons)."""
-
-
-class ReplyStream:
-    """Renders one turn into Slack; call ``handle`` per component, then ``close``.
-
-    ``on_post(ts)`` runs after each message this turn creates (before anything more is
-    sent), ``on_private()`` after each ephemeral one: a durable turn records them there.
+    ``slot`` is where the answer goes and what it posted (default: a new one);
+    ``stop_turn`` the turn id the Stop button carries (no button without it).
 
     >>> client = AsyncWebClient(token="xoxb-test")
-    >>> reply = ReplyStream(client, ReplyTarget("C1", "1.0", "T1", "U1"))
-    >>> reply.posted
-    []
+    >>> reply = SlackReplyStream(client, ReplyTarget("C1", "1.0", "T1", "U1"))
+    >>> reply.slot.current.ts, reply.answer_ts
+    ((), None)
     """
 
     def __init__(
@@ -80,37 +77,60 @@ class ReplyStream:
         client: AsyncWebClient,
         target: ReplyTarget,
         *,
+        slot: AnswerSlot | None = None,
+        stop_turn: str | None = None,
+        stop_button_after: float | None = 3.0,
         flush_chars: int = 1000,
         flush_interval: float = 1.0,
         update_interval: float = 1.0,
-        on_post: Callable[[str], Awaitable[None]] | None = None,
-        on_private: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._client = client
         self.target = target
+        self.slot = slot if slot is not None else AnswerSlot(client, target)
         self.flush_chars = flush_chars
         self.flush_interval = flush_interval
         self.update_interval = update_interval
         self.status = StatusLine(client, target.channel, target.thread_ts)
-        self._private = PrivateDelivery(client, target, on_send=on_private)
-        self._post_hook = on_post
+        self._private = PrivateDelivery(client, target, on_send=self.slot.posted_privately)
+        self._stop_turn = stop_turn
+        self._stop_button_after = stop_button_after
+        self._stop_timer: asyncio.Task[None] | None = None
+        self._stop_posting = False
+        self._stop_ts: str | None = None
+        self._settled = False
         self._answers: dict[str, AnswerStream] = {}
         self._current: AnswerStream | None = None
         self._messages: dict[str, list[str]] = {}  # component id -> posted ts
         self._quiet: set[str] = set()  # progress cards shown through the status line
         self._last_update: dict[str, float] = {}
         self._pending: dict[str, UiComponent] = {}
-        self._stop_ts: str | None = None
-        self.posted: list[str] = []
         self.answer_ts: str | None = None
 
-    # --- entry points -------------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        delay = self._stop_button_after
+        if self._stop_turn is not None and delay is not None and not self.target.private:
+            self._stop_timer = asyncio.create_task(
+                self._show_stop_later(self._stop_turn, delay), name="slack-stop-button"
+            )
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --- the lifecycle ------------------------------------------------------------------------
 
     async def handle(self, component: UiComponent) -> None:
-        """Show one component version."""
+        """Show one component version (ignored once the stream was settled)."""
+        if self._settled:
+            return
         await self._flush_pending(force=False)
-        if self.target.private or (component.is_private and not self.target.is_dm):
-            await self._private.send(component)
+        if self.target.private or (component.is_private and not self._private.inline):
+            await self._private.deliver(component)
             return
         rich = component.rich_component
         match rich:
@@ -128,24 +148,57 @@ class ReplyStream:
             case _:
                 await self._blocks(component)
 
-    async def show_stop(self, turn_id: str) -> None:
-        """Post the "working… Stop" message; ``close`` removes it."""
-        if self._stop_ts is None and not self.target.private:
+    async def finish(self) -> None:
+        """The turn answered: complete open answers, apply pending updates, remove the Stop
+        message and the status line."""
+        await self._close(note=None)
+
+    async def settle(self, note: str) -> None:
+        """The turn ended early (stopped, interrupted): open answers end with ``note``
+        (``_(Stopped.)_``), then as ``finish``; later components are ignored."""
+        self._settled = True
+        await self._close(note=note)
+
+    async def aclose(self) -> None:
+        """Stop background sends: the Stop message's timer (and the message, if shown)."""
+        await self._cancel_stop_timer()
+        await self._remove_stop()
+
+    async def _close(self, *, note: str | None) -> None:
+        await self._cancel_stop_timer()
+        try:
+            for answer in self._answers.values():
+                if not answer.finished:
+                    if note and answer.text:
+                        await answer.append(closing_note(note))
+                    await answer.finish()
+            await self._flush_pending(force=True)
+            await self._remove_stop()
+            await self.status.clear()
+        except SlackApiError as error:
+            log.warning("slack: could not finish the reply (%s)", error.response.get("error"))
+
+    # --- the Stop message ---------------------------------------------------------------------
+
+    async def _show_stop_later(self, turn_id: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self._stop_posting = True  # from here on, closing waits for the message's ts
+        with contextlib.suppress(SlackApiError):
             self._stop_ts = await self._post(stop_message(turn_id))
 
-    async def close(self, *, stopped: bool = False) -> None:
-        """End the turn: settle open answers, apply pending updates, tidy status and Stop."""
-        for answer in self._answers.values():
-            if not answer.finished:
-                if stopped and answer.text:
-                    await answer.append(STOPPED_NOTE)
-                await answer.finish()
-        await self._flush_pending(force=True)
-        if self._stop_ts is not None:
+    async def _cancel_stop_timer(self) -> None:
+        timer, self._stop_timer = self._stop_timer, None
+        if timer is None:
+            return
+        if not self._stop_posting:
+            timer.cancel()
+        await asyncio.gather(timer, return_exceptions=True)
+
+    async def _remove_stop(self) -> None:
+        stop_ts, self._stop_ts = self._stop_ts, None
+        if stop_ts is not None:
             with contextlib.suppress(SlackApiError):
-                await self._client.chat_delete(channel=self.target.channel, ts=self._stop_ts)
-            self._stop_ts = None
-        await self.status.clear()
+                await self._client.chat_delete(channel=self.target.channel, ts=stop_ts)
 
     # --- status and tasks ---------------------------------------------------------------------
 
@@ -201,10 +254,8 @@ class ReplyStream:
             self.answer_ts = await answer.finish([feedback]) or self.answer_ts
 
     async def _on_post(self, ts: str) -> None:
-        self.posted.append(ts)
         self.status.replied()
-        if self._post_hook is not None:
-            await self._post_hook(ts)
+        await self.slot.posted(ts)
 
     # --- blocks ---------------------------------------------------------------------------------
 

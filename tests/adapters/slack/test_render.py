@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from slack_sdk.errors import SlackObjectFormationError
 
-from adapters.slack.blocks import render
 from adapters.slack.controls import (
     FEEDBACK_ACTION,
     STOP_ACTION,
@@ -18,16 +17,17 @@ from adapters.slack.controls import (
     stop_message,
     task_chunk,
 )
-from adapters.slack.dataviz import DataVisualizationBlock
 from adapters.slack.limits import (
     MAX_BLOCKS,
     MAX_MARKDOWN_TOTAL,
     MAX_SECTION_TEXT,
     MAX_TEXT_FALLBACK,
+    DataVisualizationBlock,
     SlackMessage,
     pack_messages,
     validate_block,
 )
+from adapters.slack.render import render
 from agent_core.components import (
     ArtifactComponent,
     BadgeComponent,

@@ -1,6 +1,7 @@
-"""Building blocks of the Slack bot that do not depend on it: Web API clients with 429
-handling, the workspace -> client lookup (single token or OAuth installations), the
-installation store on Threadline's state, and the workspace-aware user resolver.
+"""The Slack bot's clients of each workspace: Web API clients with 429 handling, the
+workspace -> client lookup (single token or OAuth installations), the installation store on
+Threadline's state, the bolt app that authorizes every request with them, and the
+workspace-aware user resolver.
 
 >>> build_client(SlackSettings(bot_token="xoxb-1", signing_secret="s"), "xoxb-1").base_url
 'https://slack.com/api/'
@@ -8,19 +9,26 @@ installation store on Threadline's state, and the workspace-aware user resolver.
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
+from typing import Any
 
 import aiohttp
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.cache import TtlCache
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
+from adapters.slack.oauth_state import KeyValueOAuthStateStore
 from agent_core.errors import AgentError
-from agent_core.state.keyvalue import KeyValueStore
-from bots.slack_settings import SlackSettings
+from agent_core.state import KeyValueStore, State
+from bots.slack.settings import BOT_SCOPES, SlackSettings
+
+log = logging.getLogger(__name__)
 
 
 def build_client(
@@ -101,8 +109,56 @@ class WorkspaceClients:
             client.session = session
 
 
+def default_clients(settings: SlackSettings, state: State) -> WorkspaceClients:
+    """The bot token's client, or installed workspaces' clients from ``state.records``."""
+    token = settings.bot_token.get_secret_value() if settings.bot_token else None
+    client = build_client(settings, None if settings.oauth_enabled else token)
+    return WorkspaceClients(settings, client, installation_store_for(settings, state.records))
+
+
+def build_bolt_app(
+    settings: SlackSettings, clients: WorkspaceClients, cache: KeyValueStore
+) -> AsyncApp:
+    """The bolt app the listeners register on: it verifies signatures (HTTP mode) and, for
+    an OAuth app, runs "Add to Slack" and authorizes each request with its installation."""
+    secret = settings.signing_secret.get_secret_value() if settings.signing_secret else None
+    common: dict[str, Any] = {
+        "name": "threadline",
+        "client": clients.default,
+        "signing_secret": secret,
+        "request_verification_enabled": settings.mode == "http",
+        # the ack is sent when the listener returns, so every accepted turn is recorded
+        # before Slack hears back (and its retries then find it deduplicated)
+        "process_before_response": True,
+    }
+    store = clients.installation_store
+    if not settings.oauth_enabled or store is None:
+        return AsyncApp(**common)
+    assert settings.client_secret is not None
+    client_secret = settings.client_secret.get_secret_value()
+    oauth = AsyncOAuthSettings(
+        client_id=settings.client_id,
+        client_secret=client_secret,
+        scopes=BOT_SCOPES,
+        installation_store=store,
+        state_store=KeyValueOAuthStateStore(cache, expiration_seconds=600),
+    )
+    authorize = AsyncInstallationStoreAuthorize(  # auth.test once per token per process
+        logger=log,
+        installation_store=store,
+        client_id=settings.client_id,
+        client_secret=client_secret,
+        cache_enabled=True,
+        client=clients.default,
+    )
+    # bolt takes an AsyncAuthorize instance here (its hint names only callables)
+    app = AsyncApp(oauth_settings=oauth, authorize=authorize, **common)  # type: ignore[arg-type]
+    app.enable_token_revocation_listeners()
+    return app
+
+
 def build_user_resolver(
-    settings: SlackSettings, clients: WorkspaceClients, cache: TtlCache | None = None
+    settings: SlackSettings, clients: WorkspaceClients, cache: KeyValueStore | None = None
 ) -> SlackUserResolver:
     """A ``SlackUserResolver`` with the workspace's token and the configured admins, its
     lookups in ``cache`` (``state.cache``: shared by every process on Redis)."""

@@ -23,11 +23,11 @@ from adapters.slack.testing import FakeSlackApi
 from agent_core import Agent, InMemoryAuditLogger, LifecycleHook, UserResolver
 from agent_core.llm.scripted import ScriptEntry
 from agent_core.state import State, StateSettings, build_state
-from bots.slack_bot import SlackBot, default_clients
-from bots.slack_server import build_web_app
-from bots.slack_settings import SlackSettings
-from bots.slack_wiring import build_user_resolver
-from tests.slack.agents import build_agent
+from bots.slack.app import build_web_app
+from bots.slack.bot import SlackBot
+from bots.slack.clients import build_user_resolver, default_clients
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.agents import build_agent
 
 SECRET = "test-signing-secret"
 TOKEN = "xoxb-test"
@@ -152,7 +152,7 @@ class SlackHarness:
         return await self.post(body, sign(body), "application/x-www-form-urlencoded")
 
     async def idle(self) -> None:
-        await self.bot.wait_idle(timeout=20)
+        await self.bot.idle(timeout=20)
 
     def llm_questions(self) -> list[str]:
         """The last user message of every LLM request, in order."""
@@ -162,7 +162,7 @@ class SlackHarness:
 
 AgentFactory = Callable[[UserResolver, State], Agent]
 """Builds the bot's agent from the bot's user resolver and state (its memory and
-conversation stores), instead of the scripted agent of ``tests.slack.agents``."""
+conversation stores), instead of the scripted agent of ``tests.bots.slack.agents``."""
 
 
 @asynccontextmanager

@@ -1,8 +1,17 @@
-"""``threadline slack``: run the Slack bot with the demo agent.
+"""``threadline slack``: run the Slack bot (the demo agent by default) over HTTP or Socket Mode.
+
+    settings (SlackSettings) -> state -> clients, identity, agent -> SlackBot -> transport
 
 State (``agent_core.state``): conversations, memory, turns, installations and caches live
 in SQLite files in ``THREADLINE_DATA_DIR`` by default, in Redis when ``REDIS_URL`` is set
 (required for ``--processes N``), in memory with ``--ephemeral``.
+
+Transports: HTTP mode serves ``POST /slack/events`` (events, commands and interactions; bolt
+verifies the signature), ``GET /healthz`` (the state backend's health: 503 while it is
+down), ``GET /metrics`` (Prometheus) and, for multi-workspace apps, ``GET /slack/install`` +
+``GET /slack/oauth_redirect``. Socket Mode needs no public URL: the app token opens a
+WebSocket to Slack; the HTTP server then only serves health, metrics and the OAuth pages
+(never ``/slack/events``, whose signatures are not checked in that mode).
 
 Imports only the standard library at module level (the CLI imports every subcommand to build
 its parser); bolt, the agent and aiohttp load when the command runs.
@@ -12,16 +21,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from aiohttp import web
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
     from agent_core.agent import Agent
     from agent_core.state import State, StateSettings
     from agent_core.users import UserResolver
-    from bots.slack_settings import SlackSettings
+    from bots.slack.bot import SlackBot
+    from bots.slack.settings import SlackSettings
 
     AgentFactory = Callable[[State, UserResolver], Agent]
 
@@ -29,6 +45,7 @@ log = logging.getLogger(__name__)
 
 MAX_SOCKET_CONNECTIONS = 10
 """Slack allows at most 10 simultaneous Socket Mode connections per app."""
+EVENTS_PATH = "/slack/events"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,9 +110,8 @@ async def serve(
 ) -> None:
     """Run one bot process until cancelled: state, identity, agent, quota, transport."""
     from agent_core.state import build_state
-    from bots.slack_bot import SlackBot, default_clients
-    from bots.slack_server import run_until_cancelled
-    from bots.slack_wiring import build_user_resolver
+    from bots.slack.bot import SlackBot
+    from bots.slack.clients import build_user_resolver, default_clients
 
     state = build_state(state_settings)
     log.info("threadline slack: state in %s", state_settings.describe())
@@ -110,6 +126,119 @@ async def serve(
         await run_until_cancelled(bot, reuse_port=reuse_port)
     finally:
         await state.aclose()
+
+
+def build_web_app(bot: SlackBot) -> web.Application:
+    """The aiohttp application of HTTP mode (see the module docstring)."""
+    from aiohttp import web
+    from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+
+    async def events(request: web.Request) -> web.Response:
+        if not request.headers.get("X-Slack-Request-Timestamp", "").isdigit():
+            return web.Response(status=401)  # unsigned, or a timestamp bolt cannot parse
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError:  # a body that is not the JSON / form it claims to be
+            return web.Response(status=400)
+        return await to_aiohttp_response(await bot.app.async_dispatch(bolt_request))
+
+    async def healthz(request: web.Request) -> web.Response:
+        health = await bot.state.health()
+        pending: int | None = None
+        with contextlib.suppress(Exception):  # the queue shares the backend health reports on
+            pending = await bot.state.turns.pending()
+        body = {
+            "ok": health.ok,
+            "state": health.model_dump(),
+            "running_turns": bot.turns.running,
+            "queued_turns": pending,
+            "process": os.getpid(),
+        }
+        return web.json_response(body, status=200 if health.ok else 503)
+
+    async def metrics(request: web.Request) -> web.Response:
+        return web.Response(body=bot.metrics.render(), content_type="text/plain")
+
+    app = web.Application(client_max_size=1024 * 1024)
+    if bot.settings.mode == "http":  # Socket Mode skips signature checks: never expose it
+        app.router.add_post(EVENTS_PATH, events)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics)
+    flow = bot.app.oauth_flow
+    if flow is not None:
+
+        async def install(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_installation(await to_bolt_request(request))
+            )
+
+        async def oauth_redirect(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_callback(await to_bolt_request(request))
+            )
+
+        app.router.add_get(flow.install_path, install)
+        app.router.add_get(flow.redirect_uri_path, oauth_redirect)
+    return app
+
+
+async def serve_http(
+    bot: SlackBot, *, host: str, port: int, reuse_port: bool = False
+) -> web.AppRunner:
+    """Start HTTP mode; returns the runner (``await runner.cleanup()`` to stop).
+
+    ``reuse_port`` binds with ``SO_REUSEPORT``: several processes listen on one port and
+    the kernel spreads connections among them (``threadline slack --processes N``)."""
+    from aiohttp import web
+
+    runner = web.AppRunner(build_web_app(bot), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
+    await site.start()
+    bound = runner.addresses[0][1] if runner.addresses else port
+    log.info(
+        "threadline slack: listening on http://%s:%d%s (process %d)",
+        host, bound, EVENTS_PATH, os.getpid(),
+    )  # fmt: skip
+    return runner
+
+
+def socket_mode_handler(bot: SlackBot) -> AsyncSocketModeHandler:
+    """The Socket Mode handler (``await handler.connect_async()`` to go online)."""
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    token = bot.settings.app_token
+    if token is None:
+        raise ValueError("Socket Mode needs SLACK_APP_TOKEN")
+    return AsyncSocketModeHandler(bot.app, token.get_secret_value(), web_client=bot.client)
+
+
+async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> None:
+    """Serve in the configured mode until cancelled or SIGTERM; then stop taking
+    deliveries and finish the turns this process holds (``bot.close``)."""
+    settings = bot.settings
+    await bot.open()
+    runner = await serve_http(bot, host=settings.host, port=settings.port, reuse_port=reuse_port)
+    handler = None
+    terminated = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+        loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    try:
+        if settings.mode == "socket":
+            handler = socket_mode_handler(bot)
+            await handler.connect_async()  # type: ignore[no-untyped-call]
+            log.info("threadline slack: connected in Socket Mode (process %d)", os.getpid())
+        await terminated.wait()
+        log.info("threadline slack: SIGTERM; finishing the turns of process %d", os.getpid())
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGTERM)
+        if handler is not None:
+            with contextlib.suppress(Exception):
+                await handler.close_async()  # type: ignore[no-untyped-call]
+        await runner.cleanup()
+        await bot.close()
 
 
 def check_processes(settings: SlackSettings, state: StateSettings, processes: int) -> None:
@@ -142,7 +271,7 @@ def child_arguments(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     from agent_core.state import StateSettings
-    from bots.slack_settings import SlackSettings
+    from bots.slack.settings import SlackSettings
 
     try:
         settings = SlackSettings.from_env(**_overrides(args))

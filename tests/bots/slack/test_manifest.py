@@ -11,10 +11,10 @@ import yaml
 from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 
-from bots.slack_settings import BOT_SCOPES
+from bots.slack.settings import BOT_SCOPES
 from tests.support.schemas import schemas_dir
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = schemas_dir()
 VERSIONED = "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/"
 

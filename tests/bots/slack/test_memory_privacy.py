@@ -20,7 +20,7 @@ from adapters.slack.testing import Call, Message
 from agent_core import Agent, UserResolver
 from agent_core.llm.testing import FakeAnthropic, Reply
 from agent_core.state import State
-from tests.slack.harness import SlackHarness, running_bot
+from tests.bots.slack.harness import SlackHarness, running_bot
 from tests.support.memory_privacy import (
     QUESTION,
     Marks,

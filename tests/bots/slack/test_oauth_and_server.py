@@ -13,13 +13,13 @@ from slack_sdk.oauth.installation_store import Installation
 
 from adapters.slack.testing import FakeSlackApi
 from agent_core.state import StateSettings, build_state
-from bots.slack_bot import SlackBot, default_clients
-from bots.slack_server import build_web_app
-from bots.slack_settings import SlackSettings
-from bots.slack_wiring import build_user_resolver
-from tests.slack.agents import build_agent
-from tests.slack.harness import SECRET, SlackHarness, add_users, running_bot
-from tests.slack.test_bot_entry_points import mention
+from bots.slack.app import build_web_app
+from bots.slack.bot import SlackBot
+from bots.slack.clients import build_user_resolver, default_clients
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.agents import build_agent
+from tests.bots.slack.harness import SECRET, SlackHarness, add_users, running_bot
+from tests.bots.slack.test_bot_entry_points import mention
 
 
 async def test_each_workspace_is_answered_with_its_own_installed_token(tmp_path: Path) -> None:

@@ -1,14 +1,17 @@
-"""ReplyStream: a real agent's turn rendered into the fake Slack API."""
+"""SlackReplyStream: a real agent's turn rendered into the fake Slack API."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.reply import ReplyStream, ReplyTarget
+from adapters.notices import STOPPED
+from adapters.slack.context import ReplyTarget
+from adapters.slack.stream import SlackReplyStream
 from adapters.slack.testing import FakeSlackApi
 from agent_core import RequestContext, ScriptedResponse, StaticUserResolver, User
 from agent_core.components import (
@@ -21,7 +24,7 @@ from agent_core.components import (
     TaskTrackerUpdateComponent,
     UiComponent,
 )
-from tests.slack.agents import build_agent
+from tests.bots.slack.agents import build_agent
 
 CHANNEL = ReplyTarget(channel="C1", thread_ts="1.0", team_id="T1", user_id="U1")
 DM = ReplyTarget(channel="D1", thread_ts="1.0", team_id="T1", user_id="U1", is_dm=True)
@@ -35,16 +38,17 @@ async def fake() -> AsyncIterator[FakeSlackApi]:
         yield fake
 
 
-def reply(fake: FakeSlackApi, target: ReplyTarget = CHANNEL, **options: float) -> ReplyStream:
+def reply(fake: FakeSlackApi, target: ReplyTarget = CHANNEL, **options: Any) -> SlackReplyStream:
     client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
-    return ReplyStream(client, target, **options)
+    return SlackReplyStream(client, target, **options)
 
 
-async def run_turn(stream: ReplyStream, user: User, script: list[object], text: str) -> None:
+async def run_turn(stream: SlackReplyStream, user: User, script: list[object], text: str) -> None:
     agent = build_agent(script, StaticUserResolver(user))  # type: ignore[arg-type]
-    async for component in agent.send_message(RequestContext(), text, conversation_id="c1"):
-        await stream.handle(component)
-    await stream.close()
+    async with stream:
+        async for component in agent.send_message(RequestContext(), text, conversation_id="c1"):
+            await stream.handle(component)
+        await stream.finish()
 
 
 async def test_plain_answer_is_status_then_one_message_with_feedback(fake: FakeSlackApi) -> None:
@@ -107,7 +111,7 @@ async def test_updates_are_coalesced_and_removes_delete(fake: FakeSlackApi) -> N
     for step in range(1, 11):
         await stream.handle(ui(bar.update(value=step / 10)))
     assert fake.methods() == ["chat.postMessage"]
-    await stream.close()
+    await stream.finish()
     assert fake.methods() == ["chat.postMessage", "chat.update"]
     assert "100%" in fake.visible("C1")[0].blocks[0]["text"]["text"]
     await stream.handle(ui(bar.remove()))
@@ -162,14 +166,14 @@ async def test_rewritten_final_text_replaces_the_streamed_one(fake: FakeSlackApi
 
 
 async def test_stop_message_is_removed_and_stopped_answers_say_so(fake: FakeSlackApi) -> None:
-    stream = reply(fake, flush_chars=3)
-    await stream.show_stop("turn-1")
-    stop_ts = fake.visible("C1")[0].ts
-    text = RichTextComponent(content="Partial", delta="Partial", markdown=True, streaming=True)
-    await stream.handle(ui(text))
-    await stream.close(stopped=True)
+    async with reply(fake, flush_chars=3, stop_turn="turn-1", stop_button_after=0) as stream:
+        await fake.wait_for(lambda f: bool(f.visible("C1")))
+        stop_ts = fake.visible("C1")[0].ts
+        text = RichTextComponent(content="Partial", delta="Partial", markdown=True, streaming=True)
+        await stream.handle(ui(text))
+        await stream.settle(STOPPED)
     [message] = fake.visible("C1")
-    assert message.ts != stop_ts and message.text == "Partial\n\n_(stopped)_"
+    assert message.ts != stop_ts and message.text == "Partial\n\n_(Stopped.)_"
     assert message.blocks == []
 
 

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.cache import MemoryTtlCache
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.testing import FakeSlackApi
 from agent_core.errors import AgentError
+from agent_core.state import MemoryKeyValueStore
 from agent_core.users import RequestContext
 
 
@@ -45,12 +45,12 @@ def client(fake: FakeSlackApi, token: str = "xoxb-1") -> AsyncWebClient:
 
 
 async def test_member_gets_profile_user_group_and_group_handles(fake: FakeSlackApi) -> None:
-    user = await SlackUserResolver(client(fake)).resolve_user(ctx("U1", enterprise_id="E1"))
+    user = await SlackUserResolver(client(fake)).resolve_user(ctx("U1", slack_enterprise_id="E1"))
     assert user.id == "slack:T1:U1"
     assert (user.username, user.email) == ("Ana", "ana@acme.io")
     assert user.group_memberships == ["user", "data-team"]
     assert user.metadata["workspace_id"] == "T1"
-    assert user.metadata["enterprise_id"] == "E1"
+    assert user.metadata["slack_enterprise_id"] == "E1"
     assert not user.is_admin
 
 
@@ -81,7 +81,8 @@ async def test_guests_get_the_guest_group_not_user(fake: FakeSlackApi) -> None:
 async def test_lookups_are_cached_until_the_ttl_expires(fake: FakeSlackApi) -> None:
     """Regression: an empty injected cache (len 0, so falsy) was replaced by a default one."""
     now = [0.0]
-    resolver = SlackUserResolver(client(fake), cache=MemoryTtlCache(clock=lambda: now[0]), ttl=60)
+    cache = MemoryKeyValueStore(clock=lambda: now[0])
+    resolver = SlackUserResolver(client(fake), cache=cache, ttl=60)
     await resolver.resolve_user(ctx("U1"))
     await resolver.resolve_user(ctx("U2"))
     assert fake.methods() == ["users.info", "usergroups.list", "users.info"]

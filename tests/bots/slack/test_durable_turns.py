@@ -20,10 +20,10 @@ from agent_core import Agent, ScriptedLlmService, ScriptedResponse, ToolRegistry
 from agent_core.llm.base import LlmRequest
 from agent_core.state import State, StateSettings, build_state
 from agent_core.state.testing import RedisServer, free_port
-from bots.slack_app import serve
-from bots.slack_settings import SlackSettings
-from tests.slack.harness import SECRET, TOKEN, add_users, running_bot, sign
-from tests.slack.test_bot_entry_points import mention
+from bots.slack.app import serve
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.harness import SECRET, TOKEN, add_users, running_bot, sign
+from tests.bots.slack.test_bot_entry_points import mention
 
 SLOW = ScriptedResponse(
     text="A long answer, " * 20,
@@ -42,7 +42,7 @@ async def test_a_turn_cut_short_by_a_restart_is_answered_once_after_it(tmp_path:
             await fake.wait_for(lambda f: bool(f.calls_to("chat.appendStream")))
         await state.aclose()
         [partial] = fake.visible("C1")  # settled as stopped, left by the stopped process
-        assert partial.text.endswith("_(stopped)_") and not partial.streaming
+        assert partial.text.endswith("_(Stopped.)_") and not partial.streaming
 
         state = build_state(StateSettings(data_dir=tmp_path))
         try:
@@ -201,7 +201,7 @@ class Listening(logging.Handler):
 @contextlib.contextmanager
 def listening() -> Iterator[Listening]:
     handler = Listening()
-    logger = logging.getLogger("bots.slack_server")
+    logger = logging.getLogger("bots.slack.app")
     logger.addHandler(handler)
     level, logger.level = logger.level, logging.INFO
     try:

@@ -1,11 +1,12 @@
 """The Slack renderer: every ``UiComponent`` -> Block Kit messages (or a deliberate fallback).
 
-``render(component)`` returns the messages to post for one component version, each already
-validated through slack_sdk and within Slack's limits (see ``limits``). Components that are
-not messages return ``[]``: status and task tracker updates are shown by the reply stream
-(``assistant.threads.setStatus``, streamed ``task_update`` chunks: ``controls.task_chunk``) and
-UI-only components (chat input) are dropped. A rich type this module does not know falls
-back to its simple component.
+``SlackRenderer`` is the channel's ``adapters.render.ComponentRenderer``: one hook per
+component type it renders natively. ``render(component)`` (one shared renderer) returns the
+messages to post for one component version, each already validated through slack_sdk and
+within Slack's limits (see ``limits``). Components that are not messages return ``[]``:
+status and task tracker updates are shown by the reply stream (``assistant.threads.setStatus``,
+streamed ``task_update`` chunks: ``controls.task_chunk``) and UI-only components (chat input)
+are dropped. A rich type this module does not know falls back to its simple component.
 
 >>> from agent_core.components import NotificationComponent, UiComponent
 >>> note = NotificationComponent(message="Saved", level="success")
@@ -28,6 +29,8 @@ from slack_sdk.models.blocks import (
     TaskCardBlock,
 )
 
+from adapters.render import ComponentRenderer
+from adapters.slack.charts import render_chart
 from adapters.slack.controls import TASK_STATUS
 from adapters.slack.elements import (
     action_buttons,
@@ -40,7 +43,7 @@ from adapters.slack.elements import (
 )
 from adapters.slack.limits import MAX_SECTION_TEXT, FileUpload, SlackMessage, pack_messages
 from adapters.slack.markdown import escape_mrkdwn, to_mrkdwn, truncate
-from adapters.slack.tables import render_chart, render_dataframe
+from adapters.slack.tables import render_dataframe
 from agent_core.components import (
     ArtifactComponent,
     BadgeComponent,
@@ -48,14 +51,12 @@ from agent_core.components import (
     ButtonGroupComponent,
     CardComponent,
     ChartComponent,
-    ChatInputUpdateComponent,
     DataFrameComponent,
     IconTextComponent,
     LogViewerComponent,
     NotificationComponent,
     ProgressBarComponent,
     ProgressDisplayComponent,
-    RichComponent,
     RichTextComponent,
     SimpleComponent,
     SimpleImageComponent,
@@ -71,54 +72,87 @@ from agent_core.components import (
 from agent_core.components.images import png_from_data_uri
 
 
+class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
+    """Block Kit messages for each component type; see the module docstring.
+
+    Hooks not overridden (and rich types this module does not know) render the component's
+    simple form; status bar and task tracker updates render as no message (the reply stream
+    shows them), chat input updates are dropped (``ComponentRenderer``'s default).
+
+    >>> from agent_core.components import BadgeComponent
+    >>> [m] = SlackRenderer().render(UiComponent(rich_component=BadgeComponent(text="beta")))
+    >>> m.text
+    ':small_blue_diamond: `beta`'
+    """
+
+    def nothing(self) -> list[SlackMessage]:
+        return []
+
+    def simple(self, simple: SimpleComponent | None) -> list[SlackMessage]:
+        return render_simple(simple)
+
+    def on_text(self, text: RichTextComponent) -> list[SlackMessage]:
+        return render_text(text)
+
+    def on_card(self, card: CardComponent) -> list[SlackMessage]:
+        return _card(card)
+
+    def on_notification(self, note: NotificationComponent) -> list[SlackMessage]:
+        return _notification(note)
+
+    def on_status_card(self, card: StatusCardComponent) -> list[SlackMessage]:
+        return _status_card(card)
+
+    def on_progress_bar(self, bar: ProgressBarComponent) -> list[SlackMessage]:
+        return _progress(bar)
+
+    def on_progress_display(self, progress: ProgressDisplayComponent) -> list[SlackMessage]:
+        return _progress(progress)
+
+    def on_status_indicator(self, status: StatusIndicatorComponent) -> list[SlackMessage]:
+        return _one_line(f"{status_emoji(status.status)} {escape_mrkdwn(status.message)}")
+
+    def on_badge(self, badge: BadgeComponent) -> list[SlackMessage]:
+        return _one_line(f"{badge.icon or status_emoji(badge.variant)} `{badge.text}`")
+
+    def on_icon_text(self, icon: IconTextComponent) -> list[SlackMessage]:
+        return _one_line(f"{icon.icon} {escape_mrkdwn(icon.text)}")
+
+    def on_log_viewer(self, log: LogViewerComponent) -> list[SlackMessage]:
+        return _logs(log)
+
+    def on_task_list(self, tasks: TaskListComponent) -> list[SlackMessage]:
+        return _task_list(tasks)
+
+    def on_button(self, button: ButtonComponent) -> list[SlackMessage]:
+        return _buttons(button.label, [(button.label, button.action, button.variant)])
+
+    def on_button_group(self, group: ButtonGroupComponent) -> list[SlackMessage]:
+        specs = [(b.label, b.action, b.variant) for b in group.buttons if not b.disabled]
+        return _buttons("Options", specs)
+
+    def on_dataframe(self, table: DataFrameComponent) -> list[SlackMessage]:
+        return render_dataframe(table)
+
+    def on_chart(self, chart: ChartComponent) -> list[SlackMessage]:
+        return render_chart(chart)
+
+    def on_artifact(self, artifact: ArtifactComponent) -> list[SlackMessage]:
+        return _artifact(artifact)
+
+    def on_status_bar_update(self, bar: StatusBarUpdateComponent) -> list[SlackMessage]:
+        return []  # the status line (assistant.threads.setStatus), shown by the stream
+
+    def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> list[SlackMessage]:
+        return []  # task_update chunks of the streamed answer, shown by the stream
+
+
+_RENDERER = SlackRenderer()
+
+
 def render(component: UiComponent) -> list[SlackMessage]:
     """The messages showing ``component`` (``[]`` when it is not shown as a message)."""
-    rich = component.rich_component
-    if not rich.visible:
-        return []
-    messages = render_rich(rich)
-    if messages is None:
-        return render_simple(component.simple_component)
-    return messages
-
-
-def render_rich(rich: RichComponent) -> list[SlackMessage] | None:  # noqa: C901 (a flat dispatch)
-    """Messages for a rich component; ``None`` means "use the simple component"."""
-    match rich:
-        case RichTextComponent():
-            return render_text(rich)
-        case CardComponent():
-            return _card(rich)
-        case NotificationComponent():
-            return _notification(rich)
-        case StatusCardComponent():
-            return _status_card(rich)
-        case ProgressBarComponent() | ProgressDisplayComponent():
-            return _progress(rich)
-        case StatusIndicatorComponent():
-            return _one_line(f"{status_emoji(rich.status)} {escape_mrkdwn(rich.message)}")
-        case BadgeComponent():
-            return _one_line(f"{rich.icon or status_emoji(rich.variant)} `{rich.text}`")
-        case IconTextComponent():
-            return _one_line(f"{rich.icon} {escape_mrkdwn(rich.text)}")
-        case LogViewerComponent():
-            return _logs(rich)
-        case TaskListComponent():
-            return _task_list(rich)
-        case ButtonComponent():
-            return _buttons(rich.label, [(rich.label, rich.action, rich.variant)])
-        case ButtonGroupComponent():
-            specs = [(b.label, b.action, b.variant) for b in rich.buttons if not b.disabled]
-            return _buttons("Options", specs)
-        case DataFrameComponent():
-            return render_dataframe(rich)
-        case ChartComponent():
-            return render_chart(rich)
-        case ArtifactComponent():
-            return _artifact(rich)
-        case StatusBarUpdateComponent() | TaskTrackerUpdateComponent() | ChatInputUpdateComponent():
-            return []
-    return None
+    return _RENDERER.render(component)
 
 
 def render_text(text: RichTextComponent) -> list[SlackMessage]:

@@ -9,8 +9,8 @@ from typing import Any
 from adapters.slack.controls import FEEDBACK_ACTION, STOP_ACTION
 from adapters.slack.limits import MAX_BLOCKS, MAX_MARKDOWN_TOTAL, validate_block
 from agent_core import Feedback, InMemoryAuditLogger, LifecycleHook, ScriptedResponse, User
-from tests.slack.harness import running_bot
-from tests.slack.test_bot_entry_points import mention
+from tests.bots.slack.harness import running_bot
+from tests.bots.slack.test_bot_entry_points import mention
 
 
 def assert_calls_within_limits(calls: list[Any]) -> None:
