@@ -59,7 +59,7 @@ DIRECT = """
 import asyncio, sys, time
 t0 = float(sys.argv[1])
 from agent_core.components import RichTextComponent
-from bots.demo import DemoSettings, build_demo_agent
+from bots.demo.agent import DemoSettings, build_demo_agent
 from bots.dev.identity import ConsoleUserResolver, Persona
 async def main():
     agent = build_demo_agent(DemoSettings(data_dir=sys.argv[2], use_scripted_model=True,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 # subcommand -> (module, help); each module exposes add_arguments(parser) and run(args) -> int
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("bots.dev.server", "local web console: talk to the agent as Slack/Teams would show it"),
-    "chat": ("bots.chat", "terminal chat with the demo agent"),
+    "chat": ("bots.dev.chat", "terminal chat with the demo agent"),
     "slack": ("bots.slack.app", "run the Slack bot (HTTP or Socket Mode)"),
     "teams": ("bots.teams.app", "run the Teams bot on /api/messages"),
     "teams-package": ("bots.teams.package", "write the Teams app package (manifest + icons + zip)"),

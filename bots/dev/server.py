@@ -76,7 +76,7 @@ def build_agent(
     ``conversation_store`` is the seam for durable state; the default is in memory.
     """
     from agent_core.conversations import MemoryConversationStore
-    from bots.demo import DemoSettings, build_demo_agent
+    from bots.demo.agent import DemoSettings, build_demo_agent
     from bots.dev.identity import ConsoleUserResolver
 
     overrides: dict[str, Any] = {

@@ -86,7 +86,7 @@ def demo_agent_factory(settings: SlackSettings, *, scripted: bool) -> AgentFacto
     """The demo agent on the bot's state (conversations and memory) and user resolver."""
 
     def build(state: State, resolver: UserResolver) -> Agent:
-        from bots.demo import DemoSettings, build_demo_agent
+        from bots.demo.agent import DemoSettings, build_demo_agent
 
         demo = DemoSettings.from_env(
             user_resolver=resolver,

@@ -158,7 +158,7 @@ def build_agent(resolver: UserResolver, state: State, settings: TeamsSettings, *
 
     ``THREADLINE_DEMO_STREAM_DELAY`` (seconds between the scripted model's chunks) makes the
     scripted demo visibly stream."""
-    from bots.demo import DemoSettings, build_demo_agent
+    from bots.demo.agent import DemoSettings, build_demo_agent
 
     demo = DemoSettings.from_env(
         user_resolver=resolver,

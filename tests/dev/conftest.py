@@ -13,7 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from agent_core.agent import Agent
-from bots.demo import DemoSettings, build_demo_agent
+from bots.demo.agent import DemoSettings, build_demo_agent
 from bots.dev.app import create_app
 from bots.dev.identity import ConsoleUserResolver
 from bots.dev.turns import ConsoleOptions

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from agent_core.agent import Agent
-from bots.chat import ChatSession
+from bots.dev.chat import ChatSession
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Who are our top customers by revenue?"

@@ -21,7 +21,7 @@ from agent_core.llm.base import LlmMessage, LlmRequest, LlmResponse, LlmService,
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.memory.ranking import RelevanceIndex
 from agent_core.tools.base import ToolCall
-from bots import demo_answers as answers
+from bots.demo import answers
 
 LABEL = "_Scripted demo model (no `ANTHROPIC_API_KEY` set): canned questions, real queries._"
 

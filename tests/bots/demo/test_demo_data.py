@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.demo_data import DATABASE_NAME, ensure_demo_database, month_window
+from bots.demo.data import DATABASE_NAME, ensure_demo_database, month_window
 
 TODAY = dt.date(2026, 3, 17)
 

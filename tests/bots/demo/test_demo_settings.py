@@ -6,8 +6,8 @@ from pathlib import Path
 
 from agent_core.conversations import MemoryConversationStore
 from agent_core.users import RequestContext
-from bots.demo import DemoSettings, DemoUserResolver, build_demo_agent, build_llm_service
-from bots.demo_model import DemoLlmService
+from bots.demo.agent import DemoSettings, DemoUserResolver, build_demo_agent, build_llm_service
+from bots.demo.model import DemoLlmService
 
 
 def test_from_env_reads_only_the_documented_variables(tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ from agent_core.context import ToolContext
 from agent_core.llm.scripted import ScriptedLlmService, ScriptedResponse
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.tools.sqlite_runner import SqliteRunner
-from bots.demo import DemoSettings, DemoUserResolver, build_demo_agent, build_demo_registry
-from bots.demo_data import DATABASE_NAME
-from tests.demo.conftest import ask, slack_context
+from bots.demo.agent import DemoSettings, DemoUserResolver, build_demo_agent, build_demo_registry
+from bots.demo.data import DATABASE_NAME
+from tests.bots.demo.conftest import ask, slack_context
 
 T = TypeVar("T")
 

@@ -35,8 +35,8 @@ from agent_core.tools.sqlite_runner import SqliteRunner
 from agent_core.tools.visualize import VisualizeDataTool
 from agent_core.users import RequestContext, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler
-from bots.demo_data import SCHEMA, ensure_demo_database
-from bots.demo_model import DEMO_QUESTIONS, DemoLlmService
+from bots.demo.data import SCHEMA, ensure_demo_database
+from bots.demo.model import DEMO_QUESTIONS, DemoLlmService
 
 QUERY_GROUPS = ["user", "admin"]
 ADMIN_GROUPS = ["admin"]

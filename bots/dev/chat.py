@@ -281,7 +281,7 @@ def _cell(value: Any) -> str:
 
 def build_session(args: argparse.Namespace, console: Console) -> ChatSession:
     from agent_core.conversations import MemoryConversationStore
-    from bots.demo import DemoSettings, build_demo_agent
+    from bots.demo.agent import DemoSettings, build_demo_agent
     from bots.dev.identity import ConsoleUserResolver
 
     overrides: dict[str, Any] = {

@@ -12,8 +12,8 @@ from agent_core.agent import Agent
 from agent_core.components import UiComponent
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.users import RequestContext
-from bots.demo import DemoSettings, build_demo_agent
-from bots.demo_data import DATABASE_NAME
+from bots.demo.agent import DemoSettings, build_demo_agent
+from bots.demo.data import DATABASE_NAME
 
 
 @pytest.fixture
