@@ -38,14 +38,14 @@ Mode = Literal["idle", "streaming", "in_place", "stopped"]
 DEFAULT_INFORMATIVE = "Working on it…"
 
 
-class StreamWriter:
+class AnswerStream:
     """Streams one answer into a personal chat; see the module docstring.
 
     ``clock`` and ``sleep`` are injectable so tests can check the pacing without waiting.
 
     >>> ref = ConversationRef("https://s/", "a:1", "1", {"id": "28:b"}, {"id": "29:u"}, "t",
     ...                       "personal")
-    >>> StreamWriter(connector=None, ref=ref, pace=1.0).mode  # type: ignore[arg-type]
+    >>> AnswerStream(connector=None, ref=ref, pace=1.0).mode  # type: ignore[arg-type]
     'idle'
     """
 

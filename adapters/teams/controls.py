@@ -101,7 +101,7 @@ def feedback_of(activity: Wire) -> Feedback | None:
     )
 
 
-def card_action_of(activity: Wire) -> str | None:
+def button_message_of(activity: Wire) -> str | None:
     """The message a Threadline card button sends, or None for other invokes."""
     if activity.get("type") != "invoke" or activity.get("name") != CARD_ACTION:
         return None

@@ -3,7 +3,7 @@
 ``TeamsReplyStream`` is Teams' ``adapters.stream.ReplyStream``. It takes the components the
 agent yields and keeps the latest version of each (by id), rendered by
 ``adapters.teams.render``. Progress shows at once: in a personal chat through the streaming
-protocol (``adapters.teams.answer.StreamWriter``: informative updates, then the answer
+protocol (``adapters.teams.answer.AnswerStream``: informative updates, then the answer
 streaming as it is written), in group chats and channels as a typing indicator. ``finish``
 sends the answer: its text, its cards (split over several messages when Teams' 40 KB limit
 requires, ``adapters.teams.limits``), the AI-generated label with citations and the feedback
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from adapters.teams import activities, elements
 from adapters.teams.activities import Activity, Citation, ConversationRef
-from adapters.teams.answer import StreamWriter
+from adapters.teams.answer import AnswerStream
 from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
 from adapters.teams.limits import answer_messages, text_parts
@@ -111,9 +111,9 @@ class TeamsReplyStream:
         self._private = PrivateDelivery(
             connector, ref, targeted=self._options.targeted_messages
         )
-        self._writer: StreamWriter | None = None
+        self._writer: AnswerStream | None = None
         if self._options.stream and ref.is_personal and not self.slot.resumed:
-            self._writer = StreamWriter(
+            self._writer = AnswerStream(
                 connector, ref, pace=self._options.pace,
                 max_duration=self._options.max_stream_seconds, clock=clock, sleep=sleep,
                 on_stop=self._stopped, on_posted=self.slot.posted,

@@ -46,7 +46,7 @@ from adapters.teams.context import (
     wire_activity,
 )
 from adapters.teams.controls import (
-    card_action_of,
+    button_message_of,
     card_action_response,
     feedback_of,
     stop_request_of,
@@ -272,7 +272,7 @@ class ThreadlineTeamsBot:
         elif (turn_id := stop_request_of(activity)) is not None:
             await self.turns.request_stop(turn_id, by=asker_id(activity))
             status, body = 200, card_action_response("Stopping.")
-        elif (text := card_action_of(activity)) is not None:
+        elif (text := button_message_of(activity)) is not None:
             await self._accept(turn_context, activity, text)
             status, body = 200, card_action_response()
         elif (answer := consent_answer_of(activity)) is not None:

@@ -9,7 +9,7 @@ import pytest
 
 from adapters.teams import activities
 from adapters.teams.activities import Citation, ConversationRef
-from adapters.teams.controls import FEEDBACK_LOOP, card_action_of, feedback_of
+from adapters.teams.controls import FEEDBACK_LOOP, button_message_of, feedback_of
 from tests.adapters.teams.payloads import TENANT, invoke, message
 
 
@@ -49,7 +49,7 @@ def test_malformed_feedback_is_ignored(activity: dict[str, Any]) -> None:
 def test_card_action() -> None:
     value = {"action": {"type": "Action.Execute", "verb": "threadline.action",
                         "data": {"threadline_action": "  top products  "}}}
-    assert card_action_of(invoke("adaptiveCard/action", value)) == "top products"
+    assert button_message_of(invoke("adaptiveCard/action", value)) == "top products"
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_card_action() -> None:
     ],
 )
 def test_other_or_malformed_card_actions_are_ignored(value: dict[str, Any]) -> None:
-    assert card_action_of(invoke("adaptiveCard/action", value)) is None
+    assert button_message_of(invoke("adaptiveCard/action", value)) is None
 
 
 def test_message_activity_shape_and_ai_entity() -> None:
