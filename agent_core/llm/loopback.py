@@ -46,7 +46,7 @@ class HttpRequest:
 class HttpResponse:
     """What a handler answers: ``send`` a whole body, or ``start`` then ``write`` chunks."""
 
-    def __init__(self, writer: asyncio.AnswerStream) -> None:
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
         self.started = False
         self.streaming = False
@@ -91,7 +91,7 @@ class LoopbackServer:
     def __init__(self, handler: Handler) -> None:
         self._handler = handler
         self._server: asyncio.Server | None = None
-        self._connections: dict[asyncio.Task[None], asyncio.AnswerStream] = {}
+        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
         self.port = 0
 
     @property
@@ -126,7 +126,7 @@ class LoopbackServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.AnswerStream) -> None:
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections[task] = writer
@@ -161,7 +161,7 @@ class LoopbackServer:
 
 
 async def _read_request(
-    reader: asyncio.StreamReader, writer: asyncio.AnswerStream
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> HttpRequest | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
