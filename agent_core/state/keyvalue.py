@@ -5,8 +5,8 @@ One interface serves three needs: identity caches (``ttl`` = minutes), delivery 
 conversation references (``ttl=None``). Values are JSON-compatible and come back as fresh
 copies, whichever backend holds them (memory, SQLite, Redis).
 
-It is a superset of ``adapters.slack.cache.TtlCache`` (same ``get/set/add/delete``), so the
-channel adapters can take any of these stores where they take a cache.
+The channel adapters take it wherever they keep ids or caches (Slack threads and
+installations, Teams deliveries and conversation references).
 """
 
 from __future__ import annotations
