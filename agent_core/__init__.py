@@ -59,6 +59,7 @@ from agent_core.llm import (
 from agent_core.memory.base import AgentMemory, TextMemory, ToolMemory
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
+from agent_core.runtime import Runtime, attach
 from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.users import RequestContext, StaticUserResolver, User, UserResolver
@@ -105,6 +106,7 @@ __all__ = [
     "RecoveryAction",
     "RecoveryActionType",
     "RequestContext",
+    "Runtime",
     "ScriptedLlmService",
     "ScriptedResponse",
     "Span",
@@ -129,6 +131,7 @@ __all__ = [
     "WorkflowHandler",
     "WorkflowResult",
     "analyze_query_log",
+    "attach",
     "export_successful_queries",
     *_components,
 ]

@@ -33,6 +33,7 @@ from agent_core.extensions.recovery import ErrorRecoveryStrategy
 from agent_core.feedback import Feedback
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
+from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
 from agent_core.tools.registry import ToolRegistry
 from agent_core.turn import (
@@ -47,10 +48,13 @@ from agent_core.turn import (
     settle_after_stop,
     think,
 )
-from agent_core.users import RequestContext, User, UserResolver
+from agent_core.users import RequestContext, StaticUserResolver, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
 logger = logging.getLogger("threadline.agent")
+
+LOCAL_USER = User(id="local", username="you", group_memberships=["user"])
+"""Who asks an agent given no user resolver, outside any channel."""
 
 T = TypeVar("T")
 
@@ -82,6 +86,11 @@ class _InDeps(Generic[T]):
 
 class Agent:
     """The agent: an LLM, tools, memory and seven extension points behind one call.
+
+    ``user_resolver``, ``agent_memory`` and ``conversation_store`` may be left out: outside a
+    channel every request is then ``LOCAL_USER``'s and memory and conversations live in this
+    process; a channel serving the agent (``threadline slack --app ...``) gives it the
+    workspace's identity and durable state instead (``left_to_channel`` names them).
 
     >>> import asyncio
     >>> from agent_core import (Agent, InMemoryAgentMemory, RequestContext, ScriptedLlmService,
@@ -118,8 +127,8 @@ class Agent:
         *,
         llm_service: LlmService,
         tool_registry: ToolRegistry,
-        user_resolver: UserResolver,
-        agent_memory: AgentMemory,
+        user_resolver: UserResolver | None = None,
+        agent_memory: AgentMemory | None = None,
         conversation_store: ConversationStore | None = None,
         config: AgentConfig | None = None,
         system_prompt_builder: SystemPromptBuilder | None = None,
@@ -133,12 +142,17 @@ class Agent:
         observability_provider: ObservabilityProvider | None = None,
         audit_logger: AuditLogger | None = None,
     ) -> None:
+        given = {"user_resolver": user_resolver, "agent_memory": agent_memory,
+                 "conversation_store": conversation_store}  # fmt: skip
+        self.left_to_channel = frozenset(name for name, part in given.items() if part is None)
+        """The parts this agent did not bring: a channel serving it provides its own
+        (workspace identity, durable memory and conversations; ``Runtime``)."""
         self.deps = TurnDeps(
             agent=self,
             llm_service=llm_service,
             tool_registry=tool_registry,
-            user_resolver=user_resolver,
-            agent_memory=agent_memory,
+            user_resolver=user_resolver or StaticUserResolver(LOCAL_USER),
+            agent_memory=agent_memory or InMemoryAgentMemory(),
             conversation_store=conversation_store or MemoryConversationStore(),
             config=config or AgentConfig(),
             system_prompt_builder=system_prompt_builder or DefaultSystemPromptBuilder(),
@@ -147,7 +161,7 @@ class Agent:
             workflow_handler=workflow_handler or DefaultWorkflowHandler(),
             error_recovery_strategy=error_recovery_strategy,
             context_enrichers=list(context_enrichers),
-            llm_context_enhancer=llm_context_enhancer or DefaultLlmContextEnhancer(agent_memory),
+            llm_context_enhancer=llm_context_enhancer or DefaultLlmContextEnhancer(),
             conversation_filters=list(conversation_filters),
             observability_provider=observability_provider,
             audit_logger=audit_logger,
@@ -155,6 +169,10 @@ class Agent:
         if audit_logger is not None and self.config.audit_config.enabled:
             tool_registry.audit_logger = audit_logger
             tool_registry.audit_config = self.config.audit_config
+
+    def served_agents(self) -> list[Agent]:
+        """The agents a command serves for this one (itself; a profile router has several)."""
+        return [self]
 
     @property
     def tracer(self) -> Tracer:

@@ -108,5 +108,9 @@ class AgentConfig(BaseModel):
     include_thinking_indicators: bool = True
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, gt=0)
+    allowed_groups: list[str] = Field(default_factory=list)
+    """Who may ask at all (empty: everyone). Anyone else gets one refusal and nothing runs:
+    no hook, no LLM call, no tool."""
+    refusal: str = "Sorry, this assistant is not available to you here. Ask an admin for access."
     ui_features: UiFeatures = Field(default_factory=UiFeatures)
     audit_config: AuditConfig = Field(default_factory=AuditConfig)

@@ -23,6 +23,25 @@ class SystemPromptBuilder:
         raise NotImplementedError
 
 
+class ExtendedSystemPromptBuilder(SystemPromptBuilder):
+    """Another builder's prompt with more instructions after it (a profile's, say).
+
+    >>> import asyncio
+    >>> builder = ExtendedSystemPromptBuilder(DefaultSystemPromptBuilder("Be brief."),
+    ...                                       "Amounts are in EUR.")
+    >>> asyncio.run(builder.build_system_prompt(User(id="u"), [])).endswith("Amounts are in EUR.")
+    True
+    """
+
+    def __init__(self, base: SystemPromptBuilder, instructions: str) -> None:
+        self.base = base
+        self.instructions = instructions
+
+    async def build_system_prompt(self, user: User, tools: list[ToolSchema]) -> str | None:
+        prompt = await self.base.build_system_prompt(user, tools)
+        return f"{prompt}\n\n{self.instructions}" if prompt else self.instructions
+
+
 class DefaultSystemPromptBuilder(SystemPromptBuilder):
     """The base prompt, today's date, and the user's tools.
 

@@ -45,10 +45,11 @@ class DefaultLlmContextEnhancer(LlmContextEnhancer):
     Only memories the asker may be offered there are added (``agent_core.memory.access``):
     their own, and those shared with the workspace. Called without the turn's context
     (``enhance_system_prompt``), it offers as if the asker were in a shared conversation
-    with no UI features.
+    with no UI features. With no ``agent_memory`` of its own it searches the turn's
+    (``context.agent_memory``), so it follows whatever memory the agent is given.
     """
 
-    def __init__(self, agent_memory: AgentMemory | None, *, limit: int = 5) -> None:
+    def __init__(self, agent_memory: AgentMemory | None = None, *, limit: int = 5) -> None:
         self.agent_memory = agent_memory
         self.limit = limit
 
@@ -59,10 +60,11 @@ class DefaultLlmContextEnhancer(LlmContextEnhancer):
     async def enhance_system_prompt_for(
         self, context: ToolContext, system_prompt: str, user_message: str
     ) -> str:
-        if self.agent_memory is None or not user_message.strip():
+        memory = self.agent_memory or context.agent_memory
+        if memory is None or not user_message.strip():
             return system_prompt
         try:
-            found = await self.agent_memory.search_text_memories(
+            found = await memory.search_text_memories(
                 query=user_message, context=context, limit=self.limit
             )
         except Exception:

@@ -10,17 +10,18 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_core.conversations import ConversationStore, MemoryConversationStore
+from agent_core.memory.access import Sharing
 from agent_core.memory.base import AgentMemory
 from agent_core.memory.in_memory import InMemoryAgentMemory
+from agent_core.settings import Section, env
 from agent_core.state.dedupe import DedupeStore
 from agent_core.state.health import Backend, StateHealth
 from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore
@@ -30,30 +31,63 @@ from agent_core.state.turns_memory import MemoryTurnQueue
 
 
 def default_data_dir() -> Path:
-    return Path(os.environ.get("THREADLINE_DATA_DIR") or Path.home() / ".threadline")
+    return Path.home() / ".threadline"
 
 
-class StateSettings(BaseModel):
-    """Where state lives. ``StateSettings.from_env()`` reads the environment; the
-    constructor never does (so tests are not affected by a developer's ``REDIS_URL``).
+class StateSettings(Section):
+    """Where state lives: the ``[state]`` table of ``threadline.toml``, or the environment.
+    Building one directly reads nothing else (tests are not affected by a developer's
+    ``REDIS_URL``); ``StateSettings.from_env()`` reads the environment.
 
     >>> StateSettings(ephemeral=True).backend
     'memory'
     >>> StateSettings(redis_url="redis://localhost:6379/0").backend
     'redis'
+    >>> kept = StateSettings.from_env({"THREADLINE_CONVERSATION_RETENTION_DAYS": "2"})
+    >>> kept.conversation_retention
+    172800.0
     """
 
-    redis_url: str | None = None
-    data_dir: Path = Field(default_factory=default_data_dir)
-    ephemeral: bool = False
-    key_prefix: str = "threadline:"
+    table = "state"
+
+    redis_url: str | None = Field(None, validation_alias=env("redis_url", "REDIS_URL"))
+    """Share state with every process through Redis (``redis://:password@host:6379/0``)."""
+    data_dir: Path = Field(
+        default_factory=default_data_dir, validation_alias=env("data_dir", "THREADLINE_DATA_DIR")
+    )
+    """Where the SQLite state (and the demo database) live without Redis."""
+    ephemeral: bool = Field(False, validation_alias=env("ephemeral", "THREADLINE_EPHEMERAL"))
+    """Keep everything in memory: nothing survives a restart (one process only)."""
+    key_prefix: str = Field(
+        "threadline:", validation_alias=env("key_prefix", "THREADLINE_REDIS_PREFIX")
+    )
     """Namespace of every Redis key (several apps can share one Redis)."""
-    conversation_retention: float | None = None
-    """Seconds a conversation is kept after its last update (``None``: forever)."""
-    claim_after: float = Field(default=30.0, gt=0)
+    conversation_retention_days: float | None = Field(
+        None, gt=0,
+        validation_alias=env("conversation_retention_days",
+                             "THREADLINE_CONVERSATION_RETENTION_DAYS"),
+    )  # fmt: skip
+    """Days a conversation is kept after its last update (unset: forever)."""
+    claim_after: float = Field(
+        30.0, gt=0, validation_alias=env("claim_after", "THREADLINE_CLAIM_AFTER")
+    )
     """Seconds without a lease renewal before another worker takes a turn over."""
-    memory_refresh_interval: float = Field(default=0.5, ge=0)
+    memory_refresh_interval: float = Field(
+        0.5, ge=0,
+        validation_alias=env("memory_refresh_interval", "THREADLINE_MEMORY_REFRESH_INTERVAL"),
+    )  # fmt: skip
     """Redis: at most this stale is what other processes saved to memory (0: always fresh)."""
+    memory_sharing: Sharing = Field(
+        "on_feedback", validation_alias=env("memory_sharing", "THREADLINE_MEMORY_SHARING")
+    )
+    """When a memory made in a shared conversation is offered to the workspace:
+    ``on_feedback`` (after a thumbs-up or an admin's ``/share``) or ``immediate``."""
+
+    @property
+    def conversation_retention(self) -> float | None:
+        """Seconds a conversation is kept after its last update (``None``: forever)."""
+        days = self.conversation_retention_days
+        return None if days is None else days * 86400
 
     def describe(self) -> str:
         """Where state lives, for a startup log line (never the Redis password).
@@ -76,27 +110,6 @@ class StateSettings(BaseModel):
         if self.ephemeral:
             return "memory"
         return "redis" if self.redis_url else "sqlite"
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> StateSettings:
-        """From ``REDIS_URL``, ``THREADLINE_DATA_DIR``, ``THREADLINE_EPHEMERAL=1``,
-        ``THREADLINE_REDIS_PREFIX``, ``THREADLINE_CONVERSATION_RETENTION_DAYS`` and
-        ``THREADLINE_CLAIM_AFTER`` (seconds); keyword arguments win."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {
-            "redis_url": env.get("REDIS_URL") or None,
-            "ephemeral": env.get("THREADLINE_EPHEMERAL", "") in ("1", "true", "yes"),
-        }
-        if env.get("THREADLINE_DATA_DIR"):
-            values["data_dir"] = env["THREADLINE_DATA_DIR"]
-        if env.get("THREADLINE_REDIS_PREFIX"):
-            values["key_prefix"] = env["THREADLINE_REDIS_PREFIX"]
-        if env.get("THREADLINE_CLAIM_AFTER"):
-            values["claim_after"] = float(env["THREADLINE_CLAIM_AFTER"])
-        if env.get("THREADLINE_CONVERSATION_RETENTION_DAYS"):
-            days = float(env["THREADLINE_CONVERSATION_RETENTION_DAYS"])
-            values["conversation_retention"] = days * 86400
-        return cls(**{**values, **overrides})
 
 
 @dataclass
@@ -147,18 +160,18 @@ def build_state(settings: StateSettings | None = None) -> State:
     settings = settings or StateSettings.from_env()
     match settings.backend:
         case "memory":
-            return _memory_state()
+            return _memory_state(settings)
         case "redis":
             return _redis_state(settings)
         case _:
             return _sqlite_state(settings)
 
 
-def _memory_state() -> State:
+def _memory_state(settings: StateSettings) -> State:
     return State(
         backend="memory",
         conversations=MemoryConversationStore(),
-        memory=InMemoryAgentMemory(),
+        memory=InMemoryAgentMemory(sharing=settings.memory_sharing),
         turns=MemoryTurnQueue(),
         dedupe=DedupeStore(MemoryKeyValueStore()),
         cache=MemoryKeyValueStore(),
@@ -194,7 +207,7 @@ def _sqlite_state(settings: StateSettings) -> State:
         conversations=SqliteConversationStore(
             conversations_db, retention=settings.conversation_retention
         ),
-        memory=SqliteAgentMemory(memory_db),
+        memory=SqliteAgentMemory(memory_db, sharing=settings.memory_sharing),
         turns=SqliteTurnQueue(state_db, claim_after=settings.claim_after),
         dedupe=DedupeStore(SqliteKeyValueStore(state_db, table="dedupe")),
         cache=SqliteKeyValueStore(state_db, table="cache"),
@@ -226,7 +239,8 @@ def _redis_state(settings: StateSettings) -> State:
             client, ttl=settings.conversation_retention, key_prefix=prefix
         ),
         memory=RedisAgentMemory(
-            client, key_prefix=prefix, refresh_interval=settings.memory_refresh_interval
+            client, key_prefix=prefix, sharing=settings.memory_sharing,
+            refresh_interval=settings.memory_refresh_interval,
         ),
         turns=RedisTurnQueue(client, key_prefix=prefix, claim_after=settings.claim_after),
         dedupe=DedupeStore(RedisKeyValueStore(client, key_prefix=f"{prefix}dedupe:"), prefix=""),

@@ -14,7 +14,9 @@ from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BeforeValidator
 
 from agent_core.errors import AgentError
 from agent_core.extensions.hooks import LifecycleHook
@@ -107,6 +109,19 @@ def parse_rate_limit(value: str | None) -> tuple[int, float] | None:
     if limit < 1 or seconds <= 0:
         raise ValueError("THREADLINE_RATE_LIMIT needs a positive count and window")
     return limit, seconds
+
+
+def _rate_limit(value: object) -> tuple[int, float] | None:
+    if value is None or isinstance(value, tuple | list):
+        return None if value is None else (int(value[0]), float(value[1]))
+    if isinstance(value, int):  # a count per hour
+        return (value, 3600.0) if value > 0 else None
+    return parse_rate_limit(str(value))
+
+
+RateLimit = Annotated[tuple[int, float] | None, BeforeValidator(_rate_limit)]
+"""A per-user quota setting: ``"20/3600"``, ``"120/hour"``, ``"off"``, a count per hour, or
+a ``(messages, seconds)`` pair; ``None`` is no quota."""
 
 
 def describe_duration(seconds: float) -> str:

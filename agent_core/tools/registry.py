@@ -72,6 +72,23 @@ class ToolRegistry:
         self._access[tool.name] = groups
         self._schemas[tool.name] = schema.model_copy(update={"access_groups": list(groups)})
 
+    def only(self, names: list[str]) -> ToolRegistry:
+        """A registry with only the tools named (same groups, same audit settings); unknown
+        names are an error, so a typo in a configuration is caught at start.
+
+        >>> ToolRegistry().only(["run_sql"])
+        Traceback (most recent call last):
+        ValueError: no tool named 'run_sql' (the agent has: none)
+        """
+        unknown = [name for name in names if name not in self._tools]
+        if unknown:
+            have = ", ".join(self._tools) or "none"
+            raise ValueError(f"no tool named {unknown[0]!r} (the agent has: {have})")
+        narrowed = ToolRegistry(audit_logger=self.audit_logger, audit_config=self.audit_config)
+        for name in names:
+            narrowed.register_local_tool(self._tools[name], list(self._access[name]))
+        return narrowed
+
     async def get_tool(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
 

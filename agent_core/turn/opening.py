@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from agent_core.components import ComponentStream, UiComponent
+from agent_core.components import ComponentStream, NotificationComponent, UiComponent
 from agent_core.conversations import Conversation, Message
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
@@ -16,6 +16,11 @@ from agent_core.turn.status import WORKING, closing_components
 async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
     """Steps 1-5: user, starter UI, before_message hooks, conversation, workflow commands."""
     await _resolve_user(deps, state)
+    if not state.require_user().is_member_of(deps.config.allowed_groups):
+        yield UiComponent.of(NotificationComponent(message=deps.config.refusal, level="warning"),
+                             deps.config.refusal)  # fmt: skip
+        state.finished = True
+        return
     if not state.message.strip():
         for component in await _starter_ui(deps, state):
             yield component

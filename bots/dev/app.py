@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_core.agent import Agent
+from bots.agents import ServedAgent
 from bots.dev.events import sse
 from bots.dev.identity import Persona
 from bots.dev.turns import Console, ConsoleOptions
@@ -192,7 +192,7 @@ async def _on_cleanup(app: web.Application) -> None:
         await asyncio.gather(warmup, return_exceptions=True)
 
 
-def create_app(agent: Agent, *, options: ConsoleOptions | None = None) -> web.Application:
+def create_app(agent: ServedAgent, *, options: ConsoleOptions | None = None) -> web.Application:
     """The console app for ``agent`` (normally the demo agent, see ``server.build_agent``)."""
     app = web.Application(middlewares=[same_origin_only], client_max_size=16 * 1024 * 1024)
     console = Console(agent, options=options)

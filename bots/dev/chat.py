@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from agent_core.agent import Agent
     from agent_core.components import RichComponent, UiComponent
+    from bots.agents import ServedAgent
     from bots.dev.identity import Persona
 
 TABLE_ROWS = 20
@@ -41,28 +41,14 @@ ROLES = {"user": ["user"], "admin": ["user", "admin"]}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="where the sample database lives (default ~/.threadline)",
-    )
+    from bots.dev.local import add_local_arguments
+
+    add_local_arguments(parser, stream_delay=0.02)
     parser.add_argument(
         "--charts-dir",
         type=Path,
         default=None,
         help="where charts are saved as PNG (default: a temporary directory)",
-    )
-    parser.add_argument(
-        "--scripted",
-        action="store_true",
-        help="use the scripted demo model even when ANTHROPIC_API_KEY is set",
-    )
-    parser.add_argument(
-        "--stream-delay",
-        type=float,
-        default=0.02,
-        help="seconds between the scripted model's chunks (default 0.02)",
     )
     parser.add_argument(
         "--as",
@@ -83,7 +69,7 @@ class ChatSession:
     ['user']
     """
 
-    def __init__(self, agent: Agent, console: Console, charts_dir: Path) -> None:
+    def __init__(self, agent: ServedAgent, console: Console, charts_dir: Path) -> None:
         from bots.dev.identity import Persona
 
         self.agent = agent
@@ -280,22 +266,10 @@ def _cell(value: Any) -> str:
 
 
 def build_session(args: argparse.Namespace, console: Console) -> ChatSession:
-    from agent_core.conversations import MemoryConversationStore
-    from bots.demo.agent import DemoSettings, build_demo_agent
-    from bots.dev.identity import ConsoleUserResolver
+    from bots.dev.local import local_agent
 
-    overrides: dict[str, Any] = {
-        "user_resolver": ConsoleUserResolver(),
-        "conversation_store": MemoryConversationStore(),
-        "stream_delay": max(0.0, args.stream_delay),
-    }
-    if args.data_dir is not None:
-        overrides["data_dir"] = args.data_dir
-    if args.scripted:
-        overrides["use_scripted_model"] = True
-    agent = build_demo_agent(DemoSettings.from_env(**overrides))
     charts = args.charts_dir or Path(tempfile.mkdtemp(prefix="threadline-charts-"))
-    session = ChatSession(agent, console, charts)
+    session = ChatSession(local_agent(args, "chat"), console, charts)
     session.persona = session.persona.model_copy(update={"groups": ROLES[args.role]})
     return session
 
@@ -303,8 +277,15 @@ def build_session(args: argparse.Namespace, console: Console) -> ChatSession:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from agent_core.settings import ConfigError
+    from bots.apps import AppError
+
     console = Console(highlight=False)
-    session = build_session(args, console)
+    try:
+        session = build_session(args, console)
+    except (ConfigError, AppError) as error:
+        print(f"threadline chat: {error}", file=sys.stderr)
+        return 2
     console.print(
         f"[bold]Threadline chat[/bold] · {session.agent.llm_service.model_name}\n"
         "[dim]/user /admin switch who asks · /new new conversation · /help · "

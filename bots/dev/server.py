@@ -12,17 +12,14 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
-    from agent_core.conversations import ConversationStore
 
 DEFAULT_PORT = 8765
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from bots.dev.local import add_local_arguments
+
     parser.add_argument(
         "--host",
         default="127.0.0.1",
@@ -35,29 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PORT,
         help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
     )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="where the sample database lives (default ~/.threadline)",
-    )
-    parser.add_argument(
-        "--scripted",
-        action="store_true",
-        help="use the scripted demo model even when ANTHROPIC_API_KEY is set",
-    )
-    parser.add_argument(
-        "--stream-delay",
-        type=float,
-        default=0.03,
-        help="seconds between the scripted model's chunks (default 0.03)",
-    )
+    add_local_arguments(parser, stream_delay=0.03)
     parser.add_argument(
         "--pace",
         type=float,
         default=0.2,
         help="seconds between a channel's streamed updates (default 0.2)",
     )
+    parser.add_argument(
+        "--reload", action="store_true",
+        help="restart when a Python file under the current folder (or the --app file's "
+        "folder) changes",
+    )  # fmt: skip
     parser.add_argument(
         "--real-pace", action="store_true", help="pace streams like the real channels (1 s)"
     )
@@ -68,38 +54,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_agent(
-    args: argparse.Namespace, *, conversation_store: ConversationStore | None = None
-) -> Agent:
-    """The demo agent with the console's identity switcher as its user resolver.
-
-    ``conversation_store`` is the seam for durable state; the default is in memory.
-    """
-    from agent_core.conversations import MemoryConversationStore
-    from bots.demo.agent import DemoSettings, build_demo_agent
-    from bots.dev.identity import ConsoleUserResolver
-
-    overrides: dict[str, Any] = {
-        "user_resolver": ConsoleUserResolver(),
-        "conversation_store": conversation_store or MemoryConversationStore(),
-        "stream_delay": max(0.0, args.stream_delay),
-    }
-    if args.data_dir is not None:
-        overrides["data_dir"] = args.data_dir
-    if args.scripted:
-        overrides["use_scripted_model"] = True
-    return build_demo_agent(DemoSettings.from_env(**overrides))
-
-
 async def serve(args: argparse.Namespace) -> None:
     from aiohttp import web
 
     from bots.dev.app import CONSOLE_KEY, create_app
+    from bots.dev.local import local_agent
     from bots.dev.turns import ConsoleOptions
 
     pace = 1.0 if args.real_pace else max(0.0, args.pace)
     options = ConsoleOptions(pace=pace, teams_targeted=args.teams_targeted)
-    app = create_app(build_agent(args), options=options)
+    app = create_app(local_agent(args, "console"), options=options)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     try:
@@ -114,7 +78,33 @@ async def serve(args: argparse.Namespace) -> None:
         await runner.cleanup()
 
 
+def _watched(args: argparse.Namespace) -> list[Path]:
+    """The folders ``--reload`` watches: the current one, and the ``--app`` file's."""
+    folders = [Path.cwd()]
+    app = getattr(args, "app", None) or ""
+    module = app.rpartition(":")[0]
+    if module.endswith(".py"):
+        folders.append(Path(module).resolve().parent)
+    return list(dict.fromkeys(folders))
+
+
+def run_reloading(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the console in a child process and restart it when Python files change
+    (``watchfiles``, as ``uvicorn --reload`` does)."""
+    import shlex
+
+    from watchfiles import PythonFilter, run_process
+
+    command = shlex.join([sys.executable, "-m", "bots.cli", "dev", *argv])
+    print("threadline dev: reloading on changes to Python files", flush=True)
+    run_process(*_watched(args), target=command, target_type="command",
+                watch_filter=PythonFilter())  # fmt: skip
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.reload:
+        return run_reloading(args, [a for a in sys.argv[2:] if a != "--reload"])
     if args.host not in LOOPBACK:
         print(
             "threadline dev: the console has no login, so it only listens on loopback "
@@ -122,10 +112,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from agent_core.settings import ConfigError
+    from bots.apps import AppError
+
     try:
         asyncio.run(serve(args))
     except KeyboardInterrupt:
         pass
+    except (ConfigError, AppError) as error:
+        print(f"threadline dev: {error}", file=sys.stderr)
+        return 2
     except OSError as error:  # the port is taken, most often
         print(
             f"threadline dev: cannot listen on {args.host}:{args.port} ({error.strerror}); "

@@ -34,9 +34,9 @@ from adapters.notices import STOPPED
 from adapters.slack.context import ReplyTarget
 from adapters.slack.stream import SlackReplyStream
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
-from agent_core.agent import Agent
 from agent_core.components import UiComponent
 from agent_core.feedback import Feedback
+from bots.agents import ServedAgent
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
 from bots.dev.slack_view import TEAM_ID, SlackView
@@ -108,14 +108,14 @@ class Console:
     """The agent, the channel emulations and the turns in flight.
 
     >>> from bots.dev.identity import ConsoleUserResolver
-    >>> from agent_core import ScriptedLlmService, ToolRegistry, InMemoryAgentMemory
+    >>> from agent_core import Agent, ScriptedLlmService, ToolRegistry, InMemoryAgentMemory
     >>> agent = Agent(llm_service=ScriptedLlmService(["hi"]), tool_registry=ToolRegistry(),
     ...               user_resolver=ConsoleUserResolver(), agent_memory=InMemoryAgentMemory())
     >>> Console(agent).options.pace
     0.2
     """
 
-    def __init__(self, agent: Agent, *, options: ConsoleOptions | None = None) -> None:
+    def __init__(self, agent: ServedAgent, *, options: ConsoleOptions | None = None) -> None:
         self.agent = agent
         self.options = options or ConsoleOptions()
         self.slack = SlackView()

@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
     from agent_core.agent import Agent
+    from agent_core.settings import Section
     from agent_core.state import State, StateSettings
     from agent_core.users import UserResolver
+    from bots.profiles import ProfileRouter
     from bots.slack.bot import SlackBot
     from bots.slack.settings import SlackSettings
 
-    AgentFactory = Callable[[State, UserResolver], Agent]
+    AgentFactory = Callable[[State, UserResolver], Agent | ProfileRouter]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,9 @@ EVENTS_PATH = "/slack/events"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from bots.serving import add_config_arguments
+
+    add_config_arguments(parser)
     parser.add_argument(
         "--mode",
         choices=["http", "socket"],
@@ -77,30 +82,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    names = ("mode", "host", "port", "command")
-    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
-
-
-def demo_agent_factory(settings: SlackSettings, *, scripted: bool) -> AgentFactory:
-    """The demo agent on the bot's state (conversations and memory) and user resolver."""
-
-    def build(state: State, resolver: UserResolver) -> Agent:
-        from bots.demo.agent import DemoSettings, build_demo_agent
-
-        demo = DemoSettings.from_env(
-            user_resolver=resolver,
-            data_dir=settings.data_dir,
-            conversation_store=state.conversations,
-            agent_memory=state.memory,
-        )
-        if scripted:
-            demo = demo.model_copy(update={"use_scripted_model": True})
-        return build_demo_agent(demo)
-
-    return build
-
-
 async def serve(
     settings: SlackSettings,
     state_settings: StateSettings,
@@ -110,6 +91,7 @@ async def serve(
 ) -> None:
     """Run one bot process until cancelled: state, identity, agent, quota, transport."""
     from agent_core.state import build_state
+    from bots.serving import add_quota
     from bots.slack.bot import SlackBot
     from bots.slack.clients import build_user_resolver, default_clients
 
@@ -118,10 +100,7 @@ async def serve(
     try:
         clients = default_clients(settings, state)
         agent = build_agent(state, build_user_resolver(settings, clients, state.cache))
-        if settings.rate_limit is not None:
-            limit, window = settings.rate_limit
-            hook = state.rate_limit_hook(limit=limit, window=window, exempt_groups=["admin"])
-            agent.lifecycle_hooks.append(hook)
+        add_quota(agent, state, settings.rate_limit)
         bot = SlackBot(agent, settings, state=state, clients=clients)
         await run_until_cancelled(bot, reuse_port=reuse_port)
     finally:
@@ -262,23 +241,38 @@ def child_arguments(args: argparse.Namespace) -> list[str]:
     """``threadline`` arguments of one of the N processes (``bots.processes`` adds the
     shared ``--host`` / ``--port``)."""
     argv = ["slack"]
-    for name in ("mode", "command"):
+    for name in ("mode", "command", "config", "app"):
         if getattr(args, name, None) is not None:
             argv += [f"--{name}", str(getattr(args, name))]
     return argv + (["--scripted"] if args.scripted else [])
 
 
+def _overrides(args: argparse.Namespace) -> dict[type[Section], dict[str, Any]]:
+    """What the command line says, over the configuration."""
+    from agent_core.state import StateSettings
+    from bots.serving import ModelSettings
+    from bots.slack.settings import SlackSettings
+
+    slack = {name: getattr(args, name) for name in ("mode", "host", "port", "command")
+             if getattr(args, name, None) is not None}  # fmt: skip
+    overrides: dict[type[Section], dict[str, Any]] = {SlackSettings: slack}
+    if args.ephemeral:
+        overrides[StateSettings] = {"ephemeral": True}
+    if args.scripted:
+        overrides[ModelSettings] = {"scripted": True}
+    return overrides
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    from agent_core.state import StateSettings
+    from agent_core.settings import ConfigError
+    from bots.apps import AppError
+    from bots.serving import agent_factory, load_config
     from bots.slack.settings import SlackSettings
 
     try:
-        settings = SlackSettings.from_env(**_overrides(args))
-        overrides: dict[str, Any] = {"data_dir": settings.data_dir}
-        if args.ephemeral:
-            overrides["ephemeral"] = True
-        state_settings = StateSettings.from_env(None, **overrides)
+        config = load_config(args, SlackSettings, overrides=_overrides(args))
+        settings, state_settings = config.get(SlackSettings), config.state
         check_processes(settings, state_settings, args.processes)
         from bots.processes import reuse_port, run_processes
 
@@ -286,11 +280,11 @@ def run(args: argparse.Namespace) -> int:
             return run_processes(
                 child_arguments(args), count=args.processes, host=settings.host, port=settings.port
             )
-        factory = demo_agent_factory(settings, scripted=args.scripted)
+        factory = agent_factory(config, "slack")
         asyncio.run(serve(settings, state_settings, factory, reuse_port=reuse_port()))
         return 0
     except KeyboardInterrupt:
         return 0
-    except ValueError as problem:  # settings errors name the missing variable
+    except (ConfigError, AppError, ValueError) as problem:  # each names what to change
         print(f"threadline slack: {problem}", file=sys.stderr)
         return 2

@@ -66,9 +66,9 @@ from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.threads import ThreadMembership
-from agent_core.agent import Agent
 from agent_core.errors import StateUnavailableError
 from agent_core.state import State, StateSettings, build_state
+from bots.agents import ServedAgent
 from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
 from bots.slack.metrics import SlackMetrics
 from bots.slack.settings import SlackSettings
@@ -98,7 +98,7 @@ class SlackBot:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: ServedAgent,
         settings: SlackSettings,
         *,
         state: State | None = None,

@@ -45,11 +45,11 @@ from adapters.slack.history import fetch_thread, thread_prompt
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.stream import SlackReplyStream
 from adapters.slack.threads import ThreadMembership
-from agent_core.agent import Agent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.users import RequestContext
+from bots.agents import ServedAgent
 from bots.slack.clients import WorkspaceClients
 from bots.slack.metrics import SlackMetrics
 
@@ -136,7 +136,7 @@ class SlackTurns:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: ServedAgent,
         queue: TurnQueue,
         clients: WorkspaceClients,
         threads: ThreadMembership,

@@ -34,15 +34,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from agent_core.agent import Agent
-    from agent_core.state import State, StateSettings
-    from agent_core.users import UserResolver
+    from agent_core.settings import Section
+    from agent_core.state import State
+    from bots.agents import ServedAgent
+    from bots.serving import Config
     from bots.teams.bot import ThreadlineTeamsBot
     from bots.teams.connector import ConnectorPool
     from bots.teams.settings import TeamsSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from bots.serving import add_config_arguments
+
+    add_config_arguments(parser)
     parser.add_argument("--host", help="interface to listen on (default: $HOST or 0.0.0.0)")
     parser.add_argument("--port", type=int, help="port to listen on (default: $PORT or 3978)")
     parser.add_argument(
@@ -67,59 +71,75 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bots.teams.settings import SettingsError, TeamsSettings
+    from agent_core.settings import ConfigError
+    from bots.apps import AppError
+    from bots.serving import load_config
+    from bots.teams.settings import TeamsSettings
 
-    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     try:
-        settings = TeamsSettings.from_env(**overrides)
-        state_settings = _state_settings(args)
-    except (SettingsError, ValueError) as error:
-        print(f"threadline teams: configuration incomplete: {error}", file=sys.stderr)
+        config = load_config(args, TeamsSettings, overrides=_overrides(args))
+        logging.basicConfig(
+            level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        if args.processes > 1:
+            return _run_many(args, config)
+        return _serve(config)
+    except (ConfigError, AppError) as error:
+        print(f"threadline teams: {error}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    if args.processes > 1:
-        return _run_many(args, settings, state_settings)
-    return _serve(args, settings, state_settings)
 
 
-def _state_settings(args: argparse.Namespace) -> StateSettings:
+def _overrides(args: argparse.Namespace) -> dict[type[Section], dict[str, Any]]:
+    """What the command line says, over the configuration."""
     from agent_core.state import StateSettings
+    from bots.serving import ModelSettings
+    from bots.teams.settings import TeamsSettings
 
-    return StateSettings.from_env(ephemeral=bool(args.ephemeral))
+    teams = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    overrides: dict[type[Section], dict[str, Any]] = {TeamsSettings: teams}
+    if args.ephemeral:
+        overrides[StateSettings] = {"ephemeral": True}
+    if args.scripted:
+        overrides[ModelSettings] = {"scripted": True}
+    return overrides
 
 
-def _run_many(args: argparse.Namespace, settings: TeamsSettings,
-              state_settings: StateSettings) -> int:
+def _run_many(args: argparse.Namespace, config: Config) -> int:
     """``--processes N``: N copies of this command sharing the port and the Redis state."""
     from bots.processes import run_processes
+    from bots.teams.settings import TeamsSettings
 
+    settings, state_settings = config.get(TeamsSettings), config.state
     if state_settings.backend != "redis":
         print("threadline teams: --processes needs shared state: set REDIS_URL "
               f"(state is {state_settings.describe()})", file=sys.stderr)
         return 2
     argv = ["teams", "--log-level", str(args.log_level)]
+    for name in ("config", "app"):
+        if getattr(args, name, None) is not None:
+            argv += [f"--{name}", str(getattr(args, name))]
     if args.scripted:
         argv.append("--scripted")
     return run_processes(argv, count=args.processes, host=settings.host, port=settings.port)
 
 
-def _serve(args: argparse.Namespace, settings: TeamsSettings,
-           state_settings: StateSettings) -> int:
+def _serve(config: Config) -> int:
     from aiohttp import web
 
     from agent_core.state import build_state
     from bots.processes import reuse_port
+    from bots.serving import add_quota, agent_factory
     from bots.teams.bot import user_resolver
     from bots.teams.connector import ConnectorPool
+    from bots.teams.settings import TeamsSettings
 
-    state = build_state(state_settings)
-    logging.getLogger("threadline.teams").info("state: %s", state_settings.describe())
+    settings = config.get(TeamsSettings)
+    state = build_state(config.state)
+    logging.getLogger("threadline.teams").info("state: %s", config.state.describe())
     pool = ConnectorPool()
-    resolver = user_resolver(settings, pool, state.cache)
-    agent = build_agent(resolver, state, settings, scripted=bool(args.scripted))
+    agent = agent_factory(config, "teams")(state, user_resolver(settings, pool, state.cache))
+    add_quota(agent, state, settings.rate_limit)
     app = web_app(bot_on_state(agent, settings, state, pool=pool))
 
     async def close_state(app: web.Application) -> None:
@@ -131,7 +151,7 @@ def _serve(args: argparse.Namespace, settings: TeamsSettings,
     return 0
 
 
-def bot_on_state(agent: Agent, settings: TeamsSettings, state: State, *,
+def bot_on_state(agent: ServedAgent, settings: TeamsSettings, state: State, *,
                  pool: ConnectorPool | None = None) -> ThreadlineTeamsBot:
     """The Teams bot with every shared thing in ``state`` (so N processes share them)."""
     from adapters.teams.files import FileOffers
@@ -148,34 +168,6 @@ def bot_on_state(agent: Agent, settings: TeamsSettings, state: State, *,
         records=state.records,
         concurrency=settings.concurrency,
     )
-
-
-def build_agent(resolver: UserResolver, state: State, settings: TeamsSettings, *,
-                scripted: bool) -> Agent:
-    """The demo agent, answering as ``resolver`` (the Teams user resolver) says who is
-    asking, with its conversations and memory in ``state`` and the per-user quota of
-    ``settings``.
-
-    ``THREADLINE_DEMO_STREAM_DELAY`` (seconds between the scripted model's chunks) makes the
-    scripted demo visibly stream."""
-    from bots.demo.agent import DemoSettings, build_demo_agent
-
-    demo = DemoSettings.from_env(
-        user_resolver=resolver,
-        conversation_store=state.conversations,
-        agent_memory=state.memory,
-    )
-    if scripted:
-        demo.use_scripted_model = True
-    delay = os.environ.get("THREADLINE_DEMO_STREAM_DELAY")
-    if delay:
-        demo.stream_delay = float(delay)
-    agent = build_demo_agent(demo)
-    if settings.rate_limit:  # admins are not counted (as in the Slack bot)
-        agent.lifecycle_hooks.append(state.rate_limit_hook(
-            limit=settings.rate_limit, window=settings.rate_window, exempt_groups=["admin"]
-        ))
-    return agent
 
 
 def web_app(bot: ThreadlineTeamsBot) -> web.Application:

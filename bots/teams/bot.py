@@ -60,6 +60,7 @@ from agent_core.state import KeyValueStore, MemoryKeyValueStore
 from agent_core.state.health import StateHealth
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
+from bots.agents import ServedAgent
 from bots.teams.botbuilder import (
     GuardedAuthentication,
     check_version,
@@ -72,7 +73,7 @@ from bots.teams.files import graph_token_provider, upload_offered_file
 from bots.teams.metrics import TeamsMetrics
 from bots.teams.outbound import Outbound
 from bots.teams.settings import TeamsSettings
-from bots.teams.turns import TeamsAgent, TeamsTurns
+from bots.teams.turns import TeamsTurns
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class ThreadlineTeamsBot:
 
     def __init__(
         self,
-        agent: TeamsAgent,
+        agent: ServedAgent,
         settings: TeamsSettings,
         *,
         pool: ConnectorPool | None = None,

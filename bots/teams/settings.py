@@ -1,4 +1,5 @@
-"""Settings of the Teams bot, from the environment (the names Bot Framework tooling uses).
+"""Settings of the Teams bot: the ``[teams]`` table of ``threadline.toml`` (keys: the field
+names below) or the environment (the names Bot Framework tooling uses).
 
 Identity of the bot (Azure Bot registration)::
 
@@ -36,8 +37,8 @@ Behaviour::
     TEAMS_DEDUPE_TTL        seconds a delivered activity id is remembered (default 3600)
     TEAMS_STOP_BUTTON_AFTER seconds before a group chat sees a Stop button (default 3; off)
     TEAMS_CONCURRENCY       turns one process answers at once (default 32)
-    THREADLINE_RATE_LIMIT   messages per user: ``120/hour`` (default), ``30/minute``,
-                            ``500/86400`` (seconds), or ``off``; shared by every process
+    THREADLINE_RATE_LIMIT   messages per user: ``120/hour``, ``30/minute``,
+                            ``500/86400`` (seconds), or ``off`` (default); shared by every process
     HOST / PORT             listener (default 0.0.0.0:3978)
 
 >>> s = TeamsSettings.from_env({"MicrosoftAppId": "a", "MicrosoftAppPassword": "s3cr3t",
@@ -49,15 +50,15 @@ Behaviour::
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from adapters.teams.identity import GroupMapping
 from adapters.teams.stream import ReplyOptions
+from agent_core.settings import CommaList, Section, env
+from agent_core.state.quotas import RateLimit
 
 AppType = Literal["MultiTenant", "SingleTenant", "UserAssignedMSI"]
 US_GOV_CHANNEL_SERVICE = "https://botframework.azure.us"
@@ -76,74 +77,103 @@ _ENDPOINTS = {
 }
 
 
-class SettingsError(ValueError):
-    """The configuration is incomplete or contradictory; the message says what to set.
-
-    >>> TeamsSettings.from_env({"MicrosoftAppId": "a"})
-    Traceback (most recent call last):
-    bots.teams.settings.SettingsError: MicrosoftAppType=MultiTenant needs MicrosoftAppPassword ...
-    """
-
-
-def _split(value: str | None) -> list[str]:
-    return [item.strip() for item in (value or "").split(",") if item.strip()]
-
-
-def parse_rate_limit(value: str | None) -> tuple[int, float]:
-    """``(messages, seconds)``; ``(0, 3600.0)`` when the quota is off.
-
-    >>> parse_rate_limit("30/minute"), parse_rate_limit("500/86400"), parse_rate_limit("off")
-    ((30, 60.0), (500, 86400.0), (0, 3600.0))
-    """
-    from agent_core.state.quotas import parse_rate_limit as parse_text
-
-    return parse_text(value) or (0, 3600.0)
-
-
-def _flag(value: str | None, default: bool) -> bool:
-    if value is None or not value.strip():
-        return default
-    return value.strip().lower() in ("1", "true", "yes", "on")
-
-
-class TeamsSettings(BaseModel):
+class TeamsSettings(Section):
     """Everything the Teams bot is configured with; see the module docstring.
 
     >>> TeamsSettings().port
     3978
     """
 
-    app_type: AppType = "MultiTenant"
-    app_id: str | None = None
-    app_password: SecretStr | None = None
-    app_tenant_id: str | None = None
-    channel_service: str | None = None
-    openid_metadata_url: str | None = None
-    token_issuer: str | None = None
-    login_url: str | None = None
-    oauth_scope: str | None = None
-    oauth_url: str | None = None
-    emulator_openid_metadata_url: str | None = None
-    validate_authority: bool = True
-    admin_users: list[str] = Field(default_factory=list)
-    admin_emails: list[str] = Field(default_factory=list)
-    admin_groups: list[str] = Field(default_factory=list)
-    default_groups: list[str] = Field(default_factory=list)
-    allowed_tenants: list[str] = Field(default_factory=list)
-    group_map: dict[str, Any] = Field(default_factory=dict)
-    graph: bool = False
-    graph_url: str = "https://graph.microsoft.com/v1.0"
-    stream_interval: float = Field(default=1.0, ge=0)
-    targeted_messages: bool = False
-    feedback: bool = True
-    dedupe_ttl: float = Field(default=3600.0, gt=0)
-    stop_button_after: float | None = Field(default=3.0, ge=0)
-    concurrency: int = Field(default=32, ge=1)
-    rate_limit: int = Field(default=120, ge=0)
-    """Messages one user may send per ``rate_window`` seconds (0: no limit)."""
-    rate_window: float = Field(default=3600.0, gt=0)
-    host: str = "0.0.0.0"
-    port: int = Field(default=3978, ge=0, le=65535)
+    table = "teams"
+
+    app_type: AppType = Field("MultiTenant", validation_alias=env("app_type", "MicrosoftAppType"))
+    app_id: str | None = Field(None, validation_alias=env("app_id", "MicrosoftAppId"))
+    app_password: SecretStr | None = Field(
+        None, validation_alias=env("app_password", "MicrosoftAppPassword")
+    )
+    app_tenant_id: str | None = Field(
+        None, validation_alias=env("app_tenant_id", "MicrosoftAppTenantId")
+    )
+    channel_service: str | None = Field(
+        None, validation_alias=env("channel_service", "CHANNEL_SERVICE")
+    )
+    openid_metadata_url: str | None = Field(
+        None, validation_alias=env("openid_metadata_url", _ENDPOINTS["openid_metadata_url"])
+    )
+    token_issuer: str | None = Field(
+        None, validation_alias=env("token_issuer", _ENDPOINTS["token_issuer"])
+    )
+    login_url: str | None = Field(None, validation_alias=env("login_url", _ENDPOINTS["login_url"]))
+    oauth_scope: str | None = Field(
+        None, validation_alias=env("oauth_scope", _ENDPOINTS["oauth_scope"])
+    )
+    oauth_url: str | None = Field(None, validation_alias=env("oauth_url", _ENDPOINTS["oauth_url"]))
+    emulator_openid_metadata_url: str | None = Field(
+        None, validation_alias=env("emulator_openid_metadata_url",
+                                   _ENDPOINTS["emulator_openid_metadata_url"]),
+    )  # fmt: skip
+    validate_authority: bool = Field(
+        True, validation_alias=env("validate_authority", "VALIDATE_AUTHORITY")
+    )
+    admin_users: CommaList = Field(
+        default_factory=list, validation_alias=env("admin_users", "TEAMS_ADMIN_USERS")
+    )
+    admin_emails: CommaList = Field(
+        default_factory=list, validation_alias=env("admin_emails", "TEAMS_ADMIN_EMAILS")
+    )
+    admin_groups: CommaList = Field(
+        default_factory=list, validation_alias=env("admin_groups", "TEAMS_ADMIN_GROUPS")
+    )
+    default_groups: CommaList = Field(
+        default_factory=list, validation_alias=env("default_groups", "TEAMS_DEFAULT_GROUPS")
+    )
+    allowed_tenants: CommaList = Field(
+        default_factory=list, validation_alias=env("allowed_tenants", "TEAMS_ALLOWED_TENANTS")
+    )
+    group_map: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=env("group_map", "TEAMS_GROUP_MAP")
+    )
+    graph: bool = Field(False, validation_alias=env("graph", "TEAMS_GRAPH"))
+    graph_url: str = Field(
+        "https://graph.microsoft.com/v1.0", validation_alias=env("graph_url", "GRAPH_URL")
+    )
+    stream_interval: float = Field(
+        1.0, ge=0, validation_alias=env("stream_interval", "TEAMS_STREAM_INTERVAL")
+    )
+    targeted_messages: bool = Field(
+        False, validation_alias=env("targeted_messages", "TEAMS_TARGETED_MESSAGES")
+    )
+    feedback: bool = Field(True, validation_alias=env("feedback", "TEAMS_FEEDBACK"))
+    dedupe_ttl: float = Field(3600.0, gt=0, validation_alias=env("dedupe_ttl", "TEAMS_DEDUPE_TTL"))
+    stop_button_after: float | None = Field(
+        3.0, ge=0, validation_alias=env("stop_button_after", "TEAMS_STOP_BUTTON_AFTER")
+    )
+    concurrency: int = Field(32, ge=1, validation_alias=env("concurrency", "TEAMS_CONCURRENCY"))
+    rate_limit: RateLimit = Field(None, validation_alias=env("rate_limit", "THREADLINE_RATE_LIMIT"))
+    """``(messages, seconds)`` per user; ``None``: no quota. Admins are exempt."""
+    host: str = Field("0.0.0.0", validation_alias=env("host", "HOST"))
+    port: int = Field(3978, ge=0, le=65535, validation_alias=env("port", "PORT"))
+
+    @field_validator("app_type", mode="before")
+    @classmethod
+    def _app_type(cls, value: object) -> object:
+        text = str(value or "MultiTenant").strip()
+        return _APP_TYPES.get(text.lower(), text)
+
+    @field_validator("group_map", mode="before")
+    @classmethod
+    def _group_map(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as error:
+                raise ValueError(f"TEAMS_GROUP_MAP is not valid JSON: {error}") from None
+        return value
+
+    @field_validator("stop_button_after", mode="before")
+    @classmethod
+    def _off(cls, value: object) -> object:
+        return None if str(value).strip().lower() in ("off", "none") else value
 
     @property
     def auth_enabled(self) -> bool:
@@ -207,58 +237,6 @@ class TeamsSettings(BaseModel):
                 )
         return problems
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> TeamsSettings:
-        """Read the environment; raises ``SettingsError`` naming every missing value."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {
-            field: env.get(name) or None for field, name in _ENDPOINTS.items()
-        }
-        raw_type = (env.get("MicrosoftAppType") or "MultiTenant").strip()
-        values.update(
-            app_type=_APP_TYPES.get(raw_type.lower(), raw_type),
-            app_id=env.get("MicrosoftAppId") or None,
-            app_password=env.get("MicrosoftAppPassword") or None,
-            app_tenant_id=env.get("MicrosoftAppTenantId") or None,
-            channel_service=env.get("CHANNEL_SERVICE") or None,
-            validate_authority=_flag(env.get("VALIDATE_AUTHORITY"), True),
-            admin_users=_split(env.get("TEAMS_ADMIN_USERS")),
-            admin_emails=_split(env.get("TEAMS_ADMIN_EMAILS")),
-            admin_groups=_split(env.get("TEAMS_ADMIN_GROUPS")),
-            default_groups=_split(env.get("TEAMS_DEFAULT_GROUPS")),
-            allowed_tenants=_split(env.get("TEAMS_ALLOWED_TENANTS")),
-            graph=_flag(env.get("TEAMS_GRAPH"), False),
-            targeted_messages=_flag(env.get("TEAMS_TARGETED_MESSAGES"), False),
-            feedback=_flag(env.get("TEAMS_FEEDBACK"), True),
-            host=env.get("HOST") or "0.0.0.0",
-        )
-        stop_after = (env.get("TEAMS_STOP_BUTTON_AFTER") or "").strip().lower()
-        if stop_after:
-            values["stop_button_after"] = None if stop_after in ("off", "none") else stop_after
-        for field, name in [
-            ("stream_interval", "TEAMS_STREAM_INTERVAL"),
-            ("dedupe_ttl", "TEAMS_DEDUPE_TTL"),
-            ("concurrency", "TEAMS_CONCURRENCY"),
-            ("port", "PORT"),
-            ("graph_url", "GRAPH_URL"),
-        ]:
-            if env.get(name):
-                values[field] = env[name]
-        if env.get("THREADLINE_RATE_LIMIT"):
-            try:
-                values["rate_limit"], values["rate_window"] = parse_rate_limit(
-                    env["THREADLINE_RATE_LIMIT"])
-            except ValueError:
-                raise SettingsError(
-                    "THREADLINE_RATE_LIMIT must be like 120/hour, 30/minute, 500/86400 or off"
-                ) from None
-        try:
-            if env.get("TEAMS_GROUP_MAP"):
-                values["group_map"] = json.loads(env["TEAMS_GROUP_MAP"])
-            return cls(**{**values, **overrides})
-        except (ValidationError, ValueError) as error:
-            raise SettingsError(_explain(error)) from None
-
     def group_mapping(self) -> GroupMapping:
         """The ``GroupMapping``: ``TEAMS_GROUP_MAP`` plus the admin and default lists."""
         mapping = GroupMapping.model_validate(self.group_map)
@@ -297,14 +275,3 @@ class TeamsSettings(BaseModel):
             if getattr(self, field):
                 config[name] = getattr(self, field)
         return SimpleNamespace(**config)
-
-
-def _explain(error: Exception) -> str:
-    if isinstance(error, ValidationError):
-        return "; ".join(
-            str(e["msg"]).removeprefix("Value error, ")
-            if not e["loc"]
-            else f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-            for e in error.errors(include_url=False)
-        )
-    return f"TEAMS_GROUP_MAP is not valid JSON: {error}"

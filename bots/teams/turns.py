@@ -28,8 +28,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any
 
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.stream import ReplyStream
@@ -47,32 +47,14 @@ from adapters.teams.context import (
 from adapters.teams.files import FileOffers
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
-from agent_core.components import UiComponent
 from agent_core.errors import StateUnavailableError
-from agent_core.feedback import Feedback
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
-from agent_core.users import RequestContext
+from bots.agents import ServedAgent
 from bots.teams.metrics import TeamsMetrics
 from bots.teams.outbound import Outbound
 
 logger = logging.getLogger(__name__)
-
-
-class TeamsAgent(Protocol):
-    """What the host needs from an agent (``agent_core.agent.Agent`` is one)::
-
-        async for component in agent.send_message(context, text, conversation_id=key): ...
-        await agent.record_feedback(context, feedback)
-    """
-
-    def send_message(
-        self, request_context: RequestContext, message: str, *, conversation_id: str | None
-    ) -> AsyncIterator[UiComponent]: ...
-
-    async def record_feedback(
-        self, request_context: RequestContext, feedback: Feedback
-    ) -> None: ...
 
 
 class TeamsTurns:
@@ -87,7 +69,7 @@ class TeamsTurns:
 
     def __init__(
         self,
-        agent: TeamsAgent,
+        agent: ServedAgent,
         *,
         queue: TurnQueue,
         outbound: Outbound,

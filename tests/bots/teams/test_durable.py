@@ -3,6 +3,7 @@ what it posted, the Stop card, proactive messages from another host, the per-use
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue, StateSettings, build_state
 from agent_core.users import UserResolver
-from bots.teams.app import build_agent
+from bots.serving import add_quota, agent_factory, load_config
 from bots.teams.bot import ThreadlineTeamsBot
 from bots.teams.connector import ConnectorPool
 from bots.teams.settings import TeamsSettings
@@ -233,10 +234,14 @@ async def test_the_per_user_quota_of_threadline_teams(
 ) -> None:
     """``threadline teams`` wiring: the demo agent on the state, with the quota hook."""
     monkeypatch.setenv("THREADLINE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("THREADLINE_SCRIPTED", "1")
     state = build_state(StateSettings(ephemeral=True))
+    config = load_config(argparse.Namespace(command="teams"))
 
     def demo(resolver: UserResolver, settings: TeamsSettings) -> Any:
-        return build_agent(resolver, state, settings, scripted=True)
+        agent = agent_factory(config, "teams")(state, resolver)
+        add_quota(agent, state, settings.rate_limit)
+        return agent
 
     async with teams_bot(monkeypatch, state=state, agent_factory=demo, rate_limit=1) as bot:
         for text in ("help", "help again"):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agent_core.settings import ConfigError
 from bots.cli import main
-from bots.teams.settings import SettingsError, TeamsSettings
+from bots.teams.settings import TeamsSettings
 
 APP = {"MicrosoftAppId": "app-1", "MicrosoftAppPassword": "secret-value"}
 
@@ -46,7 +47,7 @@ def test_no_app_id_means_auth_off() -> None:
     ],
 )
 def test_incomplete_configuration_is_explained(env: dict[str, str], message: str) -> None:
-    with pytest.raises(SettingsError, match=message):
+    with pytest.raises(ConfigError, match=message):
         TeamsSettings.from_env(env)
 
 

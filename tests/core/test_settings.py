@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import Field, SecretStr
 
-from bots.config import CommaList, ConfigError, Section, env, load_sections
+from agent_core.settings import CommaList, ConfigError, Section, env, load_sections
 
 
 class Top(Section):

@@ -1,4 +1,4 @@
-"""Threadline's configuration: ``threadline.toml`` + ``.env`` + the environment, loaded once.
+"""Settings from ``threadline.toml`` + ``.env`` + the environment, loaded once.
 
 Each table of the file is a ``Section`` (a pydantic-settings ``BaseSettings``) whose fields
 name the environment variables that set them too; the environment wins over ``.env``, which
@@ -34,7 +34,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from dotenv import dotenv_values
 from pydantic import AliasChoices, BeforeValidator, SecretStr, ValidationError
@@ -43,6 +43,7 @@ from pydantic_settings import (
     DotEnvSettingsSource,
     EnvSettingsSource,
     NoDecode,
+    PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
@@ -70,12 +71,42 @@ CommaList = Annotated[list[str], NoDecode, BeforeValidator(_split_commas)]
 
 
 class Section(BaseSettings):
-    """One table of ``threadline.toml`` (``table = ""``: the top level)."""
+    """One table of ``threadline.toml`` (``table = ""``: the top level).
+
+    Building one directly (``SlackSettings(bot_token=...)``) reads nothing else, so tests
+    are never affected by a developer's environment; ``load_sections`` reads the file,
+    ``.env`` and the environment, and ``from_env(mapping)`` reads one mapping of variables.
+    """
 
     model_config = SettingsConfigDict(
         case_sensitive=True, env_ignore_empty=True, extra="ignore", populate_by_name=True
     )
     table: ClassVar[str] = ""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)  # the other sources are read by load_sections, with origins
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Self:
+        """The section from environment variables alone (``os.environ`` by default);
+        keyword arguments win. Raises ``ConfigError`` listing every problem."""
+        variables = os.environ if environ is None else environ
+        sources = [
+            _Source({k: (v, f"--{k.replace('_', '-')}") for k, v in overrides.items()}),
+            _named(cls, variables, "environment"),
+        ]
+        section, _, problems = _validate(cls, sources)
+        if section is None:
+            raise ConfigError(problems)
+        return section
 
 
 @dataclass(frozen=True)
@@ -154,6 +185,16 @@ def _variables(kind: type[Section], name: str) -> list[str]:
     alias = kind.model_fields[name].validation_alias
     choices = alias.choices if isinstance(alias, AliasChoices) else []
     return [str(choice) for choice in choices[1:] if isinstance(choice, str)]
+
+
+def _named(kind: type[Section], variables: Mapping[str, str | None], label: str) -> _Source:
+    """The values ``variables`` give a section (the first of each field's names present)."""
+    values = {}
+    for name in kind.model_fields:
+        variable = next((v for v in _variables(kind, name) if variables.get(v)), None)
+        if variable is not None:
+            values[name] = variables[variable]
+    return _labelled(kind, values, variables, label)
 
 
 def _labelled(
@@ -262,7 +303,10 @@ def _validate(
 def _problem(kind: type[Section], item: Any, origins: Mapping[str, str]) -> ConfigProblem:
     location = [str(part) for part in item.get("loc", ())]
     name = location[0] if location else ""
-    where = origins.get(name) or (f"[{kind.table}] {name}" if kind.table else name or "config")
+    key = f"[{kind.table}] {name}" if kind.table else name or "config"
+    where = origins.get(name, key)
+    if name and name not in where:  # an environment variable: say which setting it is
+        where = f"{where} ({key})"
     message = str(item.get("msg", "invalid value"))
     variables = _variables(kind, name) if name in kind.model_fields else []
     fix = f"set it in {CONFIG_FILE} or with {' / '.join(variables)}" if variables else ""
