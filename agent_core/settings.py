@@ -174,7 +174,12 @@ def masked(value: object) -> str:
         return "(not set)"
     if isinstance(value, SecretStr):
         return "********" if value.get_secret_value() else "(empty)"
-    text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    if isinstance(value, list | tuple):
+        if not value:
+            return "(none)"
+        text = ", ".join(str(getattr(item, "name", item)) for item in value)
+    else:
+        text = str(value)
     return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", text)
 
 
@@ -210,9 +215,11 @@ def _labelled(
     return source
 
 
-def _from_file(kind: type[Section], file: Path | None, lines: _Lines) -> _Source:
+def _from_file(
+    kind: type[Section], file: Path | None, lines: _Lines, document: Mapping[str, Any]
+) -> _Source:
     source = _Source()
-    if file is None or not file.exists():
+    if file is None or not file.exists() or (kind.table and kind.table not in document):
         return source
     header = (kind.table,) if kind.table else None
     table = TomlConfigSettingsSource(kind, toml_file=file, toml_table_header=header)()
@@ -224,7 +231,7 @@ def _from_file(kind: type[Section], file: Path | None, lines: _Lines) -> _Source
 
 def _sources(
     kind: type[Section], file: Path | None, dotenv: Path | None, lines: _Lines,
-    given: Mapping[str, Any],
+    document: Mapping[str, Any], given: Mapping[str, Any],
 ) -> list[_Source]:
     """Highest priority first: the command line, the environment, ``.env``, the file."""
     command_line = _Source({k: (v, f"--{k.replace('_', '-')}") for k, v in given.items()})
@@ -233,7 +240,7 @@ def _sources(
     if dotenv is not None and dotenv.exists():
         values = DotEnvSettingsSource(kind, env_file=dotenv)()
         dotenv_source = _labelled(kind, values, dotenv_values(dotenv), dotenv.name)
-    return [command_line, environment, dotenv_source, _from_file(kind, file, lines)]
+    return [command_line, environment, dotenv_source, _from_file(kind, file, lines, document)]
 
 
 class _Lines:
@@ -326,25 +333,38 @@ def read_file(path: Path | None) -> tuple[dict[str, Any], _Lines, list[ConfigPro
         return {}, _Lines(path, text), [ConfigProblem(path.name, f"not valid TOML: {error}")]
 
 
+def mentioned(kind: type[Section], *, file: Path | None, dotenv: Path | None = None) -> bool:
+    """Whether anything sets ``kind``: its table in the file, or one of its variables in
+    the environment or ``.env`` (a channel nobody configured is not an error)."""
+    document, _, _ = read_file(file)
+    if kind.table and isinstance(document.get(kind.table), dict) and document[kind.table]:
+        return True
+    variables = [v for name in kind.model_fields for v in _variables(kind, name)]
+    found = dotenv_values(dotenv) if dotenv is not None and dotenv.exists() else {}
+    return any(os.environ.get(v) or found.get(v) for v in variables)
+
+
 def load_sections(
     kinds: Sequence[type[Section]],
     *,
     file: Path | None,
     dotenv: Path | None = None,
     overrides: Mapping[type[Section], Mapping[str, Any]] | None = None,
+    known: Sequence[type[Section]] = (),
 ) -> Loaded:
     """Read and validate ``kinds`` from ``overrides`` (command-line options), the
     environment, ``dotenv`` and ``file``, in that order of priority; raise ``ConfigError``
-    listing every problem at once."""
+    listing every problem at once. The file may also hold the tables of ``known`` sections
+    (another command's), which are not validated here."""
     document, lines, problems = read_file(file)
     if problems:  # a file that does not parse: say so before anything it would hide
         raise ConfigError(problems)
-    problems += _unknown_keys(kinds, document, lines)
+    problems += _unknown_keys([*kinds, *known], document, lines)
     sections: dict[type[Section], Section] = {}
     origins: dict[tuple[str, str], str] = {}
     for kind in kinds:
         given = (overrides or {}).get(kind, {})
-        sources = _sources(kind, file, dotenv, lines, given)
+        sources = _sources(kind, file, dotenv, lines, document, given)
         section, found, section_problems = _validate(kind, sources)
         problems += section_problems
         origins.update({(kind.table, name): where for name, where in found.items()})

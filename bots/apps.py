@@ -54,7 +54,10 @@ def _import_file(path: Path) -> Any:
     if folder not in sys.path:
         sys.path.insert(0, folder)  # its sibling modules import as they would when run
     name = f"threadline_app_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    loaded = sys.modules.get(name)
+    if loaded is not None and Path(getattr(loaded, "__file__", "")) == path.resolve():
+        return loaded  # imported once per process, as any module is
+    spec = importlib.util.spec_from_file_location(name, path.resolve())
     if spec is None or spec.loader is None:
         raise AppError(f"--app: cannot import {path} (not a Python file?)")
     module = importlib.util.module_from_spec(spec)

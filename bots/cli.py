@@ -1,4 +1,4 @@
-"""The ``threadline`` command: ``dev | chat | slack | teams | teams-package``.
+"""The ``threadline`` command: ``dev | chat | slack | teams | teams-package | config | doctor``.
 
 Each subcommand lives in its own module and is imported only when chosen, so
 ``threadline chat`` never pays for botbuilder and ``threadline teams`` never for matplotlib.
@@ -18,6 +18,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "slack": ("bots.slack.app", "run the Slack bot (HTTP or Socket Mode)"),
     "teams": ("bots.teams.app", "run the Teams bot on /api/messages"),
     "teams-package": ("bots.teams.package", "write the Teams app package (manifest + icons + zip)"),
+    "config": ("bots.config", "show the effective configuration and where each value came from"),
+    "doctor": ("bots.doctor", "check the configuration, the model key, state and channels"),
 }
 
 

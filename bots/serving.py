@@ -90,7 +90,18 @@ class DatabaseSettings(Section):
     """A SQLAlchemy URL (``postgresql://user:password@host/db``); the password is masked."""
 
 
-SHARED = (GeneralSettings, ModelSettings, StateSettings, DatabaseSettings)
+SHARED: tuple[type[Section], ...] = (
+    GeneralSettings, ModelSettings, StateSettings, DatabaseSettings,
+)  # fmt: skip
+
+
+def channel_sections() -> tuple[type[Section], ...]:
+    """The channels' own tables (``[slack]``, ``[teams]``), which every command accepts in
+    the file even when it serves another channel."""
+    from bots.slack.settings import SlackSettings
+    from bots.teams.settings import TeamsSettings
+
+    return (SlackSettings, TeamsSettings)
 
 
 @dataclass
@@ -98,6 +109,7 @@ class Config:
     """One command's validated configuration and where each value came from."""
 
     loaded: Loaded
+    dotenv: Path | None = None
     command: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
     """Options of the command that are not settings (``--stream-delay``...)."""
@@ -156,13 +168,22 @@ def load_config(
     given = {kind: dict(values) for kind, values in (overrides or {}).items()}
     if getattr(args, "app", None):
         given.setdefault(GeneralSettings, {})["app"] = args.app
+    dotenv = Path(DOTENV_FILE)
     loaded = load_sections(
-        [*SHARED, *channel], file=config_file(args), dotenv=Path(DOTENV_FILE), overrides=given
-    )
+        [*SHARED, *channel], file=config_file(args), dotenv=dotenv, overrides=given,
+        known=channel_sections(),
+    )  # fmt: skip
     general = loaded.section(GeneralSettings)
     if problems := check_profiles(general.profiles, loaded.file):
         raise ConfigError(problems)
-    return Config(loaded, command=str(getattr(args, "command", "") or ""))
+    return Config(loaded, dotenv=dotenv, command=str(getattr(args, "command", "") or ""))
+
+
+def channel_config(args: argparse.Namespace, kind: type[S]) -> S:
+    """One channel's settings alone (``threadline doctor``, ``threadline config``)."""
+    known: tuple[type[Section], ...] = (*SHARED, *channel_sections())
+    loaded = load_sections([kind], file=config_file(args), dotenv=Path(DOTENV_FILE), known=known)
+    return loaded.section(kind)
 
 
 def model_service(model: ModelSettings) -> LlmService | None:

@@ -154,6 +154,8 @@ class FakeSlackApi:
         self.files: dict[str, SlackFile] = {}
         self.errors: dict[str, str] = {}
         self.tokens: set[str] | None = None
+        self.scopes: list[str] | None = None
+        """The token's scopes, sent in ``X-OAuth-Scopes`` as Slack does (``None``: not sent)."""
         self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._file_ids = itertools.count(1)
@@ -292,6 +294,8 @@ class FakeSlackApi:
         await self._record(call)
         _request.set(request)  # for the URLs a method hands out (this request's task only)
         status, call.response, headers = await self._answer(call)
+        if self.scopes is not None:
+            headers = {**headers, "X-OAuth-Scopes": ",".join(self.scopes)}
         await self._notify()
         self._observe(call)
         return web.json_response(call.response, status=status, headers=headers)

@@ -328,6 +328,9 @@ class FakeAnthropic:
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        self.model_lookups: list[RecordedRequest] = []
+        self.api_keys: set[str] | None = None
+        """Keys ``GET /v1/models/{id}`` accepts (``None``: any)."""
         self.sent_events: list[str] = []
         self.cache = PromptCache()
         self._script: list[Entry] = []
@@ -360,6 +363,8 @@ class FakeAnthropic:
         await self.close()
 
     async def _handle(self, request: HttpRequest, response: HttpResponse) -> None:
+        if request.method == "GET" and request.path.startswith("/v1/models/"):
+            return await self._model(request, response)
         if (request.method, request.path) != ("POST", "/v1/messages"):
             error = StatusError(404, "not_found_error", f"{request.method} {request.path}")
             return await _error(response, error)
@@ -383,6 +388,20 @@ class FakeAnthropic:
             case Reply():
                 message = json.dumps(entry.message(model, self.cache.usage(body))).encode()
                 await response.send(200, _json_headers(), message)
+
+    async def _model(self, request: HttpRequest, response: HttpResponse) -> None:
+        """``GET /v1/models/{id}``: how a key is checked without spending tokens."""
+        self.model_lookups.append(RecordedRequest(request.path, dict(request.headers), {}))
+        key = request.header("x-api-key") or request.header("authorization").removeprefix(
+            "Bearer "
+        )
+        if self.api_keys is not None and key not in self.api_keys:
+            error = StatusError(401, "authentication_error", "invalid x-api-key")
+            return await _error(response, error)
+        model = request.path.removeprefix("/v1/models/")
+        body = {"type": "model", "id": model, "display_name": model,
+                "created_at": "2026-01-01T00:00:00Z"}  # fmt: skip
+        await response.send(200, _json_headers(), json.dumps(body).encode())
 
     async def _stream(
         self, response: HttpResponse, reply: Reply, model: str, cache: CacheUsage

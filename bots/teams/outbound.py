@@ -73,17 +73,19 @@ class Outbound:
         existing = self._pool.lookup(service_url)
         if existing is not None:
             return existing
-        credentials = None
-        if self._settings.auth_enabled:
-            app_id = self._settings.app_id
-            claims = ClaimsIdentity({AuthenticationConstants.AUDIENCE_CLAIM: app_id,
-                                     AuthenticationConstants.APP_ID_CLAIM: app_id}, True)
-            factory = self._authentication.create_connector_factory(claims)
-            client = await factory.create(
-                service_url, self._authentication.get_originating_audience()
-            )
-            credentials = client.config.credentials
-        return self._pool.get(service_url, credentials)
+        return self._pool.get(service_url, await self.credentials(service_url))
+
+    async def credentials(self, service_url: str) -> Any:
+        """The bot's credentials for ``service_url`` (botbuilder's ``AppCredentials``), as
+        its connector factory gives them; ``None`` when authentication is off."""
+        if not self._settings.auth_enabled:
+            return None
+        app_id = self._settings.app_id
+        claims = ClaimsIdentity({AuthenticationConstants.AUDIENCE_CLAIM: app_id,
+                                 AuthenticationConstants.APP_ID_CLAIM: app_id}, True)
+        factory = self._authentication.create_connector_factory(claims)
+        client = await factory.create(service_url, self._authentication.get_originating_audience())
+        return client.config.credentials
 
     async def remember(self, ref: ConversationRef) -> None:
         """Save the conversation's reference in ``records`` (once per process while it is

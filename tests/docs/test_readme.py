@@ -10,13 +10,20 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_readme_example_runs() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
-    assert blocks, "the README has no python example"
+EXAMPLE = README.parent / "examples" / "weather.py"
+
+
+def test_readme_agent_is_the_example_that_runs() -> None:
+    """The README shows ``examples/weather.py`` as it is (tests/e2e/test_your_agent.py serves
+    it with every command); run on its own, it answers."""
+    section = re.search(r"### Your own agent.*?```python\n(.*?)```", README.read_text(),
+                        flags=re.DOTALL)
+    assert section is not None
+    assert section.group(1).strip() in EXAMPLE.read_text()
     out = subprocess.run(
-        [sys.executable, "-c", blocks[0]], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=60, check=True
     ).stdout
-    assert "It's 21°C and sunny in Lisbon." in out
+    assert out.strip() == "Today in Lisbon it is 21°C, sunny."
 
 
 def test_readme_has_exactly_two_commands() -> None:

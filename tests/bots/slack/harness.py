@@ -187,7 +187,6 @@ async def running_bot(
             "bot_token": TOKEN,
             "signing_secret": SECRET,
             "api_url": fake.base_url,
-            "data_dir": tmp_path,
             "admin_users": ["UADMIN"],
             "flush_interval": 0,
             "stop_button_after": 60,
@@ -201,8 +200,10 @@ async def running_bot(
             script, resolver, latency=latency, then=then, memory=state.memory,
             conversations=state.conversations,
         )  # fmt: skip
-        agent.lifecycle_hooks.extend(hooks)
-        agent.audit_logger = audit
+        for served in agent.served_agents():
+            served.lifecycle_hooks.extend(hooks)
+            if audit is not None:
+                served.audit_logger = audit
         bot = SlackBot(agent, slack_settings, state=state, clients=clients)
         await bot.open()
         try:

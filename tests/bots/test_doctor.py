@@ -1,0 +1,127 @@
+"""``threadline doctor`` against the fake Slack Web API, the fake Bot Connector and the fake
+Messages API, and ``threadline config``: every check one line, secrets never shown."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import msal
+import pytest
+from botframework.connector.auth import ManagedIdentityAppCredentials
+
+from adapters.slack.testing import FakeSlackApi
+from adapters.teams.testing import FakeBotConnector
+from agent_core.llm.testing import FakeAnthropic
+from bots.cli import main
+from bots.doctor import diagnose
+from bots.slack.settings import BOT_SCOPES
+
+KEY = "sk-ant-doctor-test-key"
+
+
+EXAMPLE = f"{Path(__file__).resolve().parents[2] / 'examples' / 'weather.py'}:agent"
+
+
+def args(app: str | None = None) -> argparse.Namespace:
+    return argparse.Namespace(command="doctor", config=None, app=app)
+
+
+@pytest.fixture(autouse=True)
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A clean working folder and an environment with nothing of Threadline's in it."""
+    prefixes = ("SLACK_", "THREADLINE_", "ANTHROPIC_", "Microsoft", "TEAMS_", "TO_", "REDIS")
+    for name in [n for n in os.environ if n.startswith(prefixes)]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("THREADLINE_DATA_DIR", str(tmp_path / "data"))
+    yield tmp_path
+
+
+@asynccontextmanager
+async def platforms(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
+    tuple[FakeAnthropic, FakeSlackApi, FakeBotConnector]
+]:
+    """The three fakes, and the environment of a deployment configured for all of them."""
+    async with FakeAnthropic() as claude, FakeSlackApi() as slack, FakeBotConnector() as teams:
+        claude.api_keys = {KEY}
+        slack.scopes = list(BOT_SCOPES)
+        environment = {
+            "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": claude.base_url,
+            "SLACK_BOT_TOKEN": "xoxb-doctor", "SLACK_SIGNING_SECRET": "s",
+            "SLACK_API_URL": slack.base_url,
+            "MicrosoftAppType": "UserAssignedMSI", "MicrosoftAppId": teams.app_id,
+            "MicrosoftAppTenantId": "tenant-1",
+            "TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL": teams.openid_metadata_url,
+            "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER": teams.issuer,
+            "TO_CHANNEL_FROM_BOT_OAUTH_SCOPE": "https://api.botframework.com",
+            "IDENTITY_ENDPOINT": teams.managed_identity_endpoint,
+            "IDENTITY_HEADER": teams.identity_header,
+        }  # fmt: skip
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache",
+                            msal.TokenCache())  # fmt: skip
+        yield claude, slack, teams
+
+
+async def test_a_ready_deployment_passes_every_check_and_spends_no_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with platforms(monkeypatch) as (claude, slack, teams):
+        found = [str(check) for check in await diagnose(args(app=EXAMPLE))]
+        assert all(line.startswith("✓") for line in found), found
+        assert len(found) == 7, found
+        assert claude.requests == [] and len(claude.model_lookups) == 1  # no tokens spent
+        assert [c.method for c in slack.calls] == ["auth.test"]
+        assert teams.token_requests, "the bot's identity fetched a Bot Connector token"
+
+
+async def test_each_broken_part_is_one_failed_line_with_its_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with platforms(monkeypatch) as (claude, slack, _):
+        claude.api_keys = {"another-key"}
+        slack.scopes = [s for s in BOT_SCOPES if s != "usergroups:read"]
+        monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
+        found = {check.what: check for check in await diagnose(args())}
+    assert found["model"].status == "fail" and "ANTHROPIC_API_KEY" in found["model"].detail
+    assert found["Slack scopes"].status == "fail"
+    assert "add usergroups:read" in found["Slack scopes"].detail
+    assert found["state"].status == "fail" and "redis" in found["state"].detail
+    assert found["Teams credentials"].status == "ok"
+    assert KEY not in repr(found)
+
+
+def test_the_command_exits_non_zero_and_names_the_config_line(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "threadline.toml").write_text('[llm]\nmodle = "x"\n', encoding="utf-8")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "✗ configuration: threadline.toml:2 [llm] modle: unknown setting" in out
+    assert "did you mean 'model'?" in out
+
+
+def test_config_shows_where_each_value_came_from_and_masks_secrets(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "threadline.toml").write_text(
+        f'app = "{EXAMPLE}"\n[database]\nurl = "postgresql://bo:hunter2@db/shop"\n'
+        '[slack]\nadmin_users = ["U1"]\n', encoding="utf-8",
+    )  # fmt: skip
+    (folder / ".env").write_text("SLACK_BOT_TOKEN=xoxb-from-dotenv\nSLACK_SIGNING_SECRET=s\n")
+    monkeypatch.setenv("SLACK_ADMIN_USERS", "U2,U3")
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "hunter2" not in out and "xoxb-from-dotenv" not in out
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert "threadline.toml:1 app" in lines["app"]
+    assert "postgresql://bo:***@db/shop" in lines["database.url"]
+    assert "********" in lines["slack.bot_token"] and ".env SLACK_BOT_TOKEN" in lines[
+        "slack.bot_token"]  # fmt: skip
+    assert "U2, U3" in lines["slack.admin_users"] and "environment" in lines["slack.admin_users"]
+    assert "(not configured)" in lines["teams"]
