@@ -39,8 +39,11 @@ WAIT = 15.0
 class BotProcess:
     """One bot process; its log (stderr) is collected for failure messages."""
 
-    def __init__(self, name: str, command: Sequence[str], env: dict[str, str]) -> None:
+    def __init__(
+        self, name: str, command: Sequence[str], env: dict[str, str], *, cwd: Path = REPO_ROOT
+    ) -> None:
         self.name = name
+        self.cwd = cwd
         self.command = list(command)
         self.env = env
         self.port = int(env.get("PORT", "0"))
@@ -62,7 +65,7 @@ class BotProcess:
     async def start(self, *, listeners: int = 1) -> None:
         """Start the process; return once ``listeners`` processes log that they listen."""
         self.process = await asyncio.create_subprocess_exec(
-            *self.command, cwd=REPO_ROOT, env=self.env,
+            *self.command, cwd=self.cwd, env=self.env,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         self._reader = asyncio.create_task(self._read())

@@ -153,3 +153,41 @@ def test_a_wrong_app_stops_the_command_with_the_reason(target: str, problem: str
         input="", capture_output=True, text=True, cwd=REPO_ROOT, env=clean_env(), timeout=60,
     )  # fmt: skip
     assert result.returncode == 2 and problem in result.stderr, result.stderr
+
+
+SLOW_APP = """
+import sys, time
+sys.path.insert(0, {repo!r})
+from examples.weather import agent as weather
+
+def agent(runtime):
+    print("factory started", file=sys.stderr, flush=True)
+    time.sleep(0.5)  # a factory that connects to things, say
+    print("factory done", file=sys.stderr, flush=True)
+    return weather(runtime)
+"""
+
+
+async def test_a_slow_factory_is_built_before_the_bot_listens_and_dotenv_secrets_stay_out_of_logs(
+    tmp_path: Path,
+) -> None:
+    """Decision (README, "Deploying it"): the agent is built before the HTTP server listens,
+    so a load balancer's health check never reaches a bot that cannot answer yet. Secrets
+    from ``.env`` are used, never logged."""
+    (tmp_path / "slow_bot.py").write_text(SLOW_APP.format(repo=str(REPO_ROOT)))
+    async with FakeSlackApi() as fake:
+        add_users(fake)
+        (tmp_path / ".env").write_text(
+            f"SLACK_BOT_TOKEN=xoxb-dotenv-secret\nSLACK_SIGNING_SECRET={SECRET}\n"
+        )
+        env = clean_env(SLACK_API_URL=fake.base_url, HOST="127.0.0.1", PORT=str(free_port()),
+                        THREADLINE_DATA_DIR=str(tmp_path / "data"))  # fmt: skip
+        command = [sys.executable, "-m", "bots.cli", "slack", "--app", "slow_bot.py:agent"]
+        bot = BotProcess("slack", command, env, cwd=tmp_path)
+        await bot.start()
+        assert await bot.stop() == 0, bot.output()
+    lines = bot.lines
+    done = next(i for i, line in enumerate(lines) if "factory done" in line)
+    listening = next(i for i, line in enumerate(lines) if "listening on http://" in line)
+    assert done < listening
+    assert "xoxb-dotenv-secret" not in bot.output() and SECRET not in bot.output()
