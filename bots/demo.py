@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from agent_core.agent import Agent
 from agent_core.config import AgentConfig
 from agent_core.conversations import ConversationStore, MemoryConversationStore
+from agent_core.database.runner import SqlAlchemyRunner
 from agent_core.extensions.recovery import BackoffRecoveryStrategy
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
@@ -30,8 +31,7 @@ from agent_core.tools.memory_tools import (
     SearchSavedCorrectToolUsesTool,
 )
 from agent_core.tools.registry import ToolRegistry
-from agent_core.tools.sql import RunSqlTool
-from agent_core.tools.sqlite_runner import SqliteRunner
+from agent_core.tools.sql import RunSqlTool, SqlRunner
 from agent_core.tools.visualize import VisualizeDataTool
 from agent_core.users import RequestContext, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler
@@ -162,7 +162,7 @@ def build_llm_service(settings: DemoSettings) -> LlmService:
     return DemoLlmService(chunk_delay=settings.stream_delay)
 
 
-def build_demo_registry(runner: SqliteRunner, settings: DemoSettings) -> ToolRegistry:
+def build_demo_registry(runner: SqlRunner, settings: DemoSettings) -> ToolRegistry:
     """``run_sql``, ``visualize_data`` and memory search for users; memory saving for admins."""
     registry = ToolRegistry()
     timeout = settings.sql_timeout
@@ -180,7 +180,7 @@ def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
     """The demo agent; creates the sample database in ``settings.data_dir`` on first use."""
     settings = settings or DemoSettings.from_env()
     database = ensure_demo_database(settings.data_dir, seed=settings.seed)
-    runner = SqliteRunner(database)
+    runner = SqlAlchemyRunner.sqlite(database)
     memory = settings.agent_memory or InMemoryAgentMemory()
     return Agent(
         llm_service=build_llm_service(settings),

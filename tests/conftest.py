@@ -22,6 +22,16 @@ def unused_port() -> int:
     return free_port()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_database_pools() -> Iterator[None]:
+    """Database pools live per process; each test closes the ones it opened (their threads
+    and connections), so thousands of tests do not pile them up."""
+    yield
+    from agent_core.database.pools import dispose_pools
+
+    dispose_pools()
+
+
 # A real redis-server for any test area (started once per session, loopback only).
 
 
