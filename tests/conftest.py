@@ -11,6 +11,8 @@ import pytest
 
 from agent_core.state.redis_client import connect_redis
 from tests.support.ports import free_port
+from tests.support.postgres_server import PostgresServer, postgres_bin
+from tests.support.postgres_shop import Shop, create_shop
 from tests.support.redis_server import REDIS_SERVER, RedisServer, redis_available
 
 if TYPE_CHECKING:
@@ -76,3 +78,28 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.stop()
+
+
+# A real PostgreSQL server (started once per session, loopback only) with the shop database.
+
+
+def _require_postgres() -> None:
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    if postgres_bin() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    _require_postgres()
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.remove()
+
+
+@pytest.fixture(scope="session")
+def pg_shop(postgres_server: PostgresServer) -> Shop:
+    """The shop database; tests only read it (each proves it unchanged after a write try)."""
+    postgres_server.start()
+    return create_shop(postgres_server)

@@ -3,7 +3,8 @@
 The worker thread that runs the query attaches its connection and cursor; any other thread
 may ``request`` a cancel. The cancel reaches the server only while the query is attached and
 not finished, under one lock, so a late cancel can never hit the next query that reuses the
-pooled connection.
+pooled connection. A cancel that arrives between two statements of the query (PostgreSQL's
+``DECLARE`` and ``FETCH``) is lost by the server, so it is repeated until the query ends.
 
 >>> handle = QueryHandle()
 >>> handle.request("timeout"), handle.request("stop"), handle.reason
@@ -24,6 +25,10 @@ logger = logging.getLogger(__name__)
 
 CancelReason = Literal["stop", "timeout"]
 
+RESEND_AFTER = 0.25
+"""Seconds to wait for the query to end before sending the cancel again."""
+ATTEMPTS = 40
+
 
 class QueryHandle:
     """What a canceller needs to know about one query, shared by two threads."""
@@ -36,6 +41,7 @@ class QueryHandle:
         self.cursor: Any = None
         self.connection_id: object = None
         self.finished = False
+        self._ended = threading.Event()
 
     def request(self, reason: CancelReason) -> bool:
         """Ask for the query to stop; the first reason wins. False when already asked or
@@ -60,19 +66,31 @@ class QueryHandle:
         """The query is over: from now on no cancel reaches its connection."""
         with self._lock:
             self.finished = True
+            self._ended.set()
 
     def cancel_on_server(
         self, rules: DialectRules, kill: Callable[[str], None] | None = None
     ) -> None:
-        """Send the cancel the database understands (called in a canceller thread)."""
-        with self._lock:
-            if self.finished or self.dbapi_connection is None:
+        """Send the cancel the database understands until the query ends (called in a
+        canceller thread)."""
+        for _ in range(ATTEMPTS):
+            with self._lock:
+                if self.finished:
+                    return
+                if self.dbapi_connection is not None and not self._send(rules, kill):
+                    return
+            if self._ended.wait(RESEND_AFTER):
                 return
-            try:
-                _cancel(rules, self, kill)
-            except Exception:  # the deadline / Stop still hold on the client side
-                logger.warning("could not cancel a %s query on the server", rules.label,
-                               exc_info=True)  # fmt: skip
+        logger.warning("a %s query did not stop after %d cancels", rules.label, ATTEMPTS)
+
+    def _send(self, rules: DialectRules, kill: Callable[[str], None] | None) -> bool:
+        try:
+            _cancel(rules, self, kill)
+        except Exception:  # the deadline / Stop still hold on the client side
+            logger.warning("could not cancel a %s query on the server", rules.label,
+                           exc_info=True)  # fmt: skip
+            return False
+        return True
 
 
 def _cancel(rules: DialectRules, handle: QueryHandle, kill: Callable[[str], None] | None) -> None:

@@ -199,8 +199,12 @@ def _reference_text(target: tuple[str, str] | None, quote: Callable[[str], str])
 
 def introspect(connection: Connection) -> Catalog:
     """The catalog of every non-system schema ``connection`` can see."""
-    inspector = inspect(connection)
     quote = connection.dialect.identifier_preparer.quote
+    if connection.dialect.name == "duckdb":
+        from agent_core.database.duckdb_catalog import introspect_duckdb
+
+        return introspect_duckdb(connection, quote)
+    inspector = inspect(connection)
     tables: list[TableInfo] = []
     for schema in _schemas(inspector):
         tables.extend(_tables_of(inspector, schema, quote))

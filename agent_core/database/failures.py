@@ -42,7 +42,9 @@ _UNAVAILABLE_WORDS = (
 def translate_message(message: str, sqlstate: str) -> SqlErrorReason:
     """The reason a driver's message and SQLSTATE point to (``invalid`` when unsure)."""
     lowered = message.lower()
-    if sqlstate in READ_ONLY_STATES or "read-only" in lowered or "readonly" in lowered:
+    if sqlstate in READ_ONLY_STATES or any(
+        word in lowered for word in ("read-only", "readonly", "disabled by configuration")
+    ):
         return "read_only"
     if sqlstate in CANCELLED_STATES or "statement timeout" in lowered:
         return "timeout"

@@ -93,8 +93,8 @@ class PostgresServer:
             "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
             "-c", "max_connections=60", "-c", "log_min_messages=fatal",
         ]  # fmt: skip
-        log = (self.directory / "server.log").open("ab")
-        self._process = subprocess.Popen(command, stdout=log, stderr=log, **_drop_to())
+        with (self.directory / "server.log").open("ab") as log:  # the child keeps its copy
+            self._process = subprocess.Popen(command, stdout=log, stderr=log, **_drop_to())
         deadline = time.monotonic() + timeout
         while not self._answers():
             if self._process.poll() is not None:
