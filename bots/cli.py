@@ -1,4 +1,4 @@
-"""The ``threadline`` command: ``dev | chat | slack | teams | teams-package``.
+"""The ``threadline`` command: ``dev | chat | slack | teams | teams-package | train | eval``.
 
 Each subcommand lives in its own module and is imported only when chosen, so
 ``threadline chat`` never pays for botbuilder and ``threadline teams`` never for matplotlib.
@@ -18,6 +18,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "slack": ("bots.slack_app", "run the Slack bot (HTTP or Socket Mode)"),
     "teams": ("bots.teams_app", "run the Teams bot on /api/messages"),
     "teams-package": ("bots.teams_package", "write the Teams app package (manifest + icons + zip)"),
+    "train": ("bots.train", "read your database's schema (and docs/examples) into the cache"),
+    "eval": ("bots.eval", "measure the agent's execution accuracy on a file of questions"),
 }
 
 

@@ -1,5 +1,6 @@
-"""The ready-to-run demo agent every channel uses: a sample shop database, SQL and chart tools,
-memory, and Claude when ``ANTHROPIC_API_KEY`` is set (the scripted demo model otherwise).
+"""The ready-to-run agent every channel uses: SQL and chart tools, memory, and Claude when
+``ANTHROPIC_API_KEY`` is set (the scripted demo model otherwise), over a sample shop database,
+or over your own database when ``THREADLINE_DATABASE_URL`` names one (``bots.database_agent``).
 
 >>> import tempfile
 >>> agent = build_demo_agent(DemoSettings(data_dir=tempfile.mkdtemp(), use_scripted_model=True))
@@ -20,6 +21,7 @@ from agent_core.agent import Agent
 from agent_core.config import AgentConfig
 from agent_core.conversations import ConversationStore, MemoryConversationStore
 from agent_core.database.runner import SqlAlchemyRunner
+from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.recovery import BackoffRecoveryStrategy
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
@@ -89,6 +91,14 @@ class DemoSettings(BaseModel):
     default_groups: list[str] = Field(default_factory=lambda: ["user"])
     admin_user_ids: list[str] = Field(default_factory=list)
     """Platform user ids (``U123``) or full user ids (``slack:T1:U123``) made admins."""
+    database_url: SecretStr | None = None
+    """A SQLAlchemy URL of your database (``THREADLINE_DATABASE_URL``); the demo shop when
+    unset. Secret, because URLs carry passwords."""
+    training_dir: Path | None = None
+    """A folder of documentation (``*.md``) and question -> SQL examples (``*.sql``) about
+    your database (``THREADLINE_TRAINING_DIR``)."""
+    schema_max_tokens: int = Field(default=8000, gt=0)
+    """The most schema text (in tokens) a turn's prompt gets about your database."""
     agent_config: AgentConfig | None = None
     conversation_store: ConversationStore | None = None
     agent_memory: AgentMemory | None = None
@@ -97,8 +107,9 @@ class DemoSettings(BaseModel):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> DemoSettings:
         """Settings from ``ANTHROPIC_API_KEY``, ``ANTHROPIC_MODEL``, ``ANTHROPIC_BASE_URL``,
-        ``THREADLINE_DATA_DIR``, ``THREADLINE_DEMO_ADMINS`` (comma-separated ids) and
-        ``THREADLINE_SCRIPTED=1``; keyword arguments win."""
+        ``THREADLINE_DATA_DIR``, ``THREADLINE_DEMO_ADMINS`` (comma-separated ids),
+        ``THREADLINE_SCRIPTED=1``, ``THREADLINE_DATABASE_URL`` and
+        ``THREADLINE_TRAINING_DIR``; keyword arguments win."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {
             "anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,
@@ -109,8 +120,13 @@ class DemoSettings(BaseModel):
                 i.strip() for i in env.get("THREADLINE_DEMO_ADMINS", "").split(",") if i.strip()
             ],
         }
-        if env.get("THREADLINE_DATA_DIR"):
-            values["data_dir"] = env["THREADLINE_DATA_DIR"]
+        for name, variable in (
+            ("data_dir", "THREADLINE_DATA_DIR"),
+            ("database_url", "THREADLINE_DATABASE_URL"),
+            ("training_dir", "THREADLINE_TRAINING_DIR"),
+        ):
+            if env.get(variable):
+                values[name] = env[variable]
         return cls(**{**values, **overrides})
 
     @property
@@ -177,11 +193,51 @@ def build_demo_registry(runner: SqlRunner, settings: DemoSettings) -> ToolRegist
 
 
 def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
-    """The demo agent; creates the sample database in ``settings.data_dir`` on first use."""
+    """The built-in agent: over ``settings.database_url`` when set, else over the sample shop
+    (created in ``settings.data_dir`` on first use)."""
     settings = settings or DemoSettings.from_env()
+    memory = settings.agent_memory or InMemoryAgentMemory()
+    if settings.database_url is not None:
+        return _database_agent(settings, memory)
     database = ensure_demo_database(settings.data_dir, seed=settings.seed)
     runner = SqlAlchemyRunner.sqlite(database)
-    memory = settings.agent_memory or InMemoryAgentMemory()
+    welcome = (
+        "Hi! I answer questions about a sample online shop (customers, products, orders "
+        "over two years) with real SQL queries and charts. Type `/help` for commands."
+        + ("" if settings.uses_claude else "\n\n" + _scripted_note())
+    )
+    return _agent(
+        settings, memory, runner,
+        prompt=DEMO_PROMPT.format(schema=SCHEMA),  # the small shop: its whole schema
+        workflow=DefaultWorkflowHandler(
+            welcome, suggestions=[q.examples[0] for q in DEMO_QUESTIONS[:4]]
+        ),
+    )  # fmt: skip
+
+
+def _database_agent(settings: DemoSettings, memory: AgentMemory) -> Agent:
+    from bots.database_agent import build_database_parts
+
+    assert settings.database_url is not None
+    parts = build_database_parts(
+        settings.database_url.get_secret_value(), data_dir=settings.data_dir, memory=memory,
+        training_dir=settings.training_dir, max_tokens=settings.schema_max_tokens,
+    )  # fmt: skip
+    return _agent(
+        settings, memory, parts.runner, prompt=parts.prompt, enhancer=parts.enhancer,
+        workflow=DefaultWorkflowHandler(parts.welcome(uses_claude=settings.uses_claude)),
+    )  # fmt: skip
+
+
+def _agent(
+    settings: DemoSettings,
+    memory: AgentMemory,
+    runner: SqlRunner,
+    *,
+    prompt: str,
+    workflow: DefaultWorkflowHandler,
+    enhancer: LlmContextEnhancer | None = None,
+) -> Agent:
     return Agent(
         llm_service=build_llm_service(settings),
         tool_registry=build_demo_registry(runner, settings),
@@ -189,14 +245,10 @@ def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
         agent_memory=memory,
         conversation_store=settings.conversation_store or MemoryConversationStore(),
         config=settings.agent_config,
-        system_prompt_builder=DefaultSystemPromptBuilder(DEMO_PROMPT.format(schema=SCHEMA)),
-        workflow_handler=DefaultWorkflowHandler(
-            "Hi! I answer questions about a sample online shop (customers, products, orders "
-            "over two years) with real SQL queries and charts. Type `/help` for commands."
-            + ("" if settings.uses_claude else "\n\n" + _scripted_note()),
-            suggestions=[q.examples[0] for q in DEMO_QUESTIONS[:4]],
-        ),
+        system_prompt_builder=DefaultSystemPromptBuilder(prompt),
+        workflow_handler=workflow,
         error_recovery_strategy=BackoffRecoveryStrategy(),
+        llm_context_enhancer=enhancer,
     )
 
 
