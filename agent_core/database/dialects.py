@@ -108,7 +108,7 @@ class _MySql(DialectRules):
         return "SELECT CONNECTION_ID()"
 
     def kill_sql(self, connection_id: object) -> str:
-        return f"KILL QUERY {int(str(connection_id))}"
+        return f"KILL QUERY {int(str(connection_id))}"  # an integer, never text to inject
 
     def streaming_cursor(self, dbapi_connection: Any) -> Any:
         import pymysql.cursors

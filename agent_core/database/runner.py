@@ -129,7 +129,14 @@ class SqlAlchemyRunner(SqlRunner):
     async def _submit(self, job: Callable[[QueryHandle], T], timeout: float) -> T:
         loop = asyncio.get_running_loop()
         handle = QueryHandle()
-        future = loop.run_in_executor(self.pool.executor, job, handle)
+
+        def guarded() -> T:
+            try:
+                return job(handle)
+            finally:
+                handle.finish()  # however the job ended, no cancel waits for it any more
+
+        future = loop.run_in_executor(self.pool.executor, guarded)
         timer = loop.call_later(timeout, self._cancel, handle, "timeout")
         try:
             return await future
