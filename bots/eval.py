@@ -154,9 +154,16 @@ async def run_case(
         return CaseResult(question=case.question, passed=False, sql=sql, seconds=seconds,
                           note=f"the expected SQL failed: {error}", **usage)  # fmt: skip
     passed = result.total_is_exact and matches(expected, result.columns, result.rows)
-    note = "" if passed else f"expected {len(expected)} row(s), got {result.total_text()}"
-    return CaseResult(question=case.question, passed=passed, sql=sql, note=note,
+    return CaseResult(question=case.question, passed=passed, sql=sql,
+                      note="" if passed else _difference(expected, result),
                       seconds=seconds, **usage)  # fmt: skip
+
+
+def _difference(expected: list[list[Any]], result: SqlResult) -> str:
+    if len(expected) != result.total_rows or not result.total_is_exact:
+        return f"expected {len(expected)} row(s), got {result.total_text()}"
+    shown = json.dumps(expected[:3], default=str), json.dumps(result.rows[:3], default=str)
+    return f"expected {shown[0][:200]}, got {shown[1][:200]}"
 
 
 def _print_case(number: int, total: int, result: CaseResult) -> None:
@@ -205,10 +212,15 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     print(f"threadline eval: {len(cases)} question(s) from {file} · model "
           f"{agent.llm_service.model_name} · database {database}")  # fmt: skip
     results = []
-    for number, case in enumerate(cases, start=1):
-        result = await run_case(agent, case, number, recorder, meter)
-        _print_case(number, len(cases), result)
-        results.append(result)
+    try:
+        for number, case in enumerate(cases, start=1):
+            result = await run_case(agent, case, number, recorder, meter)
+            _print_case(number, len(cases), result)
+            results.append(result)
+    finally:
+        close = getattr(agent.llm_service, "aclose", None)
+        if close is not None:
+            await close()  # the HTTP client belongs to this event loop
     report = summary(results, model=agent.llm_service.model_name, database=str(database),
                      file=file)  # fmt: skip
     print(f"\nExecution accuracy: {report['passed']}/{report['questions']} "
