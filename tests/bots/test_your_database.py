@@ -96,6 +96,8 @@ PAID = (
     "ON o.customer_id = c.id WHERE o.status = 'paid' GROUP BY c.name"
 )
 
+WITH_COUNTRY = PAID.replace("c.name,", "c.name, c.country,") + ", c.country ORDER BY 3"
+
 
 async def test_eval_reports_accuracy_sql_tokens_and_a_json_line(
     pg_shop: Shop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -110,8 +112,7 @@ async def test_eval_reports_accuracy_sql_tokens_and_a_json_line(
     async with FakeAnthropic() as fake:
         fake.queue(
             # 1: right, with an extra column and another order of rows
-            Reply.tool("run_sql", {"sql": PAID.replace("c.name,", "c.name, c.country,")
-                                   + ", c.country ORDER BY 3"}),  # fmt: skip
+            Reply.tool("run_sql", {"sql": WITH_COUNTRY}),
             Reply.text("Acme leads."),
             # 2: wrong: counts every order
             Reply.tool("run_sql", {"sql": "SELECT count(*) FROM orders"}),
