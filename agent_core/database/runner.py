@@ -166,6 +166,7 @@ class SqlAlchemyRunner(SqlRunner):
     def _begin(self, connection: Connection, deadline: float, handle: QueryHandle) -> Any:
         """Start the transaction the dialect's way; the DBAPI connection, attached."""
         remaining_ms = max(1, int((deadline - time.perf_counter()) * 1000))
+        connection.begin()  # the dialect's own begin (DuckDB needs one; most DBAPIs imply it)
         for statement in self.rules.session_sql(timeout_ms=remaining_ms,
                                                 writable=self.allow_writes):  # fmt: skip
             connection.exec_driver_sql(statement)
@@ -195,7 +196,7 @@ class SqlAlchemyRunner(SqlRunner):
                 dbapi = self._begin(connection, deadline, handle)
                 result = self._execute(dbapi, sql, max_rows, deadline, handle, guard)
                 if self.allow_writes:
-                    dbapi.commit()
+                    connection.commit()
             except self._dbapi_errors as error:
                 raise translate(
                     error, handle=handle, timeout=timeout, guard=guard, secret=self.url.password
@@ -235,12 +236,10 @@ class SqlAlchemyRunner(SqlRunner):
     def _end(self, connection: Connection, guard: SqliteGuard | None) -> None:
         """Roll back whatever the query did (nothing, when read-only) and clean up."""
         dbapi = connection.connection.dbapi_connection
-        if dbapi is None:
-            return
         try:
-            if guard is not None:
+            if guard is not None and dbapi is not None:
                 SqliteGuard.remove(dbapi)
-            dbapi.rollback()
+            connection.rollback()
         except Exception:  # a broken connection must not return to the pool
             connection.invalidate()
 
