@@ -46,7 +46,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"threadline {args.command}: not available in this build", file=sys.stderr)
         return 2
     module = importlib.import_module(args.module)
-    return int(module.run(args))
+    try:
+        return int(module.run(args))
+    except ValueError as error:
+        from agent_core.database.urls import DatabaseConfigError
+
+        if not isinstance(error, DatabaseConfigError):
+            raise
+        print(f"threadline {args.command}: {error}", file=sys.stderr)  # e.g. a missing driver
+        return 2
 
 
 if __name__ == "__main__":

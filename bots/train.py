@@ -17,11 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent_core.database.checks import check_database
-from agent_core.database.runner import SqlAlchemyRunner
-from agent_core.database.schema_source import SchemaSource, cache_path_for
-from agent_core.database.urls import DatabaseConfigError
-from agent_core.tools.sql import SqlError
+# SQLAlchemy and sqlglot load when the command runs, not whenever `threadline` parses its
+# arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,6 +46,11 @@ def _settings(args: argparse.Namespace) -> tuple[str | None, Path, Path | None]:
 
 async def train(url: str, data_dir: Path, training_dir: Path | None) -> dict[str, Any]:
     """Check, introspect and cache; the summary (``ok`` False when unreachable)."""
+    from agent_core.database.checks import check_database
+    from agent_core.database.runner import SqlAlchemyRunner
+    from agent_core.database.schema_source import SchemaSource, cache_path_for
+    from agent_core.tools.sql import SqlError
+
     runner = SqlAlchemyRunner(url)
     report = await check_database(runner)
     for line in report.lines():
@@ -81,6 +83,8 @@ async def train(url: str, data_dir: Path, training_dir: Path | None) -> dict[str
 
 
 def run(args: argparse.Namespace) -> int:
+    from agent_core.database.urls import DatabaseConfigError
+
     url, data_dir, training_dir = _settings(args)
     if url is None:
         print("threadline train: set THREADLINE_DATABASE_URL or pass --database-url",

@@ -15,7 +15,7 @@ from agent_core.database.enhancer import SchemaContextEnhancer
 from agent_core.users import RequestContext
 from bots import eval as eval_command
 from bots import train as train_command
-from bots.cli import build_parser
+from bots.cli import build_parser, main
 from bots.demo import DemoSettings, build_demo_agent
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 from tests.support.postgres_shop import OWNER_PASSWORD, READER_PASSWORD, Shop
@@ -166,3 +166,14 @@ def test_eval_files_must_say_what_a_right_answer_is(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as stopped:
         eval_command.load_cases(bad)
     assert "bad.jsonl:1" in str(stopped.value)
+
+
+def test_a_url_whose_driver_is_missing_stops_the_command_with_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", "snowflake://me:Sn0wSecret@acct/db/public")
+    assert main(["eval", "--data-dir", str(tmp_path)]) == 2
+    assert main(["train", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("pip install 'threadline[snowflake]'") == 2
+    assert "Sn0wSecret" not in err and "me:***@" in err

@@ -16,7 +16,7 @@ from agent_core.database.enhancer import SchemaContextEnhancer
 from agent_core.state import State
 from bots.demo import DemoSettings, build_demo_agent
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.slack.harness import running_bot
+from tests.slack.harness import SlackHarness, running_bot
 from tests.support.postgres_shop import OWNER_PASSWORD, Shop
 
 pytestmark = pytest.mark.postgres
@@ -47,30 +47,37 @@ async def test_rows_reach_the_thread_as_a_table_and_a_delete_is_refused(
             ))  # fmt: skip
 
         async with running_bot(tmp_path, [], agent_factory=agent_factory) as h:
-            enhancer = h.agent.llm_context_enhancer
-            assert isinstance(enhancer, SchemaContextEnhancer)
-            assert await asyncio.to_thread(enhancer.source.started.wait, 20)
-
-            llm.queue(Reply.tool("run_sql", {"sql": TOP}), Reply.text("Acme leads."))
-            await h.event(mention("Which clients bring in the most money?", "100.000100"))
-            await h.idle()
-            table = next(
-                block for call in h.fake.calls for block in call.args.get("blocks") or []
-                if block.get("type") == "table"
-            )  # fmt: skip
-            cells = json.dumps(table["rows"])
-            assert "Acme" in cells and "Globex" in cells and "Initech" in cells
-            system = json.dumps(llm.requests[0].body["system"])
-            assert "CREATE TABLE customers" in system and "CREATE TABLE orders" in system
-            assert "Dialect: PostgreSQL" in system and OWNER_PASSWORD not in system
-
-            llm.queue(Reply.tool("run_sql", {"sql": "DELETE FROM orders"}),
-                      Reply.text("I can only read the data."))  # fmt: skip
-            await h.event(mention("Delete every order", "200.000100"))
-            await h.idle()
-            tool_result = json.dumps(llm.requests[-1].body["messages"][-1])
-            assert "read_only" in tool_result and "refused DELETE" in tool_result
-            assert h.fake.visible("C1")[-1].text == "I can only read the data."
+            try:
+                await _ask_and_check(h, llm)
+            finally:
+                await h.agent.llm_service.aclose()  # type: ignore[attr-defined]
     assert pg_shop.count("orders") == 60
     everything = json.dumps([call.args for call in h.fake.calls], default=str)
     assert OWNER_PASSWORD not in everything
+
+
+async def _ask_and_check(h: SlackHarness, llm: FakeAnthropic) -> None:
+    enhancer = h.agent.llm_context_enhancer
+    assert isinstance(enhancer, SchemaContextEnhancer)
+    assert await asyncio.to_thread(enhancer.source.started.wait, 20)
+
+    llm.queue(Reply.tool("run_sql", {"sql": TOP}), Reply.text("Acme leads."))
+    await h.event(mention("Which clients bring in the most money?", "100.000100"))
+    await h.idle()
+    table = next(
+        block for call in h.fake.calls for block in call.args.get("blocks") or []
+        if block.get("type") == "table"
+    )  # fmt: skip
+    cells = json.dumps(table["rows"])
+    assert "Acme" in cells and "Globex" in cells and "Initech" in cells
+    system = json.dumps(llm.requests[0].body["system"])
+    assert "CREATE TABLE customers" in system and "CREATE TABLE orders" in system
+    assert "Dialect: PostgreSQL" in system and OWNER_PASSWORD not in system
+
+    llm.queue(Reply.tool("run_sql", {"sql": "DELETE FROM orders"}),
+              Reply.text("I can only read the data."))  # fmt: skip
+    await h.event(mention("Delete every order", "200.000100"))
+    await h.idle()
+    tool_result = json.dumps(llm.requests[-1].body["messages"][-1])
+    assert "read_only" in tool_result and "refused DELETE" in tool_result
+    assert h.fake.visible("C1")[-1].text == "I can only read the data."

@@ -64,6 +64,7 @@ async def test_rows_arrive_as_a_table_and_a_delete_is_refused(
                 assert "refused DELETE" in tool_result
                 everything = json.dumps([c.body for c in bot.fake.calls], default=str)
                 assert READER_PASSWORD not in everything
+                await bot.agent.llm_service.aclose()  # type: ignore[attr-defined]
         finally:
             await state.aclose()
     assert pg_shop.count("orders") == 60
