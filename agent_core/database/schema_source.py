@@ -47,6 +47,13 @@ class SchemaSource:
     ``refresh_every``: seconds before a loaded catalog is introspected again (in the
     background; the old one serves meanwhile). ``retry_every``: seconds between attempts
     while the database is unreachable.
+
+    >>> import os, sqlite3, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
+    >>> sqlite3.connect(path).execute("CREATE TABLE t (x)").close()
+    >>> source = SchemaSource(SqlAlchemyRunner.sqlite(path))
+    >>> [table.name for table in asyncio.run(source.refresh()).catalog.tables]
+    ['t']
     """
 
     def __init__(
