@@ -1,4 +1,5 @@
-"""The ``threadline`` command: ``dev | chat | slack | teams | teams-package | config | doctor``.
+"""The ``threadline`` command: ``dev | chat | slack | teams | teams-package | config | doctor``
+and, for your database, ``train | eval``.
 
 Each subcommand lives in its own module and is imported only when chosen, so
 ``threadline chat`` never pays for botbuilder and ``threadline teams`` never for matplotlib.
@@ -20,6 +21,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "teams-package": ("bots.teams.package", "write the Teams app package (manifest + icons + zip)"),
     "config": ("bots.config", "show the effective configuration and where each value came from"),
     "doctor": ("bots.doctor", "check the configuration, the model key, state and channels"),
+    "train": ("bots.train", "read your database's schema (and docs/examples) into the cache"),
+    "eval": ("bots.eval", "measure the agent's execution accuracy on a file of questions"),
 }
 
 
@@ -46,7 +49,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"threadline {args.command}: not available in this build", file=sys.stderr)
         return 2
     module = importlib.import_module(args.module)
-    return int(module.run(args))
+    try:
+        return int(module.run(args))
+    except ValueError as error:
+        from agent_core.database.urls import DatabaseConfigError
+
+        if not isinstance(error, DatabaseConfigError):
+            raise
+        print(f"threadline {args.command}: {error}", file=sys.stderr)  # e.g. a missing driver
+        return 2
 
 
 if __name__ == "__main__":

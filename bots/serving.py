@@ -88,6 +88,14 @@ class DatabaseSettings(Section):
 
     url: str | None = Field(None, validation_alias=env("url", "THREADLINE_DATABASE_URL"))
     """A SQLAlchemy URL (``postgresql://user:password@host/db``); the password is masked."""
+    training_dir: Path | None = Field(
+        None, validation_alias=env("training_dir", "THREADLINE_TRAINING_DIR")
+    )
+    """Documentation (``*.md``) and question -> SQL examples (``*.sql``) about the data."""
+    schema_max_tokens: int = Field(
+        8000, gt=0, validation_alias=env("schema_max_tokens", "THREADLINE_SCHEMA_MAX_TOKENS")
+    )
+    """The most schema text (in tokens) one question's prompt gets."""
 
 
 SHARED: tuple[type[Section], ...] = (
@@ -257,9 +265,12 @@ def builtin_agent(config: Config, runtime: Runtime) -> Agent:
     """The built-in SQL agent (the demo shop unless ``[database] url`` is set)."""
     from bots.demo.agent import DemoSettings, build_demo_agent
 
-    model = config.model
+    model, database = config.model, config.database
     settings = DemoSettings(
         data_dir=config.state.data_dir,
+        database_url=SecretStr(database.url) if database.url else None,
+        training_dir=database.training_dir,
+        schema_max_tokens=database.schema_max_tokens,
         anthropic_api_key=model.api_key,
         anthropic_model=model.model,
         anthropic_base_url=model.base_url,

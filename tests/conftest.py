@@ -11,6 +11,8 @@ import pytest
 
 from agent_core.state.redis_client import connect_redis
 from agent_core.state.testing import REDIS_SERVER, RedisServer, free_port, redis_available
+from tests.support.postgres_server import PostgresServer, postgres_bin
+from tests.support.postgres_shop import Shop, create_shop
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -19,6 +21,16 @@ if TYPE_CHECKING:
 @pytest.fixture
 def unused_port() -> int:
     return free_port()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_database_pools() -> Iterator[None]:
+    """Database pools live per process; each test closes the ones it opened (their threads
+    and connections), so thousands of tests do not pile them up."""
+    yield
+    from agent_core.database.pools import dispose_pools
+
+    dispose_pools()
 
 
 # A real redis-server for any test area (started once per session, loopback only).
@@ -65,3 +77,28 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.stop()
+
+
+# A real PostgreSQL server (started once per session, loopback only) with the shop database.
+
+
+def _require_postgres() -> None:
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    if postgres_bin() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    _require_postgres()
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.remove()
+
+
+@pytest.fixture(scope="session")
+def pg_shop(postgres_server: PostgresServer) -> Shop:
+    """The shop database; tests only read it (each proves it unchanged after a write try)."""
+    postgres_server.start()
+    return create_shop(postgres_server)

@@ -24,6 +24,10 @@ from agent_core.memory.ranking import Analyzer, RelevanceIndex
 
 OWNERSHIP_FIELDS = tuple(MemoryOwnership.model_fields)
 
+VERIFIED_BONUS = 0.15
+"""How far a memory rated good (a thumbs-up) outranks an unrated one of the same similarity:
+a verified example wins unless an unrated one is clearly closer to the question."""
+
 UNOWNED = MemoryOwnership()
 """The ownership of memories saved before memories had owners: offered to no one."""
 
@@ -141,7 +145,9 @@ class ScopeIndex:
         tool_name: str | None = None,
     ) -> list[tuple[str, float]]:
         """Tool memories ``reader`` may take as examples (successful, not rated bad, and
-        with arguments they may see), optionally of one tool; best first."""
+        with arguments they may see), optionally of one tool; best first, where memories
+        rated good rank ``VERIFIED_BONUS`` higher than their similarity (which is returned
+        unchanged)."""
 
         def eligible(key: object) -> bool:
             entry = self.tools[str(key)]
@@ -152,10 +158,14 @@ class ScopeIndex:
                 and (reader.sees_arguments or reader.owns(entry.owner))
             )
 
-        hits = self._tool_index.search(
-            question, limit=max(limit, 0), threshold=threshold, where=eligible
-        )
-        return [(str(key), score) for key, score in hits]
+        hits = self._tool_index.search(question, threshold=threshold, where=eligible)
+
+        def rank(hit: tuple[object, float]) -> float:
+            verified = self.tools[str(hit[0])].owner.verdict == "good"
+            return hit[1] + (VERIFIED_BONUS if verified else 0.0)
+
+        ranked = sorted(hits, key=rank, reverse=True)  # stable: ties keep recency order
+        return [(str(key), score) for key, score in ranked[: max(limit, 0)]]
 
     def search_texts(
         self, query: str, reader: MemoryReader, *, limit: int = 10, threshold: float = 0.0

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         SearchSavedCorrectToolUsesTool,
     )
     from agent_core.tools.sql import RunSqlArgs, RunSqlTool, SqlError, SqlResult, SqlRunner
-    from agent_core.tools.sqlite_runner import SqliteRunner
     from agent_core.tools.visualize import (
         ChartError,
         VisualizeDataArgs,
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 
 _BUILT_INS = {
     "SqlRunner": "sql", "SqlResult": "sql", "SqlError": "sql", "RunSqlTool": "sql",
-    "RunSqlArgs": "sql", "SqliteRunner": "sqlite_runner", "VisualizeDataTool": "visualize",
+    "RunSqlArgs": "sql", "VisualizeDataTool": "visualize",
     "VisualizeDataArgs": "visualize", "ChartError": "visualize", "plan_chart": "visualize",
     "SearchSavedCorrectToolUsesTool": "memory_tools", "SaveQuestionToolArgsTool": "memory_tools",
     "SaveTextMemoryTool": "memory_tools",
@@ -45,7 +44,6 @@ __all__ = [
     "SqlError",
     "SqlResult",
     "SqlRunner",
-    "SqliteRunner",
     "Tool",
     "ToolCall",
     "ToolContext",

@@ -119,8 +119,10 @@ def _hits_for_llm(hits: list[ToolMemorySearchResult]) -> str:
     lines = [f"Found {len(hits)} similar past tool use(s), best first:"]
     for hit in hits:
         memory = hit.memory
+        verified = ", verified by a thumbs-up" if memory.verdict == "good" else ""
         lines.append(
-            f"{hit.rank}. (similarity {hit.similarity_score:.2f}) question: {memory.question}\n"
+            f"{hit.rank}. (similarity {hit.similarity_score:.2f}{verified}) question: "
+            f"{memory.question}\n"
             f"   tool: {memory.tool_name}; args: {_args_text(memory.args)}"
         )
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """SQL for the agent: the ``SqlRunner`` interface and the ``run_sql`` tool.
 
-``agent_core.tools.sqlite_runner.SqliteRunner`` is the runner that ships.
+``agent_core.database.SqlAlchemyRunner`` is the runner that ships (any SQLAlchemy URL).
 
 ``RunSqlTool`` gives the LLM a compact CSV of the first rows and people the full table
 (``DataFrameComponent``) plus a text table; it remembers question -> SQL pairs that worked,
@@ -104,8 +104,8 @@ class RunSqlTool(Tool[RunSqlArgs]):
     a CSV of at most ``llm_max_chars`` characters. Successful queries are saved to the
     agent's memory against the user's question.
 
-    >>> from agent_core.tools.sqlite_runner import SqliteRunner
-    >>> tool = RunSqlTool(SqliteRunner("shop.db"))
+    >>> from agent_core.database import SqlAlchemyRunner
+    >>> tool = RunSqlTool(SqlAlchemyRunner("sqlite:///shop.db"))
     >>> tool.get_schema().name
     'run_sql'
     """

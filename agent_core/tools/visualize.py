@@ -180,8 +180,8 @@ class VisualizeDataTool(Tool[VisualizeDataArgs]):
     The rich component is a ``ChartComponent`` with ``image_url`` set to a PNG data URI; the
     simple component is that image (or a text summary when rendering is unavailable).
 
-    >>> from agent_core.tools.sqlite_runner import SqliteRunner
-    >>> VisualizeDataTool(SqliteRunner("shop.db")).get_schema().name
+    >>> from agent_core.database import SqlAlchemyRunner
+    >>> VisualizeDataTool(SqlAlchemyRunner("sqlite:///shop.db")).get_schema().name
     'visualize_data'
     """
 

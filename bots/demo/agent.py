@@ -1,5 +1,6 @@
-"""The ready-to-run demo agent every channel uses: a sample shop database, SQL and chart tools,
-memory, and Claude when ``ANTHROPIC_API_KEY`` is set (the scripted demo model otherwise).
+"""The ready-to-run agent every channel uses: SQL and chart tools, memory, and Claude when
+``ANTHROPIC_API_KEY`` is set (the scripted demo model otherwise), over a sample shop database,
+or over your own database when ``THREADLINE_DATABASE_URL`` names one (``bots.database_agent``).
 
 >>> import tempfile
 >>> agent = build_demo_agent(DemoSettings(data_dir=tempfile.mkdtemp(), use_scripted_model=True))
@@ -9,29 +10,28 @@ memory, and Claude when ``ANTHROPIC_API_KEY`` is set (the scripted demo model ot
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from agent_core.agent import Agent
 from agent_core.config import AgentConfig
 from agent_core.conversations import ConversationStore, MemoryConversationStore
+from agent_core.database.runner import SqlAlchemyRunner
+from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.recovery import BackoffRecoveryStrategy
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder
+from agent_core.state.factory import default_data_dir
 from agent_core.tools.memory_tools import (
     SaveQuestionToolArgsTool,
     SaveTextMemoryTool,
     SearchSavedCorrectToolUsesTool,
 )
 from agent_core.tools.registry import ToolRegistry
-from agent_core.tools.sql import RunSqlTool
-from agent_core.tools.sqlite_runner import SqliteRunner
+from agent_core.tools.sql import RunSqlTool, SqlRunner
 from agent_core.tools.visualize import VisualizeDataTool
 from agent_core.users import RequestContext, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler
@@ -58,13 +58,9 @@ Database schema:
 {schema}"""
 
 
-def default_data_dir() -> Path:
-    return Path(os.environ.get("THREADLINE_DATA_DIR") or Path.home() / ".threadline")
-
-
 class DemoSettings(BaseModel):
-    """How the demo agent is built. ``DemoSettings.from_env()`` reads the environment; the
-    constructor never does, so tests are not affected by a developer's API key.
+    """How the built-in agent is built (the commands fill it from the configuration:
+    ``bots.serving.builtin_agent``); it reads no environment itself.
 
     Stores and the user resolver can be passed in (a bot with Redis, a channel with its own
     identity); otherwise in-memory stores and ``DemoUserResolver`` are used.
@@ -76,6 +72,7 @@ class DemoSettings(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     data_dir: Path = Field(default_factory=default_data_dir)
+    """Where the sample shop (and your database's schema cache) live."""
     anthropic_api_key: SecretStr | None = None
     anthropic_model: str | None = None
     anthropic_base_url: str | None = None
@@ -89,29 +86,18 @@ class DemoSettings(BaseModel):
     default_groups: list[str] = Field(default_factory=lambda: ["user"])
     admin_user_ids: list[str] = Field(default_factory=list)
     """Platform user ids (``U123``) or full user ids (``slack:T1:U123``) made admins."""
+    database_url: SecretStr | None = None
+    """A SQLAlchemy URL of your database; the demo shop when unset. Secret, because URLs
+    carry passwords."""
+    training_dir: Path | None = None
+    """A folder of documentation (``*.md``) and question -> SQL examples (``*.sql``) about
+    your database."""
+    schema_max_tokens: int = Field(default=8000, gt=0)
+    """The most schema text (in tokens) a turn's prompt gets about your database."""
     agent_config: AgentConfig | None = None
     conversation_store: ConversationStore | None = None
     agent_memory: AgentMemory | None = None
     user_resolver: UserResolver | None = None
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> DemoSettings:
-        """Settings from ``ANTHROPIC_API_KEY``, ``ANTHROPIC_MODEL``, ``ANTHROPIC_BASE_URL``,
-        ``THREADLINE_DATA_DIR``, ``THREADLINE_DEMO_ADMINS`` (comma-separated ids) and
-        ``THREADLINE_SCRIPTED=1``; keyword arguments win."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {
-            "anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,
-            "anthropic_model": env.get("ANTHROPIC_MODEL") or None,
-            "anthropic_base_url": env.get("ANTHROPIC_BASE_URL") or None,
-            "use_scripted_model": env.get("THREADLINE_SCRIPTED", "") in ("1", "true", "yes"),
-            "admin_user_ids": [
-                i.strip() for i in env.get("THREADLINE_DEMO_ADMINS", "").split(",") if i.strip()
-            ],
-        }
-        if env.get("THREADLINE_DATA_DIR"):
-            values["data_dir"] = env["THREADLINE_DATA_DIR"]
-        return cls(**{**values, **overrides})
 
     @property
     def uses_claude(self) -> bool:
@@ -162,7 +148,7 @@ def build_llm_service(settings: DemoSettings) -> LlmService:
     return DemoLlmService(chunk_delay=settings.stream_delay)
 
 
-def build_demo_registry(runner: SqliteRunner, settings: DemoSettings) -> ToolRegistry:
+def build_demo_registry(runner: SqlRunner, settings: DemoSettings) -> ToolRegistry:
     """``run_sql``, ``visualize_data`` and memory search for users; memory saving for admins."""
     registry = ToolRegistry()
     timeout = settings.sql_timeout
@@ -177,11 +163,51 @@ def build_demo_registry(runner: SqliteRunner, settings: DemoSettings) -> ToolReg
 
 
 def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
-    """The demo agent; creates the sample database in ``settings.data_dir`` on first use."""
-    settings = settings or DemoSettings.from_env()
-    database = ensure_demo_database(settings.data_dir, seed=settings.seed)
-    runner = SqliteRunner(database)
+    """The built-in agent: over ``settings.database_url`` when set, else over the sample shop
+    (created in ``settings.data_dir`` on first use)."""
+    settings = settings or DemoSettings()
     memory = settings.agent_memory or InMemoryAgentMemory()
+    if settings.database_url is not None:
+        return _database_agent(settings, memory)
+    database = ensure_demo_database(settings.data_dir, seed=settings.seed)
+    runner = SqlAlchemyRunner.sqlite(database)
+    welcome = (
+        "Hi! I answer questions about a sample online shop (customers, products, orders "
+        "over two years) with real SQL queries and charts. Type `/help` for commands."
+        + ("" if settings.uses_claude else "\n\n" + _scripted_note())
+    )
+    return _agent(
+        settings, memory, runner,
+        prompt=DEMO_PROMPT.format(schema=SCHEMA),  # the small shop: its whole schema
+        workflow=DefaultWorkflowHandler(
+            welcome, suggestions=[q.examples[0] for q in DEMO_QUESTIONS[:4]]
+        ),
+    )  # fmt: skip
+
+
+def _database_agent(settings: DemoSettings, memory: AgentMemory) -> Agent:
+    from bots.database_agent import build_database_parts
+
+    assert settings.database_url is not None
+    parts = build_database_parts(
+        settings.database_url.get_secret_value(), data_dir=settings.data_dir, memory=memory,
+        training_dir=settings.training_dir, max_tokens=settings.schema_max_tokens,
+    )  # fmt: skip
+    return _agent(
+        settings, memory, parts.runner, prompt=parts.prompt, enhancer=parts.enhancer,
+        workflow=DefaultWorkflowHandler(parts.welcome(uses_claude=settings.uses_claude)),
+    )  # fmt: skip
+
+
+def _agent(
+    settings: DemoSettings,
+    memory: AgentMemory,
+    runner: SqlRunner,
+    *,
+    prompt: str,
+    workflow: DefaultWorkflowHandler,
+    enhancer: LlmContextEnhancer | None = None,
+) -> Agent:
     return Agent(
         llm_service=build_llm_service(settings),
         tool_registry=build_demo_registry(runner, settings),
@@ -189,14 +215,10 @@ def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
         agent_memory=memory,
         conversation_store=settings.conversation_store or MemoryConversationStore(),
         config=settings.agent_config,
-        system_prompt_builder=DefaultSystemPromptBuilder(DEMO_PROMPT.format(schema=SCHEMA)),
-        workflow_handler=DefaultWorkflowHandler(
-            "Hi! I answer questions about a sample online shop (customers, products, orders "
-            "over two years) with real SQL queries and charts. Type `/help` for commands."
-            + ("" if settings.uses_claude else "\n\n" + _scripted_note()),
-            suggestions=[q.examples[0] for q in DEMO_QUESTIONS[:4]],
-        ),
+        system_prompt_builder=DefaultSystemPromptBuilder(prompt),
+        workflow_handler=workflow,
         error_recovery_strategy=BackoffRecoveryStrategy(),
+        llm_context_enhancer=enhancer,
     )
 
 

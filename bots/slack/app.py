@@ -196,14 +196,17 @@ async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> Non
     """Serve in the configured mode until cancelled or SIGTERM; then stop taking
     deliveries and finish the turns this process holds (``bot.close``)."""
     settings = bot.settings
-    await bot.open()
-    runner = await serve_http(bot, host=settings.host, port=settings.port, reuse_port=reuse_port)
-    handler = None
     terminated = asyncio.Event()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+        # before listening: a SIGTERM the moment the port opens still drains gracefully
         loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    handler: AsyncSocketModeHandler | None = None
+    runner: web.AppRunner | None = None
     try:
+        await bot.open()
+        runner = await serve_http(bot, host=settings.host, port=settings.port,
+                                  reuse_port=reuse_port)  # fmt: skip
         if settings.mode == "socket":
             handler = socket_mode_handler(bot)
             await handler.connect_async()  # type: ignore[no-untyped-call]
@@ -216,7 +219,8 @@ async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> Non
         if handler is not None:
             with contextlib.suppress(Exception):
                 await handler.close_async()  # type: ignore[no-untyped-call]
-        await runner.cleanup()
+        if runner is not None:
+            await runner.cleanup()
         await bot.close()
 
 

@@ -93,7 +93,7 @@ class SlackBot:
     ...               agent_memory=InMemoryAgentMemory())
     >>> bot = SlackBot(agent, SlackSettings(bot_token="xoxb-1", signing_secret="s"))
     >>> bot.app.name, bot.state.backend
-    ('threadline', 'memory')
+    ('threadline.slack.bolt', 'memory')
     """
 
     def __init__(

@@ -123,7 +123,9 @@ def build_bolt_app(
     an OAuth app, runs "Add to Slack" and authorizes each request with its installation."""
     secret = settings.signing_secret.get_secret_value() if settings.signing_secret else None
     common: dict[str, Any] = {
-        "name": "threadline",
+        # bolt names its logger after the app and sets that logger's level: a child of
+        # Threadline's own "threadline" logger, never that logger itself
+        "name": "threadline.slack.bolt",
         "client": clients.default,
         "signing_secret": secret,
         "request_verification_enabled": settings.mode == "http",

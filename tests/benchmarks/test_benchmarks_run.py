@@ -38,6 +38,8 @@ SMALL = {
     "console_first_answer.py": (["--runs", "1", "--turns", "2"], needs_browser),
     "graph_overhead.py": (["--turns", "5", "--warmup", "1", "--rounds", "1"], []),
     "llm_stream.py": (["--rounds", "1"], []),
+    "query_overhead.py": (["--runs", "5"], [pytest.mark.postgres]),
+    "schema_retrieval.py": (["--tables-per-branch", "2", "--questions", "10"], []),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
     "slack_ingress.py": (
         ["--dispatches", "20", "--requests", "50", "--seconds", "1", "--paced-seconds", "0.2"],

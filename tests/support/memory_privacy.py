@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core import Agent, AgentMemory, ConversationStore, ToolRegistry, UserResolver
+from agent_core.database import SqlAlchemyRunner
 from agent_core.llm.anthropic import AnthropicLlmService
 from agent_core.llm.testing import FakeAnthropic, RecordedRequest, Reply
 from agent_core.tools.memory_tools import (
@@ -27,7 +28,6 @@ from agent_core.tools.memory_tools import (
     SearchSavedCorrectToolUsesTool,
 )
 from agent_core.tools.sql import RunSqlTool
-from agent_core.tools.sqlite_runner import SqliteRunner
 from tests.agent_kind import agent_class
 
 EVERYONE = ["user", "admin"]
@@ -107,7 +107,7 @@ def build_memory_agent(
 ) -> Agent:
     """The demo agent's parts (``bots.demo``), with the memory tools for everyone."""
     registry = ToolRegistry()
-    registry.register_local_tool(RunSqlTool(SqliteRunner(database)), EVERYONE)
+    registry.register_local_tool(RunSqlTool(SqlAlchemyRunner.sqlite(database)), EVERYONE)
     registry.register_local_tool(SearchSavedCorrectToolUsesTool(), EVERYONE)
     registry.register_local_tool(SaveQuestionToolArgsTool(), EVERYONE)
     registry.register_local_tool(SaveTextMemoryTool(), EVERYONE)

@@ -7,10 +7,10 @@ from typing import Any
 
 from agent_core.components import DataFrameComponent, SimpleTextComponent
 from agent_core.context import ToolContext
+from agent_core.database import SqlAlchemyRunner
 from agent_core.errors import StateUnavailableError
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.tools.sql import RunSqlArgs, RunSqlTool
-from agent_core.tools.sqlite_runner import SqliteRunner
 from agent_core.users import User
 from tests.tools.conftest import ContextFactory
 
@@ -20,7 +20,7 @@ BY_REGION = "SELECT region, SUM(revenue) AS revenue FROM sales GROUP BY region O
 async def test_result_reaches_people_and_the_llm(
     shop_db: Path, make_context: ContextFactory
 ) -> None:
-    tool = RunSqlTool(SqliteRunner(shop_db))
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db))
     result = await tool.execute(make_context("revenue by region"), RunSqlArgs(sql=BY_REGION))
 
     assert result.success and result.error is None
@@ -54,7 +54,7 @@ async def test_result_reaches_people_and_the_llm(
 async def test_large_results_say_showing_n_of_m(
     shop_db: Path, make_context: ContextFactory
 ) -> None:
-    tool = RunSqlTool(SqliteRunner(shop_db), max_rows=25, llm_max_chars=300)
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db), max_rows=25, llm_max_chars=300)
     result = await tool.execute(make_context(), RunSqlArgs(sql="SELECT * FROM sales"))
 
     first, header, *rows = result.result_for_llm.splitlines()
@@ -76,7 +76,7 @@ async def test_large_results_say_showing_n_of_m(
 async def test_successful_queries_are_remembered_against_the_question(
     shop_db: Path, make_context: ContextFactory, memory: InMemoryAgentMemory
 ) -> None:
-    tool = RunSqlTool(SqliteRunner(shop_db))
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db))
     context = make_context("which region brought in the most revenue")
     await tool.execute(context, RunSqlArgs(sql=BY_REGION))
 
@@ -89,8 +89,9 @@ async def test_successful_queries_are_remembered_against_the_question(
 async def test_nothing_is_remembered_without_a_question_or_when_disabled(
     shop_db: Path, make_context: ContextFactory, memory: InMemoryAgentMemory
 ) -> None:
-    await RunSqlTool(SqliteRunner(shop_db)).execute(make_context(""), RunSqlArgs(sql=BY_REGION))
-    quiet = RunSqlTool(SqliteRunner(shop_db), save_to_memory=False)
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db))
+    await tool.execute(make_context(""), RunSqlArgs(sql=BY_REGION))
+    quiet = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db), save_to_memory=False)
     context = make_context("revenue by region")
     await quiet.execute(context, RunSqlArgs(sql=BY_REGION))
     assert await memory.get_recent_memories(context) == []
@@ -99,7 +100,7 @@ async def test_nothing_is_remembered_without_a_question_or_when_disabled(
 async def test_failed_queries_explain_themselves_and_are_not_remembered(
     shop_db: Path, make_context: ContextFactory, memory: InMemoryAgentMemory
 ) -> None:
-    tool = RunSqlTool(SqliteRunner(shop_db))
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db))
     context = make_context("delete everything")
     refused = await tool.execute(context, RunSqlArgs(sql="DELETE FROM sales"))
     assert refused.success is False
@@ -117,14 +118,14 @@ async def test_failed_queries_explain_themselves_and_are_not_remembered(
 async def test_statements_without_rows_report_rows_affected(
     shop_db: Path, make_context: ContextFactory
 ) -> None:
-    tool = RunSqlTool(SqliteRunner(shop_db, allow_writes=True))
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db, allow_writes=True))
     result = await tool.execute(make_context(), RunSqlArgs(sql="DELETE FROM files"))
     assert result.success
     assert result.result_for_llm == "Statement ran; 1 row(s) affected."
 
 
 async def test_empty_results_name_the_columns(shop_db: Path, make_context: ContextFactory) -> None:
-    tool = RunSqlTool(SqliteRunner(shop_db))
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db))
     sql = "SELECT region FROM sales WHERE 0"
     result = await tool.execute(make_context(), RunSqlArgs(sql=sql))
     assert result.result_for_llm == "The query returned no rows. Columns: region"
@@ -145,13 +146,14 @@ async def test_a_broken_memory_never_fails_the_query(shop_db: Path, caplog: Any)
         agent_memory=_UnreachableMemory(),
         question="revenue by region",
     )
-    result = await RunSqlTool(SqliteRunner(shop_db)).execute(context, RunSqlArgs(sql=BY_REGION))
+    tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db))
+    result = await tool.execute(context, RunSqlArgs(sql=BY_REGION))
     assert result.success
     assert "could not save run_sql usage" in caplog.text
 
 
 def test_schema_describes_the_dialect(shop_db: Path) -> None:
-    schema = RunSqlTool(SqliteRunner(shop_db), max_rows=50).get_schema()
+    schema = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db), max_rows=50).get_schema()
     assert schema.name == "run_sql"
     assert "SQLite" in schema.description and "first 50 rows" in schema.description
     assert schema.parameters["required"] == ["sql"]

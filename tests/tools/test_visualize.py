@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.components import ChartComponent, SimpleImageComponent, SimpleTextComponent
+from agent_core.database import SqlAlchemyRunner
 from agent_core.memory.in_memory import InMemoryAgentMemory
-from agent_core.tools.sqlite_runner import SqliteRunner
 from agent_core.tools.visualize import (
     ChartError,
     VisualizeDataArgs,
@@ -34,7 +34,7 @@ def _png_size(data_uri: str) -> tuple[int, int]:
 async def test_monthly_revenue_becomes_a_line_chart_with_a_png(
     shop_db: Path, make_context: ContextFactory, memory: InMemoryAgentMemory
 ) -> None:
-    tool = VisualizeDataTool(SqliteRunner(shop_db))
+    tool = VisualizeDataTool(SqlAlchemyRunner.sqlite(shop_db))
     context = make_context("monthly revenue trend")
     result = await tool.execute(context, VisualizeDataArgs(sql=MONTHLY))
 
@@ -69,7 +69,7 @@ async def test_requested_type_columns_and_title_are_honoured(
     args = VisualizeDataArgs.model_validate(
         {"sql": sql, "chart_type": "pie", "y": "share_pct", "title": "Share by region"}
     )
-    result = await VisualizeDataTool(SqliteRunner(shop_db)).execute(make_context(), args)
+    result = await VisualizeDataTool(SqlAlchemyRunner.sqlite(shop_db)).execute(make_context(), args)
     assert result.ui_component is not None
     chart = result.ui_component.rich_component
     assert isinstance(chart, ChartComponent)
@@ -84,7 +84,7 @@ async def test_requested_type_columns_and_title_are_honoured(
 async def test_without_png_rendering_the_simple_form_is_a_summary(
     shop_db: Path, make_context: ContextFactory
 ) -> None:
-    tool = VisualizeDataTool(SqliteRunner(shop_db), render_png=False)
+    tool = VisualizeDataTool(SqlAlchemyRunner.sqlite(shop_db), render_png=False)
     result = await tool.execute(make_context(), VisualizeDataArgs(sql=MONTHLY))
     assert result.ui_component is not None
     chart = result.ui_component.rich_component
@@ -106,7 +106,7 @@ async def test_data_that_cannot_be_charted_is_explained(
     shop_db: Path, make_context: ContextFactory, sql: str, message: str
 ) -> None:
     args = VisualizeDataArgs(sql=sql, x="nope" if "nope" in message else None)
-    result = await VisualizeDataTool(SqliteRunner(shop_db)).execute(make_context(), args)
+    result = await VisualizeDataTool(SqlAlchemyRunner.sqlite(shop_db)).execute(make_context(), args)
     assert result.success is False
     assert result.metadata["error_type"] == "chart"
     assert message in result.result_for_llm
@@ -115,7 +115,7 @@ async def test_data_that_cannot_be_charted_is_explained(
 async def test_sql_errors_come_back_as_sql_failures(
     shop_db: Path, make_context: ContextFactory
 ) -> None:
-    result = await VisualizeDataTool(SqliteRunner(shop_db)).execute(
+    result = await VisualizeDataTool(SqlAlchemyRunner.sqlite(shop_db)).execute(
         make_context(), VisualizeDataArgs(sql="DROP TABLE sales")
     )
     assert result.success is False and result.metadata["error_type"] == "sql_read_only"

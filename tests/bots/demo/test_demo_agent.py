@@ -16,9 +16,9 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.context import ToolContext
+from agent_core.database import SqlAlchemyRunner
 from agent_core.llm.scripted import ScriptedLlmService, ScriptedResponse
 from agent_core.memory.in_memory import InMemoryAgentMemory
-from agent_core.tools.sqlite_runner import SqliteRunner
 from bots.demo.agent import DemoSettings, DemoUserResolver, build_demo_agent, build_demo_registry
 from bots.demo.data import DATABASE_NAME
 from tests.bots.demo.conftest import ask, slack_context
@@ -153,7 +153,7 @@ async def test_admins_see_tool_errors_users_do_not(
 ) -> None:
     """The demo's groups: a refused write shows its error to admins only."""
     build_demo_agent(settings)  # creates the database
-    runner = SqliteRunner(tmp_path / DATABASE_NAME)
+    runner = SqlAlchemyRunner.sqlite(tmp_path / DATABASE_NAME)
 
     def failing_agent() -> Agent:
         llm = ScriptedLlmService(

@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+
+import pytest
 
 from agent_core.conversations import MemoryConversationStore
 from agent_core.users import RequestContext
 from bots.demo.agent import DemoSettings, DemoUserResolver, build_demo_agent, build_llm_service
 from bots.demo.model import DemoLlmService
+from bots.serving import load_config
 
 
-def test_from_env_reads_only_the_documented_variables(tmp_path: Path) -> None:
-    settings = DemoSettings.from_env(
-        {
-            "ANTHROPIC_API_KEY": "sk-ant-test",
-            "ANTHROPIC_MODEL": "claude-test",
-            "THREADLINE_DATA_DIR": str(tmp_path),
-            "THREADLINE_DEMO_ADMINS": "U1, slack:T1:U2,",
-        }
-    )
-    assert settings.data_dir == tmp_path
-    assert settings.anthropic_model == "claude-test"
-    assert settings.admin_user_ids == ["U1", "slack:T1:U2"]
-    assert settings.uses_claude
-    assert "sk-ant-test" not in repr(settings)
-    scripted = DemoSettings.from_env({"ANTHROPIC_API_KEY": "k", "THREADLINE_SCRIPTED": "1"})
-    assert not scripted.uses_claude
-    assert not DemoSettings.from_env({}).uses_claude
-    assert DemoSettings.from_env({}, seed=3).seed == 3
+def test_the_built_in_agent_follows_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model settings (``[llm]``) reach the built-in agent; a key is never shown."""
+    for name, value in {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_MODEL": "claude-test",
+                        "THREADLINE_DATA_DIR": str(tmp_path)}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    config = load_config(argparse.Namespace(command="dev"))
+    assert config.model.uses_claude and config.state.data_dir == tmp_path
+    assert "sk-ant-test" not in repr(config.model)
+    monkeypatch.setenv("THREADLINE_SCRIPTED", "1")
+    assert not load_config(argparse.Namespace(command="dev")).model.uses_claude
 
 
 def test_without_a_key_the_scripted_model_is_used(tmp_path: Path) -> None:

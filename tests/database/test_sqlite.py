@@ -1,4 +1,5 @@
-"""``SqliteRunner``: off the event loop, read-only by default, capped, timed out, cancellable."""
+"""``SqlAlchemyRunner`` on SQLite (it replaced ``SqliteRunner``, keeping every behaviour): off
+the event loop, read-only by default, capped, timed out, cancellable."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.database.runner import SqlAlchemyRunner
 from agent_core.tools.sql import SqlError
-from agent_core.tools.sqlite_runner import SqliteRunner
 
 FOREVER = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
 
 
 async def test_select_returns_columns_rows_and_exact_total(shop_db: Path) -> None:
-    result = await SqliteRunner(shop_db).run_sql(
+    result = await SqlAlchemyRunner.sqlite(shop_db).run_sql(
         "SELECT region, SUM(revenue) AS revenue FROM sales GROUP BY region ORDER BY region"
     )
     assert result.columns == ["region", "revenue"]
@@ -27,14 +28,15 @@ async def test_select_returns_columns_rows_and_exact_total(shop_db: Path) -> Non
 
 
 async def test_row_cap_counts_the_rest_without_keeping_it(shop_db: Path) -> None:
-    result = await SqliteRunner(shop_db).run_sql("SELECT * FROM sales", max_rows=10)
+    result = await SqlAlchemyRunner.sqlite(shop_db).run_sql("SELECT * FROM sales", max_rows=10)
     assert len(result.rows) == 10
     assert (result.total_rows, result.total_is_exact, result.truncated) == (72, True, True)
     assert result.row_note() == "showing 10 of 72 rows"
 
 
 async def test_counting_stops_at_the_count_limit(shop_db: Path) -> None:
-    result = await SqliteRunner(shop_db, count_limit=5).run_sql("SELECT * FROM sales", max_rows=10)
+    runner = SqlAlchemyRunner.sqlite(shop_db, count_limit=5)
+    result = await runner.run_sql("SELECT * FROM sales", max_rows=10)
     assert (len(result.rows), result.total_rows, result.total_is_exact) == (10, 15, False)
     assert result.row_note() == "showing 10 of more than 15 rows"
 
@@ -57,7 +59,7 @@ async def test_counting_stops_at_the_count_limit(shop_db: Path) -> None:
 )
 async def test_read_only_refuses_anything_that_writes(shop_db: Path, sql: str) -> None:
     with pytest.raises(SqlError) as refused:
-        await SqliteRunner(shop_db).run_sql(sql)
+        await SqlAlchemyRunner.sqlite(shop_db).run_sql(sql)
     assert refused.value.reason == "read_only"
     assert "read-only" in str(refused.value)
     db = sqlite3.connect(shop_db)
@@ -66,7 +68,7 @@ async def test_read_only_refuses_anything_that_writes(shop_db: Path, sql: str) -
 
 
 async def test_schema_introspection_is_allowed(shop_db: Path) -> None:
-    runner = SqliteRunner(shop_db)
+    runner = SqlAlchemyRunner.sqlite(shop_db)
     info = await runner.run_sql("PRAGMA table_info(sales)")
     assert [row[1] for row in info.rows] == ["month", "region", "revenue", "share_pct"]
     schema = await runner.describe()
@@ -74,10 +76,10 @@ async def test_schema_introspection_is_allowed(shop_db: Path) -> None:
 
 
 async def test_writes_when_allowed_are_committed(shop_db: Path) -> None:
-    runner = SqliteRunner(shop_db, allow_writes=True)
+    runner = SqlAlchemyRunner.sqlite(shop_db, allow_writes=True)
     result = await runner.run_sql("DELETE FROM sales WHERE region = 'West'")
     assert (result.columns, result.rows_affected) == ([], 24)
-    check = await SqliteRunner(shop_db).run_sql("SELECT count(*) FROM sales")
+    check = await SqlAlchemyRunner.sqlite(shop_db).run_sql("SELECT count(*) FROM sales")
     assert check.rows == [[48]]
     with pytest.raises(SqlError) as refused:
         await runner.run_sql("ATTACH DATABASE ':memory:' AS other")
@@ -94,14 +96,14 @@ async def test_writes_when_allowed_are_committed(shop_db: Path) -> None:
 )
 async def test_bad_sql_is_reported_as_invalid(shop_db: Path, sql: str, fragment: str) -> None:
     with pytest.raises(SqlError) as invalid:
-        await SqliteRunner(shop_db).run_sql(sql)
+        await SqlAlchemyRunner.sqlite(shop_db).run_sql(sql)
     assert invalid.value.reason == "invalid"
     assert fragment in str(invalid.value)
 
 
 async def test_missing_database_is_unavailable(tmp_path: Path) -> None:
     with pytest.raises(SqlError) as missing:
-        await SqliteRunner(tmp_path / "nope.db").run_sql("SELECT 1")
+        await SqlAlchemyRunner.sqlite(tmp_path / "nope.db").run_sql("SELECT 1")
     assert missing.value.reason == "unavailable"
     assert not (tmp_path / "nope.db").exists()
 
@@ -110,20 +112,20 @@ async def test_a_file_that_is_not_a_database_is_unavailable(tmp_path: Path) -> N
     path = tmp_path / "notes.db"
     path.write_text("just some notes, not SQLite")
     with pytest.raises(SqlError) as broken:
-        await SqliteRunner(path).run_sql("SELECT 1 FROM t")
+        await SqlAlchemyRunner.sqlite(path).run_sql("SELECT 1 FROM t")
     assert broken.value.reason == "unavailable"
 
 
 async def test_statement_timeout_stops_a_runaway_query(shop_db: Path) -> None:
     with pytest.raises(SqlError) as slow:
-        await SqliteRunner(shop_db).run_sql(FOREVER, timeout=0.05)
+        await SqlAlchemyRunner.sqlite(shop_db).run_sql(FOREVER, timeout=0.05)
     assert slow.value.reason == "timeout"
     assert "0.05 s" in str(slow.value)
 
 
 async def test_timeout_while_counting_keeps_the_rows(shop_db: Path) -> None:
     endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n"
-    result = await SqliteRunner(shop_db).run_sql(endless, max_rows=3, timeout=0.05)
+    result = await SqlAlchemyRunner.sqlite(shop_db).run_sql(endless, max_rows=3, timeout=0.05)
     assert result.rows == [[1], [2], [3]]
     assert result.total_is_exact is False and result.total_rows > 3
     assert result.row_note().startswith("showing 3 of more than")
@@ -148,19 +150,21 @@ class _SignallingExecutor(concurrent.futures.ThreadPoolExecutor):
 async def test_cancelling_the_caller_interrupts_the_query(shop_db: Path) -> None:
     """Stop must not leave a query burning a worker thread until its timeout."""
     loop = asyncio.get_running_loop()
+    runner = SqlAlchemyRunner.sqlite(shop_db, workers=1)
     with _SignallingExecutor(loop) as executor:
-        loop.set_default_executor(executor)
-        task = asyncio.create_task(SqliteRunner(shop_db).run_sql(FOREVER, timeout=60))
+        runner.pool.executor = executor
+        task = asyncio.create_task(runner.run_sql(FOREVER, timeout=60))
         await executor.job_started.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         # the single worker is free again only once the query was interrupted
-        await asyncio.wait_for(asyncio.to_thread(lambda: None), timeout=5)
+        result = await asyncio.wait_for(runner.run_sql("SELECT 1", timeout=60), timeout=5)
+        assert result.rows == [[1]]
 
 
 async def test_blobs_become_placeholders_in_records(shop_db: Path) -> None:
-    result = await SqliteRunner(shop_db).run_sql("SELECT name, body FROM files")
+    result = await SqlAlchemyRunner.sqlite(shop_db).run_sql("SELECT name, body FROM files")
     assert result.records() == [{"name": "a.bin", "body": "<4 bytes>"}]
 
 
@@ -175,6 +179,6 @@ async def test_queries_run_off_the_event_loop(shop_db: Path) -> None:
 
     ticking = asyncio.create_task(ticker())
     with pytest.raises(SqlError):
-        await SqliteRunner(shop_db).run_sql(FOREVER, timeout=0.1)
+        await SqlAlchemyRunner.sqlite(shop_db).run_sql(FOREVER, timeout=0.1)
     ticking.cancel()
     assert ticks > 10
