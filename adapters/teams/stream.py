@@ -302,7 +302,7 @@ class TeamsReplyStream:
             await self._files.offer(
                 name, content, conversation=self._ref.thread_key,
                 description=f"{name}: {rows}, as CSV" if rows else None,
-            )  # fmt: skip
+            )
             for name, content, rows in self._csv.values()
         ]
 
