@@ -27,13 +27,17 @@ adapters.slack.payloads.MalformedPayload: event_callback: event: input should be
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic import ValidationError as PydanticError
 
 USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 """Message subtypes a person writes (edits, joins and bot messages are not questions)."""
+
+
+Id = Annotated[str, StringConstraints(min_length=1)]
+"""An id (user, channel, ts...): text, never empty."""
 
 
 class MalformedPayload(ValueError):
@@ -68,9 +72,9 @@ class Event(Shape):
 class MessageEvent(Event):
     """``app_mention`` or a person's ``message``: what a question is read from."""
 
-    channel: str
-    ts: str
-    user: str | None = None
+    channel: Id
+    ts: Id
+    user: Id | None = None
     text: str | None = None
     thread_ts: str | None = None
     event_ts: str | None = None
@@ -89,9 +93,9 @@ class OtherEvent(Event):
 
 
 class AssistantThread(Shape):
-    user_id: str
-    channel_id: str
-    thread_ts: str
+    user_id: Id
+    channel_id: Id
+    thread_ts: Id
 
 
 class AssistantThreadEvent(Event):
@@ -101,7 +105,7 @@ class AssistantThreadEvent(Event):
 
 class HomeEvent(Event):
     type: Literal["app_home_opened"]
-    user: str
+    user: Id
     channel: str | None = None
     tab: str | None = None
 
@@ -133,9 +137,9 @@ class UrlVerification(Shape):
 class SlashCommand(Shape):
     """A slash command's form fields."""
 
-    command: str
-    user_id: str
-    channel_id: str
+    command: Id
+    user_id: Id
+    channel_id: Id
     team_id: str | None = None
     enterprise_id: str | None = None
     user_name: str | None = None
@@ -145,7 +149,7 @@ class SlashCommand(Shape):
 
 
 class ActionUser(Shape):
-    id: str
+    id: Id
     username: str | None = None
     name: str | None = None
     team_id: str | None = None

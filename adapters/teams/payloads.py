@@ -42,13 +42,13 @@ class Shape(BaseModel):
 
 
 class Account(Shape):
-    id: str
+    id: str = Field(min_length=1)
     name: str | None = None
     aadObjectId: str | None = None
 
 
 class Conversation(Shape):
-    id: str
+    id: str = Field(min_length=1)
     tenantId: str | None = None
     conversationType: str | None = None
     isGroup: bool | None = None
