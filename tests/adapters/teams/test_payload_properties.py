@@ -38,7 +38,7 @@ SAMPLES = [
     message("hi", kind="channel"),
     invoke("message", {"actionName": "feedback", "actionValue": {"reaction": "like"}}),
     invoke("fileConsent/invoke", {"type": "fileUpload", "action": "accept",
-                                  "context": {"offer": "o1"}}),  # fmt: skip
+                                  "context": {"offer": "o1"}}),
     {**message(""), "type": "conversationUpdate", "membersAdded": [{"id": "28:app-0000"}]},
 ]
 READERS: dict[str, Callable[[Any], Any]] = {
