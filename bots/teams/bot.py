@@ -293,7 +293,7 @@ class ThreadlineTeamsBot:
     async def _on_invoke(
         self, turn_context: TurnContext, activity: Wire, exchange: _Exchange | None
     ) -> None:
-        status, body = 501, None
+        status, body = 200, None  # an invoke the bot does not offer: acknowledged, not a 5xx
         if (feedback := feedback_of(activity)) is not None:
             if await self._first_delivery(activity):
                 await self._record(activity, feedback)
