@@ -163,7 +163,9 @@ class Agent:
             lifecycle_hooks=list(lifecycle_hooks),
             llm_middlewares=list(llm_middlewares),
             workflow_handler=workflow_handler or DefaultWorkflowHandler(),
-            error_recovery_strategy=error_recovery_strategy or default_recovery_strategy(),
+            error_recovery_strategy=default_recovery_strategy()
+            if error_recovery_strategy is None
+            else error_recovery_strategy,
             context_enrichers=list(context_enrichers),
             llm_context_enhancer=llm_context_enhancer or DefaultLlmContextEnhancer(),
             conversation_filters=list(conversation_filters),

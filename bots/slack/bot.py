@@ -58,6 +58,7 @@ from adapters.slack.context import (
     home_context,
     is_from_person,
     mention_in_thread,
+    message_event,
     message_text,
     reply_thread,
     workspace_of,
@@ -220,8 +221,8 @@ class SlackBot:
 
     async def _on_mention(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         self.metrics.events.labels(kind="app_mention").inc()
-        if not is_from_person(body, context.bot_user_id):  # an integration's or a bot's
-            log.info("slack: a mention not written by a person was ignored")
+        if message_event(body).user is None:  # an integration's: nobody to answer as
+            log.info("slack: a mention without a user (an integration's) was ignored")
             return
         meta = event_context(body).metadata
         queued = QueuedTurn(

@@ -310,3 +310,17 @@ async def test_slash_command_name_is_configurable(tmp_path: Path) -> None:
         assert response.status == 200
         await h.idle()
         assert h.llm_questions() == ["hello"]
+
+
+async def test_an_integrations_mention_without_a_user_is_acked_and_ignored(
+    tmp_path: Path,
+) -> None:
+    """Regression (issue 17): an ``app_mention`` without ``user``, as integrations send it,
+    answered 500 and Slack retried it three times."""
+    async with running_bot(tmp_path, ["never"]) as h:
+        mention = {"type": "app_mention", "bot_id": "B9", "text": "<@UBOT> report",
+                   "ts": "30.0", "channel": "C1"}  # fmt: skip
+        response = await h.event(mention)
+        assert response.status == 200
+        await h.idle()
+        assert h.fake.methods() == [] and h.llm_questions() == []
