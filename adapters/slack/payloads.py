@@ -244,6 +244,18 @@ def read_event(body: Mapping[str, Any]) -> Event:
     event = body.get("event")
     if not isinstance(event, Mapping):
         raise MalformedPayload(f"event_callback: event: not an object ({_json_type(event)})")
+    if _last_read[0] is event and _last_read[1] is not None:
+        return _last_read[1]  # a listener reads one event several times: validated once
+    _last_read[:] = [event, _read_event(event)]
+    read: Event = _last_read[1]
+    return read
+
+
+_last_read: list[Any] = [None, None]
+"""The last event read and its model (by identity: bolt hands listeners one body)."""
+
+
+def _read_event(event: Mapping[str, Any]) -> Event:
     kind = event.get("type")
     if kind == "app_mention" or (kind == "message" and event.get("subtype") in USER_SUBTYPES):
         message: MessageEvent = parse_shape(MessageEvent, event, "event")
