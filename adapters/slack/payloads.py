@@ -244,9 +244,8 @@ def read_event(body: Mapping[str, Any]) -> Event:
     event = body.get("event")
     if not isinstance(event, Mapping):
         raise MalformedPayload(f"event_callback: event: not an object ({_json_type(event)})")
-    if _last_read[0] is event and _last_read[1] is not None:
-        return _last_read[1]  # a listener reads one event several times: validated once
-    _last_read[:] = [event, _read_event(event)]
+    if _last_read[0] is not event or _last_read[1] is None:  # one event, several reads
+        _last_read[:] = [event, _read_event(event)]
     read: Event = _last_read[1]
     return read
 
