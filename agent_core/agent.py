@@ -29,7 +29,7 @@ from agent_core.extensions.filters import ConversationFilter
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.extensions.observability import ObservabilityProvider, Tracer
-from agent_core.extensions.recovery import ErrorRecoveryStrategy
+from agent_core.extensions.recovery import ErrorRecoveryStrategy, default_recovery_strategy
 from agent_core.feedback import Feedback
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
@@ -86,6 +86,10 @@ class _InDeps(Generic[T]):
 
 class Agent:
     """The agent: an LLM, tools, memory and seven extension points behind one call.
+
+    Without an ``error_recovery_strategy`` an LLM call that fails transiently (429, 529, 5xx,
+    a timeout, a dropped connection) is retried with jittered backoff, honouring Retry-After
+    (``default_recovery_strategy``); a strategy you give is in charge instead.
 
     ``user_resolver``, ``agent_memory`` and ``conversation_store`` may be left out: outside a
     channel every request is then ``LOCAL_USER``'s and memory and conversations live in this
@@ -159,7 +163,9 @@ class Agent:
             lifecycle_hooks=list(lifecycle_hooks),
             llm_middlewares=list(llm_middlewares),
             workflow_handler=workflow_handler or DefaultWorkflowHandler(),
-            error_recovery_strategy=error_recovery_strategy,
+            error_recovery_strategy=default_recovery_strategy()
+            if error_recovery_strategy is None
+            else error_recovery_strategy,
             context_enrichers=list(context_enrichers),
             llm_context_enhancer=llm_context_enhancer or DefaultLlmContextEnhancer(),
             conversation_filters=list(conversation_filters),

@@ -68,6 +68,12 @@ class ModelSettings(Section):
     api_key: SecretStr | None = Field(None, validation_alias=env("api_key", "ANTHROPIC_API_KEY"))
     model: str | None = Field(None, validation_alias=env("model", "ANTHROPIC_MODEL"))
     base_url: str | None = Field(None, validation_alias=env("base_url", "ANTHROPIC_BASE_URL"))
+    timeout: float = Field(120.0, gt=0, validation_alias=env("timeout", "THREADLINE_LLM_TIMEOUT"))
+    """Seconds to connect and to wait for each piece of an answer (all of an unstreamed one)."""
+    first_byte_timeout: float = Field(
+        15.0, gt=0, validation_alias=env("first_byte_timeout", "THREADLINE_LLM_FIRST_BYTE_TIMEOUT")
+    )
+    """Seconds a streamed answer may take to start: a hung API fails (and is retried) fast."""
     scripted: bool = Field(False, validation_alias=env("scripted", "THREADLINE_SCRIPTED"))
     """Use the scripted demo model even when a key is set (demos, tests)."""
     stream_delay: float = Field(
@@ -201,8 +207,9 @@ def model_service(model: ModelSettings) -> LlmService | None:
     from agent_core.llm.anthropic import AnthropicLlmService
 
     return AnthropicLlmService(
-        model=model.model, api_key=model.api_key.get_secret_value(), base_url=model.base_url
-    )
+        model=model.model, api_key=model.api_key.get_secret_value(), base_url=model.base_url,
+        timeout=model.timeout, first_byte_timeout=model.first_byte_timeout,
+    )  # fmt: skip
 
 
 def agent_factory(config: Config, channel: Channel) -> AgentFactory:

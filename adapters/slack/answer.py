@@ -7,7 +7,8 @@ after the first unsent delta, so a 3,000-character answer generated at once cost
 markdown; longer answers continue in a new message.
 
 When streaming is refused (``message_not_in_streaming_state`` after the stream expired, or a
-workspace where the streaming methods are unavailable) the answer continues as
+workspace where the streaming methods are unavailable) or fails on Slack's side (a 5xx, an
+error page that is not JSON: ``adapters.slack.errors``) the answer continues as
 ``chat.postMessage`` + ``chat.update`` of the same text, so nobody loses an answer.
 An answer taken back before anything was sent (a preamble to tool calls) costs no call.
 """
@@ -20,11 +21,11 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.elements import markdown_blocks
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import MAX_MARKDOWN_TOTAL, MAX_TEXT_FALLBACK
 from adapters.slack.markdown import truncate
 from adapters.text import split_text
@@ -45,8 +46,10 @@ STREAM_REFUSED = frozenset(
 )
 
 
-def _error_code(error: SlackApiError) -> str:
-    return str(error.response.get("error") or "")
+def _falls_back(error: BaseException) -> bool:
+    """Streaming refused, or failed on Slack's side: carry on without it."""
+    failure = slack_failure(error)
+    return failure.code in STREAM_REFUSED or failure.server_fault
 
 
 class AnswerStream:
@@ -119,7 +122,7 @@ class AnswerStream:
             text = self._take()
             try:
                 await self._stream.append(markdown_text=text, chunks=list(chunks))
-            except SlackApiError as error:
+            except SLACK_FAILURES as error:
                 await self._refused(error, text)
                 return False
             self._message_text += text
@@ -144,10 +147,10 @@ class AnswerStream:
             self.finished = True
             self._buffer = ""
             if self._stream is not None and not self.fallback:
-                with contextlib.suppress(SlackApiError):
+                with contextlib.suppress(*SLACK_FAILURES):
                     await self._stream.stop()
             for ts in self.posted:
-                with contextlib.suppress(SlackApiError):
+                with contextlib.suppress(*SLACK_FAILURES):
                     await self._client.chat_delete(channel=self._channel, ts=ts)
             self.posted.clear()
 
@@ -204,18 +207,18 @@ class AnswerStream:
                     buffer_size=1,
                 )
             await self._stream.append(markdown_text=text)
-        except SlackApiError as error:
+        except SLACK_FAILURES as error:
             await self._refused(error, text)
             return
         if self._ts is None and self._stream.ts:
             await self._record(self._stream.ts)
         self._message_text += text
 
-    async def _refused(self, error: SlackApiError, text: str) -> None:
+    async def _refused(self, error: BaseException, text: str) -> None:
         """Streaming failed: carry on with ``chat.postMessage`` / ``chat.update``."""
-        if _error_code(error) not in STREAM_REFUSED:
+        if not _falls_back(error):
             raise error
-        log.info("slack: streaming refused (%s); answering with chat.update", _error_code(error))
+        log.info("slack: streaming failed (%s); answering with chat.update", slack_failure(error))
         self.fallback = True
         self._stream = None
         await self._post_or_update(self._message_text + text)
@@ -244,8 +247,8 @@ class AnswerStream:
         if self._stream is not None and self._ts is not None and not self.fallback:
             try:
                 await self._stream.stop(markdown_text=text or None, blocks=blocks or None)
-            except SlackApiError as error:
-                if _error_code(error) not in STREAM_REFUSED:
+            except SLACK_FAILURES as error:
+                if not _falls_back(error):
                     raise
                 self.fallback = True
                 await self._post_or_update(self._message_text + text, blocks)

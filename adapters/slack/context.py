@@ -2,7 +2,9 @@
 
 Everything here reads the *signed* request body only (bolt verified it before any listener
 runs); who asks comes from its fields, never from the message text, so identity cannot be
-spoofed by what someone types::
+spoofed by what someone types. Bodies are read through the pydantic models of
+``adapters.slack.payloads``: a body of the wrong shape raises ``MalformedPayload`` (a
+``ValueError``), never ``KeyError`` or ``AttributeError``::
 
     event body (app_mention, message)  -> event_context(body), message_text(body, bot),
                                           delivery_key(body), is_from_person, reply_thread
@@ -27,15 +29,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.slack.payloads import (
+    USER_SUBTYPES,
+    AssistantThreadEvent,
+    Click,
+    HomeEvent,
+    MalformedPayload,
+    MessageEvent,
+    SlashCommand,
+    parse_shape,
+    read_event,
+)
 from agent_core.channel import ChannelMetadata, Platform
 from agent_core.users import RequestContext
+
+__all__ = ["USER_SUBTYPES", "MalformedPayload"]  # with the converters below
 
 PLATFORM: Platform = "slack"
 PRIVATE_THREAD = "private"
 """The thread id of private slash-command answers: one private conversation per channel."""
 PRIVATE_FLAGS = ("private", "-p", "--private")
-USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
-"""Message subtypes a person writes (edits, joins and bot messages are not questions)."""
 
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 _LEADING_JUNK = re.compile(r"^[\s,:;.!-]+")
@@ -102,99 +115,115 @@ def _id_of(value: Any) -> str | None:
     return None
 
 
-def event_thread_ts(event: Mapping[str, Any]) -> str:
+def event_thread_ts(event: MessageEvent) -> str:
     """The thread an event belongs to; a top-level message starts a thread at its own ts."""
-    return str(event.get("thread_ts") or event.get("ts") or event.get("event_ts") or "")
+    return event.thread_ts or event.ts or event.event_ts or ""
 
 
-def is_dm_event(event: Mapping[str, Any]) -> bool:
+def is_dm_event(event: MessageEvent) -> bool:
     """True only for a message in the bot's own 1:1 DM (``channel_type`` ``im``).
 
     A ``D...`` channel id alone is not enough: people's DMs with each other have such ids
     too, and admin-only detail renders inline in a DM.
     """
-    return event.get("channel_type") == "im"
+    return event.channel_type == "im"
 
 
-def _field(payload: Mapping[str, Any], key: str) -> Any:
-    """One JSON field of a signed payload; ``None`` (absent) leaves its key out of the context."""
-    return payload.get(key)
+def message_event(body: Mapping[str, Any]) -> MessageEvent:
+    """The mention or person's message a body carries; ``MalformedPayload`` otherwise.
+
+    >>> message_event({"event": {"type": "app_mention", "channel": "C1", "ts": 5}})
+    Traceback (most recent call last):
+    ...
+    adapters.slack.payloads.MalformedPayload: event: ts: input should be a valid string
+    """
+    event = read_event(body)
+    if not isinstance(event, MessageEvent):
+        raise MalformedPayload(f"event: a {event.type} event is not a message")
+    return event
 
 
-def _event(body: Mapping[str, Any]) -> Mapping[str, Any]:
-    event = body.get("event")
-    return event if isinstance(event, Mapping) else {}
+def _message_or_none(body: Mapping[str, Any]) -> MessageEvent | None:
+    event = read_event(body)
+    return event if isinstance(event, MessageEvent) else None
 
 
 def delivery_key(body: Mapping[str, Any]) -> str:
     """The delivery key of a message event: Slack's retries of it, and the ``app_mention``
     Slack also delivers as a plain ``message``, share it.
 
-    >>> delivery_key({"team_id": "T1", "event": {"channel": "C1", "ts": "1.5"}})
+    >>> delivery_key({"team_id": "T1", "event": {"type": "message", "channel": "C1", "ts": "1.5"}})
     'slack:message:T1:C1:1.5'
     """
-    event = _event(body)
-    return f"slack:message:{workspace_of(body)[0]}:{event.get('channel')}:{event.get('ts')}"
+    event = message_event(body)
+    return f"slack:message:{workspace_of(body)[0]}:{event.channel}:{event.ts}"
 
 
 def message_text(body: Mapping[str, Any], bot_user_id: str | None) -> str:
     """What a message or mention asks: its text without mentions of the bot.
 
-    >>> message_text({"event": {"text": "<@UBOT> how many?"}}, "UBOT")
+    >>> message_text({"event": {"type": "app_mention", "text": "<@UBOT> how many?",
+    ...                          "channel": "C1", "ts": "1.0"}}, "UBOT")
     'how many?'
     """
-    return strip_mention(_event(body).get("text") or "", bot_user_id)
+    return strip_mention(message_event(body).text or "", bot_user_id)
 
 
 def is_from_person(body: Mapping[str, Any], bot_user_id: str | None) -> bool:
     """A message a person wrote: not an edit, a bot's message or the bot's own.
 
-    >>> is_from_person({"event": {"user": "U1", "text": "hi"}}, "UBOT")
+    >>> is_from_person({"event": {"type": "message", "user": "U1", "text": "hi",
+    ...                           "channel": "C1", "ts": "1.0"}}, "UBOT")
     True
-    >>> is_from_person({"event": {"user": "U1", "subtype": "message_changed"}}, "UBOT")
+    >>> is_from_person({"event": {"type": "message", "subtype": "message_changed"}}, "UBOT")
     False
     """
-    event = _event(body)
-    if event.get("subtype") not in USER_SUBTYPES or event.get("bot_id"):
+    event = _message_or_none(body)
+    if event is None or event.subtype not in USER_SUBTYPES or event.bot_id:
         return False
-    user = event.get("user")
-    return user is not None and user != bot_user_id
+    return event.user is not None and event.user != bot_user_id
 
 
 def reply_thread(body: Mapping[str, Any], bot_user_id: str | None) -> str | None:
     """The thread a message replies in, if any; None too for a mention of the bot (it is
     answered as the mention).
 
-    >>> reply_thread({"event": {"thread_ts": "1.0", "text": "and then?"}}, "UBOT")
+    >>> event = {"type": "message", "channel": "C1", "ts": "1.1", "thread_ts": "1.0"}
+    >>> reply_thread({"event": {**event, "text": "and then?"}}, "UBOT")
     '1.0'
-    >>> reply_thread({"event": {"thread_ts": "1.0", "text": "<@UBOT> and?"}}, "UBOT")
+    >>> reply_thread({"event": {**event, "text": "<@UBOT> and?"}}, "UBOT")
     """
-    event = _event(body)
-    thread_ts = event.get("thread_ts")
-    if not thread_ts or (bot_user_id and f"<@{bot_user_id}" in (event.get("text") or "")):
+    event = message_event(body)
+    thread_ts = event.thread_ts
+    if not thread_ts or (bot_user_id and f"<@{bot_user_id}" in (event.text or "")):
         return None
-    return str(thread_ts)
+    return thread_ts
 
 
 def mention_in_thread(body: Mapping[str, Any]) -> str | None:
     """The ``ts`` of a mention posted inside a thread (the thread's earlier messages up to it
     may give the question its context); None for a mention at the top level.
 
-    >>> mention_in_thread({"event": {"ts": "402.0", "thread_ts": "400.0"}})
+    >>> mention_in_thread({"event": {"type": "app_mention", "channel": "C1", "ts": "402.0",
+    ...                              "thread_ts": "400.0"}})
     '402.0'
     """
-    event = _event(body)
-    return str(event.get("ts")) if event.get("thread_ts") else None
+    event = message_event(body)
+    return event.ts if event.thread_ts else None
 
 
 def command_question(body: Mapping[str, Any]) -> tuple[bool, str]:
     """``(private, question)`` of a slash command: ``/ask private how many?`` asks
     privately.
 
-    >>> command_question({"text": "private how many?"}), command_question({"text": "how private?"})
-    ((True, 'how many?'), (False, 'how private?'))
+    >>> body = {"command": "/ask", "user_id": "U1", "channel_id": "C1"}
+    >>> command_question({**body, "text": "private how many?"})
+    (True, 'how many?')
+    >>> command_question({**body, "text": "how private?"})
+    (False, 'how private?')
     """
-    text = str(body.get("text") or "").strip()
+    text = _command(body).text or ""
+    text = text.strip()
     first, _, rest = text.partition(" ")
     if first.lower() in PRIVATE_FLAGS:
         return True, rest.strip()
@@ -217,22 +246,22 @@ def event_context(body: Mapping[str, Any]) -> RequestContext:
     >>> (ctx.metadata["thread_id"], ctx.metadata["is_dm"], ctx.metadata["workspace_id"])
     ('5.0', True, 'T1')
     """
-    event: Mapping[str, Any] = body.get("event") or {}
+    event = message_event(body)
     team, enterprise = workspace_of(body)
-    profile = event.get("user_profile") or {}
-    name: Any = profile.get("display_name") or profile.get("real_name") or None
+    profile = event.user_profile
+    name: Any = (profile.display_name or profile.real_name or None) if profile else None
     return _context(
         ChannelMetadata(
             platform=PLATFORM,
             workspace_id=team,
-            user_id=_field(event, "user"),
+            user_id=event.user,  # type: ignore[typeddict-item]  # None: left out
             user_name=name,
-            channel_id=_field(event, "channel"),
+            channel_id=event.channel,
             thread_id=event_thread_ts(event),
             is_dm=is_dm_event(event),
         ),
         enterprise_id=enterprise,
-        event_type=event.get("type"),
+        event_type=event.type,
     )
 
 
@@ -244,56 +273,67 @@ def command_context(body: Mapping[str, Any], *, thread_ts: str) -> RequestContex
     >>> (ctx.metadata["command"], ctx.metadata["user_name"], ctx.metadata["is_dm"])
     ('/ask', 'ana', False)
     """
+    command = _command(body)
     team, enterprise = workspace_of(body)
     return _context(
         ChannelMetadata(
             platform=PLATFORM,
             workspace_id=team,
-            user_id=_field(body, "user_id"),
-            user_name=_field(body, "user_name"),
-            channel_id=str(_field(body, "channel_id") or ""),
+            user_id=command.user_id,
+            user_name=command.user_name,  # type: ignore[typeddict-item]  # None: left out
+            channel_id=command.channel_id,
             thread_id=thread_ts,
             # a command may come from anyone's DM (with a colleague, say): never "the bot's DM"
             is_dm=False,
             is_private=thread_ts == PRIVATE_THREAD,
-            command=_field(body, "command"),
+            command=command.command,
         ),
         enterprise_id=enterprise,
     )
 
 
-def _action_thread(container: Mapping[str, Any], message: Mapping[str, Any]) -> Any:
-    thread = container.get("thread_ts") or message.get("thread_ts")
+def _command(body: Mapping[str, Any]) -> SlashCommand:
+    """A slash command's fields (``MalformedPayload`` when one it must have is missing)."""
+    command: SlashCommand = parse_shape(SlashCommand, body, "command")
+    return command
+
+
+def _action_thread(body: Click) -> str:
+    container, message = body.container, body.message
+    thread = (container and container.thread_ts) or (message and message.thread_ts)
     if not thread:  # a private (ephemeral) answer outside a thread, or a top-level message
-        thread = PRIVATE_THREAD if container.get("is_ephemeral") else None
-    return thread or container.get("message_ts") or message.get("ts")
+        thread = PRIVATE_THREAD if container and container.is_ephemeral else None
+    return thread or (container and container.message_ts) or (message and message.ts) or ""
 
 
 def action_context(body: Mapping[str, Any]) -> RequestContext:
     """The ``RequestContext`` of a ``block_actions`` payload (a button click).
 
-    >>> ctx = action_context({"team": {"id": "T1"}, "user": {"id": "U2", "username": "bo"},
+    >>> ctx = action_context({"type": "block_actions", "team": {"id": "T1"},
+    ...     "user": {"id": "U2", "username": "bo"},
     ...     "channel": {"id": "C1"}, "container": {"channel_id": "C1", "message_ts": "7.0",
     ...     "thread_ts": "6.0"}})
     >>> (ctx.metadata["user_id"], ctx.metadata["thread_id"])
     ('U2', '6.0')
     """
+    clicked: Click = parse_shape(Click, body, "block_actions")
     team, enterprise = workspace_of(body)
-    user: Mapping[str, Any] = body.get("user") or {}
-    container: Mapping[str, Any] = body.get("container") or {}
-    channel = _id_of(body.get("channel")) or container.get("channel_id") or ""
-    thread = _action_thread(container, _field(body, "message") or {})
+    user, container = clicked.user, clicked.container
+    channel = (clicked.channel and clicked.channel.id) or (container and container.channel_id)
+    channel = channel or ""
+    thread = _action_thread(clicked)
+    ephemeral = bool(container and container.is_ephemeral)
     return _context(
         ChannelMetadata(
             platform=PLATFORM,
-            workspace_id=team or _field(user, "team_id"),
-            user_id=_field(user, "id"),
-            user_name=_field(user, "username") or _field(user, "name"),
+            workspace_id=team or user.team_id or "",
+            user_id=user.id,
+            user_name=user.username or user.name,  # type: ignore[typeddict-item]
             channel_id=channel,
             thread_id=thread,
             # only the bot posts non-ephemeral messages with buttons, so a D... channel
             # here is the bot's own DM
-            is_dm=str(channel).startswith("D") and not _field(container, "is_ephemeral"),
+            is_dm=channel.startswith("D") and not ephemeral,
             # private only when the answer is (an ephemeral outside a thread); a click on
             # an ephemeral in a thread is answered in the thread, where everyone sees it
             is_private=thread == PRIVATE_THREAD,
@@ -306,20 +346,24 @@ def assistant_thread_context(body: Mapping[str, Any]) -> RequestContext:
     """The ``RequestContext`` of ``assistant_thread_started``: a new thread in the bot's
     agent view (a DM with the bot).
 
-    >>> ctx = assistant_thread_context({"team_id": "T1", "event": {"assistant_thread": {
+    >>> ctx = assistant_thread_context({"team_id": "T1", "event": {
+    ...     "type": "assistant_thread_started", "assistant_thread": {
     ...     "user_id": "U1", "channel_id": "D1", "thread_ts": "5.0"}}})
     >>> (ctx.metadata["channel_id"], ctx.metadata["thread_id"], ctx.metadata["is_dm"])
     ('D1', '5.0', True)
     """
+    event = read_event(body)
+    if not isinstance(event, AssistantThreadEvent):
+        raise MalformedPayload(f"event: a {event.type} event is not assistant_thread_started")
     team, enterprise = workspace_of(body)
-    thread: Mapping[str, Any] = _field(body.get("event") or {}, "assistant_thread") or {}
+    thread = event.assistant_thread
     return _context(
         ChannelMetadata(
             platform=PLATFORM,
             workspace_id=team,
-            user_id=_field(thread, "user_id"),
-            channel_id=_field(thread, "channel_id"),
-            thread_id=_field(thread, "thread_ts"),
+            user_id=thread.user_id,
+            channel_id=thread.channel_id,
+            thread_id=thread.thread_ts,
             is_dm=True,
         ),
         enterprise_id=enterprise,
@@ -338,19 +382,22 @@ def home_context(body: Mapping[str, Any]) -> RequestContext | None:
     ...     "user": "U1", "channel": "D1", "tab": "messages"}})
     >>> (ctx.metadata["user_id"], ctx.metadata["thread_id"], ctx.metadata["is_dm"])
     ('U1', 'home', True)
-    >>> home_context({"team_id": "T1", "event": {"user": "U1", "tab": "home"}}) is None
+    >>> home_context({"team_id": "T1", "event": {"type": "app_home_opened", "user": "U1",
+    ...                                         "tab": "home"}}) is None
     True
     """
-    team, enterprise = workspace_of(body)
-    event: Mapping[str, Any] = body.get("event") or {}
-    if event.get("tab") != "messages" or not event.get("user") or not event.get("channel"):
+    event = read_event(body)
+    if not isinstance(event, HomeEvent):
+        raise MalformedPayload(f"event: a {event.type} event is not app_home_opened")
+    if event.tab != "messages" or not event.user or not event.channel:
         return None
+    team, enterprise = workspace_of(body)
     return _context(
         ChannelMetadata(
             platform=PLATFORM,
             workspace_id=team,
-            user_id=str(event["user"]),
-            channel_id=str(event["channel"]),
+            user_id=event.user,
+            channel_id=event.channel,
             thread_id=HOME_THREAD,
             is_dm=True,
         ),

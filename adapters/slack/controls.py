@@ -34,6 +34,7 @@ from adapters.slack.context import action_context, conversation_id
 from adapters.slack.elements import ACTION_BUTTON, context
 from adapters.slack.limits import SlackMessage, pack_messages
 from adapters.slack.markdown import truncate
+from adapters.slack.payloads import Action, Click, MalformedPayload, parse_shape
 from agent_core.components import (
     RichComponent,
     StatusCardComponent,
@@ -138,17 +139,21 @@ def task_chunk(rich: RichComponent) -> dict[str, Any] | None:
 # --- clicks on the controls ---------------------------------------------------------------------
 
 
-def _action(body: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The clicked element of a ``block_actions`` payload (bolt routes one at a time)."""
-    actions = body.get("actions") or [{}]
-    first = actions[0]
-    return first if isinstance(first, Mapping) else {}
+def _action(body: Mapping[str, Any]) -> Action:
+    """The clicked element of a ``block_actions`` payload (bolt routes one at a time);
+    ``MalformedPayload`` when the payload has none."""
+    actions = body.get("actions")
+    if not isinstance(actions, list) or not actions:
+        raise MalformedPayload("block_actions: actions: no action")
+    action: Action = parse_shape(Action, actions[0], "block_actions: actions.0")
+    return action
 
 
 def feedback_of(body: Mapping[str, Any]) -> Feedback | None:
     """The ``Feedback`` a click on an answer's feedback buttons gives, or None.
 
-    >>> feedback = feedback_of({"team": {"id": "T1"}, "user": {"id": "U1"},
+    >>> feedback = feedback_of({"type": "block_actions", "team": {"id": "T1"},
+    ...     "user": {"id": "U1"},
     ...     "channel": {"id": "C1"}, "container": {"message_ts": "7.0", "thread_ts": "6.0"},
     ...     "actions": [{"action_id": "threadline_feedback", "value": "negative",
     ...                  "block_id": "threadline_feedback:42"}]})
@@ -156,15 +161,16 @@ def feedback_of(body: Mapping[str, Any]) -> Feedback | None:
     ('slack:T1:C1:6.0', '7.0', False, '42')
     """
     action = _action(body)
-    if action.get("action_id") != FEEDBACK_ACTION:
+    if action.action_id != FEEDBACK_ACTION:
         return None
-    container: Mapping[str, Any] = body.get("container") or {}
-    message_ts = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
+    clicked: Click = parse_shape(Click, body, "block_actions")
+    container, message = clicked.container, clicked.message
+    message_ts = (container and container.message_ts) or (message and message.ts) or ""
     return Feedback(
         conversation_id=conversation_id(action_context(body)),
-        message_id=str(message_ts),
-        positive=action.get("value") == "positive",
-        turn_id=feedback_turn(action.get("block_id")),
+        message_id=message_ts,
+        positive=action.value == "positive",
+        turn_id=feedback_turn(action.block_id),
     )
 
 
@@ -175,10 +181,9 @@ def stop_request_of(body: Mapping[str, Any]) -> str | None:
     '17-0'
     """
     action = _action(body)
-    turn_id = action.get("value")
-    if action.get("action_id") != STOP_ACTION or not isinstance(turn_id, str) or not turn_id:
+    if action.action_id != STOP_ACTION or not action.value:
         return None
-    return turn_id
+    return action.value
 
 
 def button_message_of(body: Mapping[str, Any]) -> str | None:
@@ -189,6 +194,6 @@ def button_message_of(body: Mapping[str, Any]) -> str | None:
     'Top?'
     """
     action = _action(body)
-    if not str(action.get("action_id") or "").startswith(f"{ACTION_BUTTON}:"):
+    if not action.action_id.startswith(f"{ACTION_BUTTON}:"):
         return None
-    return str(action.get("value") or "")
+    return action.value or ""

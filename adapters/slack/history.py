@@ -17,9 +17,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.markdown import truncate
 
 log = logging.getLogger(__name__)
@@ -42,13 +42,29 @@ async def fetch_thread(
         response = await client.conversations_replies(
             channel=channel, ts=thread_ts, limit=limit + 1, inclusive=True
         )
-    except SlackApiError as error:
-        log.info("slack: no thread history for context (%s)", error.response.get("error"))
+    except SLACK_FAILURES as error:
+        log.info("slack: no thread history for context (%s)", slack_failure(error))
         return []
     messages = [
         m for m in response.get("messages") or [] if float(m.get("ts", 0)) < float(before_ts)
     ]
     return messages[-limit:]
+
+
+async def bot_in_thread(
+    client: AsyncWebClient, *, channel: str, thread_ts: str, bot_user_id: str | None
+) -> bool:
+    """Whether the bot has posted in the thread, by Slack's own record of it (for when
+    Threadline's state cannot tell); False when Slack cannot say either."""
+    if not bot_user_id:
+        return False
+    try:
+        response = await client.conversations_replies(channel=channel, ts=thread_ts, limit=200)
+    except SLACK_FAILURES as error:
+        log.info("slack: could not read thread %s (%s)", thread_ts, slack_failure(error))
+        return False
+    messages = response.get("messages") or []
+    return any(isinstance(m, Mapping) and m.get("user") == bot_user_id for m in messages)
 
 
 def _author(message: Mapping[str, Any], bot_user_id: str | None) -> str:

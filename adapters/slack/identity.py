@@ -21,10 +21,10 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.context import user_key
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
 from agent_core.users import RequestContext, User, UserResolver
@@ -136,8 +136,8 @@ class SlackUserResolver(UserResolver):
 
     # --- lookups ------------------------------------------------------------------------------
 
-    def _degrade(self, team: str, what: str, error: SlackClientError) -> None:
-        reason = error.response.get("error") if isinstance(error, SlackApiError) else str(error)
+    def _degrade(self, team: str, what: str, error: BaseException) -> None:
+        reason = slack_failure(error)
         level = logging.WARNING if (team, what) not in self._warned else logging.DEBUG
         self._warned.add((team, what))
         log.log(
@@ -177,7 +177,7 @@ class SlackUserResolver(UserResolver):
     ) -> dict[str, Any]:
         try:
             response = await client.users_info(user=user_id)
-        except SlackClientError as error:
+        except SLACK_FAILURES as error:
             self._degrade(team, "users.info", error)
             await self._cache.set(key, {}, ttl=self.failure_ttl)
             return {}
@@ -198,7 +198,7 @@ class SlackUserResolver(UserResolver):
     ) -> dict[str, list[str]]:
         try:
             members = await self._fetch_group_members(client)
-        except SlackClientError as error:
+        except SLACK_FAILURES as error:
             self._degrade(team, "user groups", error)
             await self._cache.set(key, {}, ttl=self.failure_ttl)
             return {}

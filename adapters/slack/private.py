@@ -13,13 +13,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import feedback_block
 from adapters.slack.elements import context
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import render
 from agent_core.components import (
@@ -99,12 +99,10 @@ class PrivateDelivery:
                 blocks=message.blocks,
                 **thread,
             )
-        except SlackApiError as error:
+        except SLACK_FAILURES as error:
             if target.response_url is None:
                 raise
-            log.info(
-                "slack: ephemeral refused (%s); using the response_url", error.response.get("error")
-            )
+            log.info("slack: ephemeral refused (%s); using the response_url", slack_failure(error))
             await AsyncWebhookClient(target.response_url).send(
                 text=message.text,
                 blocks=message.blocks,

@@ -190,8 +190,13 @@ def _notification(note: NotificationComponent) -> list[SlackMessage]:
     return pack_messages([alert, *dict_actions(note.actions)], text=summary)
 
 
+SEVERITIES = frozenset({"error", "warning", "info"})
+"""Statuses the emoji already says: not repeated as a word ("Error · error")."""
+
+
 def _status_card(card: StatusCardComponent) -> list[SlackMessage]:
-    line = f"{card.icon or status_emoji(card.status)} *{escape_mrkdwn(card.title)}* · {card.status}"
+    state = "" if card.status in SEVERITIES else f" · {card.status}"
+    line = f"{card.icon or status_emoji(card.status)} *{escape_mrkdwn(card.title)}*{state}"
     details = [
         f"*{escape_mrkdwn(str(k))}:* {escape_mrkdwn(str(v))}" for k, v in card.metadata.items()
     ]

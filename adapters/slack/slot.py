@@ -15,7 +15,10 @@ at once. A later run of the same turn, after its process died, starts from that 
 
 ``recover`` deletes what the dead run posted (so the thread ends with one answer) unless part
 of it already reached the asker privately: ephemeral messages cannot be taken back, so the
-asker is told plainly instead. A public slash command first opens its thread
+asker is told plainly instead. A post the state could not record (Redis was down:
+``unrecorded``) is recorded again by ``record_again`` once it is back, so the re-run that
+follows an outage takes back the partial answer and the notice posted during it. A public
+slash command first opens its thread
 (``open_thread``: "<@user> asked: ..."); the thread is part of the record, so a re-run answers
 in the same thread.
 """
@@ -28,12 +31,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.notices import INTERRUPTED
 from adapters.slack.context import ReplyTarget
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.markdown import escape_mrkdwn, truncate
 from adapters.slack.private import PrivateDelivery
 from adapters.slack.render import render
@@ -58,6 +61,18 @@ class PostedMessages:
     thread_ts: str | None = None
     ts: tuple[str, ...] = ()
     private: bool = False
+
+    def merged(self, other: PostedMessages) -> PostedMessages:
+        """Both records in one (what a run recorded, and what it could not).
+
+        >>> PostedMessages(ts=("1.1",)).merged(PostedMessages(ts=("1.1", "1.2"))).ts
+        ('1.1', '1.2')
+        """
+        return PostedMessages(
+            thread_ts=self.thread_ts or other.thread_ts,
+            ts=tuple(dict.fromkeys((*self.ts, *other.ts))),
+            private=self.private or other.private,
+        )
 
     def as_progress(self) -> dict[str, Any]:
         progress: dict[str, Any] = {}
@@ -110,6 +125,8 @@ class AnswerSlot:
         self._on_posted = on_posted
         self.resumed = bool(self._current.ts or self._current.private)
         """True when an earlier run of the turn had posted part of an answer."""
+        self.unrecorded = False
+        """True when ``on_posted`` failed for what is posted now (``record_again``)."""
 
     @property
     def current(self) -> PostedMessages:
@@ -132,7 +149,17 @@ class AnswerSlot:
             try:
                 await self._on_posted(posted)
             except Exception as error:  # the durable record is best effort, the answer is not
+                self.unrecorded = True
                 log.warning("slack: could not record what the turn posted (%s)", error)
+            else:
+                self.unrecorded = False
+
+    async def record_again(self) -> bool:
+        """Record what is posted now, after ``on_posted`` failed; True once it is recorded
+        (or there was nothing to record)."""
+        if self.unrecorded and self._on_posted is not None:
+            await self._note(self._current)
+        return not self.unrecorded
 
     async def recover(self) -> bool:
         """A re-run: True to answer again, after deleting what the dead run posted; False
@@ -147,7 +174,7 @@ class AnswerSlot:
     async def retract(self) -> None:
         """Delete the messages posted in the thread so far (ephemeral ones cannot be)."""
         for ts in self._current.ts:
-            with contextlib.suppress(SlackApiError):
+            with contextlib.suppress(*SLACK_FAILURES):
                 await self._client.chat_delete(channel=self.target.channel, ts=ts)
         self._current = replace(self._current, ts=())
 
@@ -170,8 +197,8 @@ class AnswerSlot:
                     text=message.text,
                     blocks=message.blocks,
                 )
-        except SlackClientError as error:
-            log.warning("slack: could not tell %s (%s)", self.target.user_id, error)
+        except SLACK_FAILURES as error:
+            log.warning("slack: could not tell %s (%s)", self.target.user_id, slack_failure(error))
 
     async def open_thread(self, question: str, *, command: str) -> str | None:
         """The thread a public slash command is answered in: "<@user> asked: ..." posted in
@@ -183,8 +210,8 @@ class AnswerSlot:
         opener = f"<@{target.user_id}> asked: {escape_mrkdwn(truncate(question, 2900))}"
         try:
             posted = await self._client.chat_postMessage(channel=target.channel, text=opener)
-        except SlackApiError as error:
-            log.info("slack: cannot post in %s (%s)", target.channel, error.response.get("error"))
+        except SLACK_FAILURES as error:
+            log.info("slack: cannot post in %s (%s)", target.channel, slack_failure(error))
             if target.response_url:
                 await AsyncWebhookClient(target.response_url).send(
                     response_type="ephemeral",

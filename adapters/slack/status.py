@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +66,8 @@ class StatusLine:
                 status=text,
                 loading_messages=LOADING_MESSAGES if text else None,
             )
-        except SlackApiError as error:
+        except SLACK_FAILURES as error:
             self.enabled = False
-            log.info("slack: status line off for this turn (%s)", error.response.get("error"))
+            log.info("slack: status line off for this turn (%s)", slack_failure(error))
             return
         self._shown = text

@@ -32,12 +32,12 @@ import time
 from types import TracebackType
 from typing import Self
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.answer import AnswerStream
 from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import feedback_block, stop_message, task_chunk
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import SlackMessage
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
 from adapters.slack.render import render
@@ -175,15 +175,15 @@ class SlackReplyStream:
             await self._flush_pending(force=True)
             await self._remove_stop()
             await self.status.clear()
-        except SlackApiError as error:
-            log.warning("slack: could not finish the reply (%s)", error.response.get("error"))
+        except SLACK_FAILURES as error:
+            log.warning("slack: could not finish the reply (%s)", slack_failure(error))
 
     # --- the Stop message ---------------------------------------------------------------------
 
     async def _show_stop_later(self, turn_id: str, delay: float) -> None:
         await asyncio.sleep(delay)
         self._stop_posting = True  # from here on, closing waits for the message's ts
-        with contextlib.suppress(SlackApiError):
+        with contextlib.suppress(*SLACK_FAILURES):
             self._stop_ts = await self._post(stop_message(turn_id))
 
     async def _cancel_stop_timer(self) -> None:
@@ -197,7 +197,7 @@ class SlackReplyStream:
     async def _remove_stop(self) -> None:
         stop_ts, self._stop_ts = self._stop_ts, None
         if stop_ts is not None:
-            with contextlib.suppress(SlackApiError):
+            with contextlib.suppress(*SLACK_FAILURES):
                 await self._client.chat_delete(channel=self.target.channel, ts=stop_ts)
 
     # --- status and tasks ---------------------------------------------------------------------
@@ -265,7 +265,7 @@ class SlackReplyStream:
         if rich.lifecycle is ComponentLifecycle.REMOVE or not rich.visible:
             self._pending.pop(rich.id, None)
             for ts in self._messages.pop(rich.id, []):
-                with contextlib.suppress(SlackApiError):
+                with contextlib.suppress(*SLACK_FAILURES):
                     await self._client.chat_delete(channel=self.target.channel, ts=ts)
             return
         if known is None:
@@ -300,7 +300,7 @@ class SlackReplyStream:
             elif index >= len(old) and (ts := await self._post(message)):
                 kept.append(ts)
         for ts in old[len(messages) :]:
-            with contextlib.suppress(SlackApiError):
+            with contextlib.suppress(*SLACK_FAILURES):
                 await self._client.chat_delete(channel=self.target.channel, ts=ts)
         self._messages[component_id] = kept
 
@@ -327,10 +327,9 @@ class SlackReplyStream:
                     alt_txt=upload.alt_text,
                     initial_comment=None if message.blocks else message.text,
                 )
-            except SlackApiError as error:
-                log.warning(
-                    "slack: could not upload %s (%s)", upload.filename, error.response.get("error")
-                )
+            except SLACK_FAILURES as error:
+                failure = slack_failure(error)
+                log.warning("slack: could not upload %s (%s)", upload.filename, failure)
             else:
                 self.status.replied()
         return ts

@@ -85,8 +85,10 @@ def _table_note(
     if len(df.columns) > shown_cols:
         parts.append(f"{shown_cols} of {len(df.columns)} columns")
     if csv_name:
-        held = "the full result" if not df.is_truncated else f"the first {len(df.rows):,} rows"
-        parts.append(f"{held} is attached as `{csv_name}`")
+        held = (
+            f"the first {len(df.rows):,} rows are" if df.is_truncated else "all the rows are"
+        )
+        parts.append(f"{held} attached as `{csv_name}`")
     return " · ".join(parts)
 
 

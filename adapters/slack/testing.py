@@ -3,7 +3,8 @@
 Point the real ``slack_sdk`` ``AsyncWebClient`` at ``fake.base_url``; every call is recorded
 (``fake.calls``) and answered the way Slack answers: ``{"ok": true, ...}`` with generated
 ``ts`` values, or ``{"ok": false, "error": ...}``. Messages are kept per channel, so tests
-can assert on what a person would see (``fake.thread(channel, ts)``).
+can assert on what a person would see (``fake.thread(channel, ts)``); ``conversations.replies``
+answers with them unless ``fake.replies`` scripts a thread.
 
 >>> import asyncio
 >>> from slack_sdk.web.async_client import AsyncWebClient
@@ -18,8 +19,11 @@ can assert on what a person would see (``fake.thread(channel, ts)``).
 Scripting:
   ``fake.script("chat.appendStream", Reply(error="message_not_in_streaming_state"))``
   answers the next call(s) of a method from a queue; ``Reply(status=429, retry_after=1)``
-  is a rate-limit answer. ``fake.errors["usergroups.list"] = "missing_scope"`` fails a
-  method until removed. ``fake.tokens = {"xoxb-1"}`` makes every other token
+  is a rate-limit answer; ``Reply.page(503)`` an HTML error page instead of JSON, as a
+  proxy in front of Slack answers during an incident (``Reply.page(502, "text/plain")``,
+  ``Reply.page(405, "")``: other bodies). ``fake.errors["usergroups.list"] =
+  "missing_scope"`` fails a method until removed; ``fake.errors["users.info"] =
+  Reply.page(503)`` too. ``fake.tokens = {"xoxb-1"}`` makes every other token
   ``invalid_auth``, as a revoked token is.
 
 Watching: ``await fake.wait_for_call("chat.postMessage")`` (never sleep), or
@@ -74,10 +78,13 @@ class Call:
 
 @dataclass
 class Reply:
-    """A scripted answer: an error, a rate limit, or extra fields merged into success.
+    """A scripted answer: an error, a rate limit, extra fields merged into success, or a
+    page that is not JSON at all (``body`` with its ``content_type``).
 
     >>> Reply(status=429, retry_after=1).status
     429
+    >>> Reply.page(503).content_type, Reply.page(405, "").body
+    ('text/html', '')
     """
 
     error: str | None = None
@@ -85,6 +92,26 @@ class Reply:
     retry_after: int | None = None
     data: dict[str, Any] = field(default_factory=dict)
     delay: float = 0.0
+    body: str | None = None
+    """Answer with this text instead of JSON (an error page)."""
+    content_type: str = "application/json"
+
+    @classmethod
+    def page(cls, status: int, content_type: str = "text/html") -> Reply:
+        """An error page as a load balancer or proxy serves it: HTML by default,
+        ``"text/plain"`` for a one-line page, ``""`` for no body at all."""
+        title = f"{status} {_REASONS.get(status, 'Error')}"
+        body = {
+            "text/html": f"<html><head><title>{title}</title></head>"
+            f"<body><h1>{title}</h1></body></html>",
+            "text/plain": title,
+            "application/json": f"<html><body>{title}</body></html>",  # mislabelled
+        }.get(content_type, "")
+        return cls(status=status, body=body, content_type=content_type or "text/plain")
+
+
+_REASONS = {405: "Method Not Allowed", 500: "Internal Server Error", 502: "Bad Gateway",
+            503: "Service Unavailable", 504: "Gateway Timeout"}  # fmt: skip
 
 
 @dataclass
@@ -152,7 +179,7 @@ class FakeSlackApi:
         self.replies: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.uploads: dict[str, bytes] = {}
         self.files: dict[str, SlackFile] = {}
-        self.errors: dict[str, str] = {}
+        self.errors: dict[str, str | Reply] = {}
         self.tokens: set[str] | None = None
         self.scopes: list[str] | None = None
         """The token's scopes, sent in ``X-OAuth-Scopes`` as Slack does (``None``: not sent)."""
@@ -293,25 +320,36 @@ class FakeSlackApi:
         call = Call(method=method, args=args, token=token, body=body)
         await self._record(call)
         _request.set(request)  # for the URLs a method hands out (this request's task only)
-        status, call.response, headers = await self._answer(call)
+        queue = self._scripts[call.method]
+        scripted = queue.popleft() if queue else None
+        if scripted is not None and scripted.delay:
+            await asyncio.sleep(scripted.delay)
+        failing = self.errors.get(call.method)
+        page = scripted if scripted is not None and scripted.body is not None else failing
+        if isinstance(page, Reply) and page.body is not None:
+            await self._notify()
+            self._observe(call)
+            return web.Response(status=page.status, text=page.body, content_type=page.content_type)
+        status, call.response, headers = await self._answer(call, scripted)
         if self.scopes is not None:
             headers = {**headers, "X-OAuth-Scopes": ",".join(self.scopes)}
         await self._notify()
         self._observe(call)
         return web.json_response(call.response, status=status, headers=headers)
 
-    async def _answer(self, call: Call) -> tuple[int, dict[str, Any], dict[str, str]]:
+    async def _answer(
+        self, call: Call, scripted: Reply | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """Status, JSON body and headers: scripted, failed as configured, or the method's."""
-        queue = self._scripts[call.method]
-        scripted = queue.popleft() if queue else None
-        if scripted is not None and scripted.delay:
-            await asyncio.sleep(scripted.delay)
         if scripted is not None and scripted.status == 429:
             retry_after = 1 if scripted.retry_after is None else scripted.retry_after
             return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
         if scripted is not None and scripted.error:
             return 200, {"ok": False, "error": scripted.error}, {}
-        error = self.errors.get(call.method) if call.method in self.errors else self._refused(call)
+        failing = self.errors.get(call.method)
+        error = failing.error if isinstance(failing, Reply) else failing
+        if call.method not in self.errors:
+            error = self._refused(call)
         if error is not None:
             return 200, {"ok": False, "error": error}, {}
         handler: Handler | None = getattr(self, "_" + call.method.replace(".", "_"), None)
@@ -536,9 +574,16 @@ class FakeSlackApi:
         return {"users": group.get("users", [])}
 
     async def _conversations_replies(self, call: Call) -> dict[str, Any]:
+        """``fake.replies[(channel, ts)]`` when set, else what was posted in the thread."""
         key = (call.args.get("channel", ""), call.args.get("ts", ""))
         messages = self.replies.get(key)
         if messages is None:
+            messages = [
+                {"type": "message", "ts": m.ts, "thread_ts": m.thread_ts, "user": m.user,
+                 "text": m.text}
+                for m in self.thread(*key) if m.ephemeral_to is None
+            ]  # fmt: skip
+        if not messages:
             return {"ok": False, "error": "thread_not_found"}
         limit = int(call.args.get("limit") or 1000)
         return {"messages": messages[:limit], "has_more": len(messages) > limit}

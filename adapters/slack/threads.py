@@ -72,6 +72,11 @@ class ThreadMembership:
             self._remember(key, now)
         return added
 
+    def joined_here(self, team: str, channel: str, thread_ts: str) -> bool:
+        """Whether this process saw the bot join the thread (no I/O: for when the shared
+        cache cannot be asked)."""
+        return self._known.get(self._key(team, channel, thread_ts)) is not None
+
     async def contains(self, team: str, channel: str, thread_ts: str) -> bool:
         key, now = self._key(team, channel, thread_ts), self._clock()
         if key in self._known:

@@ -6,9 +6,12 @@ already parsed, a Microsoft 365 Agents SDK host could pass ``activity.model_dump
 ``wire_activity`` converts SDK objects when a dict is not at hand.
 
 Identity fields come only from the signed delivery (the activity the channel posted, whose
-``serviceUrl`` the JWT vouches for), never from the message text::
+``serviceUrl`` the JWT vouches for), never from the message text. ``request_context`` reads
+the activity through the pydantic models of ``adapters.teams.payloads``: an activity of the
+wrong shape raises ``MalformedPayload`` (a ``ValueError``); the small readers (``tenant_id``,
+``thread_key``...) never raise, whatever they are given::
 
-    >>> activity = {"type": "message", "text": "<at>Threadline</at> hi",
+    >>> activity = {"type": "message", "text": "<at>Threadline</at> hi", "serviceUrl": "https://s/",
     ...     "from": {"id": "29:1", "aadObjectId": "aad-1", "name": "Ana"},
     ...     "recipient": {"id": "28:bot"},
     ...     "conversation": {"id": "a:1", "conversationType": "personal", "tenantId": "t1"},
@@ -31,8 +34,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from adapters.teams.payloads import Activity, MalformedPayload, read_activity
 from agent_core.channel import ChannelMetadata
 from agent_core.users import RequestContext
+
+__all__ = ["MalformedPayload"]  # with the readers and converters below
 
 ConversationType = Literal["personal", "groupChat", "channel"]
 Wire = Mapping[str, Any]
@@ -204,30 +210,32 @@ def request_context(activity: Wire) -> RequestContext:
     Bot Framework id (``29:...``, needed to message them 1:1), the Entra object id, team and
     channel ids, and the service URL replies go to.
     """
-    sender = _section(activity, "from")
+    read = read_activity(activity)
+    if not isinstance(read, Activity):
+        raise MalformedPayload(f"{read.type}: not a message, invoke or conversation update")
+    sender = read.sender
     kind = conversation_type(activity)
-    aad_id = user_aad_object_id(activity)
-    conversation = teams_conversation_id(activity)
+    aad_id = sender.aadObjectId or ""
+    conversation = read.conversation.id
     metadata = ChannelMetadata(
         platform="teams",
         workspace_id=tenant_id(activity),
-        user_id=aad_id or _text_of(sender.get("id")),
+        user_id=aad_id or sender.id,
         channel_id=conversation,
         thread_id=conversation,
         is_dm=kind == "personal",
     )
-    name = _text_of(sender.get("name"))
-    if name:
-        metadata["user_name"] = name
-    return RequestContext(metadata={**metadata, **_teams_extras(activity, kind, aad_id)})
+    if sender.name:
+        metadata["user_name"] = sender.name
+    return RequestContext(metadata={**metadata, **_teams_extras(read, activity, kind)})
 
 
-def _teams_extras(activity: Wire, kind: ConversationType, aad_id: str) -> dict[str, Any]:
+def _teams_extras(read: Activity, activity: Wire, kind: ConversationType) -> dict[str, Any]:
     extras: dict[str, Any] = {
         "teams_conversation_type": kind,
-        "teams_user_id": _text_of(_section(activity, "from").get("id")),
-        "teams_aad_object_id": aad_id,
-        "teams_service_url": _text_of(activity.get("serviceUrl")),
+        "teams_user_id": read.sender.id,
+        "teams_aad_object_id": read.sender.aadObjectId or "",
+        "teams_service_url": read.serviceUrl,
     }
     channel_data = _section(activity, "channelData")
     team_id = _text_of(_section(channel_data, "team").get("id"))

@@ -131,7 +131,7 @@ class FileOffers:
             "contentType": FILE_CONSENT,
             "name": name,
             "content": {
-                "description": description or f"{name}: all the rows, as CSV",
+                "description": description or f"{name}, as CSV",
                 "sizeInBytes": len(content),
                 "acceptContext": {"offer": offer_id},
                 "declineContext": {"offer": offer_id},

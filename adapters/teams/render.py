@@ -84,7 +84,9 @@ class Rendering:
     """A status line: informative update / typing, never a message of its own."""
     citation: Citation | None = None
     csv: tuple[str, bytes] | None = None
-    """A file offer (name, content) accompanying a card, e.g. a cut table's full rows."""
+    """A file offer (name, content) accompanying a card, e.g. a cut table's rows."""
+    csv_rows: str = ""
+    """What that file holds, in words ("the first 100 of 400 rows"), for its consent card."""
     streaming: bool = False
 
     @property
@@ -264,7 +266,8 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
     def on_dataframe(self, table: DataFrameComponent) -> Rendering:
         rendered = render_dataframe(table)
         name = f"{(table.title or 'results').strip().replace(' ', '_')[:60]}.csv"
-        return Rendering(card=rendered.card, csv=(name, rendered.csv) if rendered.csv else None)
+        csv = (name, rendered.csv) if rendered.csv else None
+        return Rendering(card=rendered.card, csv=csv, csv_rows=rendered.csv_rows)
 
     def on_chart(self, chart: ChartComponent) -> Rendering:
         return Rendering(card=render_chart(chart))

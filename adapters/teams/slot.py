@@ -2,6 +2,8 @@
 
 A turn's answer lives in one Teams message: the stream a personal chat answer starts, the
 "Working on it" card with a Stop button in a group chat, or the first message of the answer.
+A message the state could not record (Redis was down: ``unrecorded``) is recorded again by
+``record_again`` once it is back, so the run that follows an outage answers in it.
 ``AnswerSlot`` remembers it (``on_posted`` lets the host record it durably as soon as it
 exists), puts the answer into it in place (``fill``), or settles it with a short text
 (``settle``: one of ``adapters.notices``). A later run of the same turn, after its process
@@ -84,6 +86,8 @@ class AnswerSlot:
         self._on_posted = on_posted
         self.resumed = posted is not None
         """True when an earlier run of the turn had posted this message."""
+        self.unrecorded = False
+        """True when ``on_posted`` failed for the current message (``record_again``)."""
 
     @property
     def current(self) -> PostedMessage | None:
@@ -95,11 +99,25 @@ class AnswerSlot:
         if message == self._current:
             return
         self._current = message
-        if self._on_posted is not None:
-            try:
-                await self._on_posted(message)
-            except Exception as error:  # the durable record is best effort, the answer is not
-                logger.warning("could not record the posted answer %s: %s", message.id, error)
+        await self._record(message)
+
+    async def _record(self, message: PostedMessage) -> None:
+        if self._on_posted is None:
+            return
+        try:
+            await self._on_posted(message)
+        except Exception as error:  # the durable record is best effort, the answer is not
+            self.unrecorded = True
+            logger.warning("could not record the posted answer %s: %s", message.id, error)
+        else:
+            self.unrecorded = False
+
+    async def record_again(self) -> bool:
+        """Record the current message, after ``on_posted`` failed; True once it is recorded
+        (or there was nothing to record)."""
+        if self.unrecorded and self._current is not None:
+            await self._record(self._current)
+        return not self.unrecorded
 
     async def _reply(self, activity: Activity) -> str:
         return await self._connector.reply(

@@ -122,7 +122,7 @@ class TeamsReplyStream:
         self._cards: dict[str, elements.Element] = {}
         self._private_cards: dict[str, elements.Element] = {}
         self._citations: dict[str, Citation] = {}
-        self._csv: dict[str, tuple[str, bytes]] = {}
+        self._csv: dict[str, tuple[str, bytes, str]] = {}
         self._typing: asyncio.Task[None] | None = None
         self._progress: asyncio.Task[None] | None = None
         self._progress_posting = False
@@ -179,7 +179,7 @@ class TeamsReplyStream:
         elif rendering.card is not None:
             self._cards[key] = rendering.card
             if rendering.csv is not None:
-                self._csv[key] = rendering.csv
+                self._csv[key] = (*rendering.csv, rendering.csv_rows)
         elif rendering.citation is not None:
             self._citations[key] = rendering.citation
         elif rendering.progress and self._writer is not None:
@@ -299,8 +299,11 @@ class TeamsReplyStream:
         if self._files is None or not self._ref.is_personal:
             return []
         return [
-            await self._files.offer(name, content, conversation=self._ref.thread_key)
-            for name, content in self._csv.values()
+            await self._files.offer(
+                name, content, conversation=self._ref.thread_key,
+                description=f"{name}: {rows}, as CSV" if rows else None,
+            )
+            for name, content, rows in self._csv.values()
         ]
 
     async def settle(self, note: str) -> None:

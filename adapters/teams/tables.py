@@ -44,6 +44,8 @@ class RenderedTable:
     shown_rows: int
     csv: bytes | None
     """The rows the component holds, as CSV, when the card could not show them all."""
+    csv_rows: str = ""
+    """What the CSV holds, in words: "all 40 rows", "the first 100 of 400 rows"."""
 
 
 def format_cell(value: Any) -> str:
@@ -118,4 +120,17 @@ def render_dataframe(df: DataFrameComponent, *, budget: int = CARD_BUDGET) -> Re
         card = _card(df, columns, shown)
         size = payload_size(card)
     cut = shown < len(df.rows) or len(columns) < len(df.columns)
-    return RenderedTable(card=card, shown_rows=shown, csv=to_csv(df) if cut else None)
+    csv = to_csv(df) if cut else None
+    return RenderedTable(card=card, shown_rows=shown, csv=csv, csv_rows=rows_held(df))
+
+
+def rows_held(df: DataFrameComponent) -> str:
+    """The rows the component holds, in words (its CSV holds no more).
+
+    >>> rows_held(DataFrameComponent.from_records([{"n": 1}] * 100, total_rows=400))
+    'the first 100 of 400 rows'
+    """
+    total = max(df.row_count, len(df.rows))
+    if len(df.rows) < total:
+        return f"the first {len(df.rows):,} of {total:,} rows"
+    return f"all {total:,} row{'' if total == 1 else 's'}"

@@ -52,8 +52,10 @@ class ErrorRecoveryStrategy:
 
 
 class BackoffRecoveryStrategy(ErrorRecoveryStrategy):
-    """Retries retryable LLM errors with exponential backoff and jitter, honouring the
-    provider's Retry-After; everything else fails.
+    """Retries retryable LLM errors (429, 529, 5xx, timeouts, dropped connections) with
+    exponential backoff and jitter, honouring the provider's Retry-After: never sooner, and
+    not at all when it asks for longer than ``max_delay_ms`` (the asker hears at once that
+    the service is busy, instead of waiting); everything else fails.
 
     >>> import asyncio
     >>> from agent_core.errors import LlmRateLimitError
@@ -76,18 +78,22 @@ class BackoffRecoveryStrategy(ErrorRecoveryStrategy):
         self.max_delay_ms = max_delay_ms
         self.retry_tools = retry_tools
 
-    def _delay_ms(self, error: Exception, attempt: int) -> int:
+    def _delay_ms(self, error: Exception, attempt: int) -> int | None:
+        """Milliseconds to wait before ``attempt + 1``; None when the provider asks for
+        longer than ``max_delay_ms``."""
         retry_after = getattr(error, "retry_after", None)
         if retry_after is not None:
-            return min(self.max_delay_ms, int(float(retry_after) * 1000))
+            asked = int(float(retry_after) * 1000)
+            return asked if asked <= self.max_delay_ms else None
         backoff = self.base_delay_ms * 2 ** (attempt - 1)
         return min(self.max_delay_ms, int(backoff * random.uniform(0.8, 1.2)))
 
     async def handle_llm_error(
         self, error: Exception, request: LlmRequest, attempt: int = 1
     ) -> RecoveryAction:
-        if isinstance(error, LlmError) and error.retryable and attempt < self.max_attempts:
-            delay = self._delay_ms(error, attempt)
+        retryable = isinstance(error, LlmError) and error.retryable
+        delay = self._delay_ms(error, attempt) if retryable else None
+        if delay is not None and attempt < self.max_attempts:
             return RecoveryAction(
                 action=RecoveryActionType.RETRY,
                 retry_delay_ms=delay,
@@ -98,8 +104,19 @@ class BackoffRecoveryStrategy(ErrorRecoveryStrategy):
     async def handle_tool_error(
         self, error: Exception, context: ToolContext, attempt: int = 1
     ) -> RecoveryAction:
-        if self.retry_tools and attempt < self.max_attempts:
-            return RecoveryAction(
-                action=RecoveryActionType.RETRY, retry_delay_ms=self._delay_ms(error, attempt)
-            )
+        delay = self._delay_ms(error, attempt) if self.retry_tools else None
+        if delay is not None and attempt < self.max_attempts:
+            return RecoveryAction(action=RecoveryActionType.RETRY, retry_delay_ms=delay)
         return await super().handle_tool_error(error, context, attempt)
+
+
+def default_recovery_strategy() -> BackoffRecoveryStrategy:
+    """What an ``Agent`` given no ``error_recovery_strategy`` uses: an LLM call that failed
+    transiently is tried up to 3 times (waits of about 0.5 s and 1 s, or what Retry-After
+    asks, up to 20 s); tools are not retried. Pass ``ErrorRecoveryStrategy()`` to fail at
+    once instead.
+
+    >>> default_recovery_strategy().max_attempts
+    3
+    """
+    return BackoffRecoveryStrategy(max_attempts=3, base_delay_ms=500, max_delay_ms=20_000)

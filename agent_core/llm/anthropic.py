@@ -6,6 +6,7 @@ about a second to import.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from types import TracebackType
@@ -14,7 +15,7 @@ from typing import Any
 import anthropic
 from anthropic.types.message_create_params import MessageCreateParamsBase
 
-from agent_core.errors import LlmAuthenticationError
+from agent_core.errors import LlmAuthenticationError, LlmTimeoutError
 from agent_core.extensions.observability import ObservabilityProvider, Tracer
 from agent_core.llm.anthropic_convert import (
     from_message,
@@ -32,6 +33,10 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when neither ``model=`` nor ``ANTHROPIC_MODEL`` names one."""
 
 DEFAULT_MAX_TOKENS = 4096
+DEFAULT_TIMEOUT = 120.0
+"""Seconds to connect, and to wait for each piece of an answer (all of it, unstreamed)."""
+DEFAULT_FIRST_BYTE_TIMEOUT = 15.0
+"""Seconds a streamed answer may take to start: a hung API fails fast, then is retried."""
 
 
 class AnthropicLlmService(LlmService):
@@ -40,9 +45,13 @@ class AnthropicLlmService(LlmService):
     The model comes from ``model=`` or ``ANTHROPIC_MODEL``; the key from ``api_key=`` or
     ``ANTHROPIC_API_KEY``; the endpoint from ``base_url=`` or ``ANTHROPIC_BASE_URL``.
     ``max_tokens`` applies unless the request sets its own. The SDK's own retries are off
-    (``max_retries=0``) because the agent's ``ErrorRecoveryStrategy`` decides; every failure
-    is raised as an ``agent_core.errors.LlmError``. ``timeout`` (seconds) bounds connecting
-    and each wait for data, so a stalled stream fails instead of hanging.
+    (``max_retries=0``) because the agent's ``ErrorRecoveryStrategy`` decides (by default it
+    retries 429, 529, 5xx, timeouts and dropped connections with jittered backoff, honouring
+    ``retry-after``); every failure is raised as an ``agent_core.errors.LlmError``.
+    ``timeout`` (seconds) bounds connecting and each wait for data, so a stalled stream fails
+    instead of hanging; ``first_byte_timeout`` bounds how long a streamed answer may take to
+    start, so an API that accepts the connection and then hangs fails in seconds, not
+    minutes (an unstreamed answer arrives all at once: only ``timeout`` applies to it).
 
     ``LlmRequest.temperature`` is not sent unless ``send_temperature=True``: the API version
     this SDK speaks (2026-10-21) answers 400 to any sampling parameter. Turn it on only for
@@ -63,15 +72,20 @@ class AnthropicLlmService(LlmService):
         api_key: str | None = None,
         base_url: str | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        first_byte_timeout: float = DEFAULT_FIRST_BYTE_TIMEOUT,
         max_retries: int = 0,
         send_temperature: bool = False,
         default_headers: dict[str, str] | None = None,
         observability_provider: ObservabilityProvider | None = None,
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
+        if timeout <= 0 or first_byte_timeout <= 0:
+            raise ValueError("timeout and first_byte_timeout must be positive (seconds)")
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.first_byte_timeout = min(first_byte_timeout, timeout)
         self.send_temperature = send_temperature
         self._tracer = Tracer(observability_provider)
         with translated_errors():  # a broken credentials profile fails here
@@ -112,9 +126,7 @@ class AnthropicLlmService(LlmService):
         self._check_credentials()
         assembler = StreamAssembler()
         with translated_errors():
-            stream = await self._client.messages.create(
-                **self._params(request), extra_body=self._extra_body(request), stream=True
-            )
+            stream = await self._open_stream(request)
             async with stream:
                 async for event in stream:
                     if (chunk := assembler.feed(event)) is not None:
@@ -122,6 +134,18 @@ class AnthropicLlmService(LlmService):
         if (chunk := assembler.close()) is not None:
             yield chunk
         await self._record_usage(assembler.usage)
+
+    async def _open_stream(self, request: LlmRequest) -> Any:
+        """The streamed response, once it starts (within ``first_byte_timeout``)."""
+        try:
+            async with asyncio.timeout(self.first_byte_timeout):
+                return await self._client.messages.create(
+                    **self._params(request), extra_body=self._extra_body(request), stream=True
+                )
+        except TimeoutError as error:
+            raise LlmTimeoutError(
+                f"The model did not start answering within {self.first_byte_timeout:g} s."
+            ) from error
 
     async def validate_tools(self, tools: list[ToolSchema]) -> list[str]:
         """Names must match ``^[a-zA-Z0-9_-]{1,64}$`` and be unique; schemas must be objects."""

@@ -4,9 +4,10 @@ Test your agent against Claude's protocol without a key or a network: point the 
 ``anthropic`` SDK (or ``AnthropicLlmService``) at ``fake.base_url``. Each
 ``POST /v1/messages`` takes the next scripted entry: a ``Reply`` (text and tool-use blocks,
 sent as JSON or as the SSE event stream depending on the request's ``stream`` flag), a
-``StatusError`` (status, error body, headers) or a ``RawStream`` (bytes sent verbatim as
-``text/event-stream``). Every request is recorded, so tests assert on the exact body the
-client sent.
+``StatusError`` (status, error body, headers), a ``RawStream`` (bytes sent verbatim as
+``text/event-stream``), a ``Hang`` (nothing at all until released: a hung API) or a ``Drop``
+(the connection closed without an answer: a reset). Every request is recorded, so tests
+assert on the exact body the client sent.
 
 >>> import asyncio
 >>> from agent_core.llm.anthropic import AnthropicLlmService
@@ -307,7 +308,28 @@ class RawStream:
     body: bytes
 
 
-Entry = Reply | StatusError | RawStream
+@dataclass
+class Hang:
+    """Accept the request and answer nothing until ``release`` is set (or the fake closes),
+    then drop the connection: an API that hangs.
+
+    >>> Hang().release.is_set()
+    False
+    """
+
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Drop:
+    """Close the connection without an answer, as a reset connection does.
+
+    >>> Drop()
+    Drop()
+    """
+
+
+Entry = Reply | StatusError | RawStream | Hang | Drop
 
 
 @dataclass
@@ -383,6 +405,12 @@ class FakeAnthropic:
                 await _error(response, entry)
             case RawStream(body=raw):
                 await response.send(200, SSE_HEADERS, raw)
+            case Hang(release=release):
+                self._held.append(release)
+                await release.wait()
+                raise ConnectionResetError("FakeAnthropic: a hung request, released")
+            case Drop():
+                raise ConnectionResetError("FakeAnthropic: a scripted reset")
             case Reply() if body.get("stream"):
                 await self._stream(response, entry, model, self.cache.usage(body))
             case Reply():

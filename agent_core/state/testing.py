@@ -55,10 +55,15 @@ def _answers_ping(port: int) -> bool:
 
 
 class RedisServer:
-    """One ``redis-server`` process on 127.0.0.1; ``stop`` / ``start`` keep the same port."""
+    """One ``redis-server`` process on 127.0.0.1; ``stop`` / ``start`` keep the same port.
+    ``persistent=True`` keeps the data across a restart (an append-only file synced on
+    every write), as an outage that loses no data does."""
 
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(
+        self, directory: Path, port: int | None = None, *, persistent: bool = False
+    ) -> None:
         self.directory = directory
+        self.persistent = persistent
         self.port = port or free_port()
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -76,7 +81,8 @@ class RedisServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         command = [
             REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
-            "--save", "", "--appendonly", "no", "--dir", str(self.directory),
+            "--save", "", "--appendonly", "yes" if self.persistent else "no",
+            "--appendfsync", "always", "--dir", str(self.directory),
             "--daemonize", "no", "--logfile", str(self.directory / "redis.log"),
         ]  # fmt: skip
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL)

@@ -173,18 +173,20 @@ class RunSqlTool(Tool[RunSqlArgs]):
         return "\n".join(lines)
 
     def table_component(self, sql: str, result: SqlResult) -> UiComponent:
-        note = result.row_note()
+        note, total = result.row_note(), f"{result.total_rows:,}"
         if not result.columns:
             text = f"Statement ran; {result.rows_affected} row(s) affected."
             return UiComponent(
                 rich_component=DataFrameComponent.from_records([], title=text, description=sql),
                 simple_component=SimpleTextComponent(text=text),
             )
+        # how many rows are shown is the renderer's to say (its table may hold fewer)
+        inexact = None if result.total_is_exact else f"The query has more than {total} rows."
         table = DataFrameComponent.from_records(
             result.records(),
             columns=result.columns,
             title="Query results",
-            description=f"{note[0].upper()}{note[1:]}",
+            description=inexact,
             total_rows=result.total_rows,
             max_rows_displayed=self.max_rows,
         )

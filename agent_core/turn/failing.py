@@ -1,4 +1,11 @@
-"""``fail``: the turn's outer error handler. Nothing of a failed turn is saved."""
+"""``fail``: the turn's outer error handler.
+
+Of a failed turn only the question is kept: the stored conversation gets the user's message,
+marked ``unanswered``, and a short assistant note that it was not answered, so "try again"
+(or "and in March?") reaches a model that knows what was asked. Whatever the turn did after
+the question (tool calls, partial text) is rolled back. A refusal before the conversation
+was read (a quota, a permission) keeps nothing.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +18,16 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.config import UiFeature
+from agent_core.conversations import Message
 from agent_core.errors import AgentError, LlmError, StateUnavailableError
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState
 from agent_core.turn.status import closing_components
 
 logger = logging.getLogger("threadline.agent")
+
+UNANSWERED = "unanswered"
+"""``Message.metadata`` flag of a question whose turn failed."""
 
 
 def public_error_message(error: Exception, request_id: str) -> str:
@@ -36,11 +47,21 @@ def public_error_message(error: Exception, request_id: str) -> str:
             return f"Something went wrong while answering (reference {request_id[:8]})."
 
 
-async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentStream:
-    """The outer error handler: log, trace, error card, admin-only detail, re-enable input.
+def error_card(error: Exception, message: str) -> StatusCardComponent:
+    """The card the asker sees, titled for what happened: ``AgentError`` (a quota, a
+    permission, a configuration the agent refuses) says why the turn was not answered.
 
-    Nothing of the failed turn is saved: the stored conversation stays as it was.
+    >>> card = error_card(AgentError("You have reached your limit."), "You have reached...")
+    >>> card.title, card.status
+    ('Not answered', 'error')
     """
+    title = "Not answered" if isinstance(error, AgentError) else "Could not answer"
+    return StatusCardComponent(title=title, status="error", description=message)
+
+
+async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentStream:
+    """The outer error handler: log, trace, keep the question, error card, admin-only
+    detail, re-enable input."""
     logger.error("turn %s failed", state.request_id, exc_info=error)
     async with deps.tracer.span(
         "agent.send_message.error", error_type=type(error).__name__,
@@ -50,8 +71,8 @@ async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentS
             "agent.error.count", 1, "count", {"error_type": type(error).__name__}
         )
     message = public_error_message(error, state.request_id)
-    card = StatusCardComponent(title="Error", status="error", description=message)
-    yield UiComponent.of(card, message)
+    await keep_question(deps, state, message)
+    yield UiComponent.of(error_card(error, message), message)
     if state.can(UiFeature.TOOL_ERROR) and not isinstance(error, AgentError):
         detail = f"{type(error).__name__}: {error}"
         yield UiComponent.of(
@@ -61,3 +82,25 @@ async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentS
         )
     for component in closing_components("error", message):
         yield component
+
+
+async def keep_question(deps: TurnDeps, state: TurnState, told: str) -> None:
+    """Store the conversation as it was plus the question, marked unanswered, and a note of
+    what the asker was told. Never raises: the state may be what failed."""
+    conversation = state.conversation
+    if conversation is None or state.saved or not deps.config.auto_save_conversations:
+        return
+    asked = conversation.messages[state.committed_messages : state.committed_messages + 1]
+    if not asked or asked[0].role != "user":
+        return
+    question = asked[0].model_copy(update={"metadata": {**asked[0].metadata, UNANSWERED: True}})
+    kept = conversation.snapshot()
+    kept.messages = [*conversation.messages[: state.committed_messages], question,
+                     Message(role="assistant", content=f"(Not answered: {told})")]  # fmt: skip
+    try:
+        await deps.conversation_store.update_conversation(kept)
+    except Exception as problem:  # e.g. the state is down: the question is lost, said once
+        logger.warning("turn %s: the unanswered question was not kept (%s)",
+                       state.request_id, type(problem).__name__)  # fmt: skip
+        return
+    state.saved = True

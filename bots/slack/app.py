@@ -6,8 +6,9 @@ State (``agent_core.state``): conversations, memory, turns, installations and ca
 in SQLite files in ``THREADLINE_DATA_DIR`` by default, in Redis when ``REDIS_URL`` is set
 (required for ``--processes N``), in memory with ``--ephemeral``.
 
-Transports: HTTP mode serves ``POST /slack/events`` (events, commands and interactions; bolt
-verifies the signature), ``GET /healthz`` (the state backend's health: 503 while it is
+Transports: HTTP mode serves ``POST /slack/events`` (events, commands and interactions: the
+signature is checked and the payload's shape read before bolt sees it, and no request gets
+a 5xx: ``bots.slack.ingress``), ``GET /healthz`` (the state backend's health: 503 while it is
 down), ``GET /metrics`` (Prometheus) and, for multi-workspace apps, ``GET /slack/install`` +
 ``GET /slack/oauth_redirect``. Socket Mode needs no public URL: the app token opens a
 WebSocket to Slack; the HTTP server then only serves health, metrics and the OAuth pages
@@ -112,14 +113,10 @@ def build_web_app(bot: SlackBot) -> web.Application:
     from aiohttp import web
     from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 
+    from bots.slack.ingress import handle_events
+
     async def events(request: web.Request) -> web.Response:
-        if not request.headers.get("X-Slack-Request-Timestamp", "").isdigit():
-            return web.Response(status=401)  # unsigned, or a timestamp bolt cannot parse
-        try:
-            bolt_request = await to_bolt_request(request)
-        except ValueError:  # a body that is not the JSON / form it claims to be
-            return web.Response(status=400)
-        return await to_aiohttp_response(await bot.app.async_dispatch(bolt_request))
+        return await handle_events(bot, request)  # every answer < 500 (bots.slack.ingress)
 
     async def healthz(request: web.Request) -> web.Response:
         health = await bot.state.health()

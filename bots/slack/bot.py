@@ -21,9 +21,15 @@ recorded with the turn in one atomic step, so Slack's retries, and a mention Sla
 delivers as a plain ``message``, are dropped on any process. Events that are not turns are
 deduplicated with ``state.dedupe``.
 
-When the state backend is down the delivery is still acked and the asker is told plainly
-that Threadline is temporarily unavailable; nothing else changes, and the next delivery
-after the backend returns is answered as usual.
+When the state backend is down the delivery is still acked and the asker of every message
+that would have been answered is told plainly that Threadline is temporarily unavailable:
+mentions, DMs, commands, and follow-ups in threads the bot takes part in (this process's
+memory of them, else Slack's own record of the thread). A retry of a delivery already told
+is not told twice (``bots.outage.RecentDeliveries``). The next delivery after the backend
+returns is answered as usual.
+
+A listener that fails (a payload bolt accepted but a converter found malformed, a bug) is
+logged once and its delivery acknowledged: Slack would only retry it.
 """
 
 from __future__ import annotations
@@ -35,11 +41,13 @@ from typing import Any
 
 import aiohttp
 from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.notices import UNAVAILABLE
 from adapters.slack.context import (
     PRIVATE_THREAD,
+    MalformedPayload,
     action_context,
     asker_id,
     assistant_thread_context,
@@ -50,6 +58,7 @@ from adapters.slack.context import (
     home_context,
     is_from_person,
     mention_in_thread,
+    message_event,
     message_text,
     reply_thread,
     workspace_of,
@@ -62,6 +71,7 @@ from adapters.slack.controls import (
     stop_request_of,
 )
 from adapters.slack.elements import ACTION_BUTTON
+from adapters.slack.history import bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.slot import AnswerSlot
@@ -69,6 +79,7 @@ from adapters.slack.threads import ThreadMembership
 from agent_core.errors import StateUnavailableError
 from agent_core.state import State, StateSettings, build_state
 from bots.agents import ServedAgent
+from bots.outage import RecentDeliveries
 from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
 from bots.slack.metrics import SlackMetrics
 from bots.slack.settings import SlackSettings
@@ -119,6 +130,8 @@ class SlackBot:
             flush_interval=settings.flush_interval,
         )  # fmt: skip
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
+        self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
+        """Deliveries told "temporarily unavailable" lately (a retry is not told twice)."""
         self._own_session = False
         self._register()
 
@@ -175,17 +188,42 @@ class SlackBot:
         try:
             await self.turns.accept(queued, dedupe_key=dedupe_key)
         except StateUnavailableError as error:
-            self._unavailable(client, queued, error)
+            self._unavailable(client, queued, error, dedupe_key)
 
     def _unavailable(
-        self, client: AsyncWebClient, queued: QueuedTurn, error: StateUnavailableError
+        self,
+        client: AsyncWebClient,
+        queued: QueuedTurn,
+        error: StateUnavailableError,
+        delivery: str | None = None,
     ) -> None:
+        """Tell the asker the state is down (after the ack), once per delivery."""
         log.warning("slack: could not accept a turn from %s: %s", queued.owner, error)
+        if delivery is not None and not self.told_unavailable.first(delivery):
+            self.metrics.duplicates.inc()  # Slack's retry of a delivery already told
+            return
         self.metrics.turns.labels(outcome="unavailable").inc()
         self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
 
+    async def _unavailable_if_in_thread(
+        self, client: AsyncWebClient, queued: QueuedTurn, error: StateUnavailableError,
+        delivery: str,
+    ) -> None:
+        """A thread reply while the state is down: told only when the bot takes part in the
+        thread (as this process remembers, else as Slack's record of the thread says)."""
+        meta = queued.context
+        channel, thread = str(meta["channel_id"]), str(meta["thread_id"])
+        joined = self.threads.joined_here(queued.team, channel, thread) or await bot_in_thread(
+            client, channel=channel, thread_ts=thread, bot_user_id=queued.bot_user_id
+        )
+        if joined:
+            self._unavailable(client, queued, error, delivery)
+
     async def _on_mention(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         self.metrics.events.labels(kind="app_mention").inc()
+        if message_event(body).user is None:  # an integration's: nobody to answer as
+            log.info("slack: a mention without a user (an integration's) was ignored")
+            return
         meta = event_context(body).metadata
         queued = QueuedTurn(
             context=meta,
@@ -196,7 +234,7 @@ class SlackBot:
         try:
             joined = await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
         except StateUnavailableError as error:
-            self._unavailable(context.client, queued, error)
+            self._unavailable(context.client, queued, error, delivery_key(body))
             return
         if joined:  # the first mention inside a human thread reads the thread
             queued.history_before_ts = mention_in_thread(body)
@@ -208,28 +246,33 @@ class SlackBot:
             return
         self.metrics.events.labels(kind="message").inc()
         meta = event_context(body).metadata
-        if not meta["is_dm"] and not await self._is_follow_up(body, meta, bot):
-            return
         queued = QueuedTurn(
             context=meta,
             text=message_text(body, bot),
             bot_user_id=bot,
             enterprise_install=bool(context.is_enterprise_install),
         )
+        if not meta["is_dm"]:
+            try:
+                if not await self._is_follow_up(body, meta, bot):
+                    return
+            except StateUnavailableError as error:  # the Web API says if it is for us
+                work = self._unavailable_if_in_thread(
+                    context.client, queued, error, delivery_key(body)
+                )
+                self.turns.background(work)
+                return
         await self._accept(context.client, queued, delivery_key(body))
 
     async def _is_follow_up(
         self, body: dict[str, Any], meta: Mapping[str, Any], bot: str | None
     ) -> bool:
-        """A message in a thread the bot takes part in (a mention is answered as one)."""
+        """A message in a thread the bot takes part in (a mention is answered as one).
+        Raises ``StateUnavailableError`` when the shared cache cannot tell."""
         thread_ts = reply_thread(body, bot)
         if thread_ts is None:
             return False
-        try:
-            return await self.threads.contains(meta["workspace_id"], meta["channel_id"], thread_ts)
-        except StateUnavailableError as error:  # cannot tell whether it is for us: stay quiet
-            log.warning("slack: thread message not checked (%s)", error)
-            return False
+        return await self.threads.contains(meta["workspace_id"], meta["channel_id"], thread_ts)
 
     async def _on_command(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
         self.metrics.events.labels(kind="command").inc()
@@ -358,5 +401,14 @@ class SlackBot:
     async def _ignore(self) -> None:
         return None
 
-    async def _on_error(self, error: Exception, body: dict[str, Any]) -> None:
-        log.error("slack: listener failed for %s", body.get("type"), exc_info=error)
+    async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse:
+        """A listener failed: say so once (its kind and the problem, never the payload) and
+        acknowledge the delivery, since Slack would only retry it."""
+        kind = body.get("type") if isinstance(body, dict) else None
+        if isinstance(error, MalformedPayload):
+            log.warning("slack: dropped a malformed %s (%s)", kind, str(error)[:200])
+            self.metrics.dropped.labels(reason="malformed").inc()
+        else:
+            log.error("slack: listener failed for %s", kind, exc_info=error)
+            self.metrics.dropped.labels(reason="failed").inc()
+        return BoltResponse(status=200, body="")

@@ -3,11 +3,14 @@ what ``manifest.yml`` asks for (``BOT_SCOPES``)."""
 
 from __future__ import annotations
 
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from bots.checks import Check
 from bots.slack.settings import BOT_SCOPES, SlackSettings
+
+UNREACHABLE: tuple[type[BaseException], ...] = (*SLACK_FAILURES, OSError)
 
 
 async def checks(settings: SlackSettings) -> list[Check]:
@@ -21,12 +24,11 @@ async def checks(settings: SlackSettings) -> list[Check]:
     try:
         response = await client.auth_test()
     except SlackApiError as error:
-        code = error.response.get("error") if isinstance(error.response.data, dict) else None
         return [Check.failed(
-            "Slack bot token", f"auth.test says {code or error.response.status_code}: check "
+            "Slack bot token", f"auth.test says {slack_failure(error)}: check "
             "SLACK_BOT_TOKEN (Slack app settings > OAuth & Permissions > Bot User OAuth Token)",
         )]  # fmt: skip
-    except (SlackClientError, OSError) as error:
+    except UNREACHABLE as error:
         return [Check.failed("Slack API reachable", f"{type(error).__name__}: {error}")]
     found = [Check.passed("Slack bot token", f"{response.get('user')} in {response.get('team')}")]
     granted = response.headers.get("x-oauth-scopes") or response.headers.get("X-OAuth-Scopes")

@@ -33,6 +33,18 @@ class SlackMetrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.refused = Counter(
+            "threadline_slack_refused",
+            "Requests refused before verification (unsigned, stale, bad signature), by status",
+            ["status"],
+            registry=self.registry,
+        )
+        self.dropped = Counter(
+            "threadline_slack_dropped",
+            "Signed deliveries acknowledged but not served (malformed, unreadable, failed)",
+            ["reason"],
+            registry=self.registry,
+        )
         self.active_turns = Gauge(
             "threadline_slack_active_turns", "Turns running now", registry=self.registry
         )

@@ -19,6 +19,9 @@ whichever process's worker picks it up; the queue keeps the turns of one thread 
   the reply, then propagates, so the turn stays pending and is run again elsewhere.
 - **Shutdown** (``drain``): no new turns are taken; the ones this process holds finish and
   complete first (``DrainingTurnQueue``), so a rolling restart re-runs nothing.
+- **State outage mid-turn**: what the turn posted while Redis was down could not be recorded;
+  it is kept in this process and recorded as soon as Redis is back (``bots.outage``), so the
+  re-run that follows takes back the partial answer and the notice, on any process.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.outage import record_when_back
 from bots.slack.clients import WorkspaceClients
 from bots.slack.metrics import SlackMetrics
 
@@ -163,6 +167,9 @@ class SlackTurns:
         self._worker: asyncio.Task[None] | None = None
         self._intake: DrainingTurnQueue | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._recorders: set[asyncio.Task[None]] = set()
+        self._unrecorded: dict[str, PostedMessages] = {}
+        """Posts of turns the state could not record (an outage), by turn id."""
 
     # --- ingress ------------------------------------------------------------------------------
 
@@ -226,6 +233,8 @@ class SlackTurns:
         and stay queued: another process (or the next start) runs them again."""
         if self._intake is not None:
             await self._intake.drain(timeout=timeout)
+        for recorder in set(self._recorders):  # best effort: the state is still down
+            recorder.cancel()
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.cancel()
@@ -277,6 +286,8 @@ class SlackTurns:
             await turn.record(**messages.as_progress())
 
         previous = PostedMessages.from_progress(turn.progress)
+        if (kept := self._unrecorded.get(turn.id)) is not None:
+            previous = previous.merged(kept)
         target = queued.target(thread_ts=previous.thread_ts, turn_id=turn.id)
         return queued, client, AnswerSlot(client, target, posted=previous, on_posted=posted)
 
@@ -309,11 +320,27 @@ class SlackTurns:
             outcome = "stopped"
             raise
         finally:
+            self._keep_unrecorded(turn.id, slot)
             self._running -= 1
             self._finished.set()
             self.metrics.active_turns.dec()
             self.metrics.turn_seconds.observe(time.monotonic() - started)
             self.metrics.turns.labels(outcome=outcome).inc()
+
+    def _keep_unrecorded(self, turn_id: str, slot: AnswerSlot) -> None:
+        """What the turn posted but could not record: kept here, recorded once the state
+        is back (the re-run after an outage then takes it back)."""
+        if not slot.unrecorded:
+            self._unrecorded.pop(turn_id, None)
+            return
+        self._unrecorded[turn_id] = slot.current
+        task = asyncio.create_task(self._record_later(turn_id, slot))
+        self._recorders.add(task)
+        task.add_done_callback(self._recorders.discard)
+
+    async def _record_later(self, turn_id: str, slot: AnswerSlot) -> None:
+        if await record_when_back(slot, within=60 * self.queue.claim_after, what="slack"):
+            self._unrecorded.pop(turn_id, None)
 
     async def _reply(
         self, turn: Turn, queued: QueuedTurn, client: AsyncWebClient, slot: AnswerSlot

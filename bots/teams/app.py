@@ -1,9 +1,9 @@
 """``threadline teams``: run the Teams bot (``/api/messages``, ``/healthz``, ``/metrics``).
 
 ``run`` goes settings -> state -> bot (``bots.teams.bot``) -> transport: ``web_app(bot)`` is
-the aiohttp application, thin on purpose (parse the request, hand it to the bot, answer with
-what it says). Prometheus ``/metrics`` and ``/healthz`` (red while the state backend is down)
-sit beside ``/api/messages``.
+the aiohttp application, thin on purpose (``bots.teams.ingress`` reads the request, hands it
+to the bot and answers with what it says, never with a 5xx). Prometheus ``/metrics`` and
+``/healthz`` (red while the state backend is down) sit beside ``/api/messages``.
 
 Configuration comes from the environment; see ``bots.teams.settings`` for every variable.
 The minimum for a real tenant is ``MicrosoftAppId`` + ``MicrosoftAppPassword`` (multi-tenant),
@@ -28,7 +28,6 @@ import argparse
 import logging
 import os
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -175,29 +174,10 @@ def web_app(bot: ThreadlineTeamsBot) -> web.Application:
     the bot opens with the application and closes with it."""
     from aiohttp import web
 
-    from bots.teams.bot import MalformedActivity
+    from bots.teams.ingress import handle_messages
 
     async def messages(request: web.Request) -> web.StreamResponse:
-        started = time.perf_counter()
-        try:
-            body = await _parse(request)
-            status, answer = await bot.process_activity(
-                body, request.headers.get("Authorization", "")
-            )
-        except web.HTTPException as refusal:
-            bot.metrics.refused.labels(status=str(refusal.status)).inc()
-            raise
-        except PermissionError as error:
-            bot.metrics.refused.labels(status="401").inc()
-            raise web.HTTPUnauthorized() from error
-        except MalformedActivity as error:
-            bot.metrics.refused.labels(status="400").inc()
-            raise web.HTTPBadRequest(text="malformed activity") from error
-        finally:
-            bot.metrics.ack_seconds.observe(time.perf_counter() - started)
-        if answer is None and status == 201:
-            return web.Response(status=201)
-        return web.json_response(answer, status=status)
+        return await handle_messages(bot, request)  # every answer < 500 (bots.teams.ingress)
 
     async def healthz(request: web.Request) -> web.Response:
         """200 when turns can be accepted; 503 while the state backend (Redis) is down."""
@@ -226,17 +206,3 @@ def web_app(bot: ThreadlineTeamsBot) -> web.Application:
     app.on_cleanup.append(closed)
     return app
 
-
-async def _parse(request: web.Request) -> dict[str, Any]:
-    """The activity a request carries, or the HTTP error that refuses it."""
-    from aiohttp import web
-
-    if "application/json" not in request.headers.get("Content-Type", ""):
-        raise web.HTTPUnsupportedMediaType(text="expected application/json")
-    try:
-        body = await request.json()
-    except ValueError as error:
-        raise web.HTTPBadRequest(text="body is not JSON") from error
-    if not isinstance(body, dict) or not isinstance(body.get("type"), str):
-        raise web.HTTPBadRequest(text="not an activity")
-    return body

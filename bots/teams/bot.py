@@ -6,7 +6,8 @@ botbuilder's ``CloudAdapter`` authenticates the request (with the fixes of
 ``activity.id`` in the same step) and answered ``201``; a worker on any process answers it
 (``bots.teams.turns``). Invokes (card buttons, Stop, feedback, file consent) are answered
 within the request. While the state backend (Redis) is down, Teams still gets its answer (so
-it does not redeliver forever) and the user is told plainly (``adapters.notices``).
+it does not redeliver forever) and the user is told plainly (``adapters.notices``), once per
+activity however often it is redelivered.
 
 The bot is handed its agent, settings and the stores it shares with other processes (the
 defaults keep everything in this process); ``bots.teams.app`` serves it over HTTP::
@@ -39,6 +40,7 @@ from adapters.teams.connector import TeamsConnector
 from adapters.teams.context import (
     Wire,
     asker_id,
+    delivery_key,
     message_text,
     request_context,
     teams_conversation_id,
@@ -53,6 +55,7 @@ from adapters.teams.controls import (
 )
 from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
+from adapters.teams.payloads import MalformedPayload, read_activity
 from adapters.teams.slot import AnswerSlot
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.feedback import Feedback
@@ -61,6 +64,7 @@ from agent_core.state.health import StateHealth
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
 from bots.agents import ServedAgent
+from bots.outage import RecentDeliveries
 from bots.teams.botbuilder import (
     GuardedAuthentication,
     check_version,
@@ -78,17 +82,19 @@ from bots.teams.turns import TeamsTurns
 logger = logging.getLogger(__name__)
 
 
-class MalformedActivity(ValueError):
+class MalformedActivity(MalformedPayload):
     """The request body is JSON but not an activity botbuilder can read (HTTP 400)."""
 
 
 @dataclass
 class _Exchange:
-    """The request being handled: its parsed body and, for invokes, the answer to send."""
+    """The request being handled: its parsed body and, for invokes, the answer to send;
+    ``authenticated`` once botbuilder has let it through."""
 
     body: dict[str, Any]
     status: int | None = None
     response: Any = None
+    authenticated: bool = False
 
 
 _EXCHANGE: contextvars.ContextVar[_Exchange | None] = contextvars.ContextVar(
@@ -153,6 +159,8 @@ class ThreadlineTeamsBot:
         self.pool = pool if pool is not None else ConnectorPool()
         self.deliveries = deliveries if deliveries is not None else MemoryKeyValueStore()
         self.files = files if files is not None else FileOffers()
+        self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
+        """Activities told "temporarily unavailable" lately (a redelivery is not told twice)."""
         self._health = health
         configuration = settings.botbuilder_configuration()
         self.authentication = GuardedAuthentication(
@@ -210,16 +218,26 @@ class ThreadlineTeamsBot:
 
         Returns the HTTP status and JSON body to answer with; raises ``PermissionError`` when
         the request is not authenticated, ``MalformedActivity`` when it is not an activity.
-        Transport-free, so any web framework can host it.
+        Once authenticated, nothing raises: an activity that cannot be served is answered
+        200 and dropped (logged once, no connector call). Transport-free, so any web
+        framework can host it.
         """
         exchange = _Exchange(body)
         token = _EXCHANGE.set(exchange)
         try:
             try:
                 activity = Activity().deserialize(body)
-            except DeserializationError as error:
+            except (DeserializationError, ValueError, TypeError, AttributeError) as error:
                 raise MalformedActivity("malformed activity") from error
             invoke = await self.adapter.process_activity(auth_header, activity, self.on_turn)
+        except PermissionError:
+            raise
+        except Exception as error:
+            if not exchange.authenticated:  # botbuilder could not read it: refused, no effect
+                raise MalformedActivity(f"unreadable activity ({type(error).__name__})") from error
+            logger.error("dropped an activity: its handler failed", exc_info=error)
+            self.metrics.dropped.labels(reason="failed").inc()
+            return 200, None
         finally:
             _EXCHANGE.reset(token)
         if exchange.status is not None:
@@ -231,11 +249,21 @@ class ThreadlineTeamsBot:
     async def on_turn(self, turn_context: TurnContext) -> None:
         """What botbuilder calls for each authenticated activity: the handler of its type."""
         exchange = _EXCHANGE.get()
+        if exchange is not None:
+            exchange.authenticated = True
         activity: Wire = exchange.body if exchange else wire_activity(turn_context.activity)
         kind = str(activity.get("type") or "")
         self.metrics.activities.labels(type=kind).inc()
         handler = self._handlers.get(kind)
         if handler is None:
+            return
+        try:
+            read_activity(activity)
+        except MalformedPayload as problem:  # authenticated, but nothing to act on
+            logger.warning("dropped a malformed activity (%s)", str(problem)[:200])
+            self.metrics.dropped.labels(reason="malformed").inc()
+            if exchange is not None:
+                exchange.status, exchange.response = 200, None
             return
         try:
             await handler(turn_context, activity, exchange)
@@ -265,7 +293,7 @@ class ThreadlineTeamsBot:
     async def _on_invoke(
         self, turn_context: TurnContext, activity: Wire, exchange: _Exchange | None
     ) -> None:
-        status, body = 501, None
+        status, body = 200, None  # an invoke the bot does not offer: acknowledged, not a 5xx
         if (feedback := feedback_of(activity)) is not None:
             if await self._first_delivery(activity):
                 await self._record(activity, feedback)
@@ -314,6 +342,12 @@ class ThreadlineTeamsBot:
         """The state is down: Teams still gets its answer (no endless redelivery), the user
         is told plainly (an invoke in its response, a message by a reply)."""
         logger.error("could not accept a %s activity: %s", activity.get("type"), error)
+        key = delivery_key(activity)
+        if key is not None and not self.told_unavailable.first(key):
+            self.metrics.duplicates.inc()  # a redelivery of an activity already told
+            if exchange is not None and activity.get("type") == "invoke":
+                exchange.status, exchange.response = 200, card_action_response(UNAVAILABLE)
+            return
         self.metrics.unavailable.inc()
         if activity.get("type") == "invoke":
             if exchange is not None:

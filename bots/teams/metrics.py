@@ -31,6 +31,12 @@ class TeamsMetrics:
             ["status"],
             registry=self.registry,
         )
+        self.dropped = Counter(
+            "threadline_teams_dropped",
+            "Authenticated activities acknowledged but not served (malformed, failed)",
+            ["reason"],
+            registry=self.registry,
+        )
         self.duplicates = Counter(
             "threadline_teams_duplicates",
             "Redelivered activities dropped",

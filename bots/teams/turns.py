@@ -18,6 +18,10 @@ nothing is posted twice; after ``max_attempts`` runs the user is told plainly th
 answer was interrupted (``adapters.notices.INTERRUPTED``). ``answered`` is recorded last, so
 a run whose only loss was the queue's completion does nothing again.
 
+State outage mid-turn: a message posted while Redis was down could not be recorded; it is
+kept in this process and recorded as soon as Redis is back (``bots.outage``), so the run
+that follows answers into it (the partial answer or the notice) instead of beside it.
+
 Stop: Teams' own Stop on a stream (403) ends the turn on the process streaming it; the Stop
 button of a group chat's progress card reaches any process and goes through
 ``request_stop`` to the process running the turn (only the asker's click is honoured).
@@ -51,6 +55,7 @@ from agent_core.errors import StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
 from bots.agents import ServedAgent
+from bots.outage import record_when_back
 from bots.teams.metrics import TeamsMetrics
 from bots.teams.outbound import Outbound
 
@@ -95,6 +100,9 @@ class TeamsTurns:
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._recorders: set[asyncio.Task[None]] = set()
+        self._unrecorded: dict[str, PostedMessage] = {}
+        """Messages of turns the state could not record (an outage), by turn id."""
         self._accepted = self._finished = self._running = 0
         self._changed = asyncio.Event()
 
@@ -179,8 +187,23 @@ class TeamsTurns:
         async def posted(message: PostedMessage) -> None:
             await turn.record(**message.as_progress())
 
-        previous = PostedMessage.from_progress(turn.progress)
+        previous = self._unrecorded.get(turn.id) or PostedMessage.from_progress(turn.progress)
         return connector, AnswerSlot(connector, ref, posted=previous, on_posted=posted)
+
+    def _keep_unrecorded(self, turn_id: str, slot: AnswerSlot) -> None:
+        """The message the turn posted but could not record: kept here, recorded once the
+        state is back (the run after an outage then answers into it)."""
+        if not slot.unrecorded or slot.current is None:
+            self._unrecorded.pop(turn_id, None)
+            return
+        self._unrecorded[turn_id] = slot.current
+        task = asyncio.create_task(self._record_later(turn_id, slot))
+        self._recorders.add(task)
+        task.add_done_callback(self._recorders.discard)
+
+    async def _record_later(self, turn_id: str, slot: AnswerSlot) -> None:
+        if await record_when_back(slot, within=60 * self._queue.claim_after, what="teams"):
+            self._unrecorded.pop(turn_id, None)
 
     async def _reply(self, turn: Turn) -> str:
         activity: Mapping[str, Any] = turn.payload["activity"]
@@ -210,6 +233,8 @@ class TeamsTurns:
             except Exception:
                 logger.exception("teams turn %s in %s failed", turn.id, thread_key(activity))
                 return "failed"
+            finally:
+                self._keep_unrecorded(turn.id, slot)
             await reply.finish()
         if slot.current is not None:
             await self._remember_answer(ref, slot.current.id, turn.id)
@@ -277,6 +302,8 @@ class TeamsTurns:
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
             await asyncio.wait(set(self._tasks), timeout=remaining)
         self._closing = True
+        for recorder in set(self._recorders):  # best effort: the state is still down
+            recorder.cancel()
         worker, self._worker = self._worker, None
         pending = [*self._tasks, *([worker] if worker else [])]
         for task in pending:

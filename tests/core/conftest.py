@@ -14,6 +14,7 @@ import pytest
 
 from agent_core import (
     Agent,
+    ErrorRecoveryStrategy,
     InMemoryAgentMemory,
     RequestContext,
     ScriptedLlmService,
@@ -56,6 +57,9 @@ def make_agent(agent_kind: str) -> Callable[..., Agent]:
             registry.register_local_tool(tool, groups)
         kwargs.setdefault("user_resolver", StaticUserResolver(user))
         kwargs.setdefault("agent_memory", InMemoryAgentMemory())
+        # these tests script LLM failures and expect them at once; the default strategy's
+        # retries have tests of their own (tests/llm/test_default_recovery.py)
+        kwargs.setdefault("error_recovery_strategy", ErrorRecoveryStrategy())
         cls: type[Agent] = Agent
         if agent_kind == "graph":
             from agent_core.graph import GraphAgent

@@ -43,16 +43,32 @@ async def stored(store: MemoryConversationStore, user: User = USER) -> list[Mess
     return conversation.messages if conversation else []
 
 
-async def test_failed_turn_commits_nothing(make_agent: Callable[..., Agent]) -> None:
+async def test_failed_turn_keeps_only_the_question_marked_unanswered(
+    make_agent: Callable[..., Agent],
+) -> None:
+    """Issue 17 (was: a failed turn commits nothing, so "try again" reached a model that
+    never saw the question): the question is kept, marked unanswered, with a note of what
+    the asker was told; the failed turn's tool steps are not."""
     store = MemoryConversationStore()
     llm = ScriptedLlmService(["first answer", ScriptedResponse.tool("echo", {"text": "x"}),
-                              LlmServerError("down")])
+                              LlmServerError("down"), "the answer to the second"])
     agent = make_agent(llm, tools=[(EchoTool(), [])], conversation_store=store)
     await collect(agent, "first")
     before = await stored(store)
     out = await collect(agent, "second")
     assert content(out)[-1].rich_component.status == "error"  # type: ignore[attr-defined]
-    assert await stored(store) == before
+    after = await stored(store)
+    assert after[: len(before)] == before
+    question, note = after[len(before) :]
+    assert (question.role, question.content, question.metadata) == (
+        "user", "second", {"unanswered": True}
+    )
+    assert note.role == "assistant" and note.content.startswith("(Not answered: The AI service")
+    assert_valid(after)
+    await collect(agent, "try again")
+    assert [m.content for m in llm.requests[-1].messages if m.role == "user"] == [
+        "first", "second", "try again"
+    ]
 
 
 class Blocking(EchoTool):

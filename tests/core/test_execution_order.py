@@ -120,7 +120,8 @@ async def test_llm_error_order_and_components(make_agent: Callable[..., Agent]) 
     log = Recorder()
     agent = recorded_agent(make_agent, log, [LlmServerError("boom")])
     components = await collect(agent, "hello")
-    assert log.calls == [*OPENING, "filter", "enhance_user_messages", "before_llm", "llm"]
+    # issue 17: the unanswered question is kept ("save"), so "try again" works
+    assert log.calls == [*OPENING, "filter", "enhance_user_messages", "before_llm", "llm", "save"]
     assert types_of(components)[-3:] == ["status_card", "status_bar_update", "chat_input_update"]
     card = components[-3].rich_component
     assert card.status == "error"  # type: ignore[attr-defined]

@@ -263,3 +263,56 @@ async def pids_serving(session: aiohttp.ClientSession, bot: BotProcess, *, at_le
         except aiohttp.ClientError:
             await asyncio.sleep(0.05)  # a restarting process, polled with a deadline
     return seen
+
+
+async def test_a_redelivery_during_an_outage_is_told_once(
+    fake: FakeBotConnector, session: aiohttp.ClientSession, private_redis: RedisServer,
+    key_prefix: str, demo_dir: Path, tmp_path: Path,
+) -> None:
+    """Issue 17: Teams redelivers an activity it thinks was lost; during an outage each
+    redelivery posted another "temporarily unavailable" reply."""
+    env = bot_environment(fake, private_redis.url, key_prefix, demo_dir)
+    async with running_bots(session, env, tmp_path, count=1) as (bot,):
+        private_redis.stop()
+        lost, other = question(fake, user="aad-bo", user_name="Bo Berg"), question(fake)
+        for activity in (lost, lost, lost, other):
+            assert await bot.post(session, fake, activity) == 201
+        await fake.wait_for(lambda c: c.activity_id == other["id"] and c.text == UNAVAILABLE,
+                            timeout=WAIT)  # fmt: skip
+        told = [c for c in fake.calls if c.activity_id == lost["id"] and c.text == UNAVAILABLE]
+        assert len(told) == 1
+        assert await bot.metric(session, "threadline_teams_duplicates_total") == 2
+        private_redis.start()
+
+
+async def test_hostile_and_malformed_activities_get_no_5xx_and_no_reply(
+    fake: FakeBotConnector, session: aiohttp.ClientSession, redis_url: str,
+    key_prefix: str, demo_dir: Path, tmp_path: Path,
+) -> None:
+    """Issue 17: a real ``threadline teams`` process. Before authentication: bodies that are
+    not JSON, nested too deep, in an unknown charset (400 / 415, no effect). Authenticated:
+    activities without ``serviceUrl``, ``from`` or ``conversation`` are acknowledged and
+    dropped (they answered 500), and nothing is sent for them."""
+    env = bot_environment(fake, redis_url, key_prefix, demo_dir)
+    async with running_bots(session, env, tmp_path, count=1) as (bot,):
+        raw = [
+            (b'{"type": "message", "text": ', "application/json"),
+            (b'{"a":[' * 50_000 + b"1" + b"]}" * 50_000, "application/json"),
+            (b'{"type": "message"}', "application/json; charset=klingon"),
+            (b"\xff\xfe\x00", "application/json"),
+        ]
+        for body, content_type in raw:
+            async with session.post(bot.url + "/api/messages", data=body, headers={
+                "Content-Type": content_type, "Connection": "close"}) as response:
+                assert 400 <= response.status < 500
+        before = len(fake.calls)
+        for missing in ("serviceUrl", "from", "conversation"):
+            activity = {k: v for k, v in question(fake).items() if k != missing}
+            headers = {"Authorization": fake.sign(service_url=fake.url), "Connection": "close"}
+            async with session.post(bot.url + "/api/messages", json=activity,
+                                    headers=headers) as response:  # fmt: skip
+                assert response.status < 500
+        assert len(fake.calls) == before, bot.output()  # dropped in the request: no reply
+        asked = question(fake)
+        assert await bot.post(session, fake, asked) == 201  # still serving
+        await answered(fake, asked)

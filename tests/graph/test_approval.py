@@ -197,7 +197,10 @@ async def test_approval_without_a_checkpointer_fails_clearly() -> None:
     error = of_type(out, "status_card")[-1]
     assert error.status == "error" and "checkpointer" in error.description
     assert tool.executions == []
-    assert await stored(agent) == []
+    kept = await stored(agent)  # issue 17: only the question, marked unanswered, and a note
+    assert [(m.role, m.metadata.get("unanswered")) for m in kept] == [
+        ("user", True), ("assistant", None)
+    ]
 
 
 async def test_a_tool_the_user_may_not_use_is_refused_not_offered_for_approval(

@@ -54,6 +54,9 @@ async def test_result_reaches_people_and_the_llm(
 async def test_large_results_say_showing_n_of_m(
     shop_db: Path, make_context: ContextFactory
 ) -> None:
+    """Issue 17: the table's description said "Showing 100 of 400 rows" while the channel
+    showed 99 (Slack) or 16 (Teams) of them: how many rows are shown is now said by the
+    renderer alone; the description only says what the table cannot (an inexact total)."""
     tool = RunSqlTool(SqlAlchemyRunner.sqlite(shop_db), max_rows=25, llm_max_chars=300)
     result = await tool.execute(make_context(), RunSqlArgs(sql="SELECT * FROM sales"))
 
@@ -67,7 +70,7 @@ async def test_large_results_say_showing_n_of_m(
     table = result.ui_component.rich_component
     assert isinstance(table, DataFrameComponent)
     assert (len(table.rows), table.row_count, table.is_truncated) == (25, 72, True)
-    assert table.description == "Showing 25 of 72 rows"
+    assert table.description is None
     simple = result.ui_component.simple_component
     assert isinstance(simple, SimpleTextComponent)
     assert simple.text.endswith("(showing 25 of 72 rows (20 listed here))")

@@ -6,6 +6,7 @@ import pytest
 from botbuilder.schema import Activity
 
 from adapters.teams.context import (
+    MalformedPayload,
     conversation_type,
     message_text,
     request_context,
@@ -83,12 +84,13 @@ def test_tenant_falls_back_to_channel_data_and_type_to_is_group() -> None:
     assert conversation_type(activity) == "groupChat"
 
 
-def test_malformed_activity_yields_empty_fields_not_errors() -> None:
+def test_malformed_activity_is_refused_by_the_converter_and_read_safely_elsewhere() -> None:
+    """Issue 17: a malformed activity gave a context with an empty user id (a user nobody
+    is); the converter now refuses it with ``MalformedPayload`` (a ``ValueError``) naming
+    the field, and the small readers still never raise."""
     activity = {"type": "message", "from": "not-a-dict", "conversation": None, "entities": "x"}
-    context = request_context(activity)
-    assert context.metadata["workspace_id"] == ""
-    assert context.metadata["user_id"] == ""
-    assert "user_name" not in context.metadata
+    with pytest.raises(MalformedPayload, match="serviceUrl"):
+        request_context(activity)
     assert message_text(activity) == ""
     assert thread_key(activity) == "teams::"
 

@@ -272,11 +272,13 @@ async def test_requests_without_a_valid_signature_are_refused(
 
 
 async def test_malformed_json_with_a_valid_signature_does_nothing(tmp_path: Path) -> None:
-    """Regression: a body that is not JSON made the endpoint answer 500 (Slack retries)."""
+    """Regression: a body that is not JSON made the endpoint answer 500 (Slack retries).
+    Issue 17: a signed delivery that cannot be read is acknowledged (200: Slack would retry
+    a 400 too) and dropped, with no Web API call."""
     async with running_bot(tmp_path, []) as h:
         body = b'{"type": "event_callback", "event": {'
         response = await h.post(body, sign(body), "application/json")
-        assert response.status == 400
+        assert response.status == 200
         await h.idle()
         assert h.fake.calls == []
 
@@ -308,3 +310,17 @@ async def test_slash_command_name_is_configurable(tmp_path: Path) -> None:
         assert response.status == 200
         await h.idle()
         assert h.llm_questions() == ["hello"]
+
+
+async def test_an_integrations_mention_without_a_user_is_acked_and_ignored(
+    tmp_path: Path,
+) -> None:
+    """Regression (issue 17): an ``app_mention`` without ``user``, as integrations send it,
+    answered 500 and Slack retried it three times."""
+    async with running_bot(tmp_path, ["never"]) as h:
+        mention = {"type": "app_mention", "bot_id": "B9", "text": "<@UBOT> report",
+                   "ts": "30.0", "channel": "C1"}  # fmt: skip
+        response = await h.event(mention)
+        assert response.status == 200
+        await h.idle()
+        assert h.fake.methods() == [] and h.llm_questions() == []

@@ -248,10 +248,14 @@ async def test_card_action_invoke_runs_a_turn(monkeypatch: pytest.MonkeyPatch) -
         assert bot.llm.requests[0].messages[-1].content == "Show the weekly report"
 
 
-async def test_unknown_invoke_is_not_implemented(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_unknown_invoke_is_acknowledged_and_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 (was 501): no request gets a 5xx; an invoke the bot does not offer is
+    acknowledged and nothing is sent."""
     async with teams_bot(monkeypatch) as bot:
         response = await bot.post(bot.invoke("composeExtension/query", {"q": 1}))
-        assert response.status == 501
+        assert response.status == 200
+        await bot.host.turns.idle()
+        assert bot.fake.calls == []
 
 
 async def test_cut_table_is_offered_as_csv_in_a_personal_chat(
