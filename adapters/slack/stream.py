@@ -35,6 +35,7 @@ from typing import Self
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.notices import closing_note
 from adapters.slack.answer import AnswerStream
 from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import feedback_block, stop_message, task_chunk
@@ -53,11 +54,6 @@ from agent_core.components import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def closing_note(note: str) -> str:
-    """How a settled answer ends: ``closing_note("Stopped.") == "\\n\\n_(Stopped.)_"``"""
-    return f"\n\n_({note})_"
 
 
 class SlackReplyStream:

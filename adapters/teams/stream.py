@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from adapters.notices import closing_note
 from adapters.teams import activities, elements
 from adapters.teams.activities import Activity, Citation, ConversationRef
 from adapters.teams.answer import AnswerStream
@@ -304,10 +305,13 @@ class TeamsReplyStream:
         ]
 
     async def settle(self, note: str) -> None:
-        """End the answer early with ``note`` (``adapters.notices.STOPPED``) in place of what
-        was posted; nothing is posted when nothing was (the asker saw no answer begin)."""
+        """End the answer early: the text the asker already saw ends with ``note``
+        (``_(Stopped.)_``, as in Slack), or ``note`` alone replaces a progress card; nothing
+        is posted when nothing was (the asker saw no answer begin)."""
+        shown = self._writer.shown_text.rstrip() if self._writer is not None else ""
         await self.aclose()
-        await self.slot.settle(note, post_if_empty=False)
+        ending = f"{shown}{closing_note(note)}" if shown else note
+        await self.slot.settle(ending, post_if_empty=False)
 
     async def aclose(self) -> None:
         """Stop background sends (the turn ended or was cancelled)."""
