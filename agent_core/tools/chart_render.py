@@ -105,9 +105,7 @@ def render_chart_png(
                 axes.set_ylabel(chart.y_label)
             if len(chart.series) > 1:
                 axes.legend(frameon=False)
-        if chart.title:
-            axes.set_title(chart.title, loc="left", fontweight="bold")
-        figure.tight_layout()
+        figure.tight_layout()  # no title drawn: each channel shows it once, beside the image
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=dpi)
         return buffer.getvalue()

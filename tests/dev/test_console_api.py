@@ -61,9 +61,11 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     assert "Tidal Retail GmbH" in answer["text"] and answer["streaming"] is False
     assert [b["type"] for b in answer["blocks"]] == ["context_actions"]  # feedback buttons
     assert any(b["type"] == "table" for m in messages for b in m["blocks"])
-    [chart] = [f for m in messages for f in m["files"] if f["mimetype"] == "image/png"]
-    png = await console.client.get(chart["url"])
-    assert (await png.read()).startswith(b"\x89PNG")
+    [chart] = [b for m in messages for b in m["blocks"] if b["type"] == "data_visualization"]
+    assert chart["title"] == "Top 10 customers by revenue"  # native, long names cut to fit
+    kinds = [("answer" if m["streamed"] else m["blocks"][-1]["type"])
+             for m in sorted(messages, key=lambda m: float(m["ts"]))]
+    assert kinds[:3] == ["answer", "context", "data_visualization"]  # text, table, chart
 
     activities = [e["activity"] for e in events.teams_activities()]
     streamed = [a for a in activities if a["type"] == "typing" and a.get("entities")]
@@ -120,14 +122,21 @@ async def test_starter_ui_and_commands(console: Console) -> None:
         "text",
         "button_group",
     ]
+    # in a DM (an assistant thread) Slack shows the questions as its suggested prompts
+    [prompts] = [e for e in starter.of("slack") if e["op"] == "prompts"]
+    assert prompts["prompts"][0] == {"title": QUESTION, "message": QUESTION}
+    assert not any(b["type"] == "actions" for m in starter.slack_messages().values()
+                   for b in m["blocks"])
+    in_channel = await console.ask("", persona(ANA, "channel"), thread="1700000000.000200")
     buttons = [
         b
-        for m in starter.slack_messages().values()
+        for m in in_channel.slack_messages().values()
         for blk in m["blocks"]
         if blk["type"] == "actions"
         for b in blk["elements"]
     ]
-    assert buttons[0]["value"] == QUESTION
+    assert buttons[0]["value"] == QUESTION  # a channel has no suggested prompts: buttons
+    assert not [e for e in in_channel.of("slack") if e["op"] == "prompts"]
     card = starter.teams_activities()[-1]["activity"]["attachments"][0]["content"]
     assert card["actions"][0]["data"] == {"threadline_action": QUESTION}
 
