@@ -120,6 +120,7 @@ class TeamsReplyStream:
                 on_stop=self._stopped, on_posted=self.slot.posted,
             )
         self._texts: dict[str, str] = {}
+        self._fixed_texts: set[str] = set()  # text not written by the model (no AI label)
         self._cards: dict[str, elements.Element] = {}
         self._private_cards: dict[str, elements.Element] = {}
         self._citations: dict[str, Citation] = {}
@@ -177,6 +178,8 @@ class TeamsReplyStream:
             return  # private progress lines and citations are never shown to the room
         elif rendering.text is not None:
             self._texts[key] = rendering.text
+            if not getattr(component.rich_component, "generated", True):
+                self._fixed_texts.add(key)
         elif rendering.card is not None:
             self._cards[key] = rendering.card
             if rendering.csv is not None:
@@ -189,6 +192,12 @@ class TeamsReplyStream:
             shown = message_markdown(self.answer_text).text
             parts = text_parts(shown) if shown else []
             self._writer.set_text(parts[0] if parts else "")
+
+    @property
+    def _model_wrote(self) -> bool:
+        """Some of the answer's text came from the model (a command's answer did not)."""
+        return any(key not in self._fixed_texts for key, text in self._texts.items()
+                   if text.strip())  # fmt: skip
 
     @property
     def answer_text(self) -> str:
@@ -291,7 +300,7 @@ class TeamsReplyStream:
             text,
             [elements.attachment(c) for c in cards] + await self._file_offers(),
             citations=list(self._citations.values()),
-            ai_label=self._options.ai_label and bool(lifted.text),
+            ai_label=self._options.ai_label and bool(lifted.text) and self._model_wrote,
             feedback_loop=self._options.feedback_loop and bool(lifted.text),
         )
 
