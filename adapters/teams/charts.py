@@ -108,12 +108,12 @@ def native_chart(chart: ChartComponent) -> elements.Element | None:
             data = [{"legend": s.name, "values": _points(chart, s)} for s in series]
             return {"type": "Chart.Line", "data": data, **axes}
         case "pie" if len(series) == 1 and all((v or 0) >= 0 for v in series[0].values):
-            data = [
+            slices: list[dict[str, Any]] = [
                 {"legend": str(x), "value": float(v)}
                 for x, v in zip(chart.x, series[0].values, strict=False)
                 if v
             ]
-            return {"type": "Chart.Pie", "data": data} if data else None
+            return {"type": "Chart.Pie", "data": slices} if slices else None
     return None
 
 

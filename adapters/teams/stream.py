@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from adapters.notices import closing_note
+from adapters.number_format import number_locale
 from adapters.teams import activities, elements
 from adapters.teams.activities import Activity, Citation, ConversationRef
 from adapters.teams.answer import AnswerStream
@@ -167,7 +168,8 @@ class TeamsReplyStream:
         if self._halted:
             return
         key = component.id
-        rendering = render(component)
+        with number_locale(self._ref.locale):
+            rendering = render(component)
         if rendering is None or component.rich_component.lifecycle is ComponentLifecycle.REMOVE:
             self._forget(key)
         elif component.is_private:
@@ -177,9 +179,7 @@ class TeamsReplyStream:
                 self._private_cards[key] = elements.card([elements.text_block(rendering.text)])
             return  # private progress lines and citations are never shown to the room
         elif rendering.text is not None:
-            self._texts[key] = rendering.text
-            if not getattr(component.rich_component, "generated", True):
-                self._fixed_texts.add(key)
+            self._take_text(component, rendering.text)
         elif rendering.card is not None:
             self._cards[key] = rendering.card
             if rendering.csv is not None:
@@ -192,6 +192,11 @@ class TeamsReplyStream:
             shown = message_markdown(self.answer_text).text
             parts = text_parts(shown) if shown else []
             self._writer.set_text(parts[0] if parts else "")
+
+    def _take_text(self, component: UiComponent, text: str) -> None:
+        self._texts[component.id] = text
+        if not getattr(component.rich_component, "generated", True):
+            self._fixed_texts.add(component.id)
 
     @property
     def _model_wrote(self) -> bool:

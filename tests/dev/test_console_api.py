@@ -142,6 +142,10 @@ async def test_starter_ui_and_commands(console: Console) -> None:
 
     user_help = await console.ask("/help")
     assert "Admin commands" not in json.dumps(user_help.of("component"))
+    # a command's answer is not written by the model: no "AI generated" label (it had one)
+    assert "AIGeneratedContent" not in json.dumps(user_help.teams_activities())
+    answered = await console.ask(QUESTION, thread="1700000000.000300")
+    assert "AIGeneratedContent" in json.dumps(answered.teams_activities()[-1])
     admin_help = await console.ask("/help", ALEX)
     assert "Admin commands" in json.dumps(admin_help.slack_messages())
     denied = await console.ask("/status")
