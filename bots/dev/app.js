@@ -99,12 +99,13 @@
   }
 
   function addUserMessage(place, persona, text) {
-    for (const channel of ["slack", "teams"]) {
+    return ["slack", "teams"].map((channel) => {
       const el = messageShell(channel, persona.name, false);
       el.querySelector(".msg-body").innerHTML = channel === "slack" ? Md.mrkdwn(text) : Md.markdown(text);
       el.querySelector(".payload").remove();
       append(channel, place, el);
-    }
+      return el;
+    });
   }
 
   function note(place, text, kind = "info", channels = ["slack", "teams"]) {
@@ -114,6 +115,7 @@
       el.setAttribute("role", kind === "error" ? "alert" : "note");
       el.textContent = text;
       append(channel, place, el);
+      if (kind === "error") el.scrollIntoView({ block: "nearest" });
     }
   }
 
@@ -383,14 +385,15 @@
     const place = state.place;
     const who = persona();
     state.started[place] = true;
+    let shown = [];
     if (text.trim()) {
       marks.askedAt = Date.now();
       marks.firstText = {};
-      addUserMessage(place, who, text);
+      shown = addUserMessage(place, who, text);
     }
     setRunning({ place, turnId: null });
     try {
-      await answer(place, who, text);
+      if (!await answer(place, who, text)) shown.forEach((el) => el.remove());  // not sent
     } finally {
       setRunning(null);
       $("#input").focus();
@@ -401,7 +404,7 @@
     else if (!state.started[state.place]) ask("");  // switched place meanwhile: welcome
   }
 
-  // One turn: its events into both panes, or a clear note of why there was none.
+  // One turn: its events into both panes, or a clear note of why there was none (false).
   async function answer(place, who, text) {
     let response;
     try {
@@ -412,17 +415,18 @@
       });
     } catch (error) {  // no answer at all: the server is gone
       refused(place, text, `The console could not be reached (${error.message}). Is \`threadline dev\` still running?`);
-      return;
+      return false;
     }
     if (!response.ok) {
       refused(place, text, `The console refused this message: ${await refusal(response)}.`);
-      return;
+      return false;
     }
     try {
       await readEvents(response, (event, data) => dispatch(place, event, data));
     } catch (error) {
       refused(place, "", `The answer broke off (${error.message}). Is \`threadline dev\` still running?`);
     }
+    return true;
   }
 
   // What the server said was wrong ({"error": "..."}), in its own words.
