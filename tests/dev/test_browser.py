@@ -190,7 +190,8 @@ def page(request: pytest.FixtureRequest, tmp_path: Path, console: RunningConsole
 WATCH_RAW_MARKDOWN = """
 window.__raw = [];
 new MutationObserver(() => {
-  for (const el of document.querySelectorAll('.msg.streaming .bk-markdown, .msg.streaming .teams-text')) {
+  const live = '.msg.streaming .bk-markdown, .msg.streaming .teams-text';
+  for (const el of document.querySelectorAll(live)) {
     if (el.textContent.includes('**')) window.__raw.push(el.textContent);
   }
 }).observe(document.body, {subtree: true, childList: true, characterData: true});
