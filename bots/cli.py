@@ -256,7 +256,7 @@ def version() -> str:
 
 def _add_command(commands: Any, name: str, command: Command) -> None:
     sub: CommandParser = commands.add_parser(
-        name, help=command.summary, description=command.description,
+        name, help=command.summary, description=textwrap.fill(command.description, 88),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     sub.epilog_of = command

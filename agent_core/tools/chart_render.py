@@ -24,7 +24,10 @@ _render_lock = threading.Lock()
 @functools.cache
 def png_available() -> bool:
     """Whether matplotlib is installed (``pip install 'threadline[charts]'``)."""
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):  # a broken or half-removed install
+        return False
 
 _MAX_X_TICKS = 12
 

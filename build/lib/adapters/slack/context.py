@@ -1,0 +1,442 @@
+"""Pure converters from bolt payloads to the agent's ``RequestContext`` and thread key.
+
+Everything here reads the *signed* request body only (bolt verified it before any listener
+runs); who asks comes from its fields, never from the message text, so identity cannot be
+spoofed by what someone types::
+
+    event body (app_mention, message)  -> event_context(body), message_text(body, bot),
+                                          delivery_key(body), is_from_person, reply_thread
+    slash command body                 -> command_context(body, thread_ts=...),
+                                          command_question(body)
+    block_actions body (button clicks) -> action_context(body)
+    assistant_thread_started           -> assistant_thread_context(body)
+    app_home_opened                    -> home_context(body)
+    a context's metadata               -> reply_target(...): where its answer goes
+
+The metadata is an ``agent_core.channel.ChannelMetadata`` (the keys every channel fills)
+plus Slack's extras, prefixed ``slack_`` (``slack_enterprise_id``, ``slack_event_type``).
+``thread_key`` is the conversation id the agent stores history under:
+``slack:{team}:{channel}:{thread_ts}``; ``conversation_id(context)`` reads it from a context.
+``turn_key`` is the turn queue's ordering key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent_core.channel import ChannelMetadata, Platform
+from agent_core.users import RequestContext
+
+PLATFORM: Platform = "slack"
+PRIVATE_THREAD = "private"
+"""The thread id of private slash-command answers: one private conversation per channel."""
+PRIVATE_FLAGS = ("private", "-p", "--private")
+USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+"""Message subtypes a person writes (edits, joins and bot messages are not questions)."""
+
+_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+_LEADING_JUNK = re.compile(r"^[\s,:;.!-]+")
+
+
+def thread_key(team_id: str, channel_id: str, thread_ts: str) -> str:
+    """The conversation id of one Slack thread.
+
+    >>> thread_key("T1", "C1", "1700000000.000100")
+    'slack:T1:C1:1700000000.000100'
+    """
+    return f"slack:{team_id}:{channel_id}:{thread_ts}"
+
+
+def user_key(team_id: str, user_id: str) -> str:
+    """The ``User.id`` of one Slack user. ``user_key("T1", "U1") == "slack:T1:U1"``"""
+    return f"slack:{team_id}:{user_id}"
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    """Remove mentions of the bot (and the punctuation people type after them).
+
+    Without a known ``bot_user_id`` only a leading mention is removed.
+
+    >>> strip_mention("<@UBOT> what is up?", "UBOT")
+    'what is up?'
+    >>> strip_mention("hey <@UBOT|threadline>, and <@U2>?", "UBOT")
+    'hey, and <@U2>?'
+    >>> strip_mention("<@UBOT>: hi", None)
+    'hi'
+    """
+    if bot_user_id is None:
+        match = _MENTION.match(text.lstrip())
+        stripped = text.lstrip()[match.end() :] if match else text
+    else:
+        stripped = _MENTION.sub(lambda m: "" if m.group(1) == bot_user_id else m.group(0), text)
+        stripped = re.sub(r"\s+([,:;])", r"\1", stripped)
+        stripped = re.sub(r"(^|\s)[,:;](?=\s|$)", r"\1", stripped)
+    return re.sub(r"[ \t]{2,}", " ", _LEADING_JUNK.sub("", stripped)).strip()
+
+
+def workspace_of(body: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``(team_id, enterprise_id)`` of the installation a request belongs to.
+
+    Works for event bodies, slash commands (form fields) and interaction payloads.
+
+    >>> workspace_of({"team_id": "T1", "enterprise_id": "E1"})
+    ('T1', 'E1')
+    >>> workspace_of({"team": {"id": "T2"}, "enterprise": None})
+    ('T2', None)
+    """
+    team = body.get("team_id") or _id_of(body.get("team")) or ""
+    event = body.get("event")
+    if not team and isinstance(event, Mapping):
+        team = event.get("team") or ""
+    enterprise = body.get("enterprise_id") or _id_of(body.get("enterprise"))
+    return str(team), (str(enterprise) if enterprise else None)
+
+
+def _id_of(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        found = value.get("id")
+        return str(found) if found else None
+    return None
+
+
+def event_thread_ts(event: Mapping[str, Any]) -> str:
+    """The thread an event belongs to; a top-level message starts a thread at its own ts."""
+    return str(event.get("thread_ts") or event.get("ts") or event.get("event_ts") or "")
+
+
+def is_dm_event(event: Mapping[str, Any]) -> bool:
+    """True only for a message in the bot's own 1:1 DM (``channel_type`` ``im``).
+
+    A ``D...`` channel id alone is not enough: people's DMs with each other have such ids
+    too, and admin-only detail renders inline in a DM.
+    """
+    return event.get("channel_type") == "im"
+
+
+def _field(payload: Mapping[str, Any], key: str) -> Any:
+    """One JSON field of a signed payload; ``None`` (absent) leaves its key out of the context."""
+    return payload.get(key)
+
+
+def _event(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    event = body.get("event")
+    return event if isinstance(event, Mapping) else {}
+
+
+def delivery_key(body: Mapping[str, Any]) -> str:
+    """The delivery key of a message event: Slack's retries of it, and the ``app_mention``
+    Slack also delivers as a plain ``message``, share it.
+
+    >>> delivery_key({"team_id": "T1", "event": {"channel": "C1", "ts": "1.5"}})
+    'slack:message:T1:C1:1.5'
+    """
+    event = _event(body)
+    return f"slack:message:{workspace_of(body)[0]}:{event.get('channel')}:{event.get('ts')}"
+
+
+def message_text(body: Mapping[str, Any], bot_user_id: str | None) -> str:
+    """What a message or mention asks: its text without mentions of the bot.
+
+    >>> message_text({"event": {"text": "<@UBOT> how many?"}}, "UBOT")
+    'how many?'
+    """
+    return strip_mention(_event(body).get("text") or "", bot_user_id)
+
+
+def is_from_person(body: Mapping[str, Any], bot_user_id: str | None) -> bool:
+    """A message a person wrote: not an edit, a bot's message or the bot's own.
+
+    >>> is_from_person({"event": {"user": "U1", "text": "hi"}}, "UBOT")
+    True
+    >>> is_from_person({"event": {"user": "U1", "subtype": "message_changed"}}, "UBOT")
+    False
+    """
+    event = _event(body)
+    if event.get("subtype") not in USER_SUBTYPES or event.get("bot_id"):
+        return False
+    user = event.get("user")
+    return user is not None and user != bot_user_id
+
+
+def reply_thread(body: Mapping[str, Any], bot_user_id: str | None) -> str | None:
+    """The thread a message replies in, if any; None too for a mention of the bot (it is
+    answered as the mention).
+
+    >>> reply_thread({"event": {"thread_ts": "1.0", "text": "and then?"}}, "UBOT")
+    '1.0'
+    >>> reply_thread({"event": {"thread_ts": "1.0", "text": "<@UBOT> and?"}}, "UBOT")
+    """
+    event = _event(body)
+    thread_ts = event.get("thread_ts")
+    if not thread_ts or (bot_user_id and f"<@{bot_user_id}" in (event.get("text") or "")):
+        return None
+    return str(thread_ts)
+
+
+def mention_in_thread(body: Mapping[str, Any]) -> str | None:
+    """The ``ts`` of a mention posted inside a thread (the thread's earlier messages up to it
+    may give the question its context); None for a mention at the top level.
+
+    >>> mention_in_thread({"event": {"ts": "402.0", "thread_ts": "400.0"}})
+    '402.0'
+    """
+    event = _event(body)
+    return str(event.get("ts")) if event.get("thread_ts") else None
+
+
+def command_question(body: Mapping[str, Any]) -> tuple[bool, str]:
+    """``(private, question)`` of a slash command: ``/ask private how many?`` asks
+    privately.
+
+    >>> command_question({"text": "private how many?"}), command_question({"text": "how private?"})
+    ((True, 'how many?'), (False, 'how private?'))
+    """
+    text = str(body.get("text") or "").strip()
+    first, _, rest = text.partition(" ")
+    if first.lower() in PRIVATE_FLAGS:
+        return True, rest.strip()
+    return False, text
+
+
+def _context(metadata: ChannelMetadata, **slack: Any) -> RequestContext:
+    """The context of ``metadata`` and the Slack extras (``slack_``-prefixed); keys without a
+    value are left out."""
+    extras = {f"slack_{name}": value for name, value in slack.items()}
+    merged: dict[str, Any] = {**metadata, **extras}
+    return RequestContext(metadata={k: v for k, v in merged.items() if v is not None})
+
+
+def event_context(body: Mapping[str, Any]) -> RequestContext:
+    """The ``RequestContext`` of an ``app_mention`` / ``message`` event callback.
+
+    >>> ctx = event_context({"team_id": "T1", "event": {"type": "message",
+    ...     "channel_type": "im", "channel": "D1", "user": "U1", "ts": "5.0"}})
+    >>> (ctx.metadata["thread_id"], ctx.metadata["is_dm"], ctx.metadata["workspace_id"])
+    ('5.0', True, 'T1')
+    """
+    event: Mapping[str, Any] = body.get("event") or {}
+    team, enterprise = workspace_of(body)
+    profile = event.get("user_profile") or {}
+    name: Any = profile.get("display_name") or profile.get("real_name") or None
+    return _context(
+        ChannelMetadata(
+            platform=PLATFORM,
+            workspace_id=team,
+            user_id=_field(event, "user"),
+            user_name=name,
+            channel_id=_field(event, "channel"),
+            thread_id=event_thread_ts(event),
+            is_dm=is_dm_event(event),
+        ),
+        enterprise_id=enterprise,
+        event_type=event.get("type"),
+    )
+
+
+def command_context(body: Mapping[str, Any], *, thread_ts: str) -> RequestContext:
+    """The ``RequestContext`` of a slash command answered in ``thread_ts``.
+
+    >>> ctx = command_context({"team_id": "T1", "channel_id": "C1", "user_id": "U1",
+    ...     "user_name": "ana", "command": "/ask", "text": "hi"}, thread_ts="9.0")
+    >>> (ctx.metadata["command"], ctx.metadata["user_name"], ctx.metadata["is_dm"])
+    ('/ask', 'ana', False)
+    """
+    team, enterprise = workspace_of(body)
+    return _context(
+        ChannelMetadata(
+            platform=PLATFORM,
+            workspace_id=team,
+            user_id=_field(body, "user_id"),
+            user_name=_field(body, "user_name"),
+            channel_id=str(_field(body, "channel_id") or ""),
+            thread_id=thread_ts,
+            # a command may come from anyone's DM (with a colleague, say): never "the bot's DM"
+            is_dm=False,
+            is_private=thread_ts == PRIVATE_THREAD,
+            command=_field(body, "command"),
+        ),
+        enterprise_id=enterprise,
+    )
+
+
+def _action_thread(container: Mapping[str, Any], message: Mapping[str, Any]) -> Any:
+    thread = container.get("thread_ts") or message.get("thread_ts")
+    if not thread:  # a private (ephemeral) answer outside a thread, or a top-level message
+        thread = PRIVATE_THREAD if container.get("is_ephemeral") else None
+    return thread or container.get("message_ts") or message.get("ts")
+
+
+def action_context(body: Mapping[str, Any]) -> RequestContext:
+    """The ``RequestContext`` of a ``block_actions`` payload (a button click).
+
+    >>> ctx = action_context({"team": {"id": "T1"}, "user": {"id": "U2", "username": "bo"},
+    ...     "channel": {"id": "C1"}, "container": {"channel_id": "C1", "message_ts": "7.0",
+    ...     "thread_ts": "6.0"}})
+    >>> (ctx.metadata["user_id"], ctx.metadata["thread_id"])
+    ('U2', '6.0')
+    """
+    team, enterprise = workspace_of(body)
+    user: Mapping[str, Any] = body.get("user") or {}
+    container: Mapping[str, Any] = body.get("container") or {}
+    channel = _id_of(body.get("channel")) or container.get("channel_id") or ""
+    thread = _action_thread(container, _field(body, "message") or {})
+    return _context(
+        ChannelMetadata(
+            platform=PLATFORM,
+            workspace_id=team or _field(user, "team_id"),
+            user_id=_field(user, "id"),
+            user_name=_field(user, "username") or _field(user, "name"),
+            channel_id=channel,
+            thread_id=thread,
+            # only the bot posts non-ephemeral messages with buttons, so a D... channel
+            # here is the bot's own DM
+            is_dm=str(channel).startswith("D") and not _field(container, "is_ephemeral"),
+            # private only when the answer is (an ephemeral outside a thread); a click on
+            # an ephemeral in a thread is answered in the thread, where everyone sees it
+            is_private=thread == PRIVATE_THREAD,
+        ),
+        enterprise_id=enterprise,
+    )
+
+
+def assistant_thread_context(body: Mapping[str, Any]) -> RequestContext:
+    """The ``RequestContext`` of ``assistant_thread_started``: a new thread in the bot's
+    agent view (a DM with the bot).
+
+    >>> ctx = assistant_thread_context({"team_id": "T1", "event": {"assistant_thread": {
+    ...     "user_id": "U1", "channel_id": "D1", "thread_ts": "5.0"}}})
+    >>> (ctx.metadata["channel_id"], ctx.metadata["thread_id"], ctx.metadata["is_dm"])
+    ('D1', '5.0', True)
+    """
+    team, enterprise = workspace_of(body)
+    thread: Mapping[str, Any] = _field(body.get("event") or {}, "assistant_thread") or {}
+    return _context(
+        ChannelMetadata(
+            platform=PLATFORM,
+            workspace_id=team,
+            user_id=_field(thread, "user_id"),
+            channel_id=_field(thread, "channel_id"),
+            thread_id=_field(thread, "thread_ts"),
+            is_dm=True,
+        ),
+        enterprise_id=enterprise,
+    )
+
+
+HOME_THREAD = "home"
+"""The thread id of the Messages tab's welcome (it is posted top-level, in no thread)."""
+
+
+def home_context(body: Mapping[str, Any]) -> RequestContext | None:
+    """The ``RequestContext`` of ``app_home_opened`` on the Messages tab (the bot's DM);
+    ``None`` for the other tabs.
+
+    >>> ctx = home_context({"team_id": "T1", "event": {"type": "app_home_opened",
+    ...     "user": "U1", "channel": "D1", "tab": "messages"}})
+    >>> (ctx.metadata["user_id"], ctx.metadata["thread_id"], ctx.metadata["is_dm"])
+    ('U1', 'home', True)
+    >>> home_context({"team_id": "T1", "event": {"user": "U1", "tab": "home"}}) is None
+    True
+    """
+    team, enterprise = workspace_of(body)
+    event: Mapping[str, Any] = body.get("event") or {}
+    if event.get("tab") != "messages" or not event.get("user") or not event.get("channel"):
+        return None
+    return _context(
+        ChannelMetadata(
+            platform=PLATFORM,
+            workspace_id=team,
+            user_id=str(event["user"]),
+            channel_id=str(event["channel"]),
+            thread_id=HOME_THREAD,
+            is_dm=True,
+        ),
+        enterprise_id=enterprise,
+    )
+
+
+def conversation_id(context: RequestContext) -> str:
+    """The agent's conversation id (the thread key) of a context built by this module."""
+    meta = context.metadata
+    return thread_key(meta["workspace_id"], meta["channel_id"], meta["thread_id"])
+
+
+def asker_id(context: RequestContext) -> str:
+    """Who asked, as the turn queue knows its owner (only they may stop the turn).
+
+    >>> asker_id(RequestContext(metadata={"workspace_id": "T1", "user_id": "U1"}))
+    'T1:U1'
+    """
+    meta = context.metadata
+    return f"{meta.get('workspace_id', '')}:{meta.get('user_id', '')}"
+
+
+def turn_key(context: RequestContext, *, private: bool = False, opens_thread: bool = False) -> str:
+    """The turn queue's ordering key: the conversation (a private one per asker; public slash
+    commands, each opening a thread of its own, in order per asker and channel).
+
+    >>> ctx = RequestContext(metadata={"workspace_id": "T1", "channel_id": "C1",
+    ...                                "thread_id": "1.0", "user_id": "U1"})
+    >>> turn_key(ctx), turn_key(ctx, private=True), turn_key(ctx, opens_thread=True)
+    ('slack:T1:C1:1.0', 'slack:T1:C1:1.0:U1', 'slack:T1:C1:commands:U1')
+    """
+    meta = context.metadata
+    if opens_thread:
+        return f"slack:{meta['workspace_id']}:{meta['channel_id']}:commands:{meta['user_id']}"
+    key = conversation_id(context)
+    return f"{key}:{meta['user_id']}" if private else key
+
+
+@dataclass(frozen=True)
+class ReplyTarget:
+    """Where a turn answers: the thread, who asked, and how privately.
+
+    ``private`` sends everything only to the asker (a private slash command); then
+    ``response_url`` is the fallback when the bot is not in the channel.
+
+    >>> ReplyTarget(channel="C1", thread_ts="1.0", team_id="T1", user_id="U1").is_dm
+    False
+    """
+
+    channel: str
+    thread_ts: str
+    team_id: str
+    user_id: str
+    is_dm: bool = False
+    private: bool = False
+    response_url: str | None = None
+    turn_id: str | None = None
+    """The bot's turn this reply answers (named by the answer's feedback buttons)."""
+
+
+def reply_target(
+    context: RequestContext,
+    *,
+    thread_ts: str | None = None,
+    private: bool = False,
+    response_url: str | None = None,
+    turn_id: str | None = None,
+) -> ReplyTarget:
+    """Where the answer to ``context`` goes: its thread (or ``thread_ts``); privately when
+    ``private`` or when there is no thread (a slash command whose thread was never opened).
+
+    >>> ctx = RequestContext(metadata={"workspace_id": "T1", "channel_id": "C1",
+    ...                                "thread_id": "", "user_id": "U1"})
+    >>> reply_target(ctx).private, reply_target(ctx, thread_ts="5.0").private
+    (True, False)
+    """
+    meta = context.metadata
+    thread = thread_ts or str(meta.get("thread_id") or "")
+    return ReplyTarget(
+        channel=str(meta["channel_id"]),
+        thread_ts=thread or PRIVATE_THREAD,
+        team_id=str(meta["workspace_id"]),
+        user_id=str(meta["user_id"]),
+        is_dm=bool(meta.get("is_dm")),
+        private=private or not thread,
+        response_url=response_url,
+        turn_id=turn_id,
+    )

@@ -1,0 +1,221 @@
+"""The bot's own controls and stream chunks: feedback buttons, the Stop button, task updates,
+and the clicks on them.
+
+``feedback_block`` is the ``context_actions`` block with ``feedback_buttons`` every final
+answer carries; ``stop_message`` the "working… Stop" message of a long turn; ``task_chunk``
+turns task tracker updates and tool status cards into streamed ``task_update`` chunks.
+
+A click arrives as a signed ``block_actions`` payload; pure readers say what it means:
+
+    feedback buttons  -> feedback_of(body): the ``Feedback`` (the turn from the block id)
+    the Stop button   -> stop_request_of(body): the turn to stop
+    action buttons    -> button_message_of(body): the message to send on the clicker's behalf
+
+>>> feedback_block()["elements"][0]["type"]
+'feedback_buttons'
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    ButtonElement,
+    ContextActionsBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
+)
+
+from adapters.slack.context import action_context, conversation_id
+from adapters.slack.elements import ACTION_BUTTON, context
+from adapters.slack.limits import SlackMessage, pack_messages
+from adapters.slack.markdown import truncate
+from agent_core.components import (
+    ButtonGroupComponent,
+    RichComponent,
+    StatusCardComponent,
+    TaskTrackerUpdateComponent,
+)
+from agent_core.feedback import Feedback
+
+FEEDBACK_ACTION = "threadline_feedback"
+FEEDBACK_BLOCK = "threadline_feedback"
+STOP_ACTION = "threadline_stop"
+TASK_STATUS = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "running": "in_progress",
+    "completed": "complete",
+    "success": "complete",
+    "error": "error",
+    "failed": "error",
+}
+
+
+@functools.cache
+def _feedback_block() -> dict[str, Any]:
+    buttons = FeedbackButtonsElement(
+        action_id=FEEDBACK_ACTION,
+        positive_button=FeedbackButtonObject(
+            text="Good answer", accessibility_label="Mark this answer as good", value="positive"
+        ),
+        negative_button=FeedbackButtonObject(
+            text="Bad answer", accessibility_label="Mark this answer as bad", value="negative"
+        ),
+    )
+    return ContextActionsBlock(elements=[buttons]).to_dict()
+
+
+def feedback_block(turn_id: str | None = None) -> dict[str, Any]:
+    """The thumbs up / down ``context_actions`` block every final answer carries; its
+    ``block_id`` names the turn that answered, so a rating reaches that turn's memories.
+
+    Built (and validated) once; each call returns a copy the caller may change.
+
+    >>> feedback_turn(feedback_block("42")["block_id"])
+    '42'
+    """
+    block = copy.deepcopy(_feedback_block())
+    if turn_id:
+        block["block_id"] = f"{FEEDBACK_BLOCK}:{turn_id}"[:255]
+    return block
+
+
+def feedback_turn(block_id: object) -> str | None:
+    """The turn a feedback block rates (see ``feedback_block``), or None."""
+    prefix = f"{FEEDBACK_BLOCK}:"
+    if isinstance(block_id, str) and block_id.startswith(prefix) and len(block_id) > len(prefix):
+        return block_id[len(prefix) :]
+    return None
+
+
+def stop_message(turn_id: str) -> SlackMessage:
+    """The "working… Stop" message shown while a long turn runs; its button cancels the turn."""
+    stop = ButtonElement(text="Stop", action_id=STOP_ACTION, value=turn_id, style="danger")
+    blocks = [
+        *context(":hourglass_flowing_sand: Working on it…"),
+        ActionsBlock(elements=[stop]).to_dict(),
+    ]
+    return pack_messages(blocks, text="Working on it…")[0]
+
+
+def task_chunk(rich: RichComponent) -> dict[str, Any] | None:
+    """A streamed ``task_update`` chunk for task tracker updates and status cards."""
+    if isinstance(rich, TaskTrackerUpdateComponent):
+        task = rich.task
+        status = rich.status or (task.status if task else None)
+        title = task.title if task else rich.detail or "Task"
+        task_id = rich.task_id or (task.id if task else None)
+        if task_id is None or status is None:
+            return None
+        chunk: dict[str, Any] = {
+            "type": "task_update",
+            "id": task_id,
+            "title": truncate(title, 150),
+            "status": TASK_STATUS[status],
+        }
+        if rich.detail:
+            chunk["details"] = truncate(rich.detail, 500)
+        return chunk
+    if isinstance(rich, StatusCardComponent) and rich.status in TASK_STATUS:
+        chunk = {
+            "type": "task_update",
+            "id": rich.id,
+            "title": truncate(rich.title, 150),
+            "status": TASK_STATUS[rich.status],
+        }
+        if rich.description:
+            chunk["output" if chunk["status"] == "complete" else "details"] = truncate(
+                rich.description, 500
+            )
+        return chunk
+    return None
+
+
+# --- clicks on the controls ---------------------------------------------------------------------
+
+
+def _action(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The clicked element of a ``block_actions`` payload (bolt routes one at a time)."""
+    actions = body.get("actions") or [{}]
+    first = actions[0]
+    return first if isinstance(first, Mapping) else {}
+
+
+def feedback_of(body: Mapping[str, Any]) -> Feedback | None:
+    """The ``Feedback`` a click on an answer's feedback buttons gives, or None.
+
+    >>> feedback = feedback_of({"team": {"id": "T1"}, "user": {"id": "U1"},
+    ...     "channel": {"id": "C1"}, "container": {"message_ts": "7.0", "thread_ts": "6.0"},
+    ...     "actions": [{"action_id": "threadline_feedback", "value": "negative",
+    ...                  "block_id": "threadline_feedback:42"}]})
+    >>> feedback.conversation_id, feedback.message_id, feedback.positive, feedback.turn_id
+    ('slack:T1:C1:6.0', '7.0', False, '42')
+    """
+    action = _action(body)
+    if action.get("action_id") != FEEDBACK_ACTION:
+        return None
+    container: Mapping[str, Any] = body.get("container") or {}
+    message_ts = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
+    return Feedback(
+        conversation_id=conversation_id(action_context(body)),
+        message_id=str(message_ts),
+        positive=action.get("value") == "positive",
+        turn_id=feedback_turn(action.get("block_id")),
+    )
+
+
+def stop_request_of(body: Mapping[str, Any]) -> str | None:
+    """The turn a click on the Stop button asks to stop, or None.
+
+    >>> stop_request_of({"actions": [{"action_id": "threadline_stop", "value": "17-0"}]})
+    '17-0'
+    """
+    action = _action(body)
+    turn_id = action.get("value")
+    if action.get("action_id") != STOP_ACTION or not isinstance(turn_id, str) or not turn_id:
+        return None
+    return turn_id
+
+
+def button_message_of(body: Mapping[str, Any]) -> str | None:
+    """The message an action button sends on the clicker's behalf (``elements.action_buttons``),
+    or None for other clicks.
+
+    >>> button_message_of({"actions": [{"action_id": "threadline_button:0", "value": "Top?"}]})
+    'Top?'
+    """
+    action = _action(body)
+    if not str(action.get("action_id") or "").startswith(f"{ACTION_BUTTON}:"):
+        return None
+    return str(action.get("value") or "")
+
+
+MAX_SUGGESTED_PROMPTS = 4
+"""Slack shows at most four suggested prompts in an assistant thread."""
+
+
+def suggested_prompts(group: ButtonGroupComponent) -> list[dict[str, str]] | None:
+    """The buttons as Slack's suggested prompts (``assistant.threads.setSuggestedPrompts``)
+    when each one asks a question (it sends its own label, as the starter view's do) and
+    they fit; ``None`` when they are buttons of another kind.
+
+    >>> from agent_core.components import ButtonSpec
+    >>> ask = ButtonGroupComponent(buttons=[ButtonSpec(label="Top customers?",
+    ...                                                action="Top customers?")])
+    >>> suggested_prompts(ask)
+    [{'title': 'Top customers?', 'message': 'Top customers?'}]
+    >>> delete = ButtonGroupComponent(buttons=[ButtonSpec(label="Delete m1", action="/delete m1")])
+    >>> suggested_prompts(delete) is None
+    True
+    """
+    buttons = [b for b in group.buttons if not b.disabled]
+    if not buttons or len(buttons) > MAX_SUGGESTED_PROMPTS:
+        return None
+    if any(b.action != b.label or b.action.startswith("/") for b in buttons):
+        return None
+    return [{"title": truncate(b.label, 75), "message": b.action} for b in buttons]

@@ -1,0 +1,244 @@
+"""``SlackUserResolver``: who is asking, and in which groups, from the workspace itself.
+
+The user id comes from the signed payload (``RequestContext.metadata``), never from text.
+Name and email come from ``users.info``; groups are the handles of the workspace's user
+groups the user belongs to (``usergroups.list`` / ``usergroups.users.list``); ``admin`` is
+granted by a configured list of user ids or user-group handles (and optionally to workspace
+admins/owners). Every member gets ``user``; guests and people from other organisations get
+``guest`` instead. Lookups are cached with a TTL and invalidated by ``user_change``,
+``subteam_members_changed`` and ``subteam_updated``. With ``local_ttl`` set, lookups are
+also kept in this process for that long in front of a shared (Redis) cache, so a turn costs
+no cache round trip; another process's invalidation reaches this one within ``local_ttl``.
+A missing scope or a free plan
+without user groups logs once and yields fewer groups; it never fails the turn (the failed
+lookup is cached for ``failure_ttl`` so every turn does not repeat it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.context import user_key
+from agent_core.errors import AgentError
+from agent_core.state import KeyValueStore, MemoryKeyValueStore
+from agent_core.users import RequestContext, User, UserResolver
+
+log = logging.getLogger(__name__)
+
+ClientProvider = Callable[[str, str | None], Awaitable[AsyncWebClient]]
+"""``(team_id, enterprise_id) -> client`` holding that workspace's bot token."""
+
+MEMBER_GROUP = "user"
+GUEST_GROUP = "guest"
+ADMIN_GROUP = "admin"
+INVALIDATING_EVENTS = frozenset({"user_change", "subteam_members_changed", "subteam_updated"})
+
+
+def fixed_client(client: AsyncWebClient) -> ClientProvider:
+    """A provider that always returns ``client`` (single-workspace apps)."""
+
+    async def provide(team_id: str, enterprise_id: str | None) -> AsyncWebClient:
+        return client
+
+    return provide
+
+
+def _profile(user: Mapping[str, Any]) -> dict[str, Any]:
+    profile: Mapping[str, Any] = user.get("profile") or {}
+    return {
+        "name": profile.get("display_name")
+        or profile.get("real_name")
+        or user.get("real_name")
+        or user.get("name"),
+        "email": profile.get("email"),
+        "is_admin": bool(user.get("is_admin")),
+        "is_owner": bool(user.get("is_owner") or user.get("is_primary_owner")),
+        "is_guest": bool(
+            user.get("is_restricted") or user.get("is_ultra_restricted") or user.get("is_stranger")
+        ),
+        "team_id": user.get("team_id"),
+    }
+
+
+class SlackUserResolver(UserResolver):
+    """Resolves Slack users to ``User(id="slack:{team}:{user}")`` with workspace groups.
+
+    >>> client = AsyncWebClient(token="xoxb-test")
+    >>> resolver = SlackUserResolver(client, admin_users=["U1"], admin_groups=["ops"])
+    >>> resolver.ttl
+    300.0
+    """
+
+    def __init__(
+        self,
+        client: AsyncWebClient | ClientProvider,
+        *,
+        admin_users: Iterable[str] = (),
+        admin_groups: Iterable[str] = (),
+        workspace_admins_are_admins: bool = False,
+        cache: KeyValueStore | None = None,
+        ttl: float = 300.0,
+        failure_ttl: float = 60.0,
+        local_ttl: float = 0.0,
+    ) -> None:
+        self._client_for = fixed_client(client) if isinstance(client, AsyncWebClient) else client
+        self.admin_users = frozenset(admin_users)
+        self.admin_groups = frozenset(g.lstrip("@") for g in admin_groups)
+        self.workspace_admins_are_admins = workspace_admins_are_admins
+        self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=50_000)
+        self.ttl = float(ttl)
+        self.failure_ttl = min(self.ttl, float(failure_ttl))
+        self.local_ttl = min(self.failure_ttl, float(local_ttl))
+        self._local = MemoryKeyValueStore(max_entries=10_000) if self.local_ttl > 0 else None
+        self._warned: set[tuple[str, str]] = set()
+        self._loading: dict[str, asyncio.Future[Any]] = {}
+
+    async def resolve_user(self, request_context: RequestContext) -> User:
+        meta = request_context.metadata
+        team, user_id = meta.get("workspace_id"), meta.get("user_id")
+        if meta.get("platform") != "slack" or not team or not user_id:
+            raise AgentError("This request did not come from a verified Slack user.")
+        enterprise = meta.get("slack_enterprise_id")
+        client = await self._client_for(team, enterprise)
+        profile = await self._user_profile(client, team, user_id)
+        handles = await self._handles_of(client, team, user_id)
+        return User(
+            id=user_key(team, user_id),
+            username=profile.get("name") or meta.get("user_name"),
+            email=profile.get("email"),
+            metadata={
+                "platform": "slack",
+                "workspace_id": team,
+                "slack_enterprise_id": enterprise,
+                "slack_user_id": user_id,
+                "is_workspace_admin": profile.get("is_admin", False),
+                "is_workspace_owner": profile.get("is_owner", False),
+            },
+            group_memberships=self._groups(user_id, profile, handles),
+        )
+
+    def _groups(self, user_id: str, profile: Mapping[str, Any], handles: list[str]) -> list[str]:
+        groups = [GUEST_GROUP if profile.get("is_guest") else MEMBER_GROUP, *handles]
+        workspace_admin = profile.get("is_admin") or profile.get("is_owner")
+        if (
+            user_id in self.admin_users
+            or not self.admin_groups.isdisjoint(handles)
+            or (self.workspace_admins_are_admins and workspace_admin)
+        ):
+            groups.append(ADMIN_GROUP)
+        return list(dict.fromkeys(groups))
+
+    # --- lookups ------------------------------------------------------------------------------
+
+    def _degrade(self, team: str, what: str, error: SlackClientError) -> None:
+        reason = error.response.get("error") if isinstance(error, SlackApiError) else str(error)
+        level = logging.WARNING if (team, what) not in self._warned else logging.DEBUG
+        self._warned.add((team, what))
+        log.log(
+            level,
+            "slack identity: %s unavailable in workspace %s (%s); continuing with fewer "
+            "details. Add the scope (users:read, users:read.email, usergroups:read) or "
+            "ignore this on a free plan.",
+            what,
+            team,
+            reason,
+        )
+
+    async def _once(self, key: str, load: Callable[[], Awaitable[Any]]) -> Any:
+        """``cache[key]``, else ``load()`` - shared by concurrent callers (a burst of turns
+        after a restart makes one ``users.info`` call per user, not one per turn)."""
+        if self._local is not None and (kept := await self._local.get(key)) is not None:
+            return kept
+        cached = await self._cache.get(key)
+        if cached is None:
+            pending = self._loading.get(key)
+            if pending is None:
+                pending = self._loading[key] = asyncio.ensure_future(load())
+                pending.add_done_callback(lambda _: self._loading.pop(key, None))
+            cached = await asyncio.shield(pending)
+        if self._local is not None:
+            await self._local.set(key, cached, ttl=self.local_ttl)
+        return cached
+
+    async def _user_profile(
+        self, client: AsyncWebClient, team: str, user_id: str
+    ) -> dict[str, Any]:
+        key = f"slack:identity:user:{team}:{user_id}"
+        return dict(await self._once(key, lambda: self._load_profile(client, team, key, user_id)))
+
+    async def _load_profile(
+        self, client: AsyncWebClient, team: str, key: str, user_id: str
+    ) -> dict[str, Any]:
+        try:
+            response = await client.users_info(user=user_id)
+        except SlackClientError as error:
+            self._degrade(team, "users.info", error)
+            await self._cache.set(key, {}, ttl=self.failure_ttl)
+            return {}
+        profile = _profile(response.get("user") or {})
+        await self._cache.set(key, profile, ttl=self.ttl)
+        return profile
+
+    async def _handles_of(self, client: AsyncWebClient, team: str, user_id: str) -> list[str]:
+        members = await self._group_members(client, team)
+        return sorted(handle for handle, users in members.items() if user_id in users)
+
+    async def _group_members(self, client: AsyncWebClient, team: str) -> dict[str, list[str]]:
+        key = f"slack:identity:groups:{team}"
+        return dict(await self._once(key, lambda: self._load_groups(client, team, key)))
+
+    async def _load_groups(
+        self, client: AsyncWebClient, team: str, key: str
+    ) -> dict[str, list[str]]:
+        try:
+            members = await self._fetch_group_members(client)
+        except SlackClientError as error:
+            self._degrade(team, "user groups", error)
+            await self._cache.set(key, {}, ttl=self.failure_ttl)
+            return {}
+        await self._cache.set(key, members, ttl=self.ttl)
+        return members
+
+    @staticmethod
+    async def _fetch_group_members(client: AsyncWebClient) -> dict[str, list[str]]:
+        response = await client.usergroups_list(include_users=True)
+        members: dict[str, list[str]] = {}
+        for group in response.get("usergroups") or []:
+            handle = group.get("handle")
+            if not handle or group.get("date_delete"):
+                continue
+            users = group.get("users")
+            if users is None:
+                listed = await client.usergroups_users_list(usergroup=group["id"])
+                users = listed.get("users") or []
+            members[handle] = list(users)
+        return members
+
+    # --- invalidation -------------------------------------------------------------------------
+
+    async def _forget(self, key: str) -> None:
+        if self._local is not None:
+            await self._local.delete(key)
+        await self._cache.delete(key)
+
+    async def invalidate_user(self, team: str, user_id: str) -> None:
+        await self._forget(f"slack:identity:user:{team}:{user_id}")
+
+    async def invalidate_groups(self, team: str) -> None:
+        await self._forget(f"slack:identity:groups:{team}")
+
+    async def handle_event(self, team: str, event: Mapping[str, Any]) -> None:
+        """Drop cached identity an event made stale (``user_change`` / ``subteam_*``)."""
+        kind = event.get("type")
+        if kind == "user_change":
+            user: Mapping[str, Any] = event.get("user") or {}
+            if user.get("id"):
+                await self.invalidate_user(team, str(user["id"]))
+        elif kind in ("subteam_members_changed", "subteam_updated"):
+            await self.invalidate_groups(team)

@@ -1,0 +1,151 @@
+"""``KeyValueInstallationStore``: Slack installations (bot tokens) in Threadline's state.
+
+slack_sdk's ``AsyncInstallationStore`` over any ``KeyValueStore``: memory for tests, the
+SQLite ``state.records`` by default, Redis when several processes serve one app. Records
+are the objects' own ``__dict__`` (as slack_sdk's ``FileInstallationStore`` writes them),
+so ``Installation(**data)`` / ``Bot(**data)`` read them back. Pair it with bolt's own
+``AsyncInstallationStoreAuthorize(..., cache_enabled=True)`` so ``auth.test`` runs once per
+token per process, not once per event.
+
+While the state backend is unavailable (``StateUnavailableError``), lookups answer from
+the last copy this process read or wrote, so a Redis outage does not stop bolt from
+authorizing (and acknowledging) events of workspaces it has seen; writes still fail.
+"""
+
+from __future__ import annotations
+
+import logging
+from logging import Logger
+from typing import Any
+
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.installation_store.models.bot import Bot
+from slack_sdk.oauth.installation_store.models.installation import Installation
+
+from agent_core.errors import StateUnavailableError
+from agent_core.state import KeyValueStore
+
+
+def _workspace(
+    enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None
+) -> str:
+    team = "none" if is_enterprise_install else (team_id or "none")
+    return f"slack:install:{enterprise_id or 'none'}:{team}"
+
+
+class KeyValueInstallationStore(AsyncInstallationStore):
+    """Bot and installer records per workspace (and per installing user).
+
+    >>> import asyncio
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> store = KeyValueInstallationStore(MemoryKeyValueStore())
+    >>> asyncio.run(store.async_save(Installation(team_id="T1", user_id="U1", bot_token="xoxb-1",
+    ...                                           bot_id="B1", bot_user_id="UB1")))
+    >>> asyncio.run(store.async_find_bot(enterprise_id=None, team_id="T1")).bot_token
+    'xoxb-1'
+    """
+
+    def __init__(self, records: KeyValueStore, *, logger: Logger | None = None) -> None:
+        self._records = records
+        self._logger = logger or logging.getLogger(__name__)
+        self._last: dict[str, Any] = {}  # last copies, served while the backend is down
+
+    @property
+    def logger(self) -> Logger:
+        return self._logger
+
+    # --- records, with the outage fallback ---------------------------------------------------
+
+    async def _get(self, key: str) -> Any | None:
+        try:
+            value = await self._records.get(key)
+        except StateUnavailableError:
+            if key not in self._last:
+                raise
+            self._logger.warning("state unavailable: using this process's copy of %s", key)
+            return self._last[key]
+        self._last[key] = value
+        return value
+
+    async def _set(self, key: str, value: Any) -> None:
+        await self._records.set(key, value)
+        self._last[key] = value
+
+    async def _delete(self, key: str) -> None:
+        self._last.pop(key, None)
+        await self._records.delete(key)
+
+    # --- AsyncInstallationStore --------------------------------------------------------------
+
+    async def async_save(self, installation: Installation) -> None:
+        base = _workspace(
+            installation.enterprise_id, installation.team_id, installation.is_enterprise_install
+        )
+        await self.async_save_bot(installation.to_bot())
+        record = dict(installation.__dict__)
+        await self._set(f"{base}:installer", record)
+        user = installation.user_id or "none"
+        await self._set(f"{base}:installer:{user}", record)
+        users: list[str] = await self._get(f"{base}:users") or []
+        if user not in users:  # read-modify-write: only used to find records to delete
+            await self._set(f"{base}:users", [*users, user])
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        if bot.bot_token is None:
+            return
+        base = _workspace(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
+        await self._set(f"{base}:bot", dict(bot.__dict__))
+
+    async def async_find_bot(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None = False,
+    ) -> Bot | None:
+        data = await self._get(f"{_workspace(enterprise_id, team_id, is_enterprise_install)}:bot")
+        return None if data is None else Bot(**data)
+
+    async def async_find_installation(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        base = _workspace(enterprise_id, team_id, is_enterprise_install)
+        key = f"{base}:installer" if user_id is None else f"{base}:installer:{user_id}"
+        data: dict[str, Any] | None = await self._get(key)
+        if data is None:
+            return None
+        installation = Installation(**data)
+        latest = await self.async_find_bot(
+            enterprise_id=enterprise_id, team_id=team_id,
+            is_enterprise_install=is_enterprise_install,
+        )  # fmt: skip
+        if latest is not None and installation.bot_token != latest.bot_token:
+            # the workspace's bot token may be newer than this user's record (bolt #664)
+            installation.bot_id, installation.bot_user_id = latest.bot_id, latest.bot_user_id
+            installation.bot_token, installation.bot_scopes = latest.bot_token, latest.bot_scopes
+            installation.bot_refresh_token = latest.bot_refresh_token
+            installation.bot_token_expires_at = latest.bot_token_expires_at
+        return installation
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self._delete(f"{_workspace(enterprise_id, team_id, False)}:bot")
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
+    ) -> None:
+        base = _workspace(enterprise_id, team_id, False)
+        users: list[str] = await self._get(f"{base}:users") or []
+        doomed = users if user_id is None else [user_id]
+        for user in doomed:
+            await self._delete(f"{base}:installer:{user}")
+        remaining = [u for u in users if u not in doomed]
+        if remaining:
+            await self._set(f"{base}:users", remaining)
+        else:
+            await self._delete(f"{base}:users")
+            await self._delete(f"{base}:installer")

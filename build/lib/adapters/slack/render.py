@@ -1,0 +1,316 @@
+"""The Slack renderer: every ``UiComponent`` -> Block Kit messages (or a deliberate fallback).
+
+``SlackRenderer`` is the channel's ``adapters.render.ComponentRenderer``: one hook per
+component type it renders natively. ``render(component)`` (one shared renderer) returns the
+messages to post for one component version, each already validated through slack_sdk and
+within Slack's limits (see ``limits``). Components that are not messages return ``[]``:
+status and task tracker updates are shown by the reply stream (``assistant.threads.setStatus``,
+streamed ``task_update`` chunks: ``controls.task_chunk``) and UI-only components (chat input)
+are dropped. A rich type this module does not know falls back to its simple component.
+
+>>> from agent_core.components import NotificationComponent, UiComponent
+>>> note = NotificationComponent(message="Saved", level="success")
+>>> [m] = render(UiComponent(rich_component=note))
+>>> m.blocks[0]["type"], m.text
+('alert', 'Saved')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    AlertBlock,
+    ImageBlock,
+    MarkdownTextObject,
+    PlanBlock,
+    TaskCardBlock,
+)
+
+from adapters.details import readable
+from adapters.render import ComponentRenderer
+from adapters.slack.charts import render_chart
+from adapters.slack.controls import TASK_STATUS
+from adapters.slack.elements import (
+    action_buttons,
+    context,
+    dict_actions,
+    header,
+    markdown_blocks,
+    sections,
+    status_emoji,
+)
+from adapters.slack.limits import MAX_SECTION_TEXT, FileUpload, SlackMessage, pack_messages
+from adapters.slack.markdown import escape_mrkdwn, to_mrkdwn, truncate
+from adapters.slack.tables import render_dataframe
+from agent_core.components import (
+    ArtifactComponent,
+    BadgeComponent,
+    ButtonComponent,
+    ButtonGroupComponent,
+    CardComponent,
+    ChartComponent,
+    DataFrameComponent,
+    IconTextComponent,
+    LogViewerComponent,
+    NotificationComponent,
+    ProgressBarComponent,
+    ProgressDisplayComponent,
+    RichTextComponent,
+    SimpleComponent,
+    SimpleImageComponent,
+    SimpleLinkComponent,
+    SimpleTextComponent,
+    StatusBarUpdateComponent,
+    StatusCardComponent,
+    StatusIndicatorComponent,
+    TaskListComponent,
+    TaskTrackerUpdateComponent,
+    UiComponent,
+)
+from agent_core.components.images import png_from_data_uri
+
+
+class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
+    """Block Kit messages for each component type; see the module docstring.
+
+    Hooks not overridden (and rich types this module does not know) render the component's
+    simple form; status bar and task tracker updates render as no message (the reply stream
+    shows them), chat input updates are dropped (``ComponentRenderer``'s default).
+
+    >>> from agent_core.components import BadgeComponent
+    >>> [m] = SlackRenderer().render(UiComponent(rich_component=BadgeComponent(text="beta")))
+    >>> m.text
+    ':small_blue_diamond: `beta`'
+    """
+
+    def nothing(self) -> list[SlackMessage]:
+        return []
+
+    def simple(self, simple: SimpleComponent | None) -> list[SlackMessage]:
+        return render_simple(simple)
+
+    def on_text(self, text: RichTextComponent) -> list[SlackMessage]:
+        return render_text(text)
+
+    def on_card(self, card: CardComponent) -> list[SlackMessage]:
+        return _card(card)
+
+    def on_notification(self, note: NotificationComponent) -> list[SlackMessage]:
+        return _notification(note)
+
+    def on_status_card(self, card: StatusCardComponent) -> list[SlackMessage]:
+        return _status_card(card)
+
+    def on_progress_bar(self, bar: ProgressBarComponent) -> list[SlackMessage]:
+        return _progress(bar)
+
+    def on_progress_display(self, progress: ProgressDisplayComponent) -> list[SlackMessage]:
+        return _progress(progress)
+
+    def on_status_indicator(self, status: StatusIndicatorComponent) -> list[SlackMessage]:
+        return _one_line(f"{status_emoji(status.status)} {escape_mrkdwn(status.message)}")
+
+    def on_badge(self, badge: BadgeComponent) -> list[SlackMessage]:
+        return _one_line(f"{badge.icon or status_emoji(badge.variant)} `{badge.text}`")
+
+    def on_icon_text(self, icon: IconTextComponent) -> list[SlackMessage]:
+        return _one_line(f"{icon.icon} {escape_mrkdwn(icon.text)}")
+
+    def on_log_viewer(self, log: LogViewerComponent) -> list[SlackMessage]:
+        return _logs(log)
+
+    def on_task_list(self, tasks: TaskListComponent) -> list[SlackMessage]:
+        return _task_list(tasks)
+
+    def on_button(self, button: ButtonComponent) -> list[SlackMessage]:
+        return _buttons(button.label, [(button.label, button.action, button.variant)])
+
+    def on_button_group(self, group: ButtonGroupComponent) -> list[SlackMessage]:
+        specs = [(b.label, b.action, b.variant) for b in group.buttons if not b.disabled]
+        return _buttons("Options", specs)
+
+    def on_dataframe(self, table: DataFrameComponent) -> list[SlackMessage]:
+        return render_dataframe(table)
+
+    def on_chart(self, chart: ChartComponent) -> list[SlackMessage]:
+        return render_chart(chart)
+
+    def on_artifact(self, artifact: ArtifactComponent) -> list[SlackMessage]:
+        return _artifact(artifact)
+
+    def on_status_bar_update(self, bar: StatusBarUpdateComponent) -> list[SlackMessage]:
+        return []  # the status line (assistant.threads.setStatus), shown by the stream
+
+    def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> list[SlackMessage]:
+        return []  # task_update chunks of the streamed answer, shown by the stream
+
+
+_RENDERER = SlackRenderer()
+
+
+def render(component: UiComponent) -> list[SlackMessage]:
+    """The messages showing ``component`` (``[]`` when it is not shown as a message)."""
+    return _RENDERER.render(component)
+
+
+def render_text(text: RichTextComponent) -> list[SlackMessage]:
+    """Markdown as ``markdown`` blocks; plain text as escaped sections; code fenced."""
+    content = text.content
+    if text.code_language is not None:
+        return pack_messages(
+            markdown_blocks(f"```{text.code_language}\n{content}\n```"), text=content
+        )
+    if text.markdown:
+        return pack_messages(markdown_blocks(content), text=content)
+    return pack_messages(sections(escape_mrkdwn(content)), text=content)
+
+
+def _body(text: str, markdown: bool) -> str:
+    return to_mrkdwn(readable(text)) if markdown else escape_mrkdwn(text)
+
+
+def _card(card: CardComponent) -> list[SlackMessage]:
+    status = f"{status_emoji(card.status)} {card.status}" if card.status else None
+    blocks = [
+        header(f"{card.icon} {card.title}" if card.icon else card.title),
+        *context(status, escape_mrkdwn(card.subtitle) if card.subtitle else None),
+        *([] if card.collapsed else sections(_body(card.content, card.markdown))),
+        *dict_actions(card.actions),
+    ]
+    return pack_messages(blocks, text=f"{card.title}: {card.content}")
+
+
+def _notification(note: NotificationComponent) -> list[SlackMessage]:
+    title = f"*{escape_mrkdwn(note.title)}*\n" if note.title else ""
+    text = truncate(f"{title}{to_mrkdwn(note.message)}", MAX_SECTION_TEXT)
+    alert = AlertBlock(text=MarkdownTextObject(text=text), level=note.level).to_dict()
+    summary = f"{note.title}: {note.message}" if note.title else note.message
+    return pack_messages([alert, *dict_actions(note.actions)], text=summary)
+
+
+def _status_card(card: StatusCardComponent) -> list[SlackMessage]:
+    line = f"{card.icon or status_emoji(card.status)} *{escape_mrkdwn(card.title)}* · {card.status}"
+    details = [
+        f"*{escape_mrkdwn(str(k))}:* {escape_mrkdwn(str(v))}" for k, v in card.metadata.items()
+    ]
+    blocks = [
+        *sections(line + (f"\n{to_mrkdwn(card.description)}" if card.description else "")),
+        *([] if card.collapsed else context(*details[:10])),
+        *dict_actions(card.actions),
+    ]
+    summary = f"{card.title}: {card.status}" + (
+        f" ({card.description})" if card.description else ""
+    )
+    return pack_messages(blocks, text=summary)
+
+
+def progress_bar(value: float, width: int = 10) -> str:
+    """``progress_bar(0.5) == "▓▓▓▓▓░░░░░"``"""
+    filled = round(max(0.0, min(1.0, value)) * width)
+    return "▓" * filled + "░" * (width - filled)
+
+
+def _progress(p: ProgressBarComponent | ProgressDisplayComponent) -> list[SlackMessage]:
+    label = p.label or "Progress"
+    if isinstance(p, ProgressDisplayComponent) and p.indeterminate:
+        line = f":hourglass_flowing_sand: *{escape_mrkdwn(label)}*"
+    else:
+        percent = f" {round(p.value * 100)}%" if p.show_percentage else ""
+        line = f"*{escape_mrkdwn(label)}*\n`{progress_bar(p.value)}`{percent}"
+    description = getattr(p, "description", None)
+    if description:
+        line += f"\n{to_mrkdwn(description)}"
+    return pack_messages(sections(line), text=f"{label}: {round(p.value * 100)}%")
+
+
+def _one_line(mrkdwn: str) -> list[SlackMessage]:
+    return pack_messages(context(mrkdwn), text=mrkdwn)
+
+
+def _log_line(entry_ts: float, level: str, message: str, timestamps: bool) -> str:
+    stamp = dt.datetime.fromtimestamp(entry_ts, dt.UTC).strftime("%H:%M:%S ") if timestamps else ""
+    return f"{stamp}{level.upper():<7} {message}".replace("```", "'''")
+
+
+def _logs(logs: LogViewerComponent) -> list[SlackMessage]:
+    lines = [_log_line(e.timestamp, e.level, e.message, logs.show_timestamps) for e in logs.entries]
+    budget = MAX_SECTION_TEXT - 10
+    kept: list[str] = []
+    for line in reversed(lines):  # newest lines matter most; keep what fits
+        if sum(len(k) + 1 for k in kept) + len(line) + 1 > budget:
+            break
+        kept.insert(0, truncate(line, budget))
+    note = f"{len(lines) - len(kept)} earlier lines not shown" if len(kept) < len(lines) else None
+    body = "```\n" + "\n".join(kept) + "\n```" if kept else "_No log entries._"
+    blocks = [*sections(f"*{escape_mrkdwn(logs.title)}*"), *sections(body), *context(note)]
+    return pack_messages(blocks, text=f"{logs.title}: {len(lines)} lines")
+
+
+def _rich_text(text: str) -> dict[str, Any]:
+    return {
+        "type": "rich_text",
+        "elements": [{"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}],
+    }
+
+
+def _task_list(tasks: TaskListComponent) -> list[SlackMessage]:
+    cards = [
+        TaskCardBlock(
+            task_id=t.id,
+            title=truncate(t.title, 150),
+            status=TASK_STATUS[t.status],
+            details=_rich_text(truncate(t.description, 2000)) if t.description else None,
+        )
+        for t in tasks.tasks
+    ]
+    plan = PlanBlock(title=truncate(tasks.title, 150), tasks=cards).to_dict()
+    done = sum(t.status == "completed" for t in tasks.tasks)
+    return pack_messages([plan], text=f"{tasks.title}: {done}/{len(tasks.tasks)} done")
+
+
+def _buttons(summary: str, specs: Sequence[tuple[str, str, str | None]]) -> list[SlackMessage]:
+    blocks = action_buttons(specs)
+    return pack_messages(blocks, text=summary) if blocks else []
+
+
+_ARTIFACT_EXTENSIONS = {"html": "html", "svg": "svg", "markdown": "md", "json": "json"}
+
+
+def _artifact(artifact: ArtifactComponent) -> list[SlackMessage]:
+    title = artifact.title or "Artifact"
+    extension = _ARTIFACT_EXTENSIONS.get(artifact.artifact_type, "txt")
+    upload = FileUpload(
+        filename=f"{artifact.artifact_id}.{extension}",
+        content=artifact.content.encode(),
+        title=title,
+    )
+    blocks = [*sections(f"*{escape_mrkdwn(title)}*"), *context(artifact.description)]
+    return pack_messages(blocks, text=title, files=[upload])
+
+
+def render_simple(simple: SimpleComponent | None) -> list[SlackMessage]:
+    """The fallback for rich types without a Slack rendering."""
+    match simple:
+        case SimpleTextComponent():
+            return pack_messages(sections(escape_mrkdwn(simple.text)), text=simple.text)
+        case SimpleLinkComponent():
+            label = escape_mrkdwn(simple.text or simple.url)
+            return pack_messages(
+                sections(f"<{simple.url}|{label}>"), text=simple.text or simple.url
+            )
+        case SimpleImageComponent():
+            return _simple_image(simple)
+    return []
+
+
+def _simple_image(image: SimpleImageComponent) -> list[SlackMessage]:
+    alt = image.alt_text or "image"
+    png = png_from_data_uri(image.url)
+    if png is not None:
+        return [SlackMessage(text=alt, files=[FileUpload("image.png", png, alt, alt)])]
+    if image.url.startswith(("https://", "http://")) and len(image.url) <= 3000:
+        return pack_messages([ImageBlock(image_url=image.url, alt_text=alt).to_dict()], text=alt)
+    return []

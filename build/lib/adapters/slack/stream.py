@@ -1,0 +1,376 @@
+"""``SlackReplyStream``: one turn's components -> Slack Web API calls in one thread.
+
+The channel's ``adapters.stream.ReplyStream``::
+
+    async with SlackReplyStream(client, target, slot=slot, stop_turn=turn_id) as reply:
+        async for component in agent.send_message(context, text, conversation_id=key):
+            await reply.handle(component)
+        await reply.finish()            # or, on Stop: await reply.settle(notices.STOPPED)
+
+What each component becomes:
+
+    status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
+    task tracker updates        -> task_update chunks of the streaming answer, else status
+    the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
+    questions to suggest (DM)   -> assistant.threads.setSuggestedPrompts (else buttons)
+    everything else             -> blocks (chat.postMessage, chat.update, chat.delete, files)
+    audience "requester"        -> inline in a DM; chat.postEphemeral to the asker elsewhere
+
+Tables and charts come after the answer's text, as in Teams (where they are the answer
+message's cards): one that arrives before any text is held until the answer is posted, or
+until the turn ends.
+
+Updates of one component are coalesced to at most one ``chat.update`` per
+``update_interval`` (the newest version wins), so no turn outruns ``chat.update``'s tier.
+A turn that runs longer than ``stop_button_after`` shows a "Working on it… Stop" message
+(with ``stop_turn``, the turn its button stops); ``finish`` / ``settle`` remove it. Every
+message posted is reported to the ``slot`` (``adapters.slack.slot``), which a durable turn
+records so a re-run can take it back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from types import TracebackType
+from typing import Self
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.notices import closing_note
+from adapters.slack.answer import AnswerStream
+from adapters.slack.context import ReplyTarget
+from adapters.slack.controls import feedback_block, stop_message, suggested_prompts, task_chunk
+from adapters.slack.limits import SlackMessage
+from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
+from adapters.slack.render import render
+from adapters.slack.slot import AnswerSlot
+from adapters.slack.status import StatusLine
+from agent_core.components import (
+    ButtonGroupComponent,
+    ChartComponent,
+    ComponentLifecycle,
+    DataFrameComponent,
+    RichTextComponent,
+    StatusBarUpdateComponent,
+    StatusCardComponent,
+    TaskTrackerUpdateComponent,
+    UiComponent,
+)
+
+log = logging.getLogger(__name__)
+
+
+class SlackReplyStream:
+    """Renders one turn into Slack; see the module docstring.
+
+    ``slot`` is where the answer goes and what it posted (default: a new one);
+    ``stop_turn`` the turn id the Stop button carries (no button without it).
+
+    >>> client = AsyncWebClient(token="xoxb-test")
+    >>> reply = SlackReplyStream(client, ReplyTarget("C1", "1.0", "T1", "U1"))
+    >>> reply.slot.current.ts, reply.answer_ts
+    ((), None)
+    """
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        target: ReplyTarget,
+        *,
+        slot: AnswerSlot | None = None,
+        stop_turn: str | None = None,
+        stop_button_after: float | None = 3.0,
+        flush_chars: int = 1000,
+        flush_interval: float = 1.0,
+        update_interval: float = 1.0,
+    ) -> None:
+        self._client = client
+        self.target = target
+        self.slot = slot if slot is not None else AnswerSlot(client, target)
+        self.flush_chars = flush_chars
+        self.flush_interval = flush_interval
+        self.update_interval = update_interval
+        self.status = StatusLine(client, target.channel, target.thread_ts)
+        self._private = PrivateDelivery(client, target, on_send=self.slot.posted_privately)
+        self._stop_turn = stop_turn
+        self._stop_button_after = stop_button_after
+        self._stop_timer: asyncio.Task[None] | None = None
+        self._stop_posting = False
+        self._stop_ts: str | None = None
+        self._settled = False
+        self._answers: dict[str, AnswerStream] = {}
+        self._current: AnswerStream | None = None
+        self._messages: dict[str, list[str]] = {}  # component id -> posted ts
+        self._quiet: set[str] = set()  # progress cards shown through the status line
+        self._last_update: dict[str, float] = {}
+        self._pending: dict[str, UiComponent] = {}
+        self._held: dict[str, UiComponent] = {}  # data waiting for the answer's text
+        self._answer_posted = False
+        self.answer_ts: str | None = None
+
+    async def __aenter__(self) -> Self:
+        delay = self._stop_button_after
+        if self._stop_turn is not None and delay is not None and not self.target.private:
+            self._stop_timer = asyncio.create_task(
+                self._show_stop_later(self._stop_turn, delay), name="slack-stop-button"
+            )
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --- the lifecycle ------------------------------------------------------------------------
+
+    async def handle(self, component: UiComponent) -> None:
+        """Show one component version (ignored once the stream was settled)."""
+        if self._settled:
+            return
+        await self._flush_pending(force=False)
+        if self.target.private or (component.is_private and not self._private.inline):
+            await self._private.deliver(component)
+            return
+        rich = component.rich_component
+        match rich:
+            case StatusBarUpdateComponent():
+                if rich.status == "working":
+                    await self.status.set(rich.message)
+            case TaskTrackerUpdateComponent():
+                await self._task(rich)
+            case StatusCardComponent() if self._is_quiet_progress(rich):
+                self._quiet.add(rich.id)
+                if rich.status in PROGRESS_STATUSES:
+                    await self.status.set(f"is running {rich.title}…")
+            case RichTextComponent() if rich.markdown and component.audience == "everyone":
+                await self._answer(rich)
+            case ButtonGroupComponent() if await self._suggest(rich):
+                pass
+            case DataFrameComponent() | ChartComponent() if not self._answer_posted:
+                self._held[rich.id] = component  # after the answer's text
+            case _:
+                await self._blocks(component)
+
+    async def finish(self) -> None:
+        """The turn answered: complete open answers, apply pending updates, remove the Stop
+        message and the status line."""
+        await self._close(note=None)
+
+    async def settle(self, note: str) -> None:
+        """The turn ended early (stopped, interrupted): open answers end with ``note``
+        (``_(Stopped.)_``), then as ``finish``; later components are ignored."""
+        self._settled = True
+        await self._close(note=note)
+
+    async def aclose(self) -> None:
+        """Stop background sends: the Stop message's timer (and the message, if shown)."""
+        await self._cancel_stop_timer()
+        await self._remove_stop()
+
+    async def _close(self, *, note: str | None) -> None:
+        await self._cancel_stop_timer()
+        try:
+            for answer in self._answers.values():
+                if not answer.finished:
+                    if note and answer.text:
+                        await answer.append(closing_note(note))
+                    await answer.finish()
+            await self._release_held()
+            await self._flush_pending(force=True)
+            await self._remove_stop()
+            await self.status.clear()
+        except SlackApiError as error:
+            log.warning("slack: could not finish the reply (%s)", error.response.get("error"))
+
+    # --- the Stop message ---------------------------------------------------------------------
+
+    async def _show_stop_later(self, turn_id: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self._stop_posting = True  # from here on, closing waits for the message's ts
+        with contextlib.suppress(SlackApiError):
+            self._stop_ts = await self._post(stop_message(turn_id))
+
+    async def _cancel_stop_timer(self) -> None:
+        timer, self._stop_timer = self._stop_timer, None
+        if timer is None:
+            return
+        if not self._stop_posting:
+            timer.cancel()
+        await asyncio.gather(timer, return_exceptions=True)
+
+    async def _remove_stop(self) -> None:
+        stop_ts, self._stop_ts = self._stop_ts, None
+        if stop_ts is not None:
+            with contextlib.suppress(SlackApiError):
+                await self._client.chat_delete(channel=self.target.channel, ts=stop_ts)
+
+    # --- status and tasks ---------------------------------------------------------------------
+
+    def _is_quiet_progress(self, card: StatusCardComponent) -> bool:
+        """Tool progress shows in the status line; only failures become messages."""
+        if card.status in PROGRESS_STATUSES:
+            return card.id not in self._messages
+        return card.id in self._quiet and card.status in QUIET_WHEN_DONE
+
+    async def _task(self, update: TaskTrackerUpdateComponent) -> None:
+        chunk = task_chunk(update)
+        if chunk is None:
+            return
+        if self._current is not None and await self._current.add_chunks([chunk]):
+            return
+        if chunk["status"] == "in_progress":
+            await self.status.set(f"is running {chunk['title']}…")
+
+    # --- the answer ---------------------------------------------------------------------------
+
+    def _new_answer(self, rich: RichTextComponent) -> AnswerStream:
+        target = self.target
+        answer = AnswerStream(
+            self._client,
+            channel=target.channel,
+            thread_ts=target.thread_ts,
+            team_id=target.team_id,
+            user_id=target.user_id,
+            flush_chars=self.flush_chars,
+            flush_interval=self.flush_interval,
+            on_post=self._on_answer_post,
+        )
+        self._answers[rich.id] = self._current = answer
+        return answer
+
+    async def _answer(self, rich: RichTextComponent) -> None:
+        answer = self._answers.get(rich.id)
+        if rich.lifecycle is ComponentLifecycle.REMOVE or not rich.visible:
+            if answer is not None:
+                await answer.discard()
+            return
+        if answer is None:
+            answer = self._new_answer(rich)
+        delta = rich.delta
+        if delta is None or rich.lifecycle is ComponentLifecycle.REPLACE:
+            if not rich.content.startswith(answer.text):  # rewritten: start over
+                await answer.discard()
+                answer = self._new_answer(rich)
+            delta = rich.content[len(answer.text) :]
+        await answer.append(delta)
+        if not rich.streaming:
+            feedback = feedback_block(self.target.turn_id)
+            self.answer_ts = await answer.finish([feedback]) or self.answer_ts
+
+    async def _on_post(self, ts: str) -> None:
+        self.status.replied()
+        await self.slot.posted(ts)
+
+    async def _on_answer_post(self, ts: str) -> None:
+        await self._on_post(ts)
+        await self._release_held()
+
+    async def _release_held(self) -> None:
+        """The answer's text is out (or the turn ended): post the tables and charts held."""
+        self._answer_posted = True
+        held, self._held = self._held, {}
+        for component in held.values():
+            await self._blocks(component)
+
+    # --- suggested prompts ------------------------------------------------------------------
+
+    async def _suggest(self, group: ButtonGroupComponent) -> bool:
+        """Questions to suggest, in a DM (an assistant thread), go where Slack shows them;
+        False when they are not that (or Slack refused), and they are shown as buttons."""
+        prompts = suggested_prompts(group)
+        if not self.target.is_dm or prompts is None or group.id in self._messages:
+            return False
+        try:
+            await self._client.assistant_threads_setSuggestedPrompts(
+                channel_id=self.target.channel, thread_ts=self.target.thread_ts,
+                prompts=prompts, title="Try asking",
+            )  # fmt: skip
+        except SlackApiError as error:
+            log.info("slack: suggested prompts refused (%s)", error.response.get("error"))
+            return False
+        return True
+
+    # --- blocks ---------------------------------------------------------------------------------
+
+    async def _blocks(self, component: UiComponent) -> None:
+        rich = component.rich_component
+        known = self._messages.get(rich.id)
+        if rich.lifecycle is ComponentLifecycle.REMOVE or not rich.visible:
+            self._pending.pop(rich.id, None)
+            for ts in self._messages.pop(rich.id, []):
+                with contextlib.suppress(SlackApiError):
+                    await self._client.chat_delete(channel=self.target.channel, ts=ts)
+            return
+        if known is None:
+            self._messages[rich.id] = [
+                posted for message in render(component) if (posted := await self._post(message))
+            ]
+            self._last_update[rich.id] = time.monotonic()
+            return
+        self._pending[rich.id] = component
+        await self._flush_pending(force=False)
+
+    async def _flush_pending(self, *, force: bool) -> None:
+        now = time.monotonic()
+        for component_id, component in list(self._pending.items()):
+            if force or now - self._last_update.get(component_id, 0.0) >= self.update_interval:
+                del self._pending[component_id]
+                self._last_update[component_id] = now
+                await self._update(component_id, render(component))
+
+    async def _update(self, component_id: str, messages: list[SlackMessage]) -> None:
+        old = self._messages.get(component_id, [])
+        kept: list[str] = []
+        for index, message in enumerate(messages):
+            if index < len(old) and message.blocks:
+                await self._client.chat_update(
+                    channel=self.target.channel,
+                    ts=old[index],
+                    text=message.text,
+                    blocks=message.blocks,
+                )
+                kept.append(old[index])
+            elif index >= len(old) and (ts := await self._post(message)):
+                kept.append(ts)
+        for ts in old[len(messages) :]:
+            with contextlib.suppress(SlackApiError):
+                await self._client.chat_delete(channel=self.target.channel, ts=ts)
+        self._messages[component_id] = kept
+
+    async def _post(self, message: SlackMessage) -> str | None:
+        """Post ``message`` in the thread (then its files); returns its ts."""
+        ts: str | None = None
+        if message.blocks:
+            response = await self._client.chat_postMessage(
+                channel=self.target.channel,
+                thread_ts=self.target.thread_ts,
+                text=message.text,
+                blocks=message.blocks,
+            )
+            ts = str(response["ts"])
+            await self._on_post(ts)
+        for upload in message.files:
+            try:
+                await self._client.files_upload_v2(
+                    channel=self.target.channel,
+                    thread_ts=self.target.thread_ts,
+                    filename=upload.filename,
+                    content=upload.content,
+                    title=upload.title,
+                    alt_txt=upload.alt_text,
+                    initial_comment=None if message.blocks else (message.text or None),
+                )
+            except SlackApiError as error:
+                log.warning(
+                    "slack: could not upload %s (%s)", upload.filename, error.response.get("error")
+                )
+            else:
+                self.status.replied()
+        return ts

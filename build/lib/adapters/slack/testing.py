@@ -1,0 +1,544 @@
+"""A fake Slack Web API for tests, benchmarks and the local console.
+
+Point the real ``slack_sdk`` ``AsyncWebClient`` at ``fake.base_url``; every call is recorded
+(``fake.calls``) and answered the way Slack answers: ``{"ok": true, ...}`` with generated
+``ts`` values, or ``{"ok": false, "error": ...}``. Messages are kept per channel, so tests
+can assert on what a person would see (``fake.thread(channel, ts)``).
+
+>>> import asyncio
+>>> from slack_sdk.web.async_client import AsyncWebClient
+>>> async def demo():
+...     async with FakeSlackApi() as fake:
+...         client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
+...         await client.chat_postMessage(channel="C1", text="hi")
+...         return [c.method for c in fake.calls], fake.visible("C1")[0].text
+>>> asyncio.run(demo())
+(['chat.postMessage'], 'hi')
+
+Scripting:
+  ``fake.script("chat.appendStream", Reply(error="message_not_in_streaming_state"))``
+  answers the next call(s) of a method from a queue; ``Reply(status=429, retry_after=1)``
+  is a rate-limit answer. ``fake.errors["usergroups.list"] = "missing_scope"`` fails a
+  method until removed. ``fake.tokens = {"xoxb-1"}`` makes every other token
+  ``invalid_auth``, as a revoked token is.
+
+Watching: ``await fake.wait_for_call("chat.postMessage")`` (never sleep), or
+``FakeSlackApi(on_call=...)``, called with each ``Call`` once it is answered
+(``call.response``, and ``call.message`` as it now stands).
+
+Serving: ``async with FakeSlackApi()`` listens on 127.0.0.1; ``fake.web_app()`` is the same
+API as an aiohttp app to mount in your own (``app.add_subapp("/slack", fake.web_app())``:
+then the Web API is ``/slack/api/``). ``keep=N`` remembers only the newest N calls,
+messages and files, for a process that runs for hours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import mimetypes
+import time
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from aiohttp import web
+from yarl import URL
+
+JSON_FIELDS = {
+    "blocks", "attachments", "chunks", "files", "metadata", "prompts", "channels",
+    "loading_messages",
+}  # fmt: skip
+
+
+@dataclass
+class Call:
+    """One request the fake received; ``response`` is the JSON it answered and ``message``
+    the message the call posted or changed (set once the call is answered).
+
+    >>> Call("chat.postMessage", {"channel": "C1", "text": "hi"}).method
+    'chat.postMessage'
+    """
+
+    method: str
+    args: dict[str, Any]
+    token: str | None = None
+    body: bytes = b""
+    at: float = field(default_factory=time.monotonic)
+    response: dict[str, Any] | None = None
+    message: Message | None = None
+
+
+@dataclass
+class Reply:
+    """A scripted answer: an error, a rate limit, or extra fields merged into success.
+
+    >>> Reply(status=429, retry_after=1).status
+    429
+    """
+
+    error: str | None = None
+    status: int = 200
+    retry_after: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Message:
+    """A message as Slack would hold it; ``files`` are the file objects shared with it.
+
+    >>> Message(channel="C1", ts="1.000100", thread_ts=None, text="hi").deleted
+    False
+    """
+
+    channel: str
+    ts: str
+    thread_ts: str | None
+    text: str = ""
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    user: str | None = None
+    streaming: bool = False
+    ephemeral_to: str | None = None
+    deleted: bool = False
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class SlackFile:
+    """A file uploaded with ``files.getUploadURLExternal`` (its bytes: ``fake.uploads``).
+
+    >>> SlackFile("F1", "chart.png").mimetype
+    'image/png'
+    """
+
+    id: str
+    name: str = "file"
+    title: str | None = None
+
+    @property
+    def mimetype(self) -> str:
+        return mimetypes.guess_type(self.name)[0] or "application/octet-stream"
+
+
+_request: ContextVar[web.Request] = ContextVar("fake_slack_request")
+Handler = Callable[[Call], Awaitable[dict[str, Any]]]
+Observer = Callable[[Call], None]
+
+
+class FakeSlackApi:
+    """The fake server; use as ``async with FakeSlackApi() as fake:`` (module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        team_id: str = "T1",
+        bot_user_id: str = "UBOT",
+        on_call: Observer | None = None,
+        keep: int | None = None,
+    ) -> None:
+        self.team_id = team_id
+        self.bot_user_id = bot_user_id
+        self.on_call = on_call
+        self.keep = keep
+        self.calls: list[Call] = []
+        self.messages: list[Message] = []
+        self.users: dict[str, dict[str, Any]] = {}
+        self.usergroups: list[dict[str, Any]] = []
+        self.replies: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.uploads: dict[str, bytes] = {}
+        self.files: dict[str, SlackFile] = {}
+        self.errors: dict[str, str] = {}
+        self.tokens: set[str] | None = None
+        self.scopes: list[str] | None = None
+        """The token's scopes, sent in ``X-OAuth-Scopes`` as Slack does (``None``: not sent)."""
+        self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
+        self._ts = itertools.count(1)
+        self._file_ids = itertools.count(1)
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self._sockets: list[web.WebSocketResponse] = []
+        self.port = 0
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def web_app(self) -> web.Application:
+        """The fake's routes as an aiohttp app, to serve or to mount in another app."""
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)
+        app.router.add_post("/upload/{file_id}", self._upload, name="upload")
+        app.router.add_get("/files/{file_id}/{name}", self._file, name="file")
+        app.router.add_post("/response/{hook}", self._response_url)
+        app.router.add_get("/socket", self._socket, name="socket")
+        return app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.web_app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def close(self) -> None:
+        for socket in self._sockets:
+            await socket.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def base_url(self) -> str:
+        """The Web API's URL, once ``start``ed (a mounted fake is where you mounted it)."""
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def response_url(self, hook: str = "hook") -> str:
+        return f"http://127.0.0.1:{self.port}/response/{hook}"
+
+    # --- scripting and assertions -----------------------------------------------------------
+
+    def script(self, method: str, *replies: Reply) -> None:
+        self._scripts[method].extend(replies)
+
+    def calls_to(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    def methods(self, *, ignore: tuple[str, ...] = ("auth.test",)) -> list[str]:
+        return [c.method for c in self.calls if c.method not in ignore]
+
+    def visible(self, channel: str) -> list[Message]:
+        return [m for m in self.messages if m.channel == channel and not m.deleted]
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        return [m for m in self.visible(channel) if thread_ts in (m.thread_ts, m.ts)]
+
+    async def wait_for(
+        self, predicate: Callable[[FakeSlackApi], bool], *, timeout: float = 5.0
+    ) -> None:
+        """Wait until ``predicate(self)`` holds (re-checked after every call)."""
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: predicate(self)), timeout)
+
+    async def wait_for_call(
+        self, method: str, count: int = 1, *, timeout: float = 5.0
+    ) -> list[Call]:
+        await self.wait_for(lambda f: len(f.calls_to(method)) >= count, timeout=timeout)
+        return self.calls_to(method)
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def next_ts(self) -> str:
+        return f"{1_700_000_000 + next(self._ts)}.000100"
+
+    async def _record(self, call: Call) -> None:
+        async with self._changed:
+            self.calls.append(call)
+            self._forget_old()
+            self._changed.notify_all()
+
+    def _observe(self, call: Call) -> None:
+        if self.on_call is not None:
+            self.on_call(call)
+
+    def _forget_old(self) -> None:
+        if self.keep is None:
+            return
+        for history in (self.calls, self.messages):
+            del history[: max(0, len(history) - self.keep)]
+        for store in (self.uploads, self.files):
+            while len(store) > self.keep:
+                del store[next(iter(store))]
+
+    @staticmethod
+    def _url(route: str, **parts: str) -> URL:
+        """An absolute URL of this fake's ``route``, as the client of this request reached it
+        (the fake may be mounted under a prefix in another app)."""
+        request = _request.get()
+        return request.url.origin().join(request.app.router[route].url_for(**parts))
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    @staticmethod
+    async def _args(request: web.Request) -> tuple[dict[str, Any], bytes]:
+        body = await request.read()
+        args: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json" and body:
+            args.update(json.loads(body))
+        elif body:
+            form = await request.post()
+            args.update({k: v for k, v in form.items() if isinstance(v, str)})
+        for key in JSON_FIELDS & args.keys():
+            if isinstance(args[key], str) and args[key][:1] in "[{":
+                args[key] = json.loads(args[key])
+        return args, body
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args, body = await self._args(request)
+        auth = request.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") or args.pop("token", None)
+        call = Call(method=method, args=args, token=token, body=body)
+        await self._record(call)
+        _request.set(request)  # for the URLs a method hands out (this request's task only)
+        status, call.response, headers = await self._answer(call)
+        if self.scopes is not None:
+            headers = {**headers, "X-OAuth-Scopes": ",".join(self.scopes)}
+        await self._notify()
+        self._observe(call)
+        return web.json_response(call.response, status=status, headers=headers)
+
+    async def _answer(self, call: Call) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Status, JSON body and headers: scripted, failed as configured, or the method's."""
+        queue = self._scripts[call.method]
+        scripted = queue.popleft() if queue else None
+        if scripted is not None and scripted.delay:
+            await asyncio.sleep(scripted.delay)
+        if scripted is not None and scripted.status == 429:
+            retry_after = 1 if scripted.retry_after is None else scripted.retry_after
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
+        if scripted is not None and scripted.error:
+            return 200, {"ok": False, "error": scripted.error}, {}
+        error = self.errors.get(call.method) if call.method in self.errors else self._refused(call)
+        if error is not None:
+            return 200, {"ok": False, "error": error}, {}
+        handler: Handler | None = getattr(self, "_" + call.method.replace(".", "_"), None)
+        if handler is None:
+            return 200, {"ok": False, "error": "unknown_method"}, {}
+        result = await handler(call)
+        if scripted is not None:
+            result.update(scripted.data)
+        return 200, {"ok": True, **result} if "ok" not in result else result, {}
+
+    def _refused(self, call: Call) -> str | None:
+        """Why Slack would refuse the call's token, if it would."""
+        prefix = "xapp-" if call.method == "apps.connections.open" else "xox"
+        if not call.token or not call.token.startswith(prefix):
+            return "not_authed"
+        if self.tokens is not None and call.token not in self.tokens:
+            return "invalid_auth"
+        return None
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        content = await request.read()
+        self.uploads[file_id] = content
+        call = Call(method="upload", args={"file_id": file_id}, body=content)
+        await self._record(call)
+        self._observe(call)
+        return web.Response(text="OK - 200")
+
+    async def _file(self, request: web.Request) -> web.Response:
+        """A file's bytes, as its ``url_private`` would serve them (no token asked)."""
+        file_id = request.match_info["file_id"]
+        content = self.uploads.get(file_id)
+        if content is None:
+            raise web.HTTPNotFound()
+        mimetype = self.files.get(file_id, SlackFile(file_id, request.match_info["name"])).mimetype
+        return web.Response(body=content, content_type=mimetype)
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        args, body = await self._args(request)
+        hook = request.match_info["hook"]
+        call = Call(method="response_url", args={"hook": hook, **args}, body=body)
+        await self._record(call)
+        self._observe(call)
+        return web.Response(text="ok")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        self._sockets.append(socket)
+        await socket.send_json({"type": "hello", "num_connections": len(self._sockets)})
+        await self._notify()
+        async for message in socket:
+            if message.type.name == "TEXT":
+                call = Call(method="socket_ack", args=json.loads(message.data))
+                await self._record(call)
+                self._observe(call)
+        return socket
+
+    async def send_envelope(self, kind: str, payload: dict[str, Any], *, envelope_id: str) -> None:
+        """Deliver a Socket Mode envelope (``events_api``, ``slash_commands``, ``interactive``)."""
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": kind,
+            "payload": payload,
+            "accepts_response_payload": kind != "events_api",
+            "retry_attempt": 0,
+            "retry_reason": "",
+        }
+        await self._sockets[-1].send_json(envelope)
+
+    # --- methods ------------------------------------------------------------------------------
+
+    async def _apps_connections_open(self, call: Call) -> dict[str, Any]:
+        return {"url": str(self._url("socket").with_scheme("ws"))}
+
+    def _find(self, call: Call) -> Message | None:
+        """The message ``call`` names (``channel``, ``ts``); also its ``call.message``."""
+        channel, ts = call.args["channel"], call.args["ts"]
+        found = next((m for m in self.messages if m.channel == channel and m.ts == ts), None)
+        call.message = found
+        return found
+
+    async def _auth_test(self, call: Call) -> dict[str, Any]:
+        return {
+            "url": "https://acme.slack.com/",
+            "team": "Acme",
+            "user": "threadline",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": "B1",
+            "is_enterprise_install": False,
+        }
+
+    def _post(self, call: Call, args: dict[str, Any], **extra: Any) -> Message:
+        message = call.message = Message(
+            channel=args["channel"],
+            ts=self.next_ts(),
+            thread_ts=args.get("thread_ts"),
+            text=args.get("text") or args.get("markdown_text") or "",
+            blocks=args.get("blocks") or [],
+            user=self.bot_user_id,
+            **extra,
+        )
+        self.messages.append(message)
+        self._forget_old()
+        return message
+
+    async def _chat_postMessage(self, call: Call) -> dict[str, Any]:
+        if not (call.args.get("text") or call.args.get("blocks") or call.args.get("markdown_text")):
+            return {"ok": False, "error": "no_text"}
+        message = self._post(call, call.args)
+        return {"channel": message.channel, "ts": message.ts, "message": {"ts": message.ts}}
+
+    async def _chat_postEphemeral(self, call: Call) -> dict[str, Any]:
+        message = self._post(call, call.args, ephemeral_to=call.args["user"])
+        return {"message_ts": message.ts}
+
+    async def _chat_update(self, call: Call) -> dict[str, Any]:
+        message = self._find(call)
+        if message is None or message.deleted:
+            return {"ok": False, "error": "message_not_found"}
+        message.text = call.args.get("text") or call.args.get("markdown_text") or message.text
+        message.blocks = call.args.get("blocks") or message.blocks
+        return {"channel": message.channel, "ts": message.ts}
+
+    async def _chat_delete(self, call: Call) -> dict[str, Any]:
+        message = self._find(call)
+        if message is None or message.deleted:
+            return {"ok": False, "error": "message_not_found"}
+        message.deleted = True
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _append_chunks(self, message: Message, args: dict[str, Any]) -> None:
+        text = args.get("markdown_text") or ""
+        for chunk in args.get("chunks") or []:
+            if chunk.get("type") == "markdown_text":
+                text += chunk["text"]
+            else:
+                message.chunks.append(chunk)
+        message.text += text
+
+    async def _chat_startStream(self, call: Call) -> dict[str, Any]:
+        if not call.args.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        args = {**call.args, "text": "", "markdown_text": ""}
+        message = self._post(call, args, streaming=True)
+        self._append_chunks(message, call.args)
+        return {"channel": message.channel, "ts": message.ts}
+
+    async def _chat_appendStream(self, call: Call) -> dict[str, Any]:
+        message = self._find(call)
+        if message is None or not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        self._append_chunks(message, call.args)
+        return {"channel": message.channel, "ts": message.ts}
+
+    async def _chat_stopStream(self, call: Call) -> dict[str, Any]:
+        message = self._find(call)
+        if message is None or not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        self._append_chunks(message, call.args)
+        message.blocks = call.args.get("blocks") or []
+        message.streaming = False
+        return {"channel": message.channel, "ts": message.ts, "message": {"ts": message.ts}}
+
+    async def _assistant_threads_setStatus(self, call: Call) -> dict[str, Any]:
+        return {}
+
+    async def _assistant_threads_setSuggestedPrompts(self, call: Call) -> dict[str, Any]:
+        return {}
+
+    async def _assistant_threads_setTitle(self, call: Call) -> dict[str, Any]:
+        return {}
+
+    async def _files_getUploadURLExternal(self, call: Call) -> dict[str, Any]:
+        file_id = f"F{next(self._file_ids)}"
+        self.files[file_id] = SlackFile(file_id, str(call.args.get("filename") or "file"))
+        self._forget_old()
+        upload_url = self._url("upload", file_id=file_id)
+        return {"file_id": file_id, "upload_url": str(upload_url)}
+
+    async def _files_completeUploadExternal(self, call: Call) -> dict[str, Any]:
+        files = call.args.get("files") or []
+        missing = [f["id"] for f in files if f["id"] not in self.uploads]
+        if missing:
+            return {"ok": False, "error": "file_not_found"}
+        channel = call.args.get("channel_id")
+        if channel:
+            shared = [self._shared(f["id"], f.get("title")) for f in files]
+            text = call.args.get("initial_comment") or ""
+            args = {"channel": channel, "thread_ts": call.args.get("thread_ts"), "text": text}
+            self._post(call, args, files=shared)
+        return {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+
+    def _shared(self, file_id: str, title: str | None) -> dict[str, Any]:
+        """The file object a message shows, once the file is shared with ``title``."""
+        stored = self.files.setdefault(file_id, SlackFile(file_id))
+        stored.title = title or stored.title
+        return {
+            "id": file_id, "name": stored.name, "title": stored.title or stored.name,
+            "mimetype": stored.mimetype, "size": len(self.uploads[file_id]),
+            "url_private": str(self._url("file", file_id=file_id, name=stored.name)),
+        }  # fmt: skip
+
+    async def _users_info(self, call: Call) -> dict[str, Any]:
+        user = self.users.get(call.args.get("user", ""))
+        if user is None:
+            return {"ok": False, "error": "user_not_found"}
+        return {"user": user}
+
+    async def _usergroups_list(self, call: Call) -> dict[str, Any]:
+        include_users = str(call.args.get("include_users", "")).lower() in {"1", "true"}
+        groups = [
+            {k: v for k, v in g.items() if include_users or k != "users"} for g in self.usergroups
+        ]
+        return {"usergroups": groups}
+
+    async def _usergroups_users_list(self, call: Call) -> dict[str, Any]:
+        group = next((g for g in self.usergroups if g["id"] == call.args.get("usergroup")), None)
+        if group is None:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"users": group.get("users", [])}
+
+    async def _conversations_replies(self, call: Call) -> dict[str, Any]:
+        key = (call.args.get("channel", ""), call.args.get("ts", ""))
+        messages = self.replies.get(key)
+        if messages is None:
+            return {"ok": False, "error": "thread_not_found"}
+        limit = int(call.args.get("limit") or 1000)
+        return {"messages": messages[:limit], "has_more": len(messages) > limit}

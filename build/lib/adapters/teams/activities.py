@@ -1,0 +1,245 @@
+"""Outgoing Teams activities (wire JSON): messages, typing, the streaming protocol, the
+AI-generated label with citations, and the feedback loop.
+
+A ``ConversationRef`` is what a turn saves from the inbound activity to reply later, from a
+background task, without holding on to the request::
+
+    >>> ref = ConversationRef.from_activity({
+    ...     "id": "1", "serviceUrl": "https://smba/", "channelId": "msteams",
+    ...     "from": {"id": "29:u"}, "recipient": {"id": "28:b"},
+    ...     "conversation": {"id": "a:1", "conversationType": "personal", "tenantId": "t"}})
+    >>> stream_chunk(ref, "s1", "Hel", 2)["entities"]
+    [{'type': 'streaminfo', 'streamId': 's1', 'streamType': 'streaming', 'streamSequence': 2}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+from adapters.teams.context import Wire, conversation_type, tenant_id
+
+Activity = dict[str, Any]
+StreamType = Literal["informative", "streaming", "final"]
+
+
+@dataclass(slots=True)
+class Citation:
+    """A source the answer drew on (Teams shows it in the message's references).
+
+    >>> Citation("Pricing policy", "https://wiki/pricing").abstract
+    ''
+    """
+
+    title: str
+    url: str
+    abstract: str = ""
+
+
+def _account(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {k: v for k, v in value.items() if k in ("id", "name", "aadObjectId", "role")}
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRef:
+    """Where and to whom a turn replies: saved from the inbound activity.
+
+    >>> ConversationRef("https://smba/", "19:g@thread.v2", "1", {"id": "28:b"}, {"id": "29:u"},
+    ...                 "t1", "groupChat").thread_key
+    'teams:t1:19:g@thread.v2'
+    """
+
+    service_url: str
+    conversation_id: str
+    activity_id: str | None
+    bot: dict[str, Any]
+    user: dict[str, Any]
+    tenant_id: str
+    conversation_type: str
+    channel_id: str = "msteams"
+    locale: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_activity(cls, activity: Wire) -> ConversationRef:
+        conversation = activity.get("conversation")
+        conversation_id = conversation.get("id", "") if isinstance(conversation, Mapping) else ""
+        locale = activity.get("locale")
+        return cls(
+            service_url=str(activity.get("serviceUrl") or ""),
+            conversation_id=str(conversation_id),
+            activity_id=activity.get("id") if isinstance(activity.get("id"), str) else None,
+            bot=_account(activity.get("recipient")),
+            user=_account(activity.get("from")),
+            tenant_id=tenant_id(activity),
+            conversation_type=conversation_type(activity),
+            channel_id=str(activity.get("channelId") or "msteams"),
+            locale=locale if isinstance(locale, str) else None,
+        )
+
+    @property
+    def is_personal(self) -> bool:
+        return self.conversation_type == "personal"
+
+    @property
+    def record_key(self) -> str:
+        """Where the conversation's reference is kept (``records``), for proactive messages."""
+        return reference_key(self.tenant_id, self.conversation_id)
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON for a durable store; ``from_record`` reads it back (without ``activity_id``:
+        a proactive message starts its own thread of replies).
+
+        >>> ref = ConversationRef("https://s/", "a:1", "9", {"id": "28:b"}, {"id": "29:u"}, "t",
+        ...                       "personal")
+        >>> ConversationRef.from_record(ref.to_record()) == replace(ref, activity_id=None)
+        True
+        """
+        return {k: v for k, v in asdict(self).items() if k != "activity_id"}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ConversationRef:
+        known = {k: record[k] for k in cls.__dataclass_fields__ if k in record}
+        known["activity_id"] = None
+        return cls(**known)
+
+    def proactive(self) -> ConversationRef:
+        """The same conversation, not replying to any activity."""
+        return replace(self, activity_id=None)
+
+    @property
+    def thread_key(self) -> str:
+        """The agent's conversation id for this conversation (see ``context.thread_key``)."""
+        return f"teams:{self.tenant_id}:{self.conversation_id}"
+
+
+def reference_key(tenant_id: str, conversation_id: str) -> str:
+    """The ``records`` key of a conversation reference.
+
+    >>> reference_key("t1", "19:g@thread.v2")
+    'teams:ref:t1:19:g@thread.v2'
+    """
+    return f"teams:ref:{tenant_id}:{conversation_id}"
+
+
+def answer_key(tenant_id: str, conversation_id: str, message_id: str) -> str:
+    """The ``records`` key naming the turn whose answer is message ``message_id`` (Teams'
+    feedback names only the rated message).
+
+    >>> answer_key("t1", "a:1", "1700000000001")
+    'teams:answer:t1:a:1:1700000000001'
+    """
+    return f"teams:answer:{tenant_id}:{conversation_id}:{message_id}"
+
+
+def _base(ref: ConversationRef, kind: str) -> Activity:
+    activity: Activity = {
+        "type": kind,
+        "from": ref.bot,
+        "recipient": ref.user,
+        "conversation": {"id": ref.conversation_id},
+        "channelId": ref.channel_id,
+    }
+    if ref.activity_id:
+        activity["replyToId"] = ref.activity_id
+    if ref.locale:
+        activity["locale"] = ref.locale
+    return activity
+
+
+def typing(ref: ConversationRef) -> Activity:
+    return _base(ref, "typing")
+
+
+def message(
+    ref: ConversationRef,
+    text: str | None = None,
+    *,
+    attachments: Sequence[Mapping[str, Any]] = (),
+    entities: Sequence[Mapping[str, Any]] = (),
+    channel_data: Mapping[str, Any] | None = None,
+) -> Activity:
+    """A message; ``text`` is Teams markdown, cards ride as ``attachments``."""
+    activity = _base(ref, "message")
+    if text:
+        activity["text"] = text
+        activity["textFormat"] = "markdown"
+    if attachments:
+        activity["attachments"] = [dict(a) for a in attachments]
+        activity["attachmentLayout"] = "list"
+    if entities:
+        activity["entities"] = [dict(e) for e in entities]
+    if channel_data:
+        activity["channelData"] = dict(channel_data)
+    return activity
+
+
+def _stream_info(kind: StreamType, stream_id: str | None, sequence: int | None) -> dict[str, Any]:
+    info: dict[str, Any] = {"type": "streaminfo"}
+    if stream_id is not None:
+        info["streamId"] = stream_id
+    info["streamType"] = kind
+    if sequence is not None:
+        info["streamSequence"] = sequence
+    return info
+
+
+def _channel_stream_data(info: Mapping[str, Any]) -> dict[str, Any]:
+    # Teams also reads the stream fields from channelData (older clients only from there).
+    return {k: v for k, v in info.items() if k != "type"}
+
+
+def stream_informative(
+    ref: ConversationRef, text: str, sequence: int, stream_id: str | None = None
+) -> Activity:
+    """An informative update (the blue progress line); the first one starts the stream."""
+    info = _stream_info("informative", stream_id, sequence)
+    activity = typing(ref)
+    activity.update(text=text[:1000], entities=[info], channelData=_channel_stream_data(info))
+    return activity
+
+
+def stream_chunk(ref: ConversationRef, stream_id: str, text: str, sequence: int) -> Activity:
+    """A streaming chunk: the full text so far."""
+    info = _stream_info("streaming", stream_id, sequence)
+    activity = typing(ref)
+    activity.update(text=text, entities=[info], channelData=_channel_stream_data(info))
+    return activity
+
+
+def stream_final(ref: ConversationRef, stream_id: str, final: Activity) -> Activity:
+    """Turn ``final`` (a ``message``) into the stream's closing message."""
+    info = _stream_info("final", stream_id, None)
+    activity = dict(final)
+    activity["entities"] = [info, *activity.get("entities", [])]
+    activity["channelData"] = {**activity.get("channelData", {}), **_channel_stream_data(info)}
+    return activity
+
+
+def ai_entity(citations: Sequence[Citation] = ()) -> dict[str, Any]:
+    """The schema.org Message entity that labels a message AI-generated, with its citations."""
+    entity: dict[str, Any] = {
+        "type": "https://schema.org/Message",
+        "@type": "Message",
+        "@context": "https://schema.org",
+        "@id": "",
+        "additionalType": ["AIGeneratedContent"],
+    }
+    if citations:
+        entity["citation"] = [
+            {
+                "@type": "Claim",
+                "position": index,
+                "appearance": {
+                    "@type": "DigitalDocument",
+                    "name": citation.title[:80],
+                    "url": citation.url,
+                    "abstract": citation.abstract[:160],
+                },
+            }
+            for index, citation in enumerate(citations[:20], start=1)
+        ]
+    return entity

@@ -1,0 +1,162 @@
+"""Adaptive Card 1.5 element builders: small functions that return the card's JSON.
+
+Everything here is plain dicts in the schema's shape, so a card is built by composition and
+checked against the official schema in tests::
+
+    >>> card([text_block("Hello", weight="Bolder")])["body"][0]
+    {'type': 'TextBlock', 'text': 'Hello', 'wrap': True, 'weight': 'Bolder'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
+CARD_VERSION = "1.5"
+ACTION_VERB = "threadline.action"
+"""The ``Action.Execute`` verb of every button Threadline renders; data carries the message."""
+
+Element = dict[str, Any]
+ContainerStyle = Literal["default", "emphasis", "good", "attention", "warning", "accent"]
+Color = Literal["Default", "Dark", "Light", "Accent", "Good", "Warning", "Attention"]
+
+
+def text_block(
+    text: str,
+    *,
+    weight: Literal["Lighter", "Default", "Bolder"] | None = None,
+    size: Literal["Small", "Default", "Medium", "Large", "ExtraLarge"] | None = None,
+    color: Color | None = None,
+    subtle: bool = False,
+    separator: bool = False,
+) -> Element:
+    """A wrapping TextBlock; its text may use the card markdown subset (bold, italic, lists,
+    links)."""
+    block: Element = {"type": "TextBlock", "text": text, "wrap": True}
+    if weight:
+        block["weight"] = weight
+    if size:
+        block["size"] = size
+    if color:
+        block["color"] = color
+    if subtle:
+        block["isSubtle"] = True
+    if separator:
+        block["separator"] = True
+    return block
+
+
+def monospace_block(text: str) -> Element:
+    """Literal text in a monospace font: a RichTextBlock, whose TextRuns are never parsed as
+    markdown (TextBlocks would turn ``*`` and ``_`` in code into formatting)."""
+    return {
+        "type": "RichTextBlock",
+        "inlines": [{"type": "TextRun", "text": text, "fontType": "Monospace"}],
+    }
+
+
+def container(items: Sequence[Element], *, style: ContainerStyle | None = None) -> Element:
+    element: Element = {"type": "Container", "items": list(items)}
+    if style:
+        element["style"] = style
+    return element
+
+
+def fact_set(facts: Sequence[tuple[str, str]]) -> Element:
+    return {"type": "FactSet", "facts": [{"title": t, "value": v} for t, v in facts]}
+
+
+def image(url: str, alt_text: str) -> Element:
+    return {"type": "Image", "url": url, "altText": alt_text, "size": "Stretch"}
+
+
+def table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    align: Sequence[Literal["Left", "Center", "Right"]] | None = None,
+) -> Element:
+    """A Table whose first row is ``header`` (bold); cells hold card-markdown TextBlocks."""
+
+    def cell(text: str, bold: bool = False) -> Element:
+        return {
+            "type": "TableCell",
+            "items": [text_block(text, weight="Bolder" if bold else None)],
+        }
+
+    columns: list[Element] = []
+    for index in range(len(header)):
+        column: Element = {"type": "TableColumnDefinition", "width": 1}
+        if align and index < len(align) and align[index] != "Left":
+            column["horizontalCellContentAlignment"] = align[index]
+        columns.append(column)
+    body_rows = [{"type": "TableRow", "cells": [cell(h, bold=True) for h in header]}]
+    body_rows += [{"type": "TableRow", "cells": [cell(c) for c in row]} for row in rows]
+    return {
+        "type": "Table",
+        "columns": columns,
+        "rows": body_rows,
+        "firstRowAsHeader": True,
+        "gridStyle": "accent",
+    }
+
+
+def execute_action(title: str, message: str, *, style: str | None = None) -> Element:
+    """A button that sends ``message`` to the agent as if the clicker had typed it.
+
+    ``Action.Execute`` reaches the bot as an ``adaptiveCard/action`` invoke from the person who
+    clicked (verb ``threadline.action``, data ``{"threadline_action": message}``).
+    """
+    action: Element = {
+        "type": "Action.Execute",
+        "title": title,
+        "verb": ACTION_VERB,
+        "data": {"threadline_action": message},
+    }
+    if style in ("positive", "destructive"):
+        action["style"] = style
+    return action
+
+
+def submit_action(title: str, message: str) -> Element:
+    """A ``messageBack`` button: Teams posts ``message`` for the clicker, showing ``title``.
+
+    Used where ``Action.Execute`` is not rendered (older clients take it as fallback).
+    """
+    return {
+        "type": "Action.Submit",
+        "title": title,
+        "data": {
+            "threadline_action": message,
+            "msteams": {"type": "messageBack", "text": message, "displayText": title},
+        },
+    }
+
+
+def card(
+    body: Sequence[Element],
+    actions: Sequence[Element] = (),
+    *,
+    fallback_text: str | None = None,
+    full_width: bool = False,
+) -> Element:
+    """An AdaptiveCard 1.5; ``full_width`` asks Teams to use the message's whole width."""
+    result: Element = {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": CARD_VERSION,
+        "body": list(body),
+    }
+    if actions:
+        result["actions"] = list(actions)
+    if fallback_text:
+        result["fallbackText"] = fallback_text[:300]
+    if full_width:
+        result["msteams"] = {"width": "Full"}
+    return result
+
+
+def attachment(content: Element) -> Element:
+    """The message attachment that carries an Adaptive Card."""
+    return {"contentType": CARD_CONTENT_TYPE, "content": content}

@@ -1,0 +1,340 @@
+"""One turn's reply in Teams: components in, Teams messages out.
+
+``TeamsReplyStream`` is Teams' ``adapters.stream.ReplyStream``. It takes the components the
+agent yields and keeps the latest version of each (by id), rendered by
+``adapters.teams.render``. Progress shows at once: in a personal chat through the streaming
+protocol (``adapters.teams.answer.AnswerStream``: informative updates, then the answer
+streaming as it is written), in group chats and channels as a typing indicator. ``finish``
+sends the answer: its text, its cards (split over several messages when Teams' 40 KB limit
+requires, ``adapters.teams.limits``), the AI-generated label with citations and the feedback
+buttons. Admin-only detail goes through ``PrivateDelivery`` (``adapters.teams.private``).
+
+The message that carries the answer is an ``AnswerSlot``: give the stream one that knows what an
+earlier run of the turn posted and the answer goes into that message instead of a new one.
+In group chats and channels a "Working on it" card with a Stop button appears when the answer
+takes longer than ``stop_button_after`` (pass ``stop_turn``); the answer then replaces it::
+
+    async with TeamsReplyStream(connector, ref, on_stop=cancel_turn) as reply:
+        async for component in agent.send_message(context, text, conversation_id=key):
+            await reply.handle(component)
+        await reply.finish()
+    # stopped by the asker: await reply.settle(notices.STOPPED)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from adapters.notices import closing_note
+from adapters.number_format import number_locale
+from adapters.teams import activities, elements
+from adapters.teams.activities import Activity, Citation, ConversationRef
+from adapters.teams.answer import AnswerStream
+from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.files import FileOffers
+from adapters.teams.limits import answer_messages, text_parts
+from adapters.teams.markdown import message_markdown
+from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
+from adapters.teams.render import render
+from adapters.teams.slot import AnswerSlot, PostedMessage
+from agent_core.components import ComponentLifecycle, UiComponent
+
+if TYPE_CHECKING:
+    from adapters.stream import ReplyStream
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyOptions:
+    """How replies behave; the defaults follow Teams' rules.
+
+    >>> ReplyOptions(pace=0.0).max_stream_seconds
+    120.0
+    """
+
+    stream: bool = True
+    """Stream answers in personal chats (Teams streams nowhere else)."""
+    pace: float = 1.0
+    """Minimum seconds between two sends of a stream (Teams allows one per second)."""
+    max_stream_seconds: float = 120.0
+    typing_interval: float = 3.0
+    feedback_loop: bool = True
+    ai_label: bool = True
+    targeted_messages: bool = False
+    """Deliver admin-only detail as Teams targeted messages (preview) before trying 1:1."""
+
+
+class TeamsReplyStream:
+    """Renders one turn into Teams; see the module docstring.
+
+    ``on_stop(reason)`` is called when nothing more can be sent (the user pressed Stop, or
+    blocked the bot): the host cancels the turn. ``files`` offers the CSV of cut tables.
+    ``slot`` is where the answer goes (default: a new message). ``stop_turn`` is the turn id
+    the Stop button of a group chat's progress card carries; the card appears after
+    ``stop_button_after`` seconds (``None``: never). Personal chats have Teams' own Stop
+    button on the stream.
+
+    >>> ref = ConversationRef("https://s/", "a:1", "1", {"id": "28:b"}, {"id": "29:u"}, "t",
+    ...                       "personal")
+    >>> TeamsReplyStream(connector=None, ref=ref).answer_text  # type: ignore[arg-type]
+    ''
+    """
+
+    def __init__(
+        self,
+        connector: TeamsConnector,
+        ref: ConversationRef,
+        *,
+        options: ReplyOptions | None = None,
+        on_stop: Callable[[str], None] | None = None,
+        files: FileOffers | None = None,
+        slot: AnswerSlot | None = None,
+        stop_turn: str | None = None,
+        stop_button_after: float | None = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._connector = connector
+        self._ref = ref
+        self._options = options or ReplyOptions()
+        self.slot = slot if slot is not None else AnswerSlot(connector, ref)
+        self._stop_turn = stop_turn
+        self._stop_button_after = stop_button_after
+        self._on_stop = on_stop
+        self._files = files
+        self._sleep = sleep
+        self._private = PrivateDelivery(
+            connector, ref, targeted=self._options.targeted_messages
+        )
+        self._writer: AnswerStream | None = None
+        if self._options.stream and ref.is_personal and not self.slot.resumed:
+            self._writer = AnswerStream(
+                connector, ref, pace=self._options.pace,
+                max_duration=self._options.max_stream_seconds, clock=clock, sleep=sleep,
+                on_stop=self._stopped, on_posted=self.slot.posted,
+            )
+        self._texts: dict[str, str] = {}
+        self._fixed_texts: set[str] = set()  # text not written by the model (no AI label)
+        self._cards: dict[str, elements.Element] = {}
+        self._private_cards: dict[str, elements.Element] = {}
+        self._citations: dict[str, Citation] = {}
+        self._csv: dict[str, tuple[str, bytes]] = {}
+        self._typing: asyncio.Task[None] | None = None
+        self._progress: asyncio.Task[None] | None = None
+        self._progress_posting = False
+        self._halted = False
+        self.message_ids: list[str] = []
+        self.private_route: str | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._writer is None:
+            self._typing = asyncio.create_task(self._keep_typing(), name="teams-typing")
+            delay = self._stop_button_after
+            if self._stop_turn is not None and delay is not None and not self._ref.is_personal:
+                self._progress = asyncio.create_task(self._show_stop_later(delay),
+                                                     name="teams-stop-card")
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ components
+
+    def _stopped(self, reason: str) -> None:
+        logger.info("teams reply in %s halted: %s", self._ref.conversation_id, reason)
+        self._halted = True
+        if self._on_stop is not None:
+            self._on_stop(reason)
+
+    def _forget(self, key: str) -> None:
+        self._texts.pop(key, None)
+        self._cards.pop(key, None)
+        self._private_cards.pop(key, None)
+        self._citations.pop(key, None)
+        self._csv.pop(key, None)
+
+    async def handle(self, component: UiComponent) -> None:
+        """Take one component (or a newer version of one already seen)."""
+        if self._halted:
+            return
+        key = component.id
+        with number_locale(self._ref.locale):
+            rendering = render(component)
+        if rendering is None or component.rich_component.lifecycle is ComponentLifecycle.REMOVE:
+            self._forget(key)
+        elif component.is_private:
+            if rendering.card is not None:
+                self._private_cards[key] = rendering.card
+            elif rendering.text:
+                self._private_cards[key] = elements.card([elements.text_block(rendering.text)])
+            return  # private progress lines and citations are never shown to the room
+        elif rendering.text is not None:
+            self._take_text(component, rendering.text)
+        elif rendering.card is not None:
+            self._cards[key] = rendering.card
+            if rendering.csv is not None:
+                self._csv[key] = rendering.csv
+        elif rendering.citation is not None:
+            self._citations[key] = rendering.citation
+        elif rendering.progress and self._writer is not None:
+            self._writer.set_status(rendering.progress)
+        if self._writer is not None and key in self._texts:
+            shown = message_markdown(self.answer_text).text
+            parts = text_parts(shown) if shown else []
+            self._writer.set_text(parts[0] if parts else "")
+
+    def _take_text(self, component: UiComponent, text: str) -> None:
+        self._texts[component.id] = text
+        if not getattr(component.rich_component, "generated", True):
+            self._fixed_texts.add(component.id)
+
+    @property
+    def _model_wrote(self) -> bool:
+        """Some of the answer's text came from the model (a command's answer did not)."""
+        return any(key not in self._fixed_texts for key, text in self._texts.items()
+                   if text.strip())  # fmt: skip
+
+    @property
+    def answer_text(self) -> str:
+        return "\n\n".join(text for text in self._texts.values() if text.strip())
+
+    # ------------------------------------------------------------------ typing
+
+    async def _keep_typing(self) -> None:
+        while True:
+            try:
+                await self._connector.reply(
+                    self._ref.conversation_id, self._ref.activity_id or "",
+                    activities.typing(self._ref),
+                )
+            except ConnectorError as error:
+                if error.blocked:
+                    self._stopped("blocked")
+                    return
+                logger.debug("typing indicator failed: %s", error)
+            await self._sleep(self._options.typing_interval)
+
+    async def _stop_typing(self) -> None:
+        if self._typing is not None:
+            self._typing.cancel()
+            await asyncio.gather(self._typing, return_exceptions=True)
+            self._typing = None
+        await self._stop_progress()
+
+    # ------------------------------------------------------------------ Stop card
+
+    async def _show_stop_later(self, delay: float) -> None:
+        await self._sleep(delay)
+        self._progress_posting = True  # from here on, finishing waits for the card's id
+        try:
+            await self.slot.show_progress(self._stop_turn)
+        except ConnectorError as error:
+            logger.info("could not show the Stop card: %s", error)
+
+    async def _stop_progress(self) -> None:
+        task, self._progress = self._progress, None
+        if task is None:
+            return
+        if not self._progress_posting:
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    # ------------------------------------------------------------------ finish
+
+    @property
+    def answer_id(self) -> str | None:
+        """The id of the message that carries the answer, once ``finish`` sent it."""
+        return self.message_ids[0] if self.message_ids else None
+
+    async def finish(self) -> None:
+        """Send the answer (``answer_id`` then names the message that carries it)."""
+        await self._stop_typing()
+        if self._halted:
+            return
+        messages = await self._compose()
+        first, rest = messages[0], messages[1:]
+        try:
+            if self._writer is not None:
+                answer_id = await self._writer.close(first)
+                if answer_id and self._writer.mode == "streaming":  # a closed stream is a message
+                    await self.slot.posted(PostedMessage(answer_id, "message"))
+            else:
+                answer_id = await self.slot.fill(first)
+            if answer_id:
+                self.message_ids.append(answer_id)
+            for message in rest:
+                if self._halted or (self._writer is not None and self._writer.stopped):
+                    break
+                self.message_ids.append(await self._send(message))
+        except ConnectorError as error:
+            if error.blocked:
+                self._stopped("blocked")
+            logger.error("teams reply failed: %s", error)
+
+    async def _send(self, message: Activity) -> str:
+        return await self._connector.reply(
+            self._ref.conversation_id, self._ref.activity_id or "", message
+        )
+
+    async def _compose(self) -> list[Activity]:
+        lifted = message_markdown(self.answer_text)
+        cards = [elements.card([table], full_width=True) for table in lifted.tables]
+        cards += list(self._cards.values())
+        note = None
+        if self._private_cards:
+            if self._private.inline:
+                cards += list(self._private_cards.values())
+            else:
+                self.private_route = await self._private.deliver(
+                    [elements.attachment(c) for c in self._private_cards.values()]
+                )
+                note = WITHHELD_NOTE if self.private_route == "withheld" else None
+        text = "\n\n".join(part for part in (lifted.text, note) if part)
+        return answer_messages(
+            self._ref,
+            text,
+            [elements.attachment(c) for c in cards] + await self._file_offers(),
+            citations=list(self._citations.values()),
+            ai_label=self._options.ai_label and bool(lifted.text) and self._model_wrote,
+            feedback_loop=self._options.feedback_loop and bool(lifted.text),
+        )
+
+    async def _file_offers(self) -> list[dict[str, Any]]:
+        """Consent cards for the CSV of cut tables (Teams allows files in personal chats)."""
+        if self._files is None or not self._ref.is_personal:
+            return []
+        return [
+            await self._files.offer(name, content, conversation=self._ref.thread_key)
+            for name, content in self._csv.values()
+        ]
+
+    async def settle(self, note: str) -> None:
+        """End the answer early: the text the asker already saw ends with ``note``
+        (``_(Stopped.)_``, as in Slack), or ``note`` alone replaces a progress card; nothing
+        is posted when nothing was (the asker saw no answer begin)."""
+        shown = self._writer.shown_text.rstrip() if self._writer is not None else ""
+        await self.aclose()
+        ending = f"{shown}{closing_note(note)}" if shown else note
+        await self.slot.settle(ending, post_if_empty=False)
+
+    async def aclose(self) -> None:
+        """Stop background sends (the turn ended or was cancelled)."""
+        await self._stop_typing()
+        if self._writer is not None:
+            await self._writer.aclose()
+
+
+if TYPE_CHECKING:
+
+    def _implements_the_protocol(stream: TeamsReplyStream) -> ReplyStream:
+        return stream  # mypy checks TeamsReplyStream against adapters.stream.ReplyStream

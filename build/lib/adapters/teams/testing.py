@@ -1,0 +1,489 @@
+"""A fake Bot Framework service for tests, benchmarks and the local console: the Connector
+REST API Teams exposes at an activity's ``serviceUrl``, the OpenID metadata + JWKS that sign
+inbound activities, and token endpoints for the bot's outbound calls.
+
+Point the real clients at it: activities carry ``serviceUrl=connector.url``, the host reads
+``TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL=connector.openid_metadata_url`` and
+``TO_BOT_FROM_CHANNEL_TOKEN_ISSUER=connector.issuer``, and ``connector.sign(...)`` makes the
+``Authorization`` header for an activity. Every call is recorded in ``connector.calls``; wait
+for calls with ``await connector.wait_for(...)``, never with sleeps.
+
+>>> import asyncio, aiohttp
+>>> async def demo():
+...     async with FakeBotConnector() as connector, aiohttp.ClientSession() as http:
+...         url = connector.url + "v3/conversations/a:1/activities"
+...         async with http.post(url, json={"type": "message", "text": "hi"}) as sent:
+...             status = sent.status
+...         call = await connector.wait_for(lambda c: c.operation == "send_to_conversation")
+...         return status, call.text, call.response["id"]
+>>> asyncio.run(demo())
+(201, 'hi', '1700000000001')
+
+It answers like Teams: new activity ids, ``201`` for streaming chunks with the stream's id, a
+roster for ``get_conversation_member``, new 1:1 conversations (kept in ``conversations``),
+and scripted failures (``connector.fail(...)``: 403, 429 with ``Retry-After``, 412, 502...).
+It checks the streaming protocol as Teams does: sequence numbers must grow and each chunk
+must extend the text streamed before it.
+
+``FakeBotConnector(on_call=...)`` is called with each ``ConnectorCall`` once it is answered
+(``call.status``, ``call.response``). ``connector.web_app()`` is the same service as an
+aiohttp app to mount in your own (``app.add_subapp("/teams", connector.web_app())``: the
+``serviceUrl`` is then ``.../teams/``). ``keep=N`` remembers only the newest N calls.
+Signing needs PyJWT and cryptography (imported on use; botbuilder already depends on both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+DEFAULT_ISSUER = "https://api.botframework.test"
+
+
+@cache
+def rsa_key(name: str = "signing") -> rsa.RSAPrivateKey:
+    """A 2048-bit RSA key per name, made once per test session."""
+    from cryptography.hazmat.primitives.asymmetric import rsa  # only the signing parts need it
+
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@dataclass
+class ConnectorCall:
+    """One request the bot made to the fake connector; ``status`` and ``response`` (the JSON
+    answered, if any) are set once it is answered.
+
+    >>> ConnectorCall("reply_to_activity", "POST", "/v3/...", body={"type": "typing"}).activity_type
+    'typing'
+    """
+
+    operation: str
+    method: str
+    path: str
+    conversation_id: str | None = None
+    activity_id: str | None = None
+    body: Any = None
+    query: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)
+    status: int = 0
+    response: Any = None
+
+    @property
+    def activity_type(self) -> str | None:
+        return self.body.get("type") if isinstance(self.body, dict) else None
+
+    @property
+    def stream_info(self) -> dict[str, Any] | None:
+        """The ``streaminfo`` entity of a streaming activity, if any."""
+        if not isinstance(self.body, dict):
+            return None
+        for entity in self.body.get("entities") or []:
+            if isinstance(entity, dict) and entity.get("type") == "streaminfo":
+                return entity
+        return None
+
+    @property
+    def text(self) -> str | None:
+        return self.body.get("text") if isinstance(self.body, dict) else None
+
+
+class Answer(NamedTuple):
+    """What the fake answers a call: status, JSON body (None: empty) and headers."""
+
+    status: int
+    body: Any = None
+    headers: dict[str, str] | None = None
+
+
+Observer = Callable[[ConnectorCall], None]
+
+
+@dataclass
+class ScriptedFailure:
+    """An error ``FakeBotConnector.fail`` scripted for the next ``times`` matching calls."""
+
+    operation: str
+    status: int
+    code: str
+    message: str
+    retry_after: float | None
+    times: int
+    when: Callable[[ConnectorCall], bool] | None
+
+
+@dataclass
+class _Stream:
+    sequence: int = 0
+    text: str = ""
+    finished: bool = False
+
+
+class FakeBotConnector:
+    """The fake service; use as ``async with FakeBotConnector() as connector:`` (see the
+    module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        app_id: str = "00000000-0000-0000-0000-0000000000b0",
+        issuer: str = DEFAULT_ISSUER,
+        channel_id: str = "msteams",
+        identity_header: str = "msi-secret",
+        on_call: Observer | None = None,
+        keep: int | None = None,
+    ) -> None:
+        self.app_id = app_id
+        self.issuer = issuer
+        self.channel_id = channel_id
+        self.identity_header = identity_header
+        self.on_call = on_call
+        self.keep = keep
+        self.kid = "fake-key-1"
+        self.calls: list[ConnectorCall] = []
+        self.token_requests: list[dict[str, Any]] = []
+        self.openid_requests = 0
+        self.members: dict[str, dict[str, Any]] = {}
+        self.conversations: dict[str, dict[str, Any]] = {}
+        self.uploads: dict[str, bytes] = {}
+        self.personal_conversations_allowed = True
+        self._failures: list[ScriptedFailure] = []
+        self._streams: dict[str, _Stream] = {}
+        self._ids = itertools.count(1)
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def web_app(self) -> web.Application:
+        """The fake's routes as an aiohttp app, to serve or to mount in another app."""
+        app = web.Application()
+        app.router.add_get("/openid/.well-known/openidconfiguration", self._openid_metadata)
+        app.router.add_get("/openid/keys", self._jwks, name="jwks")
+        app.router.add_post("/oauth2/v2.0/token", self._client_credentials_token)
+        app.router.add_get("/msi/token", self._managed_identity_token)
+        base = "/v3/conversations"
+        app.router.add_post(base, self._create_conversation)
+        app.router.add_post(base + "/{conversation}/activities", self._send)
+        app.router.add_post(base + "/{conversation}/activities/{activity}", self._reply)
+        app.router.add_put(base + "/{conversation}/activities/{activity}", self._update)
+        app.router.add_delete(base + "/{conversation}/activities/{activity}", self._delete)
+        app.router.add_get(base + "/{conversation}/members/{member}", self._member)
+        app.router.add_put("/upload/{name}", self._upload)
+        return app
+
+    async def start(self) -> Self:
+        self._runner = web.AppRunner(self.web_app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> Self:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def url(self) -> str:
+        """The ``serviceUrl`` to put in activities, once ``start``ed (a mounted fake is where
+        you mounted it)."""
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def openid_metadata_url(self) -> str:
+        return f"{self.url}openid/.well-known/openidconfiguration"
+
+    @property
+    def managed_identity_endpoint(self) -> str:
+        return f"{self.url}msi/token"
+
+    # ------------------------------------------------------------------ tokens
+
+    def sign(
+        self,
+        *,
+        service_url: str | None = None,
+        audience: str | None = None,
+        issuer: str | None = None,
+        expires_in: float = 3600,
+        key: rsa.RSAPrivateKey | None = None,
+        kid: str | None = None,
+        claims: dict[str, Any] | None = None,
+    ) -> str:
+        """An ``Authorization`` header value for an inbound activity, signed like Bot
+        Framework signs them; each argument can be set wrong on purpose."""
+        now = int(time.time())
+        payload: dict[str, Any] = {
+            "iss": issuer or self.issuer,
+            "aud": audience or self.app_id,
+            "serviceurl": service_url or self.url,
+            "nbf": now - 60,
+            "iat": now - 60,
+            "exp": int(now + expires_in),
+        }
+        payload.update(claims or {})
+        import jwt
+
+        token = jwt.encode(
+            payload, key or rsa_key(), algorithm="RS256", headers={"kid": kid or self.kid}
+        )
+        return f"Bearer {token}"
+
+    async def _openid_metadata(self, request: web.Request) -> web.Response:
+        self.openid_requests += 1
+        keys = request.url.origin().join(request.app.router["jwks"].url_for())
+        base = str(keys).removesuffix("openid/keys")  # as the client reached this fake
+        return web.json_response({
+            "issuer": self.issuer,
+            "authorization_endpoint": f"{base}oauth2/v2.0/authorize",
+            "jwks_uri": str(keys),
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+        })
+
+    async def _jwks(self, request: web.Request) -> web.Response:
+        from jwt.algorithms import RSAAlgorithm
+
+        jwk = RSAAlgorithm.to_jwk(rsa_key().public_key(), as_dict=True)
+        jwk.update(kid=self.kid, use="sig", endorsements=[self.channel_id, "webchat"])
+        return web.json_response({"keys": [jwk]})
+
+    def _issue_token(self) -> str:
+        import jwt
+
+        return jwt.encode(
+            {"aud": "https://api.botframework.com", "appid": self.app_id,
+             "exp": int(time.time()) + 3600},
+            rsa_key("outbound"), algorithm="RS256",
+        )
+
+    async def _client_credentials_token(self, request: web.Request) -> web.Response:
+        form = dict(await request.post())
+        self.token_requests.append({"kind": "client_credentials", **form})
+        return web.json_response(
+            {"token_type": "Bearer", "expires_in": 3600, "access_token": self._issue_token()}
+        )
+
+    async def _managed_identity_token(self, request: web.Request) -> web.Response:
+        self.token_requests.append({"kind": "managed_identity", **request.query})
+        if request.headers.get("X-IDENTITY-HEADER") != self.identity_header:
+            return web.json_response({"statusCode": 401, "message": "bad header"}, status=401)
+        return web.json_response({
+            "access_token": self._issue_token(),
+            "expires_on": str(int(time.time()) + 3600),
+            "resource": request.query.get("resource"),
+            "token_type": "Bearer",
+        })
+
+    # ------------------------------------------------------------------ scripting
+
+    def fail(
+        self,
+        operation: str,
+        status: int,
+        *,
+        code: str = "",
+        message: str = "",
+        retry_after: float | None = None,
+        times: int = 1,
+        when: Callable[[ConnectorCall], bool] | None = None,
+    ) -> None:
+        """Answer the next ``times`` calls of ``operation`` (that match ``when``) with an error.
+
+        ``operation`` is a recorded operation name, or ``"stream"`` for streaming chunks
+        (typing activities with a ``streaminfo`` entity of type ``streaming``).
+        """
+        self._failures.append(ScriptedFailure(
+            operation, status, code or f"Http{status}", message or f"scripted {status}",
+            retry_after, times, when,
+        ))
+
+    def _scripted(self, call: ConnectorCall) -> Answer | None:
+        kinds = {call.operation}
+        info = call.stream_info
+        if info is not None:
+            kinds.add("stream" if info.get("streamType") == "streaming" else "stream_" + str(
+                info.get("streamType")))
+        for failure in self._failures:
+            if failure.times and failure.operation in kinds and (
+                failure.when is None or failure.when(call)
+            ):
+                failure.times -= 1
+                headers = {}
+                if failure.retry_after is not None:
+                    headers["Retry-After"] = f"{failure.retry_after:g}"
+                return _error(failure.status, failure.code, failure.message, headers)
+        return None
+
+    # ------------------------------------------------------------------ recording
+
+    async def _record(self, request: web.Request, operation: str) -> ConnectorCall:
+        body: Any = None
+        if request.can_read_body:
+            raw = await request.read()
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+        call = ConnectorCall(
+            operation=operation,
+            method=request.method,
+            path=request.path,
+            conversation_id=request.match_info.get("conversation"),
+            activity_id=request.match_info.get("activity"),
+            body=body,
+            query=dict(request.query),
+            headers=dict(request.headers),
+        )
+        return call
+
+    async def _done(self, call: ConnectorCall, answer: Answer) -> web.Response:
+        call.status, call.response = answer.status, answer.body
+        async with self._changed:
+            self.calls.append(call)
+            if self.keep is not None:
+                del self.calls[: max(0, len(self.calls) - self.keep)]
+                for store in (self._streams, self.conversations, self.uploads):
+                    while len(store) > self.keep:
+                        del store[next(iter(store))]
+            self._changed.notify_all()
+        if self.on_call is not None:
+            self.on_call(call)
+        if answer.body is None:
+            return web.Response(status=answer.status, headers=answer.headers)
+        return web.json_response(answer.body, status=answer.status, headers=answer.headers)
+
+    async def wait_for(
+        self, predicate: Callable[[ConnectorCall], bool], *, count: int = 1, timeout: float = 5
+    ) -> ConnectorCall:
+        """Wait until ``count`` recorded calls match ``predicate``; return the last of them."""
+
+        def matching() -> list[ConnectorCall]:
+            return [c for c in self.calls if predicate(c)]
+
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: len(matching()) >= count)
+        return matching()[count - 1]
+
+    def operations(self) -> list[str]:
+        return [c.operation for c in self.calls]
+
+    # ------------------------------------------------------------------ connector API
+
+    def _new_id(self) -> str:
+        return f"1700000{next(self._ids):06d}"
+
+    def _stream_check(self, call: ConnectorCall) -> Answer | None:
+        """Teams' streaming rules: growing sequence; each streaming chunk extends the text
+        streamed before (informative updates are status lines and replace each other)."""
+        info = call.stream_info
+        if info is None:
+            return None
+        stream_id = info.get("streamId")
+        kind = info.get("streamType")
+        if stream_id is None:
+            if kind != "informative" and kind != "streaming":
+                return _error(400, "BadArgument", "final message without streamId")
+            new_id = self._new_id()
+            self._streams[new_id] = _Stream(sequence=int(info.get("streamSequence", 0)),
+                                            text=(call.text or "") if kind == "streaming" else "")
+            return Answer(201, {"id": new_id})
+        stream = self._streams.get(stream_id)
+        if stream is None or stream.finished:
+            return _error(400, "BadArgument", "Content stream is not allowed on a "
+                          "already completed streamed message")
+        if kind == "final":
+            stream.finished = True
+            return Answer(201, {"id": stream_id})
+        sequence = int(info.get("streamSequence", 0))
+        if sequence <= stream.sequence:
+            return _error(412, "ContentStreamSequenceOrderPreConditionFailed",
+                          "stream sequence out of order")
+        stream.sequence = sequence
+        if kind == "streaming":  # informative updates are status lines: they replace each other
+            if not (call.text or "").startswith(stream.text):
+                return _error(403, "ContentStreamNotAllowed",
+                              "streaming content must include the content streamed before")
+            stream.text = call.text or ""
+        return Answer(201, {"id": stream_id})
+
+    async def _activity(self, request: web.Request, operation: str) -> web.Response:
+        call = await self._record(request, operation)
+        answer = self._scripted(call) or self._stream_check(call)
+        return await self._done(call, answer or Answer(201, {"id": self._new_id()}))
+
+    async def _send(self, request: web.Request) -> web.Response:
+        return await self._activity(request, "send_to_conversation")
+
+    async def _reply(self, request: web.Request) -> web.Response:
+        return await self._activity(request, "reply_to_activity")
+
+    async def _update(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "update_activity")
+        return await self._done(call, self._scripted(call) or Answer(200, {"id": call.activity_id}))
+
+    async def _delete(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "delete_activity")
+        return await self._done(call, self._scripted(call) or Answer(200))
+
+    async def _create_conversation(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "create_conversation")
+        answer = self._scripted(call)
+        if answer is None and not self.personal_conversations_allowed:
+            answer = _error(403, "Forbidden", "The bot is not installed for this user")
+        if answer is None:
+            conversation_id = f"a:1personal-{uuid.uuid4().hex[:8]}"
+            self.conversations[conversation_id] = call.body if isinstance(call.body, dict) else {}
+            answer = Answer(201, {"id": conversation_id, "activityId": None})
+        return await self._done(call, answer)
+
+    def upload_info(self, name: str) -> dict[str, Any]:
+        """What Teams sends in a ``fileConsent/invoke`` accept: where to upload, in the user's
+        OneDrive (here: this fake)."""
+        return {
+            "name": name, "uploadUrl": f"{self.url}upload/{name}",
+            "contentUrl": f"https://contoso-my.sharepoint.test/{name}",
+            "uniqueId": uuid.uuid4().hex, "fileType": name.rsplit(".", 1)[-1],
+        }
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        content = await request.read()
+        call = ConnectorCall(operation="upload", method="PUT", path=request.path,
+                             headers=dict(request.headers), body=len(content))
+        self.uploads[request.match_info["name"]] = content
+        return await self._done(call, Answer(201, {"id": "drive-item"}))
+
+    async def _member(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "get_conversation_member")
+        answer = self._scripted(call)
+        if answer is None:
+            member = self.members.get(request.match_info["member"])
+            answer = (
+                Answer(200, member) if member is not None
+                else _error(404, "MemberNotFoundInConversation", "member not found")
+            )
+        return await self._done(call, answer)
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Answer:
+    return Answer(status, {"error": {"code": code, "message": message}}, headers)

@@ -1,0 +1,95 @@
+"""Interactive components: buttons and task lists.
+
+A button's ``action`` is the message sent on the user's behalf when it is clicked (a
+suggested question, ``/help``...), so every channel can replay it through ``send_message``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_core.components.base import ComponentType, RichComponent, new_component_id
+
+ButtonVariant = Literal["primary", "secondary", "success", "warning", "error", "ghost", "link"]
+
+
+class ButtonComponent(RichComponent):
+    """One button. ``ButtonComponent(label="Help", action="/help")``"""
+
+    type: ComponentType = ComponentType.BUTTON
+    interactive: bool = True
+    label: str
+    action: str
+    variant: ButtonVariant = "primary"
+    size: Literal["small", "medium", "large"] = "medium"
+    icon: str | None = None
+    icon_position: Literal["left", "right"] = "left"
+    disabled: bool = False
+
+
+class ButtonSpec(BaseModel):
+    """A button inside a ``ButtonGroupComponent``."""
+
+    label: str
+    action: str
+    variant: ButtonVariant = "secondary"
+    icon: str | None = None
+    disabled: bool = False
+
+
+class ButtonGroupComponent(RichComponent):
+    """A row (or column) of buttons.
+
+    >>> g = ButtonGroupComponent(buttons=[ButtonSpec(label="Help", action="/help")])
+    >>> g.buttons[0].action
+    '/help'
+    """
+
+    type: ComponentType = ComponentType.BUTTON_GROUP
+    interactive: bool = True
+    buttons: list[ButtonSpec] = Field(default_factory=list)
+    orientation: Literal["horizontal", "vertical"] = "horizontal"
+    spacing: Literal["small", "medium", "large"] = "medium"
+    alignment: Literal["start", "center", "end", "stretch"] = "start"
+    full_width: bool = False
+
+
+TaskStatus = Literal["pending", "in_progress", "completed", "error"]
+
+
+class Task(BaseModel):
+    """One entry of a task list or the task tracker."""
+
+    id: str = Field(default_factory=new_component_id)
+    title: str
+    description: str | None = None
+    status: TaskStatus = "pending"
+    progress: float | None = None
+    created_at: float = Field(default_factory=time.time)
+    completed_at: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class TaskListComponent(RichComponent):
+    """A checklist; ``update_task`` returns a newer version of the list."""
+
+    type: ComponentType = ComponentType.TASK_LIST
+    title: str = "Tasks"
+    tasks: list[Task] = Field(default_factory=list)
+    show_progress: bool = True
+    allow_reorder: bool = False
+    show_timestamps: bool = True
+    filter_status: TaskStatus | None = None
+
+    def add_task(self, task: Task) -> TaskListComponent:
+        return self.update(tasks=[*self.tasks, task])
+
+    def update_task(self, task_id: str, **changes: Any) -> TaskListComponent:
+        tasks = [t.model_copy(update=changes) if t.id == task_id else t for t in self.tasks]
+        return self.update(tasks=tasks)
+
+    def complete_task(self, task_id: str) -> TaskListComponent:
+        return self.update_task(task_id, status="completed", completed_at=time.time())

@@ -1,0 +1,43 @@
+"""Lifecycle hooks: before/after each message and each tool call."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_core.context import ToolContext
+    from agent_core.conversations import Conversation
+    from agent_core.feedback import Feedback
+    from agent_core.tools.base import Tool, ToolResult
+    from agent_core.users import User
+
+
+class LifecycleHook:
+    """Subclass and override what you need; hooks run in list order.
+
+    - ``before_message``: return a new message to replace it; raise ``AgentError`` to refuse.
+    - ``after_message``: observe the saved ``Conversation``.
+    - ``before_tool``: runs only after the permission check passed; raise ``AgentError`` to
+      block the call (the LLM is told why).
+    - ``after_tool``: return a ``ToolResult`` to replace the result.
+    - ``on_feedback``: a user rated an answer (channels' thumbs up / down).
+
+    >>> class Shout(LifecycleHook):
+    ...     async def before_message(self, user, message):
+    ...         return message.upper()
+    """
+
+    async def before_message(self, user: User, message: str) -> str | None:
+        return None
+
+    async def after_message(self, result: Conversation) -> None:
+        return None
+
+    async def before_tool(self, tool: Tool[Any], context: ToolContext) -> None:
+        return None
+
+    async def after_tool(self, result: ToolResult) -> ToolResult | None:
+        return None
+
+    async def on_feedback(self, user: User, feedback: Feedback) -> None:
+        return None

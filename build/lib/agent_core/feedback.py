@@ -1,0 +1,26 @@
+"""User feedback on an answer (thumbs up / down from a channel's feedback buttons)."""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, Field
+
+
+class Feedback(BaseModel):
+    """One person's verdict on one answer.
+
+    ``message_id`` is the channel's id of the rated message (Slack ``ts``, Teams activity id);
+    ``turn_id`` the agent turn that answered, when the channel knows it: the memories that
+    turn made are marked good or bad.
+
+    >>> Feedback(conversation_id="slack:T1:C1:1.0", message_id="2.0", positive=False).positive
+    False
+    """
+
+    conversation_id: str
+    message_id: str
+    positive: bool
+    comment: str | None = None
+    turn_id: str | None = None
+    timestamp: float = Field(default_factory=time.time)

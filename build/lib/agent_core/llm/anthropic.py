@@ -1,0 +1,181 @@
+"""``AnthropicLlmService``: Claude through the official ``anthropic`` SDK's async client.
+
+Import this module only when you use it (``import agent_core`` never does): the SDK takes
+about a second to import.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Any
+
+import anthropic
+from anthropic.types.message_create_params import MessageCreateParamsBase
+
+from agent_core.errors import LlmAuthenticationError
+from agent_core.extensions.observability import ObservabilityProvider, Tracer
+from agent_core.llm.anthropic_convert import (
+    from_message,
+    system_text,
+    to_messages,
+    to_tools,
+    tool_problems,
+)
+from agent_core.llm.anthropic_errors import translated_errors
+from agent_core.llm.anthropic_stream import StreamAssembler
+from agent_core.llm.base import LlmRequest, LlmResponse, LlmService, LlmStreamChunk
+from agent_core.tools.base import ToolSchema
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""Used when neither ``model=`` nor ``ANTHROPIC_MODEL`` names one."""
+
+DEFAULT_MAX_TOKENS = 4096
+
+
+class AnthropicLlmService(LlmService):
+    """Talks to Claude with the SDK's ``AsyncAnthropic`` client, streaming text as it arrives.
+
+    The model comes from ``model=`` or ``ANTHROPIC_MODEL``; the key from ``api_key=`` or
+    ``ANTHROPIC_API_KEY``; the endpoint from ``base_url=`` or ``ANTHROPIC_BASE_URL``.
+    ``max_tokens`` applies unless the request sets its own. The SDK's own retries are off
+    (``max_retries=0``) because the agent's ``ErrorRecoveryStrategy`` decides; every failure
+    is raised as an ``agent_core.errors.LlmError``. ``timeout`` (seconds) bounds connecting
+    and each wait for data, so a stalled stream fails instead of hanging.
+
+    ``LlmRequest.temperature`` is not sent unless ``send_temperature=True``: the API version
+    this SDK speaks (2026-10-21) answers 400 to any sampling parameter. Turn it on only for
+    gateways or pinned API versions that still accept it (pass their ``default_headers``).
+
+    With an ``observability_provider``, token usage is recorded as the ``llm.tokens.input``
+    and ``llm.tokens.output`` metrics (unit ``tokens``, tagged with the model).
+
+    >>> service = AnthropicLlmService(model="claude-sonnet-5-5", api_key="sk-ant-example")
+    >>> service.model_name
+    'claude-sonnet-5-5'
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = 120.0,
+        max_retries: int = 0,
+        send_temperature: bool = False,
+        default_headers: dict[str, str] | None = None,
+        observability_provider: ObservabilityProvider | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+    ) -> None:
+        self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        self.max_tokens = max_tokens
+        self.send_temperature = send_temperature
+        self._tracer = Tracer(observability_provider)
+        with translated_errors():  # a broken credentials profile fails here
+            self._client = client or anthropic.AsyncAnthropic(
+                api_key=api_key,
+                base_url=base_url,
+                timeout=anthropic.Timeout(timeout, connect=min(timeout, 10.0)),
+                max_retries=max_retries,
+                default_headers=default_headers,
+            )
+        self._missing_credentials = client is None and not _has_credentials(
+            self._client, default_headers or {}
+        )
+
+    @property
+    def model_name(self) -> str:
+        return self.model
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client, for calls this service does not wrap."""
+        return self._client
+
+    async def send_request(self, request: LlmRequest) -> LlmResponse:
+        """One complete answer (no streaming)."""
+        self._check_credentials()
+        with translated_errors():
+            message = await self._client.messages.create(
+                **self._params(request), extra_body=self._extra_body(request)
+            )
+        response = from_message(message)
+        await self._record_usage(response.usage)
+        return response
+
+    async def stream_request(self, request: LlmRequest) -> AsyncIterator[LlmStreamChunk]:
+        """Text deltas as they arrive, each tool call once complete, then a final chunk with
+        ``finish_reason`` (Anthropic's ``stop_reason``) and ``usage``."""
+        self._check_credentials()
+        assembler = StreamAssembler()
+        with translated_errors():
+            stream = await self._client.messages.create(
+                **self._params(request), extra_body=self._extra_body(request), stream=True
+            )
+            async with stream:
+                async for event in stream:
+                    if (chunk := assembler.feed(event)) is not None:
+                        yield chunk
+        if (chunk := assembler.close()) is not None:
+            yield chunk
+        await self._record_usage(assembler.usage)
+
+    async def validate_tools(self, tools: list[ToolSchema]) -> list[str]:
+        """Names must match ``^[a-zA-Z0-9_-]{1,64}$`` and be unique; schemas must be objects."""
+        return tool_problems(tools)
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections."""
+        await self._client.close()
+
+    async def __aenter__(self) -> AnthropicLlmService:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _check_credentials(self) -> None:
+        if self._missing_credentials:
+            raise LlmAuthenticationError(
+                "No Anthropic credentials: set ANTHROPIC_API_KEY or pass api_key="
+            )
+
+    def _params(self, request: LlmRequest) -> MessageCreateParamsBase:
+        params: MessageCreateParamsBase = {
+            "model": self.model,
+            "max_tokens": request.max_tokens or self.max_tokens,
+            "messages": to_messages(request.messages),
+        }
+        if (system := system_text(request)) is not None:
+            params["system"] = system
+        if request.tools:
+            params["tools"] = to_tools(request.tools)
+        return params
+
+    def _extra_body(self, request: LlmRequest) -> dict[str, Any] | None:
+        return {"temperature": request.temperature} if self.send_temperature else None
+
+    async def _record_usage(self, usage: dict[str, int] | None) -> None:
+        if not usage:
+            return
+        tags = {"model": self.model}
+        await self._tracer.metric("llm.tokens.input", usage.get("input_tokens", 0), "tokens", tags)
+        await self._tracer.metric(
+            "llm.tokens.output", usage.get("output_tokens", 0), "tokens", tags
+        )
+
+
+def _has_credentials(client: anthropic.AsyncAnthropic, headers: dict[str, str]) -> bool:
+    """Whether the SDK found a key, token or credential provider (else it fails every call
+    with a ``TypeError``), or the caller sends its own auth header (a gateway)."""
+    if client.api_key or client.auth_token or client.credentials is not None:
+        return True
+    return bool({"authorization", "x-api-key"} & {name.lower() for name in headers})

@@ -1,0 +1,106 @@
+"""``SqliteKeyValueStore``: the key/value store in an SQLite table (single process)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from os import PathLike
+from typing import Any
+
+from agent_core.state.keyvalue import KeyValueStore, encode
+from agent_core.state.sqlite import SqliteDatabase
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PURGE_EVERY = 256
+"""Expired rows are swept once every this many writes (reads ignore them meanwhile)."""
+
+
+class SqliteKeyValueStore(KeyValueStore):
+    """Key/value rows in ``table`` of an SQLite file; expiry is wall-clock, so it survives
+    restarts. Pass a path (the store owns the file) or a shared ``SqliteDatabase``.
+
+    >>> import asyncio, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "state.db")
+    >>> async def demo():
+    ...     store = SqliteKeyValueStore(path, table="installations")
+    ...     await store.set("slack:T1", {"bot_token": "xoxb-1"})
+    ...     await store.close()
+    ...     reopened = SqliteKeyValueStore(path, table="installations")
+    ...     try:
+    ...         return await reopened.get("slack:T1")
+    ...     finally:
+    ...         await reopened.close()
+    >>> asyncio.run(demo())
+    {'bot_token': 'xoxb-1'}
+    """
+
+    def __init__(
+        self,
+        database: SqliteDatabase | str | PathLike[str],
+        *,
+        table: str = "kv",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not _IDENTIFIER.fullmatch(table):
+            raise ValueError(f"not a valid table name: {table!r}")
+        self._owns_database = not isinstance(database, SqliteDatabase)
+        self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
+        self._table = table
+        self._clock = clock
+        self._writes = 0
+        self._db.ensure_schema(
+            f"CREATE TABLE IF NOT EXISTS {table} ("
+            " key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL) WITHOUT ROWID;"
+            f"CREATE INDEX IF NOT EXISTS {table}_expiry ON {table} (expires_at)"
+            " WHERE expires_at IS NOT NULL;"
+        )
+
+    def _expiry(self, ttl: float | None) -> float | None:
+        return None if ttl is None else self._clock() + ttl
+
+    def _maybe_purge(self, connection: sqlite3.Connection) -> None:
+        self._writes += 1
+        if self._writes % PURGE_EVERY == 0:
+            connection.execute(f"DELETE FROM {self._table} WHERE expires_at <= ?", (self._clock(),))
+
+    async def get(self, key: str) -> Any | None:
+        sql = f"SELECT value FROM {self._table} WHERE key = ? AND ifnull(expires_at > ?, 1)"
+        row = await self._db.run(lambda c: c.execute(sql, (key, self._clock())).fetchone())
+        return None if row is None else json.loads(row[0])
+
+    async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
+        text, expires_at = encode(value), self._expiry(ttl)
+
+        def write(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)", (key, text, expires_at)
+            )
+            self._maybe_purge(connection)
+
+        await self._db.run(write)
+
+    async def add(self, key: str, value: Any = True, *, ttl: float | None = None) -> bool:
+        text, expires_at = encode(value), self._expiry(ttl)
+
+        def write(connection: sqlite3.Connection) -> bool:
+            connection.execute(
+                f"DELETE FROM {self._table} WHERE key = ? AND expires_at <= ?",
+                (key, self._clock()),
+            )
+            cursor = connection.execute(
+                f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", (key, text, expires_at)
+            )
+            self._maybe_purge(connection)
+            return cursor.rowcount == 1
+
+        return await self._db.transaction(write)
+
+    async def delete(self, key: str) -> None:
+        await self._db.run(lambda c: c.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,)))
+
+    async def close(self) -> None:
+        if self._owns_database:
+            await self._db.close()

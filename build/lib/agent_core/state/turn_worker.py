@@ -1,0 +1,275 @@
+"""``TurnWorker``: the loop that runs a ``TurnQueue``'s turns, shared by every back end, and
+the ``Turn`` it hands each handler."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_core.errors import StateUnavailableError
+from agent_core.state.turn_backend import Delivery, Readiness, Start, TurnBackend
+
+logger = logging.getLogger("threadline.state.turns")
+
+FETCH_TIMEOUT = 1.0
+WAIT_FIRST, WAIT_MAX = 0.01, 0.25
+"""Backoff while an earlier turn of the thread runs elsewhere (local completions wake at once)."""
+OUTAGE_FIRST, OUTAGE_MAX = 0.05, 1.0
+
+
+@dataclass
+class Turn:
+    """One accepted message, as a handler receives it.
+
+    ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded.
+
+    >>> import asyncio
+    >>> async def keep(progress): pass
+    >>> turn = Turn("1-0", "slack:T1:C1:1.0", {"text": "hi"}, 2, {"reply_ts": "9.1"}, 0.0, keep)
+    >>> turn.is_retry, turn.progress["reply_ts"]
+    (True, '9.1')
+    """
+
+    id: str
+    thread_key: str
+    payload: dict[str, Any]
+    attempt: int
+    progress: dict[str, Any]
+    enqueued_at: float
+    _recorder: Callable[[dict[str, Any]], Awaitable[None]] = field(repr=False)
+
+    @property
+    def is_retry(self) -> bool:
+        """True when an earlier run of this turn did not finish (its worker died)."""
+        return self.attempt > 1
+
+    async def record(self, **progress: Any) -> None:
+        """Durably note what this run has done (JSON values), for a later re-run to see."""
+        await self._recorder(progress)
+        self.progress.update(progress)
+
+
+TurnHandler = Callable[[Turn], Awaitable[None]]
+
+
+def default_consumer() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class TurnWorker:
+    """Runs up to ``concurrency`` turns at once from ``queue``.
+
+    Loops: *fetch* new turns while a slot is free; *claim* turns whose worker stopped
+    renewing (checked every ``claim_after / 2`` seconds, and at start); *stop* the handlers
+    whose owner asked (``request_stop``; the turn then completes); per turn, *renew* its
+    lease every ``claim_after / 3`` seconds while it waits for its thread and runs. A turn
+    whose lease was lost is cancelled here (another worker owns it now).
+    While the back end is unavailable the loops back off and retry; nothing is dropped.
+
+    >>> from agent_core.state.turns_memory import MemoryTurnQueue
+    >>> async def handler(turn): pass
+    >>> TurnWorker(MemoryTurnQueue(), handler, concurrency=4).concurrency
+    4
+    """
+
+    def __init__(
+        self,
+        queue: TurnBackend,
+        handler: TurnHandler,
+        *,
+        concurrency: int = 16,
+        max_attempts: int = 3,
+        give_up: TurnHandler | None = None,
+        consumer: str | None = None,
+    ) -> None:
+        if concurrency < 1 or max_attempts < 1:
+            raise ValueError("concurrency and max_attempts must be at least 1")
+        self.queue = queue
+        self.handler = handler
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.give_up = give_up
+        self.consumer = consumer or default_consumer()
+        self._free = concurrency
+        self._slot_freed = asyncio.Event()
+        self._completed = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._handlers: dict[str, tuple[Delivery, asyncio.Task[None]]] = {}
+        self._stopped: set[str] = set()
+
+    async def run(self) -> None:
+        helpers = [asyncio.create_task(self._claim_loop()), asyncio.create_task(self._stop_loop())]
+        try:
+            await self._fetch_loop()
+        finally:
+            for task in [*helpers, *self._tasks]:
+                task.cancel()
+            await asyncio.gather(*helpers, *self._tasks, return_exceptions=True)
+
+    # -- intake --------------------------------------------------------------------------
+
+    async def _fetch_loop(self) -> None:
+        backoff = OUTAGE_FIRST
+        while True:
+            while self._free <= 0:
+                self._slot_freed.clear()
+                await self._slot_freed.wait()
+            try:
+                deliveries = await self.queue.fetch(self.consumer, self._free, FETCH_TIMEOUT)
+            except StateUnavailableError as error:
+                backoff = await _pause_for_outage("fetch", error, backoff)
+                continue
+            backoff = OUTAGE_FIRST
+            for delivery in deliveries:
+                self._spawn(delivery)
+
+    async def _claim_loop(self) -> None:
+        backoff = OUTAGE_FIRST
+        while True:
+            try:
+                for delivery in await self.queue.claim(self.consumer, self.concurrency):
+                    logger.warning("claimed turn %s of a worker that stopped", delivery.id)
+                    self._spawn(delivery)  # may exceed concurrency: claims must never starve
+            except StateUnavailableError as error:
+                backoff = await _pause_for_outage("claim", error, backoff)
+                continue
+            backoff = OUTAGE_FIRST
+            await asyncio.sleep(self.queue.claim_after / 2)  # a periodic timer, not a sync
+
+    async def _stop_loop(self) -> None:
+        backoff = OUTAGE_FIRST
+        while True:
+            try:
+                async for request in self.queue.stop_requests():
+                    backoff = OUTAGE_FIRST
+                    self._stop(request.turn_id, request.by)
+            except StateUnavailableError as error:
+                backoff = await _pause_for_outage("stop requests", error, backoff)
+
+    def _stop(self, turn_id: str, by: str) -> None:
+        running = self._handlers.get(turn_id)
+        if running is None or turn_id in self._stopped:
+            return  # not running here, or already stopping (a second click must not interrupt)
+        delivery, handler = running
+        if delivery.owner is None or delivery.owner != by:
+            logger.warning("refused to stop turn %s: not requested by its owner", turn_id)
+            return
+        self._stopped.add(turn_id)
+        handler.cancel()
+
+    def _spawn(self, delivery: Delivery) -> None:
+        self._free -= 1
+        task = asyncio.create_task(self._process(delivery), name=f"turn:{delivery.id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._free += 1
+        self._slot_freed.set()
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("turn worker failed", exc_info=task.exception())
+
+    # -- one turn ------------------------------------------------------------------------
+
+    async def _process(self, delivery: Delivery) -> None:
+        me = asyncio.current_task()
+        assert me is not None
+        lease = asyncio.create_task(self._keep_lease(delivery, me))
+        try:
+            start = await self._wait_for_thread(delivery)
+            if start.readiness is not Readiness.RUN:
+                return
+            await self._run_handler(delivery, start)
+            await self._complete(delivery)
+        finally:
+            lease.cancel()
+
+    async def _wait_for_thread(self, delivery: Delivery) -> Start:
+        delay = WAIT_FIRST
+        while True:
+            completed = self._completed
+            try:
+                start = await self.queue.begin(delivery, self.consumer)
+            except StateUnavailableError as error:
+                delay = await _pause_for_outage("begin", error, delay)
+                continue
+            if start.readiness is not Readiness.WAIT:
+                return start
+            try:  # woken at once by a local completion; polls for remote ones
+                await asyncio.wait_for(completed.wait(), delay)
+            except TimeoutError:
+                delay = min(delay * 2, WAIT_MAX)
+
+    def _handler_for(self, delivery: Delivery, start: Start) -> TurnHandler | None:
+        if start.attempt <= self.max_attempts:
+            return self.handler
+        logger.error("turn %s failed %d times; giving up", delivery.id, start.attempt - 1)
+        return self.give_up
+
+    async def _run_handler(self, delivery: Delivery, start: Start) -> None:
+        handler = self._handler_for(delivery, start)
+        if handler is None:
+            return
+
+        async def record(progress: dict[str, Any]) -> None:
+            await self.queue.save_progress(delivery, progress)
+
+        turn = Turn(
+            delivery.id, delivery.thread_key, dict(delivery.payload), start.attempt,
+            dict(start.progress), delivery.enqueued_at, record,
+        )  # fmt: skip
+
+        async def call() -> None:
+            await handler(turn)
+
+        running = asyncio.create_task(call(), name=f"turn-handler:{delivery.id}")
+        self._handlers[delivery.id] = (delivery, running)
+        try:
+            await running
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if delivery.id not in self._stopped or (me is not None and me.cancelling()):
+                raise  # shutdown or lost lease: the turn stays pending for another run
+            logger.info("turn %s stopped by its owner", delivery.id)
+        except Exception:
+            # The turn is over either way: a handler bug must not re-run it forever.
+            logger.exception("turn %s handler failed", delivery.id)
+        finally:
+            self._handlers.pop(delivery.id, None)
+            self._stopped.discard(delivery.id)
+
+    async def _complete(self, delivery: Delivery) -> None:
+        try:
+            if not await self.queue.complete(delivery, self.consumer):
+                logger.warning("turn %s was taken over before it completed here", delivery.id)
+        except StateUnavailableError:
+            # Left pending: whoever claims it sees the progress this run recorded.
+            logger.error("could not mark turn %s complete", delivery.id, exc_info=True)
+        finally:
+            completed, self._completed = self._completed, asyncio.Event()
+            completed.set()
+
+    async def _keep_lease(self, delivery: Delivery, owner: asyncio.Task[None]) -> None:
+        while True:
+            await asyncio.sleep(self.queue.claim_after / 3)  # a lease timer, not a sync
+            try:
+                still_ours = await self.queue.renew(delivery, self.consumer)
+            except StateUnavailableError:
+                continue  # cannot renew, and nobody can claim it while Redis is down
+            if not still_ours:
+                logger.warning("lost the lease of turn %s; stopping it here", delivery.id)
+                owner.cancel()
+                return
+
+
+async def _pause_for_outage(step: str, error: StateUnavailableError, delay: float) -> float:
+    logger.warning("turn queue %s: %s; retrying in %.2fs", step, error, delay)
+    await asyncio.sleep(delay)  # backing off from an unreachable backend
+    return min(delay * 2, OUTAGE_MAX)

@@ -1,0 +1,213 @@
+"""``SqliteTurnQueue``: durable turns for the single-process default.
+
+A turn accepted before a crash or restart is still in the file; the next start claims it
+at once (it can only belong to a process that is gone), so it is re-run (``attempt`` > 1,
+with its recorded progress) or handed to ``give_up``. One process per file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from os import PathLike
+from typing import Any
+
+from agent_core.state.health import StateHealth
+from agent_core.state.keyvalue import encode
+from agent_core.state.sqlite import SqliteDatabase
+from agent_core.state.turn_backend import Delivery, Readiness, Start
+from agent_core.state.turns import TurnQueue
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    enqueued_at REAL NOT NULL,
+    fetched INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    lease_until REAL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    progress TEXT NOT NULL DEFAULT '{}',
+    owner_user TEXT
+);
+CREATE INDEX IF NOT EXISTS turns_by_thread ON turns (thread, id);
+CREATE INDEX IF NOT EXISTS turns_new ON turns (fetched, id);
+CREATE TABLE IF NOT EXISTS turn_seen (key TEXT PRIMARY KEY, expires_at REAL NOT NULL)
+    WITHOUT ROWID;
+"""
+_COLUMNS = "id, thread, payload, enqueued_at, owner_user"
+
+
+def _deliveries(rows: list[Any]) -> list[Delivery]:
+    found = [Delivery(str(i), t, json.loads(p), at, who) for i, t, p, at, who in rows]
+    return sorted(found, key=lambda d: int(d.id))
+
+
+class SqliteTurnQueue(TurnQueue):
+    """Turns in an SQLite table; per-thread order by row id; dedupe keys in the same file
+    and the same transaction as the turn.
+
+    >>> import asyncio, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "turns.db")
+    >>> async def demo():
+    ...     queue = SqliteTurnQueue(path)
+    ...     await queue.enqueue("t1", {"text": "hi"}, dedupe_key="Ev1")
+    ...     await queue.close()
+    ...     reopened = SqliteTurnQueue(path)
+    ...     count = await reopened.pending()
+    ...     await reopened.close()
+    ...     return count
+    >>> asyncio.run(demo())
+    1
+    """
+
+    def __init__(
+        self,
+        database: SqliteDatabase | str | PathLike[str],
+        *,
+        claim_after: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(claim_after=claim_after)
+        self._owns_database = not isinstance(database, SqliteDatabase)
+        self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
+        self._db.ensure_schema(_SCHEMA)
+        self._clock = clock
+        self._arrived = asyncio.Event()
+        self._live: set[str] = set()
+        self._enqueued = 0
+
+    async def enqueue(
+        self,
+        thread_key: str,
+        payload: dict[str, Any],
+        *,
+        dedupe_key: str | None = None,
+        dedupe_ttl: float = 3600.0,
+        owner: str | None = None,
+    ) -> str | None:
+        text, now = encode(payload), self._clock()
+
+        def write(connection: sqlite3.Connection) -> str | None:
+            if dedupe_key is not None:
+                connection.execute(
+                    "DELETE FROM turn_seen WHERE key = ? AND expires_at <= ?", (dedupe_key, now)
+                )
+                seen = connection.execute(
+                    "INSERT OR IGNORE INTO turn_seen VALUES (?, ?)", (dedupe_key, now + dedupe_ttl)
+                )
+                if seen.rowcount == 0:
+                    return None
+            self._enqueued += 1
+            if self._enqueued % 256 == 0:
+                connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
+            cursor = connection.execute(
+                "INSERT INTO turns (thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?)",
+                (thread_key, text, now, owner),
+            )
+            return str(cursor.lastrowid)
+
+        turn_id = await self._db.transaction(write)
+        if turn_id is not None:
+            self._arrived.set()
+        return turn_id
+
+    async def _take_new(self, consumer: str, count: int) -> list[Delivery]:
+        sql = (
+            "UPDATE turns SET fetched = 1, owner = ?, lease_until = ? WHERE id IN"
+            f" (SELECT id FROM turns WHERE fetched = 0 ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
+        )
+        params = (consumer, self._clock() + self.claim_after, count)
+        return _deliveries(await self._db.run(lambda c: c.execute(sql, params).fetchall()))
+
+    async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
+        self._live.add(consumer)
+        self._arrived.clear()
+        taken = await self._take_new(consumer, count)
+        if taken:
+            return taken
+        try:
+            await asyncio.wait_for(self._arrived.wait(), timeout)
+        except TimeoutError:
+            return []
+        return await self._take_new(consumer, count)
+
+    async def claim(self, consumer: str, count: int) -> list[Delivery]:
+        self._live.add(consumer)
+        now = self._clock()
+        # A turn owned by no live worker of this process belongs to a process that is gone
+        # (one process per file): take it at once instead of waiting for its lease.
+        live = ",".join("?" * len(self._live))
+        sql = (
+            "UPDATE turns SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM turns"
+            f" WHERE fetched = 1 AND owner != ? AND (lease_until < ? OR owner NOT IN ({live}))"
+            f" ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
+        )
+        params = (consumer, now + self.claim_after, consumer, now, *self._live, count)
+        rows = await self._db.run(lambda c: c.execute(sql, params).fetchall())
+        return _deliveries(rows)
+
+    async def begin(self, delivery: Delivery, consumer: str) -> Start:
+        def decide(connection: sqlite3.Connection) -> Start:
+            row = connection.execute(
+                "SELECT owner, attempts, progress FROM turns WHERE id = ?", (int(delivery.id),)
+            ).fetchone()
+            if row is None or row[0] != consumer:
+                return Start(Readiness.GONE)
+            (head,) = connection.execute(
+                "SELECT min(id) FROM turns WHERE thread = ?", (delivery.thread_key,)
+            ).fetchone()
+            if head != int(delivery.id):
+                return Start(Readiness.WAIT)
+            connection.execute(
+                "UPDATE turns SET attempts = attempts + 1 WHERE id = ?", (int(delivery.id),)
+            )
+            return Start(Readiness.RUN, row[1] + 1, json.loads(row[2]))
+
+        return await self._db.transaction(decide)
+
+    async def renew(self, delivery: Delivery, consumer: str) -> bool:
+        sql = "UPDATE turns SET lease_until = ? WHERE id = ? AND owner = ?"
+        args = (self._clock() + self.claim_after, int(delivery.id), consumer)
+        return bool(await self._db.run(lambda c: c.execute(sql, args).rowcount))
+
+    async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+        encode(progress)
+
+        def merge(connection: sqlite3.Connection) -> None:
+            row = connection.execute(
+                "SELECT progress FROM turns WHERE id = ?", (int(delivery.id),)
+            ).fetchone()
+            if row is not None:
+                merged = encode({**json.loads(row[0]), **progress})
+                connection.execute(
+                    "UPDATE turns SET progress = ? WHERE id = ?", (merged, int(delivery.id))
+                )
+
+        await self._db.transaction(merge)
+
+    async def complete(self, delivery: Delivery, consumer: str) -> bool:
+        sql = "DELETE FROM turns WHERE id = ? AND owner = ?"
+        args = (int(delivery.id), consumer)
+        return bool(await self._db.run(lambda c: c.execute(sql, args).rowcount))
+
+    async def pending(self) -> int:
+        row = await self._db.run(lambda c: c.execute("SELECT count(*) FROM turns").fetchone())
+        return int(row[0])
+
+    async def health(self) -> StateHealth:
+        try:
+            await self._db.ping()
+        except Exception as error:
+            return StateHealth(
+                ok=False, backend="sqlite", detail=f"{type(error).__name__}: {error}"
+            )
+        return StateHealth(ok=True, backend="sqlite")
+
+    async def close(self) -> None:
+        if self._owns_database:
+            await self._db.close()

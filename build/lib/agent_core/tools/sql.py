@@ -1,0 +1,227 @@
+"""SQL for the agent: the ``SqlRunner`` interface and the ``run_sql`` tool.
+
+``agent_core.tools.sqlite_runner.SqliteRunner`` is the runner that ships.
+
+``RunSqlTool`` gives the LLM a compact CSV of the first rows and people the full table
+(``DataFrameComponent``) plus a text table; it remembers question -> SQL pairs that worked,
+so similar questions later can reuse them (``search_saved_correct_tool_uses``).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_core.components import DataFrameComponent, SimpleTextComponent, UiComponent
+from agent_core.context import ToolContext
+from agent_core.errors import ToolExecutionError
+from agent_core.tools.base import Tool, ToolResult
+from agent_core.tools.tabular import bounded_csv, cell_value, text_table
+
+logger = logging.getLogger(__name__)
+
+SqlErrorReason = Literal["invalid", "read_only", "timeout", "unavailable"]
+
+
+class SqlError(ToolExecutionError):
+    """A query that could not run; ``reason`` says why (bad SQL, write refused, timeout...)."""
+
+    def __init__(self, message: str, *, reason: SqlErrorReason) -> None:
+        super().__init__(message)
+        self.reason: SqlErrorReason = reason
+
+
+class SqlResult(BaseModel):
+    """What a query returned: the first rows, and how many rows there were in all.
+
+    ``total_rows`` is exact when ``total_is_exact``; otherwise it is a lower bound (counting
+    stopped at the runner's limit or deadline). Statements without a result set report
+    ``rows_affected`` instead.
+
+    >>> r = SqlResult(columns=["n"], rows=[[1], [2]], total_rows=40)
+    >>> (r.truncated, r.row_note())
+    (True, 'showing 2 of 40 rows')
+    """
+
+    columns: list[str]
+    rows: list[list[Any]]
+    total_rows: int
+    total_is_exact: bool = True
+    rows_affected: int | None = None
+    elapsed_ms: float = 0.0
+
+    @property
+    def truncated(self) -> bool:
+        return len(self.rows) < self.total_rows or not self.total_is_exact
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, map(cell_value, row), strict=True)) for row in self.rows]
+
+    def total_text(self) -> str:
+        """``1,234`` or ``more than 5,000``."""
+        total = f"{self.total_rows:,}"
+        return total if self.total_is_exact else f"more than {total}"
+
+    def row_note(self) -> str:
+        """``3 rows``, ``showing 100 of 1,234 rows`` or ``showing 100 of more than 5,000 rows``."""
+        if not self.truncated:
+            return f"{self.total_rows:,} row{'' if self.total_rows == 1 else 's'}"
+        return f"showing {len(self.rows):,} of {self.total_text()} rows"
+
+
+class SqlRunner(ABC):
+    """Runs one SQL statement for a tool, off the event loop, within ``timeout`` seconds.
+
+    Raise ``SqlError`` for anything the user or the LLM should hear about.
+
+    >>> class Fixed(SqlRunner):
+    ...     async def run_sql(self, sql, *, max_rows=100, timeout=10.0):
+    ...         return SqlResult(columns=["one"], rows=[[1]], total_rows=1)
+    """
+
+    dialect: str = "SQL"
+
+    @abstractmethod
+    async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
+        """The first ``max_rows`` rows of ``sql`` and the total row count."""
+
+    async def describe(self) -> str:
+        """The schema as text for prompts (``CREATE`` statements); empty when unknown."""
+        return ""
+
+
+class RunSqlArgs(BaseModel):
+    sql: str = Field(min_length=1, description="Exactly one SQL statement to run.")
+
+
+class RunSqlTool(Tool[RunSqlArgs]):
+    """The ``run_sql`` tool over any ``SqlRunner``.
+
+    People get a table of the first ``max_rows`` rows (with "showing N of M"); the LLM gets
+    a CSV of at most ``llm_max_chars`` characters. Successful queries are saved to the
+    agent's memory against the user's question.
+
+    >>> from agent_core.tools.sqlite_runner import SqliteRunner
+    >>> tool = RunSqlTool(SqliteRunner("shop.db"))
+    >>> tool.get_schema().name
+    'run_sql'
+    """
+
+    name = "run_sql"
+
+    def __init__(
+        self,
+        runner: SqlRunner,
+        *,
+        max_rows: int = 100,
+        timeout: float = 10.0,
+        llm_max_chars: int = 4000,
+        save_to_memory: bool = True,
+    ) -> None:
+        self.runner = runner
+        self.max_rows = max_rows
+        self.timeout = timeout
+        self.llm_max_chars = llm_max_chars
+        self.save_to_memory = save_to_memory
+        self.description = (
+            f"Run one {runner.dialect} query against the database and get the result table. "
+            f"Returns the first {max_rows} rows and the total row count. Read-only unless the "
+            "operator allowed writes. Use this for every question that needs data."
+        )
+
+    def get_args_schema(self) -> type[RunSqlArgs]:
+        return RunSqlArgs
+
+    async def execute(self, context: ToolContext, args: RunSqlArgs) -> ToolResult:
+        try:
+            result = await self.runner.run_sql(
+                args.sql, max_rows=self.max_rows, timeout=self.timeout
+            )
+        except SqlError as error:
+            return sql_failure(error)
+        if self.save_to_memory:
+            await remember_tool_use(
+                context, self.name, {"sql": args.sql}, metadata={"rows": result.total_rows}
+            )
+        return ToolResult(
+            success=True,
+            result_for_llm=self.llm_summary(result),
+            ui_component=self.table_component(args.sql, result),
+            metadata={
+                "row_count": result.total_rows,
+                "row_count_exact": result.total_is_exact,
+                "truncated": result.truncated,
+                "query_ms": round(result.elapsed_ms, 2),
+            },
+        )
+
+    def llm_summary(self, result: SqlResult) -> str:
+        """The compact text the LLM sees: the row note, then a bounded CSV."""
+        if not result.columns:
+            return f"Statement ran; {result.rows_affected} row(s) affected."
+        if not result.rows:
+            return "The query returned no rows. Columns: " + ", ".join(result.columns)
+        csv_text, included = bounded_csv(result.columns, result.rows, max_chars=self.llm_max_chars)
+        plural = "" if result.total_rows == 1 and result.total_is_exact else "s"
+        lines = [f"Query returned {result.total_text()} row{plural}."]
+        if included < result.total_rows or not result.total_is_exact:
+            lines[0] += f" The CSV below lists the first {included}."
+        lines.append(csv_text)
+        return "\n".join(lines)
+
+    def table_component(self, sql: str, result: SqlResult) -> UiComponent:
+        note = result.row_note()
+        if not result.columns:
+            text = f"Statement ran; {result.rows_affected} row(s) affected."
+            return UiComponent(
+                rich_component=DataFrameComponent.from_records([], title=text, description=sql),
+                simple_component=SimpleTextComponent(text=text),
+            )
+        table = DataFrameComponent.from_records(
+            result.records(),
+            columns=result.columns,
+            title="Query results",
+            description=f"{note[0].upper()}{note[1:]}",
+            total_rows=result.total_rows,
+            max_rows_displayed=self.max_rows,
+        )
+        shown = min(len(result.rows), 20)
+        simple = text_table(result.columns, result.rows, max_rows=shown)
+        footer = note if shown == len(result.rows) else f"{note} ({shown} listed here)"
+        return UiComponent(
+            rich_component=table,
+            simple_component=SimpleTextComponent(text=f"{simple}\n({footer})"),
+        )
+
+
+def sql_failure(error: SqlError) -> ToolResult:
+    """The failed ``ToolResult`` for a query that could not run, with advice for the LLM."""
+    advice = {
+        "invalid": "Fix the SQL (check table and column names against the schema) and retry.",
+        "read_only": "Only read queries are allowed; answer with a SELECT instead.",
+        "timeout": "Simplify the query (filter, aggregate or add LIMIT) and retry.",
+        "unavailable": "The database is not reachable; tell the user.",
+    }[error.reason]
+    return ToolResult(
+        success=False,
+        result_for_llm=f"The query failed ({error.reason}): {error}. {advice}",
+        error=str(error),
+        metadata={"error_type": f"sql_{error.reason}"},
+    )
+
+
+async def remember_tool_use(
+    context: ToolContext, tool_name: str, args: dict[str, Any], **kwargs: Any
+) -> None:
+    """Save question -> tool arguments to the agent's memory; never fails the tool."""
+    if context.agent_memory is None or not context.question.strip():
+        return
+    try:
+        await context.memory.save_tool_usage(
+            context.question, tool_name, args, context, success=True, **kwargs
+        )
+    except Exception:  # memory is a nicety; the answer matters more
+        logger.warning("could not save %s usage to agent memory", tool_name, exc_info=True)

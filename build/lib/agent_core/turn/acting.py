@@ -1,0 +1,216 @@
+"""The ``act`` stage: run the LLM's tool calls (steps 15-17).
+
+Calls run in sequential groups of parallel calls: consecutive ``parallel_safe`` tools run
+concurrently, a tool with ``parallel_safe = False`` runs alone. Components stream as each
+call produces them; results enter the conversation in call order, group by group, so a Stop
+never leaves a finished call unrecorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from agent_core.components import (
+    CardComponent,
+    ComponentStream,
+    NotificationComponent,
+    StatusCardComponent,
+    Task,
+    TaskTrackerUpdateComponent,
+    UiComponent,
+)
+from agent_core.components.feedback import CardStatus
+from agent_core.config import UiFeature
+from agent_core.conversations import Message
+from agent_core.extensions.recovery import RecoveryActionType
+from agent_core.tools.base import Tool, ToolCall, ToolResult
+from agent_core.turn.deps import TurnDeps
+from agent_core.turn.state import TurnState
+
+
+def next_step(deps: TurnDeps, state: TurnState) -> str:
+    """The router after ``think``: ``"act"`` on tool calls within the limit, else ``"finish"``."""
+    if not state.pending_tool_calls:
+        return "finish"
+    if state.tool_iterations >= deps.config.max_tool_iterations:
+        state.hit_tool_limit = True
+        return "finish"
+    return "act"
+
+
+def _groups(deps: TurnDeps, calls: list[ToolCall]) -> list[list[tuple[int, ToolCall]]]:
+    """Sequential groups of parallel calls: a ``parallel_safe = False`` tool runs alone."""
+    groups: list[list[tuple[int, ToolCall]]] = []
+    last_was_parallel = False
+    for index, call in enumerate(calls):
+        tool = deps.tool_registry.peek(call.name)
+        parallel = tool is None or tool.parallel_safe
+        if parallel and last_was_parallel:
+            groups[-1].append((index, call))
+        else:
+            groups.append([(index, call)])
+        last_was_parallel = parallel
+    return groups
+
+
+async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
+    calls = state.pending_tool_calls
+    state.tool_iterations += 1
+    results: list[ToolResult | None] = [None] * len(calls)
+    conversation = state.require_conversation()
+    for group in _groups(deps, calls):
+        pipelines = [_run_call(deps, state, call, index, results) for index, call in group]
+        merged = pipelines[0] if len(pipelines) == 1 else _merge(pipelines)
+        async for component in merged:
+            yield component
+        for index, call in group:
+            result = results[index]
+            assert result is not None
+            conversation.add_message(Message(
+                role="tool", content=result.result_for_llm, tool_call_id=call.id,
+                metadata={"success": result.success, "tool": call.name},
+            ))
+
+
+async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
+    """Interleave several component streams, yielding each item as it is produced."""
+    queue: asyncio.Queue[UiComponent | None] = asyncio.Queue()
+
+    async def pump(pipeline: ComponentStream) -> None:
+        try:
+            async for item in pipeline:
+                queue.put_nowait(item)
+        finally:
+            queue.put_nowait(None)
+
+    tasks = [asyncio.create_task(pump(p)) for p in pipelines]
+    try:
+        running = len(tasks)
+        while running:
+            item = await queue.get()
+            if item is None:
+                running -= 1
+            else:
+                yield item
+        for task in tasks:
+            task.result()  # surface a pipeline's unexpected exception
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _run_call(
+    deps: TurnDeps, state: TurnState, call: ToolCall, index: int, results: list[ToolResult | None]
+) -> ComponentStream:
+    """One call: status for those who may see tool names, private arguments, the tool's own
+    component, private error detail."""
+    user = state.require_user()
+    visible = deps.tool_registry.can_use(call.name, user)
+    status, task = None, None
+    if visible and state.can(UiFeature.TOOL_NAMES):
+        task = Task(title=call.name, status="in_progress")
+        status = StatusCardComponent(title=call.name, status="running", description="Running...")
+        yield UiComponent.of(TaskTrackerUpdateComponent.add_task(task))
+        yield UiComponent.of(status, f"Running {call.name}...")
+    if visible and state.can(UiFeature.TOOL_ARGUMENTS):
+        yield _private(deps, UiFeature.TOOL_ARGUMENTS, CardComponent(
+            title=f"{call.name} arguments", markdown=True,
+            content=f"```json\n{json.dumps(call.arguments, indent=2, default=str)}\n```",
+        ))
+    result = results[index] = await _execute(deps, state, call)
+    if status is not None and task is not None:
+        outcome: CardStatus = "completed" if result.success else "failed"
+        took = result.metadata.get("execution_time_ms")
+        detail = f"{outcome} in {took:.0f} ms" if isinstance(took, float) else outcome
+        yield UiComponent.of(status.set_status(outcome, detail), f"{call.name} {outcome}")
+        yield UiComponent.of(TaskTrackerUpdateComponent.update_task(
+            task.id, status="completed" if result.success else "error", detail=detail
+        ))
+    if result.ui_component is not None:
+        yield result.ui_component
+    if not result.success and state.can(UiFeature.TOOL_ERROR):
+        yield _private(deps, UiFeature.TOOL_ERROR, NotificationComponent(
+            title=f"{call.name} failed", message=result.error or "unknown error", level="error"
+        ))
+
+
+def _private(deps: TurnDeps, feature: UiFeature, rich: CardComponent | NotificationComponent) -> (
+    UiComponent
+):
+    text = rich.content if isinstance(rich, CardComponent) else rich.message
+    return UiComponent.of(
+        rich, f"{rich.title}\n{text}",
+        audience=deps.config.ui_features.audience_of(feature), ui_feature=feature.value,
+    )
+
+
+async def _execute(deps: TurnDeps, state: TurnState, call: ToolCall) -> ToolResult:
+    """Registry execution with before/after hooks and the recovery strategy."""
+    context = state.require_tool_context()
+    strategy = deps.error_recovery_strategy
+    attempt = 1
+    while True:
+        ran = False
+
+        async def before_tool(tool: Tool[Any]) -> None:
+            nonlocal ran
+            await _before_tool_hooks(deps, tool, context)
+            ran = True
+
+        async with deps.tracer.span(
+            "agent.tool.execute", metric="agent.tool.duration",
+            tag_attributes=("tool", "success"), tool=call.name, arg_count=len(call.arguments),
+        ) as span:
+            result = await deps.tool_registry.execute(call, context, before_execute=before_tool)
+            span.set_attribute("success", result.success)
+            span.set_attribute("error", result.error)
+        if result.exception is None or strategy is None:
+            break
+        if not isinstance(result.exception, Exception):
+            break
+        action = await strategy.handle_tool_error(result.exception, context, attempt)
+        if action.action is RecoveryActionType.RETRY:
+            await asyncio.sleep((action.retry_delay_ms or 0) / 1000)
+            attempt += 1
+            continue
+        if action.action is RecoveryActionType.FALLBACK:
+            value = action.fallback_value
+            result = value if isinstance(value, ToolResult) else ToolResult(
+                success=True, result_for_llm=str(value),
+                metadata={**result.metadata, "recovered": "fallback"},
+            )
+        elif action.action is RecoveryActionType.SKIP:
+            result = ToolResult(
+                success=False, error=result.error,
+                metadata={**result.metadata, "recovered": "skip"},
+                result_for_llm=f"Tool call skipped: {action.message or result.error}",
+            )
+        break
+    return await _after_tool_hooks(deps, call, result) if ran else result
+
+
+async def _before_tool_hooks(deps: TurnDeps, tool: Tool[Any], context: Any) -> None:
+    for hook in deps.lifecycle_hooks:
+        async with deps.tracer.span(
+            "agent.hook.before_tool", metric="agent.hook.duration",
+            tags={"phase": "before_tool"}, tag_attributes=("hook",),
+            hook=type(hook).__name__, tool=tool.name,
+        ):
+            await hook.before_tool(tool, context)
+
+
+async def _after_tool_hooks(deps: TurnDeps, call: ToolCall, result: ToolResult) -> ToolResult:
+    for hook in deps.lifecycle_hooks:
+        async with deps.tracer.span(
+            "agent.hook.after_tool", metric="agent.hook.duration",
+            tags={"phase": "after_tool"}, tag_attributes=("hook",),
+            hook=type(hook).__name__, tool=call.name,
+        ) as span:
+            replacement = await hook.after_tool(result)
+            span.set_attribute("modified_result", replacement is not None)
+        if replacement is not None:
+            result = replacement
+    return result

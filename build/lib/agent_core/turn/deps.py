@@ -1,0 +1,109 @@
+"""``TurnDeps``: the agent's collaborators and configuration, as every stage receives them.
+
+A stage is ``stage(deps, state)``: ``TurnDeps`` holds what does not change during a turn
+(frozen), ``TurnState`` what does. The ``Agent`` builds its ``TurnDeps`` once; the stages
+never see the ``Agent`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_core.audit import AuditLogger
+from agent_core.config import AgentConfig
+from agent_core.context import ToolContext
+from agent_core.conversations import ConversationStore
+from agent_core.errors import AgentError
+from agent_core.extensions.enhancer import LlmContextEnhancer
+from agent_core.extensions.enricher import ToolContextEnricher
+from agent_core.extensions.filters import ConversationFilter
+from agent_core.extensions.hooks import LifecycleHook
+from agent_core.extensions.middleware import LlmMiddleware
+from agent_core.extensions.observability import ObservabilityProvider, Tracer
+from agent_core.extensions.recovery import ErrorRecoveryStrategy
+from agent_core.llm.base import LlmService
+from agent_core.memory.base import AgentMemory
+from agent_core.prompts import SystemPromptBuilder
+from agent_core.tools.base import ToolSchema
+from agent_core.tools.registry import ToolRegistry
+from agent_core.users import User, UserResolver
+from agent_core.workflow import WorkflowAgent, WorkflowHandler
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class TurnDeps:
+    """Everything a turn's stages use besides the turn's own state; built once per agent.
+
+    The extension lists are the agent's own lists (a hook appended to
+    ``agent.lifecycle_hooks`` runs from the next turn on); assigning one of the agent's
+    attributes gives the agent a new ``TurnDeps``. ``tracer`` follows
+    ``observability_provider``; ``tool_problems`` remembers the LLM service's verdict on each
+    tool set, so each is validated once.
+
+    >>> from agent_core import (Agent, InMemoryAgentMemory, InMemoryAuditLogger,
+    ...                         ScriptedLlmService, StaticUserResolver, ToolRegistry, User)
+    >>> agent = Agent(llm_service=ScriptedLlmService(["Hi"]), tool_registry=ToolRegistry(),
+    ...               user_resolver=StaticUserResolver(User(id="u1")),
+    ...               agent_memory=InMemoryAgentMemory())
+    >>> agent.deps.llm_service is agent.llm_service, agent.deps.audit_logger
+    (True, None)
+    >>> agent.audit_logger = InMemoryAuditLogger()
+    >>> agent.deps.audit_logger is agent.audit_logger
+    True
+    """
+
+    agent: WorkflowAgent
+    """The agent these belong to: the workflow handler is handed it (the spec's contract)."""
+    llm_service: LlmService
+    tool_registry: ToolRegistry
+    user_resolver: UserResolver
+    agent_memory: AgentMemory
+    conversation_store: ConversationStore
+    config: AgentConfig
+    system_prompt_builder: SystemPromptBuilder
+    lifecycle_hooks: list[LifecycleHook] = field(default_factory=list)
+    llm_middlewares: list[LlmMiddleware] = field(default_factory=list)
+    workflow_handler: WorkflowHandler
+    error_recovery_strategy: ErrorRecoveryStrategy | None = None
+    context_enrichers: list[ToolContextEnricher] = field(default_factory=list)
+    llm_context_enhancer: LlmContextEnhancer | None = None
+    conversation_filters: list[ConversationFilter] = field(default_factory=list)
+    observability_provider: ObservabilityProvider | None = None
+    audit_logger: AuditLogger | None = None
+    tracer: Tracer = field(init=False)
+    tool_problems: dict[frozenset[str], list[str]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tracer", Tracer(self.observability_provider))
+
+    async def check_tools(self, schemas: list[ToolSchema]) -> None:
+        """Ask the LLM service to validate each distinct tool set once; refuse bad ones."""
+        key = frozenset(s.name for s in schemas)
+        if key not in self.tool_problems:
+            self.tool_problems[key] = await self.llm_service.validate_tools(schemas)
+        if problems := self.tool_problems[key]:
+            raise AgentError("The tool configuration was rejected: " + "; ".join(problems))
+
+    def tool_context(
+        self,
+        user: User,
+        *,
+        conversation_id: str,
+        request_id: str,
+        request: Mapping[str, Any],
+        question: str = "",
+    ) -> ToolContext:
+        """The ``ToolContext`` of one request: who asks, where (the channel's metadata), and
+        the UI features they have. Tools, memory and the context enhancer read it."""
+        features = self.config.ui_features.features_for(user)
+        return ToolContext(
+            user=user,
+            conversation_id=conversation_id,
+            request_id=request_id,
+            agent_memory=self.agent_memory,
+            observability_provider=self.observability_provider,
+            metadata={"ui_features_available": sorted(features), "request": dict(request)},
+            question=question,
+        )

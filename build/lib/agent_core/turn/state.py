@@ -1,0 +1,90 @@
+"""``TurnState``: everything one ``send_message`` call knows and changes, in one object."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from agent_core.config import UiFeature
+from agent_core.context import ToolContext
+from agent_core.conversations import Conversation, Message
+from agent_core.llm.base import LlmResponse
+from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.users import RequestContext, User
+
+
+@dataclass(slots=True)
+class TurnState:
+    """Mutable state of one turn; the stages read and update it, the agent drives them.
+
+    ``committed_messages`` is how many messages the stored conversation had when loaded: what
+    a failed turn rolls back to.
+    """
+
+    request_context: RequestContext
+    message: str
+    conversation_id: str | None = None
+    request_id: str = field(default_factory=lambda: os.urandom(16).hex())
+    started: float = field(default_factory=time.perf_counter)
+    user: User | None = None
+    features: frozenset[str] = frozenset()
+    conversation: Conversation | None = None
+    is_new_conversation: bool = False
+    committed_messages: int = 0
+    tool_context: ToolContext | None = None
+    tool_schemas: list[ToolSchema] = field(default_factory=list)
+    system_prompt: str | None = None
+    response: LlmResponse | None = None
+    tool_iterations: int = 0
+    hit_tool_limit: bool = False
+    finished: bool = False
+    """A stage answered the turn early (starter UI, workflow command)."""
+    saved: bool = False
+
+    @classmethod
+    def start(
+        cls, request_context: RequestContext, message: str, conversation_id: str | None
+    ) -> TurnState:
+        """A new turn; its id is the channel's own turn id when it gave one (so feedback on
+        the answer can name the turn), else a random one."""
+        turn_id = request_context.metadata.get("turn_id")
+        if isinstance(turn_id, str) and turn_id:
+            return cls(request_context, message, conversation_id, request_id=turn_id)
+        return cls(request_context, message, conversation_id)
+
+    def can(self, feature: UiFeature | str) -> bool:
+        name = feature.value if isinstance(feature, UiFeature) else feature
+        return name in self.features
+
+    def require_user(self) -> User:
+        if self.user is None:
+            raise RuntimeError("stage ran before the user was resolved")
+        return self.user
+
+    def require_conversation(self) -> Conversation:
+        if self.conversation is None:
+            raise RuntimeError("stage ran before the conversation was loaded")
+        return self.conversation
+
+    def require_tool_context(self) -> ToolContext:
+        if self.tool_context is None:
+            raise RuntimeError("stage ran before the tool context was built")
+        return self.tool_context
+
+    @property
+    def pending_tool_calls(self) -> list[ToolCall]:
+        return list(self.response.tool_calls or []) if self.response else []
+
+    def close_dangling_tool_calls(self, reason: str) -> None:
+        """Answer every assistant tool call that has no result yet, so history stays valid."""
+        conversation = self.conversation
+        if conversation is None:
+            return
+        answered = {m.tool_call_id for m in conversation.messages if m.role == "tool"}
+        for message in conversation.messages[self.committed_messages :]:
+            for call in message.tool_calls or []:
+                if call.id not in answered:
+                    conversation.add_message(
+                        Message(role="tool", content=reason, tool_call_id=call.id)
+                    )

@@ -1,0 +1,83 @@
+"""Who is asking: ``User``, the ``RequestContext`` a channel builds, and ``UserResolver``."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class User(BaseModel):
+    """An authenticated user; ``group_memberships`` drive every permission check.
+
+    >>> User(id="slack:T1:U1", group_memberships=["user"]).is_member_of(["admin", "user"])
+    True
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    username: str | None = None
+    email: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    group_memberships: list[str] = Field(default_factory=list)
+
+    def is_member_of(self, groups: list[str] | tuple[str, ...] | frozenset[str]) -> bool:
+        """True when ``groups`` is empty (open to everyone) or shares a group with the user."""
+        return not groups or not set(groups).isdisjoint(self.group_memberships)
+
+    @property
+    def is_admin(self) -> bool:
+        return "admin" in self.group_memberships
+
+
+class RequestContext(BaseModel):
+    """What a channel knows about a request, handed to the ``UserResolver``.
+
+    Channels put their verified identity in ``metadata`` (platform, workspace, user, channel,
+    thread, is_dm); HTTP front ends may also pass headers and cookies.
+
+    >>> RequestContext(headers={"X-User": "ana"}).get_header("x-user")
+    'ana'
+    """
+
+    cookies: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict)
+    remote_addr: str | None = None
+    query_params: dict[str, str] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def get_cookie(self, name: str, default: str | None = None) -> str | None:
+        return self.cookies.get(name, default)
+
+    def get_header(self, name: str, default: str | None = None) -> str | None:
+        wanted = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), default)
+
+
+class UserResolver(ABC):
+    """Turns a ``RequestContext`` into a ``User``; raise ``AgentError`` to refuse the request.
+
+    >>> class Fixed(UserResolver):
+    ...     async def resolve_user(self, request_context):
+    ...         return User(id="u1", group_memberships=["user"])
+    """
+
+    @abstractmethod
+    async def resolve_user(self, request_context: RequestContext) -> User: ...
+
+
+class StaticUserResolver(UserResolver):
+    """Resolves every request to one user: for tests, demos and single-user tools.
+
+    >>> import asyncio
+    >>> asyncio.run(StaticUserResolver(User(id="me")).resolve_user(RequestContext())).id
+    'me'
+    """
+
+    def __init__(self, user: User) -> None:
+        self._user = user
+
+    async def resolve_user(self, request_context: RequestContext) -> User:
+        return self._user

@@ -1,0 +1,41 @@
+"""``ServedAgent``: what the bots need of the agent they serve, in every channel.
+
+``agent_core.agent.Agent`` is one, and so is ``bots.profiles.ProfileRouter`` (a different
+agent per channel)::
+
+    async for component in agent.send_message(context, text, conversation_id=key): ...
+    await agent.record_feedback(context, feedback)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Protocol
+
+from agent_core.components import UiComponent
+from agent_core.feedback import Feedback
+from agent_core.llm.base import LlmService
+from agent_core.users import RequestContext, UserResolver
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+
+
+class ServedAgent(Protocol):
+    """See the module docstring."""
+
+    @property
+    def user_resolver(self) -> UserResolver: ...
+
+    @property
+    def llm_service(self) -> LlmService: ...
+
+    def send_message(
+        self, request_context: RequestContext, message: str, *, conversation_id: str | None = None
+    ) -> AsyncIterator[UiComponent]: ...
+
+    async def record_feedback(
+        self, request_context: RequestContext, feedback: Feedback
+    ) -> None: ...
+
+    def served_agents(self) -> list[Agent]: ...

@@ -1,0 +1,37 @@
+"""``Check``: one line of ``threadline doctor``: what was checked, whether it holds, the fix.
+
+>>> print(Check.passed("Redis reachable"), Check.failed("Slack token", "set SLACK_BOT_TOKEN"),
+...       sep="\\n")
+✓ Redis reachable
+✗ Slack token: set SLACK_BOT_TOKEN
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Status = Literal["ok", "fail", "skip"]
+MARKS = {"ok": "✓", "fail": "✗", "skip": "·"}
+
+
+@dataclass(frozen=True)
+class Check:
+    status: Status
+    what: str
+    detail: str = ""
+
+    @classmethod
+    def passed(cls, what: str, detail: str = "") -> Check:
+        return cls("ok", what, detail)
+
+    @classmethod
+    def failed(cls, what: str, fix: str) -> Check:
+        return cls("fail", what, fix)
+
+    @classmethod
+    def skipped(cls, what: str, why: str) -> Check:
+        return cls("skip", what, why)
+
+    def __str__(self) -> str:
+        return f"{MARKS[self.status]} {self.what}" + (f": {self.detail}" if self.detail else "")

@@ -1,0 +1,207 @@
+"""The ready-to-run demo agent every channel uses: a sample shop database, SQL and chart tools,
+memory, and Claude when ``ANTHROPIC_API_KEY`` is set (the scripted demo model otherwise).
+
+>>> import tempfile
+>>> agent = build_demo_agent(DemoSettings(data_dir=tempfile.mkdtemp(), use_scripted_model=True))
+>>> agent.llm_service.model_name
+'threadline-demo (scripted, no API key)'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from agent_core.agent import Agent
+from agent_core.config import AgentConfig
+from agent_core.conversations import ConversationStore, MemoryConversationStore
+from agent_core.extensions.recovery import BackoffRecoveryStrategy
+from agent_core.llm.base import LlmService
+from agent_core.memory.base import AgentMemory
+from agent_core.memory.in_memory import InMemoryAgentMemory
+from agent_core.prompts import DefaultSystemPromptBuilder
+from agent_core.tools.memory_tools import (
+    SaveQuestionToolArgsTool,
+    SaveTextMemoryTool,
+    SearchSavedCorrectToolUsesTool,
+)
+from agent_core.tools.registry import ToolRegistry
+from agent_core.tools.sql import RunSqlTool
+from agent_core.tools.sqlite_runner import SqliteRunner
+from agent_core.tools.visualize import VisualizeDataTool
+from agent_core.users import RequestContext, User, UserResolver
+from agent_core.workflow import DefaultWorkflowHandler
+from bots.demo.data import SCHEMA, ensure_demo_database
+from bots.demo.model import DEMO_QUESTIONS, DemoLlmService
+
+QUERY_GROUPS = ["user", "admin"]
+ADMIN_GROUPS = ["admin"]
+
+DEMO_PROMPT = """You are Threadline, a data assistant in a chat thread (Slack or Microsoft \
+Teams). You answer questions about a small online shop's SQLite database.
+
+Use `run_sql` for every question that needs data; never invent numbers. Revenue is \
+SUM(order_items.quantity * order_items.unit_price) over orders whose status is not \
+'cancelled'. Dates are ISO text; use strftime('%Y-%m', order_date) for months and \
+date('now', ...) for relative periods. When a chart makes the answer clearer (trends, \
+comparisons across categories), also call `visualize_data` with the SQL that produces the \
+chart's data (labels first, then numbers). Before writing a query for a question like one \
+answered before, `search_saved_correct_tool_uses` can give you SQL that worked.
+
+Answer in short markdown: the key numbers first, then a sentence of interpretation.
+
+Database schema:
+{schema}"""
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("THREADLINE_DATA_DIR") or Path.home() / ".threadline")
+
+
+class DemoSettings(BaseModel):
+    """How the demo agent is built. ``DemoSettings.from_env()`` reads the environment; the
+    constructor never does, so tests are not affected by a developer's API key.
+
+    Stores and the user resolver can be passed in (a bot with Redis, a channel with its own
+    identity); otherwise in-memory stores and ``DemoUserResolver`` are used.
+
+    >>> DemoSettings(admin_user_ids=["U1"]).default_groups
+    ['user']
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    anthropic_api_key: SecretStr | None = None
+    anthropic_model: str | None = None
+    anthropic_base_url: str | None = None
+    use_scripted_model: bool = False
+    """Use the scripted demo model even when an API key is set."""
+    seed: int = 2024
+    max_rows: int = Field(default=100, gt=0)
+    sql_timeout: float = Field(default=10.0, gt=0)
+    stream_delay: float = Field(default=0.0, ge=0)
+    """Seconds between the scripted model's text chunks, so a demo visibly streams."""
+    default_groups: list[str] = Field(default_factory=lambda: ["user"])
+    admin_user_ids: list[str] = Field(default_factory=list)
+    """Platform user ids (``U123``) or full user ids (``slack:T1:U123``) made admins."""
+    agent_config: AgentConfig | None = None
+    conversation_store: ConversationStore | None = None
+    agent_memory: AgentMemory | None = None
+    user_resolver: UserResolver | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> DemoSettings:
+        """Settings from ``ANTHROPIC_API_KEY``, ``ANTHROPIC_MODEL``, ``ANTHROPIC_BASE_URL``,
+        ``THREADLINE_DATA_DIR``, ``THREADLINE_DEMO_ADMINS`` (comma-separated ids) and
+        ``THREADLINE_SCRIPTED=1``; keyword arguments win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {
+            "anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,
+            "anthropic_model": env.get("ANTHROPIC_MODEL") or None,
+            "anthropic_base_url": env.get("ANTHROPIC_BASE_URL") or None,
+            "use_scripted_model": env.get("THREADLINE_SCRIPTED", "") in ("1", "true", "yes"),
+            "admin_user_ids": [
+                i.strip() for i in env.get("THREADLINE_DEMO_ADMINS", "").split(",") if i.strip()
+            ],
+        }
+        if env.get("THREADLINE_DATA_DIR"):
+            values["data_dir"] = env["THREADLINE_DATA_DIR"]
+        return cls(**{**values, **overrides})
+
+    @property
+    def uses_claude(self) -> bool:
+        return self.anthropic_api_key is not None and not self.use_scripted_model
+
+
+class DemoUserResolver(UserResolver):
+    """Users from the channel metadata adapters fill from signed payloads; groups from the
+    settings (``default_groups``, plus ``admin`` for ``admin_user_ids``).
+
+    >>> import asyncio
+    >>> resolver = DemoUserResolver(DemoSettings(admin_user_ids=["U1"]))
+    >>> ctx = RequestContext(metadata={"platform": "slack", "workspace_id": "T1", "user_id": "U1"})
+    >>> asyncio.run(resolver.resolve_user(ctx)).group_memberships
+    ['user', 'admin']
+    """
+
+    def __init__(self, settings: DemoSettings) -> None:
+        self.default_groups = list(settings.default_groups)
+        self.admin_ids = frozenset(settings.admin_user_ids)
+
+    async def resolve_user(self, request_context: RequestContext) -> User:
+        meta = request_context.metadata
+        platform_id = str(meta.get("user_id") or "demo-user")
+        workspace = str(meta.get("workspace_id") or "local")
+        user_id = f"{meta.get('platform') or 'demo'}:{workspace}:{platform_id}"
+        groups = list(self.default_groups)
+        if {platform_id, user_id} & self.admin_ids and "admin" not in groups:
+            groups.append("admin")
+        return User(
+            id=user_id,
+            username=meta.get("user_name"),
+            metadata={"workspace_id": workspace},
+            group_memberships=groups,
+        )
+
+
+def build_llm_service(settings: DemoSettings) -> LlmService:
+    """Claude when a key is configured, else the scripted demo model."""
+    if settings.uses_claude and settings.anthropic_api_key is not None:
+        from agent_core.llm.anthropic import AnthropicLlmService
+
+        return AnthropicLlmService(
+            model=settings.anthropic_model,
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+        )
+    return DemoLlmService(chunk_delay=settings.stream_delay)
+
+
+def build_demo_registry(runner: SqliteRunner, settings: DemoSettings) -> ToolRegistry:
+    """``run_sql``, ``visualize_data`` and memory search for users; memory saving for admins."""
+    registry = ToolRegistry()
+    timeout = settings.sql_timeout
+    registry.register_local_tool(
+        RunSqlTool(runner, max_rows=settings.max_rows, timeout=timeout), QUERY_GROUPS
+    )
+    registry.register_local_tool(VisualizeDataTool(runner, timeout=timeout), QUERY_GROUPS)
+    registry.register_local_tool(SearchSavedCorrectToolUsesTool(), QUERY_GROUPS)
+    registry.register_local_tool(SaveQuestionToolArgsTool(), ADMIN_GROUPS)
+    registry.register_local_tool(SaveTextMemoryTool(), ADMIN_GROUPS)
+    return registry
+
+
+def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
+    """The demo agent; creates the sample database in ``settings.data_dir`` on first use."""
+    settings = settings or DemoSettings.from_env()
+    database = ensure_demo_database(settings.data_dir, seed=settings.seed)
+    runner = SqliteRunner(database)
+    memory = settings.agent_memory or InMemoryAgentMemory()
+    return Agent(
+        llm_service=build_llm_service(settings),
+        tool_registry=build_demo_registry(runner, settings),
+        user_resolver=settings.user_resolver or DemoUserResolver(settings),
+        agent_memory=memory,
+        conversation_store=settings.conversation_store or MemoryConversationStore(),
+        config=settings.agent_config,
+        system_prompt_builder=DefaultSystemPromptBuilder(DEMO_PROMPT.format(schema=SCHEMA)),
+        workflow_handler=DefaultWorkflowHandler(
+            "Hi! I answer questions about a sample online shop (customers, products, orders "
+            "over two years) with real SQL queries and charts. Type `/help` for commands."
+            + ("" if settings.uses_claude else "\n\n" + _scripted_note()),
+            suggestions=[q.examples[0] for q in DEMO_QUESTIONS[:4]],
+        ),
+        error_recovery_strategy=BackoffRecoveryStrategy(),
+    )
+
+
+def _scripted_note() -> str:
+    return (
+        "_No `ANTHROPIC_API_KEY` is set, so a scripted demo model answers a fixed set of "
+        "questions (ask `help`)._"
+    )

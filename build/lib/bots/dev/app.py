@@ -1,0 +1,251 @@
+"""The console's aiohttp app: the page, its JSON API and the channel fakes the adapters use.
+
+    GET  /                      the page (index.html; /static/ serves app.js, app.css, ...)
+    GET  /vendor/adaptivecards.js  Microsoft's Adaptive Cards renderer (shipped: vendor/)
+    GET  /api/info              model, personas, pace, the message limit
+    POST /api/turns             {"text", "thread_id", "persona"} -> text/event-stream
+    POST /api/turns/{id}/stop   cancel a running turn
+    POST /api/feedback          {"message_id", "positive", "thread_id", "persona"}
+    /slack/                     the fake Slack Web API the Slack adapter talks to (``slack_view``)
+    /teams/                     the fake Bot Connector the Teams adapter talks to (``teams_view``)
+
+Requests from other origins are refused (the page is the only client besides the adapter),
+and so are Host headers other than the loopback names (DNS rebinding). A refused request
+answers ``{"error": "<what is wrong>"}``, which the page shows as it is, and is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, Field, ValidationError
+
+from bots.agents import ServedAgent
+from bots.dev.events import sse
+from bots.dev.identity import Persona
+from bots.dev.turns import Console, ConsoleOptions
+
+log = logging.getLogger("threadline.dev")
+
+HERE = Path(__file__).parent
+STATIC = HERE  # the page's files sit beside this module, so package-data ships them
+ADAPTIVE_CARDS_JS = HERE / "vendor" / "adaptivecards" / "adaptivecards.min.js"
+MAX_MESSAGE = 40_000
+"""Characters one message may have: Slack's limit for a message's text."""
+CONSOLE_KEY = web.AppKey("console", Console)
+WARMUP_KEY = web.AppKey("warmup", asyncio.Task)
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
+SAFE_ID = r"^[A-Za-z0-9_.-]{1,64}$"
+
+PERSONAS = [
+    {"label": "Ana (user)", "user_id": "U0ANA", "name": "Ana", "groups": ["user"]},
+    {"label": "Alex (admin)", "user_id": "U0ALEX", "name": "Alex", "groups": ["user", "admin"]},
+]
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class TurnRequest(BaseModel):
+    text: str = Field(default="", max_length=MAX_MESSAGE)
+    thread_id: str = Field(pattern=SAFE_ID)
+    persona: Persona = Field(default_factory=Persona)
+
+
+class FeedbackRequest(BaseModel):
+    message_id: str = Field(min_length=1, max_length=100)
+    positive: bool
+    thread_id: str = Field(pattern=SAFE_ID)
+    persona: Persona = Field(default_factory=Persona)
+    channel: str = Field(default="slack", pattern="^(slack|teams)$")
+    turn_id: str | None = Field(default=None, pattern=SAFE_ID)
+
+
+def refusal(status: type[web.HTTPException], message: str) -> web.HTTPException:
+    """An HTTP error whose JSON body says what is wrong, in words the page shows as they are."""
+    return status(text=json.dumps({"error": message}), content_type="application/json")
+
+
+def _problem(error: ValidationError) -> str:
+    """The first problem of a request body, said plainly."""
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "body"
+    if first["type"] == "string_too_long" and field == "text":
+        length = len(first["input"]) if isinstance(first["input"], str) else 0
+        return (
+            f"the message is {length:,} characters long; the console takes at most "
+            f"{MAX_MESSAGE:,} (as Slack does)"
+        )
+    return f"{field}: {first['msg']}"
+
+
+async def _body(request: web.Request, model: type[Model]) -> Model:
+    try:
+        data = await request.json()
+    except ValueError:
+        raise refusal(web.HTTPBadRequest, "the request body is not JSON") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise refusal(web.HTTPBadRequest, _problem(error)) from None
+
+
+def _own_url(request: web.Request) -> str:
+    """The address the console itself listens on (where the adapters reach the fakes)."""
+    sockname = request.transport.get_extra_info("sockname") if request.transport else None
+    host, port = (sockname[0], sockname[1]) if sockname else ("127.0.0.1", 80)
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}"
+
+
+@web.middleware
+async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResponse:
+    hostname = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
+    if hostname not in LOOPBACK_HOSTS:
+        raise refusal(web.HTTPForbidden, "the console only answers on 127.0.0.1")
+    origin = request.headers.get("Origin")
+    if request.method != "GET" and origin and origin.split("://", 1)[-1] != request.host:
+        raise refusal(web.HTTPForbidden, "cross-origin requests are refused")
+    response: web.StreamResponse = await handler(request)
+    return response
+
+
+@web.middleware
+async def log_refusals(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Every refused request of the page's API is logged with its reason (the channel fakes
+    log their own)."""
+    try:
+        response: web.StreamResponse = await handler(request)
+    except web.HTTPException as error:
+        if error.status >= 400 and not request.path.startswith(("/slack/", "/teams/")):
+            log.warning("%s %s refused (%d): %s", request.method, request.path, error.status,
+                        _reason(error))  # fmt: skip
+        raise
+    return response
+
+
+def _reason(error: web.HTTPException) -> str:
+    try:
+        return str(json.loads(error.text or "")["error"])
+    except (ValueError, KeyError, TypeError):
+        return error.text or error.reason
+
+
+async def index(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+async def static_file(request: web.Request) -> web.FileResponse:
+    name = request.match_info["name"]
+    path = (STATIC / name).resolve()
+    if path.parent != STATIC.resolve() or path.suffix not in STATIC_TYPES or not path.is_file():
+        raise web.HTTPNotFound()
+    headers = {"Cache-Control": "no-cache", "Content-Type": STATIC_TYPES.get(path.suffix, "")}
+    return web.FileResponse(path, headers={k: v for k, v in headers.items() if v})
+
+
+async def adaptive_cards(request: web.Request) -> web.StreamResponse:
+    """Microsoft's renderer, shipped with the package (``vendor/adaptivecards``)."""
+    headers = {"Content-Type": "text/javascript", "Cache-Control": "max-age=86400"}
+    return web.FileResponse(ADAPTIVE_CARDS_JS, headers=headers)
+
+
+async def info(request: web.Request) -> web.Response:
+    console = request.app[CONSOLE_KEY]
+    model = console.agent.llm_service.model_name
+    return web.json_response(
+        {
+            "model": model,
+            "scripted": "scripted" in model,
+            "personas": PERSONAS,
+            "max_message": MAX_MESSAGE,
+            "pace": console.options.pace,
+            "teams_targeted": console.options.teams_targeted,
+        }
+    )
+
+
+async def post_turn(request: web.Request) -> web.StreamResponse:
+    body = await _body(request, TurnRequest)
+    console = request.app[CONSOLE_KEY]
+    turn = console.start_turn(body.persona, body.thread_id, body.text, _own_url(request))
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Turn-Id": turn.id,
+        }
+    )
+    await response.prepare(request)
+    try:
+        async for event, data in turn.feed:
+            await response.write(sse(event, data))
+    except (ConnectionResetError, asyncio.CancelledError):
+        turn.stop()  # the page went away: no one is reading the answer
+        raise
+    return response
+
+
+async def stop_turn(request: web.Request) -> web.Response:
+    turn = request.app[CONSOLE_KEY].turns.get(request.match_info["turn_id"])
+    if turn is None:
+        raise refusal(web.HTTPNotFound, "no such turn (it ended long ago?)")
+    return web.json_response({"stopping": turn.stop(), "state": turn.state})
+
+
+async def post_feedback(request: web.Request) -> web.Response:
+    body = await _body(request, FeedbackRequest)
+    feedback = await request.app[CONSOLE_KEY].record_feedback(
+        body.persona, body.thread_id, body.message_id, body.positive, turn_id=body.turn_id
+    )
+    return web.json_response({"recorded": feedback.model_dump(mode="json")})
+
+
+def _warm_up_charts() -> None:
+    """Import and exercise matplotlib once (when installed), so the first chart is quick."""
+    from agent_core.components import ChartComponent, ChartSeries
+    from agent_core.tools.chart_render import png_available, render_chart_png
+
+    if not png_available():
+        return
+    # Small on purpose: it holds the renderer's lock, and a question may already be waiting.
+    chart = ChartComponent(chart_type="bar", x=["a"], series=[ChartSeries(name="n", values=[1])])
+    render_chart_png(chart, width=1, height=1, dpi=10)
+
+
+async def _on_startup(app: web.Application) -> None:
+    await app[CONSOLE_KEY].open()
+    app[WARMUP_KEY] = asyncio.create_task(asyncio.to_thread(_warm_up_charts))
+
+
+async def _on_cleanup(app: web.Application) -> None:
+    await app[CONSOLE_KEY].close()
+    warmup = app.get(WARMUP_KEY)
+    if warmup is not None:
+        await asyncio.gather(warmup, return_exceptions=True)
+
+
+def create_app(agent: ServedAgent, *, options: ConsoleOptions | None = None) -> web.Application:
+    """The console app for ``agent`` (normally the demo agent, see ``server.build_agent``)."""
+    app = web.Application(
+        middlewares=[log_refusals, same_origin_only], client_max_size=16 * 1024 * 1024
+    )
+    console = Console(agent, options=options)
+    app[CONSOLE_KEY] = console
+    app.router.add_get("/", index)
+    app.router.add_get("/static/{name}", static_file)
+    app.router.add_get("/vendor/adaptivecards.js", adaptive_cards)
+    app.router.add_get("/api/info", info)
+    app.router.add_post("/api/turns", post_turn)
+    app.router.add_post("/api/turns/{turn_id}/stop", stop_turn)
+    app.router.add_post("/api/feedback", post_feedback)
+    console.slack.mount(app)
+    console.teams.mount(app)
+    app.on_startup.append(_on_startup)
+    app.on_cleanup.append(_on_cleanup)
+    return app

@@ -1,0 +1,227 @@
+"""``threadline chat``: talk to the agent in a terminal.
+
+Answers stream as rendered Markdown, tables and charts as ``chat_view`` draws them. The
+prompt is ``prompt_toolkit``'s in a terminal: line editing, and Up/Down through earlier
+questions, kept in ``<data dir>/chat_history`` across sessions (plain ``input`` when stdin
+is not a terminal). Suggested questions are numbered, so typing ``1`` asks the first; a
+deletion (``/delete <id>``, typed or picked by number after ``/memories``) is asked about
+first and sent only on "y". ``/user`` and ``/admin`` switch who is asking (admins also see
+tool arguments and errors, marked "only you"); ``/new`` starts a new conversation; Ctrl-C
+stops the current answer, Ctrl-D quits. Every other ``/command`` (``/help``...) goes to the
+agent.
+
+Only stdlib is imported at module level: ``threadline`` builds every subcommand's parser at
+start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from rich.console import Console
+
+    from bots.agents import ServedAgent
+    from bots.dev.chat_view import ChatView
+    from bots.dev.identity import Persona
+
+ROLES = {"user": ["user"], "admin": ["user", "admin"]}
+HISTORY_FILE = "chat_history"
+Ask = Callable[[str], str]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from bots.dev.local import add_local_arguments
+
+    add_local_arguments(parser, stream_delay=0.02)
+    parser.add_argument(
+        "--charts-dir", type=Path, default=None,
+        help="where charts are saved as PNG when the terminal shows no images "
+        "(default: the data directory's charts/)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--as", dest="role", choices=sorted(ROLES), default="user",
+        help="start as a user (default) or an admin",
+    )  # fmt: skip
+
+
+class ChatSession:
+    """One terminal conversation: sends messages, shows what the agent yields (``view``).
+
+    >>> import io
+    >>> from rich.console import Console
+    >>> chat = ChatSession(agent=None, console=Console(file=io.StringIO()),
+    ...                    charts_dir=Path("."))  # type: ignore[arg-type]
+    >>> chat.persona.groups, chat.deletion("/delete m1"), chat.deletion("hello")
+    (['user'], 'm1', None)
+    """
+
+    def __init__(self, agent: ServedAgent, console: Console, charts_dir: Path) -> None:
+        from bots.dev.chat_view import ChatView
+        from bots.dev.identity import Persona
+        from bots.dev.terminal_images import protocol
+
+        self.agent = agent
+        self.console = console
+        self.view: ChatView = ChatView(console, charts_dir, protocol())
+        self.persona: Persona = Persona(user_id="U0TERMINAL", name="you", place="dm")
+        self.thread_id = os.urandom(4).hex()
+
+    @property
+    def prompt(self) -> str:
+        return "admin" if "admin" in self.persona.groups else "user"
+
+    @property
+    def suggestions(self) -> list[str]:
+        return self.view.suggestions
+
+    @property
+    def saved_charts(self) -> list[Path]:
+        return self.view.saved_charts
+
+    # --- commands -----------------------------------------------------------------------------
+
+    def command(self, line: str) -> str | None:
+        """Handle a console command; returns the message to ask instead, or None when done.
+
+        ``/user`` ``/admin`` ``/new`` and suggestion numbers are the console's; everything else
+        is returned unchanged for the agent.
+        """
+        word = line.strip().lower()
+        if word in ("/user", "/admin"):
+            self.persona = self.persona.model_copy(update={"groups": ROLES[word[1:]]})
+            self.console.print(
+                f"[dim]Now asking as {word[1:]} (groups: {', '.join(self.persona.groups)}).[/dim]"
+            )
+            return None
+        if word == "/new":
+            self.thread_id = os.urandom(4).hex()
+            self.console.print("[dim]New conversation.[/dim]")
+            return None
+        if word.isdigit() and 0 < int(word) <= len(self.suggestions):
+            return self.suggestions[int(word) - 1]
+        return line
+
+    @staticmethod
+    def deletion(message: str) -> str | None:
+        """The memory id ``message`` would delete, or None when it deletes nothing."""
+        word, _, rest = message.strip().partition(" ")
+        return (rest.strip() or "(no id)") if word.lower() == "/delete" else None
+
+    def confirmed(self, message: str, ask: Ask) -> bool:
+        """False when ``message`` deletes something and the person does not say yes."""
+        target = self.deletion(message)
+        if target is None:
+            return True
+        answer = ask(f"Delete memory {target}? This cannot be undone. [y/N] ")
+        if answer.strip().lower() in ("y", "yes"):
+            return True
+        self.console.print("[dim]Not deleted.[/dim]")
+        return False
+
+    # --- a turn -------------------------------------------------------------------------------
+
+    async def ask(self, text: str) -> bool:
+        """Answer ``text``; False when the user stopped it (the task was cancelled)."""
+        context = self.persona.request_context(self.thread_id)
+        key = self.persona.conversation_id(self.thread_id)
+        try:
+            async for component in self.agent.send_message(context, text, conversation_id=key):
+                self.view.show(component)
+        except asyncio.CancelledError:
+            self.view.end_answer()
+            self.console.print("[yellow](stopped)[/yellow]")
+            return False
+        self.view.end_answer()
+        return True
+
+
+class LineReader:
+    """How the chat reads a line: ``prompt_toolkit`` in a terminal (line editing, and
+    history kept in ``history``), else ``input``; ``read`` runs in ``runner``'s loop."""
+
+    def __init__(self, runner: asyncio.Runner, history: Path) -> None:
+        self.runner = runner
+        self.session: PromptSession[str] | None = None
+        self.answers: PromptSession[str] | None = None
+        if sys.stdin.isatty():
+            from prompt_toolkit import PromptSession
+            from prompt_toolkit.history import FileHistory
+
+            history.parent.mkdir(parents=True, exist_ok=True)
+            self.session = PromptSession(history=FileHistory(str(history)))
+            self.answers = PromptSession()  # a "y" is no question to recall
+
+    def read(self, prompt: str) -> str:
+        """A question (kept in the history)."""
+        if self.session is None:
+            return input(prompt)
+        return self.runner.run(self.session.prompt_async(prompt))
+
+    def answer(self, prompt: str) -> str:
+        """An answer to the chat's own question (not kept)."""
+        if self.answers is None:
+            return input(prompt)
+        return self.runner.run(self.answers.prompt_async(prompt))
+
+
+def build_session(args: argparse.Namespace, console: Console) -> tuple[ChatSession, Path]:
+    """The session, and the data directory (history and charts live there)."""
+    from bots.dev.local import local_agent, local_data_dir
+
+    data_dir = local_data_dir(args)
+    charts = args.charts_dir or data_dir / "charts"
+    session = ChatSession(local_agent(args, "chat"), console, charts)
+    session.persona = session.persona.model_copy(update={"groups": ROLES[args.role]})
+    return session, data_dir
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from agent_core.settings import ConfigError
+    from bots.apps import AppError
+
+    console = Console(highlight=False)
+    try:
+        session, data_dir = build_session(args, console)
+    except (ConfigError, AppError) as error:
+        print(f"threadline chat: {error}", file=sys.stderr)
+        return 2
+    console.print(
+        f"[bold]Threadline chat[/bold] · {session.agent.llm_service.model_name}\n"
+        "[dim]/user /admin switch who asks · /new new conversation · /help · "
+        "Up/Down earlier questions · Ctrl-C stops an answer · Ctrl-D quits[/dim]"
+    )
+    with asyncio.Runner() as runner:
+        reader = LineReader(runner, data_dir / HISTORY_FILE)
+        runner.run(session.ask(""))  # the starter UI: welcome and suggestions
+        while True:
+            try:
+                line = reader.read(f"\n{session.prompt}> ")
+            except (EOFError, KeyboardInterrupt):
+                console.print()
+                return 0
+            message = session.command(line) if line.strip() else None
+            if message is None:
+                continue
+            try:
+                if not session.confirmed(message, reader.answer):
+                    continue
+            except (EOFError, KeyboardInterrupt):
+                console.print("[dim]Not deleted.[/dim]")
+                continue
+            runner.run(session.ask(message))  # Ctrl-C cancels it: see ChatSession.ask
+
+
+if __name__ == "__main__":  # pragma: no cover
+    parser = argparse.ArgumentParser(prog="threadline chat")
+    add_arguments(parser)
+    sys.exit(run(parser.parse_args()))

@@ -1,0 +1,169 @@
+"""``threadline dev``: start the local console and print its URL.
+
+Runs on embedded defaults: in-memory conversations and memory, the generated sample shop
+database (in ``--data-dir``), and the demo agent (Claude when ``ANTHROPIC_API_KEY`` is set,
+the scripted demo model otherwise). ``--open`` opens the page in the browser (``webbrowser``,
+which honours ``$BROWSER``). The terminal gets one line per turn and every refused request
+(on stderr; the URL is the first line on stdout). Only stdlib is imported at module level:
+``threadline`` builds every subcommand's parser at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import webbrowser
+from pathlib import Path
+
+DEFAULT_PORT = 8765
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from bots.dev.local import add_local_arguments
+
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        choices=LOOPBACK,
+        help="loopback address to bind (default 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    add_local_arguments(parser, stream_delay=0.03)
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=0.2,
+        help="seconds between a channel's streamed updates (default 0.2)",
+    )
+    parser.add_argument(
+        "--open", action="store_true", help="open the console in the web browser once it listens"
+    )
+    parser.add_argument(
+        "--reload", action="store_true",
+        help="restart when a Python file under the current folder (or the --app file's "
+        "folder) changes",
+    )  # fmt: skip
+    parser.add_argument(
+        "--real-pace", action="store_true", help="pace streams like the real channels (1 s)"
+    )
+    parser.add_argument(
+        "--teams-targeted",
+        action="store_true",
+        help="deliver Teams admin-only detail as targeted messages (preview)",
+    )
+
+
+async def serve(args: argparse.Namespace) -> None:
+    from aiohttp import web
+
+    from bots.dev.app import CONSOLE_KEY, create_app
+    from bots.dev.local import local_agent
+    from bots.dev.turns import ConsoleOptions
+
+    pace = 1.0 if args.real_pace else max(0.0, args.pace)
+    options = ConsoleOptions(pace=pace, teams_targeted=args.teams_targeted)
+    app = create_app(local_agent(args, "console"), options=options)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, args.host, args.port).start()
+        port = runner.addresses[0][1] if runner.addresses else args.port
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        model = app[CONSOLE_KEY].agent.llm_service.model_name
+        url = f"http://{host}:{port}/"
+        print(f"Threadline console: {url}", flush=True)
+        print(f"  model: {model}  (Ctrl-C to stop)", flush=True)
+        if args.open and _first_open():
+            await asyncio.to_thread(webbrowser.open, url)
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+OPEN_MARKER = "THREADLINE_DEV_OPEN_MARKER"
+
+
+def _first_open() -> bool:
+    """False in a process ``--reload`` restarted: the browser was opened by the first one."""
+    import os
+
+    marker = os.environ.get(OPEN_MARKER)
+    if not marker:
+        return True
+    if Path(marker).exists():
+        return False
+    Path(marker).touch()
+    return True
+
+
+def _watched(args: argparse.Namespace) -> list[Path]:
+    """The folders ``--reload`` watches: the current one, and the ``--app`` file's."""
+    folders = [Path.cwd()]
+    app = getattr(args, "app", None) or ""
+    module = app.rpartition(":")[0]
+    if module.endswith(".py"):
+        folders.append(Path(module).resolve().parent)
+    return list(dict.fromkeys(folders))
+
+
+def run_reloading(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the console in a child process and restart it when Python files change
+    (``watchfiles``, as ``uvicorn --reload`` does)."""
+    import os
+    import shlex
+    import tempfile
+
+    from watchfiles import PythonFilter, run_process
+
+    command = shlex.join([sys.executable, "-m", "bots.cli", "dev", *argv])
+    os.environ[OPEN_MARKER] = str(Path(tempfile.mkdtemp(prefix="threadline-dev-")) / "opened")
+    print("threadline dev: reloading on changes to Python files", flush=True)
+    run_process(*_watched(args), target=command, target_type="command",
+                watch_filter=PythonFilter())  # fmt: skip
+    return 0
+
+
+def log_to_terminal() -> None:
+    """The console's own lines (a line per turn, refusals) at INFO; others' warnings."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s",
+                        datefmt="%H:%M:%S", stream=sys.stderr)  # fmt: skip
+    logging.getLogger("threadline.dev").setLevel(logging.INFO)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.reload:
+        return run_reloading(args, [a for a in sys.argv[2:] if a != "--reload"])
+    if args.host not in LOOPBACK:
+        print(
+            "threadline dev: the console has no login, so it only listens on loopback "
+            f"({', '.join(LOOPBACK)})",
+            file=sys.stderr,
+        )
+        return 2
+    from agent_core.settings import ConfigError
+    from bots.apps import AppError
+
+    log_to_terminal()
+    try:
+        asyncio.run(serve(args))
+    except KeyboardInterrupt:
+        pass
+    except (ConfigError, AppError) as error:
+        print(f"threadline dev: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # the port is taken, most often
+        print(
+            f"threadline dev: cannot listen on {args.host}:{args.port} ({error.strerror}); "
+            "try --port 0",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

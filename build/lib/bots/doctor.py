@@ -1,0 +1,180 @@
+"""``threadline doctor``: is this deployment ready? One line per check, ✓ or ✗ with the fix.
+
+    configuration    threadline.toml + .env + environment validate (every problem listed)
+    your agent       --app / THREADLINE_APP imports and builds
+    model            the Anthropic key is accepted (a model lookup: no tokens spent)
+    state            SQLite writable, or Redis reachable
+    Slack, Teams     the bot token and its scopes; the bot's credentials get a token
+
+The exit status is 1 when any check fails, so a deploy script can stop on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from agent_core.settings import Section
+    from bots.checks import Check
+    from bots.serving import Config
+    from bots.slack.settings import SlackSettings
+    from bots.teams.settings import TeamsSettings
+
+S = TypeVar("S", bound="Section")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from bots.serving import add_config_arguments
+
+    add_config_arguments(parser)
+
+
+async def _agent(config: Config) -> Check:
+    from agent_core import InMemoryAgentMemory, MemoryConversationStore, Runtime
+    from agent_core.agent import LOCAL_USER
+    from agent_core.users import StaticUserResolver
+    from bots.apps import AppError
+    from bots.checks import Check
+    from bots.serving import model_service, user_agent
+
+    target = config.general.app
+    if not target:
+        return Check.skipped("your agent", "none given (--app): the built-in SQL agent answers")
+    runtime = Runtime(
+        channel="console", conversation_store=MemoryConversationStore(),
+        agent_memory=InMemoryAgentMemory(), user_resolver=StaticUserResolver(LOCAL_USER),
+        llm_service=model_service(config.model),
+    )  # fmt: skip
+    try:
+        agent = user_agent(target, runtime)
+    except AppError as error:
+        return Check.failed("your agent", str(error).splitlines()[0])
+    tools = ", ".join(agent.tool_registry.list_tool_names()) or "no tools"
+    return Check.passed("your agent", f"{target} ({tools})")
+
+
+async def _model(config: Config) -> Check:
+    import anthropic
+
+    from agent_core.llm.anthropic import DEFAULT_MODEL
+    from bots.checks import Check
+
+    settings = config.model
+    if settings.api_key is None:
+        return Check.skipped("model", "no ANTHROPIC_API_KEY: the scripted demo model answers")
+    model = settings.model or DEFAULT_MODEL
+    client = anthropic.AsyncAnthropic(
+        api_key=settings.api_key.get_secret_value(), base_url=settings.base_url, max_retries=0,
+        timeout=15.0,
+    )  # fmt: skip
+    try:
+        await client.models.retrieve(model)
+    except anthropic.AuthenticationError:
+        return Check.failed("model", "the Anthropic API refuses ANTHROPIC_API_KEY")
+    except anthropic.NotFoundError:
+        return Check.failed("model", f"no model {model!r}: check ANTHROPIC_MODEL")
+    except anthropic.APIError as error:
+        return Check.failed("model", f"the Anthropic API did not answer ({error})")
+    finally:
+        await client.close()
+    return Check.passed("model", f"{model}, key accepted")
+
+
+async def _state(config: Config) -> Check:
+    from agent_core.errors import StateUnavailableError
+    from agent_core.state import build_state
+    from bots.checks import Check
+
+    settings = config.state
+    state = build_state(settings)
+    try:
+        health = await state.health()
+        if health.ok:
+            await state.cache.set("threadline:doctor", "ok", ttl=60)
+    except (StateUnavailableError, OSError) as error:
+        return Check.failed("state", f"{settings.describe()}: {error}")
+    finally:
+        await state.aclose()
+    if not health.ok:
+        return Check.failed("state", f"{settings.describe()}: {health.detail}")
+    return Check.passed("state", settings.describe())
+
+
+async def _channel(
+    args: argparse.Namespace,
+    config: Config,
+    kind: type[S],
+    checks: Callable[[S], Awaitable[list[Check]]],
+) -> list[Check]:
+    """A channel's checks, when anything configures it."""
+    from agent_core.settings import ConfigError, mentioned
+    from bots.checks import Check
+    from bots.serving import channel_config
+
+    name = kind.table.capitalize()
+    if not mentioned(kind, file=config.loaded.file, dotenv=config.dotenv):
+        return [Check.skipped(name, "not configured")]
+    try:
+        section = channel_config(args, kind)
+    except ConfigError as error:
+        return [Check.failed(f"{name} settings", str(problem)) for problem in error.problems]
+    return await checks(section)
+
+
+async def diagnose(args: argparse.Namespace) -> list[Check]:
+    """Every check, in order; the configuration first (the rest need it)."""
+    from agent_core.settings import ConfigError
+    from bots.checks import Check
+    from bots.serving import load_config
+
+    try:
+        config = load_config(args)
+    except ConfigError as error:
+        return [Check.failed("configuration", str(problem)) for problem in error.problems]
+    source = config.loaded.file.name if config.loaded.file else "environment only"
+    found = [Check.passed("configuration", source)]
+    from bots.slack.settings import SlackSettings
+    from bots.teams.settings import TeamsSettings
+
+    found += [await _agent(config), await _model(config), await _state(config)]
+    found += await _channel(args, config, SlackSettings, _slack_checks)
+    return found + await _channel(args, config, TeamsSettings, _teams_checks)
+
+
+def _missing_extra(extra: str) -> list[Check]:
+    """A configured channel whose extra is not installed: one failed line saying how."""
+    from bots.checks import Check
+    from bots.extras import missing
+
+    absent = missing(extra)
+    if not absent:
+        return []
+    fix = f"configured, but the '{extra}' extra is not: pip install 'threadline[{extra}]'"
+    return [Check.failed(f"{extra.capitalize()} packages", fix)]
+
+
+async def _slack_checks(section: SlackSettings) -> list[Check]:
+    from bots.slack import doctor as slack
+
+    return _missing_extra("slack") + await slack.checks(section)
+
+
+async def _teams_checks(section: TeamsSettings) -> list[Check]:
+    if problems := _missing_extra("teams"):
+        return problems  # its checks need botbuilder
+    from bots.teams import doctor as teams
+
+    return await teams.checks(section)
+
+
+def run(args: argparse.Namespace) -> int:
+    found = asyncio.run(diagnose(args))
+    for check in found:
+        print(check)
+    failed = sum(check.status == "fail" for check in found)
+    print(f"\n{failed} problem(s)" if failed else "\nready", file=sys.stderr if failed else None)
+    return 1 if failed else 0

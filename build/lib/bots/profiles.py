@@ -1,0 +1,191 @@
+"""Per-channel profiles: which agent answers where, from which data, for whom.
+
+A profile (``[[profiles]]`` in ``threadline.toml``) names its agent or the parts of the
+built-in one (tools, instructions), who may ask (groups) and extra admins, and is chosen by
+Slack channel id, Teams team or channel id, or direct messages; everything else goes to the
+default (the top-level configuration)::
+
+    [[profiles]]
+    name = "finance"
+    slack_channels = ["C0FINANCE"]
+    teams_channels = ["19:finance@thread.tacv2"]
+    allowed_groups = ["finance", "admin"]
+    admins = ["U0CFO"]
+    instructions = "Answer for the finance team; amounts in EUR."
+
+A question whose profile denies the asker gets one clear refusal and nothing runs. A
+profile's conversations and memories are its own: the agent sees ``profile`` in the request
+metadata (memory scope) and conversation ids carry the profile's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_core.settings import ConfigProblem
+from agent_core.users import RequestContext, User, UserResolver
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+    from agent_core.components import UiComponent
+    from agent_core.feedback import Feedback
+    from agent_core.llm.base import LlmService
+    from agent_core.prompts import SystemPromptBuilder
+    from agent_core.runtime import Runtime
+
+
+class Profile(BaseModel):
+    """One ``[[profiles]]`` table; see the module docstring."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
+    slack_channels: list[str] = Field(default_factory=list)
+    teams_channels: list[str] = Field(default_factory=list)
+    """Teams team ids, channel ids or conversation ids (a chat)."""
+    direct_messages: bool = False
+    """Answer direct messages with this profile (one profile at most)."""
+    app: str | None = None
+    """``MODULE:ATTR`` of this profile's agent; unset: the default agent's kind."""
+    tools: list[str] | None = None
+    """Only these tools of the agent (unset: all of them)."""
+    instructions: str | None = None
+    """Added to the agent's system prompt."""
+    allowed_groups: list[str] = Field(default_factory=list)
+    """Who may ask here (empty: everyone the workspace resolves)."""
+    admins: list[str] = Field(default_factory=list)
+    """Platform user ids (Slack ``U...``, Teams Entra object ids) made admins here."""
+
+    def claims(self, metadata: Mapping[str, Any]) -> bool:
+        """Whether a request with this channel metadata belongs to this profile."""
+        if metadata.get("is_dm"):
+            return self.direct_messages
+        match metadata.get("platform"):
+            case "slack":
+                return metadata.get("channel_id") in self.slack_channels
+            case "teams":
+                places = {metadata.get(key) for key in (
+                    "teams_team_id", "teams_channel_id", "channel_id", "thread_id"
+                )}  # fmt: skip
+                return not places.isdisjoint(self.teams_channels)
+        return False
+
+
+def check_profiles(profiles: Sequence[Profile], file: Path | None) -> list[ConfigProblem]:
+    """What makes a set of profiles ambiguous: a name, a channel or DMs claimed twice."""
+    where = f"{file.name if file else 'threadline.toml'} [[profiles]]"
+    owners: dict[str, str] = {}
+    problems = []
+    for profile in profiles:
+        claims = [f"the name {profile.name!r}"]
+        claims += [f"Slack channel {channel}" for channel in profile.slack_channels]
+        claims += [f"Teams channel {channel}" for channel in profile.teams_channels]
+        claims += ["direct messages"] if profile.direct_messages else []
+        for claim in claims:
+            if claim in owners:
+                problems.append(ConfigProblem(
+                    where, f"{claim} is claimed by profiles {owners[claim]!r} and "
+                    f"{profile.name!r}", "give each to one profile",
+                ))  # fmt: skip
+            owners.setdefault(claim, profile.name)
+    return problems
+
+
+class ProfileAdmins(UserResolver):
+    """The workspace's resolver, plus ``admin`` for a profile's own admins."""
+
+    def __init__(self, base: UserResolver, admins: Sequence[str]) -> None:
+        self.base = base
+        self.admins = frozenset(admins)
+
+    async def resolve_user(self, request_context: RequestContext) -> User:
+        user = await self.base.resolve_user(request_context)
+        platform_id = str(request_context.metadata.get("user_id") or "")
+        if platform_id in self.admins and not user.is_admin:
+            user = user.model_copy(update={"group_memberships": [*user.group_memberships,
+                                                                  "admin"]})  # fmt: skip
+        return user
+
+
+def profile_agent(
+    profile: Profile,
+    runtime: Runtime,
+    build: Callable[[str | None, Runtime], Agent],
+    *,
+    default_app: str | None,
+) -> Agent:
+    """The agent of one profile: its app (or the default's kind) on the channel's runtime
+    with the profile's admins, then narrowed to its tools, instructions and askers."""
+    from dataclasses import replace
+
+    resolver: UserResolver = runtime.user_resolver
+    if profile.admins:
+        resolver = ProfileAdmins(resolver, profile.admins)
+    agent = build(profile.app or default_app, replace(runtime, user_resolver=resolver,
+                                                      profile=profile.name))  # fmt: skip
+    if profile.tools is not None:
+        agent.tool_registry = agent.tool_registry.only(profile.tools)
+    if profile.instructions:
+        agent.system_prompt_builder = _with_instructions(agent, profile.instructions)
+    if profile.allowed_groups:
+        agent.config = agent.config.model_copy(update={"allowed_groups": profile.allowed_groups})
+    return agent
+
+
+def _with_instructions(agent: Agent, instructions: str) -> SystemPromptBuilder:
+    from agent_core.prompts import ExtendedSystemPromptBuilder
+
+    return ExtendedSystemPromptBuilder(agent.system_prompt_builder, instructions)
+
+
+class ProfileRouter:
+    """Serves each request with its profile's agent (``send_message``, ``record_feedback``:
+    what the bots use of an agent). The profile's name goes into the request metadata (the
+    memory scope) and in front of the conversation id, so nothing crosses profiles."""
+
+    def __init__(
+        self, default: Agent, profiles: Sequence[Profile], agents: Mapping[str, Agent]
+    ) -> None:
+        self.default = default
+        self.profiles = list(profiles)
+        self.agents = dict(agents)
+
+    def served_agents(self) -> list[Agent]:
+        return [self.default, *self.agents.values()]
+
+    @property
+    def user_resolver(self) -> UserResolver:
+        return self.default.user_resolver
+
+    @property
+    def llm_service(self) -> LlmService:
+        return self.default.llm_service
+
+    def route(self, context: RequestContext) -> tuple[Agent, RequestContext, str | None]:
+        for profile in self.profiles:
+            if profile.claims(context.metadata):
+                routed = context.model_copy(
+                    update={"metadata": {**context.metadata, "profile": profile.name}}
+                )
+                return self.agents[profile.name], routed, profile.name
+        return self.default, context, None
+
+    def send_message(
+        self, request_context: RequestContext, message: str, *, conversation_id: str | None = None
+    ) -> AsyncIterator[UiComponent]:
+        agent, context, profile = self.route(request_context)
+        if profile is not None and conversation_id is not None:
+            conversation_id = f"profile:{profile}:{conversation_id}"
+        return agent.send_message(context, message, conversation_id=conversation_id)
+
+    async def record_feedback(self, request_context: RequestContext, feedback: Feedback) -> None:
+        agent, context, profile = self.route(request_context)
+        if profile is not None:
+            feedback = feedback.model_copy(
+                update={"conversation_id": f"profile:{profile}:{feedback.conversation_id}"}
+            )
+        await agent.record_feedback(context, feedback)

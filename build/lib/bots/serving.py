@@ -1,0 +1,283 @@
+"""What every command serves: the configuration, the model, and the agent on a channel.
+
+``threadline dev | chat | slack | teams`` all do the same thing here::
+
+    config = load_config(args, SlackSettings)        # threadline.toml + .env + environment
+    build = agent_factory(config, "slack")            # (state, resolver) -> the agent served
+    agent = build(state, workspace_resolver)
+
+The agent is the user's (``--app MODULE:ATTR``, ``THREADLINE_APP`` or ``app`` in the file),
+given the channel's ``Runtime`` (durable state, workspace identity, the configured model), or
+else the built-in SQL agent over the configured database (the demo shop by default). With
+``[[profiles]]`` in the file, each profile gets its own agent (``bots.profiles``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import Field, SecretStr
+
+from agent_core.settings import (
+    CONFIG_FILE,
+    DOTENV_FILE,
+    ConfigError,
+    ConfigProblem,
+    Loaded,
+    Section,
+    env,
+    load_sections,
+)
+from agent_core.state.factory import StateSettings
+from bots.profiles import Profile, check_profiles
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+    from agent_core.llm.base import LlmService
+    from agent_core.runtime import Channel, Runtime
+    from agent_core.state import State
+    from agent_core.users import UserResolver
+    from bots.profiles import ProfileRouter
+
+    AgentFactory = Callable[[State, UserResolver], "Agent | ProfileRouter"]
+
+log = logging.getLogger("threadline")
+
+S = TypeVar("S", bound=Section)
+
+
+class GeneralSettings(Section):
+    """The top level of ``threadline.toml``: which agent, and the profiles."""
+
+    app: str | None = Field(None, validation_alias=env("app", "THREADLINE_APP"))
+    """``MODULE:ATTR`` of your agent (or a function building it); unset: the built-in one."""
+    profiles: list[Profile] = Field(default_factory=list)
+    """``[[profiles]]``: agents, data and who may ask, per channel (``bots.profiles``)."""
+
+
+class ModelSettings(Section):
+    """``[llm]``: the model every agent the commands build talks to."""
+
+    table = "llm"
+
+    api_key: SecretStr | None = Field(None, validation_alias=env("api_key", "ANTHROPIC_API_KEY"))
+    model: str | None = Field(None, validation_alias=env("model", "ANTHROPIC_MODEL"))
+    base_url: str | None = Field(None, validation_alias=env("base_url", "ANTHROPIC_BASE_URL"))
+    scripted: bool = Field(False, validation_alias=env("scripted", "THREADLINE_SCRIPTED"))
+    """Use the scripted demo model even when a key is set (demos, tests)."""
+    stream_delay: float = Field(
+        0.0, ge=0, validation_alias=env("stream_delay", "THREADLINE_DEMO_STREAM_DELAY")
+    )
+    """Seconds between the scripted demo model's chunks, so a demo visibly streams."""
+
+    @property
+    def uses_claude(self) -> bool:
+        return self.api_key is not None and not self.scripted
+
+
+class DatabaseSettings(Section):
+    """``[database]``: the data the built-in SQL agent answers from (the demo shop when
+    ``url`` is unset)."""
+
+    table = "database"
+
+    url: str | None = Field(None, validation_alias=env("url", "THREADLINE_DATABASE_URL"))
+    """A SQLAlchemy URL (``postgresql://user:password@host/db``); the password is masked."""
+
+
+SHARED: tuple[type[Section], ...] = (
+    GeneralSettings, ModelSettings, StateSettings, DatabaseSettings,
+)  # fmt: skip
+
+
+def channel_sections() -> tuple[type[Section], ...]:
+    """The channels' own tables (``[slack]``, ``[teams]``), which every command accepts in
+    the file even when it serves another channel."""
+    from bots.slack.settings import SlackSettings
+    from bots.teams.settings import TeamsSettings
+
+    return (SlackSettings, TeamsSettings)
+
+
+@dataclass
+class Config:
+    """One command's validated configuration and where each value came from."""
+
+    loaded: Loaded
+    dotenv: Path | None = None
+    command: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+    """Options of the command that are not settings (``--stream-delay``...)."""
+
+    def get(self, kind: type[S]) -> S:
+        return self.loaded.section(kind)
+
+    @property
+    def general(self) -> GeneralSettings:
+        return self.get(GeneralSettings)
+
+    @property
+    def model(self) -> ModelSettings:
+        return self.get(ModelSettings)
+
+    @property
+    def state(self) -> StateSettings:
+        return self.get(StateSettings)
+
+    @property
+    def database(self) -> DatabaseSettings:
+        return self.get(DatabaseSettings)
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config`` and ``--app``, which every serving command takes."""
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE",
+        help=f"configuration file (default: ./{CONFIG_FILE} when present)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--app", metavar="MODULE:ATTR",
+        help="your agent: an Agent, or a function returning one (given the channel's "
+        "Runtime when it takes an argument); default $THREADLINE_APP, else the built-in "
+        "SQL agent",
+    )  # fmt: skip
+
+
+def config_file(args: argparse.Namespace) -> Path | None:
+    """``--config FILE`` (which must exist), else ``./threadline.toml`` when present."""
+    given = getattr(args, "config", None)
+    if given is not None:
+        if not Path(given).is_file():
+            raise ConfigError([ConfigProblem(str(given), "no such configuration file")])
+        return Path(given)
+    default = Path(CONFIG_FILE)
+    return default if default.is_file() else None
+
+
+def load_config(
+    args: argparse.Namespace,
+    *channel: type[Section],
+    overrides: dict[type[Section], dict[str, Any]] | None = None,
+) -> Config:
+    """The command's configuration; raises ``ConfigError`` listing every problem."""
+    given = {kind: dict(values) for kind, values in (overrides or {}).items()}
+    if getattr(args, "app", None):
+        given.setdefault(GeneralSettings, {})["app"] = args.app
+    dotenv = Path(DOTENV_FILE)
+    loaded = load_sections(
+        [*SHARED, *channel], file=config_file(args), dotenv=dotenv, overrides=given,
+        known=channel_sections(),
+    )  # fmt: skip
+    general = loaded.section(GeneralSettings)
+    if problems := check_profiles(general.profiles, loaded.file):
+        raise ConfigError(problems)
+    return Config(loaded, dotenv=dotenv, command=str(getattr(args, "command", "") or ""))
+
+
+def channel_config(args: argparse.Namespace, kind: type[S]) -> S:
+    """One channel's settings alone (``threadline doctor``, ``threadline config``)."""
+    known: tuple[type[Section], ...] = (*SHARED, *channel_sections())
+    loaded = load_sections([kind], file=config_file(args), dotenv=Path(DOTENV_FILE), known=known)
+    return loaded.section(kind)
+
+
+def model_service(model: ModelSettings) -> LlmService | None:
+    """Claude when a key is configured (and not ``scripted``); ``None`` otherwise."""
+    if not model.uses_claude or model.api_key is None:
+        return None
+    from agent_core.llm.anthropic import AnthropicLlmService
+
+    return AnthropicLlmService(
+        model=model.model, api_key=model.api_key.get_secret_value(), base_url=model.base_url
+    )
+
+
+def agent_factory(config: Config, channel: Channel) -> AgentFactory:
+    """``build(state, resolver)``: the agent (or profile router) this command serves."""
+
+    def build(state: State, resolver: UserResolver) -> Agent | ProfileRouter:
+        from agent_core.runtime import Runtime
+
+        runtime = Runtime(
+            channel=channel,
+            conversation_store=state.conversations,
+            agent_memory=state.memory,
+            user_resolver=resolver,
+            llm_service=model_service(config.model),
+        )
+        default = _agent(config, runtime, config.general.app)
+        profiles = config.general.profiles
+        if not profiles:
+            return default
+        from bots.profiles import ProfileRouter, profile_agent
+
+        routed = {
+            profile.name: profile_agent(
+                profile, runtime,
+                lambda app, rt: _agent(config, rt, app),
+                default_app=config.general.app,
+            )
+            for profile in profiles
+        }  # fmt: skip
+        return ProfileRouter(default, profiles, routed)
+
+    return build
+
+
+def _agent(config: Config, runtime: Runtime, app: str | None) -> Agent:
+    return user_agent(app, runtime) if app else builtin_agent(config, runtime)
+
+
+_told: set[tuple[str, str]] = set()
+
+
+def user_agent(target: str, runtime: Runtime) -> Agent:
+    """The user's agent, given the parts of ``runtime`` it left out (the log says, once,
+    which parts it kept its own)."""
+    from agent_core.runtime import attach
+    from bots.apps import load_agent
+
+    agent = load_agent(target, runtime)
+    kept = attach(agent, runtime)
+    if kept and (target, runtime.channel) not in _told:
+        _told.add((target, runtime.channel))
+        log.info(
+            "%s brings its own %s (kept); the %s channel provides the rest",
+            target, ", ".join(kept), runtime.channel,
+        )  # fmt: skip
+    return agent
+
+
+def builtin_agent(config: Config, runtime: Runtime) -> Agent:
+    """The built-in SQL agent (the demo shop unless ``[database] url`` is set)."""
+    from bots.demo.agent import DemoSettings, build_demo_agent
+
+    model = config.model
+    settings = DemoSettings(
+        data_dir=config.state.data_dir,
+        anthropic_api_key=model.api_key,
+        anthropic_model=model.model,
+        anthropic_base_url=model.base_url,
+        use_scripted_model=model.scripted,
+        stream_delay=model.stream_delay,
+        conversation_store=runtime.conversation_store,
+        agent_memory=runtime.agent_memory,
+        user_resolver=runtime.user_resolver,
+    )
+    return build_demo_agent(settings)
+
+
+def add_quota(served: Agent | ProfileRouter, state: State, quota: tuple[int, float] | None) -> None:
+    """The per-user quota (``THREADLINE_RATE_LIMIT``) on every agent served; admins are
+    exempt. The count lives in ``state``, so every process shares it."""
+    if quota is None:
+        return
+    limit, window = quota
+    hook = state.rate_limit_hook(limit=limit, window=window, exempt_groups=["admin"])
+    for agent in served.served_agents():
+        agent.lifecycle_hooks.append(hook)

@@ -1,0 +1,290 @@
+"""``threadline slack``: run the Slack bot (the demo agent by default) over HTTP or Socket Mode.
+
+    settings (SlackSettings) -> state -> clients, identity, agent -> SlackBot -> transport
+
+State (``agent_core.state``): conversations, memory, turns, installations and caches live
+in SQLite files in ``THREADLINE_DATA_DIR`` by default, in Redis when ``REDIS_URL`` is set
+(required for ``--processes N``), in memory with ``--ephemeral``.
+
+Transports: HTTP mode serves ``POST /slack/events`` (events, commands and interactions; bolt
+verifies the signature), ``GET /healthz`` (the state backend's health: 503 while it is
+down), ``GET /metrics`` (Prometheus) and, for multi-workspace apps, ``GET /slack/install`` +
+``GET /slack/oauth_redirect``. Socket Mode needs no public URL: the app token opens a
+WebSocket to Slack; the HTTP server then only serves health, metrics and the OAuth pages
+(never ``/slack/events``, whose signatures are not checked in that mode).
+
+Imports only the standard library at module level (the CLI imports every subcommand to build
+its parser); bolt, the agent and aiohttp load when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aiohttp import web
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    from agent_core.agent import Agent
+    from agent_core.settings import Section
+    from agent_core.state import State, StateSettings
+    from agent_core.users import UserResolver
+    from bots.profiles import ProfileRouter
+    from bots.slack.bot import SlackBot
+    from bots.slack.settings import SlackSettings
+
+    AgentFactory = Callable[[State, UserResolver], Agent | ProfileRouter]
+
+log = logging.getLogger(__name__)
+
+MAX_SOCKET_CONNECTIONS = 10
+"""Slack allows at most 10 simultaneous Socket Mode connections per app."""
+EVENTS_PATH = "/slack/events"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from bots.serving import add_config_arguments
+
+    add_config_arguments(parser)
+    parser.add_argument(
+        "--mode",
+        choices=["http", "socket"],
+        help="transport (default: socket when SLACK_APP_TOKEN is set, else http)",
+    )
+    parser.add_argument("--host", help="HTTP listen address (default 0.0.0.0 or $HOST)")
+    parser.add_argument("--port", type=int, help="HTTP port (default 3000 or $PORT)")
+    parser.add_argument("--command", help="slash command name (default /ask or $SLACK_COMMAND)")
+    parser.add_argument(
+        "--scripted",
+        action="store_true",
+        help="use the scripted demo model even when ANTHROPIC_API_KEY is set",
+    )
+    parser.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="keep all state in memory: nothing survives a restart (one process only)",
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N bot processes sharing REDIS_URL on one port (SO_REUSEPORT, Linux); "
+        "in Socket Mode each opens its own connection (at most 10)",
+    )
+
+
+async def serve(
+    settings: SlackSettings,
+    state_settings: StateSettings,
+    build_agent: AgentFactory,
+    *,
+    reuse_port: bool = False,
+) -> None:
+    """Run one bot process until cancelled: state, identity, agent, quota, transport."""
+    from agent_core.state import build_state
+    from bots.serving import add_quota
+    from bots.slack.bot import SlackBot
+    from bots.slack.clients import build_user_resolver, default_clients
+
+    state = build_state(state_settings)
+    log.info("threadline slack: state in %s", state_settings.describe())
+    try:
+        clients = default_clients(settings, state)
+        agent = build_agent(state, build_user_resolver(settings, clients, state.cache))
+        add_quota(agent, state, settings.rate_limit)
+        bot = SlackBot(agent, settings, state=state, clients=clients)
+        await run_until_cancelled(bot, reuse_port=reuse_port)
+    finally:
+        await state.aclose()
+
+
+def build_web_app(bot: SlackBot) -> web.Application:
+    """The aiohttp application of HTTP mode (see the module docstring)."""
+    from aiohttp import web
+    from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+
+    async def events(request: web.Request) -> web.Response:
+        if not request.headers.get("X-Slack-Request-Timestamp", "").isdigit():
+            return web.Response(status=401)  # unsigned, or a timestamp bolt cannot parse
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError:  # a body that is not the JSON / form it claims to be
+            return web.Response(status=400)
+        return await to_aiohttp_response(await bot.app.async_dispatch(bolt_request))
+
+    async def healthz(request: web.Request) -> web.Response:
+        health = await bot.state.health()
+        pending: int | None = None
+        with contextlib.suppress(Exception):  # the queue shares the backend health reports on
+            pending = await bot.state.turns.pending()
+        body = {
+            "ok": health.ok,
+            "state": health.model_dump(),
+            "running_turns": bot.turns.running,
+            "queued_turns": pending,
+            "process": os.getpid(),
+        }
+        return web.json_response(body, status=200 if health.ok else 503)
+
+    async def metrics(request: web.Request) -> web.Response:
+        return web.Response(body=bot.metrics.render(), content_type="text/plain")
+
+    app = web.Application(client_max_size=1024 * 1024)
+    if bot.settings.mode == "http":  # Socket Mode skips signature checks: never expose it
+        app.router.add_post(EVENTS_PATH, events)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics)
+    flow = bot.app.oauth_flow
+    if flow is not None:
+
+        async def install(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_installation(await to_bolt_request(request))
+            )
+
+        async def oauth_redirect(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_callback(await to_bolt_request(request))
+            )
+
+        app.router.add_get(flow.install_path, install)
+        app.router.add_get(flow.redirect_uri_path, oauth_redirect)
+    return app
+
+
+async def serve_http(
+    bot: SlackBot, *, host: str, port: int, reuse_port: bool = False
+) -> web.AppRunner:
+    """Start HTTP mode; returns the runner (``await runner.cleanup()`` to stop).
+
+    ``reuse_port`` binds with ``SO_REUSEPORT``: several processes listen on one port and
+    the kernel spreads connections among them (``threadline slack --processes N``)."""
+    from aiohttp import web
+
+    runner = web.AppRunner(build_web_app(bot), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
+    await site.start()
+    bound = runner.addresses[0][1] if runner.addresses else port
+    log.info(
+        "threadline slack: listening on http://%s:%d%s (process %d)",
+        host, bound, EVENTS_PATH, os.getpid(),
+    )  # fmt: skip
+    return runner
+
+
+def socket_mode_handler(bot: SlackBot) -> AsyncSocketModeHandler:
+    """The Socket Mode handler (``await handler.connect_async()`` to go online)."""
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    token = bot.settings.app_token
+    if token is None:
+        raise ValueError("Socket Mode needs SLACK_APP_TOKEN")
+    return AsyncSocketModeHandler(bot.app, token.get_secret_value(), web_client=bot.client)
+
+
+async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> None:
+    """Serve in the configured mode until cancelled or SIGTERM; then stop taking
+    deliveries and finish the turns this process holds (``bot.close``)."""
+    settings = bot.settings
+    await bot.open()
+    runner = await serve_http(bot, host=settings.host, port=settings.port, reuse_port=reuse_port)
+    handler = None
+    terminated = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+        loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    try:
+        if settings.mode == "socket":
+            handler = socket_mode_handler(bot)
+            await handler.connect_async()  # type: ignore[no-untyped-call]
+            log.info("threadline slack: connected in Socket Mode (process %d)", os.getpid())
+        await terminated.wait()
+        log.info("threadline slack: SIGTERM; finishing the turns of process %d", os.getpid())
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGTERM)
+        if handler is not None:
+            with contextlib.suppress(Exception):
+                await handler.close_async()  # type: ignore[no-untyped-call]
+        await runner.cleanup()
+        await bot.close()
+
+
+def check_processes(settings: SlackSettings, state: StateSettings, processes: int) -> None:
+    """Refuse process counts that cannot work, naming what to change."""
+    if processes < 1:
+        raise ValueError("--processes must be at least 1")
+    if processes == 1:
+        return
+    if state.backend != "redis":
+        raise ValueError(
+            f"--processes {processes} needs REDIS_URL: the processes share conversations, "
+            "turns and caches through Redis (SQLite and --ephemeral state belong to one process)"
+        )
+    if settings.mode == "socket" and processes > MAX_SOCKET_CONNECTIONS:
+        raise ValueError(
+            f"Slack allows at most {MAX_SOCKET_CONNECTIONS} Socket Mode connections per app"
+        )
+
+
+def child_arguments(args: argparse.Namespace) -> list[str]:
+    """``threadline`` arguments of one of the N processes (``bots.processes`` adds the
+    shared ``--host`` / ``--port``)."""
+    argv = ["slack"]
+    for name in ("mode", "command", "config", "app"):
+        if getattr(args, name, None) is not None:
+            argv += [f"--{name}", str(getattr(args, name))]
+    return argv + (["--scripted"] if args.scripted else [])
+
+
+def _overrides(args: argparse.Namespace) -> dict[type[Section], dict[str, Any]]:
+    """What the command line says, over the configuration."""
+    from agent_core.state import StateSettings
+    from bots.serving import ModelSettings
+    from bots.slack.settings import SlackSettings
+
+    slack = {name: getattr(args, name) for name in ("mode", "host", "port", "command")
+             if getattr(args, name, None) is not None}  # fmt: skip
+    overrides: dict[type[Section], dict[str, Any]] = {SlackSettings: slack}
+    if args.ephemeral:
+        overrides[StateSettings] = {"ephemeral": True}
+    if args.scripted:
+        overrides[ModelSettings] = {"scripted": True}
+    return overrides
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from agent_core.settings import ConfigError
+    from bots.apps import AppError
+    from bots.serving import agent_factory, load_config
+    from bots.slack.settings import SlackSettings
+
+    try:
+        config = load_config(args, SlackSettings, overrides=_overrides(args))
+        settings, state_settings = config.get(SlackSettings), config.state
+        check_processes(settings, state_settings, args.processes)
+        from bots.processes import reuse_port, run_processes
+
+        if args.processes > 1:
+            return run_processes(
+                child_arguments(args), count=args.processes, host=settings.host, port=settings.port
+            )
+        factory = agent_factory(config, "slack")
+        asyncio.run(serve(settings, state_settings, factory, reuse_port=reuse_port()))
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    except (ConfigError, AppError, ValueError) as problem:  # each names what to change
+        print(f"threadline slack: {problem}", file=sys.stderr)
+        return 2

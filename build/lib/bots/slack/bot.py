@@ -1,0 +1,362 @@
+"""``SlackBot``: the listeners that turn Slack events and clicks into durable turns.
+
+    app_mention            -> a turn in the mention's thread (first mention inside a human
+                              thread reads the thread for context)
+    message (DM)           -> a turn in the DM thread
+    message (in a thread)  -> a follow-up, when the bot is already part of that thread
+    slash command          -> a thread the bot starts, or a private answer
+    feedback buttons       -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
+    Stop button            -> ``request_stop`` of the turn it carries (on whichever process
+                              runs it; only the asker's click counts)
+    action buttons         -> a turn asking the button's message on the clicker's behalf
+    assistant_thread_started -> suggested prompts from the agent's starter UI
+    app_home_opened (Messages tab, first visit) -> the agent's welcome, once
+    user_change / subteam_* -> identity cache invalidation
+
+Payloads are read by ``adapters.slack`` (``context``, ``controls``); every reply goes out
+through it too (``turns`` -> ``stream`` / ``slot``, ``home``). Each accepted message is
+recorded with ``turns.accept`` *before* Slack gets its ack (bolt acks when the listener
+returns: ``process_before_response``). The delivery key (team, channel, message ts) is
+recorded with the turn in one atomic step, so Slack's retries, and a mention Slack also
+delivers as a plain ``message``, are dropped on any process. Events that are not turns are
+deduplicated with ``state.dedupe``.
+
+When the state backend is down the delivery is still acked and the asker is told plainly
+that Threadline is temporarily unavailable; nothing else changes, and the next delivery
+after the backend returns is answered as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.notices import UNAVAILABLE
+from adapters.slack.context import (
+    PRIVATE_THREAD,
+    action_context,
+    asker_id,
+    assistant_thread_context,
+    command_context,
+    command_question,
+    delivery_key,
+    event_context,
+    home_context,
+    is_from_person,
+    mention_in_thread,
+    message_text,
+    reply_thread,
+    workspace_of,
+)
+from adapters.slack.controls import (
+    FEEDBACK_ACTION,
+    STOP_ACTION,
+    button_message_of,
+    feedback_of,
+    stop_request_of,
+)
+from adapters.slack.elements import ACTION_BUTTON
+from adapters.slack.home import post_welcome, suggest_prompts
+from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
+from adapters.slack.slot import AnswerSlot
+from adapters.slack.threads import ThreadMembership
+from agent_core.errors import StateUnavailableError
+from agent_core.state import State, StateSettings, build_state
+from bots.agents import ServedAgent
+from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
+from bots.slack.metrics import SlackMetrics
+from bots.slack.settings import SlackSettings
+from bots.slack.turns import QueuedTurn, SlackTurns
+
+log = logging.getLogger(__name__)
+
+ON_IT = ":hourglass_flowing_sand: On it…"
+WELCOME_TTL = 90 * 24 * 3600.0
+Ack = Callable[..., Awaitable[Any]]
+Listener = Callable[..., Awaitable[None]]
+
+
+class SlackBot:
+    """An ``Agent`` and a ``State`` behind a bolt ``AsyncApp`` (``bot.app``); see the module
+    docstring. ``await bot.open()`` starts this process's turn worker.
+
+    >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
+    ...                         StaticUserResolver, ToolRegistry, User)
+    >>> agent = Agent(llm_service=ScriptedLlmService(["hi"]), tool_registry=ToolRegistry(),
+    ...               user_resolver=StaticUserResolver(User(id="u")),
+    ...               agent_memory=InMemoryAgentMemory())
+    >>> bot = SlackBot(agent, SlackSettings(bot_token="xoxb-1", signing_secret="s"))
+    >>> bot.app.name, bot.state.backend
+    ('threadline', 'memory')
+    """
+
+    def __init__(
+        self,
+        agent: ServedAgent,
+        settings: SlackSettings,
+        *,
+        state: State | None = None,
+        clients: WorkspaceClients | None = None,
+        metrics: SlackMetrics | None = None,
+    ) -> None:
+        self.agent = agent
+        self.settings = settings
+        self.state = state or build_state(StateSettings(ephemeral=True))
+        self.metrics = metrics or SlackMetrics()
+        self.clients = clients or default_clients(settings, self.state)
+        self.client = self.clients.default
+        self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
+        self.turns = SlackTurns(
+            agent, self.state.turns, self.clients, self.threads, metrics=self.metrics,
+            concurrency=settings.turn_concurrency, dedupe_ttl=settings.dedupe_ttl,
+            stop_button_after=settings.stop_button_after, flush_chars=settings.flush_chars,
+            flush_interval=settings.flush_interval,
+        )  # fmt: skip
+        self.app = build_bolt_app(settings, self.clients, self.state.cache)
+        self._own_session = False
+        self._register()
+
+    async def open(self) -> None:
+        """Share one HTTP connection pool among all Web API calls and start the turn
+        worker (call in the event loop)."""
+        if self.client.session is None:
+            self.client.session = aiohttp.ClientSession()
+            self._own_session = True
+        self.clients.share_session(self.client.session)
+        self.turns.start()
+
+    async def close(self, *, timeout: float = 30.0) -> None:
+        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool."""
+        await self.turns.drain(timeout=timeout)
+        if self._own_session and self.client.session is not None:
+            await self.client.session.close()
+            self.clients.share_session(None)
+            self._own_session = False
+
+    async def idle(self, *, timeout: float = 30.0) -> None:
+        """Until every queued turn is answered (tests, benchmarks)."""
+        await self.turns.idle(timeout=timeout)
+
+    def _register(self) -> None:
+        """Every listener, by what it listens to (bolt dispatches; the catch-all goes last)."""
+        events: dict[str, Listener] = {
+            "app_mention": self._on_mention,
+            "message": self._on_message,
+            "assistant_thread_started": self._on_assistant_thread_started,
+            "app_home_opened": self._on_home_opened,
+            **dict.fromkeys(sorted(INVALIDATING_EVENTS), self._on_identity_event),
+        }
+        actions: dict[str | re.Pattern[str], Listener] = {
+            FEEDBACK_ACTION: self._on_feedback,
+            STOP_ACTION: self._on_stop,
+            re.compile(f"^{ACTION_BUTTON}:"): self._on_button,
+        }
+        for kind, listener in events.items():
+            self.app.event(kind)(listener)
+        for action, listener in actions.items():
+            self.app.action(action)(listener)
+        self.app.command(self.settings.command)(self._on_command)
+        self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
+        self.app.error(self._on_error)
+
+    # --- questions: durable turns -------------------------------------------------------------
+
+    async def _accept(
+        self, client: AsyncWebClient, queued: QueuedTurn, dedupe_key: str | None = None
+    ) -> None:
+        """Record the turn before the ack; while the state is down, ack anyway and tell the
+        asker plainly (after the ack: the post is not on its path)."""
+        try:
+            await self.turns.accept(queued, dedupe_key=dedupe_key)
+        except StateUnavailableError as error:
+            self._unavailable(client, queued, error)
+
+    def _unavailable(
+        self, client: AsyncWebClient, queued: QueuedTurn, error: StateUnavailableError
+    ) -> None:
+        log.warning("slack: could not accept a turn from %s: %s", queued.owner, error)
+        self.metrics.turns.labels(outcome="unavailable").inc()
+        self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
+
+    async def _on_mention(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        self.metrics.events.labels(kind="app_mention").inc()
+        meta = event_context(body).metadata
+        queued = QueuedTurn(
+            context=meta,
+            text=message_text(body, context.bot_user_id),
+            bot_user_id=context.bot_user_id,
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            joined = await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
+        except StateUnavailableError as error:
+            self._unavailable(context.client, queued, error)
+            return
+        if joined:  # the first mention inside a human thread reads the thread
+            queued.history_before_ts = mention_in_thread(body)
+        await self._accept(context.client, queued, delivery_key(body))
+
+    async def _on_message(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        bot = context.bot_user_id
+        if not is_from_person(body, bot):
+            return
+        self.metrics.events.labels(kind="message").inc()
+        meta = event_context(body).metadata
+        if not meta["is_dm"] and not await self._is_follow_up(body, meta, bot):
+            return
+        queued = QueuedTurn(
+            context=meta,
+            text=message_text(body, bot),
+            bot_user_id=bot,
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        await self._accept(context.client, queued, delivery_key(body))
+
+    async def _is_follow_up(
+        self, body: dict[str, Any], meta: Mapping[str, Any], bot: str | None
+    ) -> bool:
+        """A message in a thread the bot takes part in (a mention is answered as one)."""
+        thread_ts = reply_thread(body, bot)
+        if thread_ts is None:
+            return False
+        try:
+            return await self.threads.contains(meta["workspace_id"], meta["channel_id"], thread_ts)
+        except StateUnavailableError as error:  # cannot tell whether it is for us: stay quiet
+            log.warning("slack: thread message not checked (%s)", error)
+            return False
+
+    async def _on_command(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        self.metrics.events.labels(kind="command").inc()
+        private, question = command_question(body)
+        private = private or not question
+        # a public question: the worker opens the thread ("<@user> asked: ...")
+        ctx = command_context(body, thread_ts=PRIVATE_THREAD if private else "")
+        queued = QueuedTurn(
+            context=ctx.metadata,
+            text=question,
+            private=private,
+            open_thread=not private,
+            response_url=body.get("response_url"),
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            await self.turns.accept(queued)
+        except StateUnavailableError as error:
+            log.warning("slack: could not accept a command from %s: %s", queued.owner, error)
+            self.metrics.turns.labels(outcome="unavailable").inc()
+            await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
+            return
+        if queued.private:
+            await ack(response_type="ephemeral", text=ON_IT)
+        else:
+            await ack()
+
+    # --- clicks ---------------------------------------------------------------------------------
+
+    async def _on_feedback(self, ack: Ack, body: dict[str, Any]) -> None:
+        await ack()
+        self.metrics.events.labels(kind="feedback").inc()
+        feedback = feedback_of(body)
+        if feedback is not None:
+            await self.agent.record_feedback(action_context(body), feedback)
+
+    async def _on_stop(self, ack: Ack, body: dict[str, Any]) -> None:
+        """The Stop button carries the turn id; the worker running it honours the asker's
+        click only (the turn's owner), on whichever process that is."""
+        await ack()
+        self.metrics.events.labels(kind="stop").inc()
+        turn_id = stop_request_of(body)
+        if turn_id is None:
+            return
+        by = asker_id(action_context(body))
+        try:
+            await self.turns.request_stop(turn_id, by=by)
+        except StateUnavailableError as error:
+            log.warning("slack: stop request of %s not delivered (%s)", by, error)
+
+    async def _on_button(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        self.metrics.events.labels(kind="button").inc()
+        message = button_message_of(body)
+        meta = action_context(body).metadata
+        queued = QueuedTurn(
+            context=meta,
+            text=message or "",
+            private=meta.get("thread_id") == PRIVATE_THREAD,
+            response_url=body.get("response_url"),
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            if not queued.private:
+                await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
+        except StateUnavailableError as error:
+            self._unavailable(context.client, queued, error)
+        else:
+            await self._accept(context.client, queued)
+        await ack()
+
+    # --- other events: the agent view, the Messages tab, identity -------------------------------
+
+    async def _first_event(self, body: Mapping[str, Any]) -> bool:
+        """False for a redelivered event (same ``event_id``); True when unsure (outage)."""
+        kind = str((body.get("event") or {}).get("type"))
+        self.metrics.events.labels(kind=kind).inc()
+        event_id = body.get("event_id")
+        if not event_id:
+            return True
+        try:
+            fresh = await self.state.dedupe.first_time(
+                f"slack:event:{event_id}", ttl=self.settings.dedupe_ttl
+            )
+        except StateUnavailableError as error:
+            log.warning("slack: event %s not deduplicated (%s)", event_id, error)
+            return True
+        if not fresh:
+            self.metrics.duplicates.inc()
+        return fresh
+
+    async def _on_assistant_thread_started(
+        self, body: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        if not await self._first_event(body):
+            return
+        ctx = assistant_thread_context(body)
+        starter = [component async for component in self.agent.send_message(ctx, "")]
+        await suggest_prompts(context.client, ctx, starter)
+
+    async def _on_home_opened(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        """First visit to the Messages tab: post the agent's welcome (starter UI) once."""
+        ctx = home_context(body)
+        if ctx is None:
+            return
+        meta = ctx.metadata
+        try:
+            welcome = f"slack:welcome:{meta['workspace_id']}:{meta['user_id']}"
+            if not await self.state.cache.add(welcome, ttl=WELCOME_TTL):
+                return
+        except StateUnavailableError as error:  # better no welcome than a repeated one
+            log.warning("slack: welcome of %s skipped (%s)", meta["user_id"], error)
+            return
+        async for component in self.agent.send_message(ctx, ""):
+            await post_welcome(context.client, ctx, component)
+
+    async def _on_identity_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        self.metrics.events.labels(kind=str(event.get("type"))).inc()
+        resolver = self.agent.user_resolver
+        if isinstance(resolver, SlackUserResolver):
+            team, _ = workspace_of(body)
+            try:
+                await resolver.handle_event(team, event)
+            except StateUnavailableError as error:  # the entry expires with its TTL anyway
+                log.warning("slack: identity cache not invalidated (%s)", error)
+
+    async def _ignore(self) -> None:
+        return None
+
+    async def _on_error(self, error: Exception, body: dict[str, Any]) -> None:
+        log.error("slack: listener failed for %s", body.get("type"), exc_info=error)

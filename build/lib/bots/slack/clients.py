@@ -1,0 +1,177 @@
+"""The Slack bot's clients of each workspace: Web API clients with 429 handling, the
+workspace -> client lookup (single token or OAuth installations), the installation store on
+Threadline's state, the bolt app that authorizes every request with them, and the
+workspace-aware user resolver.
+
+>>> build_client(SlackSettings(bot_token="xoxb-1", signing_secret="s"), "xoxb-1").base_url
+'https://slack.com/api/'
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any
+
+import aiohttp
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.identity import SlackUserResolver
+from adapters.slack.installations import KeyValueInstallationStore
+from adapters.slack.oauth_state import KeyValueOAuthStateStore
+from agent_core.errors import AgentError
+from agent_core.state import KeyValueStore, State
+from bots.slack.settings import BOT_SCOPES, SlackSettings
+
+log = logging.getLogger(__name__)
+
+
+def build_client(
+    settings: SlackSettings,
+    token: str | None = None,
+    *,
+    session: aiohttp.ClientSession | None = None,
+) -> AsyncWebClient:
+    """A Web API client that honours 429 Retry-After (slack_sdk's async retry handler)."""
+    return AsyncWebClient(
+        token=token,
+        base_url=settings.api_url or AsyncWebClient.BASE_URL,
+        session=session,
+        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
+    )
+
+
+def installation_store_for(
+    settings: SlackSettings, records: KeyValueStore
+) -> AsyncInstallationStore | None:
+    """The installation store of a multi-workspace (OAuth) app, on ``state.records``;
+    ``None`` for a single-workspace app (its token comes from ``SLACK_BOT_TOKEN``)."""
+    if not settings.oauth_enabled:
+        return None
+    return KeyValueInstallationStore(records)
+
+
+class WorkspaceClients:
+    """The Web API client of each workspace: the bot token's client for a single-workspace
+    app; for an OAuth app, a client per installed bot token (kept for reuse, all sharing
+    one connection pool). Raises ``AgentError`` for a workspace without an installation.
+
+    >>> import asyncio
+    >>> settings = SlackSettings(bot_token="xoxb-1", signing_secret="s")
+    >>> clients = WorkspaceClients(settings, build_client(settings, "xoxb-1"))
+    >>> asyncio.run(clients.client_for("T1", None)).token
+    'xoxb-1'
+    """
+
+    def __init__(
+        self,
+        settings: SlackSettings,
+        default: AsyncWebClient,
+        installation_store: AsyncInstallationStore | None = None,
+        *,
+        keep: int = 1000,
+    ) -> None:
+        self.settings = settings
+        self.default = default
+        self.installation_store = installation_store
+        self._keep = keep
+        self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
+
+    async def client_for(
+        self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
+    ) -> AsyncWebClient:
+        store = self.installation_store
+        if store is None:
+            return self.default
+        bot = await store.async_find_bot(
+            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=enterprise_install
+        )
+        if bot is None or not bot.bot_token:
+            raise AgentError("This workspace has not installed the app.")
+        client = self._clients.get(bot.bot_token)
+        if client is None:
+            client = build_client(self.settings, bot.bot_token, session=self.default.session)
+            self._clients[bot.bot_token] = client
+            while len(self._clients) > self._keep:
+                self._clients.popitem(last=False)
+        self._clients.move_to_end(bot.bot_token)
+        return client
+
+    def share_session(self, session: aiohttp.ClientSession | None) -> None:
+        """Point every client at ``session`` (the bot's pool, opened in the event loop)."""
+        self.default.session = session
+        for client in self._clients.values():
+            client.session = session
+
+
+def default_clients(settings: SlackSettings, state: State) -> WorkspaceClients:
+    """The bot token's client, or installed workspaces' clients from ``state.records``."""
+    token = settings.bot_token.get_secret_value() if settings.bot_token else None
+    client = build_client(settings, None if settings.oauth_enabled else token)
+    return WorkspaceClients(settings, client, installation_store_for(settings, state.records))
+
+
+def build_bolt_app(
+    settings: SlackSettings, clients: WorkspaceClients, cache: KeyValueStore
+) -> AsyncApp:
+    """The bolt app the listeners register on: it verifies signatures (HTTP mode) and, for
+    an OAuth app, runs "Add to Slack" and authorizes each request with its installation."""
+    secret = settings.signing_secret.get_secret_value() if settings.signing_secret else None
+    common: dict[str, Any] = {
+        "name": "threadline",
+        "client": clients.default,
+        "signing_secret": secret,
+        "request_verification_enabled": settings.mode == "http",
+        # the ack is sent when the listener returns, so every accepted turn is recorded
+        # before Slack hears back (and its retries then find it deduplicated)
+        "process_before_response": True,
+    }
+    store = clients.installation_store
+    if not settings.oauth_enabled or store is None:
+        return AsyncApp(**common)
+    assert settings.client_secret is not None
+    client_secret = settings.client_secret.get_secret_value()
+    oauth = AsyncOAuthSettings(
+        client_id=settings.client_id,
+        client_secret=client_secret,
+        scopes=BOT_SCOPES,
+        installation_store=store,
+        state_store=KeyValueOAuthStateStore(cache, expiration_seconds=600),
+    )
+    authorize = AsyncInstallationStoreAuthorize(  # auth.test once per token per process
+        logger=log,
+        installation_store=store,
+        client_id=settings.client_id,
+        client_secret=client_secret,
+        cache_enabled=True,
+        client=clients.default,
+    )
+    # bolt takes an AsyncAuthorize instance here (its hint names only callables)
+    app = AsyncApp(oauth_settings=oauth, authorize=authorize, **common)  # type: ignore[arg-type]
+    app.enable_token_revocation_listeners()
+    return app
+
+
+def build_user_resolver(
+    settings: SlackSettings, clients: WorkspaceClients, cache: KeyValueStore | None = None
+) -> SlackUserResolver:
+    """A ``SlackUserResolver`` with the workspace's token and the configured admins, its
+    lookups in ``cache`` (``state.cache``: shared by every process on Redis)."""
+
+    async def provider(team_id: str, enterprise_id: str | None) -> AsyncWebClient:
+        return await clients.client_for(team_id, enterprise_id)
+
+    return SlackUserResolver(
+        provider,
+        admin_users=settings.admin_users,
+        admin_groups=settings.admin_groups,
+        workspace_admins_are_admins=settings.workspace_admins_are_admins,
+        cache=cache,
+        ttl=settings.identity_ttl,
+        local_ttl=settings.identity_local_ttl,
+    )

@@ -1,0 +1,277 @@
+"""Settings of the Teams bot: the ``[teams]`` table of ``threadline.toml`` (keys: the field
+names below) or the environment (the names Bot Framework tooling uses).
+
+Identity of the bot (Azure Bot registration)::
+
+    MicrosoftAppType        MultiTenant (default) | SingleTenant | UserAssignedMSI
+    MicrosoftAppId          the app (client) id; unset = auth OFF (local testing only)
+    MicrosoftAppPassword    client secret (MultiTenant / SingleTenant)
+    MicrosoftAppTenantId    the app's tenant (SingleTenant / UserAssignedMSI)
+
+Bot Framework endpoints, passed to botbuilder's own configuration attributes (sovereign
+clouds, or local fakes in tests)::
+
+    CHANNEL_SERVICE                          https://botframework.azure.us for US Gov
+    TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL  where inbound token signing keys are published
+    TO_BOT_FROM_CHANNEL_TOKEN_ISSUER         the issuer inbound tokens must carry
+    TO_CHANNEL_FROM_BOT_LOGIN_URL            where outbound tokens are requested
+    TO_CHANNEL_FROM_BOT_OAUTH_SCOPE          the audience of outbound tokens
+    OAUTH_URL, TO_BOT_FROM_EMULATOR_OPENID_METADATA_URL, VALIDATE_AUTHORITY
+
+Who gets which groups (unknown users get none)::
+
+    TEAMS_ADMIN_USERS       comma-separated Entra object ids made ``admin``
+    TEAMS_ADMIN_EMAILS      comma-separated emails / UPNs made ``admin``
+    TEAMS_ADMIN_GROUPS      comma-separated Entra group ids whose members are ``admin`` (Graph)
+    TEAMS_DEFAULT_GROUPS    groups every user of an allowed tenant gets (e.g. ``user``)
+    TEAMS_ALLOWED_TENANTS   comma-separated tenant ids; others get no groups
+    TEAMS_GROUP_MAP         JSON of a full ``GroupMapping`` (users/emails/aad_groups/app_roles)
+    TEAMS_GRAPH=1           look up Entra groups / app roles in Microsoft Graph (app-only)
+    GRAPH_URL               Graph base URL (default https://graph.microsoft.com/v1.0)
+
+Behaviour::
+
+    TEAMS_STREAM_INTERVAL   seconds between streaming updates (default 1.0; Teams' minimum)
+    TEAMS_TARGETED_MESSAGES=1   send admin-only detail as targeted messages (preview)
+    TEAMS_FEEDBACK=0        no thumbs up/down under answers
+    TEAMS_DEDUPE_TTL        seconds a delivered activity id is remembered (default 3600)
+    TEAMS_STOP_BUTTON_AFTER seconds before a group chat sees a Stop button (default 3; off)
+    TEAMS_CONCURRENCY       turns one process answers at once (default 32)
+    THREADLINE_RATE_LIMIT   messages per user: ``120/hour``, ``30/minute``,
+                            ``500/86400`` (seconds), or ``off`` (default); shared by every process
+    HOST / PORT             listener (default 0.0.0.0:3978)
+
+>>> s = TeamsSettings.from_env({"MicrosoftAppId": "a", "MicrosoftAppPassword": "s3cr3t",
+...                             "TEAMS_ADMIN_USERS": "o1, o2"})
+>>> (s.app_type, s.auth_enabled, s.group_mapping().users, "s3cr3t" in repr(s))
+('MultiTenant', True, {'o1': ['admin'], 'o2': ['admin']}, False)
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from adapters.teams.identity import GroupMapping
+from adapters.teams.stream import ReplyOptions
+from agent_core.settings import CommaList, Section, env
+from agent_core.state.quotas import RateLimit
+
+AppType = Literal["MultiTenant", "SingleTenant", "UserAssignedMSI"]
+US_GOV_CHANNEL_SERVICE = "https://botframework.azure.us"
+_APP_TYPES: dict[str, AppType] = {
+    "multitenant": "MultiTenant",
+    "singletenant": "SingleTenant",
+    "userassignedmsi": "UserAssignedMSI",
+}
+_ENDPOINTS = {
+    "openid_metadata_url": "TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL",
+    "token_issuer": "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER",
+    "login_url": "TO_CHANNEL_FROM_BOT_LOGIN_URL",
+    "oauth_scope": "TO_CHANNEL_FROM_BOT_OAUTH_SCOPE",
+    "oauth_url": "OAUTH_URL",
+    "emulator_openid_metadata_url": "TO_BOT_FROM_EMULATOR_OPENID_METADATA_URL",
+}
+
+
+class TeamsSettings(Section):
+    """Everything the Teams bot is configured with; see the module docstring.
+
+    >>> TeamsSettings().port
+    3978
+    """
+
+    table = "teams"
+
+    app_type: AppType = Field("MultiTenant", validation_alias=env("app_type", "MicrosoftAppType"))
+    app_id: str | None = Field(None, validation_alias=env("app_id", "MicrosoftAppId"))
+    app_password: SecretStr | None = Field(
+        None, validation_alias=env("app_password", "MicrosoftAppPassword")
+    )
+    app_tenant_id: str | None = Field(
+        None, validation_alias=env("app_tenant_id", "MicrosoftAppTenantId")
+    )
+    channel_service: str | None = Field(
+        None, validation_alias=env("channel_service", "CHANNEL_SERVICE")
+    )
+    openid_metadata_url: str | None = Field(
+        None, validation_alias=env("openid_metadata_url", _ENDPOINTS["openid_metadata_url"])
+    )
+    token_issuer: str | None = Field(
+        None, validation_alias=env("token_issuer", _ENDPOINTS["token_issuer"])
+    )
+    login_url: str | None = Field(None, validation_alias=env("login_url", _ENDPOINTS["login_url"]))
+    oauth_scope: str | None = Field(
+        None, validation_alias=env("oauth_scope", _ENDPOINTS["oauth_scope"])
+    )
+    oauth_url: str | None = Field(None, validation_alias=env("oauth_url", _ENDPOINTS["oauth_url"]))
+    emulator_openid_metadata_url: str | None = Field(
+        None, validation_alias=env("emulator_openid_metadata_url",
+                                   _ENDPOINTS["emulator_openid_metadata_url"]),
+    )  # fmt: skip
+    validate_authority: bool = Field(
+        True, validation_alias=env("validate_authority", "VALIDATE_AUTHORITY")
+    )
+    admin_users: CommaList = Field(
+        default_factory=list, validation_alias=env("admin_users", "TEAMS_ADMIN_USERS")
+    )
+    admin_emails: CommaList = Field(
+        default_factory=list, validation_alias=env("admin_emails", "TEAMS_ADMIN_EMAILS")
+    )
+    admin_groups: CommaList = Field(
+        default_factory=list, validation_alias=env("admin_groups", "TEAMS_ADMIN_GROUPS")
+    )
+    default_groups: CommaList = Field(
+        default_factory=list, validation_alias=env("default_groups", "TEAMS_DEFAULT_GROUPS")
+    )
+    allowed_tenants: CommaList = Field(
+        default_factory=list, validation_alias=env("allowed_tenants", "TEAMS_ALLOWED_TENANTS")
+    )
+    group_map: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=env("group_map", "TEAMS_GROUP_MAP")
+    )
+    graph: bool = Field(False, validation_alias=env("graph", "TEAMS_GRAPH"))
+    graph_url: str = Field(
+        "https://graph.microsoft.com/v1.0", validation_alias=env("graph_url", "GRAPH_URL")
+    )
+    stream_interval: float = Field(
+        1.0, ge=0, validation_alias=env("stream_interval", "TEAMS_STREAM_INTERVAL")
+    )
+    targeted_messages: bool = Field(
+        False, validation_alias=env("targeted_messages", "TEAMS_TARGETED_MESSAGES")
+    )
+    feedback: bool = Field(True, validation_alias=env("feedback", "TEAMS_FEEDBACK"))
+    dedupe_ttl: float = Field(3600.0, gt=0, validation_alias=env("dedupe_ttl", "TEAMS_DEDUPE_TTL"))
+    stop_button_after: float | None = Field(
+        3.0, ge=0, validation_alias=env("stop_button_after", "TEAMS_STOP_BUTTON_AFTER")
+    )
+    concurrency: int = Field(32, ge=1, validation_alias=env("concurrency", "TEAMS_CONCURRENCY"))
+    rate_limit: RateLimit = Field(None, validation_alias=env("rate_limit", "THREADLINE_RATE_LIMIT"))
+    """``(messages, seconds)`` per user; ``None``: no quota. Admins are exempt."""
+    host: str = Field("0.0.0.0", validation_alias=env("host", "HOST"))
+    port: int = Field(3978, ge=0, le=65535, validation_alias=env("port", "PORT"))
+
+    @field_validator("app_type", mode="before")
+    @classmethod
+    def _app_type(cls, value: object) -> object:
+        text = str(value or "MultiTenant").strip()
+        return _APP_TYPES.get(text.lower(), text)
+
+    @field_validator("group_map", mode="before")
+    @classmethod
+    def _group_map(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as error:
+                raise ValueError(f"TEAMS_GROUP_MAP is not valid JSON: {error}") from None
+        return value
+
+    @field_validator("stop_button_after", mode="before")
+    @classmethod
+    def _off(cls, value: object) -> object:
+        return None if str(value).strip().lower() in ("off", "none") else value
+
+    @property
+    def auth_enabled(self) -> bool:
+        return bool(self.app_id)
+
+    @property
+    def parameterized(self) -> bool:
+        """Whether endpoints are given explicitly (botbuilder's parameterized auth)."""
+        return any(getattr(self, field) for field in _ENDPOINTS)
+
+    @model_validator(mode="after")
+    def _complete(self) -> TeamsSettings:
+        problems = self._identity_problems() + self._endpoint_problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def _identity_problems(self) -> list[str]:
+        problems: list[str] = []
+        if self.app_password and not self.app_id:
+            problems.append("MicrosoftAppPassword is set but MicrosoftAppId is not")
+        if self.app_type == "SingleTenant":
+            for value, name in [
+                (self.app_id, "MicrosoftAppId"),
+                (self.app_password, "MicrosoftAppPassword"),
+                (self.app_tenant_id, "MicrosoftAppTenantId"),
+            ]:
+                if not value:
+                    problems.append(f"MicrosoftAppType=SingleTenant needs {name}")
+        elif self.app_type == "UserAssignedMSI":
+            for value, name in [
+                (self.app_id, "MicrosoftAppId"),
+                (self.app_tenant_id, "MicrosoftAppTenantId"),
+            ]:
+                if not value:
+                    problems.append(f"MicrosoftAppType=UserAssignedMSI needs {name}")
+        elif self.app_id and not self.app_password:
+            problems.append(
+                "MicrosoftAppType=MultiTenant needs MicrosoftAppPassword (or use UserAssignedMSI)"
+            )
+        if self.graph and self.app_type == "UserAssignedMSI":
+            problems.append("TEAMS_GRAPH=1 needs a client secret (MultiTenant/SingleTenant)")
+        return problems
+
+    def _endpoint_problems(self) -> list[str]:
+        problems: list[str] = []
+        if self.channel_service not in (None, US_GOV_CHANNEL_SERVICE):
+            problems.append(
+                f"CHANNEL_SERVICE must be unset or {US_GOV_CHANNEL_SERVICE}; "
+                "for another cloud set the TO_* endpoints instead"
+            )
+        if not self.parameterized:
+            return problems
+        needed = ["openid_metadata_url", "token_issuer", "oauth_scope"]
+        if self.auth_enabled and self.app_type != "UserAssignedMSI":
+            needed.append("login_url")
+        for field in needed:
+            if not getattr(self, field):
+                problems.append(
+                    f"{_ENDPOINTS[field]} must be set when any Bot Framework endpoint is configured"
+                )
+        return problems
+
+    def group_mapping(self) -> GroupMapping:
+        """The ``GroupMapping``: ``TEAMS_GROUP_MAP`` plus the admin and default lists."""
+        mapping = GroupMapping.model_validate(self.group_map)
+        for key, extra in [
+            ("users", self.admin_users),
+            ("emails", self.admin_emails),
+            ("aad_groups", self.admin_groups),
+        ]:
+            table: dict[str, list[str]] = getattr(mapping, key)
+            for item in extra:
+                table.setdefault(item.lower(), []).append("admin")
+        mapping.default_groups = sorted({*mapping.default_groups, *self.default_groups})
+        mapping.tenants = sorted({*mapping.tenants, *self.allowed_tenants})
+        return mapping
+
+    def reply_options(self) -> ReplyOptions:
+        return ReplyOptions(
+            pace=self.stream_interval,
+            feedback_loop=self.feedback,
+            targeted_messages=self.targeted_messages,
+        )
+
+    def botbuilder_configuration(self) -> SimpleNamespace:
+        """The configuration object botbuilder's ``ConfigurationBotFrameworkAuthentication``
+        reads (attributes it does not find fall back to its own defaults)."""
+        config: dict[str, Any] = {
+            "APP_TYPE": self.app_type,
+            "APP_ID": self.app_id,
+            "APP_PASSWORD": self.app_password.get_secret_value() if self.app_password else None,
+            "APP_TENANTID": self.app_tenant_id,
+            "VALIDATE_AUTHORITY": self.validate_authority,
+        }
+        if self.channel_service:
+            config["CHANNEL_SERVICE"] = self.channel_service
+        for field, name in _ENDPOINTS.items():
+            if getattr(self, field):
+                config[name] = getattr(self, field)
+        return SimpleNamespace(**config)
