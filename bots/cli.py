@@ -183,8 +183,8 @@ COMMANDS: dict[str, Command] = {
         "the command refuses placeholder URLs unless --allow-placeholders (local testing).",
         examples=(
             "threadline teams-package --app-id 3f2504e0-4f89-11d3-9a0c-0305e82c3301 "
-            "--website https://example.com --privacy-url https://example.com/privacy "
-            "--terms-url https://example.com/terms --out dist/teams",
+            "--website https://acme.io --privacy-url https://acme.io/privacy "
+            "--terms-url https://acme.io/terms --out dist/teams",
         ),
         extra="teams",
         reads=_package_reads,

@@ -5,8 +5,8 @@ The package is ``manifest.json`` (Teams app manifest 1.29), ``color.png`` (192x1
 registration's app id (``--app-id`` or ``MicrosoftAppId``)::
 
     threadline teams-package --app-id 00000000-0000-0000-0000-000000000000 \
-        --website https://example.org --privacy-url https://example.org/privacy \
-        --terms-url https://example.org/terms --out build/teams
+        --website https://acme.io --privacy-url https://acme.io/privacy \
+        --terms-url https://acme.io/terms --out build/teams
 
 Teams shows the website, privacy and terms links to everyone who installs the app, so they
 are yours to give: the command refuses to write a package without them (or with a
