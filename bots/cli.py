@@ -303,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return int(importlib.import_module(args.module).run(args))
     except MissingExtra as error:
-        print(f"threadline {name}: {error}", file=sys.stderr)
+        print(error, file=sys.stderr)  # "threadline slack needs the 'slack' extra (...)"
         return 2
 
 
