@@ -96,7 +96,7 @@ class WorkflowHandler:
 
 def _markdown(text: str) -> UiComponent:
     return UiComponent(
-        rich_component=RichTextComponent(content=text, markdown=True),
+        rich_component=RichTextComponent(content=text, markdown=True, generated=False),
         simple_component=SimpleTextComponent(text=text),
     )
 

@@ -1,8 +1,11 @@
-"""The ``threadline`` command: ``dev | chat | slack | teams | teams-package | config | doctor``
-and, for your database, ``train | eval``.
+"""``threadline``: the command line. ``threadline --help`` is its manual.
 
-Each subcommand lives in its own module and is imported only when chosen, so
-``threadline chat`` never pays for botbuilder and ``threadline teams`` never for matplotlib.
+Each subcommand lives in its own module (``add_arguments(parser)`` and ``run(args) -> int``),
+imported when the parser is built; the heavy parts (the agent, aiohttp, botbuilder) only when
+the command runs, so ``threadline chat`` never pays for botbuilder. A command whose extra is
+not installed stops with the ``pip install`` line that brings it (``bots.extras``). The help
+of each command lists the environment variables it reads, taken from the settings it loads,
+so it cannot drift from them.
 """
 
 from __future__ import annotations
@@ -10,53 +13,327 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-# subcommand -> (module, help); each module exposes add_arguments(parser) and run(args) -> int
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "dev": ("bots.dev.server", "local web console: talk to the agent as Slack/Teams would show it"),
-    "chat": ("bots.dev.chat", "terminal chat with the demo agent"),
-    "slack": ("bots.slack.app", "run the Slack bot (HTTP or Socket Mode)"),
-    "teams": ("bots.teams.app", "run the Teams bot on /api/messages"),
-    "teams-package": ("bots.teams.package", "write the Teams app package (manifest + icons + zip)"),
-    "config": ("bots.config", "show the effective configuration and where each value came from"),
-    "doctor": ("bots.doctor", "check the configuration, the model key, state and channels"),
-    "train": ("bots.train", "read your database's schema (and docs/examples) into the cache"),
-    "eval": ("bots.eval", "measure the agent's execution accuracy on a file of questions"),
+if TYPE_CHECKING:
+    from agent_core.settings import Section
+
+DESCRIPTION = """\
+Threadline puts an LLM agent into Slack and Microsoft Teams threads: it answers in the
+thread, runs tools (SQL over your database, charts, memory) under the permissions of the
+person asking, and streams its answers with native tables and charts."""
+
+EPILOG = """\
+start here:
+  threadline dev                       the console at http://127.0.0.1:8765 (no keys needed)
+  threadline chat                      the same agent in this terminal
+  threadline dev --app examples/weather.py:agent --reload    your own agent
+
+then:
+  threadline doctor                    check the configuration, model key, state, channels
+  threadline slack | teams             serve the agent in Slack or Teams
+
+`threadline COMMAND --help` lists each command's options, the environment it reads and
+examples. Settings come from threadline.toml, .env and the environment (which wins)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: where it lives and how its help reads."""
+
+    module: str
+    summary: str
+    description: str
+    examples: tuple[str, ...] = ()
+    extra: str | None = None
+    """The extra the command needs (``bots.extras``), if any."""
+    reads: Callable[[], list[tuple[str, list[str]]]] | None = None
+    """The environment variables it reads, by table, computed when help is printed."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _variables(kind: type[Section], only: Sequence[str] | None = None) -> list[str]:
+    """The environment variables ``kind`` reads (a field's aliases after its file key)."""
+    from pydantic import AliasChoices
+
+    names: list[str] = []
+    for name, info in kind.model_fields.items():
+        alias = info.validation_alias
+        if only is not None and name not in only:
+            continue
+        if isinstance(alias, AliasChoices):
+            names += [str(choice) for choice in alias.choices[1:]]
+    return list(dict.fromkeys(names))
+
+
+def _table(kind: type[Section], only: Sequence[str] | None = None) -> tuple[str, list[str]]:
+    return (f"[{kind.table}]" if kind.table else "(top)", _variables(kind, only))
+
+
+def _shared(*, local: bool) -> list[tuple[str, list[str]]]:
+    from agent_core.state.factory import StateSettings
+    from bots.serving import DatabaseSettings, GeneralSettings, ModelSettings
+
+    state = ["data_dir"] if local else None
+    return [
+        _table(GeneralSettings), _table(ModelSettings), _table(DatabaseSettings),
+        _table(StateSettings, state),
+    ]  # fmt: skip
+
+
+def _local_reads() -> list[tuple[str, list[str]]]:
+    return _shared(local=True)
+
+
+def _slack_reads() -> list[tuple[str, list[str]]]:
+    from bots.slack.settings import SlackSettings
+
+    return [_table(SlackSettings), *_shared(local=False)]
+
+
+def _teams_reads() -> list[tuple[str, list[str]]]:
+    from bots.teams.settings import TeamsSettings
+
+    return [_table(TeamsSettings), *_shared(local=False)]
+
+
+def _all_reads() -> list[tuple[str, list[str]]]:
+    return [*_slack_reads()[:1], *_teams_reads()[:1], *_shared(local=False)]
+
+
+def _package_reads() -> list[tuple[str, list[str]]]:
+    return [("(top)", ["MicrosoftAppId"])]
+
+
+COMMANDS: dict[str, Command] = {
+    "dev": Command(
+        "bots.dev.server",
+        "the local console: ask in a browser, see the Slack and Teams replies side by side",
+        "Serves the local console on 127.0.0.1: ask a question and watch the same answer "
+        "reach a Slack pane and a Teams pane (Microsoft's Adaptive Cards renderer) as the "
+        "real adapters deliver it, switch who asks (a user, an admin) and where (a DM, a "
+        "channel), stop an answer, see the raw payloads. Nothing leaves the machine: the "
+        "Slack and Teams APIs are the shipped fakes. Without ANTHROPIC_API_KEY a labelled "
+        "scripted model answers questions about a generated sample shop.",
+        examples=(
+            "threadline dev --open",
+            "threadline dev --app examples/weather.py:agent --reload",
+            "ANTHROPIC_API_KEY=sk-ant-... threadline dev --real-pace",
+        ),
+        reads=_local_reads,
+    ),
+    "chat": Command(
+        "bots.dev.chat",
+        "the agent in this terminal: rendered answers, tables, charts, history",
+        "Talks to the agent in the terminal: answers stream as rendered Markdown, tables are "
+        "drawn, charts show inline in terminals that display images (kitty, iTerm2, WezTerm, "
+        "sixel) and are saved under the data directory otherwise. Up/Down recall earlier "
+        "questions (kept across sessions); Ctrl-C stops an answer, Ctrl-D quits. /user and "
+        "/admin switch who asks, /new starts over; /help lists the agent's own commands.",
+        examples=("threadline chat", "threadline chat --as admin --app mybot:build"),
+        reads=_local_reads,
+    ),
+    "slack": Command(
+        "bots.slack.app",
+        "serve the agent in Slack (Socket Mode or HTTP events)",
+        "Runs the Slack bot: mentions, DMs, the assistant pane and the /ask command, with "
+        "answers streamed into the thread. Socket Mode when SLACK_APP_TOKEN is set (no "
+        "public URL needed), else HTTP on /slack/events with /healthz and /metrics beside "
+        "it. `threadline slack-manifest` prints the app manifest to create the app from.",
+        examples=(
+            "SLACK_APP_TOKEN=xapp-... SLACK_BOT_TOKEN=xoxb-... threadline slack",
+            "SLACK_SIGNING_SECRET=... SLACK_BOT_TOKEN=xoxb-... threadline slack --port 3000",
+            "REDIS_URL=redis://localhost:6379/0 threadline slack --processes 4",
+        ),
+        extra="slack",
+        reads=_slack_reads,
+    ),
+    "slack-manifest": Command(
+        "bots.slack.manifest",
+        "print the Slack app manifest (Socket Mode, or HTTP mode with --http URL)",
+        "Prints the manifest to paste in api.slack.com/apps -> Create New App -> From a "
+        "manifest. By default the app uses Socket Mode; --http https://HOST fills in the "
+        "event, interactivity, slash command and OAuth redirect URLs for HTTP mode.",
+        examples=(
+            "threadline slack-manifest > manifest.yml",
+            "threadline slack-manifest --http https://bot.example.com",
+        ),
+    ),
+    "teams": Command(
+        "bots.teams.app",
+        "serve the agent in Microsoft Teams on /api/messages",
+        "Runs the Teams bot: personal chats, group chats and channels (when mentioned), "
+        "answers streamed in personal chats, admin-only detail sent privately. Without "
+        "MicrosoftAppId authentication is off (local testing only).",
+        examples=(
+            "MicrosoftAppType=SingleTenant MicrosoftAppId=... MicrosoftAppPassword=... "
+            "MicrosoftAppTenantId=... threadline teams",
+        ),
+        extra="teams",
+        reads=_teams_reads,
+    ),
+    "teams-package": Command(
+        "bots.teams.package",
+        "write the Teams app package to upload (manifest, icons, zip)",
+        "Writes manifest.json, the two icons and the zip to upload in Teams (Apps -> Manage "
+        "your apps -> Upload an app). The website, privacy and terms URLs are yours to give: "
+        "the command refuses placeholder URLs unless --allow-placeholders (local testing).",
+        examples=(
+            "threadline teams-package --app-id 3f2504e0-4f89-11d3-9a0c-0305e82c3301 "
+            "--website https://acme.io --privacy-url https://acme.io/privacy "
+            "--terms-url https://acme.io/terms --out dist/teams",
+        ),
+        extra="teams",
+        reads=_package_reads,
+    ),
+    "config": Command(
+        "bots.config",
+        "show every setting and where it came from (file and line, .env, variable, default)",
+        "Prints every setting of threadline.toml + .env + the environment with its origin, "
+        "secrets masked; a wrong key or type is listed as every command would refuse it.",
+        examples=("threadline config", "threadline config --json | jq .setting"),
+        reads=_all_reads,
+    ),
+    "doctor": Command(
+        "bots.doctor",
+        "check the configuration, your agent, the model key, state and channels",
+        "Checks, one line each: the configuration, that your agent loads, the model key (a "
+        "model lookup: no tokens spent), the state store, the Slack token and its scopes, "
+        "the Teams credentials. Exit status 1 when anything fails.",
+        examples=("threadline doctor", "threadline doctor --config prod.toml"),
+        reads=_all_reads,
+    ),
+    "train": Command(
+        "bots.train",
+        "read your database's schema (and your docs and examples) into the schema cache",
+        "Checks the database (reachable? can the user write?), introspects its tables, "
+        "columns, keys and comments, and reads a folder of documentation (*.md) and question "
+        "-> SQL examples (*.sql) into the cache every command starts from. The agent also "
+        "refreshes it by itself; run this after a schema change.",
+        examples=(
+            "THREADLINE_DATABASE_URL=postgresql://reader:...@db/shop threadline train",
+            "threadline train --training-dir docs/data",
+        ),
+        reads=_local_reads,
+    ),
+    "eval": Command(
+        "bots.eval",
+        "measure the agent's execution accuracy on a file of questions",
+        "Runs each question of a JSON Lines file through the configured agent and database "
+        "and compares the result with the expected SQL's or values; prints per-question "
+        "pass/fail with the SQL the agent ran, tokens and time, then a JSON summary. Without "
+        "a file, the demo shop's starter questions.",
+        examples=("threadline eval", "threadline eval questions.jsonl --min-accuracy 0.8"),
+        reads=_local_reads,
+    ),
 }
 
 
+def _environment(reads: Callable[[], list[tuple[str, list[str]]]]) -> str:
+    lines = ["environment (or the same keys in threadline.toml; `threadline config` shows "
+             "each value):"]
+    for table, names in reads():
+        if names:
+            wrapped = textwrap.wrap(" ".join(names), width=78 - 18)
+            lines += [f"  {table if i == 0 else '':<16}{line}" for i, line in enumerate(wrapped)]
+    return "\n".join(lines)
+
+
+def epilog(command: Command) -> str:
+    """The end of a command's help: what it needs, the environment it reads, examples."""
+    parts: list[str] = []
+    if command.extra:
+        extra = command.extra
+        parts.append(f"needs the '{extra}' extra: pip install 'threadline[{extra}]'")
+    if command.reads is not None:
+        parts.append(_environment(command.reads))
+    if command.examples:
+        parts.append("examples:\n" + "\n".join(f"  {e}" for e in command.examples))
+    return "\n\n".join(parts)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose epilog is computed only when help is printed (it imports
+    the settings of the command)."""
+
+    epilog_of: Command | None = None
+
+    def format_help(self) -> str:
+        if self.epilog_of is not None and self.epilog is None:
+            self.epilog = epilog(self.epilog_of)
+        return super().format_help()
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("threadline")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _add_command(commands: Any, name: str, command: Command) -> None:
+    sub: CommandParser = commands.add_parser(
+        name, help=command.summary, description=textwrap.fill(command.description, 88),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    sub.epilog_of = command
+    sub.set_defaults(module=command.module, extra=command.extra, command_name=name)
+    try:
+        module = importlib.import_module(command.module)
+    except ModuleNotFoundError as missing:
+        if missing.name is None or command.module.startswith(missing.name):
+            raise  # our own module is missing: a broken install, not a missing extra
+        sub.set_defaults(unavailable=missing.name)
+        return
+    module.add_arguments(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="threadline", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (module_name, help_text) in SUBCOMMANDS.items():
-        sub = commands.add_parser(name, help=help_text)
-        sub.set_defaults(module=module_name)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as missing:
-            if missing.name is None or not module_name.startswith(missing.name):
-                raise
-            sub.set_defaults(unavailable=True)
-            continue
-        module.add_arguments(sub)
+    parser = CommandParser(
+        prog="threadline", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("--version", action="version", version=f"threadline {version()}")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", title="commands",
+        parser_class=CommandParser,
+    )  # fmt: skip
+    for name, command in COMMANDS.items():
+        _add_command(commands, name, command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from bots.extras import MissingExtra, require
+
     args = build_parser().parse_args(argv)
-    if getattr(args, "unavailable", False):
-        print(f"threadline {args.command}: not available in this build", file=sys.stderr)
-        return 2
-    module = importlib.import_module(args.module)
+    name = args.command_name  # ``args.command`` may be an option of the command (slack)
     try:
-        return int(module.run(args))
+        if args.extra is not None:
+            require(args.extra, f"threadline {name}")
+        if getattr(args, "unavailable", None):
+            print(
+                f"threadline {name}: {args.unavailable} is not installed; "
+                "pip install 'threadline[all]' brings every optional part",
+                file=sys.stderr,
+            )
+            return 2
+        return int(importlib.import_module(args.module).run(args))
+    except MissingExtra as error:
+        print(error, file=sys.stderr)  # "threadline slack needs the 'slack' extra (...)"
+        return 2
     except ValueError as error:
         from agent_core.database.urls import DatabaseConfigError
 
         if not isinstance(error, DatabaseConfigError):
             raise
-        print(f"threadline {args.command}: {error}", file=sys.stderr)  # e.g. a missing driver
+        print(f"threadline {name}: {error}", file=sys.stderr)  # e.g. a missing driver
         return 2
 
 

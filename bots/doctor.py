@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from agent_core.settings import Section
     from bots.checks import Check
     from bots.serving import Config
+    from bots.slack.settings import SlackSettings
+    from bots.teams.settings import TeamsSettings
 
 S = TypeVar("S", bound="Section")
 
@@ -135,14 +137,38 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
         return [Check.failed("configuration", str(problem)) for problem in error.problems]
     source = config.loaded.file.name if config.loaded.file else "environment only"
     found = [Check.passed("configuration", source)]
-    from bots.slack import doctor as slack
     from bots.slack.settings import SlackSettings
-    from bots.teams import doctor as teams
     from bots.teams.settings import TeamsSettings
 
     found += [await _agent(config), await _model(config), await _state(config)]
-    found += await _channel(args, config, SlackSettings, slack.checks)
-    return found + await _channel(args, config, TeamsSettings, teams.checks)
+    found += await _channel(args, config, SlackSettings, _slack_checks)
+    return found + await _channel(args, config, TeamsSettings, _teams_checks)
+
+
+def _missing_extra(extra: str) -> list[Check]:
+    """A configured channel whose extra is not installed: one failed line saying how."""
+    from bots.checks import Check
+    from bots.extras import missing
+
+    absent = missing(extra)
+    if not absent:
+        return []
+    fix = f"configured, but the '{extra}' extra is not: pip install 'threadline[{extra}]'"
+    return [Check.failed(f"{extra.capitalize()} packages", fix)]
+
+
+async def _slack_checks(section: SlackSettings) -> list[Check]:
+    from bots.slack import doctor as slack
+
+    return _missing_extra("slack") + await slack.checks(section)
+
+
+async def _teams_checks(section: TeamsSettings) -> list[Check]:
+    if problems := _missing_extra("teams"):
+        return problems  # its checks need botbuilder
+    from bots.teams import doctor as teams
+
+    return await teams.checks(section)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from slack_sdk.models.blocks import ImageBlock
 
 from adapters.slack.limits import (
     AXIS_TITLE_MAX,
+    LABEL_MAX,
     TITLE_MAX,
     DataVisualizationBlock,
     FileUpload,
@@ -42,10 +43,20 @@ def _label(value: str | float) -> str:
     return str(value)
 
 
+def _labels(chart: ChartComponent) -> list[str] | None:
+    """The category labels, cut to Slack's label length when that keeps them apart."""
+    full = [_label(x) for x in chart.x]
+    short = [truncate(label, LABEL_MAX) for label in full]
+    for labels in (full, short):
+        if len(set(labels)) == len(labels) and all(len(lb) <= LABEL_MAX for lb in labels):
+            return labels
+    return None
+
+
 def _native_chart(chart: ChartComponent) -> dict[str, Any] | None:
     kind = NATIVE_TYPES.get(chart.chart_type)
-    labels = [_label(x) for x in chart.x]
-    if kind is None or not chart.series or len(set(labels)) != len(labels):
+    labels = _labels(chart)
+    if kind is None or not chart.series or labels is None:
         return None
     if kind == "pie":
         if len(chart.series) != 1:
@@ -101,7 +112,7 @@ def render_chart(chart: ChartComponent) -> list[SlackMessage]:
         upload = FileUpload(
             filename=f"{slug(chart.title, 'chart')}.png", content=png, title=title, alt_text=title
         )
-        return [SlackMessage(text=title, files=[upload])]
+        return [SlackMessage(text="", files=[upload])]  # the file's title is the one title
     url = chart.image_url or ""
     if url.startswith(("https://", "http://")) and len(url) <= MAX_IMAGE_URL:
         image = ImageBlock(

@@ -36,6 +36,7 @@ from adapters.slack.limits import SlackMessage, pack_messages
 from adapters.slack.markdown import truncate
 from adapters.slack.payloads import Action, Click, MalformedPayload, parse_shape
 from agent_core.components import (
+    ButtonGroupComponent,
     RichComponent,
     StatusCardComponent,
     TaskTrackerUpdateComponent,
@@ -197,3 +198,29 @@ def button_message_of(body: Mapping[str, Any]) -> str | None:
     if not action.action_id.startswith(f"{ACTION_BUTTON}:"):
         return None
     return action.value or ""
+
+
+MAX_SUGGESTED_PROMPTS = 4
+"""Slack shows at most four suggested prompts in an assistant thread."""
+
+
+def suggested_prompts(group: ButtonGroupComponent) -> list[dict[str, str]] | None:
+    """The buttons as Slack's suggested prompts (``assistant.threads.setSuggestedPrompts``)
+    when each one asks a question (it sends its own label, as the starter view's do) and
+    they fit; ``None`` when they are buttons of another kind.
+
+    >>> from agent_core.components import ButtonSpec
+    >>> ask = ButtonGroupComponent(buttons=[ButtonSpec(label="Top customers?",
+    ...                                                action="Top customers?")])
+    >>> suggested_prompts(ask)
+    [{'title': 'Top customers?', 'message': 'Top customers?'}]
+    >>> delete = ButtonGroupComponent(buttons=[ButtonSpec(label="Delete m1", action="/delete m1")])
+    >>> suggested_prompts(delete) is None
+    True
+    """
+    buttons = [b for b in group.buttons if not b.disabled]
+    if not buttons or len(buttons) > MAX_SUGGESTED_PROMPTS:
+        return None
+    if any(b.action != b.label or b.action.startswith("/") for b in buttons):
+        return None
+    return [{"title": truncate(b.label, 75), "message": b.action} for b in buttons]

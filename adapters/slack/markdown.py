@@ -3,7 +3,8 @@
 LLM answers go to Slack as standard markdown (``markdown`` blocks, ``markdown_text``), which
 Slack renders itself. ``mrkdwn`` (section and context text, the ``text`` fallback) is a
 different dialect: ``*bold*``, ``_italic_``, ``~strike~``, ``<url|label>``, no headings.
-``to_mrkdwn`` converts the common constructs and leaves code untouched.
+``to_mrkdwn`` converts the common constructs and leaves code untouched (a fence's language
+tag is dropped: mrkdwn would show it as the code's first line).
 
 >>> to_mrkdwn("## Result\\n**12** rows, see [docs](https://x.io) & ~~old~~")
 '*Result*\\n*12* rows, see <https://x.io|docs> &amp; ~old~'
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 
 _FENCE = re.compile(r"(```.*?(?:```|$))", re.DOTALL)
+_LANGUAGE = re.compile(r"^```[\w+#.-]+[ \t]*\n")
 _CODE_SPAN = re.compile(r"(`[^`\n]+`)")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((\S+?)\)")
 _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -38,7 +40,7 @@ def to_mrkdwn(markdown: str) -> str:
     kept: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
-        kept.append(match.group(0))
+        kept.append(_LANGUAGE.sub("```\n", match.group(0), count=1))  # mrkdwn shows it as text
         return _PLACEHOLDER.format(len(kept) - 1)
 
     text = _CODE_SPAN.sub(keep, _FENCE.sub(keep, markdown))

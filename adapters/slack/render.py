@@ -29,6 +29,7 @@ from slack_sdk.models.blocks import (
     TaskCardBlock,
 )
 
+from adapters.details import readable
 from adapters.render import ComponentRenderer
 from adapters.slack.charts import render_chart
 from adapters.slack.controls import TASK_STATUS
@@ -168,7 +169,7 @@ def render_text(text: RichTextComponent) -> list[SlackMessage]:
 
 
 def _body(text: str, markdown: bool) -> str:
-    return to_mrkdwn(text) if markdown else escape_mrkdwn(text)
+    return to_mrkdwn(readable(text)) if markdown else escape_mrkdwn(text)
 
 
 def _card(card: CardComponent) -> list[SlackMessage]:

@@ -12,8 +12,13 @@ What each component becomes:
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
     task tracker updates        -> task_update chunks of the streaming answer, else status
     the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
+    questions to suggest (DM)   -> assistant.threads.setSuggestedPrompts (else buttons)
     everything else             -> blocks (chat.postMessage, chat.update, chat.delete, files)
     audience "requester"        -> inline in a DM; chat.postEphemeral to the asker elsewhere
+
+Tables and charts come after the answer's text, as in Teams (where they are the answer
+message's cards): one that arrives before any text is held until the answer is posted, or
+until the turn ends.
 
 Updates of one component are coalesced to at most one ``chat.update`` per
 ``update_interval`` (the newest version wins), so no turn outruns ``chat.update``'s tier.
@@ -34,9 +39,10 @@ from typing import Self
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.notices import closing_note
 from adapters.slack.answer import AnswerStream
 from adapters.slack.context import ReplyTarget
-from adapters.slack.controls import feedback_block, stop_message, task_chunk
+from adapters.slack.controls import feedback_block, stop_message, suggested_prompts, task_chunk
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import SlackMessage
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
@@ -44,7 +50,10 @@ from adapters.slack.render import render
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.status import StatusLine
 from agent_core.components import (
+    ButtonGroupComponent,
+    ChartComponent,
     ComponentLifecycle,
+    DataFrameComponent,
     RichTextComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
@@ -53,11 +62,6 @@ from agent_core.components import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def closing_note(note: str) -> str:
-    """How a settled answer ends: ``closing_note("Stopped.") == "\\n\\n_(Stopped.)_"``"""
-    return f"\n\n_({note})_"
 
 
 class SlackReplyStream:
@@ -104,6 +108,8 @@ class SlackReplyStream:
         self._quiet: set[str] = set()  # progress cards shown through the status line
         self._last_update: dict[str, float] = {}
         self._pending: dict[str, UiComponent] = {}
+        self._held: dict[str, UiComponent] = {}  # data waiting for the answer's text
+        self._answer_posted = False
         self.answer_ts: str | None = None
 
     async def __aenter__(self) -> Self:
@@ -145,6 +151,10 @@ class SlackReplyStream:
                     await self.status.set(f"is running {rich.title}…")
             case RichTextComponent() if rich.markdown and component.audience == "everyone":
                 await self._answer(rich)
+            case ButtonGroupComponent() if await self._suggest(rich):
+                pass
+            case DataFrameComponent() | ChartComponent() if not self._answer_posted:
+                self._held[rich.id] = component  # after the answer's text
             case _:
                 await self._blocks(component)
 
@@ -172,6 +182,7 @@ class SlackReplyStream:
                     if note and answer.text:
                         await answer.append(closing_note(note))
                     await answer.finish()
+            await self._release_held()
             await self._flush_pending(force=True)
             await self._remove_stop()
             await self.status.clear()
@@ -229,7 +240,7 @@ class SlackReplyStream:
             user_id=target.user_id,
             flush_chars=self.flush_chars,
             flush_interval=self.flush_interval,
-            on_post=self._on_post,
+            on_post=self._on_answer_post,
         )
         self._answers[rich.id] = self._current = answer
         return answer
@@ -256,6 +267,35 @@ class SlackReplyStream:
     async def _on_post(self, ts: str) -> None:
         self.status.replied()
         await self.slot.posted(ts)
+
+    async def _on_answer_post(self, ts: str) -> None:
+        await self._on_post(ts)
+        await self._release_held()
+
+    async def _release_held(self) -> None:
+        """The answer's text is out (or the turn ended): post the tables and charts held."""
+        self._answer_posted = True
+        held, self._held = self._held, {}
+        for component in held.values():
+            await self._blocks(component)
+
+    # --- suggested prompts ------------------------------------------------------------------
+
+    async def _suggest(self, group: ButtonGroupComponent) -> bool:
+        """Questions to suggest, in a DM (an assistant thread), go where Slack shows them;
+        False when they are not that (or Slack refused), and they are shown as buttons."""
+        prompts = suggested_prompts(group)
+        if not self.target.is_dm or prompts is None or group.id in self._messages:
+            return False
+        try:
+            await self._client.assistant_threads_setSuggestedPrompts(
+                channel_id=self.target.channel, thread_ts=self.target.thread_ts,
+                prompts=prompts, title="Try asking",
+            )  # fmt: skip
+        except SLACK_FAILURES as error:
+            log.info("slack: suggested prompts refused (%s)", slack_failure(error))
+            return False
+        return True
 
     # --- blocks ---------------------------------------------------------------------------------
 
@@ -325,7 +365,7 @@ class SlackReplyStream:
                     content=upload.content,
                     title=upload.title,
                     alt_txt=upload.alt_text,
-                    initial_comment=None if message.blocks else message.text,
+                    initial_comment=None if message.blocks else (message.text or None),
                 )
             except SLACK_FAILURES as error:
                 failure = slack_failure(error)

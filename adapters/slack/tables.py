@@ -17,10 +17,12 @@ import datetime as dt
 import io
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from slack_sdk.models.blocks import TableBlock
 
+from adapters.number_format import format_number
 from adapters.slack.elements import context, sections
 from adapters.slack.limits import (
     MAX_TABLE_COLUMNS,
@@ -41,6 +43,8 @@ def _cell_text(value: Any) -> str:
         return EMPTY_CELL
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int | float | Decimal):
+        return format_number(value)  # the same in Teams (it once showed 968424.3 raw)
     if isinstance(value, dt.date | dt.datetime):
         return value.isoformat()
     return truncate(str(value), MAX_CELL_TEXT)

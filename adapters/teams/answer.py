@@ -83,6 +83,11 @@ class AnswerStream:
         self._closing = False
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def shown_text(self) -> str:
+        """The answer text the asker has seen so far (streamed or posted)."""
+        return self._sent_text
+
     # ------------------------------------------------------------------ inputs
 
     def set_status(self, line: str) -> None:

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.details import readable
 from adapters.render import ComponentRenderer
 from adapters.teams import elements
 from adapters.teams.activities import Citation
@@ -130,7 +131,8 @@ def _titled(
 
 
 def _card_component(card: CardComponent) -> Rendering:
-    content = _markdown_or_text(card.content, card.markdown)
+    content = _markdown_or_text(readable(card.content) if card.markdown else card.content,
+                                card.markdown)
     if card.collapsible:
         details = elements.container(content)
         details.update(id=f"details-{card.id}", isVisible=not card.collapsed)

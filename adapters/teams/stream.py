@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from adapters.notices import closing_note
+from adapters.number_format import number_locale
 from adapters.teams import activities, elements
 from adapters.teams.activities import Activity, Citation, ConversationRef
 from adapters.teams.answer import AnswerStream
@@ -119,6 +121,7 @@ class TeamsReplyStream:
                 on_stop=self._stopped, on_posted=self.slot.posted,
             )
         self._texts: dict[str, str] = {}
+        self._fixed_texts: set[str] = set()  # text not written by the model (no AI label)
         self._cards: dict[str, elements.Element] = {}
         self._private_cards: dict[str, elements.Element] = {}
         self._citations: dict[str, Citation] = {}
@@ -165,7 +168,8 @@ class TeamsReplyStream:
         if self._halted:
             return
         key = component.id
-        rendering = render(component)
+        with number_locale(self._ref.locale):
+            rendering = render(component)
         if rendering is None or component.rich_component.lifecycle is ComponentLifecycle.REMOVE:
             self._forget(key)
         elif component.is_private:
@@ -175,7 +179,7 @@ class TeamsReplyStream:
                 self._private_cards[key] = elements.card([elements.text_block(rendering.text)])
             return  # private progress lines and citations are never shown to the room
         elif rendering.text is not None:
-            self._texts[key] = rendering.text
+            self._take_text(component, rendering.text)
         elif rendering.card is not None:
             self._cards[key] = rendering.card
             if rendering.csv is not None:
@@ -188,6 +192,17 @@ class TeamsReplyStream:
             shown = message_markdown(self.answer_text).text
             parts = text_parts(shown) if shown else []
             self._writer.set_text(parts[0] if parts else "")
+
+    def _take_text(self, component: UiComponent, text: str) -> None:
+        self._texts[component.id] = text
+        if not getattr(component.rich_component, "generated", True):
+            self._fixed_texts.add(component.id)
+
+    @property
+    def _model_wrote(self) -> bool:
+        """Some of the answer's text came from the model (a command's answer did not)."""
+        return any(key not in self._fixed_texts for key, text in self._texts.items()
+                   if text.strip())  # fmt: skip
 
     @property
     def answer_text(self) -> str:
@@ -290,7 +305,7 @@ class TeamsReplyStream:
             text,
             [elements.attachment(c) for c in cards] + await self._file_offers(),
             citations=list(self._citations.values()),
-            ai_label=self._options.ai_label and bool(lifted.text),
+            ai_label=self._options.ai_label and bool(lifted.text) and self._model_wrote,
             feedback_loop=self._options.feedback_loop and bool(lifted.text),
         )
 
@@ -307,10 +322,13 @@ class TeamsReplyStream:
         ]
 
     async def settle(self, note: str) -> None:
-        """End the answer early with ``note`` (``adapters.notices.STOPPED``) in place of what
-        was posted; nothing is posted when nothing was (the asker saw no answer begin)."""
+        """End the answer early: the text the asker already saw ends with ``note``
+        (``_(Stopped.)_``, as in Slack), or ``note`` alone replaces a progress card; nothing
+        is posted when nothing was (the asker saw no answer begin)."""
+        shown = self._writer.shown_text.rstrip() if self._writer is not None else ""
         await self.aclose()
-        await self.slot.settle(note, post_if_empty=False)
+        ending = f"{shown}{closing_note(note)}" if shown else note
+        await self.slot.settle(ending, post_if_empty=False)
 
     async def aclose(self) -> None:
         """Stop background sends (the turn ended or was cancelled)."""

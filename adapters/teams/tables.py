@@ -16,11 +16,11 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import math
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
+from adapters.number_format import format_number
 from adapters.teams import elements
 from adapters.teams.limits import payload_size
 from agent_core.components import DataFrameComponent
@@ -49,18 +49,13 @@ class RenderedTable:
 
 
 def format_cell(value: Any) -> str:
-    """A cell as text: numbers grouped, floats to 4 significant decimals, dates ISO."""
+    """A cell as text: numbers as ``adapters.number_format`` writes them, dates ISO."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float | Decimal):
-        number = float(value)
-        if math.isnan(number) or math.isinf(number):
-            return str(number)
-        return f"{number:,.2f}" if abs(number) >= 1000 else f"{number:.4g}"
+    if isinstance(value, int | float | Decimal):
+        return format_number(value)  # the same in Slack, in the asker's locale
     if isinstance(value, dt.date):
         return value.isoformat()
     text = " ".join(str(value).split())

@@ -27,6 +27,9 @@ class RichTextComponent(RichComponent):
     markdown: bool = False
     delta: str | None = None
     streaming: bool = False
+    generated: bool = True
+    """Written by the model (channels label it "AI generated"); False for fixed text such as
+    a command's answer."""
     code_language: str | None = None
     font_size: str | None = None
     font_weight: str | None = None

@@ -1,12 +1,16 @@
 """PNG rendering of a ``ChartComponent`` with matplotlib (headless Agg, imported on use).
 
-For channels without native charts. Uses matplotlib's object API, never ``pyplot``, so no
+For channels without native charts, and only where matplotlib is installed (the
+``threadline[charts]`` extra): ``png_available()`` says so, and without it charts reach the
+channels as data for their native charts. Uses matplotlib's object API, never ``pyplot``, so no
 global figure state is shared; a lock still serialises renders because matplotlib's font and
 text caches are not thread-safe. Call it in a worker thread (``asyncio.to_thread``).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import io
 import threading
 from typing import Any
@@ -15,6 +19,16 @@ from agent_core.components import ChartComponent
 from agent_core.tools.tabular import format_number
 
 _render_lock = threading.Lock()
+
+
+@functools.cache
+def png_available() -> bool:
+    """Whether matplotlib is installed (``pip install 'threadline[charts]'``)."""
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):  # a broken or half-removed install
+        return False
+
 _MAX_X_TICKS = 12
 
 
@@ -94,9 +108,7 @@ def render_chart_png(
                 axes.set_ylabel(chart.y_label)
             if len(chart.series) > 1:
                 axes.legend(frameon=False)
-        if chart.title:
-            axes.set_title(chart.title, loc="left", fontweight="bold")
-        figure.tight_layout()
+        figure.tight_layout()  # no title drawn: each channel shows it once, beside the image
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=dpi)
         return buffer.getvalue()

@@ -26,7 +26,7 @@ from agent_core.components import (
 from agent_core.components.images import png_data_uri
 from agent_core.context import ToolContext
 from agent_core.tools.base import Tool, ToolResult
-from agent_core.tools.chart_render import render_chart_png
+from agent_core.tools.chart_render import png_available, render_chart_png
 from agent_core.tools.sql import SqlError, SqlResult, SqlRunner, remember_tool_use, sql_failure
 from agent_core.tools.tabular import format_number
 
@@ -249,7 +249,7 @@ class VisualizeDataTool(Tool[VisualizeDataArgs]):
         )
 
     async def _with_image(self, chart: ChartComponent) -> ChartComponent:
-        if not self.render_png:
+        if not self.render_png or not png_available():  # channels draw their native charts
             return chart
         try:
             png = await asyncio.to_thread(render_chart_png, chart)

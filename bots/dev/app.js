@@ -24,7 +24,7 @@
   };
   // What the tests and the benchmark read: firstText holds, per view, when the latest
   // question's answer first showed text (ms since the epoch).
-  const marks = { askedAt: 0, firstText: {}, turns: 0, feedback: [] };
+  const marks = { askedAt: 0, firstText: {}, turns: 0, feedback: [], statusesSeen: [], errors: [] };
   window.__tl = { marks, state, shownCards: TeamsView.shownCards };
 
   // ----- threads and containers -----------------------------------------------------------
@@ -43,7 +43,8 @@
     for (const channel of ["slack", "teams"]) {
       const el = container(channel, place);
       el.innerHTML = `<div class="thread-start">${esc(WHERE[channel][place])} · new thread</div>`
-        + `<div class="status-line" hidden></div>`;
+        + `<div class="status-line" hidden></div>`
+        + (channel === "slack" ? "<div class=\"slack-prompts\" hidden></div>" : "");
     }
     $("#components").innerHTML = "";
   }
@@ -98,12 +99,13 @@
   }
 
   function addUserMessage(place, persona, text) {
-    for (const channel of ["slack", "teams"]) {
+    return ["slack", "teams"].map((channel) => {
       const el = messageShell(channel, persona.name, false);
       el.querySelector(".msg-body").innerHTML = channel === "slack" ? Md.mrkdwn(text) : Md.markdown(text);
       el.querySelector(".payload").remove();
       append(channel, place, el);
-    }
+      return el;
+    });
   }
 
   function note(place, text, kind = "info", channels = ["slack", "teams"]) {
@@ -113,6 +115,7 @@
       el.setAttribute("role", kind === "error" ? "alert" : "note");
       el.textContent = text;
       append(channel, place, el);
+      if (kind === "error") el.scrollIntoView({ block: "nearest" });
     }
   }
 
@@ -152,11 +155,48 @@
   }
 
   // ----- Slack: what the adapter sent to the Slack Web API ------------------------------
+  // Each status stays up for at least the channel's pace (1 s with --real-pace), the way a
+  // person sees Slack's status line, even when the next one follows in a millisecond.
+  const statusChains = {};
+
+  function holdMs() {
+    return Math.max(600, 1000 * ((state.info && state.info.pace) || 0));
+  }
+
+  function setStatus(place, text) {
+    const previous = statusChains[place] || Promise.resolve();
+    statusChains[place] = previous.then(() => showStatus(place, text));
+  }
+
+  async function showStatus(place, text) {
+    const el = statusLine("slack", place);
+    const wait = el.shownAt ? el.shownAt + holdMs() - Date.now() : 0;
+    if (wait > 0) await new Promise((resolve) => { setTimeout(resolve, wait); });
+    el.hidden = !text;
+    el.innerHTML = text ? `<span class="dots"></span><strong>Threadline</strong> ${esc(text)}` : "";
+    el.shownAt = text ? Date.now() : 0;
+    if (text) {
+      requestAnimationFrame(() => {
+        if (!el.hidden && el.textContent.includes(text)) marks.statusesSeen.push(text);
+      });
+    }
+  }
+
+  // Slack's suggested prompts (assistant.threads.setSuggestedPrompts), above the composer.
+  function showPrompts(place, data) {
+    const box = container("slack", place).querySelector(".slack-prompts");
+    box.hidden = !data.prompts.length;
+    box.innerHTML = `<span class="slack-prompts-title">${esc(data.title || "Suggested")}</span>`
+      + data.prompts.map((p) => `<button type="button" class="slack-prompt" data-prompt="${esc(p.message)}">${esc(p.title)}</button>`).join("");
+  }
+
   function slackEvent(place, data) {
-    const status = statusLine("slack", place);
     if (data.op === "status") {
-      status.hidden = !data.status;
-      status.innerHTML = data.status ? `<span class="dots"></span><strong>Threadline</strong> ${esc(data.status)}` : "";
+      setStatus(place, data.status);
+      return;
+    }
+    if (data.op === "prompts") {
+      showPrompts(place, data);
       return;
     }
     if (data.op === "error") {
@@ -176,7 +216,7 @@
       el.dataset.messageId = m.ts;
       el.dataset.turnId = state.running ? state.running.turnId || "" : "";
       append("slack", place, el);
-      status.hidden = true;  // Slack clears the status when the app replies
+      setStatus(place, "");  // Slack clears the status when the app replies
     }
     el.querySelector(".msg-body").innerHTML = BlockKit.message(m);
     el.classList.toggle("streaming", Boolean(m.streaming));
@@ -225,7 +265,7 @@
     if (info && info.streamType === "informative") {
       body.innerHTML = `<div class="teams-informative"><span class="spinner"></span>${esc(activity.text || "")}</div>`;
     } else if (info && info.streamType === "streaming") {
-      body.innerHTML = `<div class="teams-text">${Md.markdown(activity.text || "")}</div><span class="cursor"></span>`;
+      body.innerHTML = `<div class="teams-text">${Md.markdown(Md.closeOpen(activity.text || ""))}</div><span class="cursor"></span>`;
       firstText("teams");
     } else {
       body.replaceChildren(TeamsView.message(activity));
@@ -302,6 +342,7 @@
       });
     }
     statusLine("teams", place).hidden = true;
+    setStatus(place, "");
   }
 
   function turnEvent(place, data) {
@@ -344,22 +385,15 @@
     const place = state.place;
     const who = persona();
     state.started[place] = true;
+    let shown = [];
     if (text.trim()) {
       marks.askedAt = Date.now();
       marks.firstText = {};
-      addUserMessage(place, who, text);
+      shown = addUserMessage(place, who, text);
     }
     setRunning({ place, turnId: null });
     try {
-      const response = await fetch("/api/turns", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ text, thread_id: state.threads[place], persona: who }),
-      });
-      if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
-      await readEvents(response, (event, data) => dispatch(place, event, data));
-    } catch (error) {
-      note(place, `The console could not answer: ${error.message}. Is \`threadline dev\` still running?`, "error");
+      if (!await answer(place, who, text)) shown.forEach((el) => el.remove());  // not sent
     } finally {
       setRunning(null);
       $("#input").focus();
@@ -368,6 +402,52 @@
     state.queued = null;
     if (queued) ask(queued);
     else if (!state.started[state.place]) ask("");  // switched place meanwhile: welcome
+  }
+
+  // One turn: its events into both panes, or a clear note of why there was none (false).
+  async function answer(place, who, text) {
+    let response;
+    try {
+      response = await fetch("/api/turns", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ text, thread_id: state.threads[place], persona: who }),
+      });
+    } catch (error) {  // no answer at all: the server is gone
+      refused(place, text, `The console could not be reached (${error.message}). Is \`threadline dev\` still running?`);
+      return false;
+    }
+    if (!response.ok) {
+      refused(place, text, `The console refused this message: ${await refusal(response)}.`);
+      return false;
+    }
+    try {
+      await readEvents(response, (event, data) => dispatch(place, event, data));
+    } catch (error) {
+      refused(place, "", `The answer broke off (${error.message}). Is \`threadline dev\` still running?`);
+    }
+    return true;
+  }
+
+  // What the server said was wrong ({"error": "..."}), in its own words.
+  async function refusal(response) {
+    const body = await response.text();
+    try {
+      return JSON.parse(body).error || `${response.status} ${response.statusText}`;
+    } catch (error) {
+      return body.trim() || `${response.status} ${response.statusText}`;
+    }
+  }
+
+  // A message that was not answered: say why, and give the text back to edit.
+  function refused(place, text, message) {
+    note(place, message, "error");
+    marks.errors.push(message);
+    const input = $("#input");
+    if (text && !input.value) {
+      input.value = text;
+      autosize();
+    }
   }
 
   async function stop(turnId) {
@@ -412,10 +492,17 @@
 
   // ----- controls -------------------------------------------------------------------------
   // Sent while a turn runs (the welcome, say), a message waits for that turn to end.
+  // An empty message shows the starter view (welcome and suggestions), as in the channels.
   function submit(text) {
-    if (!text.trim() || state.queued) return false;
+    if (state.queued || (state.running && !text.trim())) return false;
+    const limit = state.info && state.info.max_message;
+    if (limit && text.length > limit) {
+      refused(state.place, "", `This message is ${text.length.toLocaleString()} characters long; `
+        + `the console takes at most ${limit.toLocaleString()} (as Slack does). Nothing was sent.`);
+      return false;
+    }
     if (state.running) state.queued = text;
-    else ask(text);
+    else ask(text.trim() ? text : "");
     return true;
   }
 
@@ -479,7 +566,9 @@
       const target = event.target.closest("button");
       if (!target) return;
       const channel = target.closest(".slack-pane") ? "slack" : target.closest(".teams-pane") ? "teams" : null;
-      if (target.dataset.feedback && channel) {
+      if (target.dataset.prompt !== undefined) {
+        submit(target.dataset.prompt);
+      } else if (target.dataset.feedback && channel) {
         feedback(target, channel);
       } else if (target.dataset.slackAction !== undefined) {
         const action = target.dataset.slackAction;
@@ -517,7 +606,7 @@
     try {
       state.info = await (await fetch("/api/info")).json();
     } catch (error) {
-      state.info = { model: "unknown", personas: [], adaptivecards: false };
+      state.info = { model: "unknown", personas: [] };
       notify(`Could not reach the console: ${error.message}`);
     }
     $("#model").textContent = state.info.model;
@@ -527,8 +616,7 @@
     $("#persona").innerHTML = state.personas.map((p, i) => `<option value="${i}">${esc(p.label)}</option>`).join("")
       + "<option value=\"custom\">Custom…</option>";
     setPersona("0");
-    if (!window.AdaptiveCards) notify("Teams cards use the console's fallback renderer: run `npm ci` in bots/dev for Microsoft's.");
-    document.body.dataset.cards = window.AdaptiveCards ? "official" : "fallback";
+    document.body.dataset.cards = window.AdaptiveCards ? "official" : "missing";
     setPlace("dm");
     document.body.dataset.ready = "true";
   }

@@ -1,8 +1,8 @@
 """The console's aiohttp app: the page, its JSON API and the channel fakes the adapters use.
 
     GET  /                      the page (index.html; /static/ serves app.js, app.css, ...)
-    GET  /vendor/adaptivecards.js  Microsoft's renderer, from bots/dev/node_modules (npm ci)
-    GET  /api/info              model, personas, which card renderer is available
+    GET  /vendor/adaptivecards.js  Microsoft's Adaptive Cards renderer (shipped: vendor/)
+    GET  /api/info              model, personas, pace, the message limit
     POST /api/turns             {"text", "thread_id", "persona"} -> text/event-stream
     POST /api/turns/{id}/stop   cancel a running turn
     POST /api/feedback          {"message_id", "positive", "thread_id", "persona"}
@@ -10,12 +10,14 @@
     /teams/                     the fake Bot Connector the Teams adapter talks to (``teams_view``)
 
 Requests from other origins are refused (the page is the only client besides the adapter),
-and so are Host headers other than the loopback names (DNS rebinding).
+and so are Host headers other than the loopback names (DNS rebinding). A refused request
+answers ``{"error": "<what is wrong>"}``, which the page shows as it is, and is logged.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,8 +34,9 @@ log = logging.getLogger("threadline.dev")
 
 HERE = Path(__file__).parent
 STATIC = HERE  # the page's files sit beside this module, so package-data ships them
-ADAPTIVE_CARDS_JS = HERE / "node_modules" / "adaptivecards" / "dist" / "adaptivecards.min.js"
-NO_ADAPTIVE_CARDS = "// adaptivecards is not installed: run `npm ci` in bots/dev\n"
+ADAPTIVE_CARDS_JS = HERE / "vendor" / "adaptivecards" / "adaptivecards.min.js"
+MAX_MESSAGE = 40_000
+"""Characters one message may have: Slack's limit for a message's text."""
 CONSOLE_KEY = web.AppKey("console", Console)
 WARMUP_KEY = web.AppKey("warmup", asyncio.Task)
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
@@ -49,7 +52,7 @@ Model = TypeVar("Model", bound=BaseModel)
 
 
 class TurnRequest(BaseModel):
-    text: str = Field(default="", max_length=8000)
+    text: str = Field(default="", max_length=MAX_MESSAGE)
     thread_id: str = Field(pattern=SAFE_ID)
     persona: Persona = Field(default_factory=Persona)
 
@@ -63,20 +66,33 @@ class FeedbackRequest(BaseModel):
     turn_id: str | None = Field(default=None, pattern=SAFE_ID)
 
 
+def refusal(status: type[web.HTTPException], message: str) -> web.HTTPException:
+    """An HTTP error whose JSON body says what is wrong, in words the page shows as they are."""
+    return status(text=json.dumps({"error": message}), content_type="application/json")
+
+
+def _problem(error: ValidationError) -> str:
+    """The first problem of a request body, said plainly."""
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "body"
+    if first["type"] == "string_too_long" and field == "text":
+        length = len(first["input"]) if isinstance(first["input"], str) else 0
+        return (
+            f"the message is {length:,} characters long; the console takes at most "
+            f"{MAX_MESSAGE:,} (as Slack does)"
+        )
+    return f"{field}: {first['msg']}"
+
+
 async def _body(request: web.Request, model: type[Model]) -> Model:
     try:
         data = await request.json()
+    except ValueError:
+        raise refusal(web.HTTPBadRequest, "the request body is not JSON") from None
+    try:
         return model.model_validate(data)
-    except (ValueError, ValidationError) as error:
-        message = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
-        raise web.HTTPBadRequest(
-            text=f'{{"error": "bad request: {_json_safe(message)}"}}',
-            content_type="application/json",
-        ) from None
-
-
-def _json_safe(text: str) -> str:
-    return text.replace("\\", "/").replace('"', "'")[:200]
+    except ValidationError as error:
+        raise refusal(web.HTTPBadRequest, _problem(error)) from None
 
 
 def _own_url(request: web.Request) -> str:
@@ -91,12 +107,33 @@ def _own_url(request: web.Request) -> str:
 async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResponse:
     hostname = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
     if hostname not in LOOPBACK_HOSTS:
-        raise web.HTTPForbidden(text="the console only answers on 127.0.0.1")
+        raise refusal(web.HTTPForbidden, "the console only answers on 127.0.0.1")
     origin = request.headers.get("Origin")
     if request.method != "GET" and origin and origin.split("://", 1)[-1] != request.host:
-        raise web.HTTPForbidden(text="cross-origin requests are refused")
+        raise refusal(web.HTTPForbidden, "cross-origin requests are refused")
     response: web.StreamResponse = await handler(request)
     return response
+
+
+@web.middleware
+async def log_refusals(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Every refused request of the page's API is logged with its reason (the channel fakes
+    log their own)."""
+    try:
+        response: web.StreamResponse = await handler(request)
+    except web.HTTPException as error:
+        if error.status >= 400 and not request.path.startswith(("/slack/", "/teams/")):
+            log.warning("%s %s refused (%d): %s", request.method, request.path, error.status,
+                        _reason(error))  # fmt: skip
+        raise
+    return response
+
+
+def _reason(error: web.HTTPException) -> str:
+    try:
+        return str(json.loads(error.text or "")["error"])
+    except (ValueError, KeyError, TypeError):
+        return error.text or error.reason
 
 
 async def index(request: web.Request) -> web.FileResponse:
@@ -113,10 +150,9 @@ async def static_file(request: web.Request) -> web.FileResponse:
 
 
 async def adaptive_cards(request: web.Request) -> web.StreamResponse:
-    """Microsoft's renderer when installed; else a note, and the page's fallback draws cards."""
-    if not ADAPTIVE_CARDS_JS.is_file():
-        return web.Response(text=NO_ADAPTIVE_CARDS, content_type="text/javascript")
-    return web.FileResponse(ADAPTIVE_CARDS_JS, headers={"Content-Type": "text/javascript"})
+    """Microsoft's renderer, shipped with the package (``vendor/adaptivecards``)."""
+    headers = {"Content-Type": "text/javascript", "Cache-Control": "max-age=86400"}
+    return web.FileResponse(ADAPTIVE_CARDS_JS, headers=headers)
 
 
 async def info(request: web.Request) -> web.Response:
@@ -127,7 +163,7 @@ async def info(request: web.Request) -> web.Response:
             "model": model,
             "scripted": "scripted" in model,
             "personas": PERSONAS,
-            "adaptivecards": ADAPTIVE_CARDS_JS.is_file(),
+            "max_message": MAX_MESSAGE,
             "pace": console.options.pace,
             "teams_targeted": console.options.teams_targeted,
         }
@@ -158,7 +194,7 @@ async def post_turn(request: web.Request) -> web.StreamResponse:
 async def stop_turn(request: web.Request) -> web.Response:
     turn = request.app[CONSOLE_KEY].turns.get(request.match_info["turn_id"])
     if turn is None:
-        raise web.HTTPNotFound(text='{"error": "no such turn"}', content_type="application/json")
+        raise refusal(web.HTTPNotFound, "no such turn (it ended long ago?)")
     return web.json_response({"stopping": turn.stop(), "state": turn.state})
 
 
@@ -171,10 +207,12 @@ async def post_feedback(request: web.Request) -> web.Response:
 
 
 def _warm_up_charts() -> None:
-    """Import and exercise matplotlib once, so the first chart of the session is quick."""
+    """Import and exercise matplotlib once (when installed), so the first chart is quick."""
     from agent_core.components import ChartComponent, ChartSeries
-    from agent_core.tools.chart_render import render_chart_png
+    from agent_core.tools.chart_render import png_available, render_chart_png
 
+    if not png_available():
+        return
     # Small on purpose: it holds the renderer's lock, and a question may already be waiting.
     chart = ChartComponent(chart_type="bar", x=["a"], series=[ChartSeries(name="n", values=[1])])
     render_chart_png(chart, width=1, height=1, dpi=10)
@@ -194,7 +232,9 @@ async def _on_cleanup(app: web.Application) -> None:
 
 def create_app(agent: ServedAgent, *, options: ConsoleOptions | None = None) -> web.Application:
     """The console app for ``agent`` (normally the demo agent, see ``server.build_agent``)."""
-    app = web.Application(middlewares=[same_origin_only], client_max_size=16 * 1024 * 1024)
+    app = web.Application(
+        middlewares=[log_refusals, same_origin_only], client_max_size=16 * 1024 * 1024
+    )
     console = Console(agent, options=options)
     app[CONSOLE_KEY] = console
     app.router.add_get("/", index)

@@ -165,10 +165,14 @@ const BlockKit = (() => {
     return `${labels}<svg viewBox="0 0 ${W} ${H}" class="bk-series">${parts.join("")}</svg>${legend(series.map((s) => s.name))}`;
   }
 
+  // The SVG and legend of a chart (Slack's data_visualization shape; Teams' charts are
+  // brought to it by teamscharts.js).
+  function chartBody(chart) {
+    return chart.type === "pie" ? pieChart(chart) : seriesChart(chart);
+  }
+
   function dataViz(block) {
-    const chart = block.chart || {};
-    const body = chart.type === "pie" ? pieChart(chart) : seriesChart(chart);
-    return `<div class="bk-chart"><div class="bk-chart-title">${esc(block.title || "")}</div>${body}</div>`;
+    return `<div class="bk-chart"><div class="bk-chart-title">${esc(block.title || "")}</div>${chartBody(block.chart || {})}</div>`;
   }
 
   function taskCard(task) {
@@ -231,12 +235,12 @@ const BlockKit = (() => {
   // A message as Slack shows it: streamed tasks and markdown first, then blocks and files.
   function message(m) {
     let html = tasks(m.chunks);
-    if (m.streamed && m.text) html += `<div class="bk-markdown">${Md.markdown(m.text)}</div>`;
+    if (m.streamed && m.text) html += `<div class="bk-markdown">${Md.markdown(m.streaming ? Md.closeOpen(m.text) : m.text)}</div>`;
     if (m.blocks && m.blocks.length) html += blocks(m.blocks);
     else if (!m.streamed && m.text) html += `<div class="bk-section">${Md.mrkdwn(m.text)}</div>`;
     if (m.streaming) html += "<span class=\"cursor\" aria-hidden=\"true\"></span>";
     return html + files(m.files);
   }
 
-  return { blocks, message, chartSvg: dataViz };
+  return { blocks, message, chartSvg: dataViz, chartBody };
 })();

@@ -1,10 +1,14 @@
-"""``threadline chat``: talk to the demo agent in a terminal.
+"""``threadline chat``: talk to the agent in a terminal.
 
-Answers stream as they are written; tables are drawn with ``rich``; charts are saved as PNG
-files (their path is printed); suggested prompts are numbered, so typing ``1`` asks the first.
-``/user`` and ``/admin`` switch who is asking (admins also see tool arguments and errors,
-marked "only you"); ``/new`` starts a new conversation; Ctrl-C stops the current answer and,
-at the prompt, quits. Every other ``/command`` (``/help``...) goes to the agent.
+Answers stream as rendered Markdown, tables and charts as ``chat_view`` draws them. The
+prompt is ``prompt_toolkit``'s in a terminal: line editing, and Up/Down through earlier
+questions, kept in ``<data dir>/chat_history`` across sessions (plain ``input`` when stdin
+is not a terminal). Suggested questions are numbered, so typing ``1`` asks the first; a
+deletion (``/delete <id>``, typed or picked by number after ``/memories``) is asked about
+first and sent only on "y". ``/user`` and ``/admin`` switch who is asking (admins also see
+tool arguments and errors, marked "only you"); ``/new`` starts a new conversation; Ctrl-C
+stops the current answer, Ctrl-D quits. Every other ``/command`` (``/help``...) goes to the
+agent.
 
 Only stdlib is imported at module level: ``threadline`` builds every subcommand's parser at
 start-up.
@@ -15,29 +19,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import sys
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
     from rich.console import Console
 
-    from agent_core.components import RichComponent, UiComponent
     from bots.agents import ServedAgent
+    from bots.dev.chat_view import ChatView
     from bots.dev.identity import Persona
 
-TABLE_ROWS = 20
-STATUS_STYLE = {
-    "success": "green",
-    "completed": "green",
-    "info": "blue",
-    "warning": "yellow",
-    "error": "red",
-    "failed": "red",
-}
 ROLES = {"user": ["user"], "admin": ["user", "admin"]}
+HISTORY_FILE = "chat_history"
+Ask = Callable[[str], str]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,45 +42,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_local_arguments(parser, stream_delay=0.02)
     parser.add_argument(
-        "--charts-dir",
-        type=Path,
-        default=None,
-        help="where charts are saved as PNG (default: a temporary directory)",
-    )
+        "--charts-dir", type=Path, default=None,
+        help="where charts are saved as PNG when the terminal shows no images "
+        "(default: the data directory's charts/)",
+    )  # fmt: skip
     parser.add_argument(
-        "--as",
-        dest="role",
-        choices=sorted(ROLES),
-        default="user",
+        "--as", dest="role", choices=sorted(ROLES), default="user",
         help="start as a user (default) or an admin",
-    )
+    )  # fmt: skip
 
 
 class ChatSession:
-    """One terminal conversation: sends messages, prints what the agent yields.
+    """One terminal conversation: sends messages, shows what the agent yields (``view``).
 
     >>> import io
     >>> from rich.console import Console
-    >>> ChatSession(agent=None, console=Console(file=io.StringIO()),
-    ...             charts_dir=Path(".")).persona.groups  # type: ignore[arg-type]
-    ['user']
+    >>> chat = ChatSession(agent=None, console=Console(file=io.StringIO()),
+    ...                    charts_dir=Path("."))  # type: ignore[arg-type]
+    >>> chat.persona.groups, chat.deletion("/delete m1"), chat.deletion("hello")
+    (['user'], 'm1', None)
     """
 
     def __init__(self, agent: ServedAgent, console: Console, charts_dir: Path) -> None:
+        from bots.dev.chat_view import ChatView
         from bots.dev.identity import Persona
+        from bots.dev.terminal_images import protocol
 
         self.agent = agent
         self.console = console
-        self.charts_dir = charts_dir
+        self.view: ChatView = ChatView(console, charts_dir, protocol())
         self.persona: Persona = Persona(user_id="U0TERMINAL", name="you", place="dm")
         self.thread_id = os.urandom(4).hex()
-        self.suggestions: list[str] = []
-        self.saved_charts: list[Path] = []
-        self._streamed: dict[str, int] = {}
 
     @property
     def prompt(self) -> str:
         return "admin" if "admin" in self.persona.groups else "user"
+
+    @property
+    def suggestions(self) -> list[str]:
+        return self.view.suggestions
+
+    @property
+    def saved_charts(self) -> list[Path]:
+        return self.view.saved_charts
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -108,170 +109,78 @@ class ChatSession:
             return self.suggestions[int(word) - 1]
         return line
 
+    @staticmethod
+    def deletion(message: str) -> str | None:
+        """The memory id ``message`` would delete, or None when it deletes nothing."""
+        word, _, rest = message.strip().partition(" ")
+        return (rest.strip() or "(no id)") if word.lower() == "/delete" else None
+
+    def confirmed(self, message: str, ask: Ask) -> bool:
+        """False when ``message`` deletes something and the person does not say yes."""
+        target = self.deletion(message)
+        if target is None:
+            return True
+        answer = ask(f"Delete memory {target}? This cannot be undone. [y/N] ")
+        if answer.strip().lower() in ("y", "yes"):
+            return True
+        self.console.print("[dim]Not deleted.[/dim]")
+        return False
+
     # --- a turn -------------------------------------------------------------------------------
 
     async def ask(self, text: str) -> bool:
         """Answer ``text``; False when the user stopped it (the task was cancelled)."""
         context = self.persona.request_context(self.thread_id)
         key = self.persona.conversation_id(self.thread_id)
-        self._streamed.clear()
         try:
             async for component in self.agent.send_message(context, text, conversation_id=key):
-                self.show(component)
+                self.view.show(component)
         except asyncio.CancelledError:
-            self._end_stream()
+            self.view.end_answer()
             self.console.print("[yellow](stopped)[/yellow]")
             return False
-        self._end_stream()
+        self.view.end_answer()
         return True
 
-    def show(self, component: UiComponent) -> None:
-        rich = component.rich_component
-        if not rich.visible:
-            return
-        if component.is_private:
-            self.console.print("[dim italic]only you:[/dim italic]")
-        if not self._show_rich(rich):
-            simple = component.simple_component
-            text = getattr(simple, "text", None) or getattr(simple, "url", None)
-            if text:
-                self.console.print(text, markup=False)
 
-    def _show_rich(self, rich: RichComponent) -> bool:  # noqa: C901 - one case per type
-        from agent_core import components as c
+class LineReader:
+    """How the chat reads a line: ``prompt_toolkit`` in a terminal (line editing, and
+    history kept in ``history``), else ``input``; ``read`` runs in ``runner``'s loop."""
 
-        match rich:
-            case c.RichTextComponent():
-                self._text(rich)
-            case c.DataFrameComponent():
-                self._table(rich)
-            case c.ChartComponent():
-                self._chart(rich)
-            case c.CardComponent():
-                self._panel(rich.title, rich.content, rich.status, markdown=rich.markdown)
-            case c.NotificationComponent():
-                self._panel(rich.title or rich.level.capitalize(), rich.message, rich.level)
-            case c.StatusCardComponent():
-                self._status(rich)
-            case c.ButtonGroupComponent():
-                self._suggest([b.action for b in rich.buttons if not b.disabled])
-            case c.ButtonComponent():
-                self._suggest([rich.action])
-            case c.ProgressBarComponent() | c.ProgressDisplayComponent():
-                label = rich.label or "Progress"
-                self.console.print(f"[dim]{label}: {round(rich.value * 100)}%[/dim]")
-            case c.StatusIndicatorComponent():
-                self.console.print(f"[dim]{rich.message}[/dim]", markup=True)
-            case c.StatusBarUpdateComponent() | c.TaskTrackerUpdateComponent():
-                pass  # the streamed text and tool lines already show progress
-            case c.ChatInputUpdateComponent():
-                pass
-            case _:
-                return False
-        return True
+    def __init__(self, runner: asyncio.Runner, history: Path) -> None:
+        self.runner = runner
+        self.session: PromptSession[str] | None = None
+        self.answers: PromptSession[str] | None = None
+        if sys.stdin.isatty():
+            from prompt_toolkit import PromptSession
+            from prompt_toolkit.history import FileHistory
 
-    def _text(self, text: Any) -> None:
-        from rich.markdown import Markdown
+            history.parent.mkdir(parents=True, exist_ok=True)
+            self.session = PromptSession(history=FileHistory(str(history)))
+            self.answers = PromptSession()  # a "y" is no question to recall
 
-        if text.id not in self._streamed and not text.streaming:
-            self._end_stream()
-            self.console.print(Markdown(text.content) if text.markdown else text.content)
-            return
-        shown = self._streamed.get(text.id)
-        if shown is None:
-            self._end_stream()
-            self.console.print("[bold magenta]Threadline:[/bold magenta] ", end="")
-            shown = 0
-        self.console.print(
-            text.content[shown:], end="", markup=False, highlight=False, soft_wrap=True
-        )
-        self._streamed[text.id] = len(text.content)
-        if not text.streaming:
-            self.console.print()
-            self._streamed[text.id] = -1  # finished
+    def read(self, prompt: str) -> str:
+        """A question (kept in the history)."""
+        if self.session is None:
+            return input(prompt)
+        return self.runner.run(self.session.prompt_async(prompt))
 
-    def _end_stream(self) -> None:
-        if any(n >= 0 for n in self._streamed.values()):
-            self.console.print()
-        self._streamed = {k: -1 for k in self._streamed}
-
-    def _table(self, df: Any) -> None:
-        from rich.table import Table
-
-        self._end_stream()
-        table = Table(title=df.title, caption=df.description, show_lines=False)
-        for column in df.columns:
-            numeric = df.column_types.get(column) == "number"
-            table.add_column(column, justify="right" if numeric else "left")
-        for row in df.rows[:TABLE_ROWS]:
-            table.add_row(*[_cell(row.get(column)) for column in df.columns])
-        self.console.print(table)
-        if df.row_count > min(len(df.rows), TABLE_ROWS):
-            shown = min(len(df.rows), TABLE_ROWS)
-            self.console.print(f"[dim]{shown} of {df.row_count:,} rows shown.[/dim]")
-
-    def _chart(self, chart: Any) -> None:
-        from agent_core.components.images import png_from_data_uri
-
-        self._end_stream()
-        png = png_from_data_uri(chart.image_url)
-        if png is None:
-            self.console.print(f"[dim]Chart {chart.title or ''}: no image to save.[/dim]")
-            return
-        self.charts_dir.mkdir(parents=True, exist_ok=True)
-        slug = re.sub(r"[^a-z0-9]+", "-", (chart.title or "chart").lower()).strip("-")[:40]
-        path = self.charts_dir / f"chart-{len(self.saved_charts) + 1}-{slug or 'chart'}.png"
-        path.write_bytes(png)
-        self.saved_charts.append(path)
-        self.console.print(
-            f"📊 [bold]{chart.title or 'Chart'}[/bold] saved to {path}", highlight=False
-        )
-
-    def _panel(self, title: str, body: str, status: str | None, *, markdown: bool = True) -> None:
-        from rich.markdown import Markdown
-        from rich.panel import Panel
-
-        self._end_stream()
-        content = Markdown(body) if markdown else body
-        style = STATUS_STYLE.get(status or "", "cyan")
-        self.console.print(Panel(content, title=title, border_style=style, expand=False))
-
-    def _status(self, card: Any) -> None:
-        if card.status in ("error", "failed"):
-            self._panel(card.title, card.description or card.status, "error")
-        elif card.status in ("completed", "success") and card.description:
-            self._end_stream()
-            self.console.print(f"[dim]✓ {card.title}: {card.description}[/dim]", highlight=False)
-        elif card.status == "running":
-            self._end_stream()
-            self.console.print(f"[dim]… {card.title}[/dim]", highlight=False)
-
-    def _suggest(self, actions: list[str]) -> None:
-        if not actions:
-            return
-        self._end_stream()
-        self.suggestions = actions
-        lines = "\n".join(f"  [bold]{n}[/bold]. {a}" for n, a in enumerate(actions, start=1))
-        self.console.print(f"[dim]Try (type the number):[/dim]\n{lines}", highlight=False)
+    def answer(self, prompt: str) -> str:
+        """An answer to the chat's own question (not kept)."""
+        if self.answers is None:
+            return input(prompt)
+        return self.runner.run(self.answers.prompt_async(prompt))
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.2f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
+def build_session(args: argparse.Namespace, console: Console) -> tuple[ChatSession, Path]:
+    """The session, and the data directory (history and charts live there)."""
+    from bots.dev.local import local_agent, local_data_dir
 
-
-def build_session(args: argparse.Namespace, console: Console) -> ChatSession:
-    from bots.dev.local import local_agent
-
-    charts = args.charts_dir or Path(tempfile.mkdtemp(prefix="threadline-charts-"))
+    data_dir = local_data_dir(args)
+    charts = args.charts_dir or data_dir / "charts"
     session = ChatSession(local_agent(args, "chat"), console, charts)
     session.persona = session.persona.model_copy(update={"groups": ROLES[args.role]})
-    return session
+    return session, data_dir
 
 
 def run(args: argparse.Namespace) -> int:
@@ -282,26 +191,34 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False)
     try:
-        session = build_session(args, console)
+        session, data_dir = build_session(args, console)
     except (ConfigError, AppError) as error:
         print(f"threadline chat: {error}", file=sys.stderr)
         return 2
     console.print(
         f"[bold]Threadline chat[/bold] · {session.agent.llm_service.model_name}\n"
         "[dim]/user /admin switch who asks · /new new conversation · /help · "
-        "Ctrl-C stops an answer · Ctrl-D quits[/dim]"
+        "Up/Down earlier questions · Ctrl-C stops an answer · Ctrl-D quits[/dim]"
     )
     with asyncio.Runner() as runner:
+        reader = LineReader(runner, data_dir / HISTORY_FILE)
         runner.run(session.ask(""))  # the starter UI: welcome and suggestions
         while True:
             try:
-                line = input(f"\n{session.prompt}> ")
+                line = reader.read(f"\n{session.prompt}> ")
             except (EOFError, KeyboardInterrupt):
                 console.print()
                 return 0
             message = session.command(line) if line.strip() else None
-            if message is not None:
-                runner.run(session.ask(message))  # Ctrl-C cancels it: see ChatSession.ask
+            if message is None:
+                continue
+            try:
+                if not session.confirmed(message, reader.answer):
+                    continue
+            except (EOFError, KeyboardInterrupt):
+                console.print("[dim]Not deleted.[/dim]")
+                continue
+            runner.run(session.ask(message))  # Ctrl-C cancels it: see ChatSession.ask
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -56,6 +56,11 @@ class Persona(BaseModel):
     def is_dm(self) -> bool:
         return self.place == "dm"
 
+    def describe(self) -> str:
+        """``Ana (user, dm)``: who asks, as an admin or not, and where."""
+        role = "admin" if "admin" in self.groups else "user"
+        return f"{self.name} ({role}, {self.place})"
+
     def conversation_id(self, thread_id: str) -> str:
         """The agent's conversation key: one per console thread, like a Slack thread key."""
         return f"console:{WORKSPACE_ID}:{self.channel_id}:{thread_id}"

@@ -5,6 +5,7 @@ in-memory state, answering whoever the console's identity switcher says is askin
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,14 +16,13 @@ if TYPE_CHECKING:
 
 def add_local_arguments(parser: argparse.ArgumentParser, *, stream_delay: float) -> None:
     """The options both local tools take."""
-    from pathlib import Path
-
     from bots.serving import add_config_arguments
 
     add_config_arguments(parser)
     parser.add_argument(
         "--data-dir", type=Path, default=None,
-        help="where the sample database lives (default $THREADLINE_DATA_DIR or ~/.threadline)",
+        help="where the sample database (and the chat's history and charts) live "
+        "(default $THREADLINE_DATA_DIR or ~/.threadline)",
     )  # fmt: skip
     parser.add_argument(
         "--scripted", action="store_true",
@@ -32,6 +32,15 @@ def add_local_arguments(parser: argparse.ArgumentParser, *, stream_delay: float)
         "--stream-delay", type=float, default=stream_delay,
         help=f"seconds between the scripted model's chunks (default {stream_delay})",
     )  # fmt: skip
+
+
+def local_data_dir(args: argparse.Namespace) -> Path:
+    """``--data-dir``, else the configured one (``THREADLINE_DATA_DIR``, ``~/.threadline``)."""
+    if args.data_dir is not None:
+        return Path(args.data_dir)
+    from bots.serving import load_config
+
+    return load_config(args).state.data_dir
 
 
 def local_agent(args: argparse.Namespace, channel: Channel) -> ServedAgent:

@@ -3,6 +3,7 @@
 //                      Adaptive Card TextBlocks): headings, emphasis, code, lists, links,
 //                      quotes, tables
 //   Md.mrkdwn(text)    Slack mrkdwn (section/context text): *bold* _italic_ ~strike~ <url|label>
+//   Md.closeOpen(text) a streaming text with its open **, ` and ``` closed, to show mid-stream
 "use strict";
 
 const Md = (() => {
@@ -166,7 +167,21 @@ const Md = (() => {
       }).join("<br>"))).join("");
   }
 
-  return { escape, markdown, mrkdwn, inline, emoji };
+  // A streaming answer is cut anywhere, often inside "**bold" or "`code": close what is open
+  // so the partial text reads as it will once complete, instead of showing raw markers.
+  function closeOpen(text) {
+    const fences = (text.match(/^```/gm) || []).length;
+    if (fences % 2) return `${text}\n\`\`\``;
+    const tail = text.slice(text.lastIndexOf("\n\n") + 1).replace(/`[^`\n]*`/g, "");
+    let closing = "";
+    if ((tail.match(/`/g) || []).length % 2) closing += "`";
+    const plain = tail.replace(/`[^`\n]*$/, "");
+    if ((plain.match(/\*\*/g) || []).length % 2) closing += "**";
+    if ((plain.match(/~~/g) || []).length % 2) closing += "~~";
+    return closing ? text.replace(/\s+$/, "") + closing : text;
+  }
+
+  return { escape, markdown, mrkdwn, inline, emoji, closeOpen };
 })();
 
 // Small inline icons (SVG, so they draw without an emoji font).

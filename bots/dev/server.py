@@ -2,15 +2,19 @@
 
 Runs on embedded defaults: in-memory conversations and memory, the generated sample shop
 database (in ``--data-dir``), and the demo agent (Claude when ``ANTHROPIC_API_KEY`` is set,
-the scripted demo model otherwise). Only stdlib is imported at module level: ``threadline``
-builds every subcommand's parser at start-up.
+the scripted demo model otherwise). ``--open`` opens the page in the browser (``webbrowser``,
+which honours ``$BROWSER``). The terminal gets one line per turn and every refused request
+(on stderr; the URL is the first line on stdout). Only stdlib is imported at module level:
+``threadline`` builds every subcommand's parser at start-up.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
+import webbrowser
 from pathlib import Path
 
 DEFAULT_PORT = 8765
@@ -38,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=0.2,
         help="seconds between a channel's streamed updates (default 0.2)",
+    )
+    parser.add_argument(
+        "--open", action="store_true", help="open the console in the web browser once it listens"
     )
     parser.add_argument(
         "--reload", action="store_true",
@@ -71,11 +78,30 @@ async def serve(args: argparse.Namespace) -> None:
         port = runner.addresses[0][1] if runner.addresses else args.port
         host = f"[{args.host}]" if ":" in args.host else args.host
         model = app[CONSOLE_KEY].agent.llm_service.model_name
-        print(f"Threadline console: http://{host}:{port}/", flush=True)
+        url = f"http://{host}:{port}/"
+        print(f"Threadline console: {url}", flush=True)
         print(f"  model: {model}  (Ctrl-C to stop)", flush=True)
+        if args.open and _first_open():
+            await asyncio.to_thread(webbrowser.open, url)
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()
+
+
+OPEN_MARKER = "THREADLINE_DEV_OPEN_MARKER"
+
+
+def _first_open() -> bool:
+    """False in a process ``--reload`` restarted: the browser was opened by the first one."""
+    import os
+
+    marker = os.environ.get(OPEN_MARKER)
+    if not marker:
+        return True
+    if Path(marker).exists():
+        return False
+    Path(marker).touch()
+    return True
 
 
 def _watched(args: argparse.Namespace) -> list[Path]:
@@ -91,15 +117,25 @@ def _watched(args: argparse.Namespace) -> list[Path]:
 def run_reloading(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the console in a child process and restart it when Python files change
     (``watchfiles``, as ``uvicorn --reload`` does)."""
+    import os
     import shlex
+    import tempfile
 
     from watchfiles import PythonFilter, run_process
 
     command = shlex.join([sys.executable, "-m", "bots.cli", "dev", *argv])
+    os.environ[OPEN_MARKER] = str(Path(tempfile.mkdtemp(prefix="threadline-dev-")) / "opened")
     print("threadline dev: reloading on changes to Python files", flush=True)
     run_process(*_watched(args), target=command, target_type="command",
                 watch_filter=PythonFilter())  # fmt: skip
     return 0
+
+
+def log_to_terminal() -> None:
+    """The console's own lines (a line per turn, refusals) at INFO; others' warnings."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s",
+                        datefmt="%H:%M:%S", stream=sys.stderr)  # fmt: skip
+    logging.getLogger("threadline.dev").setLevel(logging.INFO)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
     from agent_core.settings import ConfigError
     from bots.apps import AppError
 
+    log_to_terminal()
     try:
         asyncio.run(serve(args))
     except KeyboardInterrupt:

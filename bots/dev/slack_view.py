@@ -4,7 +4,8 @@ The fake (``adapters.slack.testing``, the one the tests use) is mounted at ``/sl
 console. Each turn gets a real ``slack_sdk`` ``AsyncWebClient`` with a token of its own
 pointed at ``/slack/api/``, and the Slack adapter's real ``ReplyStream`` drives it:
 ``chat.startStream``/``appendStream``/``stopStream`` for the answer,
-``assistant.threads.setStatus`` for the status line, ``chat.postMessage``/``update``/``delete``
+``assistant.threads.setStatus`` for the status line, ``assistant.threads.setSuggestedPrompts``
+for the questions Slack suggests above the composer, ``chat.postMessage``/``update``/``delete``
 for blocks, ``chat.postEphemeral`` for admin-only detail in channels, file uploads for PNG
 charts and CSVs. ``SlackView`` observes every call the fake answers and reports it to the
 turn's feed as a ``slack`` event carrying the message as Slack would now show it, so the page
@@ -17,6 +18,7 @@ as Slack would, so the adapter's own fallbacks are what the page shows.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +56,22 @@ class SlackSession:
 def _public_args(args: dict[str, Any]) -> dict[str, Any]:
     """The call's arguments for the developer pane (file bytes and token left out)."""
     return {k: v for k, v in args.items() if k not in ("token", "content", "file")}
+
+
+def _prompts(value: Any) -> list[dict[str, str]]:
+    """The prompts of a ``setSuggestedPrompts`` call (a JSON string when form-encoded)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    if not isinstance(value, list):
+        return []
+    return [
+        {"title": str(p.get("title", "")), "message": str(p.get("message", ""))}
+        for p in value
+        if isinstance(p, dict)
+    ]
 
 
 def _page_file(shared: dict[str, Any]) -> dict[str, Any]:
@@ -102,6 +120,11 @@ class SlackView:
             status = call.args.get("status") or ""
             event = {"op": "status", "method": call.method, "args": args, "status": status}
             session.feed.emit("slack", event)
+            return
+        if call.method == "assistant.threads.setSuggestedPrompts":
+            prompts = _prompts(call.args.get("prompts"))
+            session.feed.emit("slack", {"op": "prompts", "method": call.method, "args": args,
+                                        "title": call.args.get("title"), "prompts": prompts})
             return
         op = MESSAGE_OPS.get(call.method)
         if op is None or call.message is None:

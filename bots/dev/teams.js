@@ -1,7 +1,7 @@
 // Teams activities -> DOM, the way the Teams client shows them. Adaptive Cards are drawn by
-// Microsoft's official renderer (npm `adaptivecards`, served from bots/dev/node_modules)
-// when it is installed; otherwise by a small fallback for the elements the adapter emits.
-// Every card drawn is kept in TeamsView.shownCards (the browser test checks them all).
+// Microsoft's official renderer (npm `adaptivecards`, shipped in bots/dev/vendor), with
+// Teams' own chart elements added (teamscharts.js). Every card drawn is kept in
+// TeamsView.shownCards (the browser test checks them all).
 "use strict";
 
 const TeamsView = (() => {
@@ -13,6 +13,7 @@ const TeamsView = (() => {
   function setup(options) {
     onAction = options.onAction;
     if (!window.AdaptiveCards) return;
+    TeamsCharts.register(AdaptiveCards, BlockKit.chartBody);
     AdaptiveCards.AdaptiveCard.onProcessMarkdown = (text, result) => {
       result.outputHtml = Md.markdown(text);
       result.didProcess = true;
@@ -54,58 +55,12 @@ const TeamsView = (() => {
     return el;
   }
 
-  // ----- fallback: the element set adapters/teams emits ---------------------------------
-  function fbText(text) {
-    return `<div class="fb-text">${Md.markdown(text || "")}</div>`;
-  }
-
-  function fbElement(e) {
-    switch (e.type) {
-      case "TextBlock": {
-        const cls = [e.weight === "Bolder" ? "bold" : "", e.isSubtle ? "subtle" : "", `size-${(e.size || "Default").toLowerCase()}`].join(" ");
-        return `<div class="fb-block ${cls}">${fbText(e.text)}</div>`;
-      }
-      case "RichTextBlock": return `<div class="fb-block">${(e.inlines || []).map((r) => (typeof r === "string" ? esc(r) : (r.fontType === "Monospace" ? `<pre>${esc(r.text)}</pre>` : esc(r.text)))).join("")}</div>`;
-      case "Container": return `<div class="fb-container fb-style-${esc(e.style || "default")}"${e.isVisible === false ? " hidden" : ""} ${e.id ? `data-id="${esc(e.id)}"` : ""}>${(e.items || []).map(fbElement).join("")}</div>`;
-      case "ColumnSet": return `<div class="fb-columns">${(e.columns || []).map((c) => `<div class="fb-column">${(c.items || []).map(fbElement).join("")}</div>`).join("")}</div>`;
-      case "FactSet": return `<table class="fb-facts">${(e.facts || []).map((f) => `<tr><th>${esc(f.title)}</th><td>${Md.inline(f.value)}</td></tr>`).join("")}</table>`;
-      case "Image": return `<img class="fb-image" src="${esc(e.url)}" alt="${esc(e.altText || "")}">`;
-      case "Table": return `<table class="fb-table">${(e.rows || []).map((r, i) => `<tr>${(r.cells || []).map((c) => `<${i === 0 && e.firstRowAsHeader ? "th" : "td"}>${(c.items || []).map(fbElement).join("")}</${i === 0 && e.firstRowAsHeader ? "th" : "td"}>`).join("")}</tr>`).join("")}</table>`;
-      case "ActionSet": return fbActions(e.actions);
-      default: return `<div class="fb-unknown">[${esc(e.type)}]</div>`;
-    }
-  }
-
-  function fbActions(actions) {
-    if (!actions || !actions.length) return "";
-    return `<div class="fb-actions">${actions.map((a, i) => `<button type="button" class="fb-action" data-index="${i}"`
-      + ` data-message="${esc(actionMessage(a.data) || "")}" data-toggle="${esc((a.targetElements || []).join(" "))}"`
-      + ` data-url="${esc(a.url || "")}">${esc(a.title || "")}</button>`).join("")}</div>`;
-  }
-
-  function fallbackCard(json) {
-    const el = document.createElement("div");
-    el.className = "ac-fallback";
-    el.innerHTML = (json.body || []).map(fbElement).join("") + fbActions(json.actions);
-    el.addEventListener("click", (event) => {
-      const button = event.target.closest(".fb-action");
-      if (!button) return;
-      if (button.dataset.message) onAction(button.dataset.message, button.textContent);
-      else if (button.dataset.url) window.open(button.dataset.url, "_blank", "noopener");
-      for (const id of (button.dataset.toggle || "").split(" ").filter(Boolean)) {
-        const target = el.querySelector(`[data-id="${CSS.escape(id)}"]`);
-        if (target) target.hidden = !target.hidden;
-      }
-    });
-    return el;
-  }
-
   function card(json) {
     shownCards.push(json);
     const holder = document.createElement("div");
     holder.className = "teams-card";
     try {
-      holder.appendChild(window.AdaptiveCards ? officialCard(json) : fallbackCard(json));
+      holder.appendChild(officialCard(json));
     } catch (error) {
       holder.innerHTML = `<div class="render-error">This card could not be drawn: ${esc(error.message)}</div>`;
     }

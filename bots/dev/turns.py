@@ -12,8 +12,9 @@ Both fakes are the shipped ones (``adapters.*.testing``), mounted in the console
 and reached over HTTP by the clients the bots use (see ``slack_view``, ``teams_view``).
 
 Stop cancels the turn's task, as the channel hosts do (``bots.slack.turns``,
-``bots.teams.turns``): the agent commits a consistent partial turn, the Slack reply is settled
-("_(Stopped.)_") and the Teams reply sends nothing more.
+``bots.teams.turns``): the agent commits a consistent partial turn and both replies are
+settled: what was shown ends with "_(Stopped.)_". Each turn ends with one line in the
+terminal (``turnlog``): who asked what, the outcome, how long, the tools, the tokens.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
 from bots.dev.slack_view import TEAM_ID, SlackView
 from bots.dev.teams_view import TeamsView, conversation_ref
+from bots.dev.turnlog import TurnRecord, UsageMeter, recording
 
 log = logging.getLogger("threadline.dev")
 
@@ -122,6 +124,9 @@ class Console:
         self.teams = TeamsView()
         self.turns: dict[str, Turn] = {}
         self.http: aiohttp.ClientSession | None = None
+        meter = UsageMeter()
+        for served in agent.served_agents():
+            served.llm_middlewares.append(meter)
 
     async def open(self) -> None:
         if self.http is None:
@@ -173,6 +178,8 @@ class Console:
 
     async def _run(self, turn: Turn, base_url: str) -> None:
         feed = turn.feed
+        record = TurnRecord(who=turn.persona.describe(), text=turn.text)
+        recording(record)
         feed.emit(
             "turn",
             {
@@ -201,6 +208,7 @@ class Console:
             self.slack.close(tokens.slack)
             self.teams.close(tokens.teams)
             elapsed = round(time.perf_counter() - turn.started, 3)
+            log.info("%s", record.line(turn.state, elapsed))
             feed.emit(
                 "turn",
                 {
@@ -253,10 +261,9 @@ class Console:
                     raise
                 _uncancel()  # the Stop is handled: the replies may still be closed
                 state = "stopped"
-            slack_end = slack.settle(STOPPED) if state == "stopped" else slack.finish()
-            await _guarded(turn.feed, "slack", slack_end)
-            if state == "done":  # a stopped Teams reply sends nothing more (as Teams' Stop)
-                await _guarded(turn.feed, "teams", teams.finish())
+            stopped = state == "stopped"
+            await _guarded(turn.feed, "slack", slack.settle(STOPPED) if stopped else slack.finish())
+            await _guarded(turn.feed, "teams", teams.settle(STOPPED) if stopped else teams.finish())
         return state
 
     async def _stream(self, turn: Turn, slack: SlackReplyStream, teams: TeamsReplyStream) -> None:

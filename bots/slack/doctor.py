@@ -1,5 +1,5 @@
 """``threadline doctor``'s Slack checks: the bot token (``auth.test``) and its scopes against
-what ``manifest.yml`` asks for (``BOT_SCOPES``)."""
+what ``threadline slack-manifest`` asks for (``BOT_SCOPES``)."""
 
 from __future__ import annotations
 

@@ -43,11 +43,12 @@ BOT_SCOPES = [
     "files:write",
     "groups:history",
     "im:history",
+    "mpim:history",
     "usergroups:read",
     "users:read",
     "users:read.email",
 ]
-"""The bot scopes the app needs; ``manifest.yml`` lists exactly these (a test checks)."""
+"""The bot scopes the app needs; ``bots.slack.manifest`` asks for exactly these."""
 
 
 class SlackSettings(Section):

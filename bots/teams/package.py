@@ -4,7 +4,15 @@ The package is ``manifest.json`` (Teams app manifest 1.29), ``color.png`` (192x1
 ``outline.png`` (32x32, white on transparent), zipped together. The bot id is the Azure Bot
 registration's app id (``--app-id`` or ``MicrosoftAppId``)::
 
-    threadline teams-package --app-id 00000000-0000-0000-0000-000000000000 --out build/teams
+    threadline teams-package --app-id 00000000-0000-0000-0000-000000000000 \
+        --website https://acme.io --privacy-url https://acme.io/privacy \
+        --terms-url https://acme.io/terms --out build/teams
+
+Teams shows the website, privacy and terms links to everyone who installs the app, so they
+are yours to give: the command refuses to write a package without them (or with a
+placeholder such as example.com) unless ``--allow-placeholders`` (local testing only). The
+commands the manifest advertises are the ones the agent answers (``COMMANDS``; a test sends
+each to ``DefaultWorkflowHandler``).
 
 Upload ``build/teams/threadline-teams.zip`` in Teams (Apps > Manage your apps > Upload an
 app), or through the Teams admin center for the whole tenant.
@@ -24,6 +32,7 @@ import sys
 import zipfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 MANIFEST_VERSION = "1.29"
 SCHEMA_URL = (
@@ -33,24 +42,72 @@ DEFAULT_ACCENT = "#4F46E5"
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 COMMANDS = [
     ("/help", "What I can do and the commands I know"),
-    ("/reset", "Start a new conversation in this chat"),
+    ("/memories", "What I remember for you (only you see the list)"),
+    ("/delete", "Forget one of your memories: /delete <id>"),
 ]
+"""The commands Teams suggests: those of ``agent_core.workflow.DefaultWorkflowHandler`` that
+everyone may use (``/status`` and ``/share`` are for admins, so they are not advertised)."""
+
+PLACEHOLDER = "https://example.com/threadline-placeholder"
+PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost", "contoso.com")
+URL_OPTIONS = {"website": "--website", "privacy_url": "--privacy-url", "terms_url": "--terms-url"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--app-id", help="the bot's Microsoft App ID (default: $MicrosoftAppId)")
-    parser.add_argument("--out", default="teams-package", help="output directory")
-    parser.add_argument("--name", default="Threadline", help="app name (max 30 characters)")
-    parser.add_argument("--app-version", default="1.0.0", help="semver of the package")
-    parser.add_argument("--developer", default="Threadline", help="developer name")
-    parser.add_argument("--website", default="https://github.com/threadline/threadline")
-    parser.add_argument("--privacy-url", help="privacy statement (default: the website)")
-    parser.add_argument("--terms-url", help="terms of use (default: the website)")
-    parser.add_argument("--accent-color", default=DEFAULT_ACCENT, help="#RRGGBB")
-    parser.add_argument("--domain", action="append", default=[],
-                        help="a valid domain (e.g. the bot's host); repeatable")
+    parser.add_argument(
+        "--app-id", metavar="GUID",
+        help="the Azure Bot registration's Microsoft App ID (default: $MicrosoftAppId)",
+    )  # fmt: skip
+    parser.add_argument("--out", default="teams-package", metavar="DIR",
+                        help="folder to write the package into (default ./teams-package)")
+    parser.add_argument("--name", default="Threadline",
+                        help="the app's name in Teams, at most 30 characters (default Threadline)")
+    parser.add_argument("--app-version", default="1.0.0", metavar="X.Y.Z",
+                        help="the package's version; raise it for each upload (default 1.0.0)")
+    parser.add_argument("--developer", default="Threadline",
+                        help="the developer (publisher) name Teams shows (default Threadline)")
+    parser.add_argument("--website", metavar="URL", help="your website (https)")
+    parser.add_argument("--privacy-url", metavar="URL", help="your privacy statement (https)")
+    parser.add_argument("--terms-url", metavar="URL", help="your terms of use (https)")
+    parser.add_argument(
+        "--allow-placeholders", action="store_true",
+        help=f"write missing or example URLs as {PLACEHOLDER}/... (local testing only: "
+        "Teams shows them to everyone who installs the app)",
+    )  # fmt: skip
+    parser.add_argument("--accent-color", default=DEFAULT_ACCENT, metavar="#RRGGBB",
+                        help=f"the color icon's background (default {DEFAULT_ACCENT})")
+    parser.add_argument("--domain", action="append", default=[], metavar="HOST",
+                        help="a domain the app may open, e.g. the bot's host; repeatable")
     parser.add_argument("--targeted-messages", action="store_true",
-                        help="declare support for targeted messages (preview)")
+                        help="declare support for targeted messages (preview), as "
+                        "TEAMS_TARGETED_MESSAGES=1 uses them")
+
+
+def is_placeholder(url: str | None) -> bool:
+    """No URL, not https, or an example host: nothing a person installing the app should see.
+
+    >>> [is_placeholder(u) for u in (None, "https://example.com/x", "https://acme.io/privacy")]
+    [True, True, False]
+    """
+    if not url:
+        return True
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    placeholder_host = any(host == h or host.endswith(f".{h}") for h in PLACEHOLDER_HOSTS)
+    return parts.scheme != "https" or not host or placeholder_host
+
+
+def package_urls(args: argparse.Namespace) -> dict[str, str]:
+    """The website, privacy and terms URLs; raises ``ValueError`` naming the options that are
+    missing or placeholders, unless ``--allow-placeholders``."""
+    given = {key: getattr(args, key) for key in URL_OPTIONS}
+    wrong = [URL_OPTIONS[key] for key, url in given.items() if is_placeholder(url)]
+    if wrong and not args.allow_placeholders:
+        raise ValueError(
+            f"give your own https URLs for {', '.join(wrong)}: Teams shows them to everyone "
+            "who installs the app (--allow-placeholders writes placeholders, for local testing)"
+        )
+    return {key: url or f"{PLACEHOLDER}/{key.replace('_url', '')}" for key, url in given.items()}
 
 
 def build_manifest(
@@ -59,7 +116,7 @@ def build_manifest(
     name: str = "Threadline",
     version: str = "1.0.0",
     developer: str = "Threadline",
-    website: str = "https://github.com/threadline/threadline",
+    website: str = f"{PLACEHOLDER}/website",
     privacy_url: str | None = None,
     terms_url: str | None = None,
     accent_color: str = DEFAULT_ACCENT,
@@ -187,9 +244,10 @@ def run(args: argparse.Namespace) -> int:
               "(the Azure Bot registration's app id)", file=sys.stderr)
         return 2
     try:
+        urls = package_urls(args)
         manifest = build_manifest(
             app_id=app_id, name=args.name, version=args.app_version, developer=args.developer,
-            website=args.website, privacy_url=args.privacy_url, terms_url=args.terms_url,
+            website=urls["website"], privacy_url=urls["privacy_url"], terms_url=urls["terms_url"],
             accent_color=args.accent_color, domains=args.domain,
             targeted_messages=args.targeted_messages,
         )

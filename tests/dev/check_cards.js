@@ -1,14 +1,15 @@
-// Parses Adaptive Cards with Microsoft's official renderer (npm `adaptivecards`) and reports
-// every parse or validation warning. Usage: node check_cards.js cards.json
+// Parses Adaptive Cards with Microsoft's official renderer (the bundle the console ships,
+// bots/dev/vendor/adaptivecards) plus Teams' chart elements (bots/dev/teamscharts.js), and
+// reports every parse or validation warning. Usage: node check_cards.js cards.json
 // Prints one JSON line per card: {"index", "events": [...]}; exits 1 when any card has one.
 "use strict";
 
 const fs = require("fs");
 const path = require("path");
 
-const bundle = path.join(__dirname, "..", "..", "bots", "dev", "node_modules", "adaptivecards",
-  "dist", "adaptivecards.js");
-const AC = require(bundle);  // the UMD bundle parses without a DOM
+const dev = path.join(__dirname, "..", "..", "bots", "dev");
+const AC = require(path.join(dev, "vendor", "adaptivecards", "adaptivecards.min.js"));
+require(path.join(dev, "teamscharts.js")).register(AC);  // the UMD bundle parses without a DOM
 
 function check(json) {
   const card = new AC.AdaptiveCard();

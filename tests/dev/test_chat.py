@@ -1,21 +1,38 @@
-"""`threadline chat`: the terminal REPL over the demo agent."""
+"""`threadline chat`: the terminal chat over the demo agent, in-process and in a real terminal
+(tmux: the screen a person sees, the keys a person types)."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import os
+import shlex
+import shutil
 import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from agent_core.agent import Agent
+from agent_core.components import ChartComponent, ChartSeries, UiComponent
 from bots.dev.chat import ChatSession
+from bots.dev.chat_view import ChatView
+from bots.dev.terminal_images import inline, protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Who are our top customers by revenue?"
+
+
+def tiny_png() -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), (20, 100, 200)).save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def session(agent: Agent, tmp_path: Path) -> tuple[ChatSession, io.StringIO]:
@@ -24,7 +41,7 @@ def session(agent: Agent, tmp_path: Path) -> tuple[ChatSession, io.StringIO]:
     return ChatSession(agent, console, tmp_path / "charts"), out
 
 
-async def test_an_answer_streams_with_a_table_and_a_saved_chart(
+async def test_an_answer_is_rendered_with_a_table_and_a_saved_chart(
     agent: Agent, tmp_path: Path
 ) -> None:
     chat, out = session(agent, tmp_path)
@@ -33,11 +50,13 @@ async def test_an_answer_streams_with_a_table_and_a_saved_chart(
     assert chat.command("1") == QUESTION
     assert await chat.ask(QUESTION) is True
     text = out.getvalue()
-    assert "Threadline: _Scripted demo model" in text
+    # rendered Markdown: the answer's emphasis and code marks are gone (they showed raw)
+    assert "Scripted demo model (no ANTHROPIC_API_KEY set)" in text
+    assert "_Scripted" not in text and "`ANTHROPIC_API_KEY`" not in text and "**" not in text
     assert "Together they account for" in text
-    assert "customer" in text and "Tidal Retail GmbH" in text and "968,424.30" in text
+    assert "Tidal Retail GmbH" in text and "968,424.30" in text
     [chart] = chat.saved_charts
-    assert chart.read_bytes().startswith(b"\x89PNG")
+    assert chart.parent == tmp_path / "charts" and chart.read_bytes().startswith(b"\x89PNG")
     assert str(chart) in text.replace("\n", "")
 
 
@@ -46,11 +65,68 @@ async def test_admin_switch_shows_the_private_detail(agent: Agent, tmp_path: Pat
     assert chat.command("/admin") is None
     await chat.ask("Sales by category")
     assert "only you:" in out.getvalue() and "run_sql arguments" in out.getvalue()
+    assert "FROM order_items oi" in out.getvalue()  # the SQL as code, not escaped JSON
     assert chat.command("/user") is None
     out.truncate(0)
     await chat.ask("Sales by category")
     assert "run_sql arguments" not in out.getvalue()
     assert chat.command("/help") == "/help"  # the agent's commands pass through
+
+
+def test_a_deletion_waits_for_a_yes(agent: Agent, tmp_path: Path) -> None:
+    """After /memories, typing "1" deleted a memory without a word."""
+    chat, out = session(agent, tmp_path)
+    asked: list[str] = []
+
+    def say(answer: str):  # type: ignore[no-untyped-def]
+        def ask(prompt: str) -> str:
+            asked.append(prompt)
+            return answer
+
+        return ask
+
+    assert chat.confirmed("/delete m1", say("")) is False
+    assert chat.confirmed("/delete m1", say("n")) is False
+    assert "Not deleted." in out.getvalue()
+    assert chat.confirmed("/delete m1", say("y")) is True
+    assert chat.confirmed("Sales by category", say("n")) is True  # nothing to delete
+    assert asked == ["Delete memory m1? This cannot be undone. [y/N] "] * 3
+
+
+def test_a_chart_without_a_picture_is_drawn_as_text(tmp_path: Path) -> None:
+    out = io.StringIO()
+    view = ChatView(Console(file=out, width=100, color_system=None), tmp_path)
+    chart = ChartComponent(chart_type="bar", title="Units", x=["a", "bb"],
+                           series=[ChartSeries(name="n", values=[2, 4])])
+    view.show(UiComponent(rich_component=chart))
+    lines = out.getvalue().splitlines()
+    assert lines[1].split() == ["a", "█" * 20, "2"] and lines[2].split() == ["bb", "█" * 40, "4"]
+    assert "threadline[charts]" in out.getvalue() and view.saved_charts == []
+
+
+@pytest.mark.parametrize(("kind", "start"), [("kitty", "\x1b_Ga=T,f=100,"),
+                                             ("iterm", "\x1b]1337;File=inline=1;"),
+                                             ("sixel", '\x1bPq"1;1;2;2')])
+def test_charts_show_inline_where_the_terminal_shows_pictures(
+    kind: str, start: str, tmp_path: Path
+) -> None:
+    out = io.StringIO()
+    view = ChatView(Console(file=out, force_terminal=True), tmp_path, kind)  # type: ignore[arg-type]
+    from agent_core.components.images import png_data_uri
+
+    chart = ChartComponent(chart_type="bar", title="Units", x=["a"], image_url=png_data_uri(
+        tiny_png()), series=[ChartSeries(name="n", values=[1])])
+    view.show(UiComponent(rich_component=chart))
+    assert start in out.getvalue() and view.saved_charts == []
+    sequence = inline(tiny_png(), kind)  # type: ignore[arg-type]
+    assert sequence.endswith(("\x1b\\", "\x07"))
+
+
+def test_the_terminal_is_recognised_by_its_environment() -> None:
+    assert protocol({"TERM": "foot"}) == "sixel"
+    assert protocol({"KITTY_WINDOW_ID": "1", "TERM": "xterm-256color"}) == "kitty"
+    assert protocol({"TERM_PROGRAM": "WezTerm"}) == "iterm"
+    assert protocol({"TERM": "xterm-kitty", "THREADLINE_CHAT_IMAGES": "none"}) == "none"
 
 
 async def read_until(stream: asyncio.StreamReader, marker: str, seen: list[str]) -> None:
@@ -63,28 +139,16 @@ async def read_until(stream: asyncio.StreamReader, marker: str, seen: list[str])
 async def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bots.cli",
-        "chat",
-        "--scripted",
-        "--stream-delay",
-        "0.05",
-        "--data-dir",
-        str(tmp_path),
-        "--charts-dir",
-        str(tmp_path / "charts"),
-        cwd=ROOT,
-        env={**env, "PYTHONUNBUFFERED": "1"},
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
+        sys.executable, "-m", "bots.cli", "chat", "--scripted", "--stream-delay", "0.05",
+        "--data-dir", str(tmp_path), cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"},
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
     seen: list[str] = []
     try:
         await read_until(process.stdout, "user> ", seen)
         process.stdin.write(f"{QUESTION}\n".encode())
-        await read_until(process.stdout, "Threadline:", seen)
+        await read_until(process.stdout, "Threadline\n", seen)
         process.send_signal(signal.SIGINT)
         await read_until(process.stdout, "(stopped)", seen)
         assert "Together they account for" not in "".join(seen)
@@ -96,3 +160,70 @@ async def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(tmp_path: Path) -> N
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+class Tmux:
+    """``threadline chat`` in a tmux pane: keys in, the screen out."""
+
+    def __init__(self, name: str, command: str) -> None:
+        self.name = name
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "60",
+                        command], check=True)  # fmt: skip
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def type(self, text: str) -> None:
+        self.keys("-l", text)
+        self.keys("Enter")
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-S", "-200", "-t", self.name],
+                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+
+    def wait_for(self, text: str, *, after: int = 0) -> str:
+        """The screen once ``text`` shows (bounded poll of another process)."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen[after:]:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never showed:\n{self.screen()}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
+def test_chat_in_a_real_terminal(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = "env -u ANTHROPIC_API_KEY TERM=xterm-256color"
+    command = (f"cd {shlex.quote(str(ROOT))} && {env} {shlex.quote(sys.executable)} -m "
+               f"bots.cli chat --scripted --data-dir {shlex.quote(str(data))}; sleep 60")
+    term = Tmux(f"tl-chat-{os.getpid()}", command)
+    try:
+        term.wait_for("user>")
+        term.type(QUESTION)
+        screen = term.wait_for("Together they account for")
+        assert "968,424.30" in screen and "**" not in screen and "_Scripted" not in screen
+        [chart] = (data / "charts").glob("*top-10-customers-by-revenue.png")  # data dir
+        assert str(chart) in screen.replace("\n", "")
+        mark = len(term.wait_for("user>", after=screen.index("Together")))
+        term.keys("Up")  # history: the question comes back to edit (Up printed ^[[A)
+        term.wait_for(f"user> {QUESTION}", after=mark - 10)
+        term.keys("C-u")
+        term.type("/memories")
+        screen = term.wait_for("2. /delete")
+        term.type("1")  # a suggestion number that deletes: asked first
+        screen = term.wait_for("This cannot be undone. [y/N]")
+        term.type("n")
+        term.wait_for("Not deleted.")
+        term.type("/memories")
+        listing = term.screen()
+        term.wait_for("2. /delete", after=listing.rindex("Not deleted."))
+        assert "Memory deleted" not in term.screen()
+        assert (data / "chat_history").read_text().count(QUESTION) == 1
+        assert "\n+y\n" not in (data / "chat_history").read_text()
+    finally:
+        term.close()

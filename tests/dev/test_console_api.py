@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from agent_core import InMemoryAgentMemory, ScriptedLlmService, ToolRegistry
@@ -15,7 +16,7 @@ from agent_core.agent import Agent
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.feedback import Feedback
 from agent_core.users import User
-from bots.dev.app import ADAPTIVE_CARDS_JS, CONSOLE_KEY, create_app
+from bots.dev.app import ADAPTIVE_CARDS_JS, CONSOLE_KEY, MAX_MESSAGE, create_app
 from bots.dev.identity import ConsoleUserResolver
 from bots.dev.turns import ConsoleOptions
 from tests.dev.conftest import ALEX, ANA, Console, demo_agent, persona
@@ -38,9 +39,8 @@ async def test_page_and_its_assets_are_served(console: Console) -> None:
         assert asset.status == 200, name
     assert (await console.client.get("/static/..%2Fapp.py")).status == 404
     vendor = await console.client.get("/vendor/adaptivecards.js")
-    assert vendor.status == 200
-    installed = ADAPTIVE_CARDS_JS.is_file()
-    assert ("npm ci" in await vendor.text()) is not installed
+    assert vendor.status == 200  # Microsoft's renderer ships with the package
+    assert await vendor.read() == ADAPTIVE_CARDS_JS.read_bytes()
     info = await (await console.client.get("/api/info")).json()
     assert info["scripted"] is True
     assert [p["user_id"] for p in info["personas"]] == ["U0ANA", "U0ALEX"]
@@ -61,9 +61,11 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     assert "Tidal Retail GmbH" in answer["text"] and answer["streaming"] is False
     assert [b["type"] for b in answer["blocks"]] == ["context_actions"]  # feedback buttons
     assert any(b["type"] == "table" for m in messages for b in m["blocks"])
-    [chart] = [f for m in messages for f in m["files"] if f["mimetype"] == "image/png"]
-    png = await console.client.get(chart["url"])
-    assert (await png.read()).startswith(b"\x89PNG")
+    [chart] = [b for m in messages for b in m["blocks"] if b["type"] == "data_visualization"]
+    assert chart["title"] == "Top 10 customers by revenue"  # native, long names cut to fit
+    kinds = [("answer" if m["streamed"] else m["blocks"][-1]["type"])
+             for m in sorted(messages, key=lambda m: float(m["ts"]))]
+    assert kinds[:3] == ["answer", "table", "data_visualization"]  # text, table, chart
 
     activities = [e["activity"] for e in events.teams_activities()]
     streamed = [a for a in activities if a["type"] == "typing" and a.get("entities")]
@@ -120,19 +122,30 @@ async def test_starter_ui_and_commands(console: Console) -> None:
         "text",
         "button_group",
     ]
+    # in a DM (an assistant thread) Slack shows the questions as its suggested prompts
+    [prompts] = [e for e in starter.of("slack") if e["op"] == "prompts"]
+    assert prompts["prompts"][0] == {"title": QUESTION, "message": QUESTION}
+    assert not any(b["type"] == "actions" for m in starter.slack_messages().values()
+                   for b in m["blocks"])
+    in_channel = await console.ask("", persona(ANA, "channel"), thread="1700000000.000200")
     buttons = [
         b
-        for m in starter.slack_messages().values()
+        for m in in_channel.slack_messages().values()
         for blk in m["blocks"]
         if blk["type"] == "actions"
         for b in blk["elements"]
     ]
-    assert buttons[0]["value"] == QUESTION
+    assert buttons[0]["value"] == QUESTION  # a channel has no suggested prompts: buttons
+    assert not [e for e in in_channel.of("slack") if e["op"] == "prompts"]
     card = starter.teams_activities()[-1]["activity"]["attachments"][0]["content"]
     assert card["actions"][0]["data"] == {"threadline_action": QUESTION}
 
     user_help = await console.ask("/help")
     assert "Admin commands" not in json.dumps(user_help.of("component"))
+    # a command's answer is not written by the model: no "AI generated" label (it had one)
+    assert "AIGeneratedContent" not in json.dumps(user_help.teams_activities())
+    answered = await console.ask(QUESTION, thread="1700000000.000300")
+    assert "AIGeneratedContent" in json.dumps(answered.teams_activities()[-1])
     admin_help = await console.ask("/help", ALEX)
     assert "Admin commands" in json.dumps(admin_help.slack_messages())
     denied = await console.ask("/status")
@@ -161,7 +174,10 @@ async def test_stop_cancels_the_running_turn(data_dir: Path) -> None:
         assert answer["text"].endswith("_(Stopped.)_") and not answer["streaming"]
         full = "Together they account for"
         assert full not in answer["text"]
-        assert events.teams_activities()[-1]["activity"]["type"] == "typing"  # nothing after
+        # Teams too ends what it showed with the mark (it once kept the cut text unmarked)
+        last = events.teams_activities()[-1]["activity"]
+        assert last["type"] == "message" and last["text"].endswith("_(Stopped.)_")
+        assert full not in last["text"]
 
         ana = User(id="console:local:U0ANA", group_memberships=["user"])
         stored = await agent.conversation_store.get_conversation(
@@ -222,23 +238,37 @@ async def test_a_failed_turn_shows_the_agents_error_card() -> None:
     assert "model exploded" in card_texts(teams)  # the admin's detail, inline in a DM
 
 
-async def test_bad_requests_are_refused(console: Console) -> None:
+async def test_bad_requests_are_refused_in_words_the_page_shows(
+    console: Console, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A refused request says what is wrong, and the terminal logs it (it once answered
+    ``bad request: String should have ...`` and logged nothing)."""
     client = console.client
-    cases: list[tuple[str, Any, dict[str, str], int]] = [
-        ("/api/turns", "not json", {}, 400),
-        ("/api/turns", {"text": "hi", "thread_id": "../x"}, {}, 400),
-        ("/api/turns", {"text": "hi", "thread_id": "t1", "persona": {"user_id": "<b>"}}, {}, 400),
-        ("/api/turns", {"text": "x" * 9000, "thread_id": "t1"}, {}, 400),
-        ("/api/feedback", {"message_id": "1", "thread_id": "t1"}, {}, 400),
-        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Origin": "http://evil.example"}, 403),
-        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Host": "evil.example"}, 403),
+    too_long = "x" * (MAX_MESSAGE + 1)
+    cases: list[tuple[str, Any, dict[str, str], int, str]] = [
+        ("/api/turns", "not json", {}, 400, "the request body is not JSON"),
+        ("/api/turns", {"text": "hi", "thread_id": "../x"}, {}, 400, "thread_id:"),
+        ("/api/turns", {"text": "hi", "thread_id": "t1", "persona": {"user_id": "<b>"}}, {},
+         400, "persona.user_id:"),
+        ("/api/turns", {"text": too_long, "thread_id": "t1"}, {}, 400,
+         f"the message is {MAX_MESSAGE + 1:,} characters long; the console takes at most"),
+        ("/api/feedback", {"message_id": "1", "thread_id": "t1"}, {}, 400, "positive:"),
+        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Origin": "http://evil.example"},
+         403, "cross-origin requests are refused"),
+        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Host": "evil.example"}, 403,
+         "the console only answers on 127.0.0.1"),
     ]
-    for path, body, headers, status in cases:
+    for path, body, headers, status, words in cases:
+        caplog.clear()
         kwargs: dict[str, Any] = {"data": body} if isinstance(body, str) else {"json": body}
         response = await client.post(path, headers=headers, **kwargs)
-        assert response.status == status, (path, body, headers)
-        if status == 400:
-            assert "bad request" in (await response.json())["error"]
+        assert response.status == status, (path, headers)
+        assert (await response.json())["error"].startswith(words)
+        assert [r.getMessage() for r in caplog.records] == [
+            f"POST {path} refused ({status}): {(await response.json())['error']}"
+        ]
+    long_but_fine = await console.ask("y" * 9000)  # a pasted log: Slack takes 40,000
+    assert long_but_fine.outcome == "done"
     forged = await client.post(
         "/slack/api/chat.postMessage",
         json={"channel": "C1", "text": "x"},

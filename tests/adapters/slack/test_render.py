@@ -369,7 +369,7 @@ def test_pie_chart_is_native_with_segments() -> None:
         {"x": [f"d{i}" for i in range(30)], "series": [ChartSeries(name="n", values=[1] * 30)]},
         {"series": [ChartSeries(name="EU", values=[1, None])]},
         {"series": [ChartSeries(name=f"s{i}", values=[1, 2]) for i in range(7)]},
-        {"x": ["a label longer than twenty", "b"]},
+        {"x": ["a label longer than twenty: 1", "a label longer than twenty: 2"]},
         {"chart_type": "pie", "series": [ChartSeries(name="p", values=[1, -2])]},
         {"series": [ChartSeries(name="EU", values=[1])]},
     ],
@@ -379,6 +379,20 @@ def test_chart_outside_native_limits_is_uploaded_as_png(changes: dict[str, Any])
     assert message.blocks == []
     [upload] = message.files
     assert (upload.filename, upload.content, upload.alt_text) == ("sales.png", PNG, "Sales")
+
+
+def test_long_labels_are_cut_so_the_chart_stays_native() -> None:
+    """The demo's top-customers chart went to a PNG for one name over 20 characters."""
+    [message] = render(ui(bar_chart(x=["Evergreen Outfitters Ltd", "b"])))
+    assert message.files == []
+    chart = message.blocks[0]["chart"]
+    assert chart["axis_config"]["categories"] == ["Evergreen Outfitter…", "b"]
+
+
+def test_a_png_chart_carries_its_title_once() -> None:
+    """The title showed three times: in the image, as the file's title and as a comment."""
+    [message] = render(ui(bar_chart(chart_type="scatter")))
+    assert message.text == "" and message.files[0].title == "Sales"
 
 
 def test_chart_with_hosted_image_is_an_image_block() -> None:

@@ -78,8 +78,9 @@ async def test_tool_turn_for_admin_in_channel_sends_arguments_only_ephemerally(
     assert "select 1" in private_text and "Let me look." in private_text
     public_text = " ".join(str(c.args) for c in posted)
     assert "select 1" not in public_text and "Let me look." not in public_text
-    assert [b["type"] for b in posted[0].args["blocks"]] == ["section", "table"]
-    assert posted[-1].args["blocks"][0]["text"] == "There are 3 rows."
+    # the answer first, then its table, as in Teams (the table once came first)
+    assert posted[0].args["blocks"][0]["text"] == "There are 3 rows."
+    assert [b["type"] for b in posted[-1].args["blocks"]] == ["section", "table"]
     assert any(
         "is running run_sql" in c.args["status"]
         for c in fake.calls_to("assistant.threads.setStatus")

@@ -186,30 +186,51 @@ def test_truncated_source_dataframe_reports_the_full_size() -> None:
     assert texts(card_of(df))[-1] == "Showing 1 of 5,000 rows."
 
 
-def test_chart_with_hosted_image_and_fact_summary() -> None:
+def test_chart_is_teams_own_chart_with_the_image_as_fallback() -> None:
+    """Teams showed only a PNG (and the title twice); its clients draw charts natively."""
     chart = ChartComponent(
         chart_type="line", x=["Jan", "Feb", "Mar"], title="Revenue", x_label="month",
         series=[ChartSeries(name="EU", values=[1, None, 3])],
         image_url="https://example.com/chart.png",
     )
     card = card_of(chart)
-    assert card["body"][1] == elements.image("https://example.com/chart.png",
-                                             "Revenue (line chart)")
-    assert card["body"][2]["facts"] == [
-        {"title": "EU", "value": "1 → 3 · min 1 (Jan) · max 3 (Mar)"}]
+    assert card["version"] == "1.5"
+    assert [e["type"] for e in card["body"]] == ["TextBlock", "Chart.Line"]
+    assert texts(card) == ["Revenue"]  # the title once
+    line = card["body"][1]
+    assert line["data"] == [{"legend": "EU", "values": [{"x": "Jan", "y": 1.0},
+                                                         {"x": "Mar", "y": 3.0}]}]
+    assert line["xAxisTitle"] == "month" and "title" not in line
+    assert line["fallback"] == elements.image("https://example.com/chart.png",
+                                              "Revenue (line chart)")
+
+
+@pytest.mark.parametrize(("kind", "series", "element"), [
+    ("bar", [ChartSeries(name="s", values=[1, 2])], "Chart.VerticalBar"),
+    ("bar", [ChartSeries(name="a", values=[1, 2]), ChartSeries(name="b", values=[3, 4])],
+     "Chart.VerticalBar.Grouped"),
+    ("pie", [ChartSeries(name="share", values=[1, 2])], "Chart.Pie"),
+])
+def test_each_chart_kind_has_its_teams_element(
+    kind: str, series: list[ChartSeries], element: str
+) -> None:
+    card = card_of(ChartComponent(chart_type=kind, x=["a", "b"], series=series))  # type: ignore[arg-type]
+    chart = card["body"][1]
+    assert chart["type"] == element
+    assert chart["fallback"]["type"] == "FactSet"  # no image: the numbers, summarised
 
 
 def test_chart_data_uri_is_kept_when_small() -> None:
     uri = png_data_uri(64, 48)
     card = card_of(ChartComponent(chart_type="bar", x=["a"], image_url=uri,
                                   series=[ChartSeries(name="s", values=[1])]))
-    assert card["body"][1]["url"] == uri
+    assert card["body"][1]["fallback"]["url"] == uri
 
 
 def test_oversized_chart_png_is_shrunk_to_fit() -> None:
     uri = png_data_uri(900, 600, noisy=True)
     assert len(uri) > 250_000
-    card = card_of(ChartComponent(chart_type="bar", x=["a"], image_url=uri,
+    card = card_of(ChartComponent(chart_type="scatter", x=["a"], image_url=uri,
                                   series=[ChartSeries(name="s", values=[1])]))
     image = card["body"][1]
     assert image["type"] == "Image"
@@ -217,7 +238,7 @@ def test_oversized_chart_png_is_shrunk_to_fit() -> None:
 
 
 def test_unshrinkable_chart_keeps_the_summary_and_says_so() -> None:
-    card = card_of(ChartComponent(chart_type="pie", x=["a", "b"],
+    card = card_of(ChartComponent(chart_type="scatter", x=["a", "b"],
                                   image_url="data:image/png;base64," + "A" * 300_000,
                                   series=[ChartSeries(name="share", values=[1, 2])]))
     assert [e["type"] for e in card["body"]] == ["TextBlock", "FactSet", "TextBlock"]

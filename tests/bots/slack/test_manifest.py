@@ -1,27 +1,34 @@
-"""manifest.yml is a valid Slack app manifest and matches what the bot really does."""
+"""``threadline slack-manifest`` prints a valid Slack app manifest (Socket Mode or HTTP mode)
+that matches what the bot really does."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 
+from bots.cli import main
+from bots.slack.manifest import manifest as build_manifest
 from bots.slack.settings import BOT_SCOPES
 from tests.support.schemas import schemas_dir
 
-ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = schemas_dir()
 VERSIONED = "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/"
 
 
-def manifest() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((ROOT / "manifest.yml").read_text())
-    return loaded
+def manifest(*args: str) -> dict[str, Any]:
+    """What ``threadline slack-manifest ARGS`` prints."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["slack-manifest", *args]) == 0
+    printed: dict[str, Any] = json.loads(out.getvalue())
+    return printed
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +42,40 @@ def validator() -> Draft7Validator:
     return Draft7Validator(root, registry=registry)
 
 
-def test_manifest_validates_against_the_official_schema(validator: Draft7Validator) -> None:
-    errors = [e.message for e in validator.iter_errors(manifest())]
+@pytest.mark.parametrize("args", [(), ("--http", "https://bot.example.com")])
+def test_manifest_validates_against_the_official_schema(
+    validator: Draft7Validator, args: tuple[str, ...]
+) -> None:
+    errors = [e.message for e in validator.iter_errors(manifest(*args))]
     assert errors == []
+
+
+def test_http_mode_points_every_url_at_the_bot() -> None:
+    """HTTP mode once needed three URLs edited by hand in manifest.yml."""
+    data = manifest("--http", "https://bot.example.com/", "--command", "/data")
+    events = "https://bot.example.com/slack/events"
+    assert data["settings"]["socket_mode_enabled"] is False
+    assert data["settings"]["event_subscriptions"]["request_url"] == events
+    assert data["settings"]["interactivity"]["request_url"] == events
+    assert data["features"]["slash_commands"] == [{**data["features"]["slash_commands"][0],
+                                                   "command": "/data", "url": events}]
+    assert data["oauth_config"]["redirect_urls"] == ["https://bot.example.com/slack/oauth_redirect"]
+
+
+@pytest.mark.parametrize("args", [("--http", "http://bot.example.com"), ("--http", "bot"),
+                                  ("--command", "ask")])
+def test_bad_manifest_options_are_refused(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["slack-manifest", *args]) == 2
+    assert "threadline slack-manifest:" in capsys.readouterr().err
+
+
+def test_group_dms_are_covered() -> None:
+    """Group DMs were not: no mpim:history scope, no message.mpim event."""
+    data = build_manifest()
+    assert "mpim:history" in data["oauth_config"]["scopes"]["bot"]
+    assert "message.mpim" in data["settings"]["event_subscriptions"]["bot_events"]
 
 
 def test_a_broken_manifest_is_rejected(validator: Draft7Validator) -> None:

@@ -127,10 +127,11 @@ async def test_chart(monkeypatch: pytest.MonkeyPatch) -> None:
         final = await bot.final()
         (card,) = cards_in(final.body)
         assert_valid_card(card)
-        image = next(e for e in card["body"] if e["type"] == "Image")
-        assert image["url"].startswith("data:image/png;base64,")
-        facts = next(e for e in card["body"] if e["type"] == "FactSet")["facts"]
-        assert facts == [{"title": "signups", "value": "total 12 · min 3 (Mon) · max 5 (Tue)"}]
+        chart = next(e for e in card["body"] if e["type"].startswith("Chart."))
+        assert chart["type"] == "Chart.VerticalBar"  # Teams' own chart
+        assert {"x": "Tue", "y": 5.0} in chart["data"]
+        assert chart["fallback"]["type"] == "Image"  # the PNG, for clients without charts
+        assert chart["fallback"]["url"].startswith("data:image/png;base64,")
         informative = [c.text for c in bot.fake.calls if stream_kind(c) == "informative"]
         assert informative[0] == "Working..."
         assert any("draw_chart" in (text or "") for text in informative[1:])

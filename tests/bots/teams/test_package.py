@@ -15,6 +15,8 @@ from bots.teams.package import build_manifest
 from tests.adapters.teams.schemas import assert_valid_manifest
 
 APP_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+URLS = ["--website", "https://acme.io", "--privacy-url", "https://acme.io/privacy",
+        "--terms-url", "https://acme.io/terms"]
 
 
 def test_manifest_is_valid_against_the_schema() -> None:
@@ -39,7 +41,7 @@ def test_bad_values_are_refused(app_id: str, color: str) -> None:
 
 def test_command_writes_manifest_icons_and_zip(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["teams-package", "--app-id", APP_ID, "--out", str(tmp_path)]) == 0
+    assert main(["teams-package", "--app-id", APP_ID, "--out", str(tmp_path), *URLS]) == 0
     assert "threadline-teams.zip" in capsys.readouterr().out
     with zipfile.ZipFile(tmp_path / "threadline-teams.zip") as archive:
         assert sorted(archive.namelist()) == ["color.png", "manifest.json", "outline.png"]
@@ -47,6 +49,7 @@ def test_command_writes_manifest_icons_and_zip(tmp_path: Path,
         color = Image.open(io.BytesIO(archive.read("color.png")))
         outline = Image.open(io.BytesIO(archive.read("outline.png")))
     assert_valid_manifest(manifest)
+    assert manifest["developer"]["privacyUrl"] == "https://acme.io/privacy"
     assert (tmp_path / "manifest.json").exists()
     assert color.size == (192, 192) and color.mode == "RGB"
     assert outline.size == (32, 32) and outline.mode == "RGBA"
@@ -60,3 +63,48 @@ def test_command_without_an_app_id_explains(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.delenv("MicrosoftAppId", raising=False)
     assert main(["teams-package", "--out", str(tmp_path)]) == 2
     assert "MicrosoftAppId" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("urls", [
+    [],
+    ["--website", "https://acme.io", "--privacy-url", "https://example.com/privacy",
+     "--terms-url", "https://acme.io/terms"],
+    ["--website", "http://acme.io", "--privacy-url", "https://acme.io/p",
+     "--terms-url", "https://acme.io/t"],
+])
+def test_placeholder_urls_are_refused_unless_allowed(
+    urls: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The package once defaulted its website, privacy and terms links to a placeholder
+    without a word; now it refuses, naming the options, unless --allow-placeholders."""
+    assert main(["teams-package", "--app-id", APP_ID, "--out", str(tmp_path), *urls]) == 2
+    error = capsys.readouterr().err
+    assert "--allow-placeholders" in error
+    assert not (tmp_path / "threadline-teams.zip").exists()
+    allowed = ["teams-package", "--app-id", APP_ID, "--out", str(tmp_path), *urls,
+               "--allow-placeholders"]
+    assert main(allowed) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert_valid_manifest(manifest)
+
+
+async def test_every_command_teams_suggests_is_one_the_agent_answers() -> None:
+    """The manifest once advertised /reset, which answered "Unknown command"."""
+    from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegistry
+    from agent_core.conversations import Conversation
+    from agent_core.users import User
+    from agent_core.workflow import DefaultWorkflowHandler
+
+    agent = Agent(llm_service=ScriptedLlmService(["hi"]), tool_registry=ToolRegistry(),
+                  agent_memory=InMemoryAgentMemory())
+    ana = User(id="ana", group_memberships=["user"])
+    (bot,) = build_manifest(app_id=APP_ID)["bots"]
+    titles = [c["title"] for c in bot["commandLists"][0]["commands"]]
+    assert titles == ["/help", "/memories", "/delete"]
+    for title in titles:
+        result = await DefaultWorkflowHandler().try_handle(
+            agent, ana, Conversation(id="c1", user=ana), title
+        )
+        assert result.should_skip_llm
+        shown = json.dumps([c.rich_component.model_dump(mode="json") for c in result.components])
+        assert "Unknown command" not in shown and "Access Denied" not in shown

@@ -1,0 +1,141 @@
+"""``threadline slack-manifest``: the Slack app manifest, for Socket Mode or HTTP mode.
+
+Paste what it prints in api.slack.com/apps -> Create New App -> From a manifest (Slack takes
+JSON as well as YAML), install the app, then run ``threadline slack``:
+
+- Socket Mode (the default; no public URL): create an app-level token with
+  ``connections:write`` (Basic Information -> App-Level Tokens) for ``SLACK_APP_TOKEN``, and
+  take ``SLACK_BOT_TOKEN`` (xoxb-) from Install App.
+- HTTP mode: ``threadline slack-manifest --http https://HOST`` points events, interactivity,
+  the slash command and the OAuth redirect (many workspaces) at ``https://HOST/slack/...``;
+  run with ``SLACK_SIGNING_SECRET`` and ``SLACK_BOT_TOKEN``.
+
+The scopes are exactly what the bot uses (``bots.slack.settings.BOT_SCOPES``) and the events
+exactly what it listens to, group DMs included.
+
+>>> manifest()["settings"]["socket_mode_enabled"]
+True
+>>> manifest(http="https://bot.example.com")["settings"]["event_subscriptions"]["request_url"]
+'https://bot.example.com/slack/events'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+from bots.slack.settings import BOT_SCOPES
+
+BOT_EVENTS = [
+    "app_home_opened",
+    "app_mention",
+    "app_uninstalled",
+    "assistant_thread_context_changed",
+    "assistant_thread_started",
+    "message.channels",
+    "message.groups",
+    "message.im",
+    "message.mpim",
+    "subteam_members_changed",
+    "subteam_updated",
+    "tokens_revoked",
+    "user_change",
+]
+"""The events the bot handles (``bots.slack.bot``)."""
+
+AGENT_DESCRIPTION = (
+    "Threadline answers questions about your data: it writes and runs the SQL, shows the "
+    "result as a table or chart, and explains it. Mention it in a thread, DM it, or use /ask."
+)
+
+
+def _base_url(http: str) -> str:
+    parts = urlsplit(http)
+    if parts.scheme != "https" or not parts.netloc or parts.query or parts.fragment:
+        raise ValueError(f"--http takes the bot's public https:// address, got {http!r}")
+    return f"https://{parts.netloc}{parts.path.rstrip('/')}"
+
+
+def manifest(
+    *, http: str | None = None, name: str = "Threadline", command: str = "/ask"
+) -> dict[str, Any]:
+    """The app manifest; ``http`` (``https://HOST``) switches it from Socket Mode to HTTP."""
+    base = _base_url(http) if http else None
+    slash: dict[str, Any] = {
+        "command": command,
+        "description": f'Ask {name} a question (add "private" to get the answer only yourself)',
+        "usage_hint": "[private] how many orders did we ship last month?",
+        "should_escape": False,
+    }
+    events: dict[str, Any] = {"bot_events": BOT_EVENTS}
+    interactivity: dict[str, Any] = {"is_enabled": True}
+    oauth: dict[str, Any] = {"scopes": {"bot": sorted(BOT_SCOPES)}}
+    if base:
+        slash["url"] = events["request_url"] = interactivity["request_url"] = (
+            f"{base}/slack/events"
+        )
+        oauth["redirect_urls"] = [f"{base}/slack/oauth_redirect"]
+    return {
+        "_metadata": {"major_version": 1, "minor_version": 1},
+        "display_information": {
+            "name": name[:35],
+            "description": "Ask your data questions in Slack threads; answers with SQL, "
+            "tables and charts.",
+            "background_color": "#1d3557",
+        },
+        "features": {
+            "app_home": {
+                "home_tab_enabled": False,
+                "messages_tab_enabled": True,
+                "messages_tab_read_only_enabled": False,
+            },
+            "bot_user": {"display_name": name[:80], "always_online": True},
+            "agent_view": {
+                "agent_description": AGENT_DESCRIPTION,
+                "suggested_prompts": [
+                    {"title": "What can you do?", "message": "What can you do?"},
+                    {"title": "Commands", "message": "/help"},
+                ],
+            },
+            "slash_commands": [slash],
+        },
+        "oauth_config": oauth,
+        "settings": {
+            "event_subscriptions": events,
+            "interactivity": interactivity,
+            "org_deploy_enabled": False,
+            "socket_mode_enabled": base is None,
+            "token_rotation_enabled": False,
+        },
+    }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--http", metavar="https://HOST",
+        help="HTTP mode: the bot's public address; events, interactivity, the slash command "
+        "and the OAuth redirect go to https://HOST/slack/... (default: Socket Mode)",
+    )  # fmt: skip
+    parser.add_argument("--name", default="Threadline", help="the app's name (default Threadline)")
+    parser.add_argument(
+        "--command", dest="slash_command", default="/ask",
+        help="the slash command, as SLACK_COMMAND sets it for the bot (default /ask)",
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    command = args.slash_command
+    if not command.startswith("/") or " " in command:
+        print(f"threadline slack-manifest: --command must look like /ask, got {command!r}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    try:
+        data = manifest(http=args.http, name=args.name, command=command)
+    except ValueError as error:
+        print(f"threadline slack-manifest: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(data, indent=2))
+    return 0

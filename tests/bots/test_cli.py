@@ -1,0 +1,66 @@
+"""`threadline --help` reads like a product: what each command does, the environment it
+reads (from the settings it loads, so the list cannot drift), examples; `--version`."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+from pydantic import AliasChoices
+
+from bots.cli import COMMANDS, main
+from bots.slack.settings import SlackSettings
+from bots.teams.settings import TeamsSettings
+
+
+def output(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(list(argv))
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
+def variables(kind: type[SlackSettings] | type[TeamsSettings]) -> list[str]:
+    names = []
+    for info in kind.model_fields.values():
+        if isinstance(info.validation_alias, AliasChoices):
+            names += [str(c) for c in info.validation_alias.choices[1:]]
+    return names
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert output(capsys, "--version").strip() == f"threadline {version('threadline')}"
+
+
+def test_the_top_help_is_a_product_manual(capsys: pytest.CaptureFixture[str]) -> None:
+    """It printed an internal docstring with reST markup."""
+    text = output(capsys, "--help")
+    assert "``" not in text and "Threadline puts an LLM agent into Slack" in text
+    for name, command in COMMANDS.items():
+        assert name in text and command.summary[:30] in " ".join(text.split())
+    assert "threadline dev" in text and "threadline doctor" in text
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_says_what_it_does_with_examples(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = output(capsys, name, "--help")
+    assert COMMANDS[name].description.split()[0] in text
+    assert "examples:\n  " in text and "``" not in text
+
+
+@pytest.mark.parametrize(("name", "kind"), [("slack", SlackSettings), ("teams", TeamsSettings)])
+def test_the_channels_list_every_variable_they_read(
+    name: str, kind: type[SlackSettings] | type[TeamsSettings], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = output(capsys, name, "--help")
+    assert f"pip install 'threadline[{name}]'" in text
+    for variable in [*variables(kind), "ANTHROPIC_API_KEY", "REDIS_URL", "THREADLINE_APP"]:
+        assert variable in text, variable
+
+
+def test_the_local_tools_list_what_they_read(capsys: pytest.CaptureFixture[str]) -> None:
+    text = output(capsys, "dev", "--help")
+    assert "--open" in text and "ANTHROPIC_API_KEY" in text and "THREADLINE_DATA_DIR" in text
+    assert "REDIS_URL" not in text  # the console keeps its state in memory
