@@ -76,13 +76,17 @@ class UiFeatures(BaseModel):
     def features_for(self, user: User) -> frozenset[str]:
         """Every feature ``user`` may access (cached per set of groups)."""
         groups = frozenset(user.group_memberships)
-        cached = self._features_by_groups.get(groups)
+        # read past pydantic's attribute lookup for private attributes: once per turn
+        known: dict[frozenset[str], frozenset[str]] = self.__pydantic_private__[  # type: ignore[index]
+            "_features_by_groups"
+        ]
+        cached = known.get(groups)
         if cached is None:
             cached = frozenset(
                 name for name, allowed in self.feature_group_access.items()
                 if not allowed or not groups.isdisjoint(allowed)
             )
-            self._features_by_groups[groups] = cached
+            known[groups] = cached
         return cached
 
 

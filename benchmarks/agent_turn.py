@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 import venv
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -36,9 +37,10 @@ from agent_core import (
     Agent,
     InMemoryAgentMemory,
     LlmRequest,
+    LlmResponse,
+    LlmService,
+    LlmStreamChunk,
     RequestContext,
-    ScriptedLlmService,
-    ScriptedResponse,
     StaticUserResolver,
     Tool,
     ToolCall,
@@ -70,22 +72,34 @@ class Echo(Tool[EchoArgs]):
         return ToolResult(success=True, result_for_llm=f"echo: {args.text}")
 
 
-def zero_latency(use_tool: bool) -> ScriptedLlmService:
-    def respond(request: LlmRequest) -> ScriptedResponse:
-        if use_tool and request.messages[-1].role == "user":
-            return ScriptedResponse(
-                tool_calls=[ToolCall(id="call_1", name="echo", arguments={"text": "hi"})]
-            )
-        return ScriptedResponse(text="Hello there", chunks=["Hello there"])
+class ZeroLatency(LlmService):
+    """The LLM of both scenarios, answering at once (the reference's twin:
+    ``vanna_turn.ZeroLatency``): a tool call to a user message when ``use_tool``, else text."""
 
-    return ScriptedLlmService(then=respond)
+    def __init__(self, use_tool: bool) -> None:
+        self.use_tool = use_tool
+
+    def _respond(self, request: LlmRequest) -> LlmResponse:
+        if self.use_tool and request.messages[-1].role == "user":
+            call = ToolCall(id="call_1", name="echo", arguments={"text": "hi"})
+            return LlmResponse(tool_calls=[call], finish_reason="tool_use")
+        return LlmResponse(content="Hello there", finish_reason="end_turn")
+
+    async def send_request(self, request: LlmRequest) -> LlmResponse:
+        return self._respond(request)
+
+    async def stream_request(self, request: LlmRequest) -> AsyncIterator[LlmStreamChunk]:
+        response = self._respond(request)
+        if response.content:
+            yield LlmStreamChunk(content=response.content)
+        yield LlmStreamChunk(tool_calls=response.tool_calls, finish_reason=response.finish_reason)
 
 
 async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
     registry = ToolRegistry()
     registry.register_local_tool(Echo(), ["user"])
     agent = Agent(
-        llm_service=zero_latency(use_tool), tool_registry=registry,
+        llm_service=ZeroLatency(use_tool), tool_registry=registry,
         user_resolver=StaticUserResolver(User(id="u1", group_memberships=["user"])),
         agent_memory=InMemoryAgentMemory(),
     )
@@ -96,7 +110,6 @@ async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
             pass
         if index >= warmup:
             samples.append(time.perf_counter_ns() - started)
-    agent.llm_service.requests.clear()  # type: ignore[attr-defined]
     return samples
 
 

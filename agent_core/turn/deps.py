@@ -94,10 +94,13 @@ class TurnDeps:
         request_id: str,
         request: Mapping[str, Any],
         question: str = "",
+        features: frozenset[str] | None = None,
     ) -> ToolContext:
         """The ``ToolContext`` of one request: who asks, where (the channel's metadata), and
-        the UI features they have. Tools, memory and the context enhancer read it."""
-        features = self.config.ui_features.features_for(user)
+        the UI features they have (``features``, when the turn already knows them). Tools,
+        memory and the context enhancer read it."""
+        if features is None:
+            features = self.config.ui_features.features_for(user)
         return ToolContext(
             user=user,
             conversation_id=conversation_id,
