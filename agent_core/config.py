@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agent_core.components.base import Audience
 from agent_core.users import User
@@ -45,6 +45,8 @@ class UiFeatures(BaseModel):
     >>> features.can_user_access_feature("sql_preview", User(id="u"))
     True
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     feature_group_access: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_UI_FEATURES.items()}
@@ -93,6 +95,8 @@ class UiFeatures(BaseModel):
 class AuditConfig(BaseModel):
     """What the ``AuditLogger`` records."""
 
+    model_config = ConfigDict(defer_build=True)
+
     enabled: bool = True
     log_tool_access_checks: bool = True
     log_tool_invocations: bool = True
@@ -105,6 +109,8 @@ class AuditConfig(BaseModel):
 
 class AgentConfig(BaseModel):
     """How the agent behaves. ``AgentConfig(max_tool_iterations=5, temperature=0.2)``"""
+
+    model_config = ConfigDict(defer_build=True)
 
     max_tool_iterations: int = Field(default=20, gt=0)
     stream_responses: bool = True

@@ -21,7 +21,7 @@ class Message(BaseModel):
     one of them through ``tool_call_id``. Messages are immutable values: history is only ever
     appended to, and filters return new messages (``message.model_copy(update=...)``)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     role: MessageRole
     content: str = ""
@@ -33,6 +33,8 @@ class Message(BaseModel):
 
 class Conversation(BaseModel):
     """A user's conversation; in chat channels its id is the thread key."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     user: User

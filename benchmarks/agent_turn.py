@@ -4,7 +4,7 @@ Scenarios: (a) a text reply, (b) one tool call then a reply; ``--turns`` turns a
 each in a new conversation, streaming on, no observability. The reference runs in its own
 virtualenv (created under ~/.cache/threadline-bench on first use) in the same run, interleaved
 with ours over ``--rounds`` rounds; we quote medians of the rounds' p50 and their ratio.
-Also the import time of ``agent_core`` (``python -X importtime``) vs ``vanna``.
+(Import time: ``benchmarks/import_time.py``.)
 
     python benchmarks/agent_turn.py [--turns 2000] [--rounds 3] [--no-install]
 
@@ -18,19 +18,18 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import resource
 import statistics
 import subprocess
 import sys
 import time
-import venv
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _reference import reference_python
 from _stats import result_line, summary_us
 
 from agent_core import (
@@ -51,8 +50,6 @@ from agent_core import (
 )
 
 HERE = Path(__file__).resolve().parent
-REFERENCE = "vanna==2.0.2"
-REFERENCE_VENV = Path.home() / ".cache" / "threadline-bench" / "vanna-2.0.2"
 
 
 class EchoArgs(BaseModel):
@@ -113,42 +110,12 @@ async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
     return samples
 
 
-def reference_python(install: bool) -> Path | None:
-    python = REFERENCE_VENV / "bin" / "python"
-    if not python.exists() and not install:
-        print(f"reference skipped: no {REFERENCE} virtualenv at {REFERENCE_VENV} "
-              "(run without --no-install to create it)", file=sys.stderr)
-        return None
-    if not python.exists():
-        print(f"creating {REFERENCE_VENV} with {REFERENCE} (first run only)...", file=sys.stderr)
-        venv.create(REFERENCE_VENV, with_pip=True)
-        installed = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", REFERENCE], check=False
-        )
-        if installed.returncode != 0:
-            return None
-    return python
-
-
 def reference(python: Path, turns: int, warmup: int) -> dict[str, list[int] | int]:
     out = subprocess.run(
         [str(python), str(HERE / "reference" / "vanna_turn.py"), str(turns), str(warmup)],
         check=True, capture_output=True, text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
-def import_seconds(python: str, module: str) -> float:
-    """Cumulative import time of ``module`` from ``-X importtime`` (median of 5 runs)."""
-    runs = []
-    for _ in range(5):
-        err = subprocess.run(
-            [python, "-X", "importtime", "-c", f"import {module}"],
-            capture_output=True, text=True, check=True, cwd=HERE.parent,
-        ).stderr
-        line = [ln for ln in err.splitlines() if re.search(rf"\|\s+{module}$", ln)][-1]
-        runs.append(int(line.split("|")[1]) / 1e6)
-    return statistics.median(runs)
 
 
 def median_summary(summaries: list[dict[str, float]]) -> dict[str, float]:
@@ -193,14 +160,10 @@ def main() -> None:
             print(f"{scenario:5} p50 ratio ours/reference: {ratio:.3f} (goal <= 0.25)")
     own_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     figures["peak_rss_mb_ours"] = round(own_rss_kb / 1024, 1)
-    figures["import_s_ours"] = round(import_seconds(sys.executable, "agent_core"), 3)
     if python is not None:
         figures["peak_rss_mb_reference"] = round(reference_rss_kb / 1024, 1)
-        figures["import_s_reference"] = round(import_seconds(str(python), "vanna"), 3)
     print(f"peak RSS: ours {figures['peak_rss_mb_ours']} MB, "
           f"reference {figures.get('peak_rss_mb_reference')} MB")
-    print(f"import: agent_core {figures['import_s_ours']} s (goal <= 0.15), "
-          f"vanna {figures.get('import_s_reference')} s")
     print(result_line("agent_turn", **figures))
 
 

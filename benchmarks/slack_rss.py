@@ -104,8 +104,10 @@ class Server:
 
     async def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-        env |= {"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
-                "SLACK_API_URL": self.api_url, "THREADLINE_DATA_DIR": tempfile.mkdtemp()}  # fmt: skip
+        env |= {
+            "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": self.api_url, "THREADLINE_DATA_DIR": tempfile.mkdtemp(),
+        }  # fmt: skip
         if self.kind == "bot":
             command = [
                 str(Path(sys.executable).parent / "threadline"), "slack", "--ephemeral",

@@ -134,6 +134,8 @@ class UiComponent(BaseModel):
     'everyone'
     """
 
+    model_config = ConfigDict(defer_build=True)
+
     rich_component: SerializeAsAny[RichComponent]
     simple_component: SerializeAsAny[SimpleComponent] | None = None
     audience: Audience = "everyone"

@@ -37,7 +37,7 @@ class ScriptedResponse(BaseModel):
     before the first chunk, ``chunk_delay`` between chunks.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_core.audit import AuditLogger
 from agent_core.config import AgentConfig
 from agent_core.context import ToolContext
 from agent_core.conversations import ConversationStore
@@ -30,6 +29,9 @@ from agent_core.tools.base import ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.users import User, UserResolver
 from agent_core.workflow import WorkflowAgent, WorkflowHandler
+
+if TYPE_CHECKING:
+    from agent_core.audit import AuditLogger
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -13,7 +13,7 @@ from agent_core.conversations import Conversation, Message
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
 from agent_core.turn.state import TurnState
-from agent_core.turn.status import WORKING, closing_components
+from agent_core.turn.status import closing_components, working
 
 
 async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
@@ -30,7 +30,7 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
         state.finished = True
         return
     if deps.config.include_thinking_indicators:
-        yield WORKING
+        yield working()
     await _before_message_hooks(deps, state)
     await _load_conversation(deps, state)
     for component in await _workflow(deps, state):
