@@ -122,5 +122,9 @@ class AgentConfig(BaseModel):
     """Who may ask at all (empty: everyone). Anyone else gets one refusal and nothing runs:
     no hook, no LLM call, no tool."""
     refusal: str = "Sorry, this assistant is not available to you here. Ask an admin for access."
+    history_tokens: int | None = Field(default=100_000, gt=0)
+    """The most history (in tokens, estimated) sent with each LLM call: past it, the oldest
+    whole turns are left out (``agent_core.extensions.filters.TokenBudgetFilter``, after
+    the agent's own ``conversation_filters``). ``None`` sends the whole history."""
     ui_features: UiFeatures = Field(default_factory=UiFeatures)
     audit_config: AuditConfig = Field(default_factory=AuditConfig)

@@ -17,7 +17,7 @@ from agent_core.conversations import ConversationStore
 from agent_core.errors import AgentError
 from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.enricher import ToolContextEnricher
-from agent_core.extensions.filters import ConversationFilter
+from agent_core.extensions.filters import ConversationFilter, TokenBudgetFilter
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.extensions.observability import ObservabilityProvider, Tracer
@@ -76,9 +76,20 @@ class TurnDeps:
     audit_logger: AuditLogger | None = None
     tracer: Tracer = field(init=False)
     tool_problems: dict[frozenset[str], list[str]] = field(init=False, default_factory=dict)
+    _budgets: dict[int, TokenBudgetFilter] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tracer", Tracer(self.observability_provider))
+
+    def history_budget(self) -> TokenBudgetFilter | None:
+        """The filter that keeps each LLM call within ``config.history_tokens``."""
+        tokens = self.config.history_tokens
+        if tokens is None:
+            return None
+        budget = self._budgets.get(tokens)
+        if budget is None:
+            budget = self._budgets[tokens] = TokenBudgetFilter(tokens)
+        return budget
 
     async def check_tools(self, schemas: list[ToolSchema]) -> None:
         """Ask the LLM service to validate each distinct tool set once; refuse bad ones."""

@@ -46,7 +46,8 @@ class TextStream:
 
 
 async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
-    """Steps 10-11: conversation filters, conversion, ``enhance_user_messages``."""
+    """Steps 10-11: conversation filters (then the history budget), conversion,
+    ``enhance_user_messages``."""
     user, conversation = state.require_user(), state.require_conversation()
     messages = conversation.messages
     for conversation_filter in deps.conversation_filters:
@@ -57,6 +58,8 @@ async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
         ) as span:
             messages = await conversation_filter.filter_messages(list(messages))
             span.set_attribute("message_count_after", len(messages))
+    if (budget := deps.history_budget()) is not None:
+        messages = messages[budget.first_kept(messages) :]
     enhancer = deps.llm_context_enhancer
     if _may_share_messages(deps):
         llm_messages = [state.llm_message(m) for m in messages]
