@@ -37,8 +37,12 @@ SMALL = {
     "agent_turn.py": (["--turns", "5", "--warmup", "1", "--rounds", "1", "--no-install"], []),
     "console_first_answer.py": (["--runs", "1", "--turns", "2"], needs_browser),
     "graph_overhead.py": (["--turns", "5", "--warmup", "1", "--rounds", "1"], []),
+    "import_time.py": (["--rounds", "1", "--no-install"], []),
     "llm_stream.py": (["--rounds", "1"], []),
+    "prompt_cache.py": (["--turns", "2"], []),
+    "redis_round_trips.py": (["--turns", "1", "--rounds", "1"], needs_redis),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
+    "slack_rss.py": (["--turns", "40", "--step", "20"], []),
     "slack_ingress.py": (
         ["--dispatches", "20", "--requests", "50", "--seconds", "1", "--paced-seconds", "0.2"],
         needs_redis,
