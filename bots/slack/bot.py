@@ -67,7 +67,7 @@ from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.threads import ThreadMembership
 from agent_core.errors import StateUnavailableError
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
 from bots.slack.metrics import SlackMetrics
@@ -168,14 +168,23 @@ class SlackBot:
     # --- questions: durable turns -------------------------------------------------------------
 
     async def _accept(
-        self, client: AsyncWebClient, queued: QueuedTurn, dedupe_key: str | None = None
+        self,
+        client: AsyncWebClient,
+        queued: QueuedTurn,
+        dedupe_key: str | None = None,
+        *,
+        joins: Flag | None = None,
     ) -> None:
-        """Record the turn before the ack; while the state is down, ack anyway and tell the
-        asker plainly (after the ack: the post is not on its path)."""
+        """Record the turn before the ack (with ``joins``, the thread it joins: one step);
+        while the state is down, ack anyway and tell the asker plainly (after the ack: the
+        post is not on its path)."""
         try:
-            await self.turns.accept(queued, dedupe_key=dedupe_key)
+            await self.turns.accept(queued, dedupe_key=dedupe_key, flag=joins)
         except StateUnavailableError as error:
             self._unavailable(client, queued, error)
+            return
+        if joins is not None:
+            self.threads.joined(joins)
 
     def _unavailable(
         self, client: AsyncWebClient, queued: QueuedTurn, error: StateUnavailableError
@@ -193,14 +202,10 @@ class SlackBot:
             bot_user_id=context.bot_user_id,
             enterprise_install=bool(context.is_enterprise_install),
         )
-        try:
-            joined = await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
-        except StateUnavailableError as error:
-            self._unavailable(context.client, queued, error)
-            return
-        if joined:  # the first mention inside a human thread reads the thread
-            queued.history_before_ts = mention_in_thread(body)
-        await self._accept(context.client, queued, delivery_key(body))
+        joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        # the mention that joins a human thread reads it first: the turn records that payload
+        joins.first_payload = queued.payload(history_before_ts=mention_in_thread(body))
+        await self._accept(context.client, queued, delivery_key(body), joins=joins)
 
     async def _on_message(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         bot = context.bot_user_id
@@ -291,13 +296,10 @@ class SlackBot:
             response_url=body.get("response_url"),
             enterprise_install=bool(context.is_enterprise_install),
         )
-        try:
-            if not queued.private:
-                await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
-        except StateUnavailableError as error:
-            self._unavailable(context.client, queued, error)
-        else:
-            await self._accept(context.client, queued)
+        joins = None
+        if not queued.private:
+            joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        await self._accept(context.client, queued, joins=joins)
         await ack()
 
     # --- other events: the agent view, the Messages tab, identity -------------------------------
