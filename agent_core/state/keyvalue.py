@@ -103,9 +103,16 @@ class Flag:
         return self.first_payload if self.added and self.first_payload is not None else payload
 
 
+_JSON = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
+
+
 def encode(value: Any) -> str:
-    """JSON text of ``value``; raises ``TypeError`` for values no backend could keep."""
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    """JSON text of ``value``; raises ``TypeError`` for values no backend could keep.
+
+    >>> encode({"b": 1, "a": [True, None]})
+    '{"a":[true,null],"b":1}'
+    """
+    return _JSON.encode(value)
 
 
 class MemoryKeyValueStore(KeyValueStore):

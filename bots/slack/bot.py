@@ -120,6 +120,7 @@ class SlackBot:
         )  # fmt: skip
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
         self._own_session = False
+        self._counters: dict[str, Any] = {}
         self._register()
 
     async def open(self) -> None:
@@ -142,6 +143,13 @@ class SlackBot:
     async def idle(self, *, timeout: float = 30.0) -> None:
         """Until every queued turn is answered (tests, benchmarks)."""
         await self.turns.idle(timeout=timeout)
+
+    def _count(self, kind: str) -> None:
+        """Count an event (the counter of each kind looked up once: every event pays this)."""
+        counter = self._counters.get(kind)
+        if counter is None:
+            counter = self._counters[kind] = self.metrics.events.labels(kind=kind)
+        counter.inc()
 
     def _register(self) -> None:
         """Every listener, by what it listens to (bolt dispatches; the catch-all goes last)."""
@@ -194,7 +202,7 @@ class SlackBot:
         self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
 
     async def _on_mention(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        self.metrics.events.labels(kind="app_mention").inc()
+        self._count("app_mention")
         meta = event_context(body).metadata
         queued = QueuedTurn(
             context=meta,
@@ -203,15 +211,16 @@ class SlackBot:
             enterprise_install=bool(context.is_enterprise_install),
         )
         joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
-        # the mention that joins a human thread reads it first: the turn records that payload
-        joins.first_payload = queued.payload(history_before_ts=mention_in_thread(body))
+        if (history_before_ts := mention_in_thread(body)) is not None:
+            # the mention that joins a human thread reads it first: that turn records this
+            joins.first_payload = queued.payload(history_before_ts=history_before_ts)
         await self._accept(context.client, queued, delivery_key(body), joins=joins)
 
     async def _on_message(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         bot = context.bot_user_id
         if not is_from_person(body, bot):
             return
-        self.metrics.events.labels(kind="message").inc()
+        self._count("message")
         meta = event_context(body).metadata
         if not meta["is_dm"] and not await self._is_follow_up(body, meta, bot):
             return
@@ -237,7 +246,7 @@ class SlackBot:
             return False
 
     async def _on_command(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        self.metrics.events.labels(kind="command").inc()
+        self._count("command")
         private, question = command_question(body)
         private = private or not question
         # a public question: the worker opens the thread ("<@user> asked: ...")
