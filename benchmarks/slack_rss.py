@@ -1,6 +1,12 @@
 """Memory over turns: the RSS of ``threadline slack --ephemeral`` as it answers mentions, each
 in a new thread, against a bare bolt ``AsyncApp`` server acking the same events.
 
+Every in-memory store has a cap (``THREADLINE_MEMORY_MAX_CONVERSATIONS``, 10,000 by default;
+``THREADLINE_MEMORY_MAX_ENTRIES`` per cache and dedupe store, 100,000), so memory is bounded;
+with the defaults a short run only fills them. The bot therefore runs twice: with the
+defaults, and with caps small enough to be reached within the run (500 conversations, 1,000
+entries), where its RSS must go flat after warm-up as bare bolt's does.
+
 The real command (``threadline slack --ephemeral --app examples/weather.py:agent``: every
 store in memory) and the anchor (a bolt ``AsyncApp`` on aiohttp whose listener only acks)
 each run in their own process; this process signs the events, posts them over HTTP from 50
@@ -9,7 +15,7 @@ answers to. After every ``--step`` events (and the bot's turns finished: its ``/
 reports none queued) the server's RSS is read from ``/proc/<pid>/status``. Growth is quoted
 per turn over the second half of the run, after warm-up: a bounded process grows by ~0.
 
-    .venv/bin/python benchmarks/slack_rss.py [--turns 4000] [--step 500]
+    .venv/bin/python benchmarks/slack_rss.py [--turns 3000] [--step 500]
 
 Linux only (``/proc``). The last line printed is one JSON object.
 """
@@ -95,8 +101,9 @@ def bare_server(port: int, api_url: str) -> None:
 class Server:
     """The bot (``threadline slack --ephemeral``) or the anchor, in its own process."""
 
-    def __init__(self, kind: str, api_url: str) -> None:
+    def __init__(self, kind: str, api_url: str, env: dict[str, str] | None = None) -> None:
         self.kind = kind
+        self.extra_env = env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.api_url = api_url
@@ -107,8 +114,9 @@ class Server:
         env |= {
             "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
             "SLACK_API_URL": self.api_url, "THREADLINE_DATA_DIR": tempfile.mkdtemp(),
+            **self.extra_env,
         }  # fmt: skip
-        if self.kind == "bot":
+        if self.kind.startswith("bot"):
             command = [
                 str(Path(sys.executable).parent / "threadline"), "slack", "--ephemeral",
                 "--app", "examples/weather.py:agent", "--host", "127.0.0.1",
@@ -173,9 +181,14 @@ async def load(server: Server, start: int, count: int) -> None:
         await asyncio.gather(*(client() for _ in range(CLIENTS)))
 
 
-async def curve(kind: str, api_url: str, turns: int, step: int) -> list[tuple[int, int]]:
+SMALL_CAPS = {"THREADLINE_MEMORY_MAX_CONVERSATIONS": "500", "THREADLINE_MEMORY_MAX_ENTRIES": "1000"}
+
+
+async def curve(
+    kind: str, api_url: str, turns: int, step: int, env: dict[str, str] | None = None
+) -> list[tuple[int, int]]:
     """``(events, RSS KB)`` after every ``step`` events, starting with the idle server."""
-    server = Server(kind, api_url)
+    server = Server(kind, api_url, env)
     await server.start()
     try:
         points = [(0, server.rss_kb)]
@@ -201,7 +214,8 @@ async def measure(turns: int, step: int) -> dict[str, Any]:
             fake.users[f"U{n}"] = {"id": f"U{n}", "team_id": "T1", "profile": {"display_name": "A"}}
         bare = await curve("bare", fake.base_url, turns, step)
         bot = await curve("bot", fake.base_url, turns, step)
-    return {"bare_bolt": bare, "bot": bot}
+        capped = await curve("bot_small_caps", fake.base_url, turns, step, SMALL_CAPS)
+    return {"bare_bolt": bare, "bot": bot, "bot_small_caps": capped}
 
 
 def main() -> None:
@@ -209,7 +223,7 @@ def main() -> None:
         bare_server(int(sys.argv[2]), sys.argv[3])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--turns", type=int, default=4000)
+    parser.add_argument("--turns", type=int, default=3000)
     parser.add_argument("--step", type=int, default=500)
     args = parser.parse_args()
     curves = asyncio.run(measure(args.turns, max(1, min(args.step, args.turns))))
@@ -221,7 +235,7 @@ def main() -> None:
             "kb_per_turn_after_warmup": round(per_turn, 2),
         }
         shown = ", ".join(f"{n}: {kb / 1024:.1f}" for n, kb in points)
-        print(f"{label:9} RSS MB after N events ({shown}); growth after warm-up "
+        print(f"{label:14} RSS MB after N events ({shown}); growth after warm-up "
               f"{per_turn:+.2f} KB per turn")  # fmt: skip
     print(result_line("slack_rss", **figures))
 

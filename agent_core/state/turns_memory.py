@@ -48,7 +48,11 @@ class MemoryTurnQueue(TurnQueue):
     """
 
     def __init__(
-        self, *, claim_after: float = 30.0, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        claim_after: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_seen: int = 100_000,
     ) -> None:
         super().__init__(claim_after=claim_after)
         self._clock = clock
@@ -57,7 +61,7 @@ class MemoryTurnQueue(TurnQueue):
         self._threads: dict[str, deque[str]] = {}
         self._new: deque[str] = deque()
         self._arrived = asyncio.Event()
-        self._seen = MemoryKeyValueStore(clock=clock)
+        self._seen = MemoryKeyValueStore(clock=clock, max_entries=max_seen)
 
     async def enqueue(
         self,
