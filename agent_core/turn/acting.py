@@ -56,6 +56,8 @@ def _groups(deps: TurnDeps, calls: list[ToolCall]) -> list[list[tuple[int, ToolC
 
 
 async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
+    """Steps 15-17 for one round of tool calls: each group runs, then its results enter the
+    conversation in call order."""
     calls = state.pending_tool_calls
     state.tool_iterations += 1
     results: list[ToolResult | None] = [None] * len(calls)
@@ -66,19 +68,19 @@ async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
             shown = _Shown(deps, state, call)
             for component in shown.before():
                 yield component
-            results[index] = await _execute(deps, state, call)
-            for component in shown.after(results[index]):
+            result = results[index] = await _execute(deps, state, call)
+            for component in shown.after(result):
                 yield component
         else:
             pipelines = [_run_call(deps, state, call, index, results) for index, call in group]
             async for component in _merge(pipelines):
                 yield component
         for index, call in group:
-            result = results[index]
-            assert result is not None
+            done = results[index]
+            assert done is not None
             conversation.add_message(Message(
-                role="tool", content=result.result_for_llm, tool_call_id=call.id,
-                metadata={"success": result.success, "tool": call.name},
+                role="tool", content=done.result_for_llm, tool_call_id=call.id,
+                metadata={"success": done.success, "tool": call.name},
             ))
 
 
@@ -152,8 +154,7 @@ class _Shown:
             )))
         return shown
 
-    def after(self, result: ToolResult | None) -> list[UiComponent]:
-        assert result is not None
+    def after(self, result: ToolResult) -> list[UiComponent]:
         shown, name = [], self.call.name
         if self.status is not None and self.task is not None:
             outcome: CardStatus = "completed" if result.success else "failed"
