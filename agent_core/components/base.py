@@ -103,17 +103,18 @@ class RichComponent(BaseModel):
 
     def _version(self, lifecycle: ComponentLifecycle, changes: dict[str, Any]) -> Self:
         cls = type(self)
-        unknown = [name for name in changes if name not in cls.__pydantic_fields__]
-        if unknown:
-            raise TypeError(f"{cls.__name__} has no field(s) {sorted(unknown)}")
+        fields = cls.__pydantic_fields__
+        if any(name not in fields for name in changes):
+            unknown = sorted(name for name in changes if name not in fields)
+            raise TypeError(f"{cls.__name__} has no field(s) {unknown}")
         # ``model_copy(update=...)`` without its generic copying: every streamed text update
         # and every tool status is one of these
         version = cls.__new__(cls)
-        fields = self.__dict__.copy()
-        fields.update(changes, lifecycle=lifecycle, timestamp=time.time())
+        values = self.__dict__.copy()
+        values.update(changes, lifecycle=lifecycle, timestamp=time.time())
         fields_set = {*self.__pydantic_fields_set__, *changes, "lifecycle", "timestamp"}
         private, extra = self.__pydantic_private__, self.__pydantic_extra__
-        object.__setattr__(version, "__dict__", fields)
+        object.__setattr__(version, "__dict__", values)
         object.__setattr__(version, "__pydantic_fields_set__", fields_set)
         object.__setattr__(version, "__pydantic_private__", _own(private))
         object.__setattr__(version, "__pydantic_extra__", _own(extra))

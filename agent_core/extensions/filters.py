@@ -85,6 +85,13 @@ class TokenBudgetFilter(ConversationFilter):
 
     def first_kept(self, messages: list[Message]) -> int:
         """The index of the first message to keep (0: the whole history fits)."""
+        characters = 0
+        for message in messages:  # the common case, on every LLM call: it all fits
+            characters += len(message.content)
+            if message.tool_calls:
+                characters += sum(len(c.name) + len(repr(c.arguments)) for c in message.tool_calls)
+        if characters + (CHARS_PER_TOKEN - 1) * len(messages) <= self.max_tokens * CHARS_PER_TOKEN:
+            return 0  # even with every message's tokens rounded up
         sizes = [estimated_tokens(m) for m in messages]
         excess = sum(sizes) - self.max_tokens
         if excess <= 0:
