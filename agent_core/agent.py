@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from agent_core.audit import AuditLogger
 from agent_core.components import UiComponent
 from agent_core.config import AgentConfig
 from agent_core.context import ToolContext
@@ -33,7 +33,6 @@ from agent_core.extensions.recovery import ErrorRecoveryStrategy, default_recove
 from agent_core.feedback import Feedback
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
-from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
 from agent_core.tools.registry import ToolRegistry
 from agent_core.turn import (
@@ -51,10 +50,25 @@ from agent_core.turn import (
 from agent_core.users import RequestContext, StaticUserResolver, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
+if TYPE_CHECKING:
+    from agent_core.audit import AuditLogger
+
 logger = logging.getLogger("threadline.agent")
 
-LOCAL_USER = User(id="local", username="you", group_memberships=["user"])
-"""Who asks an agent given no user resolver, outside any channel."""
+if TYPE_CHECKING:
+    LOCAL_USER: User
+    """Who asks an agent given no user resolver, outside any channel."""
+
+
+@functools.cache
+def _local_user() -> User:
+    return User(id="local", username="you", group_memberships=["user"])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LOCAL_USER":  # built on first use: no model is built while importing
+        return _local_user()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 T = TypeVar("T")
 
@@ -82,6 +96,13 @@ class _InDeps(Generic[T]):
     def __set__(self, agent: Agent, value: T) -> None:
         change: dict[str, Any] = {self.name: value}
         agent.deps = dataclasses.replace(agent.deps, **change)
+
+
+def _in_memory() -> AgentMemory:
+    """The memory of an agent given none: in this process (loaded only then)."""
+    from agent_core.memory.in_memory import InMemoryAgentMemory
+
+    return InMemoryAgentMemory()
 
 
 class Agent:
@@ -124,7 +145,7 @@ class Agent:
     llm_context_enhancer = _InDeps[LlmContextEnhancer | None]()
     conversation_filters = _InDeps[list[ConversationFilter]]()
     observability_provider = _InDeps[ObservabilityProvider | None]()
-    audit_logger = _InDeps[AuditLogger | None]()
+    audit_logger = _InDeps["AuditLogger | None"]()
 
     def __init__(
         self,
@@ -155,8 +176,8 @@ class Agent:
             agent=self,
             llm_service=llm_service,
             tool_registry=tool_registry,
-            user_resolver=user_resolver or StaticUserResolver(LOCAL_USER),
-            agent_memory=agent_memory or InMemoryAgentMemory(),
+            user_resolver=user_resolver or StaticUserResolver(_local_user()),
+            agent_memory=agent_memory or _in_memory(),
             conversation_store=conversation_store or MemoryConversationStore(),
             config=config or AgentConfig(),
             system_prompt_builder=system_prompt_builder or DefaultSystemPromptBuilder(),

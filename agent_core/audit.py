@@ -14,7 +14,7 @@ import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
@@ -66,6 +66,8 @@ class AuditEventType(StrEnum):
 
 class AuditEvent(BaseModel):
     """One audited fact; ``details`` holds the event-specific fields."""
+
+    model_config = ConfigDict(defer_build=True)
 
     event_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     event_type: AuditEventType

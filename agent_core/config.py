@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agent_core.components.base import Audience
 from agent_core.users import User
@@ -46,6 +46,8 @@ class UiFeatures(BaseModel):
     True
     """
 
+    model_config = ConfigDict(defer_build=True)
+
     feature_group_access: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_UI_FEATURES.items()}
     )
@@ -76,18 +78,24 @@ class UiFeatures(BaseModel):
     def features_for(self, user: User) -> frozenset[str]:
         """Every feature ``user`` may access (cached per set of groups)."""
         groups = frozenset(user.group_memberships)
-        cached = self._features_by_groups.get(groups)
+        # read past pydantic's attribute lookup for private attributes: once per turn
+        known: dict[frozenset[str], frozenset[str]] = self.__pydantic_private__[  # type: ignore[index]
+            "_features_by_groups"
+        ]
+        cached = known.get(groups)
         if cached is None:
             cached = frozenset(
                 name for name, allowed in self.feature_group_access.items()
                 if not allowed or not groups.isdisjoint(allowed)
             )
-            self._features_by_groups[groups] = cached
+            known[groups] = cached
         return cached
 
 
 class AuditConfig(BaseModel):
     """What the ``AuditLogger`` records."""
+
+    model_config = ConfigDict(defer_build=True)
 
     enabled: bool = True
     log_tool_access_checks: bool = True
@@ -102,6 +110,8 @@ class AuditConfig(BaseModel):
 class AgentConfig(BaseModel):
     """How the agent behaves. ``AgentConfig(max_tool_iterations=5, temperature=0.2)``"""
 
+    model_config = ConfigDict(defer_build=True)
+
     max_tool_iterations: int = Field(default=20, gt=0)
     stream_responses: bool = True
     auto_save_conversations: bool = True
@@ -112,5 +122,9 @@ class AgentConfig(BaseModel):
     """Who may ask at all (empty: everyone). Anyone else gets one refusal and nothing runs:
     no hook, no LLM call, no tool."""
     refusal: str = "Sorry, this assistant is not available to you here. Ask an admin for access."
+    history_tokens: int | None = Field(default=100_000, gt=0)
+    """The most history (in tokens, estimated) sent with each LLM call: past it, the oldest
+    whole turns are left out (``agent_core.extensions.filters.TokenBudgetFilter``, after
+    the agent's own ``conversation_filters``). ``None`` sends the whole history."""
     ui_features: UiFeatures = Field(default_factory=UiFeatures)
     audit_config: AuditConfig = Field(default_factory=AuditConfig)

@@ -27,7 +27,7 @@ class ToolContext(BaseModel):
     ('ana', True)
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     user: User
     conversation_id: str

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,7 +21,7 @@ class Message(BaseModel):
     one of them through ``tool_call_id``. Messages are immutable values: history is only ever
     appended to, and filters return new messages (``message.model_copy(update=...)``)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     role: MessageRole
     content: str = ""
@@ -31,6 +33,8 @@ class Message(BaseModel):
 
 class Conversation(BaseModel):
     """A user's conversation; in chat channels its id is the thread key."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     user: User
@@ -45,9 +49,10 @@ class Conversation(BaseModel):
 
     def snapshot(self) -> Conversation:
         """An independent copy: its own message list and metadata (messages are immutable)."""
-        return self.model_copy(
-            update={"messages": list(self.messages), "metadata": dict(self.metadata)}
-        )
+        return Conversation(
+            id=self.id, user=self.user, messages=list(self.messages),
+            created_at=self.created_at, updated_at=self.updated_at, metadata=dict(self.metadata),
+        )  # fmt: skip
 
 
 class ConversationStore(ABC):
@@ -78,44 +83,97 @@ class ConversationStore(ABC):
         """The user's conversations, most recently updated first."""
 
 
+@dataclass(slots=True)
+class _Stored:
+    """A conversation as ``MemoryConversationStore`` keeps it: without its ``User``, which
+    every read is given (the reader is the owner)."""
+
+    messages: tuple[Message, ...]
+    created_at: float
+    updated_at: float
+    metadata: dict[str, Any]
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> _Stored:
+        return cls(
+            tuple(conversation.messages), conversation.created_at, conversation.updated_at,
+            dict(conversation.metadata),
+        )  # fmt: skip
+
+    def conversation(self, conversation_id: str, user: User) -> Conversation:
+        return Conversation(
+            id=conversation_id, user=user, messages=list(self.messages),
+            created_at=self.created_at, updated_at=self.updated_at, metadata=dict(self.metadata),
+        )  # fmt: skip
+
+
 class MemoryConversationStore(ConversationStore):
     """In-process store for tests, demos and ``--ephemeral`` runs.
 
-    Stored snapshots are isolated from the caller's objects, as with a real database.
+    Stored snapshots are isolated from the caller's objects, as with a real database. It
+    keeps at most ``max_conversations`` (all users together); past that, the least recently
+    used conversation is forgotten, so a long-running process stays within bounded memory.
 
     >>> import asyncio
-    >>> store, ana = MemoryConversationStore(), User(id="ana")
+    >>> store, ana = MemoryConversationStore(max_conversations=1), User(id="ana")
     >>> _ = asyncio.run(store.create_conversation("c1", ana, "hi"))
     >>> asyncio.run(store.get_conversation("c1", User(id="bob"))) is None
     True
+    >>> _ = asyncio.run(store.create_conversation("c2", ana, "hi"))
+    >>> asyncio.run(store.get_conversation("c1", ana)) is None  # over the cap: forgotten
+    True
     """
 
-    def __init__(self) -> None:
-        self._by_user: dict[str, dict[str, Conversation]] = {}
+    def __init__(self, *, max_conversations: int = 10_000) -> None:
+        if max_conversations < 1:
+            raise ValueError("max_conversations must be at least 1")
+        self.max_conversations = max_conversations
+        self._stored: OrderedDict[tuple[str, str], _Stored] = OrderedDict()
+        self._by_user: dict[str, dict[str, None]] = {}  # insertion-ordered ids
+
+    def _keep(self, user_id: str, conversation_id: str, stored: _Stored) -> None:
+        key = (user_id, conversation_id)
+        self._stored[key] = stored
+        self._stored.move_to_end(key)
+        self._by_user.setdefault(user_id, {})[conversation_id] = None
+        while len(self._stored) > self.max_conversations:
+            (old_user, old_id), _ = self._stored.popitem(last=False)
+            self._forget(old_user, old_id)
+
+    def _forget(self, user_id: str, conversation_id: str) -> None:
+        mine = self._by_user.get(user_id)
+        if mine is not None:
+            mine.pop(conversation_id, None)
+            if not mine:
+                del self._by_user[user_id]
 
     async def create_conversation(
         self, conversation_id: str, user: User, initial_message: str
     ) -> Conversation:
         conversation = Conversation(id=conversation_id, user=user)
-        self._by_user.setdefault(user.id, {})[conversation_id] = conversation.snapshot()
+        self._keep(user.id, conversation_id, _Stored.of(conversation))
         return conversation
 
     async def get_conversation(self, conversation_id: str, user: User) -> Conversation | None:
-        stored = self._by_user.get(user.id, {}).get(conversation_id)
-        return None if stored is None else stored.snapshot()
+        key = (user.id, conversation_id)
+        stored = self._stored.get(key)
+        if stored is None:
+            return None
+        self._stored.move_to_end(key)
+        return stored.conversation(conversation_id, user)
 
     async def update_conversation(self, conversation: Conversation) -> None:
-        self._by_user.setdefault(conversation.user.id, {})[conversation.id] = (
-            conversation.snapshot()
-        )
+        self._keep(conversation.user.id, conversation.id, _Stored.of(conversation))
 
     async def delete_conversation(self, conversation_id: str, user: User) -> bool:
-        return self._by_user.get(user.id, {}).pop(conversation_id, None) is not None
+        if self._stored.pop((user.id, conversation_id), None) is None:
+            return False
+        self._forget(user.id, conversation_id)
+        return True
 
     async def list_conversations(
         self, user: User, limit: int = 50, offset: int = 0
     ) -> list[Conversation]:
-        mine = sorted(
-            self._by_user.get(user.id, {}).values(), key=lambda c: c.updated_at, reverse=True
-        )
-        return [c.snapshot() for c in mine[offset : offset + limit]]
+        mine = [(cid, self._stored[(user.id, cid)]) for cid in self._by_user.get(user.id, ())]
+        mine.sort(key=lambda pair: pair[1].updated_at, reverse=True)
+        return [stored.conversation(cid, user) for cid, stored in mine[offset : offset + limit]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Feedback(BaseModel):
@@ -17,6 +17,8 @@ class Feedback(BaseModel):
     >>> Feedback(conversation_id="slack:T1:C1:1.0", message_id="2.0", positive=False).positive
     False
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     conversation_id: str
     message_id: str

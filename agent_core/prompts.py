@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 from agent_core.tools.base import ToolSchema
 from agent_core.users import User
@@ -45,6 +46,9 @@ class ExtendedSystemPromptBuilder(SystemPromptBuilder):
 class DefaultSystemPromptBuilder(SystemPromptBuilder):
     """The base prompt, today's date, and the user's tools.
 
+    The prompt of a (date, user name, tool set) is built once and reused: it is asked for
+    on every turn, and the same text also keeps the model's prompt cache warm.
+
     >>> import asyncio
     >>> prompt = asyncio.run(DefaultSystemPromptBuilder("Be brief.").build_system_prompt(
     ...     User(id="u"), []))
@@ -52,14 +56,45 @@ class DefaultSystemPromptBuilder(SystemPromptBuilder):
     True
     """
 
-    def __init__(self, base_prompt: str | None = None) -> None:
+    def __init__(self, base_prompt: str | None = None, *, keep: int = 256) -> None:
         self.base_prompt = base_prompt or DEFAULT_BASE_PROMPT
+        self._keep = keep
+        self._built: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], str] = {}
 
     async def build_system_prompt(self, user: User, tools: list[ToolSchema]) -> str | None:
-        parts = [self.base_prompt, f"Today is {dt.date.today().isoformat()}."]
-        if user.username:
-            parts.append(f"You are talking to {user.username}.")
+        key = (_today(), user.username, tuple((t.name, t.description) for t in tools))
+        prompt = self._built.get(key)
+        if prompt is None:
+            if len(self._built) >= self._keep:
+                self._built.clear()
+            prompt = self._built[key] = self._build(*key)
+        return prompt
+
+    def _build(self, today: str, username: str | None, tools: tuple[tuple[str, str], ...]) -> str:
+        parts = [self.base_prompt, f"Today is {today}."]
+        if username:
+            parts.append(f"You are talking to {username}.")
         if tools:
-            listing = "\n".join(f"- `{t.name}`: {t.description}" for t in tools)
+            listing = "\n".join(f"- `{name}`: {description}" for name, description in tools)
             parts.append(f"Tools you can use:\n{listing}")
         return "\n\n".join(parts)
+
+
+class _Today:
+    """Today's local date, ISO; looked up once a day (at the next local midnight), not on
+    every turn."""
+
+    __slots__ = ("iso", "until")
+
+    def __init__(self) -> None:
+        self.until, self.iso = 0.0, ""
+
+    def __call__(self) -> str:
+        if time.time() >= self.until:
+            today = dt.date.today()
+            self.until = dt.datetime.combine(today + dt.timedelta(days=1), dt.time()).timestamp()
+            self.iso = today.isoformat()
+        return self.iso
+
+
+_today = _Today()

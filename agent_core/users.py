@@ -15,7 +15,7 @@ class User(BaseModel):
     True
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     id: str
     username: str | None = None
@@ -41,6 +41,8 @@ class RequestContext(BaseModel):
     >>> RequestContext(headers={"X-User": "ana"}).get_header("x-user")
     'ana'
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     cookies: dict[str, str] = Field(default_factory=dict)
     headers: dict[str, str] = Field(default_factory=dict)

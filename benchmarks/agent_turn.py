@@ -4,7 +4,7 @@ Scenarios: (a) a text reply, (b) one tool call then a reply; ``--turns`` turns a
 each in a new conversation, streaming on, no observability. The reference runs in its own
 virtualenv (created under ~/.cache/threadline-bench on first use) in the same run, interleaved
 with ours over ``--rounds`` rounds; we quote medians of the rounds' p50 and their ratio.
-Also the import time of ``agent_core`` (``python -X importtime``) vs ``vanna``.
+(Import time: ``benchmarks/import_time.py``.)
 
     python benchmarks/agent_turn.py [--turns 2000] [--rounds 3] [--no-install]
 
@@ -18,27 +18,28 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import resource
 import statistics
 import subprocess
 import sys
 import time
-import venv
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _reference import reference_python
 from _stats import result_line, summary_us
 
 from agent_core import (
     Agent,
     InMemoryAgentMemory,
     LlmRequest,
+    LlmResponse,
+    LlmService,
+    LlmStreamChunk,
     RequestContext,
-    ScriptedLlmService,
-    ScriptedResponse,
     StaticUserResolver,
     Tool,
     ToolCall,
@@ -49,8 +50,6 @@ from agent_core import (
 )
 
 HERE = Path(__file__).resolve().parent
-REFERENCE = "vanna==2.0.2"
-REFERENCE_VENV = Path.home() / ".cache" / "threadline-bench" / "vanna-2.0.2"
 
 
 class EchoArgs(BaseModel):
@@ -70,22 +69,34 @@ class Echo(Tool[EchoArgs]):
         return ToolResult(success=True, result_for_llm=f"echo: {args.text}")
 
 
-def zero_latency(use_tool: bool) -> ScriptedLlmService:
-    def respond(request: LlmRequest) -> ScriptedResponse:
-        if use_tool and request.messages[-1].role == "user":
-            return ScriptedResponse(
-                tool_calls=[ToolCall(id="call_1", name="echo", arguments={"text": "hi"})]
-            )
-        return ScriptedResponse(text="Hello there", chunks=["Hello there"])
+class ZeroLatency(LlmService):
+    """The LLM of both scenarios, answering at once (the reference's twin:
+    ``vanna_turn.ZeroLatency``): a tool call to a user message when ``use_tool``, else text."""
 
-    return ScriptedLlmService(then=respond)
+    def __init__(self, use_tool: bool) -> None:
+        self.use_tool = use_tool
+
+    def _respond(self, request: LlmRequest) -> LlmResponse:
+        if self.use_tool and request.messages[-1].role == "user":
+            call = ToolCall(id="call_1", name="echo", arguments={"text": "hi"})
+            return LlmResponse(tool_calls=[call], finish_reason="tool_use")
+        return LlmResponse(content="Hello there", finish_reason="end_turn")
+
+    async def send_request(self, request: LlmRequest) -> LlmResponse:
+        return self._respond(request)
+
+    async def stream_request(self, request: LlmRequest) -> AsyncIterator[LlmStreamChunk]:
+        response = self._respond(request)
+        if response.content:
+            yield LlmStreamChunk(content=response.content)
+        yield LlmStreamChunk(tool_calls=response.tool_calls, finish_reason=response.finish_reason)
 
 
 async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
     registry = ToolRegistry()
     registry.register_local_tool(Echo(), ["user"])
     agent = Agent(
-        llm_service=zero_latency(use_tool), tool_registry=registry,
+        llm_service=ZeroLatency(use_tool), tool_registry=registry,
         user_resolver=StaticUserResolver(User(id="u1", group_memberships=["user"])),
         agent_memory=InMemoryAgentMemory(),
     )
@@ -96,25 +107,7 @@ async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
             pass
         if index >= warmup:
             samples.append(time.perf_counter_ns() - started)
-    agent.llm_service.requests.clear()  # type: ignore[attr-defined]
     return samples
-
-
-def reference_python(install: bool) -> Path | None:
-    python = REFERENCE_VENV / "bin" / "python"
-    if not python.exists() and not install:
-        print(f"reference skipped: no {REFERENCE} virtualenv at {REFERENCE_VENV} "
-              "(run without --no-install to create it)", file=sys.stderr)
-        return None
-    if not python.exists():
-        print(f"creating {REFERENCE_VENV} with {REFERENCE} (first run only)...", file=sys.stderr)
-        venv.create(REFERENCE_VENV, with_pip=True)
-        installed = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", REFERENCE], check=False
-        )
-        if installed.returncode != 0:
-            return None
-    return python
 
 
 def reference(python: Path, turns: int, warmup: int) -> dict[str, list[int] | int]:
@@ -125,21 +118,11 @@ def reference(python: Path, turns: int, warmup: int) -> dict[str, list[int] | in
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def import_seconds(python: str, module: str) -> float:
-    """Cumulative import time of ``module`` from ``-X importtime`` (median of 5 runs)."""
-    runs = []
-    for _ in range(5):
-        err = subprocess.run(
-            [python, "-X", "importtime", "-c", f"import {module}"],
-            capture_output=True, text=True, check=True, cwd=HERE.parent,
-        ).stderr
-        line = [ln for ln in err.splitlines() if re.search(rf"\|\s+{module}$", ln)][-1]
-        runs.append(int(line.split("|")[1]) / 1e6)
-    return statistics.median(runs)
-
-
 def median_summary(summaries: list[dict[str, float]]) -> dict[str, float]:
-    return {key: statistics.median(s[key] for s in summaries) for key in summaries[0]}
+    """The median of each figure over the rounds, and the range of the rounds' p50."""
+    medians = {key: statistics.median(s[key] for s in summaries) for key in summaries[0]}
+    p50s = [s["p50_us"] for s in summaries]
+    return medians | {"p50_us_min": min(p50s), "p50_us_max": max(p50s)}
 
 
 def main() -> None:
@@ -171,23 +154,25 @@ def main() -> None:
     for (scenario, impl), summaries in runs.items():
         medians = figures[f"{scenario}_{impl}"] = median_summary(summaries)
         print(f"{scenario:5} {impl:9} mean {medians['mean_us']:8.1f} µs  "
-              f"p50 {medians['p50_us']:8.1f} µs  p99 {medians['p99_us']:8.1f} µs")
+              f"p50 {medians['p50_us']:8.1f} µs [{medians['p50_us_min']}..{medians['p50_us_max']}]"
+              f"  p99 {medians['p99_us']:8.1f} µs")
     for scenario in ("text", "tool"):
         if (scenario, "reference") in runs:
             ours_p50 = median_summary(runs[(scenario, "ours")])["p50_us"]
             ratio = ours_p50 / median_summary(runs[(scenario, "reference")])["p50_us"]
+            per_round = [o["p50_us"] / r["p50_us"] for o, r in
+                         zip(runs[(scenario, "ours")], runs[(scenario, "reference")], strict=True)]
             figures[f"{scenario}_p50_ratio"] = round(ratio, 3)
-            print(f"{scenario:5} p50 ratio ours/reference: {ratio:.3f} (goal <= 0.25)")
+            figures[f"{scenario}_p50_ratio_rounds"] = [round(min(per_round), 3),
+                                                       round(max(per_round), 3)]
+            print(f"{scenario:5} p50 ratio ours/reference: {ratio:.3f} "
+                  f"[{min(per_round):.3f}..{max(per_round):.3f}] (goal <= 0.25)")
     own_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     figures["peak_rss_mb_ours"] = round(own_rss_kb / 1024, 1)
-    figures["import_s_ours"] = round(import_seconds(sys.executable, "agent_core"), 3)
     if python is not None:
         figures["peak_rss_mb_reference"] = round(reference_rss_kb / 1024, 1)
-        figures["import_s_reference"] = round(import_seconds(str(python), "vanna"), 3)
     print(f"peak RSS: ours {figures['peak_rss_mb_ours']} MB, "
           f"reference {figures.get('peak_rss_mb_reference')} MB")
-    print(f"import: agent_core {figures['import_s_ours']} s (goal <= 0.15), "
-          f"vanna {figures.get('import_s_reference')} s")
     print(result_line("agent_turn", **figures))
 
 

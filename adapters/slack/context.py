@@ -52,6 +52,9 @@ PRIVATE_FLAGS = ("private", "-p", "--private")
 
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 _LEADING_JUNK = re.compile(r"^[\s,:;.!-]+")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,:;])")
+_LONE_PUNCTUATION = re.compile(r"(^|\s)[,:;](?=\s|$)")
+_BLANK_RUN = re.compile(r"[ \t]{2,}")
 
 
 def thread_key(team_id: str, channel_id: str, thread_ts: str) -> str:
@@ -83,11 +86,17 @@ def strip_mention(text: str, bot_user_id: str | None) -> str:
     if bot_user_id is None:
         match = _MENTION.match(text.lstrip())
         stripped = text.lstrip()[match.end() :] if match else text
-    else:
-        stripped = _MENTION.sub(lambda m: "" if m.group(1) == bot_user_id else m.group(0), text)
-        stripped = re.sub(r"\s+([,:;])", r"\1", stripped)
-        stripped = re.sub(r"(^|\s)[,:;](?=\s|$)", r"\1", stripped)
-    return re.sub(r"[ \t]{2,}", " ", _LEADING_JUNK.sub("", stripped)).strip()
+    else:  # each pattern runs only where it can match: this is on every mention's ack path
+        if "<@" in text:
+            stripped = _MENTION.sub(lambda m: "" if m.group(1) == bot_user_id else m.group(0), text)
+        else:
+            stripped = text
+        if "," in stripped or ":" in stripped or ";" in stripped:
+            stripped = _LONE_PUNCTUATION.sub(r"\1", _SPACE_BEFORE_PUNCTUATION.sub(r"\1", stripped))
+    stripped = _LEADING_JUNK.sub("", stripped)
+    if "  " in stripped or "\t" in stripped:
+        stripped = _BLANK_RUN.sub(" ", stripped)
+    return stripped.strip()
 
 
 def workspace_of(body: Mapping[str, Any]) -> tuple[str, str | None]:

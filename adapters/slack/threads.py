@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from adapters.slack.context import thread_key
-from agent_core.state import KeyValueStore
+from agent_core.state import Flag, KeyValueStore
 
 THREAD_TTL = 14 * 24 * 3600.0
 
@@ -66,10 +66,21 @@ class ThreadMembership:
 
     async def join(self, team: str, channel: str, thread_ts: str) -> bool:
         """Take part in the thread; True when the bot was not part of it before."""
-        key, now = self._key(team, channel, thread_ts), self._clock()
-        added = await self._cache.add(key, now, ttl=self.ttl)
-        if added or key not in self._known or self._known[key] is None:
-            self._remember(key, now)
+        flag = self.flag(team, channel, thread_ts)
+        await flag.add()
+        return self.joined(flag)
+
+    def flag(self, team: str, channel: str, thread_ts: str) -> Flag:
+        """Joining the thread as a ``Flag``: added with the turn that joins it
+        (``TurnQueue.enqueue(..., flag=...)``, one step before the ack); then ``joined``."""
+        return self._cache.flag(self._key(team, channel, thread_ts), self._clock(), ttl=self.ttl)
+
+    def joined(self, flag: Flag) -> bool:
+        """Note the thread ``flag`` joined (added with a turn, or by ``join``); True when
+        the bot was not part of it before."""
+        added = bool(flag.added)
+        if added or flag.key not in self._known or self._known[flag.key] is None:
+            self._remember(flag.key, float(flag.value))
         return added
 
     def joined_here(self, team: str, channel: str, thread_ts: str) -> bool:

@@ -1,89 +1,119 @@
-"""UI components: what the agent streams and channels render (rich form + simple form)."""
+"""UI components: what the agent streams and channels render (rich form + simple form).
 
-from agent_core.components.base import (
-    Audience,
-    ComponentLifecycle,
-    ComponentStream,
-    ComponentType,
-    RichComponent,
-    UiComponent,
-    new_component_id,
-)
-from agent_core.components.data import (
-    ChartComponent,
-    ChartSeries,
-    ChartType,
-    DataFrameComponent,
-)
-from agent_core.components.feedback import (
-    BadgeComponent,
-    IconTextComponent,
-    LogEntry,
-    LogViewerComponent,
-    NotificationComponent,
-    ProgressBarComponent,
-    ProgressDisplayComponent,
-    StatusCardComponent,
-    StatusIndicatorComponent,
-)
-from agent_core.components.interactive import (
-    ButtonComponent,
-    ButtonGroupComponent,
-    ButtonSpec,
-    Task,
-    TaskListComponent,
-)
-from agent_core.components.simple import (
-    SimpleComponent,
-    SimpleComponentType,
-    SimpleImageComponent,
-    SimpleLinkComponent,
-    SimpleTextComponent,
-)
-from agent_core.components.text import ArtifactComponent, CardComponent, RichTextComponent
-from agent_core.components.ui_state import (
-    ChatInputUpdateComponent,
-    StatusBarUpdateComponent,
-    TaskOperation,
-    TaskTrackerUpdateComponent,
-)
+Each family (text, feedback, data, interactive, UI state) loads on first use: a turn that
+never draws a chart never imports the chart components.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "agent_core.components.base": (
+        "Audience", "ComponentLifecycle", "ComponentStream", "ComponentType", "RichComponent",
+        "UiComponent", "new_component_id",
+    ),
+    "agent_core.components.data": (
+        "ChartComponent", "ChartSeries", "ChartType", "DataFrameComponent",
+    ),
+    "agent_core.components.feedback": (
+        "BadgeComponent", "IconTextComponent", "LogEntry", "LogViewerComponent",
+        "NotificationComponent", "ProgressBarComponent", "ProgressDisplayComponent",
+        "StatusCardComponent", "StatusIndicatorComponent",
+    ),
+    "agent_core.components.interactive": (
+        "ButtonComponent", "ButtonGroupComponent", "ButtonSpec", "Task", "TaskListComponent",
+    ),
+    "agent_core.components.simple": (
+        "SimpleComponent", "SimpleComponentType", "SimpleImageComponent", "SimpleLinkComponent",
+        "SimpleTextComponent",
+    ),
+    "agent_core.components.text": (
+        "ArtifactComponent", "CardComponent", "RichTextComponent",
+    ),
+    "agent_core.components.ui_state": (
+        "ChatInputUpdateComponent", "StatusBarUpdateComponent", "TaskOperation",
+        "TaskTrackerUpdateComponent",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
-    "ArtifactComponent",
-    "Audience",
-    "BadgeComponent",
-    "ButtonComponent",
-    "ButtonGroupComponent",
-    "ButtonSpec",
-    "CardComponent",
-    "ChartComponent",
-    "ChartSeries",
-    "ChartType",
-    "ChatInputUpdateComponent",
-    "ComponentLifecycle",
-    "ComponentStream",
-    "ComponentType",
-    "DataFrameComponent",
-    "IconTextComponent",
-    "LogEntry",
-    "LogViewerComponent",
-    "NotificationComponent",
-    "ProgressBarComponent",
-    "ProgressDisplayComponent",
-    "RichComponent",
-    "RichTextComponent",
-    "SimpleComponent",
-    "SimpleComponentType",
-    "SimpleImageComponent",
-    "SimpleLinkComponent",
-    "SimpleTextComponent",
-    "StatusBarUpdateComponent",
-    "StatusCardComponent",
-    "StatusIndicatorComponent",
-    "Task",
-    "TaskListComponent",
-    "TaskOperation",
-    "TaskTrackerUpdateComponent",
-    "UiComponent",
-    "new_component_id",
+    "ArtifactComponent", "Audience", "BadgeComponent", "ButtonComponent", "ButtonGroupComponent",
+    "ButtonSpec", "CardComponent", "ChartComponent", "ChartSeries", "ChartType",
+    "ChatInputUpdateComponent", "ComponentLifecycle", "ComponentStream", "ComponentType",
+    "DataFrameComponent", "IconTextComponent", "LogEntry", "LogViewerComponent",
+    "NotificationComponent", "ProgressBarComponent", "ProgressDisplayComponent", "RichComponent",
+    "RichTextComponent", "SimpleComponent", "SimpleComponentType", "SimpleImageComponent",
+    "SimpleLinkComponent", "SimpleTextComponent", "StatusBarUpdateComponent", "StatusCardComponent",
+    "StatusIndicatorComponent", "Task", "TaskListComponent", "TaskOperation",
+    "TaskTrackerUpdateComponent", "UiComponent", "new_component_id",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_core.components' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # loaded once: the next lookup is a plain global
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as usual
+    from agent_core.components.base import (
+        Audience,
+        ComponentLifecycle,
+        ComponentStream,
+        ComponentType,
+        RichComponent,
+        UiComponent,
+        new_component_id,
+    )
+    from agent_core.components.data import (
+        ChartComponent,
+        ChartSeries,
+        ChartType,
+        DataFrameComponent,
+    )
+    from agent_core.components.feedback import (
+        BadgeComponent,
+        IconTextComponent,
+        LogEntry,
+        LogViewerComponent,
+        NotificationComponent,
+        ProgressBarComponent,
+        ProgressDisplayComponent,
+        StatusCardComponent,
+        StatusIndicatorComponent,
+    )
+    from agent_core.components.interactive import (
+        ButtonComponent,
+        ButtonGroupComponent,
+        ButtonSpec,
+        Task,
+        TaskListComponent,
+    )
+    from agent_core.components.simple import (
+        SimpleComponent,
+        SimpleComponentType,
+        SimpleImageComponent,
+        SimpleLinkComponent,
+        SimpleTextComponent,
+    )
+    from agent_core.components.text import (
+        ArtifactComponent,
+        CardComponent,
+        RichTextComponent,
+    )
+    from agent_core.components.ui_state import (
+        ChatInputUpdateComponent,
+        StatusBarUpdateComponent,
+        TaskOperation,
+        TaskTrackerUpdateComponent,
+    )

@@ -102,12 +102,27 @@ class RichComponent(BaseModel):
         return self.update(visible=True)
 
     def _version(self, lifecycle: ComponentLifecycle, changes: dict[str, Any]) -> Self:
-        unknown = set(changes) - set(type(self).model_fields)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(unknown)}")
-        return self.model_copy(
-            update={**changes, "lifecycle": lifecycle, "timestamp": time.time()}
-        )
+        cls = type(self)
+        fields = cls.__pydantic_fields__
+        if any(name not in fields for name in changes):
+            unknown = sorted(name for name in changes if name not in fields)
+            raise TypeError(f"{cls.__name__} has no field(s) {unknown}")
+        # ``model_copy(update=...)`` without its generic copying: every streamed text update
+        # and every tool status is one of these
+        version = cls.__new__(cls)
+        values = self.__dict__.copy()
+        values.update(changes, lifecycle=lifecycle, timestamp=time.time())
+        fields_set = {*self.__pydantic_fields_set__, *changes, "lifecycle", "timestamp"}
+        private, extra = self.__pydantic_private__, self.__pydantic_extra__
+        object.__setattr__(version, "__dict__", values)
+        object.__setattr__(version, "__pydantic_fields_set__", fields_set)
+        object.__setattr__(version, "__pydantic_private__", _own(private))
+        object.__setattr__(version, "__pydantic_extra__", _own(extra))
+        return version
+
+
+def _own(attributes: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if attributes is None else dict(attributes)
 
 
 class UiComponent(BaseModel):
@@ -119,6 +134,8 @@ class UiComponent(BaseModel):
     >>> c.audience
     'everyone'
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     rich_component: SerializeAsAny[RichComponent]
     simple_component: SerializeAsAny[SimpleComponent] | None = None

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.components.base import ComponentType, RichComponent
 
@@ -96,6 +96,8 @@ ChartType = Literal["bar", "line", "pie", "scatter"]
 
 class ChartSeries(BaseModel):
     """One named series of values aligned with the chart's ``x`` values."""
+
+    model_config = ConfigDict(defer_build=True)
 
     name: str
     values: list[float | None]

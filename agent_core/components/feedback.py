@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.components.base import ComponentType, RichComponent
 from agent_core.components.text import StatusLevel
@@ -98,6 +98,8 @@ class StatusIndicatorComponent(RichComponent):
 
 
 class LogEntry(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     timestamp: float = Field(default_factory=time.time)
     level: Literal["debug", "info", "warning", "error"] = "info"
     message: str

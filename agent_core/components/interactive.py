@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.components.base import ComponentType, RichComponent, new_component_id
 
@@ -32,6 +32,8 @@ class ButtonComponent(RichComponent):
 
 class ButtonSpec(BaseModel):
     """A button inside a ``ButtonGroupComponent``."""
+
+    model_config = ConfigDict(defer_build=True)
 
     label: str
     action: str
@@ -62,6 +64,8 @@ TaskStatus = Literal["pending", "in_progress", "completed", "error"]
 
 class Task(BaseModel):
     """One entry of a task list or the task tracker."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str = Field(default_factory=new_component_id)
     title: str

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 _current_span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
     "threadline_span", default=None
@@ -32,6 +32,8 @@ def current_span() -> Span | None:
 
 class Span(BaseModel):
     """A timed operation; ``parent_id`` links nested spans."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     name: str
@@ -52,6 +54,8 @@ class Span(BaseModel):
 
 
 class Metric(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     value: float
     unit: str = ""

@@ -60,7 +60,7 @@ _current_call: contextvars.ContextVar[_CallInfo | None] = contextvars.ContextVar
 class QueryLogEntry(BaseModel):
     """One line of the query log."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     timestamp: str
     tool_name: str
@@ -161,6 +161,8 @@ def _read_entries(log_file: str | Path, malformed: list[int]) -> Iterator[QueryL
 
 
 class ErrorCount(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     error: str
     count: int
 
@@ -171,6 +173,8 @@ class QueryLogStats(BaseModel):
     >>> QueryLogStats(total=4, successful=3, failed=1).success_rate
     0.75
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     log_file: str = ""
     total: int = 0

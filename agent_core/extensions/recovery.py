@@ -6,7 +6,7 @@ import random
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from agent_core.errors import LlmError
 
@@ -24,6 +24,8 @@ class RecoveryActionType(StrEnum):
 
 class RecoveryAction(BaseModel):
     """The strategy's decision. ``fallback_value`` replaces the failed result (FALLBACK)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     action: RecoveryActionType
     retry_delay_ms: int | None = None

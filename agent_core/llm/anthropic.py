@@ -23,6 +23,7 @@ from agent_core.llm.anthropic_convert import (
     to_messages,
     to_tools,
     tool_problems,
+    with_cache_breakpoints,
 )
 from agent_core.llm.anthropic_errors import translated_errors
 from agent_core.llm.anthropic_stream import StreamAssembler
@@ -182,7 +183,7 @@ class AnthropicLlmService(LlmService):
             params["system"] = system
         if request.tools:
             params["tools"] = to_tools(request.tools)
-        return params
+        return with_cache_breakpoints(params)
 
     def _extra_body(self, request: LlmRequest) -> dict[str, Any] | None:
         return {"temperature": request.temperature} if self.send_temperature else None

@@ -2,6 +2,12 @@
 
 No I/O here: ``AnthropicLlmService`` calls these to build a request and read a response.
 
+Prompt caching (``with_cache_breakpoints``): every request marks three cache breakpoints,
+the last tool (the tool definitions), the system prompt, and the last block of the
+conversation. The API then reads from its cache the longest prefix an earlier request wrote:
+within a turn, the second and later calls resend only what the previous call added (a tool
+call and its result); across turns, the tools, and the system prompt while it is unchanged.
+
 >>> from agent_core.llm.base import LlmMessage
 >>> [turn["role"] for turn in to_messages([
 ...     LlmMessage(role="user", content="Hi"), LlmMessage(role="user", content="there")])]
@@ -15,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from anthropic.types import (
+    CacheControlEphemeralParam,
     ContentBlockParam,
     Message,
     MessageDeltaUsage,
@@ -25,6 +32,7 @@ from anthropic.types import (
     ToolUseBlock,
     Usage,
 )
+from anthropic.types.message_create_params import MessageCreateParamsBase
 
 from agent_core.errors import LlmBadRequestError
 from agent_core.llm.base import LlmMessage, LlmRequest, LlmResponse
@@ -33,6 +41,8 @@ from agent_core.tools.base import ToolCall, ToolSchema
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 _Turn = tuple[Literal["user", "assistant"], list[ContentBlockParam]]
+
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 
 
 def system_text(request: LlmRequest) -> str | None:
@@ -101,6 +111,32 @@ def to_tools(schemas: Sequence[ToolSchema]) -> list[ToolParam]:
         {"name": schema.name, "description": schema.description, "input_schema": schema.parameters}
         for schema in schemas
     ]
+
+
+def with_cache_breakpoints(params: MessageCreateParamsBase) -> MessageCreateParamsBase:
+    """``params`` with cache breakpoints on the last tool, the system prompt and the last
+    block of the conversation (see the module docstring); the input is left unchanged.
+
+    >>> marked = with_cache_breakpoints({"model": "m", "max_tokens": 9, "system": "Be brief.",
+    ...     "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]})
+    >>> marked["system"][0]["cache_control"], marked["messages"][-1]["content"][-1]["cache_control"]
+    ({'type': 'ephemeral'}, {'type': 'ephemeral'})
+    """
+    marked: MessageCreateParamsBase = {**params}
+    if tools := list(params.get("tools") or ()):
+        last_tool: Any = {**tools[-1], "cache_control": EPHEMERAL}
+        tools[-1] = last_tool
+        marked["tools"] = tools
+    system = params.get("system")
+    if isinstance(system, str):
+        marked["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+    messages = list(params["messages"])
+    if messages and isinstance(content := messages[-1]["content"], list) and content:
+        last: Any = {**content[-1], "cache_control": EPHEMERAL}
+        last_message: Any = {**messages[-1], "content": [*content[:-1], last]}
+        messages[-1] = last_message
+        marked["messages"] = messages
+    return marked
 
 
 def tool_problems(schemas: Sequence[ToolSchema]) -> list[str]:

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.tools.base import ToolCall, ToolSchema
 from agent_core.users import User
@@ -17,6 +17,8 @@ LlmRole = Literal["system", "user", "assistant", "tool"]
 class LlmMessage(BaseModel):
     """One message in the LLM's view of the conversation."""
 
+    model_config = ConfigDict(defer_build=True)
+
     role: LlmRole
     content: str = ""
     tool_calls: list[ToolCall] | None = None
@@ -25,6 +27,8 @@ class LlmMessage(BaseModel):
 
 class LlmRequest(BaseModel):
     """What the agent asks the LLM: history, tools, sampling settings, system prompt."""
+
+    model_config = ConfigDict(defer_build=True)
 
     messages: list[LlmMessage]
     tools: list[ToolSchema] | None = None
@@ -39,6 +43,8 @@ class LlmRequest(BaseModel):
 class LlmResponse(BaseModel):
     """A complete answer: text and/or tool calls, with token ``usage`` when known."""
 
+    model_config = ConfigDict(defer_build=True)
+
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
     finish_reason: str | None = None
@@ -51,6 +57,8 @@ class LlmResponse(BaseModel):
 
 class LlmStreamChunk(BaseModel):
     """A piece of a streamed answer: a text delta, finished tool calls, or the end."""
+
+    model_config = ConfigDict(defer_build=True)
 
     content: str | None = None
     tool_calls: list[ToolCall] | None = None

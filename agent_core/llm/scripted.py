@@ -37,7 +37,7 @@ class ScriptedResponse(BaseModel):
     before the first chunk, ``chunk_delay`` between chunks.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
@@ -81,7 +81,8 @@ class ScriptedLlmService(LlmService):
 
     ``latency`` (seconds) applies to every response that does not set its own.
     ``then`` answers every request after the script runs out (a callable or entry); without
-    it, running out raises ``LlmBadRequestError`` so a test notices.
+    it, running out raises ``LlmBadRequestError`` so a test notices. ``requests`` keeps the
+    newest ``keep_requests`` requests.
     """
 
     def __init__(
@@ -91,6 +92,7 @@ class ScriptedLlmService(LlmService):
         latency: float = 0.0,
         then: ScriptEntry | None = None,
         name: str = "scripted",
+        keep_requests: int = 1000,
     ) -> None:
         self._script = list(script)
         self._position = 0
@@ -98,6 +100,9 @@ class ScriptedLlmService(LlmService):
         self.then = then
         self.name = name
         self.requests: list[LlmRequest] = []
+        """The requests received, oldest first: the newest ``keep_requests`` of them (a
+        scripted model serving a long-running bot stays within bounded memory)."""
+        self.keep_requests = keep_requests
         self.validated_tools: list[list[ToolSchema]] = []
 
     @property
@@ -110,6 +115,8 @@ class ScriptedLlmService(LlmService):
 
     def _next(self, request: LlmRequest) -> ScriptedResponse:
         self.requests.append(request)
+        if len(self.requests) > self.keep_requests:
+            del self.requests[: len(self.requests) - self.keep_requests]
         if self._position < len(self._script):
             entry = self._script[self._position]
             self._position += 1

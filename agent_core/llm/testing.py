@@ -32,7 +32,8 @@ test sets ``event``, so a test can prove it received text before the rest was se
 
 Usage is reported as the API reports it: the reply's ``input_tokens`` / ``output_tokens``,
 plus ``cache_creation_input_tokens`` and ``cache_read_input_tokens`` as ``PromptCache``
-estimates them from the request's ``cache_control`` breakpoints (0 without breakpoints).
+estimates them from the request's ``cache_control`` breakpoints (0 without breakpoints, or
+for a prompt shorter than the API's minimum cacheable length).
 """
 
 from __future__ import annotations
@@ -70,35 +71,46 @@ class PromptCache:
     """Prompt caching as the Messages API accounts it, with tokens estimated as characters / 4.
 
     The prompt is read in the API's order (tools, system, messages), block by block. A block
-    carrying ``cache_control`` is a breakpoint. The prefix up to the last breakpoint is
-    counted as ``cache_read`` for its longest part already written by an earlier request
-    (same model), and as ``cache_creation`` for the rest; then every breakpoint's prefix is
-    written. No minimum length, no expiry; the lookback is unbounded (the API's is 20 blocks).
+    carrying ``cache_control`` is a breakpoint; as with the API, a breakpoint whose prefix is
+    shorter than ``minimum_tokens`` (1,024, the Sonnet and Opus minimum) caches nothing. The
+    prefix up to the last breakpoint is counted as ``cache_read`` for its longest part
+    already written by an earlier request (same model), and as ``cache_creation`` for the
+    rest; then every breakpoint's prefix is written. No expiry; the lookback is unbounded
+    (the API's is 20 blocks).
 
     >>> cache = PromptCache()
     >>> body = {"model": "m", "system": [
-    ...     {"type": "text", "text": "x" * 400, "cache_control": {"type": "ephemeral"}}],
+    ...     {"type": "text", "text": "x" * 4400, "cache_control": {"type": "ephemeral"}}],
     ...     "messages": [{"role": "user", "content": "hi"}]}
     >>> cache.usage(body), cache.usage(body)
-    (CacheUsage(creation=100, read=0), CacheUsage(creation=0, read=100))
+    (CacheUsage(creation=1100, read=0), CacheUsage(creation=0, read=1100))
+    >>> short = {"model": "m", "system": [
+    ...     {"type": "text", "text": "x" * 400, "cache_control": {"type": "ephemeral"}}]}
+    >>> cache.usage(short)  # under the minimum: not cached
+    CacheUsage(creation=0, read=0)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, minimum_tokens: int = 1024) -> None:
+        self.minimum_tokens = minimum_tokens
         self._written: set[str] = set()
 
     def usage(self, body: dict[str, Any]) -> CacheUsage:
         """The counts for one request, which then writes its breakpoints to the cache."""
         blocks = list(_prompt_blocks(body))
-        breakpoints = [i for i, (_, marked, _) in enumerate(blocks) if marked]
-        if not breakpoints:
-            return NO_CACHE
         keys, tokens = [], []
         digest, characters = hashlib.sha256(str(body.get("model")).encode()), 0
-        for text, _, size in blocks[: breakpoints[-1] + 1]:
+        for text, _, size in blocks:
             digest.update(text.encode())
             keys.append(digest.hexdigest())
             characters += size
             tokens.append(-(-characters // CHARS_PER_TOKEN))
+        breakpoints = [
+            i for i, (_, marked, _) in enumerate(blocks)
+            if marked and tokens[i] >= self.minimum_tokens
+        ]  # fmt: skip
+        if not breakpoints:
+            return NO_CACHE
+        keys, tokens = keys[: breakpoints[-1] + 1], tokens[: breakpoints[-1] + 1]
         hits = [i for i, key in enumerate(keys) if key in self._written]
         read = tokens[hits[-1]] if hits else 0
         self._written.update(keys[i] for i in breakpoints)

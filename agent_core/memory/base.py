@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from agent_core.users import User
 
@@ -84,6 +84,8 @@ class MemoryOwnership(BaseModel):
     request id), so feedback on the answer can rate exactly its memories.
     """
 
+    model_config = ConfigDict(defer_build=True)
+
     owner_id: str | None = None
     place: Place = "unknown"
     audience: MemoryAudience = "owner"
@@ -124,12 +126,16 @@ class TextMemory(MemoryOwnership):
 
 
 class ToolMemorySearchResult(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     memory: ToolMemory
     similarity_score: float
     rank: int
 
 
 class TextMemorySearchResult(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     memory: TextMemory
     similarity_score: float
     rank: int

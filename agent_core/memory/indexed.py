@@ -186,8 +186,10 @@ class IndexedAgentMemory(AgentMemory):
         limit: int = 10,
         similarity_threshold: float = 0.7,
     ) -> list[TextMemorySearchResult]:
-        reader = MemoryReader.of(context)
         index = await self._index(memory_scope(context))
+        if not index.texts:  # the common case, asked on every turn: nothing to rank
+            return []
+        reader = MemoryReader.of(context)
         hits = index.search_texts(query, reader, limit=limit, threshold=similarity_threshold)
         return [
             TextMemorySearchResult(memory=memory, similarity_score=score, rank=rank)

@@ -12,7 +12,7 @@ from agent_core.state.dedupe import DedupeStore
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.factory import State, StateSettings, build_state, default_data_dir
 from agent_core.state.health import StateHealth
-from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore
+from agent_core.state.keyvalue import Flag, KeyValueStore, MemoryKeyValueStore
 from agent_core.state.keyvalue_redis import RedisKeyValueStore
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.memory_redis import RedisAgentMemory
@@ -31,6 +31,7 @@ from agent_core.state.turns_sqlite import SqliteTurnQueue
 __all__ = [
     "DedupeStore",
     "DrainingTurnQueue",
+    "Flag",
     "KeyValueStore",
     "MemoryKeyValueStore",
     "MemoryRateLimiter",

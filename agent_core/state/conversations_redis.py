@@ -6,7 +6,9 @@ Layout (``P`` = ``key_prefix``, ``U`` = the user id, percent-encoded so ids cann
     P convs:{U}                    sorted set: conversation id -> updated_at
 
 Both keys of a user share the hash tag ``{U}``. A turn commits with one Lua script (body +
-index + expiry together), so another process never sees half a turn.
+index + expiry together), so another process never sees half a turn; while a Redis turn
+worker runs the turn, that commit goes with the turn's next write to the queue, in the same
+script (``agent_core.state.turn_writes``).
 """
 
 from __future__ import annotations
@@ -17,22 +19,14 @@ from urllib.parse import quote
 
 from agent_core.conversations import Conversation, ConversationStore
 from agent_core.state.redis_client import redis_boundary
+from agent_core.state.turn_writes import COMMIT_LUA, Commit, staging_for
 from agent_core.users import User
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-_COMMIT = """
-local ttl = tonumber(ARGV[4])
-if ttl > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-  redis.call('EXPIRE', KEYS[2], ttl)
-else
-  redis.call('SET', KEYS[1], ARGV[1])
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-  redis.call('PERSIST', KEYS[2])
-end
+_COMMIT = COMMIT_LUA + """
+commit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return 1
 """
 
@@ -86,13 +80,16 @@ class RedisConversationStore(ConversationStore):
         return f"{self.key_prefix}convs:{self._user_tag(user_id)}"
 
     async def _write(self, conversation: Conversation) -> None:
-        ttl = 0 if self.ttl is None else max(1, math.ceil(self.ttl))
-        keys = [
+        commit = Commit(
             self.conversation_key(conversation.id, conversation.user),
-            self._index_key(conversation.user.id),
-        ]
-        body = conversation.model_dump_json()
-        await self._commit(keys, [body, conversation.id, repr(conversation.updated_at), ttl])
+            self._index_key(conversation.user.id), conversation.model_dump_json(),
+            conversation.id, repr(conversation.updated_at),
+            0 if self.ttl is None else max(1, math.ceil(self.ttl)),
+        )  # fmt: skip
+        if (turn := staging_for(self._redis)) is not None:
+            turn.stage(commit)  # written with the turn's next durable write (turn_writes)
+            return
+        await self._commit([commit.key, commit.index_key], commit.arguments)
 
     @redis_boundary
     async def create_conversation(

@@ -19,10 +19,12 @@ turn it was given was completed (or ``timeout`` passed). Everything else passes 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_core.state.health import StateHealth
+from agent_core.state.keyvalue import Flag
 from agent_core.state.turn_backend import Delivery, Readiness, Start, StopRequest
 from agent_core.state.turns import TurnQueue
 
@@ -72,10 +74,12 @@ class DrainingTurnQueue(TurnQueue):
         dedupe_key: str | None = None,
         dedupe_ttl: float = 3600.0,
         owner: str | None = None,
+        flag: Flag | None = None,
     ) -> str | None:
         return await self.inner.enqueue(
-            thread_key, payload, dedupe_key=dedupe_key, dedupe_ttl=dedupe_ttl, owner=owner
-        )
+            thread_key, payload, dedupe_key=dedupe_key, dedupe_ttl=dedupe_ttl, owner=owner,
+            flag=flag,
+        )  # fmt: skip
 
     async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
         if self._draining:
@@ -96,6 +100,12 @@ class DrainingTurnQueue(TurnQueue):
 
     async def renew(self, delivery: Delivery, consumer: str) -> bool:
         return await self.inner.renew(delivery, consumer)
+
+    def turn_writes(self) -> contextlib.AbstractContextManager[object]:
+        return self.inner.turn_writes()
+
+    async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+        await self.inner.save_final_progress(delivery, progress)
 
     async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         await self.inner.save_progress(delivery, progress)

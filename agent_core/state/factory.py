@@ -77,6 +77,16 @@ class StateSettings(Section):
         validation_alias=env("memory_refresh_interval", "THREADLINE_MEMORY_REFRESH_INTERVAL"),
     )  # fmt: skip
     """Redis: at most this stale is what other processes saved to memory (0: always fresh)."""
+    memory_max_conversations: int = Field(
+        10_000, ge=1, validation_alias=env("memory_max_conversations",
+                                           "THREADLINE_MEMORY_MAX_CONVERSATIONS"),
+    )  # fmt: skip
+    """In memory (``ephemeral``): the most conversations kept (the least recently used go)."""
+    memory_max_entries: int = Field(
+        100_000, ge=1,
+        validation_alias=env("memory_max_entries", "THREADLINE_MEMORY_MAX_ENTRIES"),
+    )  # fmt: skip
+    """In memory (``ephemeral``): the most entries each cache and dedupe store keeps."""
     memory_sharing: Sharing = Field(
         "on_feedback", validation_alias=env("memory_sharing", "THREADLINE_MEMORY_SHARING")
     )
@@ -168,14 +178,16 @@ def build_state(settings: StateSettings | None = None) -> State:
 
 
 def _memory_state(settings: StateSettings) -> State:
+    """Every store in this process, each with a cap: a long run stays within bounded memory."""
+    entries = settings.memory_max_entries
     return State(
         backend="memory",
-        conversations=MemoryConversationStore(),
+        conversations=MemoryConversationStore(max_conversations=settings.memory_max_conversations),
         memory=InMemoryAgentMemory(sharing=settings.memory_sharing),
-        turns=MemoryTurnQueue(),
-        dedupe=DedupeStore(MemoryKeyValueStore()),
-        cache=MemoryKeyValueStore(),
-        records=MemoryKeyValueStore(),
+        turns=MemoryTurnQueue(max_seen=entries),
+        dedupe=DedupeStore(MemoryKeyValueStore(max_entries=entries)),
+        cache=MemoryKeyValueStore(max_entries=entries),
+        records=MemoryKeyValueStore(max_entries=entries),
         rate_limiter=MemoryRateLimiter(),
     )
 

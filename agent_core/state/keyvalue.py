@@ -16,6 +16,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -49,10 +50,69 @@ class KeyValueStore(ABC):
         """Release connections or threads this store owns (nothing by default)."""
         return None
 
+    def flag(
+        self,
+        key: str,
+        value: Any = True,
+        *,
+        ttl: float | None = None,
+        first_payload: dict[str, Any] | None = None,
+    ) -> Flag:
+        """An ``add`` of ``key`` to make with a turn (``TurnQueue.enqueue(..., flag=...)``)."""
+        return Flag(self, key, value, ttl, first_payload)
+
+
+@dataclass
+class Flag:
+    """``store.add(key, value, ttl=...)``, made in the same atomic step as a turn is recorded
+    (``TurnQueue.enqueue(..., flag=flag)``: one script, one transaction) when the store and
+    the queue share a back end, as ``build_state`` builds them; just before it otherwise.
+
+    ``added`` tells afterwards whether this turn added the key (it was absent); when it did,
+    ``first_payload`` (if given) is what the turn records instead of its payload. A Slack
+    mention joins its thread this way: the bot's flag on the thread and the turn, together.
+
+    >>> import asyncio
+    >>> from agent_core.state.turns_memory import MemoryTurnQueue
+    >>> cache, queue = MemoryKeyValueStore(), MemoryTurnQueue()
+    >>> async def twice():
+    ...     for n in range(2):
+    ...         flag = cache.flag("thread:1", first_payload={"text": "hi", "first": True})
+    ...         await queue.enqueue("thread:1", {"text": "hi"}, flag=flag)
+    ...         yield flag.added
+    >>> async def run():
+    ...     return [added async for added in twice()]
+    >>> asyncio.run(run())
+    [True, False]
+    """
+
+    store: KeyValueStore
+    key: str
+    value: Any = True
+    ttl: float | None = None
+    first_payload: dict[str, Any] | None = None
+    added: bool | None = None
+
+    async def add(self) -> bool:
+        """Add the key on its own (back ends that cannot fold it into the enqueue)."""
+        self.added = await self.store.add(self.key, self.value, ttl=self.ttl)
+        return self.added
+
+    def payload(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """What the turn records, once ``added`` is known."""
+        return self.first_payload if self.added and self.first_payload is not None else payload
+
+
+_JSON = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
+
 
 def encode(value: Any) -> str:
-    """JSON text of ``value``; raises ``TypeError`` for values no backend could keep."""
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    """JSON text of ``value``; raises ``TypeError`` for values no backend could keep.
+
+    >>> encode({"b": 1, "a": [True, None]})
+    '{"a":[true,null],"b":1}'
+    """
+    return _JSON.encode(value)
 
 
 class MemoryKeyValueStore(KeyValueStore):

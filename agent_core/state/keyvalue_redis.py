@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 
-def _milliseconds(ttl: float | None) -> int | None:
+def milliseconds(ttl: float | None) -> int | None:
     return None if ttl is None else max(1, math.ceil(ttl * 1000))
 
 
@@ -35,6 +35,10 @@ class RedisKeyValueStore(KeyValueStore):
     def key(self, key: str) -> str:
         return f"{self.key_prefix}{key}"
 
+    def shares(self, redis: Redis) -> bool:
+        """Whether this store talks to ``redis`` (so one script can write to both)."""
+        return self._redis is redis
+
     @redis_boundary
     async def get(self, key: str) -> Any | None:
         text = await self._redis.get(self.key(key))
@@ -42,11 +46,11 @@ class RedisKeyValueStore(KeyValueStore):
 
     @redis_boundary
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
-        await self._redis.set(self.key(key), encode(value), px=_milliseconds(ttl))
+        await self._redis.set(self.key(key), encode(value), px=milliseconds(ttl))
 
     @redis_boundary
     async def add(self, key: str, value: Any = True, *, ttl: float | None = None) -> bool:
-        stored = await self._redis.set(self.key(key), encode(value), px=_milliseconds(ttl), nx=True)
+        stored = await self._redis.set(self.key(key), encode(value), px=milliseconds(ttl), nx=True)
         return bool(stored)
 
     @redis_boundary

@@ -83,20 +83,26 @@ class SqliteKeyValueStore(KeyValueStore):
         await self._db.run(write)
 
     async def add(self, key: str, value: Any = True, *, ttl: float | None = None) -> bool:
+        return await self._db.transaction(lambda c: self.add_in(c, key, value, ttl=ttl))
+
+    def add_in(
+        self, connection: sqlite3.Connection, key: str, value: Any, *, ttl: float | None
+    ) -> bool:
+        """``add`` inside the caller's transaction on this store's database (a turn queue
+        recording a turn with its ``Flag``)."""
         text, expires_at = encode(value), self._expiry(ttl)
+        connection.execute(
+            f"DELETE FROM {self._table} WHERE key = ? AND expires_at <= ?", (key, self._clock())
+        )
+        cursor = connection.execute(
+            f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", (key, text, expires_at)
+        )
+        self._maybe_purge(connection)
+        return cursor.rowcount == 1
 
-        def write(connection: sqlite3.Connection) -> bool:
-            connection.execute(
-                f"DELETE FROM {self._table} WHERE key = ? AND expires_at <= ?",
-                (key, self._clock()),
-            )
-            cursor = connection.execute(
-                f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", (key, text, expires_at)
-            )
-            self._maybe_purge(connection)
-            return cursor.rowcount == 1
-
-        return await self._db.transaction(write)
+    def shares(self, database: SqliteDatabase) -> bool:
+        """Whether this store lives in ``database`` (so one transaction can cover both)."""
+        return self._db is database
 
     async def delete(self, key: str) -> None:
         await self._db.run(lambda c: c.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,)))

@@ -8,6 +8,7 @@ the queue can start a worker without the two modules importing each other.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
@@ -97,6 +98,10 @@ class TurnBackend(ABC):
     @abstractmethod
     async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None: ...
 
+    async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+        """``Turn.record_at_end``: at once by default (see ``RedisTurnQueue``)."""
+        await self.save_progress(delivery, progress)
+
     @abstractmethod
     async def complete(self, delivery: Delivery, consumer: str) -> bool:
         """Remove the finished turn (unblocking its thread); False when not ours any more."""
@@ -104,3 +109,9 @@ class TurnBackend(ABC):
     @abstractmethod
     def stop_requests(self) -> AsyncIterator[StopRequest]:
         """Stop requests as they arrive, for one worker."""
+
+    def turn_writes(self) -> contextlib.AbstractContextManager[object]:
+        """Around one turn on a worker: what the turn's other stores may hand the queue to
+        write with its next progress record or completion (Redis: the conversation commit,
+        ``agent_core.state.turn_writes``). Nothing by default."""
+        return contextlib.nullcontext()

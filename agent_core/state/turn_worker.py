@@ -30,7 +30,7 @@ class Turn:
     ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded.
 
     >>> import asyncio
-    >>> async def keep(progress): pass
+    >>> async def keep(progress, at_end): pass
     >>> turn = Turn("1-0", "slack:T1:C1:1.0", {"text": "hi"}, 2, {"reply_ts": "9.1"}, 0.0, keep)
     >>> turn.is_retry, turn.progress["reply_ts"]
     (True, '9.1')
@@ -42,7 +42,7 @@ class Turn:
     attempt: int
     progress: dict[str, Any]
     enqueued_at: float
-    _recorder: Callable[[dict[str, Any]], Awaitable[None]] = field(repr=False)
+    _recorder: Callable[[dict[str, Any], bool], Awaitable[None]] = field(repr=False)
 
     @property
     def is_retry(self) -> bool:
@@ -51,7 +51,15 @@ class Turn:
 
     async def record(self, **progress: Any) -> None:
         """Durably note what this run has done (JSON values), for a later re-run to see."""
-        await self._recorder(progress)
+        await self._recorder(progress, False)
+        self.progress.update(progress)
+
+    async def record_at_end(self, **progress: Any) -> None:
+        """Note what the end of this run means (``answered=True``): where the back end
+        completes a turn in one atomic step with the turn's other writes (Redis: its
+        conversation commit), it is written with the completion - a turn completed is
+        answered, one that is not is run again whole; elsewhere it is written at once."""
+        await self._recorder(progress, True)
         self.progress.update(progress)
 
 
@@ -186,8 +194,9 @@ class TurnWorker:
             start = await self._wait_for_thread(delivery)
             if start.readiness is not Readiness.RUN:
                 return
-            await self._run_handler(delivery, start)
-            await self._complete(delivery)
+            with self.queue.turn_writes():  # the handler's task inherits it
+                await self._run_handler(delivery, start)
+                await self._complete(delivery)
         finally:
             lease.cancel()
 
@@ -218,8 +227,11 @@ class TurnWorker:
         if handler is None:
             return
 
-        async def record(progress: dict[str, Any]) -> None:
-            await self.queue.save_progress(delivery, progress)
+        async def record(progress: dict[str, Any], at_end: bool) -> None:
+            if at_end:
+                await self.queue.save_final_progress(delivery, progress)
+            else:
+                await self.queue.save_progress(delivery, progress)
 
         turn = Turn(
             delivery.id, delivery.thread_key, dict(delivery.payload), start.attempt,

@@ -41,6 +41,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_core.state.health import StateHealth
+from agent_core.state.keyvalue import Flag
 from agent_core.state.turn_backend import StopRequest, TurnBackend
 from agent_core.state.turn_worker import Turn, TurnHandler, TurnWorker
 
@@ -79,10 +80,13 @@ class TurnQueue(TurnBackend):
         dedupe_key: str | None = None,
         dedupe_ttl: float = 3600.0,
         owner: str | None = None,
+        flag: Flag | None = None,
     ) -> str | None:
         """Record a turn; its id, or ``None`` when ``dedupe_key`` was already seen.
 
-        ``owner`` (the asking user's id) is who may ``request_stop`` it."""
+        ``owner`` (the asking user's id) is who may ``request_stop`` it. ``flag`` (a
+        ``KeyValueStore.flag``) is added with the turn, in the same atomic step where the
+        back ends allow; a duplicate delivery leaves it untouched."""
 
     async def request_stop(self, turn_id: str, *, by: str) -> None:
         """Ask the worker running ``turn_id`` to stop it (honoured when ``by`` is its owner).

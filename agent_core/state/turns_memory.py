@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_core.state.keyvalue import MemoryKeyValueStore, encode
+from agent_core.state.keyvalue import Flag, MemoryKeyValueStore, encode
 from agent_core.state.turn_backend import Delivery, Readiness, Start
 from agent_core.state.turns import TurnQueue
 
@@ -48,7 +48,11 @@ class MemoryTurnQueue(TurnQueue):
     """
 
     def __init__(
-        self, *, claim_after: float = 30.0, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        claim_after: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_seen: int = 100_000,
     ) -> None:
         super().__init__(claim_after=claim_after)
         self._clock = clock
@@ -57,7 +61,7 @@ class MemoryTurnQueue(TurnQueue):
         self._threads: dict[str, deque[str]] = {}
         self._new: deque[str] = deque()
         self._arrived = asyncio.Event()
-        self._seen = MemoryKeyValueStore(clock=clock)
+        self._seen = MemoryKeyValueStore(clock=clock, max_entries=max_seen)
 
     async def enqueue(
         self,
@@ -67,10 +71,15 @@ class MemoryTurnQueue(TurnQueue):
         dedupe_key: str | None = None,
         dedupe_ttl: float = 3600.0,
         owner: str | None = None,
+        flag: Flag | None = None,
     ) -> str | None:
         encode(payload)  # same rule as the durable queues: JSON or nothing
         if dedupe_key is not None and not await self._seen.add(dedupe_key, ttl=dedupe_ttl):
+            if flag is not None:
+                flag.added = False
             return None
+        if flag is not None:  # nothing else runs in between: one step in this process
+            payload = flag.payload(payload) if await flag.add() else payload
         turn_id = str(next(self._ids))
         delivery = Delivery(turn_id, thread_key, dict(payload), time.time(), owner)
         self._entries[turn_id] = _Entry(delivery)

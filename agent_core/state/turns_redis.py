@@ -3,7 +3,8 @@
 Layout (``P`` = ``key_prefix``; every key carries the hash tag ``{turns}``)::
 
     P{turns}:stream          the stream; group "workers"; an entry = thread, payload, at
-    P{turns}:seen:<key>      delivery dedupe keys (SET NX PX, with the XADD in one script)
+    P{turns}:seen:<key>      delivery dedupe keys (SET NX PX, with the XADD in one script;
+                             a ``Flag`` of the state's cache too, when given)
     P{turns}:thread:<T>      list of the thread's unfinished entry ids, oldest first
     P{turns}:progress:<id>   hash: what runs of the turn recorded, and its attempt count
     P{turns}:stop            pub/sub channel of stop requests (every worker listens)
@@ -16,6 +17,7 @@ XDEL, drop it from its thread, forget its progress.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
@@ -23,7 +25,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agent_core.state.health import StateHealth
-from agent_core.state.keyvalue import encode
+from agent_core.state.keyvalue import Flag, encode
+from agent_core.state.keyvalue_redis import RedisKeyValueStore, milliseconds
 from agent_core.state.redis_client import (
     cancellations,
     redis_boundary,
@@ -32,6 +35,12 @@ from agent_core.state.redis_client import (
     translated_errors,
 )
 from agent_core.state.turn_backend import Delivery, Readiness, Start, StopRequest
+from agent_core.state.turn_writes import (
+    COMMIT_LUA,
+    collecting,
+    keys_and_arguments,
+    staging_for,
+)
 from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
@@ -48,17 +57,31 @@ local function owned(stream, id, consumer)
 end
 """
 
-# KEYS: stream, seen, thread list. ARGV: dedupe?, dedupe ttl ms, thread, payload, at, keep,
-# owner
+# KEYS: stream, seen, thread list[, flag]. ARGV: dedupe?, dedupe ttl ms, thread, payload, at,
+# keep, owner[, flag value, flag ttl ms (0: none), payload when the flag is added ('': same)]
+# -> false (a duplicate) | {id, 1 when the flag was added}
 _ENQUEUE = """
 if ARGV[1] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then
   return false
 end
-local id = redis.call('XADD', KEYS[1], '*', 'thread', ARGV[3], 'payload', ARGV[4], 'at', ARGV[5],
+local payload, added = ARGV[4], 0
+if KEYS[4] then
+  local set
+  if ARGV[9] == '0' then
+    set = redis.call('SET', KEYS[4], ARGV[8], 'NX')
+  else
+    set = redis.call('SET', KEYS[4], ARGV[8], 'NX', 'PX', ARGV[9])
+  end
+  if set then
+    added = 1
+    if ARGV[10] ~= '' then payload = ARGV[10] end
+  end
+end
+local id = redis.call('XADD', KEYS[1], '*', 'thread', ARGV[3], 'payload', payload, 'at', ARGV[5],
                      'owner', ARGV[7])
 redis.call('RPUSH', KEYS[3], id)
 redis.call('EXPIRE', KEYS[3], ARGV[6])
-return id
+return {id, added}
 """
 
 # KEYS: stream, thread list, progress. ARGV: group, id, consumer, keep
@@ -89,22 +112,29 @@ return 1
 """
 )
 
-# KEYS: stream, thread list, progress. ARGV: group, id, consumer
-# One round trip for a progress record: the fields, then the record's expiry.
-_SAVE_PROGRESS = """
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+# KEYS: progress, then two per commit. ARGV: keep, commits, their arguments (four each),
+# then the fields. One round trip: the fields, the record's expiry and the turn's staged
+# conversation commits (``turn_writes``).
+_SAVE_PROGRESS = COMMIT_LUA + """
+local n = tonumber(ARGV[2])
+commits(2, 3, n)
+redis.call('HSET', KEYS[1], unpack(ARGV, 3 + 4 * n))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
 
+# KEYS: stream, thread list, progress, then two per commit. ARGV: group, id, consumer,
+# commits, their arguments (four each). The staged commits are written only by the owner.
 _COMPLETE = (
     _OWNED
+    + COMMIT_LUA
     + """
 if not owned(KEYS[1], ARGV[2], ARGV[3]) then return 0 end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('DEL', KEYS[3])
+commits(4, 5, tonumber(ARGV[4]))
 return 1
 """
 )
@@ -147,14 +177,25 @@ class RedisTurnQueue(TurnQueue):
         dedupe_key: str | None = None,
         dedupe_ttl: float = 3600.0,
         owner: str | None = None,
+        flag: Flag | None = None,
     ) -> str | None:
         keys = [self.stream_key, f"{self._base}seen:{dedupe_key}", self._thread_key(thread_key)]
         args = [
             "1" if dedupe_key is not None else "0", max(1, math.ceil(dedupe_ttl * 1000)),
             thread_key, encode(payload), repr(time.time()), KEEP_SECONDS, owner or "",
         ]  # fmt: skip
-        turn_id = await self._enqueue(keys, args)
-        return None if turn_id is None else str(turn_id)
+        if flag is not None:
+            store = flag.store
+            if isinstance(store, RedisKeyValueStore) and store.shares(self._redis):
+                first = "" if flag.first_payload is None else encode(flag.first_payload)
+                keys.append(store.key(flag.key))
+                args += [encode(flag.value), milliseconds(flag.ttl) or 0, first]
+            else:  # another back end: added just before
+                args[3] = encode(flag.payload(payload) if await flag.add() else payload)
+        reply = await self._enqueue(keys, args)
+        if flag is not None and len(keys) == 4:
+            flag.added = bool(reply and int(reply[1]))
+        return None if not reply else str(reply[0])
 
     async def _ensure_group(self) -> None:
         from redis.exceptions import ResponseError
@@ -224,21 +265,48 @@ class RedisTurnQueue(TurnQueue):
     async def renew(self, delivery: Delivery, consumer: str) -> bool:
         return bool(await self._renew([self.stream_key], [GROUP, delivery.id, consumer]))
 
+    def turn_writes(self) -> contextlib.AbstractContextManager[object]:
+        """Stage the turn's conversation commits for its next script (``turn_writes``)."""
+        return collecting(self._redis)
+
     @redis_boundary
     async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         if not progress:
             return
         fields = [part for name, value in progress.items() for part in (name, encode(value))]
-        await self._save_progress([self._progress_key(delivery.id)], [KEEP_SECONDS, *fields])
+        staged = staging_for(self._redis)
+        commits = staged.staged() if staged is not None else []
+        keys, arguments = keys_and_arguments(commits)
+        await self._save_progress(
+            [self._progress_key(delivery.id), *keys],
+            [KEEP_SECONDS, len(commits), *arguments, *fields],
+        )
+        if staged is not None:
+            staged.written(commits)
+
+    async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+        """While a worker runs the turn, nothing to write: the completion script writes the
+        turn's staged conversation commit and completes it in one step, so a completed turn
+        is the answered one (and completion forgets the progress anyway)."""
+        if staging_for(self._redis) is None:
+            await self.save_progress(delivery, progress)
 
     @redis_boundary
     async def complete(self, delivery: Delivery, consumer: str) -> bool:
+        staged = staging_for(self._redis)
+        commits = staged.staged() if staged is not None else []
+        keys, arguments = keys_and_arguments(commits)
         keys = [
             self.stream_key,
             self._thread_key(delivery.thread_key),
             self._progress_key(delivery.id),
+            *keys,
         ]
-        return bool(await self._complete(keys, [GROUP, delivery.id, consumer]))
+        done = bool(await self._complete(keys, [GROUP, delivery.id, consumer, len(commits),
+                                                *arguments]))  # fmt: skip
+        if staged is not None and done:
+            staged.written(commits)
+        return done
 
     @redis_boundary
     async def request_stop(self, turn_id: str, *, by: str) -> None:

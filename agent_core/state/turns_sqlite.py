@@ -16,7 +16,8 @@ from os import PathLike
 from typing import Any
 
 from agent_core.state.health import StateHealth
-from agent_core.state.keyvalue import encode
+from agent_core.state.keyvalue import Flag, encode
+from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
 from agent_core.state.turn_backend import Delivery, Readiness, Start
 from agent_core.state.turns import TurnQueue
@@ -89,8 +90,14 @@ class SqliteTurnQueue(TurnQueue):
         dedupe_key: str | None = None,
         dedupe_ttl: float = 3600.0,
         owner: str | None = None,
+        flag: Flag | None = None,
     ) -> str | None:
-        text, now = encode(payload), self._clock()
+        now = self._clock()
+        first = None if flag is None or flag.first_payload is None else flag.first_payload
+        texts = (encode(payload), "" if first is None else encode(first))
+        together = self._flag_store(flag)
+        if flag is not None and together is None:  # another database: added just before
+            await flag.add()
 
         def write(connection: sqlite3.Connection) -> str | None:
             if dedupe_key is not None:
@@ -102,6 +109,11 @@ class SqliteTurnQueue(TurnQueue):
                 )
                 if seen.rowcount == 0:
                     return None
+            text = texts[0]
+            if flag is not None and together is not None:
+                flag.added = together.add_in(connection, flag.key, flag.value, ttl=flag.ttl)
+            if flag is not None and flag.added and first is not None:
+                text = texts[1]
             self._enqueued += 1
             if self._enqueued % 256 == 0:
                 connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
@@ -114,7 +126,14 @@ class SqliteTurnQueue(TurnQueue):
         turn_id = await self._db.transaction(write)
         if turn_id is not None:
             self._arrived.set()
+        elif flag is not None and together is not None:
+            flag.added = False
         return turn_id
+
+    def _flag_store(self, flag: Flag | None) -> SqliteKeyValueStore | None:
+        """The flag's store when it lives in this queue's database (one transaction)."""
+        store = None if flag is None else flag.store
+        return store if isinstance(store, SqliteKeyValueStore) and store.shares(self._db) else None
 
     async def _take_new(self, consumer: str, count: int) -> list[Delivery]:
         sql = (

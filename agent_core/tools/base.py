@@ -31,6 +31,8 @@ TArgs = TypeVar("TArgs", bound=BaseModel)
 class ToolCall(BaseModel):
     """One tool call requested by the LLM; ``arguments`` are raw, not yet validated."""
 
+    model_config = ConfigDict(defer_build=True)
+
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -38,6 +40,8 @@ class ToolCall(BaseModel):
 
 class ToolSchema(BaseModel):
     """What the LLM is told about a tool: name, description, JSON Schema of its arguments."""
+
+    model_config = ConfigDict(defer_build=True)
 
     name: str
     description: str
@@ -52,7 +56,7 @@ class ToolResult(BaseModel):
     exception for the agent's ``ErrorRecoveryStrategy`` and is never serialised.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     success: bool
     result_for_llm: str
@@ -64,6 +68,8 @@ class ToolResult(BaseModel):
 
 class ToolRejection(BaseModel):
     """Returned by ``ToolRegistry.transform_args`` to refuse a call with a reason for the LLM."""
+
+    model_config = ConfigDict(defer_build=True)
 
     reason: str
 

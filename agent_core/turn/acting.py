@@ -56,21 +56,31 @@ def _groups(deps: TurnDeps, calls: list[ToolCall]) -> list[list[tuple[int, ToolC
 
 
 async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
+    """Steps 15-17 for one round of tool calls: each group runs, then its results enter the
+    conversation in call order."""
     calls = state.pending_tool_calls
     state.tool_iterations += 1
     results: list[ToolResult | None] = [None] * len(calls)
     conversation = state.require_conversation()
     for group in _groups(deps, calls):
-        pipelines = [_run_call(deps, state, call, index, results) for index, call in group]
-        merged = pipelines[0] if len(pipelines) == 1 else _merge(pipelines)
-        async for component in merged:
-            yield component
+        if len(group) == 1:  # the common case, without a generator per call
+            index, call = group[0]
+            shown = _Shown(deps, state, call)
+            for component in shown.before():
+                yield component
+            result = results[index] = await _execute(deps, state, call)
+            for component in shown.after(result):
+                yield component
+        else:
+            pipelines = [_run_call(deps, state, call, index, results) for index, call in group]
+            async for component in _merge(pipelines):
+                yield component
         for index, call in group:
-            result = results[index]
-            assert result is not None
+            done = results[index]
+            assert done is not None
             conversation.add_message(Message(
-                role="tool", content=result.result_for_llm, tool_call_id=call.id,
-                metadata={"success": result.success, "tool": call.name},
+                role="tool", content=done.result_for_llm, tool_call_id=call.id,
+                metadata={"success": done.success, "tool": call.name},
             ))
 
 
@@ -105,36 +115,63 @@ async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
 async def _run_call(
     deps: TurnDeps, state: TurnState, call: ToolCall, index: int, results: list[ToolResult | None]
 ) -> ComponentStream:
-    """One call: status for those who may see tool names, private arguments, the tool's own
-    component, private error detail."""
-    user = state.require_user()
-    visible = deps.tool_registry.can_use(call.name, user)
-    status, task = None, None
-    if visible and state.can(UiFeature.TOOL_NAMES):
-        task = Task(title=call.name, status="in_progress")
-        status = StatusCardComponent(title=call.name, status="running", description="Running...")
-        yield UiComponent.of(TaskTrackerUpdateComponent.add_task(task))
-        yield UiComponent.of(status, f"Running {call.name}...")
-    if visible and state.can(UiFeature.TOOL_ARGUMENTS):
-        yield _private(deps, UiFeature.TOOL_ARGUMENTS, CardComponent(
-            title=f"{call.name} arguments", markdown=True,
-            content=f"```json\n{json.dumps(call.arguments, indent=2, default=str)}\n```",
-        ))
+    """One call of a parallel group, as ``act`` runs a call alone."""
+    shown = _Shown(deps, state, call)
+    for component in shown.before():
+        yield component
     result = results[index] = await _execute(deps, state, call)
-    if status is not None and task is not None:
-        outcome: CardStatus = "completed" if result.success else "failed"
-        took = result.metadata.get("execution_time_ms")
-        detail = f"{outcome} in {took:.0f} ms" if isinstance(took, float) else outcome
-        yield UiComponent.of(status.set_status(outcome, detail), f"{call.name} {outcome}")
-        yield UiComponent.of(TaskTrackerUpdateComponent.update_task(
-            task.id, status="completed" if result.success else "error", detail=detail
-        ))
-    if result.ui_component is not None:
-        yield result.ui_component
-    if not result.success and state.can(UiFeature.TOOL_ERROR):
-        yield _private(deps, UiFeature.TOOL_ERROR, NotificationComponent(
-            title=f"{call.name} failed", message=result.error or "unknown error", level="error"
-        ))
+    for component in shown.after(result):
+        yield component
+
+
+class _Shown:
+    """What one call shows: its status to those who may see tool names, its arguments
+    privately, then the outcome, the tool's own component, and error detail privately."""
+
+    __slots__ = ("call", "deps", "state", "status", "task")
+
+    def __init__(self, deps: TurnDeps, state: TurnState, call: ToolCall) -> None:
+        self.deps, self.state, self.call = deps, state, call
+        self.status: StatusCardComponent | None = None
+        self.task: Task | None = None
+
+    def before(self) -> list[UiComponent]:
+        deps, state, call = self.deps, self.state, self.call
+        if not deps.tool_registry.can_use(call.name, state.require_user()):
+            return []
+        shown = []
+        if state.can(UiFeature.TOOL_NAMES):
+            self.task = task = Task(title=call.name, status="in_progress")
+            self.status = StatusCardComponent(
+                title=call.name, status="running", description="Running..."
+            )
+            shown.append(UiComponent.of(TaskTrackerUpdateComponent.add_task(task)))
+            shown.append(UiComponent.of(self.status, f"Running {call.name}..."))
+        if state.can(UiFeature.TOOL_ARGUMENTS):
+            shown.append(_private(deps, UiFeature.TOOL_ARGUMENTS, CardComponent(
+                title=f"{call.name} arguments", markdown=True,
+                content=f"```json\n{json.dumps(call.arguments, indent=2, default=str)}\n```",
+            )))
+        return shown
+
+    def after(self, result: ToolResult) -> list[UiComponent]:
+        shown, name = [], self.call.name
+        if self.status is not None and self.task is not None:
+            outcome: CardStatus = "completed" if result.success else "failed"
+            took = result.metadata.get("execution_time_ms")
+            detail = f"{outcome} in {took:.0f} ms" if isinstance(took, float) else outcome
+            done = self.status.set_status(outcome, detail)
+            shown.append(UiComponent.of(done, f"{name} {outcome}"))
+            shown.append(UiComponent.of(TaskTrackerUpdateComponent.update_task(
+                self.task.id, status="completed" if result.success else "error", detail=detail
+            )))
+        if result.ui_component is not None:
+            shown.append(result.ui_component)
+        if not result.success and self.state.can(UiFeature.TOOL_ERROR):
+            shown.append(_private(self.deps, UiFeature.TOOL_ERROR, NotificationComponent(
+                title=f"{name} failed", message=result.error or "unknown error", level="error"
+            )))
+        return shown
 
 
 def _private(deps: TurnDeps, feature: UiFeature, rich: CardComponent | NotificationComponent) -> (

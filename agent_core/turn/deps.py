@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_core.audit import AuditLogger
 from agent_core.config import AgentConfig
 from agent_core.context import ToolContext
 from agent_core.conversations import ConversationStore
 from agent_core.errors import AgentError
 from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.enricher import ToolContextEnricher
-from agent_core.extensions.filters import ConversationFilter
+from agent_core.extensions.filters import ConversationFilter, TokenBudgetFilter
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.extensions.observability import ObservabilityProvider, Tracer
@@ -30,6 +29,9 @@ from agent_core.tools.base import ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.users import User, UserResolver
 from agent_core.workflow import WorkflowAgent, WorkflowHandler
+
+if TYPE_CHECKING:
+    from agent_core.audit import AuditLogger
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -74,9 +76,20 @@ class TurnDeps:
     audit_logger: AuditLogger | None = None
     tracer: Tracer = field(init=False)
     tool_problems: dict[frozenset[str], list[str]] = field(init=False, default_factory=dict)
+    _budgets: dict[int, TokenBudgetFilter] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tracer", Tracer(self.observability_provider))
+
+    def history_budget(self) -> TokenBudgetFilter | None:
+        """The filter that keeps each LLM call within ``config.history_tokens``."""
+        tokens = self.config.history_tokens
+        if tokens is None:
+            return None
+        budget = self._budgets.get(tokens)
+        if budget is None:
+            budget = self._budgets[tokens] = TokenBudgetFilter(tokens)
+        return budget
 
     async def check_tools(self, schemas: list[ToolSchema]) -> None:
         """Ask the LLM service to validate each distinct tool set once; refuse bad ones."""
@@ -94,10 +107,13 @@ class TurnDeps:
         request_id: str,
         request: Mapping[str, Any],
         question: str = "",
+        features: frozenset[str] | None = None,
     ) -> ToolContext:
         """The ``ToolContext`` of one request: who asks, where (the channel's metadata), and
-        the UI features they have. Tools, memory and the context enhancer read it."""
-        features = self.config.ui_features.features_for(user)
+        the UI features they have (``features``, when the turn already knows them). Tools,
+        memory and the context enhancer read it."""
+        if features is None:
+            features = self.config.ui_features.features_for(user)
         return ToolContext(
             user=user,
             conversation_id=conversation_id,

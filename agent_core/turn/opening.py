@@ -1,5 +1,8 @@
 """``open_turn``, steps 1-5: who asks, the starter UI, ``before_message`` hooks, the
-conversation, and workflow commands (which may answer the turn without the LLM)."""
+conversation, and workflow commands (which may answer the turn without the LLM).
+
+A new conversation is not written when it is opened: the turn's one commit stores it, so a
+first turn that fails leaves nothing behind, and a turn costs one write."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from agent_core.conversations import Conversation, Message
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
 from agent_core.turn.state import TurnState
-from agent_core.turn.status import WORKING, closing_components
+from agent_core.turn.status import closing_components, working
 
 
 async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
@@ -27,7 +30,7 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
         state.finished = True
         return
     if deps.config.include_thinking_indicators:
-        yield WORKING
+        yield working()
     await _before_message_hooks(deps, state)
     await _load_conversation(deps, state)
     for component in await _workflow(deps, state):
@@ -92,13 +95,10 @@ async def _load_conversation(deps: TurnDeps, state: TurnState) -> None:
         "agent.conversation.load", metric="agent.conversation.load.duration",
         tag_attributes=("is_new",), conversation_id=state.conversation_id, user_id=user.id,
     ) as span:
-        store = deps.conversation_store
-        conversation = await store.get_conversation(state.conversation_id, user)
+        conversation = await deps.conversation_store.get_conversation(state.conversation_id, user)
         state.is_new_conversation = conversation is None
-        if conversation is None:
-            conversation = await store.create_conversation(
-                state.conversation_id, user, state.message
-            )
+        if conversation is None:  # stored with the turn, at its one commit
+            conversation = Conversation(id=state.conversation_id, user=user)
         state.conversation = conversation
         state.committed_messages = len(conversation.messages)
         span.set_attribute("is_new", state.is_new_conversation)

@@ -12,7 +12,7 @@ async def prepare(deps: TurnDeps, state: TurnState) -> None:
     user, conversation = state.require_user(), state.require_conversation()
     context = deps.tool_context(
         user, conversation_id=conversation.id, request_id=state.request_id,
-        request=state.request_context.metadata, question=state.message,
+        request=state.request_context.metadata, question=state.message, features=state.features,
     )  # fmt: skip
     for enricher in deps.context_enrichers:
         name = type(enricher).__name__

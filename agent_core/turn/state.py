@@ -9,9 +9,17 @@ from dataclasses import dataclass, field
 from agent_core.config import UiFeature
 from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
-from agent_core.llm.base import LlmResponse
+from agent_core.llm.base import LlmMessage, LlmResponse
 from agent_core.tools.base import ToolCall, ToolSchema
 from agent_core.users import RequestContext, User
+
+
+def as_llm_message(message: Message) -> LlmMessage:
+    """A stored message as the LLM sees it."""
+    return LlmMessage(
+        role=message.role, content=message.content, tool_calls=message.tool_calls,
+        tool_call_id=message.tool_call_id,
+    )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -41,6 +49,9 @@ class TurnState:
     finished: bool = False
     """A stage answered the turn early (starter UI, workflow command)."""
     saved: bool = False
+    converted: dict[int, tuple[Message, LlmMessage]] = field(default_factory=dict)
+    """Each stored message as the LLM sees it, converted once per turn (by ``id``; the
+    message is kept so its id cannot be reused within the turn)."""
 
     @classmethod
     def start(
@@ -71,6 +82,16 @@ class TurnState:
         if self.tool_context is None:
             raise RuntimeError("stage ran before the tool context was built")
         return self.tool_context
+
+    def llm_message(self, message: Message) -> LlmMessage:
+        """``message`` as the LLM sees it: converted on the turn's first LLM call, reused
+        by the next ones (messages are immutable)."""
+        known = self.converted.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        converted = as_llm_message(message)
+        self.converted[id(message)] = (message, converted)
+        return converted
 
     @property
     def pending_tool_calls(self) -> list[ToolCall]:

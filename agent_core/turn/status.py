@@ -1,10 +1,12 @@
 """The status bar and chat input every turn updates: working, then ready (or an error).
 
-Both are single client widgets, so these instructions are shared values: never mutate a
-yielded component.
+Both are single client widgets, so these instructions are shared values, built on first use:
+never mutate a yielded component.
 """
 
 from __future__ import annotations
+
+import functools
 
 from agent_core.components import (
     ChatInputUpdateComponent,
@@ -13,11 +15,26 @@ from agent_core.components import (
 )
 from agent_core.components.ui_state import BarStatus
 
-WORKING = UiComponent.of(
-    StatusBarUpdateComponent(id="status-bar", status="working", message="Working...")
-)
-IDLE = UiComponent.of(StatusBarUpdateComponent(id="status-bar", status="idle", message="Ready"))
-INPUT_READY = UiComponent.of(ChatInputUpdateComponent(id="chat-input", disabled=False, focus=True))
+
+@functools.cache
+def working() -> UiComponent:
+    """The status bar saying the agent is at work (built on first use, then shared)."""
+    return UiComponent.of(
+        StatusBarUpdateComponent(id="status-bar", status="working", message="Working...")
+    )
+
+
+@functools.cache
+def _idle() -> tuple[UiComponent, UiComponent]:
+    return (
+        UiComponent.of(StatusBarUpdateComponent(id="status-bar", status="idle", message="Ready")),
+        _input_ready(),
+    )
+
+
+@functools.cache
+def _input_ready() -> UiComponent:
+    return UiComponent.of(ChatInputUpdateComponent(id="chat-input", disabled=False, focus=True))
 
 
 def closing_components(status: BarStatus, message: str) -> list[UiComponent]:
@@ -27,6 +44,6 @@ def closing_components(status: BarStatus, message: str) -> list[UiComponent]:
     ['status_bar_update', 'chat_input_update']
     """
     if status == "idle":
-        return [IDLE, INPUT_READY]
+        return list(_idle())
     bar = StatusBarUpdateComponent(id="status-bar", status=status, message=message)
-    return [UiComponent.of(bar), INPUT_READY]
+    return [UiComponent.of(bar), _input_ready()]

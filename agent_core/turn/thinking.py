@@ -4,17 +4,17 @@ text to the user as it arrives, and record the assistant's message (steps 10-14)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_core.components import ComponentStream, RichTextComponent, UiComponent
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
+from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.recovery import RecoveryAction, RecoveryActionType
-from agent_core.llm.base import LlmMessage, LlmRequest, LlmResponse
+from agent_core.llm.base import LlmRequest, LlmResponse, LlmStreamChunk
 from agent_core.tools.base import ToolCall
 from agent_core.turn.deps import TurnDeps
-from agent_core.turn.state import TurnState
+from agent_core.turn.state import TurnState, as_llm_message
 
 
 class TextStream:
@@ -46,7 +46,8 @@ class TextStream:
 
 
 async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
-    """Steps 10-11: conversation filters, conversion, ``enhance_user_messages``."""
+    """Steps 10-11: conversation filters (then the history budget), conversion,
+    ``enhance_user_messages``."""
     user, conversation = state.require_user(), state.require_conversation()
     messages = conversation.messages
     for conversation_filter in deps.conversation_filters:
@@ -57,13 +58,13 @@ async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
         ) as span:
             messages = await conversation_filter.filter_messages(list(messages))
             span.set_attribute("message_count_after", len(messages))
-    llm_messages = [
-        LlmMessage(
-            role=m.role, content=m.content, tool_calls=m.tool_calls, tool_call_id=m.tool_call_id
-        )
-        for m in messages
-    ]
+    if (budget := deps.history_budget()) is not None:
+        messages = messages[budget.first_kept(messages) :]
     enhancer = deps.llm_context_enhancer
+    if _may_share_messages(deps):
+        llm_messages = [state.llm_message(m) for m in messages]
+    else:  # a middleware or an enhancer may change them: each call gets its own
+        llm_messages = [as_llm_message(m) for m in messages]
     if enhancer is not None:
         async with deps.tracer.span(
             "agent.llm_context.enhance_user_messages",
@@ -82,6 +83,16 @@ async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
         max_tokens=deps.config.max_tokens,
         system_prompt=state.system_prompt,
         metadata={"conversation_id": conversation.id, "request_id": state.request_id},
+    )
+
+
+def _may_share_messages(deps: TurnDeps) -> bool:
+    """Whether the LLM calls of a turn may share converted messages: nothing that could
+    change them in place sees them (no middleware, no ``enhance_user_messages``)."""
+    enhancer = deps.llm_context_enhancer
+    return not deps.llm_middlewares and (
+        enhancer is None
+        or type(enhancer).enhance_user_messages is LlmContextEnhancer.enhance_user_messages
     )
 
 
@@ -115,28 +126,29 @@ async def _send(deps: TurnDeps, request: LlmRequest) -> LlmResponse:
         return await deps.llm_service.send_request(request)
 
 
-async def _stream(deps: TurnDeps, request: LlmRequest, text: TextStream) -> AsyncIterator[
-    UiComponent | LlmResponse
-]:
-    """Yields text components as deltas arrive, then the accumulated ``LlmResponse``."""
-    calls: list[ToolCall] = []
-    finish_reason, usage = None, None
-    async with deps.tracer.span(
-        "llm.stream", metric="llm.stream.duration", model=deps.llm_service.model_name
-    ) as span:
-        async for chunk in deps.llm_service.stream_request(request):
-            if chunk.content:
-                yield text.append(chunk.content)
-            if chunk.tool_calls:
-                calls.extend(chunk.tool_calls)
-            finish_reason = chunk.finish_reason or finish_reason
-            usage = chunk.usage or usage
+class _Reply:
+    """What a streamed answer has said besides its text: tool calls, why it ended, usage."""
+
+    __slots__ = ("calls", "finish_reason", "usage")
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+        self.finish_reason: str | None = None
+        self.usage: dict[str, int] | None = None
+
+    def add(self, chunk: LlmStreamChunk) -> None:
+        if chunk.tool_calls:
+            self.calls.extend(chunk.tool_calls)
+        self.finish_reason = chunk.finish_reason or self.finish_reason
+        self.usage = chunk.usage or self.usage
+
+    def response(self, text: TextStream, span: Any) -> LlmResponse:
         span.set_attribute("content_length", len(text.text))
-        span.set_attribute("tool_call_count", len(calls))
-    yield LlmResponse(
-        content=text.text or None, tool_calls=calls or None,
-        finish_reason=finish_reason, usage=usage,
-    )
+        span.set_attribute("tool_call_count", len(self.calls))
+        return LlmResponse(
+            content=text.text or None, tool_calls=self.calls or None,
+            finish_reason=self.finish_reason, usage=self.usage,
+        )  # fmt: skip
 
 
 async def _recover(
@@ -159,43 +171,43 @@ def _fallback_response(action: RecoveryAction) -> LlmResponse:
     return LlmResponse(content=None, finish_reason="skipped")
 
 
-async def _call_llm(deps: TurnDeps, state: TurnState, request: LlmRequest, text: TextStream) -> (
-    ComponentStream
-):
-    """Step 13 with recovery: sets ``state.response``; retries honour the strategy's delay."""
-    attempt = 1
+async def think(deps: TurnDeps, state: TurnState) -> ComponentStream:
+    """Steps 10-14 for one LLM round trip: text is shown as it streams in; a failed call
+    goes to the recovery strategy (retried after its delay, or a fallback answer).
+
+    The call is made here rather than in a helper generator: every async generator costs
+    the event loop a registration, and this stage runs on every round of every turn.
+    """
+    state.response = None
+    request = await _before_llm(deps, await build_request(deps, state))
+    text, attempt = TextStream(), 1
     while True:
+        action = None
         try:
             if request.stream:
-                async for item in _stream(deps, request, text):
-                    if isinstance(item, LlmResponse):
-                        state.response = item
-                    else:
-                        yield item
+                reply = _Reply()
+                async with deps.tracer.span(
+                    "llm.stream", metric="llm.stream.duration", model=deps.llm_service.model_name
+                ) as span:
+                    async for chunk in deps.llm_service.stream_request(request):
+                        if chunk.content:
+                            yield text.append(chunk.content)
+                        reply.add(chunk)
+                    answer = reply.response(text, span)
             else:
-                state.response = await _send(deps, request)
-            return
+                answer = await _send(deps, request)
         except Exception as error:
             action = await _recover(deps, error, request, attempt)
+        if action is None:
+            break
         if action.action is not RecoveryActionType.RETRY:
-            state.response = _fallback_response(action)
-            return
+            answer = _fallback_response(action)
+            break
         if (cleared := text.reset()) is not None:
             yield cleared
         await asyncio.sleep((action.retry_delay_ms or 0) / 1000)
         attempt += 1
-
-
-async def think(deps: TurnDeps, state: TurnState) -> ComponentStream:
-    """Steps 10-14 for one LLM round trip."""
-    state.response = None
-    request = await _before_llm(deps, await build_request(deps, state))
-    text = TextStream()
-    async for component in _call_llm(deps, state, request, text):
-        yield component
-    if state.response is None:
-        raise RuntimeError("the LLM call ended without a response")
-    response = state.response = await _after_llm(deps, request, state.response)
+    response = state.response = await _after_llm(deps, request, answer)
     for component in _final_text(deps, state, response, text):
         yield component
     if response.content or response.tool_calls:

@@ -77,7 +77,7 @@ from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.threads import ThreadMembership
 from agent_core.errors import StateUnavailableError
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.outage import RecentDeliveries
 from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
@@ -133,6 +133,7 @@ class SlackBot:
         self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
         """Deliveries told "temporarily unavailable" lately (a retry is not told twice)."""
         self._own_session = False
+        self._counters: dict[str, Any] = {}
         self._register()
 
     async def open(self) -> None:
@@ -155,6 +156,13 @@ class SlackBot:
     async def idle(self, *, timeout: float = 30.0) -> None:
         """Until every queued turn is answered (tests, benchmarks)."""
         await self.turns.idle(timeout=timeout)
+
+    def _count(self, kind: str) -> None:
+        """Count an event (the counter of each kind looked up once: every event pays this)."""
+        counter = self._counters.get(kind)
+        if counter is None:
+            counter = self._counters[kind] = self.metrics.events.labels(kind=kind)
+        counter.inc()
 
     def _register(self) -> None:
         """Every listener, by what it listens to (bolt dispatches; the catch-all goes last)."""
@@ -181,14 +189,23 @@ class SlackBot:
     # --- questions: durable turns -------------------------------------------------------------
 
     async def _accept(
-        self, client: AsyncWebClient, queued: QueuedTurn, dedupe_key: str | None = None
+        self,
+        client: AsyncWebClient,
+        queued: QueuedTurn,
+        dedupe_key: str | None = None,
+        *,
+        joins: Flag | None = None,
     ) -> None:
-        """Record the turn before the ack; while the state is down, ack anyway and tell the
-        asker plainly (after the ack: the post is not on its path)."""
+        """Record the turn before the ack (with ``joins``, the thread it joins: one step);
+        while the state is down, ack anyway and tell the asker plainly (after the ack: the
+        post is not on its path)."""
         try:
-            await self.turns.accept(queued, dedupe_key=dedupe_key)
+            await self.turns.accept(queued, dedupe_key=dedupe_key, flag=joins)
         except StateUnavailableError as error:
             self._unavailable(client, queued, error, dedupe_key)
+            return
+        if joins is not None:
+            self.threads.joined(joins)
 
     def _unavailable(
         self,
@@ -220,7 +237,7 @@ class SlackBot:
             self._unavailable(client, queued, error, delivery)
 
     async def _on_mention(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        self.metrics.events.labels(kind="app_mention").inc()
+        self._count("app_mention")
         if message_event(body).user is None:  # an integration's: nobody to answer as
             log.info("slack: a mention without a user (an integration's) was ignored")
             return
@@ -231,20 +248,17 @@ class SlackBot:
             bot_user_id=context.bot_user_id,
             enterprise_install=bool(context.is_enterprise_install),
         )
-        try:
-            joined = await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
-        except StateUnavailableError as error:
-            self._unavailable(context.client, queued, error, delivery_key(body))
-            return
-        if joined:  # the first mention inside a human thread reads the thread
-            queued.history_before_ts = mention_in_thread(body)
-        await self._accept(context.client, queued, delivery_key(body))
+        joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        if (history_before_ts := mention_in_thread(body)) is not None:
+            # the mention that joins a human thread reads it first: that turn records this
+            joins.first_payload = queued.payload(history_before_ts=history_before_ts)
+        await self._accept(context.client, queued, delivery_key(body), joins=joins)
 
     async def _on_message(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         bot = context.bot_user_id
         if not is_from_person(body, bot):
             return
-        self.metrics.events.labels(kind="message").inc()
+        self._count("message")
         meta = event_context(body).metadata
         queued = QueuedTurn(
             context=meta,
@@ -275,7 +289,7 @@ class SlackBot:
         return await self.threads.contains(meta["workspace_id"], meta["channel_id"], thread_ts)
 
     async def _on_command(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        self.metrics.events.labels(kind="command").inc()
+        self._count("command")
         private, question = command_question(body)
         private = private or not question
         # a public question: the worker opens the thread ("<@user> asked: ...")
@@ -334,13 +348,10 @@ class SlackBot:
             response_url=body.get("response_url"),
             enterprise_install=bool(context.is_enterprise_install),
         )
-        try:
-            if not queued.private:
-                await self.threads.join(queued.team, meta["channel_id"], meta["thread_id"])
-        except StateUnavailableError as error:
-            self._unavailable(context.client, queued, error)
-        else:
-            await self._accept(context.client, queued)
+        joins = None
+        if not queued.private:
+            joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        await self._accept(context.client, queued, joins=joins)
         await ack()
 
     # --- other events: the agent view, the Messages tab, identity -------------------------------

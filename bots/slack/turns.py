@@ -50,6 +50,7 @@ from adapters.slack.stream import SlackReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
+from agent_core.state.keyvalue import Flag
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
@@ -114,8 +115,11 @@ class QueuedTurn(BaseModel):
             metadata={**self.context, "thread_id": target.thread_ts, "turn_id": turn_id}
         )
 
-    def payload(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_defaults=True)
+    def payload(self, **changes: Any) -> dict[str, Any]:
+        """What the queue records (with ``changes`` applied)."""
+        payload = self.model_dump(mode="json", exclude_defaults=True)
+        payload.update({name: value for name, value in changes.items() if value is not None})
+        return payload
 
 
 class SlackTurns:
@@ -173,15 +177,19 @@ class SlackTurns:
 
     # --- ingress ------------------------------------------------------------------------------
 
-    async def accept(self, queued: QueuedTurn, *, dedupe_key: str | None = None) -> str | None:
-        """Record a turn (before the ack): its id, or None for a delivery seen before.
-        Raises ``StateUnavailableError`` while the state is down."""
+    async def accept(
+        self, queued: QueuedTurn, *, dedupe_key: str | None = None, flag: Flag | None = None
+    ) -> str | None:
+        """Record a turn (before the ack), with ``flag`` when given (the thread it joins):
+        its id, or None for a delivery seen before. Raises ``StateUnavailableError`` while
+        the state is down."""
         turn_id = await self.queue.enqueue(
             queued.turn_key,
             queued.payload(),
             dedupe_key=dedupe_key,
             dedupe_ttl=self.dedupe_ttl,
             owner=queued.owner,
+            flag=flag,
         )
         if turn_id is None:
             self.metrics.duplicates.inc()
@@ -360,7 +368,7 @@ class SlackTurns:
                 outcome = "failed"
                 log.exception("slack: turn %s failed while replying", turn.id)
             await reply.finish()
-        await _record(turn, answered=True)
+        await _record(turn, at_end=True, answered=True)
         return outcome
 
     async def _talk(
@@ -386,8 +394,8 @@ class SlackTurns:
         return thread_prompt(history, queued.text, bot_user_id=queued.bot_user_id)
 
 
-async def _record(turn: Turn, **progress: Any) -> None:
+async def _record(turn: Turn, *, at_end: bool = False, **progress: Any) -> None:
     try:
-        await turn.record(**progress)
+        await (turn.record_at_end if at_end else turn.record)(**progress)
     except StateUnavailableError as error:  # keep going; a re-run may repeat a post
         log.warning("slack: could not record progress of turn %s (%s)", turn.id, error)

@@ -173,7 +173,7 @@ class TeamsTurns:
             self._running -= 1
             self._finished += 1
             self._changed.set()
-        await _record(turn, answered=True)
+        await _record(turn, at_end=True, answered=True)
 
     async def _slot(self, turn: Turn, ref: ConversationRef) -> tuple[TeamsConnector, AnswerSlot]:
         """The connector for the turn's conversation, and the slot its answer goes into
@@ -311,8 +311,8 @@ class TeamsTurns:
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-async def _record(turn: Turn, **progress: Any) -> None:
+async def _record(turn: Turn, *, at_end: bool = False, **progress: Any) -> None:
     try:
-        await turn.record(**progress)
+        await (turn.record_at_end if at_end else turn.record)(**progress)
     except StateUnavailableError as error:  # at worst the turn is answered again in place
         logger.warning("could not record turn %s progress: %s", turn.id, error)

@@ -45,6 +45,6 @@ def test_readme_testing_example_runs_against_the_shipped_fakes() -> None:
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout
     assert out.splitlines() == [
-        "[{'type': 'text', 'text': 'Hi!'}]",
+        "[{'type': 'text', 'text': 'Hi!', 'cache_control': {'type': 'ephemeral'}}]",
         "Hello from Claude. | Hello from Claude.",
     ]

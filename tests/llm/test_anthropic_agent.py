@@ -69,9 +69,9 @@ async def test_a_tool_round_trip_through_the_agent(
     first, second = (r.body for r in fake.requests)
     assert first["tools"][0]["name"] == "lookup_customer"
     assert first["tools"][0]["input_schema"]["type"] == "object"
-    assert first["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "Who is customer 7?"}]}
-    ]
+    assert first["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": "Who is customer 7?", "cache_control": {"type": "ephemeral"}}
+    ]}]
     assert second["messages"][1] == {"role": "assistant", "content": [
         {"type": "text", "text": "Let me look."},
         {"type": "tool_use", "id": "tu_7", "name": "lookup_customer",

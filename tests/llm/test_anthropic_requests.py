@@ -18,6 +18,7 @@ from agent_core.users import User
 from tests.llm.conftest import ServiceFactory
 from tests.llm.support import TEST_MODEL, UNCACHED, ask
 
+EPHEMERAL = {"type": "ephemeral"}
 SQL_TOOL = ToolSchema(
     name="run_sql",
     description="Run a read-only SQL query",
@@ -52,17 +53,20 @@ def tool_round_trip() -> LlmRequest:
 async def test_the_request_body_is_exactly_what_the_api_expects(
     fake: FakeAnthropic, service: AnthropicLlmService
 ) -> None:
+    """Cache breakpoints mark the tools, the system prompt and the conversation so far."""
     fake.queue(Reply.text("ok"))
     await service.send_request(tool_round_trip())
     assert fake.requests[0].path == "/v1/messages"
     assert fake.requests[0].body == {
         "model": TEST_MODEL,
         "max_tokens": 512,
-        "system": "You are a data analyst.\n\nWorkspace: T1",
+        "system": [{"type": "text", "text": "You are a data analyst.\n\nWorkspace: T1",
+                    "cache_control": EPHEMERAL}],
         "tools": [{
             "name": "run_sql",
             "description": "Run a read-only SQL query",
             "input_schema": SQL_TOOL.parameters,
+            "cache_control": EPHEMERAL,
         }],
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "How many users?"}]},
@@ -75,7 +79,7 @@ async def test_the_request_body_is_exactly_what_the_api_expects(
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1"},
                 {"type": "tool_result", "tool_use_id": "toolu_2"},
-                {"type": "text", "text": "And admins?"},
+                {"type": "text", "text": "And admins?", "cache_control": EPHEMERAL},
             ]},
         ],
     }
@@ -204,7 +208,7 @@ async def test_tool_calls_without_text_and_text_after_results(
             {"type": "tool_use", "id": "toolu_9", "name": "list_tables", "input": {}}]},
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_9", "content": "users, orders"},
-            {"type": "text", "text": "hurry"},
+            {"type": "text", "text": "hurry", "cache_control": EPHEMERAL},
         ]},
     ]
 

@@ -11,7 +11,7 @@ import pytest
 from agent_core.llm.testing import FakeAnthropic, Reply
 
 CACHED = {"type": "ephemeral"}
-RULES = "Answer in one sentence. " * 40  # 960 characters: 240 tokens at 4 characters each
+RULES = "Answer in one sentence. " * 200  # 4,800 characters: 1,200 tokens at 4 characters each
 
 
 def system(*, cached: bool) -> list[dict[str, Any]]:
@@ -48,7 +48,7 @@ async def test_a_prefix_is_written_once_then_read(fake: FakeAnthropic) -> None:
                 model=model, max_tokens=10, system=system(cached=True), messages=[user("hi")]
             )
             seen.append(cache_counts(message.usage))
-    assert seen == [(240, 0), (0, 240), (240, 0)]  # caches are per model
+    assert seen == [(1200, 0), (0, 1200), (1200, 0)]  # caches are per model
 
 
 async def test_a_moved_breakpoint_reads_the_prefix_written_before(fake: FakeAnthropic) -> None:
@@ -69,10 +69,10 @@ async def test_a_moved_breakpoint_reads_the_prefix_written_before(fake: FakeAnth
         )
         async with stream:
             events = [event async for event in stream]
-    assert cache_counts(opening.usage) == (340, 0)
+    assert cache_counts(opening.usage) == (1300, 0)
     start = events[0]
     assert start.type == "message_start"
-    assert cache_counts(start.message.usage) == (100, 340)  # "one" + 397 characters: 100 tokens
+    assert cache_counts(start.message.usage) == (100, 1300)  # "one" + 397 characters: 100 tokens
 
 
 async def test_unknown_paths_answer_not_found(fake: FakeAnthropic) -> None:
