@@ -48,7 +48,6 @@ import sys
 import tempfile
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _redis_monitor import Monitor  # noqa: E402
 from _stats import result_line  # noqa: E402
 
 from agent_core import (  # noqa: E402
@@ -160,41 +160,6 @@ class Workers:
         await asyncio.gather(*self._readers, return_exceptions=True)
 
 
-class CommandCounter:
-    """Counts the commands Redis runs while active (``MONITOR``): sent by clients (each a
-    round trip; a Lua script is one) or run inside scripts. Used in its own window only, as
-    MONITOR slows Redis down."""
-
-    def __init__(self, url: str) -> None:
-        self._client = connect_redis(url)
-        self.by_client = 0
-        self.in_scripts = 0
-        self.names: Counter[str] = Counter()
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        started = asyncio.Event()
-
-        async def listen() -> None:
-            async with self._client.monitor() as monitor:
-                started.set()
-                async for command in monitor.listen():
-                    if command.get("client_type") == "lua":
-                        self.in_scripts += 1
-                    else:
-                        self.by_client += 1
-                        self.names[str(command.get("command", "")).split(" ")[0].upper()] += 1
-
-        self._task = asyncio.create_task(listen())
-        await asyncio.wait_for(started.wait(), 10)
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        await self._client.aclose()
-
-
 class LoadWindow:
     """``THREADS`` closed-loop clients, measured over one window after a warm-up.
 
@@ -219,7 +184,7 @@ class LoadWindow:
         self,
         client: Callable[[int], Coroutine[Any, Any, None]],
         seconds: float,
-        counter: CommandCounter | None,
+        counter: Monitor | None,
     ) -> tuple[int, float]:
         """Turns completed in the window, and the window's length in seconds."""
         clients = [asyncio.create_task(client(i)) for i in range(THREADS)]
@@ -239,9 +204,7 @@ class LoadWindow:
             await asyncio.gather(*clients, return_exceptions=True)
         return turns, elapsed
 
-    def figures(
-        self, turns: int, elapsed: float, counter: CommandCounter | None
-    ) -> dict[str, Any]:
+    def figures(self, turns: int, elapsed: float, counter: Monitor | None) -> dict[str, Any]:
         acks = sorted(self.acks)
         figures: dict[str, Any] = {
             "turns_per_s": turns / elapsed,
@@ -249,8 +212,8 @@ class LoadWindow:
             "ack_p99_ms": acks[min(len(acks) - 1, int(len(acks) * 0.99))] * 1000,
         }
         if counter is not None:
-            figures["commands_per_turn"] = counter.by_client / max(turns, 1)
-            figures["script_commands_per_turn"] = counter.in_scripts / max(turns, 1)
+            figures["commands_per_turn"] = counter.tally.commands.total() / max(turns, 1)
+            figures["script_commands_per_turn"] = counter.tally.in_scripts / max(turns, 1)
         return figures
 
 
@@ -283,7 +246,7 @@ async def measure(
             await answered
             window.answered()
 
-    counter = CommandCounter(url) if count_commands else None
+    counter = Monitor(url) if count_commands else None
     try:
         turns, elapsed = await window.run(client, seconds, counter)
     finally:
@@ -442,7 +405,7 @@ async def measure_bot(
             await answered
             window.answered()
 
-    counter = CommandCounter(url) if count_commands else None
+    counter = Monitor(url) if count_commands else None
     try:
         turns, elapsed = await window.run(client, seconds, counter)
     finally:
@@ -452,7 +415,7 @@ async def measure_bot(
     figures["failures"] = failures
     if counter is not None:
         figures["commands"] = {
-            name: round(n / max(turns, 1), 2) for name, n in counter.names.most_common(12)
+            name: round(n / max(turns, 1), 2) for name, n in counter.tally.commands.most_common(12)
         }
     return figures
 
