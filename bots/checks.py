@@ -1,9 +1,13 @@
 """``Check``: one line of ``threadline doctor``: what was checked, whether it holds, the fix.
 
+A warning is a check that holds but should not be left so (a database user that may write):
+it is said loudly, and does not fail the command.
+
 >>> print(Check.passed("Redis reachable"), Check.failed("Slack token", "set SLACK_BOT_TOKEN"),
-...       sep="\\n")
+...       Check.warned("database", "the user can write"), sep="\\n")
 ✓ Redis reachable
 ✗ Slack token: set SLACK_BOT_TOKEN
+! database: WARNING: the user can write
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Status = Literal["ok", "fail", "skip"]
-MARKS = {"ok": "✓", "fail": "✗", "skip": "·"}
+Status = Literal["ok", "warn", "fail", "skip"]
+MARKS = {"ok": "✓", "warn": "!", "fail": "✗", "skip": "·"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,10 @@ class Check:
     @classmethod
     def passed(cls, what: str, detail: str = "") -> Check:
         return cls("ok", what, detail)
+
+    @classmethod
+    def warned(cls, what: str, warning: str) -> Check:
+        return cls("warn", what, f"WARNING: {warning}")
 
     @classmethod
     def failed(cls, what: str, fix: str) -> Check:

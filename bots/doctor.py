@@ -4,6 +4,7 @@
     your agent       --app / THREADLINE_APP imports and builds
     model            the Anthropic key is accepted (a model lookup: no tokens spent)
     state            SQLite writable, or Redis reachable
+    database         THREADLINE_DATABASE_URL answers; loudly when its user could write
     Slack, Teams     the bot token and its scopes; the bot's credentials get a token
 
 The exit status is 1 when any check fails, so a deploy script can stop on it.
@@ -104,6 +105,29 @@ async def _state(config: Config) -> Check:
     return Check.passed("state", settings.describe())
 
 
+async def _database(config: Config) -> Check:
+    from agent_core.database.checks import check_database
+    from agent_core.database.runner import SqlAlchemyRunner
+    from agent_core.database.urls import DatabaseConfigError
+    from bots.checks import Check
+
+    url = config.database.url
+    if url is None:
+        return Check.skipped("database", "none set (THREADLINE_DATABASE_URL): the demo shop")
+    try:
+        runner = SqlAlchemyRunner(url)
+    except DatabaseConfigError as error:
+        return Check.failed("database", str(error))
+    report = await check_database(runner)
+    if not report.reachable:
+        return Check.failed("database", f"{report.url}: unreachable: {report.error}")
+    access = report.write_access
+    if access is not None and access.status == "can_write":
+        return Check.warned("database", f"{report.url}: {access.message}")
+    detail = f"{report.url} ({report.dialect}), {report.read_only_mode}"
+    return Check.passed("database", detail + (f"; {access.message}" if access else ""))
+
+
 async def _channel(
     args: argparse.Namespace,
     config: Config,
@@ -141,6 +165,7 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
     from bots.teams.settings import TeamsSettings
 
     found += [await _agent(config), await _model(config), await _state(config)]
+    found.append(await _database(config))
     found += await _channel(args, config, SlackSettings, _slack_checks)
     return found + await _channel(args, config, TeamsSettings, _teams_checks)
 
@@ -176,5 +201,9 @@ def run(args: argparse.Namespace) -> int:
     for check in found:
         print(check)
     failed = sum(check.status == "fail" for check in found)
-    print(f"\n{failed} problem(s)" if failed else "\nready", file=sys.stderr if failed else None)
+    warned = sum(check.status == "warn" for check in found)
+    if failed:
+        print(f"\n{failed} problem(s)", file=sys.stderr)
+    else:
+        print(f"\nready, {warned} warning(s)" if warned else "\nready")
     return 1 if failed else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from agent_core.llm.testing import FakeAnthropic
 from bots.cli import main
 from bots.doctor import diagnose
 from bots.slack.settings import BOT_SCOPES
+from tests.support.postgres_shop import OWNER_PASSWORD, Shop
 
 KEY = "sk-ant-doctor-test-key"
 
@@ -68,13 +70,23 @@ async def platforms(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
         yield claude, slack, teams
 
 
+def sqlite_database(folder: Path) -> str:
+    path = folder / "shop.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL)")
+    return f"sqlite:///{path}"
+
+
 async def test_a_ready_deployment_passes_every_check_and_spends_no_tokens(
-    monkeypatch: pytest.MonkeyPatch,
+    folder: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", sqlite_database(folder))
     async with platforms(monkeypatch) as (claude, slack, teams):
         found = [str(check) for check in await diagnose(args(app=EXAMPLE))]
         assert all(line.startswith("✓") for line in found), found
-        assert len(found) == 7, found
+        assert len(found) == 8, found
+        assert any(line.startswith("✓ database: sqlite:///") and "read-only" in line
+                   for line in found), found  # fmt: skip
         assert claude.requests == [] and len(claude.model_lookups) == 1  # no tokens spent
         assert [c.method for c in slack.calls] == ["auth.test"]
         assert teams.token_requests, "the bot's identity fetched a Bot Connector token"
@@ -94,6 +106,30 @@ async def test_each_broken_part_is_one_failed_line_with_its_fix(
     assert found["state"].status == "fail" and "redis" in found["state"].detail
     assert found["Teams credentials"].status == "ok"
     assert KEY not in repr(found)
+
+
+def test_a_database_user_that_may_write_is_a_loud_warning_not_a_failure(
+    pg_shop: Shop, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 14: "if the configured database user can write, the start-up log and
+    threadline doctor say so loudly"; a database that cannot be reached is a failure."""
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", pg_shop.owner_url)
+    assert main(["doctor"]) == 0
+    captured = capsys.readouterr()
+    line = next(x for x in captured.out.splitlines() if x.startswith("! database"))
+    assert line.startswith("! database: WARNING: postgresql+psycopg://owner:***@")
+    assert "the database user can write (INSERT/UPDATE/DELETE on" in line
+    assert OWNER_PASSWORD not in captured.out and "ready, 1 warning(s)" in captured.out
+
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", pg_shop.reader_url)
+    assert main(["doctor"]) == 0
+    assert "✓ database: postgresql+psycopg://reader:***@" in capsys.readouterr().out
+
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://nobody:x@127.0.0.1:1/shop")
+    assert main(["doctor"]) == 1
+    assert "✗ database: postgresql+psycopg://nobody:***@127.0.0.1:1/shop: unreachable" in (
+        capsys.readouterr().out
+    )
 
 
 def test_the_command_exits_non_zero_and_names_the_config_line(
