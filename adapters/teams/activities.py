@@ -60,7 +60,7 @@ def source_citation(source: Source, *, show_query: bool) -> Citation:
     >>> cited = source_citation(Source(tool="run_sql", query="SELECT 1", tables=["t"], rows=2),
     ...                         show_query=False)
     >>> cited.title, cited.abstract, cited.content is None
-    ('Query: t', 't · 2 rows', True)
+    ('SQL query', 't · 2 rows', True)
     """
     abstract = " · ".join(part for part in (", ".join(source.tables), source.rows_text()) if part)
     content = None
@@ -73,8 +73,7 @@ def source_citation(source: Source, *, show_query: bool) -> Citation:
                                             subtle=True, size="Small"))  # fmt: skip
         body.append(elements.monospace_block(sql))
         content = elements.card(body, fallback_text=abstract or "SQL query")
-    return Citation(title=f"Query: {source.label()}", abstract=abstract or "SQL query",
-                    content=content)  # fmt: skip
+    return Citation(title="SQL query", abstract=abstract or "SQL query", content=content)
 
 
 def citation_markers(first: int, count: int) -> str:

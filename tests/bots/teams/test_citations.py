@@ -82,7 +82,7 @@ async def test_each_query_is_a_citation_with_its_sql_only_where_allowed(
         assert claim["position"] == 1
         appearance = claim["appearance"]
         assert (appearance["name"], appearance["abstract"]) == (
-            "Query: sales, regions", "sales, regions · 1 row")
+            "SQL query", "sales, regions · 1 row")
         assert ("secret-filter" in json.dumps(answer)) is sql_shown
         if sql_shown:
             card = json.loads(appearance["text"])
