@@ -235,17 +235,19 @@ def tables_in(sql: str, dialect: str | None = None) -> list[str]:
         statements = sqlglot.parse(sql, read=dialect)
     except SqlglotError:
         return []
-    found: dict[str, None] = {}
+    found: dict[str, int] = {}  # name -> where it first appears in the text
     for statement in statements:
         if statement is None:
             continue
         ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
-        for table in statement.find_all(exp.Table, bfs=False):
+        for table in statement.find_all(exp.Table):
             name = ".".join(p for p in (table.catalog, table.db, table.name) if p)
-            if name and not (not table.db and table.name.lower() in ctes):
-                found[name] = None
-    text = sql.lower()  # the parser's walk is not the text's order; readers expect the text's
-    return sorted(found, key=lambda name: (text.find(name.lower()) % (len(text) + 1)))
+            if not name or (not table.db and table.name.lower() in ctes):
+                continue
+            start = table.this.meta.get("start", len(sql)) if table.this is not None else len(sql)
+            found[name] = min(found.get(name, start), start)
+    # the parser walks the tree, not the text: readers expect the text's order
+    return sorted(found, key=found.__getitem__)
 
 
 def sql_failure(error: SqlError) -> ToolResult:
