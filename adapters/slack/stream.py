@@ -145,6 +145,9 @@ class SlackReplyStream:
         if self._settled:
             return
         await self._flush_pending(force=False)
+        if isinstance(component.rich_component, SourcesComponent) and not component.is_private:
+            self._sources = component.rich_component  # cited under the answer, once written
+            return
         if self.target.private or (component.is_private and not self._private.inline):
             await self._private.deliver(component)
             return
@@ -159,8 +162,6 @@ class SlackReplyStream:
                 self._quiet.add(rich.id)
                 if rich.status in PROGRESS_STATUSES:
                     await self.status.set(f"is running {rich.title}…")
-            case SourcesComponent() if component.audience == "everyone":
-                self._sources = rich
             case RichTextComponent() if rich.markdown and component.audience == "everyone":
                 await self._answer(rich)
             case ButtonGroupComponent() if await self._suggest(rich):
@@ -195,8 +196,7 @@ class SlackReplyStream:
                         await answer.append(closing_note(note))
                     await answer.finish()
             await self._release_held()
-            if (cited := self._cited()) is not None:  # sources of an answer without text
-                await self._post(SlackMessage(text=self._sources_text, blocks=[cited]))
+            await self._cite_alone()
             await self._flush_pending(force=True)
             await self._remove_stop()
             await self.status.clear()
@@ -279,6 +279,15 @@ class SlackReplyStream:
             cited = self._cited()
             final = [feedback] if cited is None else [cited, feedback]
             self.answer_ts = await answer.finish(final) or self.answer_ts
+
+    async def _cite_alone(self) -> None:
+        """Sources not yet cited under an answer: a private answer's (after its text, to the
+        asker alone), or those of an answer without text."""
+        if self.target.private and self._sources is not None:
+            sources, self._sources = self._sources, None
+            await self._private.deliver(UiComponent.of(sources, sources.summary()))
+        elif (cited := self._cited()) is not None:
+            await self._post(SlackMessage(text=self._sources_text, blocks=[cited]))
 
     def _cited(self) -> dict[str, object] | None:
         """The sources line for the answer being finished (once), with "Show query" where

@@ -151,3 +151,19 @@ async def test_an_answer_without_data_has_no_sources_line(tmp_path: Path) -> Non
         await h.event(mention("100.000100"))
         await h.idle()
         assert "Sources" not in json.dumps([c.args for c in h.fake.calls])
+
+
+async def test_a_private_answer_cites_its_tables_after_its_text_to_the_asker_alone(
+    tmp_path: Path,
+) -> None:
+    async with running_bot(tmp_path, [], agent_factory=sql_agent(shop(tmp_path), "North.")) as h:
+        await h.command("private revenue by region?")
+        await h.idle()
+        private = [c.args for c in h.fake.calls_to("chat.postEphemeral")]
+        assert {p["user"] for p in private} == {"U1"}
+        texts = [json.dumps(p.get("blocks")) for p in private]
+        answer = next(i for i, t in enumerate(texts) if "North." in t)
+        line = next(i for i, t in enumerate(texts) if "Sources" in t)
+        assert answer < line and "threadline_show_query" not in texts[line]
+        assert not h.fake.calls_to("chat.postMessage")
+        assert "secret-filter" not in json.dumps([c.args for c in h.fake.calls])
