@@ -48,6 +48,7 @@ from agent_core.components import (
     RichComponent,
     RichTextComponent,
     SimpleComponent,
+    SourcesComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
     StatusIndicatorComponent,
@@ -143,6 +144,9 @@ class ComponentRenderer(ABC, Generic[Out]):
     def on_chat_input_update(self, update: ChatInputUpdateComponent) -> Out | None:
         return self.nothing()
 
+    def on_sources(self, sources: SourcesComponent) -> Out | None:
+        return None
+
 
 _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     RichTextComponent: ComponentRenderer.on_text,
@@ -164,6 +168,7 @@ _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     StatusBarUpdateComponent: ComponentRenderer.on_status_bar_update,
     TaskTrackerUpdateComponent: ComponentRenderer.on_task_tracker_update,
     ChatInputUpdateComponent: ComponentRenderer.on_chat_input_update,
+    SourcesComponent: ComponentRenderer.on_sources,
 }
 """Each rich type's hook (looked up by name, so a channel's override is the one called)."""
 

@@ -273,6 +273,16 @@ class Agent:
             question=question,
         )  # fmt: skip
 
+    async def may_see(self, request_context: RequestContext, feature: str) -> bool:
+        """Whether the person of ``request_context`` (resolved now, as for a turn) may see
+        UI ``feature`` here: a click asking for admin-only detail after the turn (Slack's
+        "Show query") is checked with the clicker's own groups, never the asker's."""
+        user = await self.user_resolver.resolve_user(request_context)
+        allowed = self.config.allowed_groups
+        if allowed and not user.is_member_of(allowed):
+            return False
+        return self.config.ui_features.can_user_access_feature(feature, user)
+
     async def record_feedback(self, request_context: RequestContext, feedback: Feedback) -> None:
         """Record a user's rating of an answer: audit event, ``on_feedback`` hooks, and the
         verdict on the memories its turn made (a thumbs-up by the asker or an admin offers

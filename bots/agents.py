@@ -5,6 +5,7 @@ agent per channel)::
 
     async for component in agent.send_message(context, text, conversation_id=key): ...
     await agent.record_feedback(context, feedback)
+    await agent.may_see(context, "tool_arguments")   # a click asking for admin-only detail
 """
 
 from __future__ import annotations
@@ -37,5 +38,7 @@ class ServedAgent(Protocol):
     async def record_feedback(
         self, request_context: RequestContext, feedback: Feedback
     ) -> None: ...
+
+    async def may_see(self, request_context: RequestContext, feature: str) -> bool: ...
 
     def served_agents(self) -> list[Agent]: ...

@@ -143,9 +143,10 @@ def _with_instructions(agent: Agent, instructions: str) -> SystemPromptBuilder:
 
 
 class ProfileRouter:
-    """Serves each request with its profile's agent (``send_message``, ``record_feedback``:
-    what the bots use of an agent). The profile's name goes into the request metadata (the
-    memory scope) and in front of the conversation id, so nothing crosses profiles."""
+    """Serves each request with its profile's agent (``send_message``, ``record_feedback``,
+    ``may_see``: what the bots use of an agent). The profile's name goes into the request
+    metadata (the memory scope) and in front of the conversation id, so nothing crosses
+    profiles; ``may_see`` asks the profile's agent (its admins, its features)."""
 
     def __init__(
         self, default: Agent, profiles: Sequence[Profile], agents: Mapping[str, Agent]
@@ -181,6 +182,10 @@ class ProfileRouter:
         if profile is not None and conversation_id is not None:
             conversation_id = f"profile:{profile}:{conversation_id}"
         return agent.send_message(context, message, conversation_id=conversation_id)
+
+    async def may_see(self, request_context: RequestContext, feature: str) -> bool:
+        agent, context, _ = self.route(request_context)
+        return await agent.may_see(context, feature)
 
     async def record_feedback(self, request_context: RequestContext, feedback: Feedback) -> None:
         agent, context, profile = self.route(request_context)

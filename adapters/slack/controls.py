@@ -2,13 +2,16 @@
 and the clicks on them.
 
 ``feedback_block`` is the ``context_actions`` block with ``feedback_buttons`` every final
-answer carries; ``stop_message`` the "working… Stop" message of a long turn; ``task_chunk``
-turns task tracker updates and tool status cards into streamed ``task_update`` chunks.
+answer carries; ``sources_block`` the line citing an answer's tables, with "Show query";
+``stop_message`` the "working… Stop" message of a long turn; ``task_chunk`` turns task
+tracker updates and tool status cards into streamed ``task_update`` chunks.
 
 A click arrives as a signed ``block_actions`` payload; pure readers say what it means:
 
     feedback buttons  -> feedback_of(body): the ``Feedback`` (the turn from the block id)
     the Stop button   -> stop_request_of(body): the turn to stop
+    "Show query"      -> show_query_of(body): the turn whose queries to show (privately,
+                         to a clicker allowed to see SQL: checked at the click)
     action buttons    -> button_message_of(body): the message to send on the clicker's behalf
 
 >>> feedback_block()["elements"][0]["type"]
@@ -28,16 +31,19 @@ from slack_sdk.models.blocks import (
     ContextActionsBlock,
     FeedbackButtonObject,
     FeedbackButtonsElement,
+    MarkdownTextObject,
+    SectionBlock,
 )
 
 from adapters.slack.context import action_context, conversation_id
 from adapters.slack.elements import ACTION_BUTTON, context
-from adapters.slack.limits import SlackMessage, pack_messages
-from adapters.slack.markdown import truncate
+from adapters.slack.limits import MAX_SECTION_TEXT, SlackMessage, pack_messages
+from adapters.slack.markdown import escape_mrkdwn, truncate
 from adapters.slack.payloads import Action, Click, MalformedPayload, parse_shape
 from agent_core.components import (
     ButtonGroupComponent,
     RichComponent,
+    SourcesComponent,
     StatusCardComponent,
     TaskTrackerUpdateComponent,
 )
@@ -46,6 +52,9 @@ from agent_core.feedback import Feedback
 FEEDBACK_ACTION = "threadline_feedback"
 FEEDBACK_BLOCK = "threadline_feedback"
 STOP_ACTION = "threadline_stop"
+SHOW_QUERY_ACTION = "threadline_show_query"
+MAX_CITED_TABLES_CHARS = 600
+"""How much of the sources line table names may take (the rest: "and N more")."""
 TASK_STATUS = {
     "pending": "pending",
     "in_progress": "in_progress",
@@ -92,6 +101,48 @@ def feedback_turn(block_id: object) -> str | None:
     if isinstance(block_id, str) and block_id.startswith(prefix) and len(block_id) > len(prefix):
         return block_id[len(prefix) :]
     return None
+
+
+def sources_line(sources: SourcesComponent) -> str:
+    """The mrkdwn line citing an answer's tables for everyone (never its SQL).
+
+    >>> from agent_core.components import Source
+    >>> sources_line(SourcesComponent(sources=[Source(tool="run_sql", query="SELECT 1",
+    ...                                               tables=["orders"], rows=3)]))
+    ':bar_chart: Sources: `orders` · 1 query · 3 rows'
+    """
+    tables, shown, used = sources.tables(), [], 0
+    for table in tables:
+        name = "`" + escape_mrkdwn(truncate(table, 100)).replace("`", "'") + "`"
+        if used + len(name) > MAX_CITED_TABLES_CHARS:
+            break
+        shown.append(name)
+        used += len(name) + 2
+    more = f" and {len(tables) - len(shown)} more" if len(shown) < len(tables) else ""
+    count = len(sources.sources)
+    parts = [f"Sources: {', '.join(shown)}{more}" if tables else "Sources"]
+    parts.append(f"{count} quer{'y' if count == 1 else 'ies'}")
+    if count == 1 and (rows := sources.sources[0].rows_text()):
+        parts.append(rows)
+    return ":bar_chart: " + " · ".join(parts)
+
+
+def sources_block(sources: SourcesComponent, turn_id: str | None) -> dict[str, Any]:
+    """The compact line an answer ends with: its tables, and (with ``turn_id``) a "Show
+    query" button. The button carries only the turn id; whoever clicks it is checked then.
+
+    >>> from agent_core.components import Source
+    >>> cited = SourcesComponent(sources=[Source(tool="run_sql", query="SELECT 1")])
+    >>> block = sources_block(cited, "42")
+    >>> block["accessory"]["action_id"], block["accessory"]["value"]
+    ('threadline_show_query', '42')
+    """
+    text = MarkdownTextObject(text=truncate(sources_line(sources), MAX_SECTION_TEXT))
+    if not turn_id:
+        return SectionBlock(text=text).to_dict()
+    label = "Show query" if len(sources.sources) == 1 else "Show queries"
+    button = ButtonElement(text=label, action_id=SHOW_QUERY_ACTION, value=turn_id[:255])
+    return SectionBlock(text=text, accessory=button).to_dict()
 
 
 def stop_message(turn_id: str) -> SlackMessage:
@@ -183,6 +234,18 @@ def stop_request_of(body: Mapping[str, Any]) -> str | None:
     """
     action = _action(body)
     if action.action_id != STOP_ACTION or not action.value:
+        return None
+    return action.value
+
+
+def show_query_of(body: Mapping[str, Any]) -> str | None:
+    """The turn whose queries a click on "Show query" asks for, or None.
+
+    >>> show_query_of({"actions": [{"action_id": "threadline_show_query", "value": "17-0"}]})
+    '17-0'
+    """
+    action = _action(body)
+    if action.action_id != SHOW_QUERY_ACTION or not action.value:
         return None
     return action.value
 

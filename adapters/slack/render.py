@@ -32,7 +32,7 @@ from slack_sdk.models.blocks import (
 from adapters.details import readable
 from adapters.render import ComponentRenderer
 from adapters.slack.charts import render_chart
-from adapters.slack.controls import TASK_STATUS
+from adapters.slack.controls import TASK_STATUS, sources_block
 from adapters.slack.elements import (
     action_buttons,
     context,
@@ -63,6 +63,8 @@ from agent_core.components import (
     SimpleImageComponent,
     SimpleLinkComponent,
     SimpleTextComponent,
+    Source,
+    SourcesComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
     StatusIndicatorComponent,
@@ -146,6 +148,11 @@ class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
 
     def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> list[SlackMessage]:
         return []  # task_update chunks of the streamed answer, shown by the stream
+
+    def on_sources(self, sources: SourcesComponent) -> list[SlackMessage]:
+        """The sources line alone (the reply stream puts it, with "Show query", under the
+        answer it belongs to)."""
+        return pack_messages([sources_block(sources, None)], text=sources.summary())
 
 
 _RENDERER = SlackRenderer()
@@ -319,3 +326,30 @@ def _simple_image(image: SimpleImageComponent) -> list[SlackMessage]:
     if image.url.startswith(("https://", "http://")) and len(image.url) <= 3000:
         return pack_messages([ImageBlock(image_url=image.url, alt_text=alt).to_dict()], text=alt)
     return []
+
+
+MAX_QUERY_CHARS = MAX_SECTION_TEXT - 200
+"""SQL shown per query (a section holds 3,000 characters with its title and fences)."""
+
+
+def query_messages(sources: Sequence[Source]) -> list[SlackMessage]:
+    """The queries behind an answer, for someone allowed to see SQL (posted to them alone):
+    each query's tables and rows, then its SQL, cut to what a section holds.
+
+    >>> [m] = query_messages([Source(tool="run_sql", query="SELECT 1", tables=["t"], rows=1)])
+    >>> m.blocks[0]["text"]["text"].splitlines()
+    ['*Query 1* · `t` · 1 row', '```SELECT 1```']
+    """
+    blocks: list[dict[str, Any]] = []
+    for number, source in enumerate(sources, start=1):
+        facts = [f"*Query {number}*"]
+        facts += [", ".join(f"`{escape_mrkdwn(truncate(t, 100))}`" for t in source.tables[:20])]
+        facts += [source.rows_text()]
+        sql = source.query.strip().replace("```", "` ` `")
+        if len(sql) > MAX_QUERY_CHARS:
+            sql = sql[: MAX_QUERY_CHARS - 40].rstrip() + "\n-- (cut: the query is longer)"
+        title = " · ".join(fact for fact in facts if fact)
+        blocks.extend(sections(f"{title}\n```{sql}```"))
+    count = len(sources)
+    return pack_messages(blocks, text=f"The {count} quer{'y' if count == 1 else 'ies'} behind "
+                                      "this answer")

@@ -12,6 +12,7 @@ What each component becomes:
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
     task tracker updates        -> task_update chunks of the streaming answer, else status
     the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
+    the answer's sources        -> a line under the answer (its tables) + "Show query"
     questions to suggest (DM)   -> assistant.threads.setSuggestedPrompts (else buttons)
     everything else             -> blocks (chat.postMessage, chat.update, chat.delete, files)
     audience "requester"        -> inline in a DM; chat.postEphemeral to the asker elsewhere
@@ -42,7 +43,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.notices import closing_note
 from adapters.slack.answer import AnswerStream
 from adapters.slack.context import ReplyTarget
-from adapters.slack.controls import feedback_block, stop_message, suggested_prompts, task_chunk
+from adapters.slack.controls import (
+    feedback_block,
+    sources_block,
+    stop_message,
+    suggested_prompts,
+    task_chunk,
+)
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import SlackMessage
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
@@ -55,6 +62,7 @@ from agent_core.components import (
     ComponentLifecycle,
     DataFrameComponent,
     RichTextComponent,
+    SourcesComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
     TaskTrackerUpdateComponent,
@@ -110,6 +118,8 @@ class SlackReplyStream:
         self._pending: dict[str, UiComponent] = {}
         self._held: dict[str, UiComponent] = {}  # data waiting for the answer's text
         self._answer_posted = False
+        self._sources: SourcesComponent | None = None  # cited under the next final answer
+        self._sources_text = ""
         self.answer_ts: str | None = None
 
     async def __aenter__(self) -> Self:
@@ -135,6 +145,9 @@ class SlackReplyStream:
         if self._settled:
             return
         await self._flush_pending(force=False)
+        if isinstance(component.rich_component, SourcesComponent) and not component.is_private:
+            self._sources = component.rich_component  # cited under the answer, once written
+            return
         if self.target.private or (component.is_private and not self._private.inline):
             await self._private.deliver(component)
             return
@@ -183,6 +196,7 @@ class SlackReplyStream:
                         await answer.append(closing_note(note))
                     await answer.finish()
             await self._release_held()
+            await self._cite_alone()
             await self._flush_pending(force=True)
             await self._remove_stop()
             await self.status.clear()
@@ -262,7 +276,29 @@ class SlackReplyStream:
         await answer.append(delta)
         if not rich.streaming:
             feedback = feedback_block(self.target.turn_id)
-            self.answer_ts = await answer.finish([feedback]) or self.answer_ts
+            cited = self._cited()
+            final = [feedback] if cited is None else [cited, feedback]
+            self.answer_ts = await answer.finish(final) or self.answer_ts
+
+    async def _cite_alone(self) -> None:
+        """Sources not yet cited under an answer: a private answer's (after its text, to the
+        asker alone), or those of an answer without text."""
+        if self.target.private and self._sources is not None:
+            sources, self._sources = self._sources, None
+            await self._private.deliver(UiComponent.of(sources, sources.summary()))
+        elif (cited := self._cited()) is not None:
+            await self._post(SlackMessage(text=self._sources_text, blocks=[cited]))
+
+    def _cited(self) -> dict[str, object] | None:
+        """The sources line for the answer being finished (once), with "Show query" where
+        someone reading the thread may be allowed the SQL: never in the DM of an asker who
+        may not see it (nobody else reads it)."""
+        sources, self._sources = self._sources, None
+        if sources is None or not sources.sources:
+            return None
+        self._sources_text = sources.summary()
+        may_show = sources.queries_public or sources.asker_sees_queries or not self.target.is_dm
+        return sources_block(sources, self.target.turn_id if may_show else None)
 
     async def _on_post(self, ts: str) -> None:
         self.status.replied()

@@ -14,11 +14,14 @@ background task, without holding on to the request::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from adapters.teams import elements
 from adapters.teams.context import Wire, conversation_type, tenant_id
+from agent_core.components import Source
 
 Activity = dict[str, Any]
 StreamType = Literal["informative", "streaming", "final"]
@@ -28,13 +31,60 @@ StreamType = Literal["informative", "streaming", "final"]
 class Citation:
     """A source the answer drew on (Teams shows it in the message's references).
 
+    ``content`` is an Adaptive Card (``elements.card``) Teams opens from the reference, e.g.
+    the SQL of a query; ``url`` may be empty for sources that are not pages.
+
     >>> Citation("Pricing policy", "https://wiki/pricing").abstract
     ''
     """
 
     title: str
-    url: str
+    url: str = ""
     abstract: str = ""
+    content: dict[str, Any] | None = None
+
+
+MAX_CITATIONS = 20
+"""Citations Teams shows on one message."""
+MAX_CITATION_ABSTRACT = 160
+MAX_CITATION_TITLE = 80
+MAX_CITED_SQL = 4000
+"""Characters of SQL one citation's card shows (the whole message must stay under 40 KB
+with up to 20 of them)."""
+
+
+def source_citation(source: Source, *, show_query: bool) -> Citation:
+    """The citation of one query: its tables and rows for everyone; with ``show_query`` its
+    SQL as the citation's content (cut to ``MAX_CITED_SQL`` with a note).
+
+    >>> cited = source_citation(Source(tool="run_sql", query="SELECT 1", tables=["t"], rows=2),
+    ...                         show_query=False)
+    >>> cited.title, cited.abstract, cited.content is None
+    ('SQL query', 't · 2 rows', True)
+    """
+    abstract = " · ".join(part for part in (", ".join(source.tables), source.rows_text()) if part)
+    content = None
+    if show_query:
+        sql = source.query.strip()
+        body = [elements.text_block(abstract or "SQL query", weight="Bolder")]
+        if len(sql) > MAX_CITED_SQL:
+            sql = sql[: MAX_CITED_SQL - 1].rstrip() + "…"
+            body.append(elements.text_block("The query is longer; this is its start.",
+                                            subtle=True, size="Small"))  # fmt: skip
+        body.append(elements.monospace_block(sql))
+        content = elements.card(body, fallback_text=abstract or "SQL query")
+    return Citation(title="SQL query", abstract=abstract or "SQL query", content=content)
+
+
+def citation_markers(first: int, count: int) -> str:
+    """The in-text markers Teams links to citations ``first`` .. ``first + count - 1``
+    (only those it shows).
+
+    >>> citation_markers(2, 2)
+    'Sources: [2] [3]'
+    """
+    numbers = range(first, min(first + count, MAX_CITATIONS + 1))
+    return "Sources: " + " ".join(f"[{n}]" for n in numbers) if numbers else ""
 
 
 def _account(value: object) -> dict[str, Any]:
@@ -230,16 +280,21 @@ def ai_entity(citations: Sequence[Citation] = ()) -> dict[str, Any]:
     }
     if citations:
         entity["citation"] = [
-            {
-                "@type": "Claim",
-                "position": index,
-                "appearance": {
-                    "@type": "DigitalDocument",
-                    "name": citation.title[:80],
-                    "url": citation.url,
-                    "abstract": citation.abstract[:160],
-                },
-            }
-            for index, citation in enumerate(citations[:20], start=1)
+            {"@type": "Claim", "position": index, "appearance": _appearance(citation)}
+            for index, citation in enumerate(citations[:MAX_CITATIONS], start=1)
         ]
     return entity
+
+
+def _appearance(citation: Citation) -> dict[str, Any]:
+    appearance: dict[str, Any] = {
+        "@type": "DigitalDocument",
+        "name": citation.title[:MAX_CITATION_TITLE],
+        "abstract": citation.abstract[:MAX_CITATION_ABSTRACT],
+    }
+    if citation.url:
+        appearance["url"] = citation.url
+    if citation.content is not None:
+        appearance["text"] = json.dumps(citation.content, separators=(",", ":"))
+        appearance["encodingFormat"] = "application/vnd.microsoft.card.adaptive"
+    return appearance

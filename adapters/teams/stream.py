@@ -7,7 +7,10 @@ protocol (``adapters.teams.answer.AnswerStream``: informative updates, then the 
 streaming as it is written), in group chats and channels as a typing indicator. ``finish``
 sends the answer: its text, its cards (split over several messages when Teams' 40 KB limit
 requires, ``adapters.teams.limits``), the AI-generated label with citations and the feedback
-buttons. Admin-only detail goes through ``PrivateDelivery`` (``adapters.teams.private``).
+buttons. The answer's sources (the queries its data came from) are citations too: their
+tables for everyone, their SQL as the citation's content only where the asker may see it
+and nobody else reads the chat (or where the SQL is open to everyone). Admin-only detail
+goes through ``PrivateDelivery`` (``adapters.teams.private``).
 
 The message that carries the answer is an ``AnswerSlot``: give the stream one that knows what an
 earlier run of the turn posted and the answer goes into that message instead of a new one.
@@ -34,7 +37,13 @@ from typing import TYPE_CHECKING, Any, Self
 from adapters.notices import closing_note
 from adapters.number_format import number_locale
 from adapters.teams import activities, elements
-from adapters.teams.activities import Activity, Citation, ConversationRef
+from adapters.teams.activities import (
+    Activity,
+    Citation,
+    ConversationRef,
+    citation_markers,
+    source_citation,
+)
 from adapters.teams.answer import AnswerStream
 from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
@@ -43,7 +52,7 @@ from adapters.teams.markdown import message_markdown
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
 from adapters.teams.render import render
 from adapters.teams.slot import AnswerSlot, PostedMessage
-from agent_core.components import ComponentLifecycle, UiComponent
+from agent_core.components import ComponentLifecycle, SourcesComponent, UiComponent
 
 if TYPE_CHECKING:
     from adapters.stream import ReplyStream
@@ -125,6 +134,7 @@ class TeamsReplyStream:
         self._cards: dict[str, elements.Element] = {}
         self._private_cards: dict[str, elements.Element] = {}
         self._citations: dict[str, Citation] = {}
+        self._sources: SourcesComponent | None = None
         self._csv: dict[str, tuple[str, bytes, str]] = {}
         self._typing: asyncio.Task[None] | None = None
         self._progress: asyncio.Task[None] | None = None
@@ -165,7 +175,7 @@ class TeamsReplyStream:
 
     async def handle(self, component: UiComponent) -> None:
         """Take one component (or a newer version of one already seen)."""
-        if self._halted:
+        if self._halted or self._took_sources(component):
             return
         key = component.id
         with number_locale(self._ref.locale):
@@ -192,6 +202,14 @@ class TeamsReplyStream:
             shown = message_markdown(self.answer_text).text
             parts = text_parts(shown) if shown else []
             self._writer.set_text(parts[0] if parts else "")
+
+    def _took_sources(self, component: UiComponent) -> bool:
+        """Keep the answer's sources for ``finish`` (cited on the answer's message)."""
+        rich = component.rich_component
+        if not isinstance(rich, SourcesComponent) or component.is_private:
+            return False
+        self._sources = rich
+        return True
 
     def _take_text(self, component: UiComponent, text: str) -> None:
         self._texts[component.id] = text
@@ -299,15 +317,30 @@ class TeamsReplyStream:
                     [elements.attachment(c) for c in self._private_cards.values()]
                 )
                 note = WITHHELD_NOTE if self.private_route == "withheld" else None
-        text = "\n\n".join(part for part in (lifted.text, note) if part)
+        citations, markers = self._cited(bool(lifted.text))
+        text = "\n\n".join(part for part in (lifted.text, markers, note) if part)
         return answer_messages(
             self._ref,
             text,
             [elements.attachment(c) for c in cards] + await self._file_offers(),
-            citations=list(self._citations.values()),
+            citations=citations,
             ai_label=self._options.ai_label and bool(lifted.text) and self._model_wrote,
             feedback_loop=self._options.feedback_loop and bool(lifted.text),
         )
+
+    def _cited(self, has_text: bool) -> tuple[list[Citation], str]:
+        """The message's citations (links, then the answer's sources) and the in-text
+        markers of the sources (only a labelled answer with text carries citations)."""
+        citations = list(self._citations.values())
+        sources = self._sources
+        if sources is None or not sources.sources or not has_text or not self._options.ai_label:
+            return citations, ""
+        show_query = sources.queries_public or (
+            sources.asker_sees_queries and self._ref.is_personal
+        )
+        first = len(citations) + 1
+        citations += [source_citation(s, show_query=show_query) for s in sources.sources]
+        return citations, citation_markers(first, len(sources.sources))
 
     async def _file_offers(self) -> list[dict[str, Any]]:
         """Consent cards for the CSV of cut tables (Teams allows files in personal chats)."""

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SimpleComponent", "SimpleComponentType", "SimpleImageComponent", "SimpleLinkComponent",
         "SimpleTextComponent",
     ),
+    "agent_core.components.sources": ("Source", "SourcesComponent"),
     "agent_core.components.text": (
         "ArtifactComponent", "CardComponent", "RichTextComponent",
     ),
@@ -46,7 +47,8 @@ __all__ = [
     "DataFrameComponent", "IconTextComponent", "LogEntry", "LogViewerComponent",
     "NotificationComponent", "ProgressBarComponent", "ProgressDisplayComponent", "RichComponent",
     "RichTextComponent", "SimpleComponent", "SimpleComponentType", "SimpleImageComponent",
-    "SimpleLinkComponent", "SimpleTextComponent", "StatusBarUpdateComponent", "StatusCardComponent",
+    "SimpleLinkComponent", "SimpleTextComponent", "Source", "SourcesComponent",
+    "StatusBarUpdateComponent", "StatusCardComponent",
     "StatusIndicatorComponent", "Task", "TaskListComponent", "TaskOperation",
     "TaskTrackerUpdateComponent", "UiComponent", "new_component_id",
 ]
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
         SimpleLinkComponent,
         SimpleTextComponent,
     )
+    from agent_core.components.sources import Source, SourcesComponent
     from agent_core.components.text import (
         ArtifactComponent,
         CardComponent,

@@ -50,6 +50,7 @@ class ComponentType(StrEnum):
     STATUS_BAR_UPDATE = "status_bar_update"
     TASK_TRACKER_UPDATE = "task_tracker_update"
     CHAT_INPUT_UPDATE = "chat_input_update"
+    SOURCES = "sources"
 
 
 class ComponentLifecycle(StrEnum):

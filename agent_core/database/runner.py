@@ -67,6 +67,7 @@ class SqlAlchemyRunner(SqlRunner):
         self.pool = pool_for(self.url, writable=allow_writes, workers=workers)
         self.rules = self.pool.rules
         self.dialect = self.rules.label
+        self.parser_dialect = self.rules.sqlglot
         self._dbapi_errors: tuple[type[BaseException], ...] = (SQLAlchemyError, _dbapi_error(
             self.pool.engine.dialect
         ))  # fmt: skip

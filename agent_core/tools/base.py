@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.components.base import UiComponent
+from agent_core.components.sources import Source
 from agent_core.context import ToolContext
 
 TArgs = TypeVar("TArgs", bound=BaseModel)
@@ -53,7 +54,9 @@ class ToolResult(BaseModel):
     """A tool's dual output: compact ``result_for_llm`` and a ``ui_component`` for people.
 
     Failures are results too (``success=False``, ``error``); ``exception`` keeps the original
-    exception for the agent's ``ErrorRecoveryStrategy`` and is never serialised.
+    exception for the agent's ``ErrorRecoveryStrategy`` and is never serialised. ``sources``
+    are what the answer should cite (a query and its tables): the turn shows them with the
+    answer (``SourcesComponent``).
     """
 
     model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
@@ -63,6 +66,7 @@ class ToolResult(BaseModel):
     ui_component: UiComponent | None = None
     error: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    sources: list[Source] = Field(default_factory=list)
     exception: BaseException | None = Field(default=None, exclude=True, repr=False)
 
 

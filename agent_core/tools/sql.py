@@ -4,7 +4,9 @@
 
 ``RunSqlTool`` gives the LLM a compact CSV of the first rows and people the full table
 (``DataFrameComponent``) plus a text table; it remembers question -> SQL pairs that worked,
-so similar questions later can reuse them (``search_saved_correct_tool_uses``).
+so similar questions later can reuse them (``search_saved_correct_tool_uses``). Each query
+that ran is a ``Source`` of the answer (``sql_source``: the SQL, the tables it read, its row
+count), which the turn cites with the answer.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agent_core.components import DataFrameComponent, SimpleTextComponent, UiComponent
+from agent_core.components import DataFrameComponent, SimpleTextComponent, Source, UiComponent
 from agent_core.context import ToolContext
 from agent_core.errors import ToolExecutionError
 from agent_core.tools.base import Tool, ToolResult
@@ -83,6 +85,8 @@ class SqlRunner(ABC):
     """
 
     dialect: str = "SQL"
+    parser_dialect: str | None = None
+    """The dialect's name for sqlglot (``"postgres"``...), to read the tables a query names."""
 
     @abstractmethod
     async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
@@ -150,6 +154,7 @@ class RunSqlTool(Tool[RunSqlArgs]):
             success=True,
             result_for_llm=self.llm_summary(result),
             ui_component=self.table_component(args.sql, result),
+            sources=[sql_source(self.name, args.sql, result, self.runner.parser_dialect)],
             metadata={
                 "row_count": result.total_rows,
                 "row_count_exact": result.total_is_exact,
@@ -197,6 +202,52 @@ class RunSqlTool(Tool[RunSqlArgs]):
             rich_component=table,
             simple_component=SimpleTextComponent(text=f"{simple}\n({footer})"),
         )
+
+
+def sql_source(tool: str, sql: str, result: SqlResult, dialect: str | None = None) -> Source:
+    """The ``Source`` a query that ran gives its answer.
+
+    >>> r = SqlResult(columns=["n"], rows=[[3]], total_rows=1)
+    >>> sql_source("run_sql", "SELECT count(*) AS n FROM shop.orders", r).tables
+    ['shop.orders']
+    """
+    rows = result.total_rows if result.columns else result.rows_affected
+    return Source(
+        tool=tool, query=sql, tables=tables_in(sql, dialect), rows=rows,
+        rows_exact=result.total_is_exact,
+    )  # fmt: skip
+
+
+def tables_in(sql: str, dialect: str | None = None) -> list[str]:
+    """The tables ``sql`` reads, qualified as written, in first-seen order; CTE names are
+    not tables. ``[]`` when the text does not parse (the source is still cited).
+
+    >>> tables_in("WITH t AS (SELECT * FROM orders) SELECT * FROM t JOIN customers c ON true")
+    ['orders', 'customers']
+    >>> tables_in("not sql at all (")
+    []
+    """
+    import sqlglot  # only turns that ran SQL pay for the parser
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    try:
+        statements = sqlglot.parse(sql, read=dialect)
+    except SqlglotError:
+        return []
+    found: dict[str, int] = {}  # name -> where it first appears in the text
+    for statement in statements:
+        if statement is None:
+            continue
+        ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
+        for table in statement.find_all(exp.Table):
+            name = ".".join(p for p in (table.catalog, table.db, table.name) if p)
+            if not name or (not table.db and table.name.lower() in ctes):
+                continue
+            start = table.this.meta.get("start", len(sql)) if table.this is not None else len(sql)
+            found[name] = min(found.get(name, start), start)
+    # the parser walks the tree, not the text: readers expect the text's order
+    return sorted(found, key=found.__getitem__)
 
 
 def sql_failure(error: SqlError) -> ToolResult:

@@ -27,7 +27,14 @@ from agent_core.components.images import png_data_uri
 from agent_core.context import ToolContext
 from agent_core.tools.base import Tool, ToolResult
 from agent_core.tools.chart_render import png_available, render_chart_png
-from agent_core.tools.sql import SqlError, SqlResult, SqlRunner, remember_tool_use, sql_failure
+from agent_core.tools.sql import (
+    SqlError,
+    SqlResult,
+    SqlRunner,
+    remember_tool_use,
+    sql_failure,
+    sql_source,
+)
 from agent_core.tools.tabular import format_number
 
 logger = logging.getLogger(__name__)
@@ -246,6 +253,7 @@ class VisualizeDataTool(Tool[VisualizeDataArgs]):
             result_for_llm=summary,
             ui_component=UiComponent(rich_component=chart, simple_component=simple),
             metadata={"chart_type": chart.chart_type, "points": len(chart.x)},
+            sources=[sql_source(self.name, args.sql, result, self.runner.parser_dialect)],
         )
 
     async def _with_image(self, chart: ChartComponent) -> ChartComponent:

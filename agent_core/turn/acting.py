@@ -82,6 +82,8 @@ async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
                 role="tool", content=done.result_for_llm, tool_call_id=call.id,
                 metadata={"success": done.success, "tool": call.name},
             ))
+            if done.success:
+                state.sources.extend(done.sources)
 
 
 async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:

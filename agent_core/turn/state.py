@@ -6,6 +6,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from agent_core.components.sources import Source
 from agent_core.config import UiFeature
 from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
@@ -46,6 +47,8 @@ class TurnState:
     response: LlmResponse | None = None
     tool_iterations: int = 0
     hit_tool_limit: bool = False
+    sources: list[Source] = field(default_factory=list)
+    """What the turn's tools cited (``ToolResult.sources``), shown with the final answer."""
     finished: bool = False
     """A stage answered the turn early (starter UI, workflow command)."""
     saved: bool = False

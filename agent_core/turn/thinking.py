@@ -13,6 +13,7 @@ from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.recovery import RecoveryAction, RecoveryActionType
 from agent_core.llm.base import LlmRequest, LlmResponse, LlmStreamChunk
 from agent_core.tools.base import ToolCall
+from agent_core.turn.citing import sources_component
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState, as_llm_message
 
@@ -216,6 +217,18 @@ async def think(deps: TurnDeps, state: TurnState) -> ComponentStream:
         ))
 
 
+def _answer_text(
+    content: str, shown: RichTextComponent | None, text: TextStream
+) -> list[UiComponent]:
+    if shown is None:
+        final = RichTextComponent(content=content, markdown=True)
+        return [UiComponent.of(final, content)] if content else []
+    if content != text.text:  # middleware rewrote the streamed text
+        rewritten = shown.replace(content=content, delta=None, streaming=False)
+        return [UiComponent.of(rewritten, content)]
+    return [UiComponent.of(shown.update(delta=None, streaming=False), content)]
+
+
 def _final_text(
     deps: TurnDeps, state: TurnState, response: LlmResponse, text: TextStream
 ) -> list[UiComponent]:
@@ -223,14 +236,9 @@ def _final_text(
     calls - take it back from everyone and show it to those with the invocation feature."""
     content = response.content or ""
     shown = text.component
-    if not response.tool_calls:
-        if shown is None:
-            final = RichTextComponent(content=content, markdown=True)
-            return [UiComponent.of(final, content)] if content else []
-        if content != text.text:  # middleware rewrote the streamed text
-            rewritten = shown.replace(content=content, delta=None, streaming=False)
-            return [UiComponent.of(rewritten, content)]
-        return [UiComponent.of(shown.update(delta=None, streaming=False), content)]
+    if not response.tool_calls:  # the answer: its sources first, so they go with its text
+        cited = sources_component(deps, state)
+        return ([cited] if cited is not None else []) + _answer_text(content, shown, text)
     out = [UiComponent.of(shown.remove())] if shown is not None else []
     feature = UiFeature.TOOL_INVOCATION_MESSAGE_IN_CHAT
     if content and state.can(feature):

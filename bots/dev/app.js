@@ -483,6 +483,31 @@
     notify(`Feedback recorded: ${positive ? "helpful" : "not helpful"} (agent.record_feedback)`);
   }
 
+  // Slack's "Show query": asked for as the persona now selected (the console's signed
+  // clicker); the answer is what Slack would post to that person alone.
+  async function showQuery(button) {
+    const msg = button.closest(".msg");
+    const place = state.place;
+    const response = await fetch("/api/queries", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ turn_id: button.dataset.value, thread_id: state.threads[place], persona: persona() }),
+    });
+    if (!response.ok) {
+      notify(`Show query failed: ${response.status}`);
+      return;
+    }
+    const who = persona();
+    for (const m of (await response.json()).messages) {
+      const el = messageShell("slack", "Threadline", true);
+      el.classList.add("slack-queries");
+      el.querySelector(".msg-body").innerHTML = BlockKit.message(m);
+      setPayload(el, { method: "chat.postEphemeral", args: { user: who.user_id, ...m } });
+      msg.after(el);
+      markPrivate(el, who.user_id, "Only visible to you");
+    }
+  }
+
   function notify(text) {
     const el = $("#notice");
     el.textContent = text;
@@ -573,6 +598,7 @@
       } else if (target.dataset.slackAction !== undefined) {
         const action = target.dataset.slackAction;
         if (action === "threadline_stop") stop(target.dataset.value);
+        else if (action === "threadline_show_query") showQuery(target);
         else if (action.startsWith("threadline_button")) submit(target.dataset.value);
       }
     });

@@ -6,6 +6,7 @@
     POST /api/turns             {"text", "thread_id", "persona"} -> text/event-stream
     POST /api/turns/{id}/stop   cancel a running turn
     POST /api/feedback          {"message_id", "positive", "thread_id", "persona"}
+    POST /api/queries           {"turn_id", "thread_id", "persona"}: Slack's "Show query"
     /slack/                     the fake Slack Web API the Slack adapter talks to (``slack_view``)
     /teams/                     the fake Bot Connector the Teams adapter talks to (``teams_view``)
 
@@ -206,6 +207,23 @@ async def post_feedback(request: web.Request) -> web.Response:
     return web.json_response({"recorded": feedback.model_dump(mode="json")})
 
 
+class QueriesRequest(BaseModel):
+    turn_id: str = Field(pattern=SAFE_ID)
+    thread_id: str = Field(pattern=SAFE_ID)
+    persona: Persona = Field(default_factory=Persona)
+
+
+async def post_queries(request: web.Request) -> web.Response:
+    """Slack's "Show query": the messages the clicker alone sees (checked at the click)."""
+    body = await _body(request, QueriesRequest)
+    messages = await request.app[CONSOLE_KEY].show_queries(
+        body.persona, body.thread_id, body.turn_id
+    )
+    return web.json_response(
+        {"messages": [{"text": m.text, "blocks": m.blocks} for m in messages]}
+    )
+
+
 def _warm_up_charts() -> None:
     """Import and exercise matplotlib once (when installed), so the first chart is quick."""
     from agent_core.components import ChartComponent, ChartSeries
@@ -244,6 +262,7 @@ def create_app(agent: ServedAgent, *, options: ConsoleOptions | None = None) -> 
     app.router.add_post("/api/turns", post_turn)
     app.router.add_post("/api/turns/{turn_id}/stop", stop_turn)
     app.router.add_post("/api/feedback", post_feedback)
+    app.router.add_post("/api/queries", post_queries)
     console.slack.mount(app)
     console.teams.mount(app)
     app.on_startup.append(_on_startup)

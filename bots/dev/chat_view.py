@@ -58,6 +58,7 @@ class ChatView:
         self.saved_charts: list[Path] = []
         self._live: Live | None = None
         self._live_id: str | None = None
+        self._sources = ""
 
     def show(self, component: UiComponent) -> None:
         rich = component.rich_component
@@ -101,6 +102,8 @@ class ChatView:
                 pass  # the tool lines already show progress
             case c.ChatInputUpdateComponent():
                 pass
+            case c.SourcesComponent():
+                self._sources = rich.summary()  # printed under the answer it cites
             case _:
                 return False
         return True
@@ -113,6 +116,7 @@ class ChatView:
             self.end_answer()
             if not text.streaming:
                 self.console.print(Markdown(content) if text.markdown else content)
+                self._cite()
                 return
             self.console.print("[bold magenta]Threadline[/bold magenta]")
             self._live = Live(console=self.console, auto_refresh=False,
@@ -123,6 +127,13 @@ class ChatView:
         self._live.update(Markdown(content) if text.markdown else content, refresh=True)
         if not text.streaming:
             self.end_answer()
+            self._cite()
+
+    def _cite(self) -> None:
+        """The sources of the answer just finished, as one dim line (never its SQL)."""
+        sources, self._sources = self._sources, ""
+        if sources:
+            self.console.print(sources, style="dim", highlight=False, markup=False)
 
     def end_answer(self) -> None:
         """Close the answer being streamed (its last rendering stays on screen)."""

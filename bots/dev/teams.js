@@ -72,11 +72,34 @@ const TeamsView = (() => {
     return (activity.entities || []).find((e) => (e.additionalType || []).includes("AIGeneratedContent"));
   }
 
+  // Teams' references under the message: a link, or (for a query) a card Teams opens
+  // from the reference: here a <details> drawn with the same Adaptive Cards renderer.
   function citations(entity) {
     const list = (entity && entity.citation) || [];
-    if (!list.length) return "";
-    return `<ol class="teams-citations">${list.map((c) => `<li><a href="${esc(c.appearance.url)}" target="_blank" rel="noopener">`
-      + `${esc(c.appearance.name)}</a>${c.appearance.abstract ? ` — ${esc(c.appearance.abstract)}` : ""}</li>`).join("")}</ol>`;
+    if (!list.length) return null;
+    const ol = document.createElement("ol");
+    ol.className = "teams-citations";
+    for (const c of list) {
+      const a = c.appearance || {};
+      const li = document.createElement("li");
+      li.value = c.position;
+      const name = a.url ? `<a href="${esc(a.url)}" target="_blank" rel="noopener">${esc(a.name)}</a>`
+        : `<span class="teams-citation-name">${esc(a.name)}</span>`;
+      li.innerHTML = `${name}${a.abstract ? ` — ${esc(a.abstract)}` : ""}`;
+      if (a.text && a.encodingFormat === "application/vnd.microsoft.card.adaptive") {
+        const details = document.createElement("details");
+        details.className = "teams-citation-content";
+        details.innerHTML = "<summary>Show content</summary>";
+        try {
+          details.appendChild(card(JSON.parse(a.text)));
+        } catch (error) {
+          details.insertAdjacentHTML("beforeend", `<div class="render-error">${esc(error.message)}</div>`);
+        }
+        li.appendChild(details);
+      }
+      ol.appendChild(li);
+    }
+    return ol;
   }
 
   // The content of a message activity (text, cards, AI label, citations, feedback).
@@ -90,7 +113,8 @@ const TeamsView = (() => {
       if (attachment.contentType === "application/vnd.microsoft.card.adaptive") body.appendChild(card(attachment.content));
       else body.insertAdjacentHTML("beforeend", `<div class="teams-attachment">📎 ${esc(attachment.name || attachment.contentType)}</div>`);
     }
-    body.insertAdjacentHTML("beforeend", citations(entity));
+    const references = citations(entity);
+    if (references) body.appendChild(references);
     if (activity.channelData && activity.channelData.feedbackLoop) {
       body.insertAdjacentHTML("beforeend", "<div class=\"teams-feedback\">"
         + `<button type="button" data-feedback="positive" title="Like" aria-label="Like">${Icons.thumbUp}</button>`

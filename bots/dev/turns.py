@@ -33,10 +33,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.notices import STOPPED
 from adapters.slack.context import ReplyTarget
+from adapters.slack.limits import SlackMessage
+from adapters.slack.render import query_messages
+from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords
 from adapters.slack.stream import SlackReplyStream
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
-from agent_core.components import UiComponent
+from agent_core.components import SourcesComponent, UiComponent
+from agent_core.config import UiFeature
 from agent_core.feedback import Feedback
+from agent_core.state import MemoryKeyValueStore
 from bots.agents import ServedAgent
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
@@ -103,7 +108,14 @@ class Tokens:
 
 
 def component_json(component: UiComponent) -> dict[str, Any]:
-    return component.model_dump(mode="json")
+    """The component for the developer pane; the SQL of sources the asker may not see is
+    left out, as every channel leaves it out."""
+    data = component.model_dump(mode="json")
+    rich = component.rich_component
+    if isinstance(rich, SourcesComponent) and not (rich.queries_public or rich.asker_sees_queries):
+        for source in data["rich_component"]["sources"]:
+            source["query"] = "(withheld: admin-only)"
+    return data
 
 
 class Console:
@@ -123,6 +135,8 @@ class Console:
         self.slack = SlackView()
         self.teams = TeamsView()
         self.turns: dict[str, Turn] = {}
+        self.queries = QueryRecords(MemoryKeyValueStore())
+        """The queries behind Slack answers, for "Show query" (as the Slack bot keeps them)."""
         self.http: aiohttp.ClientSession | None = None
         meter = UsageMeter()
         for served in agent.served_agents():
@@ -173,6 +187,17 @@ class Console:
         )
         await self.agent.record_feedback(persona.request_context(thread_id), feedback)
         return feedback
+
+    async def show_queries(self, persona: Persona, thread_id: str, turn_id: str) -> list[
+        SlackMessage
+    ]:
+        """What Slack's "Show query" shows ``persona`` (checked now, as the Slack bot checks
+        the clicker): the queries behind the answer, or why not."""
+        context = persona.request_context(thread_id)
+        if not await self.agent.may_see(context, UiFeature.TOOL_ARGUMENTS.value):
+            return [SlackMessage(text=NOT_ALLOWED)]
+        sources = await self.queries.load(TEAM_ID, persona.channel_id, thread_id, turn_id)
+        return query_messages(sources) if sources else [SlackMessage(text=GONE)]
 
     # --- one turn ---------------------------------------------------------------------------
 
@@ -229,6 +254,7 @@ class Console:
             team_id=TEAM_ID,
             user_id=persona.user_id,
             is_dm=persona.is_dm,
+            turn_id=turn.id,
         )
         return SlackReplyStream(
             client, target, stop_turn=turn.id, stop_button_after=self.options.stop_button_after,
@@ -275,6 +301,9 @@ class Console:
             async for component in answer:
                 turn.components += 1
                 turn.feed.emit("component", component_json(component))
+                if isinstance(component.rich_component, SourcesComponent):
+                    await self.queries.save(TEAM_ID, persona.channel_id, turn.thread_id,
+                                            turn.id, component.rich_component)  # fmt: skip
                 await _guarded(turn.feed, "slack", slack.handle(component))
                 await _guarded(turn.feed, "teams", teams.handle(component))
         finally:  # a Stop inside an adapter call: let the agent settle the turn now

@@ -8,6 +8,8 @@
     feedback buttons       -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
     Stop button            -> ``request_stop`` of the turn it carries (on whichever process
                               runs it; only the asker's click counts)
+    "Show query"           -> the queries behind an answer, to the clicker alone, when the
+                              clicker (resolved at the click) may see tool arguments
     action buttons         -> a turn asking the button's message on the clicker's behalf
     assistant_thread_started -> suggested prompts from the agent's starter UI
     app_home_opened (Messages tab, first visit) -> the agent's welcome, once
@@ -65,17 +67,23 @@ from adapters.slack.context import (
 )
 from adapters.slack.controls import (
     FEEDBACK_ACTION,
+    SHOW_QUERY_ACTION,
     STOP_ACTION,
     button_message_of,
     feedback_of,
+    show_query_of,
     stop_request_of,
 )
 from adapters.slack.elements import ACTION_BUTTON
 from adapters.slack.history import bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
+from adapters.slack.limits import SlackMessage
+from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
+from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership
+from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError
 from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
@@ -123,8 +131,10 @@ class SlackBot:
         self.clients = clients or default_clients(settings, self.state)
         self.client = self.clients.default
         self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
+        self.queries = QueryRecords(self.state.cache)
         self.turns = SlackTurns(
             agent, self.state.turns, self.clients, self.threads, metrics=self.metrics,
+            queries=self.queries,
             concurrency=settings.turn_concurrency, dedupe_ttl=settings.dedupe_ttl,
             stop_button_after=settings.stop_button_after, flush_chars=settings.flush_chars,
             flush_interval=settings.flush_interval,
@@ -176,6 +186,7 @@ class SlackBot:
         actions: dict[str | re.Pattern[str], Listener] = {
             FEEDBACK_ACTION: self._on_feedback,
             STOP_ACTION: self._on_stop,
+            SHOW_QUERY_ACTION: self._on_show_query,
             re.compile(f"^{ACTION_BUTTON}:"): self._on_button,
         }
         for kind, listener in events.items():
@@ -336,6 +347,33 @@ class SlackBot:
             await self.turns.request_stop(turn_id, by=by)
         except StateUnavailableError as error:
             log.warning("slack: stop request of %s not delivered (%s)", by, error)
+
+    async def _on_show_query(
+        self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        """"Show query": the clicker is resolved now, from the signed click; only one who may
+        see tool arguments gets the SQL (privately), read from where the click happened."""
+        await ack()
+        self.metrics.events.labels(kind="show_query").inc()
+        turn_id = show_query_of(body)
+        if turn_id is None:
+            return
+        clicked = action_context(body)
+        meta = clicked.metadata
+        messages = [SlackMessage(text=NOT_ALLOWED)]
+        try:
+            if await self.agent.may_see(clicked, UiFeature.TOOL_ARGUMENTS.value):
+                sources = await self.queries.load(
+                    meta["workspace_id"], meta["channel_id"], meta["thread_id"], turn_id
+                )
+                messages = query_messages(sources) if sources else [SlackMessage(text=GONE)]
+        except StateUnavailableError as error:
+            log.warning("slack: queries of turn %s not shown (%s)", turn_id, error)
+            messages = [SlackMessage(text=f":warning: {UNAVAILABLE}")]
+        await show_privately(
+            context.client, channel=meta["channel_id"], user=meta["user_id"],
+            thread_ts=meta["thread_id"] or None, messages=messages,
+        )  # fmt: skip
 
     async def _on_button(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
         self.metrics.events.labels(kind="button").inc()

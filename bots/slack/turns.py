@@ -46,8 +46,10 @@ from adapters.slack.context import (
 )
 from adapters.slack.history import fetch_thread, thread_prompt
 from adapters.slack.slot import AnswerSlot, PostedMessages
+from adapters.slack.sources import QueryRecords
 from adapters.slack.stream import SlackReplyStream
 from adapters.slack.threads import ThreadMembership
+from agent_core.components import SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
@@ -155,8 +157,10 @@ class SlackTurns:
         stop_button_after: float = 3.0,
         flush_chars: int = 1000,
         flush_interval: float = 1.0,
+        queries: QueryRecords | None = None,
     ) -> None:
         self.agent = agent
+        self.queries = queries
         self.queue = queue
         self.clients = clients
         self.threads = threads
@@ -378,7 +382,20 @@ class SlackTurns:
         text = await self._question(queued, client, reply.target)
         key = conversation_id(context)
         async for component in self.agent.send_message(context, text, conversation_id=key):
+            await self._keep_queries(reply.target, component)
             await reply.handle(component)
+
+    async def _keep_queries(self, target: ReplyTarget, component: UiComponent) -> None:
+        """The answer's queries, kept for its "Show query" button (``adapters.slack.sources``)."""
+        sources = component.rich_component
+        if self.queries is None or not isinstance(sources, SourcesComponent) or target.private:
+            return
+        try:
+            await self.queries.save(
+                target.team_id, target.channel, target.thread_ts, target.turn_id or "", sources
+            )
+        except StateUnavailableError as error:  # the answer matters more than the button
+            log.warning("slack: queries of turn %s not kept (%s)", target.turn_id, error)
 
     @staticmethod
     async def _question(queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget) -> str:

@@ -400,3 +400,35 @@ def check_cards_with_microsofts_renderer(cards: list[dict[str, Any]], folder: Pa
     reports = [json.loads(line) for line in result.stdout.splitlines()]
     assert reports[-1] == {"cards": len(cards), "failures": 0}, result.stdout + result.stderr
     assert result.returncode == 0
+
+
+def test_answers_cite_their_sources_in_both_channels(page: Page) -> None:
+    """Issue 13: the Slack answer ends with its tables and "Show query" (checked for whoever
+    clicks, as the persona now selected); Teams lists each query as a citation, whose SQL
+    opens from the reference for an admin in a personal chat."""
+    page.click("#place-switch button", "# shop-analytics")
+    page.until(lambda d: "I answer questions" in page.text(f"{SLACK} .msg"), "channel welcome")
+    page.ask("Who are our top customers by revenue?")
+    page.idle()
+    assert "Sources:" in page.text(f"{SLACK} .msg:not(.private)")
+    assert "SELECT" not in page.text(f"{SLACK} .msg") + page.text(f"{TEAMS} .msg")
+    page.click(f"{SLACK} [data-slack-action='threadline_show_query']")
+    page.until(lambda d: "Only people allowed" in page.text(f"{SLACK} .msg.private"),
+               "the refusal to Ana")  # fmt: skip
+    page.one("#persona option[value='1']").click()
+    page.click(f"{SLACK} [data-slack-action='threadline_show_query']")
+    page.until(lambda d: "SELECT" in page.text(f"{SLACK} .slack-queries"), "the query to Alex")
+    page.shot("slack-show-query")
+    page.one("#persona option[value='0']").click()  # Ana does not see what Alex was shown
+    assert "SELECT" not in page.text(f"{SLACK} .msg")
+
+    page.one("#persona option[value='1']").click()
+    page.click("#place-switch button", "Direct message")
+    page.until(lambda d: "I answer questions" in page.text(f"{TEAMS} .msg"), "DM welcome")
+    page.ask("Who are our top customers by revenue?")
+    page.idle()
+    assert "SQL query — " in page.text(f"{TEAMS} .teams-citations")
+    page.click(f"{TEAMS} .teams-citation-content summary")
+    page.until(lambda d: "SELECT" in page.text(f"{TEAMS} .teams-citation-content"),
+               "the cited SQL")  # fmt: skip
+    page.shot("teams-citation")

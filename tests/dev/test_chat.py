@@ -41,6 +41,21 @@ def session(agent: Agent, tmp_path: Path) -> tuple[ChatSession, io.StringIO]:
     return ChatSession(agent, console, tmp_path / "charts"), out
 
 
+async def test_an_answer_is_printed_once_then_the_tables_it_cites(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """Issue 13 regression: the answer's sources arrive just before its final text, and the
+    chat printed them mid-answer, ending the live answer, so the whole answer was printed a
+    second time. Now the sources line follows the answer, once, without the SQL."""
+    chat, out = session(agent, tmp_path)
+    assert await chat.ask(QUESTION) is True
+    text = out.getvalue()
+    assert text.count("Together they account for") == 1
+    cited = "Sources: customers, orders, order_items · 1 query · 10 rows"
+    assert text.index(cited) > text.index("Together they account for")
+    assert "SELECT" not in text
+
+
 async def test_an_answer_is_rendered_with_a_table_and_a_saved_chart(
     agent: Agent, tmp_path: Path
 ) -> None:

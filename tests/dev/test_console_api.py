@@ -59,7 +59,9 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     messages = list(events.slack_messages().values())
     answer = next(m for m in messages if m["streamed"])
     assert "Tidal Retail GmbH" in answer["text"] and answer["streaming"] is False
-    assert [b["type"] for b in answer["blocks"]] == ["context_actions"]  # feedback buttons
+    # the sources line (issue 13: the tables the answer used), then the feedback buttons
+    assert [b["type"] for b in answer["blocks"]] == ["section", "context_actions"]
+    assert answer["blocks"][0]["text"]["text"].startswith(":bar_chart: Sources: `")
     assert any(b["type"] == "table" for m in messages for b in m["blocks"])
     [chart] = [b for m in messages for b in m["blocks"] if b["type"] == "data_visualization"]
     assert chart["title"] == "Top 10 customers by revenue"  # native, long names cut to fit
@@ -327,3 +329,37 @@ async def test_only_the_pages_own_files_are_served(console: Console) -> None:
     """The page's files sit beside the Python modules: only .html/.js/.css are served."""
     for name in ("app.py", "package.json", "__init__.py", "node_modules"):
         assert (await console.client.get(f"/static/{name}")).status == 404, name
+
+
+async def test_sources_show_their_query_to_an_admin_only(console: Console) -> None:
+    """Issue 13: Slack's "Show query" asks the console (as the clicker now selected), the
+    Teams citation carries the SQL only for an admin in a personal chat, and the developer
+    pane never holds SQL its asker may not see."""
+    thread = "1700000000.000300"
+    events = await console.ask(QUESTION, persona(ANA, "channel"), thread=thread)
+    answer = next(m for m in events.slack_messages().values() if m["streamed"])
+    button = answer["blocks"][0]["accessory"]
+    assert button["action_id"] == "threadline_show_query"
+    [sources] = events.components("sources")
+    assert all("SELECT" not in s["query"] for s in sources["rich_component"]["sources"])
+    final = events.teams_activities()[-1]["activity"]
+    [entity] = [e for e in final["entities"] if e.get("@type") == "Message"]
+    assert entity["citation"] and "SELECT" not in json.dumps(entity)
+
+    async def show(who: dict[str, Any]) -> str:
+        response = await console.client.post("/api/queries", json={
+            "turn_id": button["value"], "thread_id": thread, "persona": who})
+        assert response.status == 200
+        return json.dumps(await response.json())
+
+    assert "SELECT" not in await show(persona(ANA, "channel"))
+    assert "SELECT" in await show(persona(ALEX, "channel"))
+    elsewhere = await console.client.post("/api/queries", json={
+        "turn_id": button["value"], "thread_id": "1700000000.000999",
+        "persona": persona(ALEX, "channel")})
+    assert "SELECT" not in json.dumps(await elsewhere.json())
+
+    admin = await console.ask(QUESTION, ALEX, thread="1700000000.000400")
+    final = admin.teams_activities()[-1]["activity"]
+    [entity] = [e for e in final["entities"] if e.get("@type") == "Message"]
+    assert "SELECT" in entity["citation"][0]["appearance"]["text"]
