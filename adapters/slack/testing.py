@@ -625,6 +625,21 @@ class FakeSlackApi:
             return {"ok": False, "error": "no_such_subteam"}
         return {"users": group.get("users", [])}
 
+    def _read_limit(self, call: Call) -> int:
+        limit = int(call.args.get("limit") or 1000)
+        return limit if self.limits is None else min(limit, self.limits.max_messages)
+
+    async def _conversations_history(self, call: Call) -> dict[str, Any]:
+        """The channel's top-level messages, newest first."""
+        channel = call.args.get("channel", "")
+        messages = [
+            {"type": "message", "ts": m.ts, "user": m.user, "text": m.text}
+            for m in reversed(self.visible(channel))
+            if m.thread_ts in (None, m.ts) and m.ephemeral_to is None
+        ]
+        limit = self._read_limit(call)
+        return {"messages": messages[:limit], "has_more": len(messages) > limit}
+
     async def _conversations_replies(self, call: Call) -> dict[str, Any]:
         """``fake.replies[(channel, ts)]`` when set, else what was posted in the thread."""
         key = (call.args.get("channel", ""), call.args.get("ts", ""))
@@ -637,7 +652,5 @@ class FakeSlackApi:
             ]  # fmt: skip
         if not messages:
             return {"ok": False, "error": "thread_not_found"}
-        limit = int(call.args.get("limit") or 1000)
-        if self.limits is not None:
-            limit = min(limit, self.limits.max_messages)
+        limit = self._read_limit(call)
         return {"messages": messages[:limit], "has_more": len(messages) > limit}

@@ -220,8 +220,8 @@ def untold(log: Sequence[Any], before_ts: str) -> list[dict[str, Any]]:
     told = [ts_value(item["told"]) for item in items if "told" in item]
     since = max((ts for ts in told if ts < before), default=-math.inf)
     messages = {
-        str(item["ts"]): dict(item)
+        ts: dict(item)
         for item in items
-        if "text" in item and since < ts_value(item.get("ts")) < before
+        if isinstance(item.get("text"), str) and since < (ts := ts_value(item.get("ts"))) < before
     }
-    return sorted(messages.values(), key=lambda m: ts_value(m["ts"]))
+    return [messages[ts] for ts in sorted(messages)]
