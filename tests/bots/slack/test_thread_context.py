@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from slack_sdk.models.blocks import AlertBlock, Block
 
 from adapters.slack.testing import NON_MARKETPLACE, FakeSlackApi, Reply
 from agent_core.state import StateSettings, build_state
@@ -43,7 +44,15 @@ def human_thread(fake: FakeSlackApi, thread_ts: str, count: int) -> None:
 
 
 def notices(h: SlackHarness, thread_ts: str) -> list[str]:
-    return [m.text for m in h.fake.thread("C1", thread_ts) if "see" in (m.text or "")]
+    """What the asker was told the answer could not see: Block Kit alerts, as slack_sdk's
+    models read them."""
+    told = [m for m in h.fake.thread("C1", thread_ts) if (m.text or "").startswith("I can")]
+    for message in told:
+        [alert] = Block.parse_all(message.blocks)
+        assert isinstance(alert, AlertBlock) and alert.level == "info"
+        alert.validate_json()
+        assert alert.text is not None and message.text in alert.text.text
+    return [m.text for m in told]
 
 
 async def test_a_followed_thread_is_never_read_again_and_hears_other_apps(tmp_path: Path) -> None:
