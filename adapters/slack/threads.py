@@ -184,7 +184,7 @@ def transcript_entry(message: Mapping[str, Any]) -> dict[str, Any] | None:
     >>> transcript_entry({"ts": "2.0", "user": "U1", "text": "hi", "blocks": [], "team": "T1"})
     {'ts': '2.0', 'text': 'hi', 'user': 'U1'}
     """
-    ts, text = message.get("ts"), message.get("text")
+    ts, text = message.get("ts"), message.get("text") or _attachments_text(message)
     if not isinstance(ts, str) or not isinstance(text, str) or not text.strip():
         return None
     entry: dict[str, Any] = {"ts": ts, "text": text[:ENTRY_CHARS]}
@@ -196,6 +196,15 @@ def transcript_entry(message: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(shown, str) and shown:
         entry["user_profile"] = {"display_name": shown}
     return entry
+
+
+def _attachments_text(message: Mapping[str, Any]) -> str:
+    """An app's message whose text is all in legacy attachments (alerting tools post so)."""
+    attachments = message.get("attachments")
+    if not isinstance(attachments, list):
+        return ""
+    parts = (a.get("fallback") or a.get("text") for a in attachments if isinstance(a, Mapping))
+    return "\n".join(part for part in parts if isinstance(part, str) and part.strip())
 
 
 def ts_value(value: Any) -> float:

@@ -99,6 +99,32 @@ async def test_a_transcript_keeps_only_what_it_needs_of_a_message() -> None:
     assert entry is not None and len(entry["text"]) == 1500 and set(entry) == {"ts", "text", "user"}
     assert transcript_entry({"ts": "2.0", "text": "   "}) is None
     assert transcript_entry({"ts": 2.0, "text": "number ts"}) is None
+    alert = {"ts": "3.0", "bot_id": "B1", "text": "", "attachments": [
+        {"fallback": "[FIRING] disk 91%"}, {"text": 5}, "junk", {"text": "on db-1"}]}  # fmt: skip
+    assert transcript_entry(alert) == {"ts": "3.0", "text": "[FIRING] disk 91%\non db-1",
+                                       "bot_id": "B1"}  # fmt: skip
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=3),
+    max_leaves=10,
+)  # fmt: skip
+FIELDS = st.sampled_from(["ts", "text", "user", "bot_id", "username", "user_profile",
+                          "attachments", "blocks"])  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(message=st.dictionaries(FIELDS, JSON, max_size=8))
+def test_any_message_an_event_carries_is_kept_as_strings_or_not_at_all(
+    message: dict[str, Any],
+) -> None:
+    """Bad input: whatever types an event's fields have, an entry holds strings only."""
+    entry = transcript_entry(message)
+    if entry is not None:
+        assert isinstance(entry["ts"], str) and entry["text"].strip()
+        assert all(isinstance(v, str) for k, v in entry.items() if k != "user_profile")
 
 
 MESSAGE = st.fixed_dictionaries(
@@ -125,3 +151,22 @@ def test_whatever_a_log_holds_a_turn_is_told_in_order_each_message_once(
     marks = [ts_value(i["told"]) for i in log if isinstance(i, dict) and "told" in i]
     since = max((m for m in marks if m < ts_value(before)), default=-math.inf)
     assert all(ts > since for ts in stamps)
+
+
+async def test_a_paced_join_answers_with_the_last_messages_it_kept_and_says_so() -> None:
+    """A thread followed before (its flag expired, its transcript not): the read of the
+    re-join is paced, so the turn gets what was kept, told it sees only the last of it."""
+    cache = MemoryKeyValueStore()
+    gate = HistoryGate(cache)
+    context = ThreadContext(ThreadTranscript(cache), gate)
+    kept = [{"ts": f"{n}.0", "bot_id": "B1", "text": f"alert {n}"} for n in (7, 8)]
+    await context.transcript.record("T1", "C1", "1.0", kept)
+    assert await gate.claim("T1")  # another thread's read took this minute
+    async with FakeSlackApi(limits=NON_MARKETPLACE) as fake:
+        client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
+        view = await context.before(client, **WHERE, before_ts="9.0", joins=True)
+        assert fake.calls_to("conversations.replies") == []
+    assert [m["text"] for m in view.messages] == ["alert 7", "alert 8"]
+    assert view.notice == (
+        "I can only see the last 2 messages of this thread (Slack's limits on apps)."
+    )
