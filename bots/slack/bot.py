@@ -276,7 +276,6 @@ class SlackBot:
             text=message_text(body, bot),
             bot_user_id=bot,
             enterprise_install=bool(context.is_enterprise_install),
-            message_ts=None if meta["is_dm"] else message_event(body).ts,
         )
         if not meta["is_dm"]:
             try:
@@ -288,6 +287,7 @@ class SlackBot:
                 )
                 self.turns.background(work)
                 return
+            queued.message_ts = message_event(body).ts  # told what the thread said before
         await self._accept(context.client, queued, delivery_key(body))
 
     async def _keep(
