@@ -209,6 +209,39 @@ def reply_thread(body: Mapping[str, Any], bot_user_id: str | None) -> str | None
     return thread_ts
 
 
+def app_message_in_thread(
+    body: Mapping[str, Any], bot_user_id: str | None, bot_id: str | None
+) -> tuple[str, str, Mapping[str, Any]] | None:
+    """``(channel, thread_ts, message)`` of a reply another app posted in a thread (an
+    alert, a deploy bot): kept for the threads the bot follows. None for anything else: a
+    person's message, the bot's own, an edit, a message outside a thread.
+
+    >>> event = {"type": "message", "subtype": "bot_message", "bot_id": "B2", "text": "down",
+    ...          "channel": "C1", "ts": "2.0", "thread_ts": "1.0"}
+    >>> app_message_in_thread({"event": event}, "UBOT", "B1")[:2]
+    ('C1', '1.0')
+    >>> app_message_in_thread({"event": {**event, "bot_id": "B1"}}, "UBOT", "B1") is None
+    True
+    """
+    event = body.get("event")
+    if not isinstance(event, Mapping) or event.get("type") != "message":
+        return None
+    if event.get("subtype") not in APP_SUBTYPES or not event.get("bot_id"):
+        return None
+    channel, thread_ts = event.get("channel"), event.get("thread_ts")
+    if not isinstance(channel, str) or not isinstance(thread_ts, str):
+        return None
+    if thread_ts == event.get("ts") or event.get("bot_id") == bot_id:
+        return None
+    if bot_user_id is not None and event.get("user") == bot_user_id:
+        return None
+    return channel, thread_ts, event
+
+
+APP_SUBTYPES = frozenset({None, "bot_message", "thread_broadcast"})
+"""Subtypes of the messages apps post (kept in the transcripts of followed threads)."""
+
+
 def mention_in_thread(body: Mapping[str, Any]) -> str | None:
     """The ``ts`` of a mention posted inside a thread (the thread's earlier messages up to it
     may give the question its context); None for a mention at the top level.

@@ -87,6 +87,23 @@ def slack_failure(error: BaseException) -> SlackFailure:
     return SlackFailure(type(error).__name__, None, _short(str(error)))
 
 
+def retry_after(error: BaseException) -> float | None:
+    """Seconds Slack asked to wait (a 429's ``Retry-After``); None for any other failure.
+
+    >>> retry_after(TimeoutError()) is None
+    True
+    """
+    if not isinstance(error, SlackApiError) or _status_of(error.response) != 429:
+        return None
+    headers = getattr(error.response, "headers", None) or {}
+    value = next((v for k, v in dict(headers).items() if str(k).lower() == "retry-after"), None)
+    try:
+        seconds = float(value) if value is not None else 60.0
+    except (TypeError, ValueError):
+        seconds = 60.0
+    return seconds if 0 <= seconds < 24 * 3600 else 60.0
+
+
 def error_code(error: BaseException) -> str:
     """Just the code: ``error_code(SlackApiError("x", {"error": "no_text"})) == "no_text"``"""
     return slack_failure(error).code

@@ -26,6 +26,13 @@ Scripting:
   Reply.page(503)`` too. ``fake.tokens = {"xoxb-1"}`` makes every other token
   ``invalid_auth``, as a revoked token is.
 
+Limits: ``FakeSlackApi(limits=NON_MARKETPLACE)`` (or ``fake.limits = ...``) enforces what
+Slack enforces on apps not in the Marketplace since 2025: ``conversations.replies`` and
+``conversations.history`` answer at most one request a minute per method and workspace
+(then 429 with ``Retry-After``, recorded in ``fake.rate_limited``) and at most 15 messages a
+request, whatever ``limit`` asked. ``HistoryLimits(window=...)`` and ``clock=`` make the
+minute shorter or let a test move time on.
+
 Watching: ``await fake.wait_for_call("chat.postMessage")`` (never sleep), or
 ``FakeSlackApi(on_call=...)``, called with each ``Call`` once it is answered
 (``call.response``, and ``call.message`` as it now stands).
@@ -41,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import mimetypes
 import time
 from collections import defaultdict, deque
@@ -74,6 +82,25 @@ class Call:
     at: float = field(default_factory=time.monotonic)
     response: dict[str, Any] | None = None
     message: Message | None = None
+
+
+@dataclass(frozen=True)
+class HistoryLimits:
+    """Slack's limits on reading conversations: ``requests`` per ``window`` seconds for each
+    of ``methods`` and workspace, and at most ``max_messages`` messages a request.
+
+    >>> NON_MARKETPLACE.requests, NON_MARKETPLACE.window, NON_MARKETPLACE.max_messages
+    (1, 60.0, 15)
+    """
+
+    requests: int = 1
+    window: float = 60.0
+    max_messages: int = 15
+    methods: frozenset[str] = frozenset({"conversations.replies", "conversations.history"})
+
+
+NON_MARKETPLACE = HistoryLimits()
+"""Apps distributed outside the Slack Marketplace, since 2025 (Marketplace apps: Tier 3)."""
 
 
 @dataclass
@@ -167,6 +194,8 @@ class FakeSlackApi:
         bot_user_id: str = "UBOT",
         on_call: Observer | None = None,
         keep: int | None = None,
+        limits: HistoryLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.team_id = team_id
         self.bot_user_id = bot_user_id
@@ -183,6 +212,12 @@ class FakeSlackApi:
         self.tokens: set[str] | None = None
         self.scopes: list[str] | None = None
         """The token's scopes, sent in ``X-OAuth-Scopes`` as Slack does (``None``: not sent)."""
+        self.limits = limits
+        """Slack's limits on reading conversations, enforced when set (``NON_MARKETPLACE``)."""
+        self.rate_limited: list[Call] = []
+        """The calls ``limits`` answered with 429."""
+        self.clock = clock
+        self._limited: dict[tuple[str, str], deque[float]] = defaultdict(deque)
         self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._file_ids = itertools.count(1)
@@ -344,6 +379,9 @@ class FakeSlackApi:
         if scripted is not None and scripted.status == 429:
             retry_after = 1 if scripted.retry_after is None else scripted.retry_after
             return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
+        if (wait := self._over_limit(call)) is not None:
+            self.rate_limited.append(call)
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(wait)}
         if scripted is not None and scripted.error:
             return 200, {"ok": False, "error": scripted.error}, {}
         failing = self.errors.get(call.method)
@@ -359,6 +397,20 @@ class FakeSlackApi:
         if scripted is not None:
             result.update(scripted.data)
         return 200, {"ok": True, **result} if "ok" not in result else result, {}
+
+    def _over_limit(self, call: Call) -> int | None:
+        """Seconds to wait when ``limits`` refuse the call (per method and workspace, as
+        Slack counts: the token stands for the workspace); None when it may go through."""
+        limits = self.limits
+        if limits is None or call.method not in limits.methods:
+            return None
+        now, recent = self.clock(), self._limited[(call.method, call.token or "")]
+        while recent and recent[0] <= now - limits.window:
+            recent.popleft()
+        if len(recent) < limits.requests:
+            recent.append(now)
+            return None
+        return max(1, math.ceil(recent[0] + limits.window - now))
 
     def _refused(self, call: Call) -> str | None:
         """Why Slack would refuse the call's token, if it would."""
@@ -573,6 +625,21 @@ class FakeSlackApi:
             return {"ok": False, "error": "no_such_subteam"}
         return {"users": group.get("users", [])}
 
+    def _read_limit(self, call: Call) -> int:
+        limit = int(call.args.get("limit") or 1000)
+        return limit if self.limits is None else min(limit, self.limits.max_messages)
+
+    async def _conversations_history(self, call: Call) -> dict[str, Any]:
+        """The channel's top-level messages, newest first."""
+        channel = call.args.get("channel", "")
+        messages = [
+            {"type": "message", "ts": m.ts, "user": m.user, "text": m.text}
+            for m in reversed(self.visible(channel))
+            if m.thread_ts in (None, m.ts) and m.ephemeral_to is None
+        ]
+        limit = self._read_limit(call)
+        return {"messages": messages[:limit], "has_more": len(messages) > limit}
+
     async def _conversations_replies(self, call: Call) -> dict[str, Any]:
         """``fake.replies[(channel, ts)]`` when set, else what was posted in the thread."""
         key = (call.args.get("channel", ""), call.args.get("ts", ""))
@@ -585,5 +652,5 @@ class FakeSlackApi:
             ]  # fmt: skip
         if not messages:
             return {"ok": False, "error": "thread_not_found"}
-        limit = int(call.args.get("limit") or 1000)
+        limit = self._read_limit(call)
         return {"messages": messages[:limit], "has_more": len(messages) > limit}

@@ -1,4 +1,5 @@
-"""``ThreadMembership``: the threads the bot takes part in (their follow-ups need no mention).
+"""The threads the bot takes part in: ``ThreadMembership`` (their follow-ups need no mention)
+and ``ThreadTranscript`` (what was said in them that the bot's conversation lacks).
 
 The bot joins a thread when it is mentioned there (or starts it); after that, every
 message in the thread is a question for it. Flags live in the shared cache
@@ -12,18 +13,30 @@ this process: threads it knows the bot joined, and, when this process is the onl
 (``shared=False``: memory or SQLite state), threads it knows the bot did not join. With a
 shared cache (Redis) another process may join a thread at any moment, so "not joined" is
 always asked again.
+
+The transcript of a followed thread holds what other apps post there (an alert, a deploy
+bot), recorded from events as they arrive, and what a read of the thread returned when the
+bot joined it; people's messages there are turns, so the conversation has them. Each turn
+marks how far it has been told (``{"told": ts}``), so the next one is given only what came
+after: one round trip a turn, and no Web API call.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from adapters.slack.context import thread_key
 from agent_core.state import Flag, KeyValueStore
 
 THREAD_TTL = 14 * 24 * 3600.0
+KEEP = 60
+"""Entries a thread's transcript keeps (messages and marks), newest first out."""
+ENTRY_CHARS = 1500
+"""Characters of a message's text the transcript keeps."""
 
 
 class ThreadMembership:
@@ -106,3 +119,118 @@ class ThreadMembership:
             joined = now
         self._remember(key, joined)
         return True
+
+
+class ThreadTranscript:
+    """``record`` messages of a followed thread; ``told`` gives a turn what it lacks.
+
+    >>> import asyncio
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> transcript = ThreadTranscript(MemoryKeyValueStore())
+    >>> alert = {"ts": "5.0", "bot_id": "B1", "username": "pager", "text": "db down"}
+    >>> asyncio.run(transcript.record("T1", "C1", "1.0", [alert]))
+    >>> [m["text"] for m in asyncio.run(transcript.told("T1", "C1", "1.0", before_ts="6.0"))]
+    ['db down']
+    >>> asyncio.run(transcript.told("T1", "C1", "1.0", before_ts="7.0"))  # told already
+    []
+    """
+
+    def __init__(self, cache: KeyValueStore, *, keep: int = KEEP, ttl: float = THREAD_TTL) -> None:
+        self._cache = cache
+        self.keep = keep
+        self.ttl = ttl
+
+    @staticmethod
+    def _key(team: str, channel: str, thread_ts: str) -> str:
+        return f"slack:thread-messages:{thread_key(team, channel, thread_ts)}"
+
+    async def record(
+        self, team: str, channel: str, thread_ts: str, messages: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Keep ``messages`` (Slack message objects) of the thread."""
+        entries = [entry for m in messages if (entry := transcript_entry(m)) is not None]
+        if entries:
+            key = self._key(team, channel, thread_ts)
+            await self._cache.append(key, entries, keep=self.keep, ttl=self.ttl)
+
+    async def was_read(self, team: str, channel: str, thread_ts: str) -> bool:
+        """Whether the thread was read from Slack already (a re-run, a re-join)."""
+        log = await self._cache.append(self._key(team, channel, thread_ts), [], keep=self.keep)
+        return any("read" in item for item in log if isinstance(item, Mapping))
+
+    async def told(
+        self,
+        team: str,
+        channel: str,
+        thread_ts: str,
+        *,
+        before_ts: str,
+        read: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The messages before ``before_ts`` no earlier turn was told (with ``read``, what a
+        read of the thread returned, kept first), marking them told: one round trip."""
+        entries = [e for m in read or () if (e := transcript_entry(m)) is not None]
+        if read is not None:
+            entries.append({"read": before_ts})
+        entries.append({"told": before_ts})
+        key = self._key(team, channel, thread_ts)
+        log = await self._cache.append(key, entries, keep=self.keep, ttl=self.ttl)
+        return untold(log, before_ts)
+
+
+def transcript_entry(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the transcript keeps of a Slack message (None for one without text or ts).
+
+    >>> transcript_entry({"ts": "2.0", "user": "U1", "text": "hi", "blocks": [], "team": "T1"})
+    {'ts': '2.0', 'text': 'hi', 'user': 'U1'}
+    """
+    ts, text = message.get("ts"), message.get("text") or _attachments_text(message)
+    if not isinstance(ts, str) or not isinstance(text, str) or not text.strip():
+        return None
+    entry: dict[str, Any] = {"ts": ts, "text": text[:ENTRY_CHARS]}
+    for name in ("user", "bot_id", "username"):
+        if isinstance(value := message.get(name), str):
+            entry[name] = value
+    profile = message.get("user_profile")
+    shown = profile.get("display_name") if isinstance(profile, Mapping) else None
+    if isinstance(shown, str) and shown:
+        entry["user_profile"] = {"display_name": shown}
+    return entry
+
+
+def _attachments_text(message: Mapping[str, Any]) -> str:
+    """An app's message whose text is all in legacy attachments (alerting tools post so)."""
+    attachments = message.get("attachments")
+    if not isinstance(attachments, list):
+        return ""
+    parts = (a.get("fallback") or a.get("text") for a in attachments if isinstance(a, Mapping))
+    return "\n".join(part for part in parts if isinstance(part, str) and part.strip())
+
+
+def ts_value(value: Any) -> float:
+    """A Slack ``ts`` as a number to order by (``inf`` for one that is not a number)."""
+    try:
+        ts = float(value)
+    except (TypeError, ValueError):
+        return math.inf
+    return ts if math.isfinite(ts) else math.inf
+
+
+def untold(log: Sequence[Any], before_ts: str) -> list[dict[str, Any]]:
+    """The messages of ``log`` after the last turn before ``before_ts`` was told, and before
+    ``before_ts``: oldest first, each once.
+
+    >>> untold([{"ts": "1.0", "text": "a"}, {"told": "2.0"}, {"ts": "3.0", "text": "b"},
+    ...         {"ts": "3.0", "text": "b"}, {"told": "4.0"}], "4.0")
+    [{'ts': '3.0', 'text': 'b'}]
+    """
+    before = ts_value(before_ts)
+    items = [item for item in log if isinstance(item, Mapping)]
+    told = [ts_value(item["told"]) for item in items if "told" in item]
+    since = max((ts for ts in told if ts < before), default=-math.inf)
+    messages = {
+        ts: dict(item)
+        for item in items
+        if isinstance(item.get("text"), str) and since < (ts := ts_value(item.get("ts"))) < before
+    }
+    return [messages[ts] for ts in sorted(messages)]

@@ -1,8 +1,10 @@
 """``KeyValueStore``: small async key/value state with optional expiry.
 
-One interface serves three needs: identity caches (``ttl`` = minutes), delivery dedupe keys
-(``add`` = store only if absent) and durable records such as Slack installations and Teams
-conversation references (``ttl=None``). Values are JSON-compatible and come back as fresh
+One interface serves four needs: identity caches (``ttl`` = minutes), delivery dedupe keys
+(``add`` = store only if absent), durable records such as Slack installations and Teams
+conversation references (``ttl=None``), and short logs such as the messages of a Slack
+thread (``append``: a bounded list under a key, newest kept; a key holds a value or a log,
+never both). Values are JSON-compatible and come back as fresh
 copies, whichever backend holds them (memory, SQLite, Redis).
 
 The channel adapters take it wherever they keep ids or caches (Slack threads and
@@ -45,6 +47,27 @@ class KeyValueStore(ABC):
     @abstractmethod
     async def delete(self, key: str) -> None:
         """Forget ``key`` (no error when absent)."""
+
+    async def append(
+        self, key: str, items: list[Any], *, keep: int, ttl: float | None = None
+    ) -> list[Any]:
+        """Add ``items`` to the log under ``key`` (one atomic step), keep its newest ``keep``
+        items and (re)start its ``ttl``; the whole log, oldest first. ``items=[]`` reads it.
+
+        >>> import asyncio
+        >>> store = MemoryKeyValueStore()
+        >>> asyncio.run(store.append("log", [1, 2, 3], keep=2, ttl=60))
+        [2, 3]
+        """
+        if keep < 1:
+            raise ValueError(f"a log keeps at least one item, not {keep}")
+        return await self._append(key, [json.loads(encode(item)) for item in items], keep, ttl)
+
+    @abstractmethod
+    async def _append(
+        self, key: str, items: list[Any], keep: int, ttl: float | None
+    ) -> list[Any]:
+        """``append`` on this back end (``items`` already JSON-checked, ``keep`` >= 1)."""
 
     async def close(self) -> None:
         """Release connections or threads this store owns (nothing by default)."""
@@ -167,6 +190,17 @@ class MemoryKeyValueStore(KeyValueStore):
 
     async def delete(self, key: str) -> None:
         self._entries.pop(key, None)
+
+    async def _append(
+        self, key: str, items: list[Any], keep: int, ttl: float | None
+    ) -> list[Any]:
+        text = self._live(key)
+        log: list[Any] = [] if text is None else json.loads(text)
+        log = (log + items)[-keep:]
+        if items:
+            self._store(key, log, ttl)
+        copy: list[Any] = json.loads(encode(log))
+        return copy
 
     def __len__(self) -> int:
         return len(self._entries)

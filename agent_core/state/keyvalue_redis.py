@@ -56,3 +56,21 @@ class RedisKeyValueStore(KeyValueStore):
     @redis_boundary
     async def delete(self, key: str) -> None:
         await self._redis.delete(self.key(key))
+
+    @redis_boundary
+    async def _append(
+        self, key: str, items: list[Any], keep: int, ttl: float | None
+    ) -> list[Any]:
+        """A Redis list: push, trim, expire and read in one ``MULTI`` (one round trip)."""
+        name = self.key(key)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            if items:
+                pipe.rpush(name, *(encode(item) for item in items))
+                pipe.ltrim(name, -keep, -1)
+                if ttl is None:
+                    pipe.persist(name)
+                else:
+                    pipe.pexpire(name, max(1, math.ceil(ttl * 1000)))
+            pipe.lrange(name, 0, -1)
+            replies = await pipe.execute()
+        return [json.loads(text) for text in replies[-1]]

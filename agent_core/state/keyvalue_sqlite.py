@@ -100,6 +100,27 @@ class SqliteKeyValueStore(KeyValueStore):
         self._maybe_purge(connection)
         return cursor.rowcount == 1
 
+    async def _append(
+        self, key: str, added: list[Any], keep: int, ttl: float | None
+    ) -> list[Any]:
+        """The log as one JSON row, read and rewritten in one transaction."""
+
+        def write(connection: sqlite3.Connection) -> list[Any]:
+            sql = f"SELECT value FROM {self._table} WHERE key = ? AND ifnull(expires_at > ?, 1)"
+            row = connection.execute(sql, (key, self._clock())).fetchone()
+            log: list[Any] = [] if row is None else json.loads(row[0])
+            if not added:
+                return log
+            log = (log + added)[-keep:]
+            connection.execute(
+                f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",
+                (key, encode(log), self._expiry(ttl)),
+            )
+            self._maybe_purge(connection)
+            return log
+
+        return await self._db.transaction(write)
+
     def shares(self, database: SqliteDatabase) -> bool:
         """Whether this store lives in ``database`` (so one transaction can cover both)."""
         return self._db is database

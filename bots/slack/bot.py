@@ -3,7 +3,9 @@
     app_mention            -> a turn in the mention's thread (first mention inside a human
                               thread reads the thread for context)
     message (DM)           -> a turn in the DM thread
-    message (in a thread)  -> a follow-up, when the bot is already part of that thread
+    message (in a thread)  -> a follow-up, when the bot is already part of that thread;
+                              another app's message there is kept for the next turn
+                              (``ThreadTranscript``, after the ack)
     slash command          -> a thread the bot starts, or a private answer
     feedback buttons       -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
     Stop button            -> ``request_stop`` of the turn it carries (on whichever process
@@ -51,6 +53,7 @@ from adapters.slack.context import (
     PRIVATE_THREAD,
     MalformedPayload,
     action_context,
+    app_message_in_thread,
     asker_id,
     assistant_thread_context,
     command_context,
@@ -75,14 +78,14 @@ from adapters.slack.controls import (
     stop_request_of,
 )
 from adapters.slack.elements import ACTION_BUTTON
-from adapters.slack.history import bot_in_thread
+from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
-from adapters.slack.threads import ThreadMembership
+from adapters.slack.threads import ThreadMembership, ThreadTranscript
 from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError
 from agent_core.state import Flag, State, StateSettings, build_state
@@ -132,8 +135,11 @@ class SlackBot:
         self.client = self.clients.default
         self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
         self.queries = QueryRecords(self.state.cache)
+        self.history = HistoryGate(self.state.cache, interval=settings.history_interval)
+        self.transcript = ThreadTranscript(self.state.cache)
+        context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
         self.turns = SlackTurns(
-            agent, self.state.turns, self.clients, self.threads, metrics=self.metrics,
+            agent, self.state.turns, self.clients, self.threads, context, metrics=self.metrics,
             queries=self.queries,
             concurrency=settings.turn_concurrency, dedupe_ttl=settings.dedupe_ttl,
             stop_button_after=settings.stop_button_after, flush_chars=settings.flush_chars,
@@ -242,8 +248,9 @@ class SlackBot:
         meta = queued.context
         channel, thread = str(meta["channel_id"]), str(meta["thread_id"])
         joined = self.threads.joined_here(queued.team, channel, thread) or await bot_in_thread(
-            client, channel=channel, thread_ts=thread, bot_user_id=queued.bot_user_id
-        )
+            client, self.history, team=queued.team, channel=channel, thread_ts=thread,
+            bot_user_id=queued.bot_user_id,
+        )  # fmt: skip
         if joined:
             self._unavailable(client, queued, error, delivery)
 
@@ -253,21 +260,25 @@ class SlackBot:
             log.info("slack: a mention without a user (an integration's) was ignored")
             return
         meta = event_context(body).metadata
+        in_thread = mention_in_thread(body)
         queued = QueuedTurn(
             context=meta,
             text=message_text(body, context.bot_user_id),
             bot_user_id=context.bot_user_id,
             enterprise_install=bool(context.is_enterprise_install),
+            message_ts=in_thread,
         )
         joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
-        if (history_before_ts := mention_in_thread(body)) is not None:
+        if in_thread is not None:
             # the mention that joins a human thread reads it first: that turn records this
-            joins.first_payload = queued.payload(history_before_ts=history_before_ts)
+            joins.first_payload = queued.payload(history_before_ts=in_thread)
         await self._accept(context.client, queued, delivery_key(body), joins=joins)
 
     async def _on_message(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         bot = context.bot_user_id
         if not is_from_person(body, bot):
+            if (note := app_message_in_thread(body, bot, context.bot_id)) is not None:
+                self.turns.background(self._keep(workspace_of(body)[0], *note))
             return
         self._count("message")
         meta = event_context(body).metadata
@@ -287,7 +298,19 @@ class SlackBot:
                 )
                 self.turns.background(work)
                 return
+            queued.message_ts = message_event(body).ts  # told what the thread said before
         await self._accept(context.client, queued, delivery_key(body))
+
+    async def _keep(
+        self, team: str, channel: str, thread_ts: str, message: Mapping[str, Any]
+    ) -> None:
+        """Another app's message in a thread (after the ack): kept for the thread's next
+        turn when the bot follows the thread (usually known in this process: no I/O)."""
+        try:
+            if await self.threads.contains(team, channel, thread_ts):
+                await self.transcript.record(team, channel, thread_ts, [message])
+        except StateUnavailableError as error:
+            log.info("slack: an app's message in thread %s was not kept (%s)", thread_ts, error)
 
     async def _is_follow_up(
         self, body: dict[str, Any], meta: Mapping[str, Any], bot: str | None

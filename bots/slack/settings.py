@@ -12,6 +12,9 @@
     host, port       HOST / PORT            HTTP listener (default 0.0.0.0:3000)
     rate_limit       THREADLINE_RATE_LIMIT  per-user quota (``20/3600``, ``120/hour``, off)
     turn_concurrency THREADLINE_TURN_CONCURRENCY   turns one process answers at once
+    history_interval SLACK_HISTORY_INTERVAL seconds between thread reads per workspace (60;
+                                            0 for a Marketplace app: only Retry-After waits)
+    history_messages SLACK_HISTORY_MESSAGES messages one thread read asks for (15)
 
 Secrets are ``SecretStr``: never in a repr, a log line or ``threadline config``.
 
@@ -94,6 +97,16 @@ class SlackSettings(Section):
     turn_concurrency: int = Field(
         64, ge=1, validation_alias=env("turn_concurrency", "THREADLINE_TURN_CONCURRENCY")
     )
+    history_interval: float = Field(
+        60.0, ge=0, validation_alias=env("history_interval", "SLACK_HISTORY_INTERVAL")
+    )
+    """Seconds between two reads of a thread (``conversations.replies``) in a workspace,
+    by all processes together: Slack allows apps outside the Marketplace one a minute."""
+    history_messages: int = Field(
+        15, ge=1, le=1000, validation_alias=env("history_messages", "SLACK_HISTORY_MESSAGES")
+    )
+    """Messages one read of a thread asks for: 15 is the most Slack gives apps outside the
+    Marketplace (a Marketplace app may ask for up to 1,000)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -44,12 +44,12 @@ from adapters.slack.context import (
     reply_target,
     turn_key,
 )
-from adapters.slack.history import fetch_thread, thread_prompt
+from adapters.slack.history import ThreadContext, ThreadView, thread_prompt
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.sources import QueryRecords
 from adapters.slack.stream import SlackReplyStream
 from adapters.slack.threads import ThreadMembership
-from agent_core.components import SourcesComponent, UiComponent
+from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
@@ -83,6 +83,9 @@ class QueuedTurn(BaseModel):
     open_thread: bool = False
     history_before_ts: str | None = None
     """Set on a first mention inside a human thread: read the thread up to this message."""
+    message_ts: str | None = None
+    """The message's ``ts`` when it replies in a channel thread: the turn is given what the
+    thread said before it that its conversation lacks."""
     bot_user_id: str | None = None
     enterprise_install: bool = False
 
@@ -138,8 +141,12 @@ class SlackTurns:
     ...               agent_memory=InMemoryAgentMemory())
     >>> settings = SlackSettings(bot_token="xoxb-1", signing_secret="s")
     >>> clients = WorkspaceClients(settings, build_client(settings, "xoxb-1"))
-    >>> turns = SlackTurns(agent, MemoryTurnQueue(), clients,
-    ...                    ThreadMembership(MemoryKeyValueStore()), metrics=SlackMetrics())
+    >>> from adapters.slack.history import HistoryGate
+    >>> from adapters.slack.threads import ThreadTranscript
+    >>> cache = MemoryKeyValueStore()
+    >>> context = ThreadContext(ThreadTranscript(cache), HistoryGate(cache))
+    >>> turns = SlackTurns(agent, MemoryTurnQueue(), clients, ThreadMembership(cache), context,
+    ...                    metrics=SlackMetrics())
     >>> turns.running
     0
     """
@@ -150,6 +157,7 @@ class SlackTurns:
         queue: TurnQueue,
         clients: WorkspaceClients,
         threads: ThreadMembership,
+        thread_context: ThreadContext,
         *,
         metrics: SlackMetrics,
         concurrency: int = 64,
@@ -164,6 +172,7 @@ class SlackTurns:
         self.queue = queue
         self.clients = clients
         self.threads = threads
+        self.thread_context = thread_context
         self.metrics = metrics
         self.concurrency = concurrency
         self.dedupe_ttl = dedupe_ttl
@@ -379,7 +388,12 @@ class SlackTurns:
         self, reply: SlackReplyStream, queued: QueuedTurn, client: AsyncWebClient, turn_id: str
     ) -> None:
         context = queued.request_context(reply.target, turn_id)
-        text = await self._question(queued, client, reply.target)
+        view = await self._thread_view(queued, client, reply.target)
+        if (notice := view.notice) is not None:  # the asker learns what it could not see
+            await reply.handle(UiComponent.of(NotificationComponent(message=notice), notice))
+        text = thread_prompt(
+            view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
+        )
         key = conversation_id(context)
         async for component in self.agent.send_message(context, text, conversation_id=key):
             await self._keep_queries(reply.target, component)
@@ -397,18 +411,23 @@ class SlackTurns:
         except StateUnavailableError as error:  # the answer matters more than the button
             log.warning("slack: queries of turn %s not kept (%s)", target.turn_id, error)
 
-    @staticmethod
-    async def _question(queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget) -> str:
-        """The question, after the thread's earlier messages on a first mention in it."""
-        if queued.history_before_ts is None:
-            return queued.text
-        history = await fetch_thread(
-            client,
-            channel=target.channel,
-            thread_ts=target.thread_ts,
-            before_ts=queued.history_before_ts,
-        )
-        return thread_prompt(history, queued.text, bot_user_id=queued.bot_user_id)
+    async def _thread_view(
+        self, queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget
+    ) -> ThreadView:
+        """What the thread said before the question that the conversation lacks: what
+        other apps posted since the last turn, and the thread itself on a first mention
+        (read from Slack once, within its limits)."""
+        before_ts = queued.history_before_ts or queued.message_ts
+        if before_ts is None:
+            return ThreadView([])
+        try:
+            return await self.thread_context.before(
+                client, team=queued.team, channel=target.channel, thread_ts=target.thread_ts,
+                before_ts=before_ts, joins=queued.history_before_ts is not None,
+            )  # fmt: skip
+        except StateUnavailableError as error:  # answer the question without them
+            log.warning("slack: thread context of %s not read (%s)", target.thread_ts, error)
+            return ThreadView([])
 
 
 async def _record(turn: Turn, *, at_end: bool = False, **progress: Any) -> None:

@@ -49,6 +49,9 @@ SMALL = {
         ["--dispatches", "20", "--requests", "50", "--seconds", "1", "--paced-seconds", "0.2"],
         needs_redis,
     ),
+    "slack_thread_calls.py": (
+        ["--mentions", "2", "--threads", "2", "--dispatches", "5"], needs_redis
+    ),
     "teams_ingress.py": (["--activities", "10", "--warmup", "2", "--http", "20"], []),
 }
 

@@ -78,6 +78,35 @@ class KeyValueContract:
         results = await asyncio.gather(*(store.add("slack:event:Ev9", ttl=60) for _ in range(20)))
         assert results.count(True) == 1
 
+    async def test_a_log_keeps_its_newest_items_in_order(self, store: KeyValueStore) -> None:
+        assert await store.append("slack:messages:t", [], keep=3) == []
+        assert await store.append("slack:messages:t", [{"ts": "1"}], keep=3, ttl=60) == [
+            {"ts": "1"}
+        ]
+        log = await store.append("slack:messages:t", [{"ts": "2"}, {"ts": "3"}, 4], keep=3, ttl=60)
+        assert log == [{"ts": "2"}, {"ts": "3"}, 4]
+        assert await store.append("slack:messages:t", [], keep=3) == log
+        await store.delete("slack:messages:t")
+        assert await store.append("slack:messages:t", [], keep=3) == []
+
+    async def test_a_log_expires_and_bad_items_change_nothing(self, store: KeyValueStore) -> None:
+        await store.append("log", ["kept"], keep=5, ttl=60)
+        with pytest.raises(TypeError):
+            await store.append("log", ["fine", object()], keep=5, ttl=60)
+        with pytest.raises(ValueError, match="at least one"):
+            await store.append("log", ["x"], keep=0)
+        assert await store.append("log", [], keep=5) == ["kept"]
+        await store.append("short", ["x"], keep=5, ttl=0.05)
+        deadline = time.monotonic() + 5
+        while await store.append("short", [], keep=5):  # a real clock: poll, bounded
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+
+    async def test_concurrent_appends_lose_nothing(self, store: KeyValueStore) -> None:
+        """Messages of one thread recorded by many deliveries at once: none is lost."""
+        await asyncio.gather(*(store.append("log", [n], keep=100, ttl=60) for n in range(20)))
+        assert sorted(await store.append("log", [], keep=100)) == list(range(20))
+
 
 class TestMemoryKeyValueStore(KeyValueContract):
     @pytest.fixture

@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.testing import Call, FakeSlackApi, Reply
+from adapters.slack.testing import NON_MARKETPLACE, Call, FakeSlackApi, Reply
 
 
 async def test_post_update_delete_and_ts_generation() -> None:
@@ -156,3 +156,30 @@ async def test_keep_bounds_what_a_long_running_fake_remembers() -> None:
             await client.chat_postMessage(channel="C1", text=str(n))
         assert [m.text for m in fake.messages] == ["2", "3", "4"]
         assert len(fake.calls) == 3
+
+
+async def test_non_marketplace_limits_answer_429_with_retry_after_and_fifteen_messages() -> None:
+    """The fake enforces Slack's 2025 limits on apps outside the Marketplace: one read a
+    minute per method and workspace, at most 15 messages a read, 429 with Retry-After."""
+    now = [1000.0]
+    async with FakeSlackApi(limits=NON_MARKETPLACE, clock=lambda: now[0]) as fake:
+        fake.replies[("C1", "1.0")] = [{"ts": f"{n}.0", "text": f"m{n}"} for n in range(1, 41)]
+        client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
+        first = await client.conversations_replies(channel="C1", ts="1.0", limit=200)
+        assert len(first["messages"]) == 15 and first["has_more"] is True
+        with pytest.raises(SlackApiError) as refused:
+            await client.conversations_replies(channel="C1", ts="1.0")
+        assert refused.value.response.status_code == 429
+        assert refused.value.response.headers["Retry-After"] == "60"
+        await client.conversations_history(channel="C1")  # another method: its own minute
+        other = AsyncWebClient(token="xoxb-other-workspace", base_url=fake.base_url)
+        await other.conversations_replies(channel="C1", ts="1.0")  # another workspace
+        now[0] += 45
+        with pytest.raises(SlackApiError) as later:
+            await client.conversations_replies(channel="C1", ts="1.0")
+        assert later.value.response.headers["Retry-After"] == "15"
+        now[0] += 15
+        await client.conversations_replies(channel="C1", ts="1.0")
+        assert [c.args.get("ts") for c in fake.rate_limited] == ["1.0", "1.0"]
+        await client.chat_postMessage(channel="C1", text="posting is not limited")
+        await client.chat_postMessage(channel="C1", text="at all")
