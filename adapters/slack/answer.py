@@ -46,7 +46,7 @@ STREAM_REFUSED = frozenset(
 )
 
 
-def _falls_back(error: BaseException) -> bool:
+def falls_back(error: BaseException) -> bool:
     """Streaming refused, or failed on Slack's side: carry on without it."""
     failure = slack_failure(error)
     return failure.code in STREAM_REFUSED or failure.server_fault
@@ -216,7 +216,7 @@ class AnswerStream:
 
     async def _refused(self, error: BaseException, text: str) -> None:
         """Streaming failed: carry on with ``chat.postMessage`` / ``chat.update``."""
-        if not _falls_back(error):
+        if not falls_back(error):
             raise error
         log.info("slack: streaming failed (%s); answering with chat.update", slack_failure(error))
         self.fallback = True
@@ -248,7 +248,7 @@ class AnswerStream:
             try:
                 await self._stream.stop(markdown_text=text or None, blocks=blocks or None)
             except SLACK_FAILURES as error:
-                if not _falls_back(error):
+                if not falls_back(error):
                     raise
                 self.fallback = True
                 await self._post_or_update(self._message_text + text, blocks)

@@ -54,6 +54,7 @@ TASK_STATUS = {
     "success": "complete",
     "error": "error",
     "failed": "error",
+    "stopped": "error",  # Slack's task cards have no "stopped": the detail says so
 }
 
 

@@ -10,7 +10,9 @@ The channel's ``adapters.stream.ReplyStream``::
 What each component becomes:
 
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
-    task tracker updates        -> task_update chunks of the streaming answer, else status
+    task tracker updates        -> the plan (``plan.SlackPlan``) from the second step on:
+                                   task_update / plan_update chunks, else a plan block;
+                                   one step alone shows as the status line
     the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
     questions to suggest (DM)   -> assistant.threads.setSuggestedPrompts (else buttons)
     everything else             -> blocks (chat.postMessage, chat.update, chat.delete, files)
@@ -42,9 +44,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.notices import closing_note
 from adapters.slack.answer import AnswerStream
 from adapters.slack.context import ReplyTarget
-from adapters.slack.controls import feedback_block, stop_message, suggested_prompts, task_chunk
+from adapters.slack.controls import feedback_block, stop_message, suggested_prompts
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import SlackMessage
+from adapters.slack.plan import SlackPlan
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
 from adapters.slack.render import render
 from adapters.slack.slot import AnswerSlot
@@ -111,6 +114,8 @@ class SlackReplyStream:
         self._held: dict[str, UiComponent] = {}  # data waiting for the answer's text
         self._answer_posted = False
         self.answer_ts: str | None = None
+        self.plan = SlackPlan(client, target, update_interval=update_interval,
+                              on_post=self._on_post)  # fmt: skip
 
     async def __aenter__(self) -> Self:
         delay = self._stop_button_after
@@ -176,6 +181,7 @@ class SlackReplyStream:
 
     async def _close(self, *, note: str | None) -> None:
         await self._cancel_stop_timer()
+        await self.plan.close(stopped=note is not None)
         try:
             for answer in self._answers.values():
                 if not answer.finished:
@@ -220,13 +226,13 @@ class SlackReplyStream:
         return card.id in self._quiet and card.status in QUIET_WHEN_DONE
 
     async def _task(self, update: TaskTrackerUpdateComponent) -> None:
-        chunk = task_chunk(update)
-        if chunk is None:
+        """A step of the plan: the plan's message from the second step on, else the status
+        line names the step running."""
+        if await self.plan.update(update):
             return
-        if self._current is not None and await self._current.add_chunks([chunk]):
-            return
-        if chunk["status"] == "in_progress":
-            await self.status.set(f"is running {chunk['title']}…")
+        task = update.task
+        if task is not None and (update.status or task.status) == "in_progress":
+            await self.status.set(f"is running {task.title}…")
 
     # --- the answer ---------------------------------------------------------------------------
 

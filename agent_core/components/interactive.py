@@ -59,11 +59,20 @@ class ButtonGroupComponent(RichComponent):
     full_width: bool = False
 
 
-TaskStatus = Literal["pending", "in_progress", "completed", "error"]
+TaskStatus = Literal["pending", "in_progress", "completed", "error", "stopped"]
+"""``stopped``: the user pressed Stop before the task finished."""
+
+OPEN_TASK_STATUSES: frozenset[str] = frozenset({"pending", "in_progress"})
+"""Statuses of a task that has not finished (what a Stop turns into ``stopped``)."""
 
 
 class Task(BaseModel):
-    """One entry of a task list or the task tracker."""
+    """One entry of a task list or the task tracker; ``parent_id`` names the group of
+    parallel steps it runs in.
+
+    >>> Task(title="run_sql", parent_id="g1").status
+    'pending'
+    """
 
     model_config = ConfigDict(defer_build=True)
 
@@ -75,6 +84,7 @@ class Task(BaseModel):
     created_at: float = Field(default_factory=time.time)
     completed_at: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    parent_id: str | None = None
 
 
 class TaskListComponent(RichComponent):

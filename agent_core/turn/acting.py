@@ -1,7 +1,10 @@
 """The ``act`` stage: run the LLM's tool calls (steps 15-17).
 
 Calls run in sequential groups of parallel calls: consecutive ``parallel_safe`` tools run
-concurrently, a tool with ``parallel_safe = False`` runs alone. Components stream as each
+concurrently, a tool with ``parallel_safe = False`` runs alone. Each call is a task of the
+turn's plan (``TaskTrackerUpdateComponent``: in progress, then complete or error), and a
+group of parallel calls is a task too, whose calls name it as their ``parent_id``; the
+channels show them as Slack's plan and Teams' task list. Components stream as each
 call produces them; results enter the conversation in call order, group by group, so a Stop
 never leaves a finished call unrecorded.
 """
@@ -72,8 +75,7 @@ async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
             for component in shown.after(result):
                 yield component
         else:
-            pipelines = [_run_call(deps, state, call, index, results) for index, call in group]
-            async for component in _merge(pipelines):
+            async for component in _run_group(deps, state, group, results):
                 yield component
         for index, call in group:
             done = results[index]
@@ -82,6 +84,28 @@ async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
                 role="tool", content=done.result_for_llm, tool_call_id=call.id,
                 metadata={"success": done.success, "tool": call.name},
             ))
+
+
+async def _run_group(
+    deps: TurnDeps, state: TurnState, group: list[tuple[int, ToolCall]],
+    results: list[ToolResult | None],
+) -> ComponentStream:
+    """A group of parallel calls: one task for the group (its calls are its subtasks), the
+    calls run at once, and the group's task ends complete, or error if one call failed."""
+    task = None
+    if state.can(UiFeature.TOOL_NAMES):
+        task = Task(title=f"{len(group)} steps at once", status="in_progress")
+        yield UiComponent.of(TaskTrackerUpdateComponent.add_task(task))
+    parent = task.id if task is not None else None
+    pipelines = [_run_call(deps, state, call, index, results, parent) for index, call in group]
+    async for component in _merge(pipelines):
+        yield component
+    if task is not None:
+        failed = sum(not (r and r.success) for r in (results[index] for index, _ in group))
+        detail = f"{failed} of {len(group)} failed" if failed else f"{len(group)} done"
+        yield UiComponent.of(TaskTrackerUpdateComponent.update_task(
+            task.id, status="error" if failed else "completed", detail=detail,
+        ))
 
 
 async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
@@ -113,10 +137,11 @@ async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
 
 
 async def _run_call(
-    deps: TurnDeps, state: TurnState, call: ToolCall, index: int, results: list[ToolResult | None]
+    deps: TurnDeps, state: TurnState, call: ToolCall, index: int,
+    results: list[ToolResult | None], parent: str | None,
 ) -> ComponentStream:
     """One call of a parallel group, as ``act`` runs a call alone."""
-    shown = _Shown(deps, state, call)
+    shown = _Shown(deps, state, call, parent)
     for component in shown.before():
         yield component
     result = results[index] = await _execute(deps, state, call)
@@ -128,10 +153,12 @@ class _Shown:
     """What one call shows: its status to those who may see tool names, its arguments
     privately, then the outcome, the tool's own component, and error detail privately."""
 
-    __slots__ = ("call", "deps", "state", "status", "task")
+    __slots__ = ("call", "deps", "parent", "state", "status", "task")
 
-    def __init__(self, deps: TurnDeps, state: TurnState, call: ToolCall) -> None:
-        self.deps, self.state, self.call = deps, state, call
+    def __init__(
+        self, deps: TurnDeps, state: TurnState, call: ToolCall, parent: str | None = None
+    ) -> None:
+        self.deps, self.state, self.call, self.parent = deps, state, call, parent
         self.status: StatusCardComponent | None = None
         self.task: Task | None = None
 
@@ -141,7 +168,7 @@ class _Shown:
             return []
         shown = []
         if state.can(UiFeature.TOOL_NAMES):
-            self.task = task = Task(title=call.name, status="in_progress")
+            self.task = task = Task(title=call.name, status="in_progress", parent_id=self.parent)
             self.status = StatusCardComponent(
                 title=call.name, status="running", description="Running..."
             )

@@ -144,17 +144,35 @@ async def test_tool_progress_is_status_only_and_failures_are_posted(fake: FakeSl
     ]
 
 
-async def test_task_updates_join_the_streaming_answer(fake: FakeSlackApi) -> None:
+async def test_one_step_shows_in_the_status_line_and_a_second_starts_the_plan(
+    fake: FakeSlackApi,
+) -> None:
+    """Issue 13 changes this on purpose: task updates no longer join the streaming answer;
+    they are the plan's own streamed message once the turn runs a second step."""
     stream = reply(fake, flush_chars=5)
     text = RichTextComponent(content="Working", delta="Working", markdown=True, streaming=True)
     await stream.handle(ui(text))
-    task = Task(title="run_sql", status="in_progress")
-    await stream.handle(ui(TaskTrackerUpdateComponent.add_task(task)))
-    await stream.handle(ui(TaskTrackerUpdateComponent.update_task(task.id, status="completed")))
+    first = Task(title="run_sql", status="in_progress")
+    await stream.handle(ui(TaskTrackerUpdateComponent.add_task(first)))
+    assert fake.calls_to("chat.startStream")[-1].args.get("task_display_mode") is None
+    assert fake.calls_to("assistant.threads.setStatus")[-1].args["status"] == (
+        "is running run_sql…"
+    )
+    await stream.handle(ui(TaskTrackerUpdateComponent.update_task(first.id, status="completed")))
+    second = Task(title="draw_chart", status="in_progress")
+    await stream.handle(ui(TaskTrackerUpdateComponent.add_task(second)))
+    await stream.handle(ui(TaskTrackerUpdateComponent.update_task(second.id, status="completed")))
     await stream.handle(ui(text.update(content="Working done", delta=" done", streaming=False)))
-    [message] = fake.visible("C1")
-    assert [c["status"] for c in message.chunks] == ["in_progress", "complete"]
-    assert message.text == "Working done"
+    await stream.finish()
+    answer, plan = fake.visible("C1")
+    assert answer.text == "Working done" and answer.chunks == []
+    assert fake.calls_to("chat.startStream")[-1].args["task_display_mode"] == "plan"
+    titles = [c["title"] for c in plan.chunks if c["type"] == "plan_update"]
+    assert titles == ["Working: 1 of 2 steps done", "Finished 2 steps"]  # the last one closes
+    tasks = [(c["title"], c["status"]) for c in plan.chunks if c["type"] == "task_update"]
+    assert tasks == [("run_sql", "complete"), ("draw_chart", "in_progress"),
+                     ("draw_chart", "complete")]  # fmt: skip
+    assert not plan.streaming
 
 
 async def test_rewritten_final_text_replaces_the_streamed_one(fake: FakeSlackApi) -> None:

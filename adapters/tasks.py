@@ -1,0 +1,136 @@
+"""``TaskBoard``: the turn's plan as both channels show it, built from task tracker updates.
+
+The agent streams one ``TaskTrackerUpdateComponent`` per change (a step starts, ends, a group
+of parallel steps begins); the board keeps the latest state of each task in the order they
+appeared, so Slack's plan (``adapters.slack.plan``) and Teams' task list
+(``adapters.teams.plan``) read the same plan. ``stop`` marks what had not finished as
+``stopped``; ``shown(limit)`` keeps a long plan within a platform's limits: the first
+``limit - 1`` tasks, then one task that stands for the rest ("12 more steps", its status
+the least finished of theirs).
+
+>>> from agent_core.components import Task, TaskTrackerUpdateComponent as Update
+>>> board = TaskBoard()
+>>> first, second = Task(title="run_sql", status="in_progress"), Task(title="draw_chart")
+>>> board.apply(Update.add_task(first)) and board.apply(Update.add_task(second))
+True
+>>> board.apply(Update.update_task(first.id, status="completed")) and board.title()
+'Working: 1 of 2 steps done'
+>>> [t.status for t in board.stop()], board.title()
+(['stopped'], 'Stopped after 1 of 2 steps')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from agent_core.components import TaskOperation, TaskTrackerUpdateComponent
+from agent_core.components.interactive import OPEN_TASK_STATUSES, TaskStatus
+
+MORE_TASKS_ID = "threadline-more-steps"
+"""The id of the task that stands for the steps past a platform's limit."""
+
+_LEAST_FINISHED: tuple[TaskStatus, ...] = (
+    "in_progress", "pending", "error", "stopped", "completed",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PlanTask:
+    """One task as the board knows it now.
+
+    >>> PlanTask("t1", "run_sql", "completed").finished
+    True
+    """
+
+    id: str
+    title: str
+    status: TaskStatus
+    detail: str | None = None
+    parent_id: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in OPEN_TASK_STATUSES
+
+
+class TaskBoard:
+    """The latest state of each task of one turn, in the order they appeared."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, PlanTask] = {}
+        self.stopped = False
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    @property
+    def tasks(self) -> list[PlanTask]:
+        return list(self._tasks.values())
+
+    def apply(self, update: TaskTrackerUpdateComponent) -> bool:
+        """Take one update; False when it changes nothing the board shows (an update of a
+        task never added, a removal of an unknown one)."""
+        match update.operation:
+            case TaskOperation.ADD_TASK if update.task is not None:
+                task = update.task
+                self._tasks[task.id] = PlanTask(
+                    task.id, task.title, update.status or task.status,
+                    update.detail or task.description, task.parent_id,
+                )  # fmt: skip
+                return True
+            case TaskOperation.UPDATE_TASK if update.task_id in self._tasks:
+                known = self._tasks[update.task_id]
+                status = update.status or known.status
+                self._tasks[known.id] = replace(known, status=status,
+                                                detail=update.detail or known.detail)
+                return True
+            case TaskOperation.REMOVE_TASK if update.task_id in self._tasks:
+                del self._tasks[update.task_id]
+                return True
+            case TaskOperation.CLEAR_TASKS if self._tasks:
+                self._tasks.clear()
+                return True
+        return False
+
+    def stop(self) -> list[PlanTask]:
+        """The user stopped the turn: every unfinished task becomes ``stopped``; returns
+        those tasks."""
+        self.stopped = True
+        changed = [replace(t, status="stopped", detail="Stopped") for t in self.tasks
+                   if not t.finished]  # fmt: skip
+        self._tasks.update((t.id, t) for t in changed)
+        return changed
+
+    @property
+    def done(self) -> int:
+        """Steps that completed (a group of parallel steps is counted by its steps)."""
+        return sum(t.status == "completed" for t in self._steps())
+
+    def _steps(self) -> list[PlanTask]:
+        parents = {t.parent_id for t in self.tasks if t.parent_id}
+        return [t for t in self.tasks if t.id not in parents]
+
+    def title(self) -> str:
+        """The plan's one-line title: how far it got, and how it ended."""
+        steps = len(self._steps())
+        noun = "step" if steps == 1 else "steps"
+        failed = sum(t.status == "error" for t in self._steps())
+        if self.stopped:
+            return f"Stopped after {self.done} of {steps} {noun}"
+        if any(not t.finished for t in self.tasks):
+            return f"Working: {self.done} of {steps} {noun} done"
+        if failed:
+            return f"Finished {steps} {noun}, {failed} with an error"
+        return f"Finished {steps} {noun}"
+
+    def shown(self, limit: int) -> list[PlanTask]:
+        """At most ``limit`` tasks: past it, one task stands for the rest."""
+        tasks = self.tasks
+        if len(tasks) <= limit:
+            return tasks
+        kept, rest = tasks[: limit - 1], tasks[limit - 1 :]
+        status = next(s for s in _LEAST_FINISHED if any(t.status == s for t in rest))
+        done = sum(t.status == "completed" for t in rest)
+        more = PlanTask(MORE_TASKS_ID, f"{len(rest)} more steps", status,
+                        f"{done} of {len(rest)} done")  # fmt: skip
+        return [*kept, more]
