@@ -6,7 +6,7 @@ appeared, so Slack's plan (``adapters.slack.plan``) and Teams' task list
 (``adapters.teams.plan``) read the same plan. ``stop`` marks what had not finished as
 ``stopped``; ``shown(limit)`` keeps a long plan within a platform's limits: the first
 ``limit - 1`` tasks, then one task that stands for the rest ("12 more steps", its status
-the least finished of theirs).
+the least finished of theirs), so what a stream already showed is never taken back.
 
 >>> from agent_core.components import Task, TaskTrackerUpdateComponent as Update
 >>> board = TaskBoard()
@@ -124,13 +124,17 @@ class TaskBoard:
         return f"Finished {steps} {noun}"
 
     def shown(self, limit: int) -> list[PlanTask]:
-        """At most ``limit`` tasks: past it, one task stands for the rest."""
+        """At most ``limit`` tasks: the first ``limit - 1``, then one that stands for the
+        rest. The tasks shown on their own only ever grow (a stream cannot take one back)."""
         tasks = self.tasks
-        if len(tasks) <= limit:
+        if len(tasks) < limit:
             return tasks
         kept, rest = tasks[: limit - 1], tasks[limit - 1 :]
         status = next(s for s in _LEAST_FINISHED if any(t.status == s for t in rest))
+        if status == "pending" and any(t.finished for t in rest):
+            status = "in_progress"  # some of the rest done, some not started
         done = sum(t.status == "completed" for t in rest)
-        more = PlanTask(MORE_TASKS_ID, f"{len(rest)} more steps", status,
+        noun = "step" if len(rest) == 1 else "steps"
+        more = PlanTask(MORE_TASKS_ID, f"{len(rest)} more {noun}", status,
                         f"{done} of {len(rest)} done")  # fmt: skip
         return [*kept, more]

@@ -8,6 +8,9 @@ streaming as it is written), in group chats and channels as a typing indicator. 
 sends the answer: its text, its cards (split over several messages when Teams' 40 KB limit
 requires, ``adapters.teams.limits``), the AI-generated label with citations and the feedback
 buttons. Admin-only detail goes through ``PrivateDelivery`` (``adapters.teams.private``).
+The turn's steps (task tracker updates) are progress lines while they run and, once there
+are two, a task list card in the answer (``adapters.teams.plan``); a Stop leaves the steps
+that had not finished ``stopped`` in it.
 
 The message that carries the answer is an ``AnswerSlot``: give the stream one that knows what an
 earlier run of the turn posted and the answer goes into that message instead of a new one.
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from adapters.notices import closing_note
 from adapters.number_format import number_locale
+from adapters.tasks import TaskBoard
 from adapters.teams import activities, elements
 from adapters.teams.activities import Activity, Citation, ConversationRef
 from adapters.teams.answer import AnswerStream
@@ -40,10 +44,16 @@ from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
 from adapters.teams.limits import answer_messages, text_parts
 from adapters.teams.markdown import message_markdown
+from adapters.teams.plan import progress_line, task_list_card
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
 from adapters.teams.render import render
 from adapters.teams.slot import AnswerSlot, PostedMessage
-from agent_core.components import ComponentLifecycle, UiComponent
+from agent_core.components import (
+    ComponentLifecycle,
+    TaskOperation,
+    TaskTrackerUpdateComponent,
+    UiComponent,
+)
 
 if TYPE_CHECKING:
     from adapters.stream import ReplyStream
@@ -132,6 +142,7 @@ class TeamsReplyStream:
         self._halted = False
         self.message_ids: list[str] = []
         self.private_route: str | None = None
+        self.plan = TaskBoard()
 
     async def __aenter__(self) -> Self:
         if self._writer is None:
@@ -165,7 +176,7 @@ class TeamsReplyStream:
 
     async def handle(self, component: UiComponent) -> None:
         """Take one component (or a newer version of one already seen)."""
-        if self._halted:
+        if self._halted or self._task(component.rich_component):
             return
         key = component.id
         with number_locale(self._ref.locale):
@@ -192,6 +203,22 @@ class TeamsReplyStream:
             shown = message_markdown(self.answer_text).text
             parts = text_parts(shown) if shown else []
             self._writer.set_text(parts[0] if parts else "")
+
+    def _task(self, update: object) -> bool:
+        """A step of the plan: kept for the answer's task list; a step that starts is the
+        stream's progress line. False for other components."""
+        if not isinstance(update, TaskTrackerUpdateComponent):
+            return False
+        if self.plan.apply(update) and update.operation is TaskOperation.ADD_TASK:
+            line = progress_line(self.plan, update.task_id or "")
+            if line is not None and self._writer is not None:
+                self._writer.set_status(line)
+        return True
+
+    @property
+    def _plan_cards(self) -> list[elements.Element]:
+        """The task list, once the turn ran more than one step."""
+        return [task_list_card(self.plan)] if len(self.plan) > 1 else []
 
     def _take_text(self, component: UiComponent, text: str) -> None:
         self._texts[component.id] = text
@@ -288,7 +315,8 @@ class TeamsReplyStream:
 
     async def _compose(self) -> list[Activity]:
         lifted = message_markdown(self.answer_text)
-        cards = [elements.card([table], full_width=True) for table in lifted.tables]
+        cards = self._plan_cards
+        cards += [elements.card([table], full_width=True) for table in lifted.tables]
         cards += list(self._cards.values())
         note = None
         if self._private_cards:
@@ -323,12 +351,15 @@ class TeamsReplyStream:
 
     async def settle(self, note: str) -> None:
         """End the answer early: the text the asker already saw ends with ``note``
-        (``_(Stopped.)_``, as in Slack), or ``note`` alone replaces a progress card; nothing
-        is posted when nothing was (the asker saw no answer begin)."""
+        (``_(Stopped.)_``, as in Slack), or ``note`` alone replaces a progress card, with
+        the plan's task list (its unfinished steps ``stopped``) when it had two steps or
+        more; nothing is posted when nothing was and there was no plan."""
         shown = self._writer.shown_text.rstrip() if self._writer is not None else ""
         await self.aclose()
         ending = f"{shown}{closing_note(note)}" if shown else note
-        await self.slot.settle(ending, post_if_empty=False)
+        self.plan.stop()
+        plan = [elements.attachment(card) for card in self._plan_cards]
+        await self.slot.settle(ending, post_if_empty=bool(plan), attachments=plan)
 
     async def aclose(self) -> None:
         """Stop background sends (the turn ended or was cancelled)."""

@@ -1,0 +1,69 @@
+"""The turn's plan in Teams: progress lines while it runs, a task list in the final answer.
+
+While the steps run, each one that starts is an informative update of the stream (personal
+chats) that says where the plan is: ``progress_line`` ("Step 2 of 3: draw_chart…"). Once the
+turn ran more than one step, the answer carries ``task_list_card``: an Adaptive Card with
+the plan's title and each step with its mark (done, failed, stopped), a group of parallel
+steps with its steps indented under it. A long plan keeps ``MAX_PLAN_TASKS`` lines, the last
+standing for the rest (``adapters.tasks.TaskBoard.shown``), well inside Teams' 28 KB card.
+
+>>> from agent_core.components import Task, TaskTrackerUpdateComponent as Update
+>>> board = TaskBoard()
+>>> step = Task(title="run_sql", status="in_progress")
+>>> board.apply(Update.add_task(step))
+True
+>>> progress_line(board, step.id)
+'Step 1: run_sql…'
+"""
+
+from __future__ import annotations
+
+from adapters.tasks import PlanTask, TaskBoard
+from adapters.teams import elements
+
+MAX_PLAN_TASKS = 40
+MAX_TASK_TITLE = 150
+MAX_TASK_DETAIL = 300
+
+TASK_MARKS = {
+    "pending": "⬜", "in_progress": "⏳", "completed": "✅", "error": "❌", "stopped": "⏹️",
+}  # fmt: skip
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _escape(text: str) -> str:
+    """Plain text in a card's markdown subset: no character starts formatting."""
+    return "".join(f"\\{c}" if c in "\\*_[]`~#>" else c for c in text)
+
+
+def progress_line(board: TaskBoard, task_id: str) -> str | None:
+    """The informative update for the step ``task_id`` that just started, or None."""
+    steps = [t for t in board.tasks if t.parent_id is None]
+    task = next((t for t in board.tasks if t.id == task_id), None)
+    if task is None:
+        return None
+    title = _clip(task.title, MAX_TASK_TITLE)
+    if task.parent_id is not None:
+        return f"{title}…"
+    return f"Step {steps.index(task) + 1}: {title}…"
+
+
+def _line(task: PlanTask) -> elements.Element:
+    text = f"{TASK_MARKS[task.status]} {_escape(_clip(task.title, MAX_TASK_TITLE))}"
+    if task.detail:
+        text += f" · {_escape(_clip(task.detail, MAX_TASK_DETAIL))}"
+    indent = task.parent_id is not None
+    block = elements.text_block(f"↳ {text}" if indent else text, subtle=indent)
+    block["spacing"] = "None" if indent else "Small"
+    return block
+
+
+def task_list_card(board: TaskBoard) -> elements.Element:
+    """The plan as an Adaptive Card: its title, then one line per step."""
+    title = board.title()
+    body = [elements.text_block(title, weight="Bolder")]
+    body += [_line(task) for task in board.shown(MAX_PLAN_TASKS)]
+    return elements.card(body, fallback_text=title)
