@@ -1,0 +1,67 @@
+"""Visible plans in Teams end to end (issue 13, item 1): the steps as informative updates of
+the stream, then a task list card in the answer, valid Adaptive Card 1.5 and within Teams'
+message size, through the real bot and the fake Bot Connector."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.teams.limits import MESSAGE_LIMIT, payload_size
+from adapters.teams.plan import MAX_PLAN_TASKS
+from agent_core.llm.scripted import ScriptedResponse
+from tests.adapters.teams.schemas import assert_valid_card, cards_in
+from tests.bots.teams.harness import teams_bot
+
+
+def texts(card: dict[str, object]) -> list[str]:
+    return [str(b["text"]) for b in card["body"] if b["type"] == "TextBlock"]  # type: ignore[attr-defined,index]
+
+
+async def test_steps_stream_as_progress_then_a_task_list_in_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
+              ScriptedResponse.tools(("run_sql", {"sql": "select 2"}), ("draw_chart", {})),
+              "Spend and signups are up."]  # fmt: skip
+    async with teams_bot(monkeypatch, script) as bot:
+        await bot.post(bot.message("spend and signups?"))
+        final = await bot.final()
+        informative = [c.text for c in bot.fake.calls if c.stream_info
+                       and c.stream_info.get("streamType") == "informative"]  # fmt: skip
+        assert informative and all(t and t.endswith("…") for t in informative)
+        assert any(t and t.startswith("Step ") for t in informative)
+        cards = cards_in(final.body)
+        for card in cards:
+            assert_valid_card(card)
+        plan = texts(cards[0])
+        assert plan[0] == "Finished 3 steps"
+        assert plan[1].startswith("✅ run\\_sql")
+        assert plan[2].startswith("✅ 2 steps at once · 2 done")
+        steps = [line.split(" · ")[0] for line in plan[3:]]
+        assert steps == ["↳ ✅ run\\_sql", "↳ ✅ draw\\_chart"]
+        assert final.text == "Spend and signups are up."
+
+
+async def test_one_step_has_no_task_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}), "Three rows."]
+    async with teams_bot(monkeypatch, script) as bot:
+        await bot.post(bot.message("rows?"))
+        final = await bot.final()
+        assert all(not texts(c)[0].startswith(("Finished", "Working"))
+                   for c in cards_in(final.body))  # fmt: skip
+
+
+async def test_a_plan_with_50_steps_fits_one_valid_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bad input: 50 steps at once, titled at length. The card keeps 40 lines, the last
+    standing for the rest, and the answer stays inside Teams' message size."""
+    calls = [("run_sql", {"sql": f"select {i} -- " + "x" * 400}) for i in range(50)]
+    script = [ScriptedResponse.tools(*calls), "All fifty."]
+    async with teams_bot(monkeypatch, script) as bot:
+        await bot.post(bot.message("fifty queries", kind="groupChat"))
+        final = await bot.final()
+        plan = cards_in(final.body)[0]
+        assert_valid_card(plan)
+        lines = texts(plan)
+        assert lines[0] == "Finished 50 steps" and len(lines) == 1 + MAX_PLAN_TASKS
+        assert lines[-1] == "✅ 12 more steps · 12 of 12 done"
+        assert all(payload_size(c.body) <= MESSAGE_LIMIT for c in bot.answers())
