@@ -29,6 +29,11 @@ from agent_core.components.interactive import OPEN_TASK_STATUSES, TaskStatus
 MORE_TASKS_ID = "threadline-more-steps"
 """The id of the task that stands for the steps past a platform's limit."""
 
+TASK_MARKS: dict[str, str] = {
+    "pending": "⬜", "in_progress": "⏳", "completed": "✅", "error": "❌", "stopped": "⏹️",
+}  # fmt: skip
+"""How a task's status reads as text (Teams' task list, ``threadline chat``)."""
+
 _LEAST_FINISHED: tuple[TaskStatus, ...] = (
     "in_progress", "pending", "error", "stopped", "completed",
 )  # fmt: skip

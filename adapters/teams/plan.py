@@ -18,25 +18,17 @@ True
 
 from __future__ import annotations
 
-from adapters.tasks import PlanTask, TaskBoard
+from adapters.tasks import TASK_MARKS, PlanTask, TaskBoard
 from adapters.teams import elements
 
 MAX_PLAN_TASKS = 40
 MAX_TASK_TITLE = 150
 MAX_TASK_DETAIL = 300
 
-TASK_MARKS = {
-    "pending": "⬜", "in_progress": "⏳", "completed": "✅", "error": "❌", "stopped": "⏹️",
-}  # fmt: skip
 
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _escape(text: str) -> str:
-    """Plain text in a card's markdown subset: no character starts formatting."""
-    return "".join(f"\\{c}" if c in "\\*_[]`~#>" else c for c in text)
 
 
 def progress_line(board: TaskBoard, task_id: str) -> str | None:
@@ -51,14 +43,23 @@ def progress_line(board: TaskBoard, task_id: str) -> str | None:
     return f"Step {steps.index(task) + 1}: {title}…"
 
 
+def _run(text: str, *, subtle: bool = False) -> elements.Element:
+    run: elements.Element = {"type": "TextRun", "text": text}
+    if subtle:
+        run["isSubtle"] = True
+    return run
+
+
 def _line(task: PlanTask) -> elements.Element:
-    text = f"{TASK_MARKS[task.status]} {_escape(_clip(task.title, MAX_TASK_TITLE))}"
-    if task.detail:
-        text += f" · {_escape(_clip(task.detail, MAX_TASK_DETAIL))}"
+    """One step as a RichTextBlock: its text runs are never read as markdown, so a title
+    like ``run_sql`` shows as written."""
     indent = task.parent_id is not None
-    block = elements.text_block(f"↳ {text}" if indent else text, subtle=indent)
-    block["spacing"] = "None" if indent else "Small"
-    return block
+    head = f"{'↳ ' if indent else ''}{TASK_MARKS[task.status]} "
+    inlines = [_run(head + _clip(task.title, MAX_TASK_TITLE), subtle=indent)]
+    if task.detail:
+        inlines.append(_run(f" · {_clip(task.detail, MAX_TASK_DETAIL)}", subtle=True))
+    return {"type": "RichTextBlock", "inlines": inlines,
+            "spacing": "None" if indent else "Small"}  # fmt: skip
 
 
 def task_list_card(board: TaskBoard) -> elements.Element:

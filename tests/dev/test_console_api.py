@@ -57,15 +57,19 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     assert "chat.startStream" in slack_calls and "chat.stopStream" in slack_calls
     assert "assistant.threads.setStatus" in slack_calls
     messages = list(events.slack_messages().values())
-    answer = next(m for m in messages if m["streamed"])
+    plan, answer = (m for m in messages if m["streamed"])  # the plan's stream comes first
+    steps = {c["id"]: (c["title"], c["status"]) for c in plan["chunks"]}  # a DM: a timeline
+    assert list(steps.values()) == [("2 steps at once", "complete"), ("run_sql", "complete"),
+                                    ("visualize_data", "complete")]  # fmt: skip
+    assert plan["text"] == "" and not plan["streaming"]
     assert "Tidal Retail GmbH" in answer["text"] and answer["streaming"] is False
     assert [b["type"] for b in answer["blocks"]] == ["context_actions"]  # feedback buttons
     assert any(b["type"] == "table" for m in messages for b in m["blocks"])
     [chart] = [b for m in messages for b in m["blocks"] if b["type"] == "data_visualization"]
     assert chart["title"] == "Top 10 customers by revenue"  # native, long names cut to fit
-    kinds = [("answer" if m["streamed"] else m["blocks"][-1]["type"])
-             for m in sorted(messages, key=lambda m: float(m["ts"]))]
-    assert kinds[:3] == ["answer", "table", "data_visualization"]  # text, table, chart
+    kinds = [("plan" if m is plan else "answer" if m["streamed"] else m["blocks"][-1]["type"])
+             for m in sorted(messages, key=lambda m: float(m["ts"]))]  # fmt: skip
+    assert kinds[:4] == ["plan", "answer", "table", "data_visualization"]  # steps, text, data
 
     activities = [e["activity"] for e in events.teams_activities()]
     streamed = [a for a in activities if a["type"] == "typing" and a.get("entities")]
@@ -163,15 +167,18 @@ async def test_stop_cancels_the_running_turn(data_dir: Path) -> None:
         async def stop_once_text_streams(event: str, data: Any) -> None:
             if event == "turn" and data["state"] == "started":
                 started.append(data["id"])
-            if event == "slack" and data.get("method") == "chat.startStream" and not stopped:
+            answer_starts = event == "slack" and data.get("method") == "chat.startStream" and (
+                not data["args"].get("task_display_mode"))  # the answer's, not the plan's
+            if answer_starts and not stopped:
                 response = await client.post(f"/api/turns/{started[0]}/stop")
                 stopped.append(await response.json())
 
         events = await console.ask(QUESTION, on_event=stop_once_text_streams)
         assert stopped == [{"stopping": True, "state": "running"}]
         assert events.outcome == "stopped"
-        answer = next(m for m in events.slack_messages().values() if m["streamed"])
+        plan, answer = (m for m in events.slack_messages().values() if m["streamed"])
         assert answer["text"].endswith("_(Stopped.)_") and not answer["streaming"]
+        assert plan["chunks"] and not plan["streaming"]  # the plan was closed too
         full = "Together they account for"
         assert full not in answer["text"]
         # Teams too ends what it showed with the mark (it once kept the cut text unmarked)

@@ -50,8 +50,8 @@ async def test_stop_ends_the_answer_with_the_plan_and_its_stopped_steps(
     [answer] = [c for c in connector.calls if c.activity_type == "message"]
     [card] = cards_in(answer.body)
     assert_valid_card(card)
-    lines = [b["text"] for b in card["body"]]
-    assert lines == ["Stopped after 1 of 2 steps", "✅ run\\_sql", "⏹️ draw\\_chart · Stopped"]
+    lines = [b.get("text") or "".join(r["text"] for r in b["inlines"]) for b in card["body"]]
+    assert lines == ["Stopped after 1 of 2 steps", "✅ run_sql", "⏹️ draw_chart · Stopped"]
     assert answer.text == STOPPED
 
 

@@ -4,6 +4,8 @@ message size, through the real bot and the fake Bot Connector."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from adapters.teams.limits import MESSAGE_LIMIT, payload_size
@@ -13,8 +15,10 @@ from tests.adapters.teams.schemas import assert_valid_card, cards_in
 from tests.bots.teams.harness import teams_bot
 
 
-def texts(card: dict[str, object]) -> list[str]:
-    return [str(b["text"]) for b in card["body"] if b["type"] == "TextBlock"]  # type: ignore[attr-defined,index]
+def texts(card: dict[str, Any]) -> list[str]:
+    """Each line of a card as it reads: a TextBlock's text, a RichTextBlock's runs."""
+    return [b["text"] if b["type"] == "TextBlock" else "".join(r["text"] for r in b["inlines"])
+            for b in card["body"] if b["type"] in ("TextBlock", "RichTextBlock")]  # fmt: skip
 
 
 async def test_steps_stream_as_progress_then_a_task_list_in_the_answer(
@@ -35,10 +39,10 @@ async def test_steps_stream_as_progress_then_a_task_list_in_the_answer(
             assert_valid_card(card)
         plan = texts(cards[0])
         assert plan[0] == "Finished 3 steps"
-        assert plan[1].startswith("✅ run\\_sql")
+        assert plan[1].startswith("✅ run_sql")
         assert plan[2].startswith("✅ 2 steps at once · 2 done")
         steps = [line.split(" · ")[0] for line in plan[3:]]
-        assert steps == ["↳ ✅ run\\_sql", "↳ ✅ draw\\_chart"]
+        assert steps == ["↳ ✅ run_sql", "↳ ✅ draw_chart"]
         assert final.text == "Spend and signups are up."
 
 
