@@ -1,7 +1,8 @@
 """``TaskBoard``: the turn's plan as both channels show it, built from task tracker updates.
 
 The agent streams one ``TaskTrackerUpdateComponent`` per change (a step starts, ends, a group
-of parallel steps begins); the board keeps the latest state of each task in the order they
+of parallel steps begins), and the model's stated plan as a ``TaskListComponent`` with
+``as_plan`` (``apply_plan``); the board keeps the latest state of each task in the order they
 appeared, so Slack's plan (``adapters.slack.plan``) and Teams' task list
 (``adapters.teams.plan``) read the same plan. ``stop`` marks what had not finished as
 ``stopped``; ``shown(limit)`` keeps a long plan within a platform's limits: the first
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from agent_core.components import TaskOperation, TaskTrackerUpdateComponent
+from agent_core.components import TaskListComponent, TaskOperation, TaskTrackerUpdateComponent
 from agent_core.components.interactive import OPEN_TASK_STATUSES, TaskStatus
 
 MORE_TASKS_ID = "threadline-more-steps"
@@ -52,6 +53,8 @@ class PlanTask:
     status: TaskStatus
     detail: str | None = None
     parent_id: str | None = None
+    planned: bool = False
+    """A step of the plan the model stated (``PlanTool``), not a tool call."""
 
     @property
     def finished(self) -> bool:
@@ -70,7 +73,41 @@ class TaskBoard:
 
     @property
     def tasks(self) -> list[PlanTask]:
+        """In the order they appeared (what a stream, which cannot reorder, shows)."""
         return list(self._tasks.values())
+
+    def nested(self) -> list[PlanTask]:
+        """Each task followed by its subtasks (the calls of a group, of a stated step); a
+        task whose parent is unknown, or that is its own ancestor, stays where it appeared."""
+        children: dict[str, list[PlanTask]] = {}
+        for task in self.tasks:
+            if task.parent_id in self._tasks and task.parent_id != task.id:
+                children.setdefault(task.parent_id, []).append(task)
+        ordered: list[PlanTask] = []
+        seen: set[str] = set()
+        for root in self.tasks:
+            if root.id in seen or (root.parent_id in self._tasks and root.parent_id != root.id
+                                   and not self._in_cycle(root)):  # fmt: skip
+                continue
+            stack = [root]
+            while stack:
+                task = stack.pop()
+                if task.id in seen:
+                    continue
+                seen.add(task.id)
+                ordered.append(task)
+                stack.extend(reversed(children.get(task.id, [])))
+        return ordered
+
+    def _in_cycle(self, task: PlanTask) -> bool:
+        """``task``'s parents lead back to it (bad input: never shown as a tree)."""
+        walked, parent = {task.id}, task.parent_id
+        while parent in self._tasks and parent is not None:
+            if parent in walked:
+                return True
+            walked.add(parent)
+            parent = self._tasks[parent].parent_id
+        return False
 
     def apply(self, update: TaskTrackerUpdateComponent) -> bool:
         """Take one update; False when it changes nothing the board shows (an update of a
@@ -97,6 +134,17 @@ class TaskBoard:
                 return True
         return False
 
+    def apply_plan(self, plan: TaskListComponent) -> bool:
+        """Take a version of the model's stated plan: its steps are added, or updated in
+        place; False when it changes nothing."""
+        known = dict(self._tasks)
+        for task in plan.tasks:
+            old = self._tasks.get(task.id)
+            detail = old.detail if old is not None else task.description
+            self._tasks[task.id] = PlanTask(task.id, task.title, task.status, detail,
+                                            task.parent_id, planned=True)  # fmt: skip
+        return self._tasks != known
+
     def stop(self) -> list[PlanTask]:
         """The user stopped the turn: every unfinished task becomes ``stopped``; returns
         those tasks."""
@@ -112,6 +160,11 @@ class TaskBoard:
         return sum(t.status == "completed" for t in self._steps())
 
     def _steps(self) -> list[PlanTask]:
+        """What the title counts: the model's stated steps when it stated a plan, else every
+        tool call (a group of parallel calls counts as its calls)."""
+        planned = [t for t in self.tasks if t.planned]
+        if planned:
+            return planned
         parents = {t.parent_id for t in self.tasks if t.parent_id}
         return [t for t in self.tasks if t.id not in parents]
 
@@ -128,10 +181,11 @@ class TaskBoard:
             return f"Finished {steps} {noun}, {failed} with an error"
         return f"Finished {steps} {noun}"
 
-    def shown(self, limit: int) -> list[PlanTask]:
+    def shown(self, limit: int, *, nested: bool = False) -> list[PlanTask]:
         """At most ``limit`` tasks: the first ``limit - 1``, then one that stands for the
-        rest. The tasks shown on their own only ever grow (a stream cannot take one back)."""
-        tasks = self.tasks
+        rest. In the order they appeared, the tasks shown on their own only ever grow (a
+        stream cannot take one back); ``nested`` orders them as ``nested()`` does."""
+        tasks = self.nested() if nested else self.tasks
         if len(tasks) < limit:
             return tasks
         kept, rest = tasks[: limit - 1], tasks[limit - 1 :]

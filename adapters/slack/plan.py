@@ -1,6 +1,7 @@
 """``SlackPlan``: the turn's plan in the thread, streamed as Slack's native task updates.
 
-Once a turn runs a second step, its steps appear as one streamed message
+Once a turn runs a second step (or the model states a plan of two steps or more:
+``agent_core.tools.plan``), its steps appear as one streamed message
 (``chat.startStream`` with ``task_display_mode``: ``timeline`` in a DM, ``plan`` in a
 channel) whose ``task_update`` chunks tick each step off and whose ``plan_update`` chunk
 titles it ("Working: 2 of 5 steps done"). A turn of one step shows only the status line.
@@ -40,7 +41,7 @@ from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import MAX_PLAN_TASKS, MAX_TASK_DETAIL, MAX_TASK_TITLE, validate_block
 from adapters.slack.markdown import truncate
 from adapters.tasks import PlanTask, TaskBoard
-from agent_core.components import TaskTrackerUpdateComponent
+from agent_core.components import TaskListComponent, TaskTrackerUpdateComponent
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +125,14 @@ class SlackPlan:
         """The plan shows once the turn runs a second step."""
         return self.started or len(self.board) > 1
 
-    async def update(self, update: TaskTrackerUpdateComponent) -> bool:
-        """Apply one update; False while the plan is not shown (a turn of one step)."""
-        if self.closed or not self.board.apply(update):
+    async def update(self, update: TaskTrackerUpdateComponent | TaskListComponent) -> bool:
+        """Apply one update (or a version of the model's stated plan); False while the plan
+        is not shown (a turn of one step)."""
+        if isinstance(update, TaskListComponent):
+            changed = not self.closed and self.board.apply_plan(update)
+        else:
+            changed = not self.closed and self.board.apply(update)
+        if not changed:
             return self.started
         if not self.visible:
             return False

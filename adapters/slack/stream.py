@@ -10,7 +10,8 @@ The channel's ``adapters.stream.ReplyStream``::
 What each component becomes:
 
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
-    task tracker updates        -> the plan (``plan.SlackPlan``) from the second step on:
+    task tracker updates,       -> the plan (``plan.SlackPlan``) from the second step on:
+    the model's stated plan
                                    task_update / plan_update chunks, else a plan block;
                                    one step alone shows as the status line
     the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
@@ -60,6 +61,7 @@ from agent_core.components import (
     RichTextComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
+    TaskListComponent,
     TaskTrackerUpdateComponent,
     UiComponent,
 )
@@ -150,6 +152,8 @@ class SlackReplyStream:
                     await self.status.set(rich.message)
             case TaskTrackerUpdateComponent():
                 await self._task(rich)
+            case TaskListComponent() if rich.as_plan:
+                await self.plan.update(rich)
             case StatusCardComponent() if self._is_quiet_progress(rich):
                 self._quiet.add(rich.id)
                 if rich.status in PROGRESS_STATUSES:

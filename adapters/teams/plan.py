@@ -43,6 +43,16 @@ def progress_line(board: TaskBoard, task_id: str) -> str | None:
     return f"Step {steps.index(task) + 1}: {title}…"
 
 
+def plan_progress_line(board: TaskBoard) -> str | None:
+    """The informative update for the model's stated plan: the step it works on, or None."""
+    planned = [t for t in board.tasks if t.planned]
+    working = next((t for t in planned if t.status == "in_progress"), None)
+    if working is None:
+        return None
+    number = planned.index(working) + 1
+    return f"Step {number} of {len(planned)}: {_clip(working.title, MAX_TASK_TITLE)}…"
+
+
 def _run(text: str, *, subtle: bool = False) -> elements.Element:
     run: elements.Element = {"type": "TextRun", "text": text}
     if subtle:
@@ -66,5 +76,5 @@ def task_list_card(board: TaskBoard) -> elements.Element:
     """The plan as an Adaptive Card: its title, then one line per step."""
     title = board.title()
     body = [elements.text_block(title, weight="Bolder")]
-    body += [_line(task) for task in board.shown(MAX_PLAN_TASKS)]
+    body += [_line(task) for task in board.shown(MAX_PLAN_TASKS, nested=True)]
     return elements.card(body, fallback_text=title)

@@ -44,12 +44,13 @@ from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
 from adapters.teams.limits import answer_messages, text_parts
 from adapters.teams.markdown import message_markdown
-from adapters.teams.plan import progress_line, task_list_card
+from adapters.teams.plan import plan_progress_line, progress_line, task_list_card
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
 from adapters.teams.render import render
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from agent_core.components import (
     ComponentLifecycle,
+    TaskListComponent,
     TaskOperation,
     TaskTrackerUpdateComponent,
     UiComponent,
@@ -205,8 +206,13 @@ class TeamsReplyStream:
             self._writer.set_text(parts[0] if parts else "")
 
     def _task(self, update: object) -> bool:
-        """A step of the plan: kept for the answer's task list; a step that starts is the
-        stream's progress line. False for other components."""
+        """A step of the plan (or the model's stated plan): kept for the answer's task list;
+        a step that starts is the stream's progress line. False for other components."""
+        if isinstance(update, TaskListComponent) and update.as_plan:
+            line = plan_progress_line(self.plan) if self.plan.apply_plan(update) else None
+            if line is not None and self._writer is not None:
+                self._writer.set_status(line)
+            return True
         if not isinstance(update, TaskTrackerUpdateComponent):
             return False
         if self.plan.apply(update) and update.operation is TaskOperation.ADD_TASK:

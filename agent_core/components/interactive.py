@@ -88,7 +88,11 @@ class Task(BaseModel):
 
 
 class TaskListComponent(RichComponent):
-    """A checklist; ``update_task`` returns a newer version of the list."""
+    """A checklist; ``update_task`` returns a newer version of the list.
+
+    ``as_plan``: the list is the turn's plan (``agent_core.tools.plan.PlanTool``): channels
+    merge its tasks into the plan they show instead of showing a list of its own.
+    """
 
     type: ComponentType = ComponentType.TASK_LIST
     title: str = "Tasks"
@@ -97,6 +101,7 @@ class TaskListComponent(RichComponent):
     allow_reorder: bool = False
     show_timestamps: bool = True
     filter_status: TaskStatus | None = None
+    as_plan: bool = False
 
     def add_task(self, task: Task) -> TaskListComponent:
         return self.update(tasks=[*self.tasks, task])

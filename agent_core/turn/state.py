@@ -46,6 +46,9 @@ class TurnState:
     response: LlmResponse | None = None
     tool_iterations: int = 0
     hit_tool_limit: bool = False
+    plan_step: str | None = None
+    """The step of the model's stated plan in progress (``PlanTool``): the tool calls made
+    meanwhile are shown under it."""
     finished: bool = False
     """A stage answered the turn early (starter UI, workflow command)."""
     saved: bool = False

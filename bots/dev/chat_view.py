@@ -103,6 +103,9 @@ class ChatView:
                 self._line(rich.message)
             case c.TaskTrackerUpdateComponent():
                 self.plan.apply(rich)  # the tool lines show progress; the plan ends the turn
+            case c.TaskListComponent() if rich.as_plan:
+                if self.plan.apply_plan(rich):
+                    self._line(f"Plan: {self.plan.title()}")
             case c.StatusBarUpdateComponent():
                 pass
             case c.ChatInputUpdateComponent():
@@ -146,7 +149,7 @@ class ChatView:
         if len(plan) < 2:
             return
         lines = [plan.title()]
-        for task in plan.tasks:
+        for task in plan.nested():
             indent = "     ↳ " if task.parent_id else "  "
             detail = f" · {task.detail}" if task.detail else ""
             lines.append(f"{indent}{TASK_MARKS[task.status]} {task.title}{detail}")

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.tasks import MORE_TASKS_ID, TaskBoard
-from agent_core.components import Task, TaskTrackerUpdateComponent
+from agent_core.components import Task, TaskListComponent, TaskTrackerUpdateComponent
 
 Update = TaskTrackerUpdateComponent
 
@@ -59,6 +59,7 @@ OPERATIONS = st.lists(
         st.sampled_from(["add", "update", "remove", "clear"]),
         st.integers(0, 60),
         st.sampled_from(["pending", "in_progress", "completed", "error", "stopped"]),
+        st.none() | st.integers(0, 60),
     ),
     max_size=120,
 )
@@ -67,17 +68,20 @@ OPERATIONS = st.lists(
 @settings(max_examples=60, deadline=None)
 @given(OPERATIONS, st.integers(2, 45))
 def test_any_sequence_of_updates_stays_within_the_limit(
-    operations: list[tuple[str, int, str]], limit: int
+    operations: list[tuple[str, int, str, int | None]], limit: int
 ) -> None:
-    """Bad input: updates in any order, for tasks that never existed. The board never
-    fails, shows at most ``limit`` tasks, and what it showed alone stays shown alone while
-    tasks are only added."""
+    """Bad input: updates in any order, for tasks that never existed, parents that do not
+    exist or lead back to the task. The board never fails, shows at most ``limit`` tasks,
+    each task once when nested, and what it showed alone stays shown alone while tasks are
+    only added."""
     board, shown_alone = TaskBoard(), list[str]()
-    for operation, number, status in operations:
+    for operation, number, status, parent in operations:
         task_id = f"t{number}"
         match operation:
             case "add":
-                board.apply(Update.add_task(Task(id=task_id, title=task_id, status=status)))  # type: ignore[arg-type]
+                task = Task(id=task_id, title=task_id, status=status,  # type: ignore[arg-type]
+                            parent_id=None if parent is None else f"t{parent}")  # fmt: skip
+                board.apply(Update.add_task(task))
             case "update":
                 board.apply(Update.update_task(task_id, status=status))  # type: ignore[arg-type]
             case "remove":
@@ -92,3 +96,18 @@ def test_any_sequence_of_updates_stays_within_the_limit(
         assert alone[: len(shown_alone)] == shown_alone
         shown_alone = alone
         assert board.title()
+        assert sorted(t.id for t in board.nested()) == sorted(t.id for t in board.tasks)
+        assert len(board.shown(limit, nested=True)) <= limit
+
+
+def test_nested_puts_each_stated_step_before_its_tool_calls() -> None:
+    board = TaskBoard()
+    steps = [Task(title="Query revenue", status="in_progress"), Task(title="Draw the trend")]
+    board.apply_plan(TaskListComponent(tasks=steps, as_plan=True))
+    board.apply(Update.add_task(Task(title="run_sql", parent_id=steps[0].id)))
+    board.apply(Update.add_task(Task(title="draw_chart", parent_id=steps[1].id)))
+    assert [t.title for t in board.tasks] == [
+        "Query revenue", "Draw the trend", "run_sql", "draw_chart"]
+    assert [t.title for t in board.nested()] == [
+        "Query revenue", "run_sql", "Draw the trend", "draw_chart"]
+    assert board.title() == "Working: 0 of 2 steps done"  # the stated steps are what counts

@@ -5,6 +5,7 @@ block; every shape checked with slack_sdk's models."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from agent_core import (
     UserResolver,
 )
 from agent_core.state import State
+from agent_core.tools import PlanTool
 from tests.agent_kind import agent_class
 from tests.bots.slack.agents import DrawChart, RunSql
 from tests.bots.slack.harness import running_bot
@@ -206,3 +208,61 @@ async def test_stop_marks_the_unfinished_steps_stopped(tmp_path: Path) -> None:
         plan_ts = start.response["ts"]  # type: ignore[index]
         [stop_stream] = [c for c in h.fake.calls_to("chat.stopStream") if c.args["ts"] == plan_ts]
         assert stop_stream.response["ok"]  # type: ignore[index]
+
+
+def plan_call(*steps: tuple[str, str]) -> ScriptedResponse:
+    return ScriptedResponse.tool("plan", {"steps": [{"title": t, "status": s} for t, s in steps]})
+
+
+def planning_agent(script: list[object]) -> Callable[[UserResolver, State], Agent]:
+    def build(resolver: UserResolver, state: State) -> Agent:
+        registry = ToolRegistry()
+        for tool in (RunSql(), DrawChart(), PlanTool()):
+            registry.register_local_tool(tool, access_groups=["user"])
+        return agent_class()(
+            llm_service=ScriptedLlmService(script), tool_registry=registry,  # type: ignore[arg-type]
+            user_resolver=resolver, agent_memory=InMemoryAgentMemory(),
+            conversation_store=state.conversations,
+        )  # fmt: skip
+
+    return build
+
+
+async def test_the_models_stated_plan_shows_first_and_its_steps_tick_off(tmp_path: Path) -> None:
+    script = [
+        plan_call(("Query revenue", "in_progress"), ("Draw the trend", "pending")),
+        ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
+        plan_call(("Query revenue", "completed"), ("Draw the trend", "in_progress")),
+        ScriptedResponse.tool("draw_chart", {}),
+        plan_call(("Query revenue", "completed"), ("Draw the trend", "completed")),
+        "Revenue rose.",
+    ]
+    async with running_bot(tmp_path, [], agent_factory=planning_agent(script)) as h:
+        await h.event(mention("<@UBOT> revenue trend"))
+        await h.idle()
+        assert_calls_within_limits(h.fake.calls)
+        [start, *_] = plan_calls(h.fake)
+        first = [c for c in start.args["chunks"] if c["type"] == "task_update"]
+        assert [(c["title"], c["status"]) for c in first] == [
+            ("Query revenue", "in_progress"), ("Draw the trend", "pending")]  # stated up front
+        chunks = chunks_of(plan_calls(h.fake))
+        tasks = [(t["title"], t["status"]) for t in latest(chunks).values()]
+        assert tasks == [("Query revenue", "complete"), ("Draw the trend", "complete"),
+                         ("run_sql", "complete"), ("draw_chart", "complete")]  # fmt: skip
+        titles = [c["title"] for c in chunks if c["type"] == "plan_update"]
+        assert titles[0] == "Working: 0 of 2 steps done" and titles[-1] == "Finished 2 steps"
+        statuses = [c.args["status"] for c in h.fake.calls_to("assistant.threads.setStatus")]
+        assert "is running plan…" not in statuses  # bookkeeping, not a step
+
+
+async def test_a_plan_of_51_steps_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    """Bad input: more steps than a plan may have. The model is told why; nothing shows."""
+    steps = [(f"step {i}", "pending") for i in range(51)]
+    script = [plan_call(*steps), "Without a plan, then."]
+    async with running_bot(tmp_path, [], agent_factory=planning_agent(script)) as h:
+        await h.event(mention())
+        await h.idle()
+        assert plan_calls(h.fake) == []
+        llm = h.agent.llm_service
+        tool_answer = llm.requests[-1].messages[-1]  # type: ignore[attr-defined]
+        assert tool_answer.role == "tool" and "50" in (tool_answer.content or "")

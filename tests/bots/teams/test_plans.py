@@ -4,14 +4,20 @@ message size, through the real bot and the fake Bot Connector."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from adapters.teams.limits import MESSAGE_LIMIT, payload_size
 from adapters.teams.plan import MAX_PLAN_TASKS
+from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegistry, UserResolver
 from agent_core.llm.scripted import ScriptedResponse
+from agent_core.tools import PlanTool
+from bots.teams.settings import TeamsSettings
 from tests.adapters.teams.schemas import assert_valid_card, cards_in
+from tests.agent_kind import agent_class
+from tests.bots.teams.agents import DrawChart, RunSql
 from tests.bots.teams.harness import teams_bot
 
 
@@ -25,15 +31,16 @@ async def test_steps_stream_as_progress_then_a_task_list_in_the_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
-              ScriptedResponse.tools(("run_sql", {"sql": "select 2"}), ("draw_chart", {})),
+              ScriptedResponse(tool_calls=ScriptedResponse.tools(
+                  ("run_sql", {"sql": "select 2"}), ("draw_chart", {})).tool_calls,
+                  latency=0.5),  # the progress line has time to show
               "Spend and signups are up."]  # fmt: skip
     async with teams_bot(monkeypatch, script) as bot:
         await bot.post(bot.message("spend and signups?"))
         final = await bot.final()
         informative = [c.text for c in bot.fake.calls if c.stream_info
                        and c.stream_info.get("streamType") == "informative"]  # fmt: skip
-        assert informative and all(t and t.endswith("…") for t in informative)
-        assert any(t and t.startswith("Step ") for t in informative)
+        assert "Step 2: 2 steps at once…" in informative  # the step that started
         cards = cards_in(final.body)
         for card in cards:
             assert_valid_card(card)
@@ -69,3 +76,45 @@ async def test_a_plan_with_50_steps_fits_one_valid_card(monkeypatch: pytest.Monk
         assert lines[0] == "Finished 50 steps" and len(lines) == 1 + MAX_PLAN_TASKS
         assert lines[-1] == "✅ 12 more steps · 12 of 12 done"
         assert all(payload_size(c.body) <= MESSAGE_LIMIT for c in bot.answers())
+
+
+def planning_agent(script: list[object]) -> Callable[[UserResolver, TeamsSettings], Agent]:
+    def build(resolver: UserResolver, settings: TeamsSettings) -> Agent:
+        registry = ToolRegistry()
+        for tool in (RunSql(), DrawChart(), PlanTool()):
+            registry.register_local_tool(tool, access_groups=["user", "admin"])
+        return agent_class()(
+            llm_service=ScriptedLlmService(script), tool_registry=registry,  # type: ignore[arg-type]
+            user_resolver=resolver, agent_memory=InMemoryAgentMemory(),
+        )  # fmt: skip
+
+    return build
+
+
+def plan_call(*steps: tuple[str, str]) -> ScriptedResponse:
+    return ScriptedResponse.tool("plan", {"steps": [{"title": t, "status": s} for t, s in steps]})
+
+
+async def test_the_models_stated_plan_lists_each_steps_tool_calls_under_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    script = [
+        plan_call(("Query revenue", "in_progress"), ("Draw the trend", "pending")),
+        ScriptedResponse.tool("run_sql", {"sql": "select 1"}, latency=0.5),  # time to show it
+        plan_call(("Query revenue", "completed"), ("Draw the trend", "in_progress")),
+        ScriptedResponse.tool("draw_chart", {}),
+        plan_call(("Query revenue", "completed"), ("Draw the trend", "completed")),
+        "Revenue rose.",
+    ]
+    async with teams_bot(monkeypatch, agent_factory=planning_agent(script)) as bot:
+        await bot.post(bot.message("revenue trend"))
+        final = await bot.final()
+        informative = [c.text for c in bot.fake.calls if c.stream_info
+                       and c.stream_info.get("streamType") == "informative"]  # fmt: skip
+        assert "Step 1 of 2: Query revenue…" in informative
+        plan = cards_in(final.body)[0]
+        assert_valid_card(plan)
+        lines = [line.split(" · ")[0] for line in texts(plan)]
+        assert lines == ["Finished 2 steps", "✅ Query revenue", "↳ ✅ run_sql",
+                         "✅ Draw the trend", "↳ ✅ draw_chart"]  # fmt: skip
+        assert "plan" not in " ".join(lines)  # bookkeeping, not a step
