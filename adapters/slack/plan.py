@@ -9,8 +9,9 @@ titles it ("Working: 2 of 5 steps done"). A turn of one step shows only the stat
 ``stopped`` (Slack's card shows ``error`` with the detail "Stopped").
 
 Where streaming is refused (a workspace without it, an expired stream) or fails on Slack's
-side, the plan becomes a ``plan`` block of ``task_card`` blocks, posted once and updated at
-most once per ``update_interval``. A long plan keeps ``MAX_PLAN_TASKS`` cards, the last
+side, the plan becomes a ``plan`` block of ``task_card`` blocks, posted once and updated in
+place. Either way Slack hears at most once per ``update_interval`` (a 50-step plan costs a
+few calls, not one per step). A long plan keeps ``MAX_PLAN_TASKS`` cards, the last
 standing for the rest (``adapters.tasks.TaskBoard.shown``).
 
 >>> from slack_sdk.web.async_client import AsyncWebClient
@@ -23,6 +24,7 @@ standing for the rest (``adapters.tasks.TaskBoard.shown``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -113,8 +115,9 @@ class SlackPlan:
         self.closed = False
         self._sent: dict[str, PlanTask] = {}
         self._title_sent: str | None = None
-        self._updated_at = 0.0
-        self._dirty = False
+        self._sent_at = 0.0
+        self._timer: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
 
     @property
     def started(self) -> bool:
@@ -136,7 +139,7 @@ class SlackPlan:
             return self.started
         if not self.visible:
             return False
-        await self._send(force=False)
+        await self._send()
         return True
 
     async def close(self, *, stopped: bool = False) -> None:
@@ -144,23 +147,22 @@ class SlackPlan:
         if self.closed:
             return
         self.closed = True
+        await self._cancel_timer()
         if stopped:
             self.board.stop()
         if not self.visible:
             return
         try:
-            if self._stream is not None and not self.fallback:
-                chunks = self._changes()
-                try:
-                    await self._stream.stop(chunks=chunks)
+            async with self._lock:
+                if await self._stop_stream():
                     return
-                except SLACK_FAILURES as error:
-                    if not falls_back(error):
-                        raise
-                    self.fallback = True
-            await self._send(force=True)
+                await self._post_or_update()
         except SLACK_FAILURES as error:
             log.warning("slack: could not close the plan (%s)", slack_failure(error))
+
+    async def aclose(self) -> None:
+        """Stop the pending update, if any (the turn is over)."""
+        await self._cancel_timer()
 
     # --- sending ------------------------------------------------------------------------------
 
@@ -177,40 +179,74 @@ class SlackPlan:
                 self._sent[task.id] = task
         return chunks
 
-    async def _send(self, *, force: bool) -> None:
-        if not self.fallback:
-            chunks = self._changes()
-            if not chunks:
+    async def _send(self) -> None:
+        """Bring Slack up to date now if ``update_interval`` has passed since the last send,
+        else once it has (one send carries every change made meanwhile)."""
+        wait = self.update_interval - (time.monotonic() - self._sent_at)
+        if self.started and wait > 0:
+            if self._timer is None:
+                self._timer = asyncio.create_task(self._send_later(wait), name="slack-plan")
+            return
+        async with self._lock:
+            self._sent_at = time.monotonic()
+            if not self.fallback and await self._stream_changes():
                 return
-            try:
-                await self._stream_chunks(chunks)
-                return
-            except SLACK_FAILURES as error:
-                if not falls_back(error):
-                    raise
-                log.info("slack: plan streaming failed (%s); posting it", slack_failure(error))
-                self.fallback = True
-        await self._post_or_update(force=force)
+            await self._post_or_update()
 
-    async def _stream_chunks(self, chunks: list[dict[str, Any]]) -> None:
-        if self._stream is None:
-            target = self._target
-            self._stream = await self._client.chat_stream(
-                channel=target.channel, thread_ts=target.thread_ts,
-                recipient_team_id=target.team_id, recipient_user_id=target.user_id,
-                task_display_mode=self.mode, buffer_size=1,
-            )  # fmt: skip
-        await self._stream.append(chunks=chunks)
+    async def _send_later(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self._timer = None
+        try:
+            await self._send()
+        except SLACK_FAILURES as error:
+            log.warning("slack: could not update the plan (%s)", slack_failure(error))
+
+    async def _cancel_timer(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+            await asyncio.gather(timer, return_exceptions=True)
+
+    async def _stream_changes(self) -> bool:
+        """Stream what changed; False when streaming is refused (the plan block follows)."""
+        chunks = self._changes()
+        if not chunks:
+            return True
+        try:
+            if self._stream is None:
+                target = self._target
+                self._stream = await self._client.chat_stream(
+                    channel=target.channel, thread_ts=target.thread_ts,
+                    recipient_team_id=target.team_id, recipient_user_id=target.user_id,
+                    task_display_mode=self.mode, buffer_size=1,
+                )  # fmt: skip
+            await self._stream.append(chunks=chunks)
+        except SLACK_FAILURES as error:
+            if not falls_back(error):
+                raise
+            log.info("slack: plan streaming failed (%s); posting it", slack_failure(error))
+            self.fallback = True
+            return False
         if self.ts is None and self._stream.ts:
             await self._posted(self._stream.ts)
+        return True
 
-    async def _post_or_update(self, *, force: bool) -> None:
-        """The plan block: posted once, then updated at most once per ``update_interval``."""
-        now = time.monotonic()
-        if self.ts is not None and not force and now - self._updated_at < self.update_interval:
-            self._dirty = True
-            return
-        self._dirty, self._updated_at = False, now
+    async def _stop_stream(self) -> bool:
+        """End the stream with the last changes; False when there is none to end, or Slack
+        refused (the plan block follows)."""
+        if self._stream is None or self.fallback:
+            return False
+        try:
+            await self._stream.stop(chunks=self._changes())
+        except SLACK_FAILURES as error:
+            if not falls_back(error):
+                raise
+            self.fallback = True
+            return False
+        return True
+
+    async def _post_or_update(self) -> None:
+        """The plan as a plan block: posted once, then updated in place."""
         blocks, text = [plan_block(self.board)], self.board.title()
         if self.ts is None:
             response = await self._client.chat_postMessage(

@@ -181,6 +181,7 @@ class SlackReplyStream:
     async def aclose(self) -> None:
         """Stop background sends: the Stop message's timer (and the message, if shown)."""
         await self._cancel_stop_timer()
+        await self.plan.aclose()
         await self._remove_stop()
 
     async def _close(self, *, note: str | None) -> None:

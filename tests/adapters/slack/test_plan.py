@@ -33,7 +33,7 @@ def plan_for(fake: FakeSlackApi, **options: float) -> SlackPlan:
 async def test_an_expired_stream_continues_as_the_plan_block_of_the_same_message(
     fake: FakeSlackApi,
 ) -> None:
-    plan = plan_for(fake, update_interval=3600)
+    plan = plan_for(fake, update_interval=0)
     steps = [Task(title=f"step {i}", status="in_progress") for i in range(4)]
     assert [await plan.update(Update.add_task(step)) for step in steps[:2]] == [False, True]
     assert plan.started and not plan.fallback
@@ -42,15 +42,45 @@ async def test_an_expired_stream_continues_as_the_plan_block_of_the_same_message
         await plan.update(Update.add_task(step))
     for step in steps:
         await plan.update(Update.update_task(step.id, status="completed"))
-    updates_before_close = len(fake.calls_to("chat.update"))
     await plan.close()
     [message] = fake.visible("C1")
     assert message.ts == plan.ts and plan.fallback
-    assert updates_before_close == 1  # coalesced: one update within the interval, then close
     [block] = message.blocks
     assert validate_block(block)["title"] == "Finished 4 steps"
     assert [t["status"] for t in block["tasks"]] == ["complete"] * 4
     assert fake.calls_to("chat.postMessage") == []
+
+
+async def test_fifty_quick_steps_cost_two_calls_within_the_update_interval(
+    fake: FakeSlackApi,
+) -> None:
+    """Bad input: 50 steps in a burst. Slack hears of the plan once when it appears and
+    once when it ends, not 100 times (chat.appendStream has a rate limit too)."""
+    plan = plan_for(fake, update_interval=3600)
+    steps = [Task(title=f"step {i}", status="in_progress") for i in range(50)]
+    for step in steps:
+        await plan.update(Update.add_task(step))
+    for step in steps:
+        await plan.update(Update.update_task(step.id, status="completed"))
+    await plan.close()
+    assert fake.methods() == ["chat.startStream", "chat.stopStream"]
+    [message] = fake.visible("C1")
+    tasks = {c["id"]: c for c in message.chunks if c["type"] == "task_update"}
+    assert len(tasks) == 40 and {t["status"] for t in tasks.values()} == {"complete"}
+    assert [c["title"] for c in message.chunks if c["type"] == "plan_update"][-1] == (
+        "Finished 50 steps")
+
+
+async def test_a_pending_update_is_sent_once_the_interval_passes(fake: FakeSlackApi) -> None:
+    plan = plan_for(fake, update_interval=0.05)
+    first, second = Task(title="a", status="in_progress"), Task(title="b", status="in_progress")
+    await plan.update(Update.add_task(first))
+    await plan.update(Update.add_task(second))
+    await plan.update(Update.update_task(first.id, status="completed"))
+    await fake.wait_for_call("chat.appendStream")  # the timer's send, no later update needed
+    [message] = fake.visible("C1")
+    assert [c["status"] for c in message.chunks if c["type"] == "task_update"][-1] == "complete"
+    await plan.close()
 
 
 async def test_a_plan_closed_before_its_second_step_costs_no_call(fake: FakeSlackApi) -> None:
