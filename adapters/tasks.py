@@ -67,6 +67,8 @@ class TaskBoard:
     def __init__(self) -> None:
         self._tasks: dict[str, PlanTask] = {}
         self.stopped = False
+        self.ended = False
+        """The turn answered (``end``): a step still open was never ticked off."""
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -145,6 +147,12 @@ class TaskBoard:
                                             task.parent_id, planned=True)  # fmt: skip
         return self._tasks != known
 
+    def end(self, *, stopped: bool = False) -> None:
+        """The turn is over: answered, or ``stopped`` by the user (``stop``)."""
+        if stopped:
+            self.stop()
+        self.ended = True
+
     def stop(self) -> list[PlanTask]:
         """The user stopped the turn: every unfinished task becomes ``stopped``; returns
         those tasks."""
@@ -176,6 +184,8 @@ class TaskBoard:
         if self.stopped:
             return f"Stopped after {self.done} of {steps} {noun}"
         if any(not t.finished for t in self.tasks):
+            if self.ended:  # the model never ticked its last steps off
+                return f"Answered after {self.done} of {steps} {noun}"
             return f"Working: {self.done} of {steps} {noun} done"
         if failed:
             return f"Finished {steps} {noun}, {failed} with an error"

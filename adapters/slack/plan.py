@@ -148,8 +148,7 @@ class SlackPlan:
             return
         self.closed = True
         await self._cancel_timer()
-        if stopped:
-            self.board.stop()
+        self.board.end(stopped=stopped)
         if not self.visible:
             return
         try:

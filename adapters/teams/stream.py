@@ -320,6 +320,7 @@ class TeamsReplyStream:
         )
 
     async def _compose(self) -> list[Activity]:
+        self.plan.end()
         lifted = message_markdown(self.answer_text)
         cards = self._plan_cards
         cards += [elements.card([table], full_width=True) for table in lifted.tables]
@@ -363,7 +364,7 @@ class TeamsReplyStream:
         shown = self._writer.shown_text.rstrip() if self._writer is not None else ""
         await self.aclose()
         ending = f"{shown}{closing_note(note)}" if shown else note
-        self.plan.stop()
+        self.plan.end(stopped=True)
         plan = [elements.attachment(card) for card in self._plan_cards]
         await self.slot.settle(ending, post_if_empty=bool(plan), attachments=plan)
 

@@ -70,8 +70,9 @@ class PlanTool(Tool[PlanArgs]):
     description = (
         "Before answering a question that needs several steps, list the steps (a few words "
         "each, in order) so the person sees your plan. Call it again with the same steps as "
-        "you work: mark the step you start in_progress and the steps you finished completed. "
-        "Skip it for questions one tool call answers."
+        "you work: mark the step you start in_progress and the steps you finished completed "
+        "(call it alongside the step's own tool calls, in the same response). Skip it for "
+        "questions one tool call answers."
     )
     shown_as_step = False
 

@@ -144,8 +144,7 @@ class ChatView:
         more (its unfinished steps stopped when the user stopped it)."""
         self.end_answer()
         plan, self.plan = self.plan, TaskBoard()
-        if stopped:
-            plan.stop()
+        plan.end(stopped=stopped)
         if len(plan) < 2:
             return
         lines = [plan.title()]

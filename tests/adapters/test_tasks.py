@@ -111,3 +111,12 @@ def test_nested_puts_each_stated_step_before_its_tool_calls() -> None:
     assert [t.title for t in board.nested()] == [
         "Query revenue", "run_sql", "Draw the trend", "draw_chart"]
     assert board.title() == "Working: 0 of 2 steps done"  # the stated steps are what counts
+
+
+def test_an_answered_turn_whose_model_left_steps_open_says_so() -> None:
+    board = TaskBoard()
+    steps = [Task(title="Query", status="completed"), Task(title="Chart", status="in_progress")]
+    board.apply_plan(TaskListComponent(tasks=steps, as_plan=True))
+    board.end()
+    assert board.title() == "Answered after 1 of 2 steps"
+    assert [t.status for t in board.tasks] == ["completed", "in_progress"]  # as the model left them
