@@ -8,8 +8,10 @@ titles it ("Working: 2 of 5 steps done"). A turn of one step shows only the stat
 ``close`` ends the stream with the final title; after a Stop the unfinished steps end
 ``stopped`` (Slack's card shows ``error`` with the detail "Stopped").
 
-Where streaming is refused (a workspace without it, an expired stream) or fails on Slack's
-side, the plan becomes a ``plan`` block of ``task_card`` blocks, posted once and updated in
+When the answer starts streaming, the plan's stream ends (``pause``): one stream at a time
+in a thread, and the plan stands complete above the answer. Where streaming is refused (a
+workspace without it, an expired stream) or fails on Slack's side, or after ``pause``, the
+plan becomes a ``plan`` block of ``task_card`` blocks, posted once and updated in
 place. Either way Slack hears at most once per ``update_interval`` (a 50-step plan costs a
 few calls, not one per step). A long plan keeps ``MAX_PLAN_TASKS`` cards, the last
 standing for the rest (``adapters.tasks.TaskBoard.shown``).
@@ -112,10 +114,13 @@ class SlackPlan:
         self._stream: AsyncChatStream | None = None
         self.ts: str | None = None
         self.fallback = False
+        """The plan is a plan block updated in place: streaming was refused, or the answer
+        took over the thread's stream (``pause``)."""
         self.closed = False
         self._sent: dict[str, PlanTask] = {}
         self._title_sent: str | None = None
         self._sent_at = 0.0
+        self._shown_in_place: tuple[str, tuple[PlanTask, ...]] | None = None
         self._timer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -162,6 +167,20 @@ class SlackPlan:
     async def aclose(self) -> None:
         """Stop the pending update, if any (the turn is over)."""
         await self._cancel_timer()
+
+    async def pause(self) -> None:
+        """The answer starts streaming: the plan's stream ends with what it shows, and any
+        later change updates the message in place (one stream at a time in a thread)."""
+        if self.fallback or self.closed:
+            return
+        await self._cancel_timer()
+        async with self._lock:
+            try:
+                await self._stop_stream()
+            except SLACK_FAILURES as error:
+                log.info("slack: could not end the plan's stream (%s)", slack_failure(error))
+            self.fallback = True
+            self._shown_in_place = self._snapshot()
 
     # --- sending ------------------------------------------------------------------------------
 
@@ -244,8 +263,15 @@ class SlackPlan:
             return False
         return True
 
+    def _snapshot(self) -> tuple[str, tuple[PlanTask, ...]]:
+        return self.board.title(), tuple(self.board.shown(MAX_PLAN_TASKS))
+
     async def _post_or_update(self) -> None:
-        """The plan as a plan block: posted once, then updated in place."""
+        """The plan as a plan block: posted once, then updated in place when it changed."""
+        snapshot = self._snapshot()
+        if self.ts is not None and snapshot == self._shown_in_place:
+            return
+        self._shown_in_place = snapshot
         blocks, text = [plan_block(self.board)], self.board.title()
         if self.ts is None:
             response = await self._client.chat_postMessage(

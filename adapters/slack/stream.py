@@ -252,6 +252,7 @@ class SlackReplyStream:
             flush_chars=self.flush_chars,
             flush_interval=self.flush_interval,
             on_post=self._on_answer_post,
+            before_first_send=self.plan.pause,  # one stream at a time in the thread
         )
         self._answers[rich.id] = self._current = answer
         return answer

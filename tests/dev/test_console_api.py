@@ -178,7 +178,8 @@ async def test_stop_cancels_the_running_turn(data_dir: Path) -> None:
         assert events.outcome == "stopped"
         plan, answer = (m for m in events.slack_messages().values() if m["streamed"])
         assert answer["text"].endswith("_(Stopped.)_") and not answer["streaming"]
-        assert plan["chunks"] and not plan["streaming"]  # the plan was closed too
+        [block] = plan["blocks"]  # the plan was closed too, saying the turn was stopped
+        assert block["title"] == "Stopped after 2 of 2 steps" and not plan["streaming"]
         full = "Together they account for"
         assert full not in answer["text"]
         # Teams too ends what it showed with the mark (it once kept the cut text unmarked)
