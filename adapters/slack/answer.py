@@ -11,6 +11,8 @@ workspace where the streaming methods are unavailable) or fails on Slack's side 
 error page that is not JSON: ``adapters.slack.errors``) the answer continues as
 ``chat.postMessage`` + ``chat.update`` of the same text, so nobody loses an answer.
 An answer taken back before anything was sent (a preamble to tool calls) costs no call.
+``before_first_send`` runs just before the answer's first call (the reply stream ends the
+plan's stream there: one stream at a time in a thread).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ STREAM_REFUSED = frozenset(
 )
 
 
-def _falls_back(error: BaseException) -> bool:
+def falls_back(error: BaseException) -> bool:
     """Streaming refused, or failed on Slack's side: carry on without it."""
     failure = slack_failure(error)
     return failure.code in STREAM_REFUSED or failure.server_fault
@@ -73,6 +75,7 @@ class AnswerStream:
         flush_interval: float = 1.0,
         max_message_chars: int = MAX_MARKDOWN_TOTAL - 500,
         on_post: Callable[[str], Awaitable[None]] | None = None,
+        before_first_send: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._client = client
         self._channel = channel
@@ -83,6 +86,7 @@ class AnswerStream:
         self.flush_interval = flush_interval
         self.max_message_chars = max_message_chars
         self._on_post = on_post
+        self._before_first_send = before_first_send
         self._lock = asyncio.Lock()
         self._timer: asyncio.Task[None] | None = None
         self._buffer = ""
@@ -112,21 +116,6 @@ class AnswerStream:
                 await self._write(self._take())
         elif self._timer is None and self.flush_interval > 0:
             self._timer = asyncio.create_task(self._flush_later())
-
-    async def add_chunks(self, chunks: Sequence[dict[str, Any]]) -> bool:
-        """Stream task/plan chunks into the message; False when not streaming right now."""
-        if not self.started or self.fallback or self.finished or self._stream is None:
-            return False
-        self._cancel_timer()
-        async with self._lock:
-            text = self._take()
-            try:
-                await self._stream.append(markdown_text=text, chunks=list(chunks))
-            except SLACK_FAILURES as error:
-                await self._refused(error, text)
-                return False
-            self._message_text += text
-        return True
 
     async def finish(self, final_blocks: Sequence[dict[str, Any]] = ()) -> str | None:
         """Send the rest with ``final_blocks``; returns the ts of the answer's last message."""
@@ -192,7 +181,15 @@ class AnswerStream:
         if self._on_post is not None:
             await self._on_post(ts)
 
+    async def _first_send(self) -> None:
+        """Called once, just before the answer's first Web API call (an answer taken back
+        before anything was sent never calls it)."""
+        hook, self._before_first_send = self._before_first_send, None
+        if hook is not None:
+            await hook()
+
     async def _send(self, text: str) -> None:
+        await self._first_send()
         if self.fallback:
             await self._post_or_update(self._message_text + text)
             self._message_text += text
@@ -216,7 +213,7 @@ class AnswerStream:
 
     async def _refused(self, error: BaseException, text: str) -> None:
         """Streaming failed: carry on with ``chat.postMessage`` / ``chat.update``."""
-        if not _falls_back(error):
+        if not falls_back(error):
             raise error
         log.info("slack: streaming failed (%s); answering with chat.update", slack_failure(error))
         self.fallback = True
@@ -230,6 +227,7 @@ class AnswerStream:
         blocks = [*markdown_blocks(markdown), *extra_blocks]
         fallback_text = truncate(markdown, MAX_TEXT_FALLBACK) or " "
         if self._ts is None:
+            await self._first_send()
             response = await self._client.chat_postMessage(
                 channel=self._channel, thread_ts=self._thread_ts, text=fallback_text, blocks=blocks
             )
@@ -248,7 +246,7 @@ class AnswerStream:
             try:
                 await self._stream.stop(markdown_text=text or None, blocks=blocks or None)
             except SLACK_FAILURES as error:
-                if not _falls_back(error):
+                if not falls_back(error):
                     raise
                 self.fallback = True
                 await self._post_or_update(self._message_text + text, blocks)

@@ -1,10 +1,9 @@
-"""The bot's own controls and stream chunks: feedback buttons, the Stop button, task updates,
-and the clicks on them.
+"""The bot's own controls: feedback buttons, sources, the Stop button, and the clicks on them.
 
 ``feedback_block`` is the ``context_actions`` block with ``feedback_buttons`` every final
 answer carries; ``sources_block`` the line citing an answer's tables, with "Show query";
-``stop_message`` the "working… Stop" message of a long turn; ``task_chunk`` turns task
-tracker updates and tool status cards into streamed ``task_update`` chunks.
+``stop_message`` the "working… Stop" message of a long turn (a turn's steps stream as
+``adapters.slack.plan``).
 
 A click arrives as a signed ``block_actions`` payload; pure readers say what it means:
 
@@ -42,10 +41,7 @@ from adapters.slack.markdown import escape_mrkdwn, truncate
 from adapters.slack.payloads import Action, Click, MalformedPayload, parse_shape
 from agent_core.components import (
     ButtonGroupComponent,
-    RichComponent,
     SourcesComponent,
-    StatusCardComponent,
-    TaskTrackerUpdateComponent,
 )
 from agent_core.feedback import Feedback
 
@@ -63,6 +59,7 @@ TASK_STATUS = {
     "success": "complete",
     "error": "error",
     "failed": "error",
+    "stopped": "error",  # Slack's task cards have no "stopped": the detail says so
 }
 
 
@@ -153,39 +150,6 @@ def stop_message(turn_id: str) -> SlackMessage:
         ActionsBlock(elements=[stop]).to_dict(),
     ]
     return pack_messages(blocks, text="Working on it…")[0]
-
-
-def task_chunk(rich: RichComponent) -> dict[str, Any] | None:
-    """A streamed ``task_update`` chunk for task tracker updates and status cards."""
-    if isinstance(rich, TaskTrackerUpdateComponent):
-        task = rich.task
-        status = rich.status or (task.status if task else None)
-        title = task.title if task else rich.detail or "Task"
-        task_id = rich.task_id or (task.id if task else None)
-        if task_id is None or status is None:
-            return None
-        chunk: dict[str, Any] = {
-            "type": "task_update",
-            "id": task_id,
-            "title": truncate(title, 150),
-            "status": TASK_STATUS[status],
-        }
-        if rich.detail:
-            chunk["details"] = truncate(rich.detail, 500)
-        return chunk
-    if isinstance(rich, StatusCardComponent) and rich.status in TASK_STATUS:
-        chunk = {
-            "type": "task_update",
-            "id": rich.id,
-            "title": truncate(rich.title, 150),
-            "status": TASK_STATUS[rich.status],
-        }
-        if rich.description:
-            chunk["output" if chunk["status"] == "complete" else "details"] = truncate(
-                rich.description, 500
-            )
-        return chunk
-    return None
 
 
 # --- clicks on the controls ---------------------------------------------------------------------

@@ -43,6 +43,12 @@ MAX_TABLE_ROWS = 100
 MAX_TABLE_COLUMNS = 20
 MAX_TABLES_PER_MESSAGE = 1
 MAX_CHARTS_PER_MESSAGE = 2
+MAX_PLAN_TASKS = 40
+"""Task cards in one plan: Slack documents no cap, so a plan stays well inside the 50
+blocks of a message, as if each task card counted as one (``adapters.tasks`` folds the rest
+into one "N more steps" task)."""
+MAX_TASK_TITLE = 150
+MAX_TASK_DETAIL = 500
 
 TITLE_MAX = 50
 LABEL_MAX = 20

@@ -27,6 +27,7 @@ from agent_core.components import (
     RichTextComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
+    TaskListComponent,
     TaskTrackerUpdateComponent,
     UiComponent,
 )
@@ -68,6 +69,8 @@ class PrivateDelivery:
             return
         if isinstance(rich, StatusBarUpdateComponent | TaskTrackerUpdateComponent):
             return
+        if isinstance(rich, TaskListComponent) and rich.as_plan:
+            return  # the plan is progress: an ephemeral message could never tick it off
         if isinstance(rich, RichTextComponent) and rich.streaming:
             return  # only the final version of a private text is sent
         if (

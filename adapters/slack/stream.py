@@ -10,7 +10,10 @@ The channel's ``adapters.stream.ReplyStream``::
 What each component becomes:
 
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
-    task tracker updates        -> task_update chunks of the streaming answer, else status
+    task tracker updates,       -> the plan (``plan.SlackPlan``) from the second step on:
+    the model's stated plan
+                                   task_update / plan_update chunks, else a plan block;
+                                   one step alone shows as the status line
     the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
     the answer's sources        -> a line under the answer (its tables) + "Show query"
     questions to suggest (DM)   -> assistant.threads.setSuggestedPrompts (else buttons)
@@ -48,10 +51,10 @@ from adapters.slack.controls import (
     sources_block,
     stop_message,
     suggested_prompts,
-    task_chunk,
 )
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import SlackMessage
+from adapters.slack.plan import SlackPlan
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
 from adapters.slack.render import render
 from adapters.slack.slot import AnswerSlot
@@ -65,6 +68,7 @@ from agent_core.components import (
     SourcesComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
+    TaskListComponent,
     TaskTrackerUpdateComponent,
     UiComponent,
 )
@@ -121,6 +125,8 @@ class SlackReplyStream:
         self._sources: SourcesComponent | None = None  # cited under the next final answer
         self._sources_text = ""
         self.answer_ts: str | None = None
+        self.plan = SlackPlan(client, target, update_interval=update_interval,
+                              on_post=self._on_post)  # fmt: skip
 
     async def __aenter__(self) -> Self:
         delay = self._stop_button_after
@@ -142,12 +148,9 @@ class SlackReplyStream:
 
     async def handle(self, component: UiComponent) -> None:
         """Show one component version (ignored once the stream was settled)."""
-        if self._settled:
+        if self._settled or self._took_sources(component):
             return
         await self._flush_pending(force=False)
-        if isinstance(component.rich_component, SourcesComponent) and not component.is_private:
-            self._sources = component.rich_component  # cited under the answer, once written
-            return
         if self.target.private or (component.is_private and not self._private.inline):
             await self._private.deliver(component)
             return
@@ -158,6 +161,8 @@ class SlackReplyStream:
                     await self.status.set(rich.message)
             case TaskTrackerUpdateComponent():
                 await self._task(rich)
+            case TaskListComponent() if rich.as_plan:
+                await self.plan.update(rich)
             case StatusCardComponent() if self._is_quiet_progress(rich):
                 self._quiet.add(rich.id)
                 if rich.status in PROGRESS_STATUSES:
@@ -170,6 +175,14 @@ class SlackReplyStream:
                 self._held[rich.id] = component  # after the answer's text
             case _:
                 await self._blocks(component)
+
+    def _took_sources(self, component: UiComponent) -> bool:
+        """Keep the answer's sources, cited under the answer once it is written."""
+        rich = component.rich_component
+        if not isinstance(rich, SourcesComponent) or component.is_private:
+            return False
+        self._sources = rich
+        return True
 
     async def finish(self) -> None:
         """The turn answered: complete open answers, apply pending updates, remove the Stop
@@ -185,10 +198,12 @@ class SlackReplyStream:
     async def aclose(self) -> None:
         """Stop background sends: the Stop message's timer (and the message, if shown)."""
         await self._cancel_stop_timer()
+        await self.plan.aclose()
         await self._remove_stop()
 
     async def _close(self, *, note: str | None) -> None:
         await self._cancel_stop_timer()
+        await self.plan.close(stopped=note is not None)
         try:
             for answer in self._answers.values():
                 if not answer.finished:
@@ -234,13 +249,13 @@ class SlackReplyStream:
         return card.id in self._quiet and card.status in QUIET_WHEN_DONE
 
     async def _task(self, update: TaskTrackerUpdateComponent) -> None:
-        chunk = task_chunk(update)
-        if chunk is None:
+        """A step of the plan: the plan's message from the second step on, else the status
+        line names the step running."""
+        if await self.plan.update(update):
             return
-        if self._current is not None and await self._current.add_chunks([chunk]):
-            return
-        if chunk["status"] == "in_progress":
-            await self.status.set(f"is running {chunk['title']}…")
+        task = update.task
+        if task is not None and (update.status or task.status) == "in_progress":
+            await self.status.set(f"is running {task.title}…")
 
     # --- the answer ---------------------------------------------------------------------------
 
@@ -255,6 +270,7 @@ class SlackReplyStream:
             flush_chars=self.flush_chars,
             flush_interval=self.flush_interval,
             on_post=self._on_answer_post,
+            before_first_send=self.plan.pause,  # one stream at a time in the thread
         )
         self._answers[rich.id] = self._current = answer
         return answer

@@ -525,6 +525,8 @@ class FakeSlackApi:
             return {"ok": False, "error": "message_not_found"}
         message.text = call.args.get("text") or call.args.get("markdown_text") or message.text
         message.blocks = call.args.get("blocks") or message.blocks
+        if call.args.get("blocks"):
+            message.chunks = []  # new blocks replace what was streamed (task cards too)
         return {"channel": message.channel, "ts": message.ts}
 
     async def _chat_delete(self, call: Call) -> dict[str, Any]:

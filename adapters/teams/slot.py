@@ -18,7 +18,7 @@ posting a second answer::
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -156,10 +156,17 @@ class AnswerSlot:
         card = activities.message(self._ref, attachments=[stop_card(turn_id)])
         await self.posted(PostedMessage(await self._reply(card), "message"))
 
-    async def settle(self, text: str, *, post_if_empty: bool = True) -> None:
-        """End the slot with ``text`` (stopped, interrupted): in place when something was
-        posted, else as a new reply (unless ``post_if_empty`` is False). Never raises."""
-        message = activities.message(self._ref, text)
+    async def settle(
+        self,
+        text: str,
+        *,
+        post_if_empty: bool = True,
+        attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """End the slot with ``text`` (stopped, interrupted) and ``attachments`` (the plan):
+        in place when something was posted, else as a new reply (unless ``post_if_empty``
+        is False). Never raises."""
+        message = activities.message(self._ref, text, attachments=attachments)
         try:
             if self._current is not None:
                 await self._in_place(self._current, message)

@@ -11,6 +11,9 @@ buttons. The answer's sources (the queries its data came from) are citations too
 tables for everyone, their SQL as the citation's content only where the asker may see it
 and nobody else reads the chat (or where the SQL is open to everyone). Admin-only detail
 goes through ``PrivateDelivery`` (``adapters.teams.private``).
+The turn's steps (task tracker updates) are progress lines while they run and, once there
+are two, a task list card in the answer (``adapters.teams.plan``); a Stop leaves the steps
+that had not finished ``stopped`` in it.
 
 The message that carries the answer is an ``AnswerSlot``: give the stream one that knows what an
 earlier run of the turn posted and the answer goes into that message instead of a new one.
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from adapters.notices import closing_note
 from adapters.number_format import number_locale
+from adapters.tasks import TaskBoard
 from adapters.teams import activities, elements
 from adapters.teams.activities import (
     Activity,
@@ -49,10 +53,18 @@ from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.files import FileOffers
 from adapters.teams.limits import answer_messages, text_parts
 from adapters.teams.markdown import message_markdown
+from adapters.teams.plan import plan_progress_line, progress_line, task_list_card
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
 from adapters.teams.render import render
 from adapters.teams.slot import AnswerSlot, PostedMessage
-from agent_core.components import ComponentLifecycle, SourcesComponent, UiComponent
+from agent_core.components import (
+    ComponentLifecycle,
+    SourcesComponent,
+    TaskListComponent,
+    TaskOperation,
+    TaskTrackerUpdateComponent,
+    UiComponent,
+)
 
 if TYPE_CHECKING:
     from adapters.stream import ReplyStream
@@ -142,6 +154,7 @@ class TeamsReplyStream:
         self._halted = False
         self.message_ids: list[str] = []
         self.private_route: str | None = None
+        self.plan = TaskBoard()
 
     async def __aenter__(self) -> Self:
         if self._writer is None:
@@ -175,7 +188,7 @@ class TeamsReplyStream:
 
     async def handle(self, component: UiComponent) -> None:
         """Take one component (or a newer version of one already seen)."""
-        if self._halted or self._took_sources(component):
+        if self._halted or self._took_sources(component) or self._task(component.rich_component):
             return
         key = component.id
         with number_locale(self._ref.locale):
@@ -210,6 +223,27 @@ class TeamsReplyStream:
             return False
         self._sources = rich
         return True
+
+    def _task(self, update: object) -> bool:
+        """A step of the plan (or the model's stated plan): kept for the answer's task list;
+        a step that starts is the stream's progress line. False for other components."""
+        if isinstance(update, TaskListComponent) and update.as_plan:
+            line = plan_progress_line(self.plan) if self.plan.apply_plan(update) else None
+            if line is not None and self._writer is not None:
+                self._writer.set_status(line)
+            return True
+        if not isinstance(update, TaskTrackerUpdateComponent):
+            return False
+        if self.plan.apply(update) and update.operation is TaskOperation.ADD_TASK:
+            line = progress_line(self.plan, update.task_id or "")
+            if line is not None and self._writer is not None:
+                self._writer.set_status(line)
+        return True
+
+    @property
+    def _plan_cards(self) -> list[elements.Element]:
+        """The task list, once the turn ran more than one step."""
+        return [task_list_card(self.plan)] if len(self.plan) > 1 else []
 
     def _take_text(self, component: UiComponent, text: str) -> None:
         self._texts[component.id] = text
@@ -305,8 +339,10 @@ class TeamsReplyStream:
         )
 
     async def _compose(self) -> list[Activity]:
+        self.plan.end()
         lifted = message_markdown(self.answer_text)
-        cards = [elements.card([table], full_width=True) for table in lifted.tables]
+        cards = self._plan_cards
+        cards += [elements.card([table], full_width=True) for table in lifted.tables]
         cards += list(self._cards.values())
         note = None
         if self._private_cards:
@@ -356,12 +392,15 @@ class TeamsReplyStream:
 
     async def settle(self, note: str) -> None:
         """End the answer early: the text the asker already saw ends with ``note``
-        (``_(Stopped.)_``, as in Slack), or ``note`` alone replaces a progress card; nothing
-        is posted when nothing was (the asker saw no answer begin)."""
+        (``_(Stopped.)_``, as in Slack), or ``note`` alone replaces a progress card, with
+        the plan's task list (its unfinished steps ``stopped``) when it had two steps or
+        more; nothing is posted when nothing was and there was no plan."""
         shown = self._writer.shown_text.rstrip() if self._writer is not None else ""
         await self.aclose()
         ending = f"{shown}{closing_note(note)}" if shown else note
-        await self.slot.settle(ending, post_if_empty=False)
+        self.plan.end(stopped=True)
+        plan = [elements.attachment(card) for card in self._plan_cards]
+        await self.slot.settle(ending, post_if_empty=bool(plan), attachments=plan)
 
     async def aclose(self) -> None:
         """Stop background sends (the turn ended or was cancelled)."""

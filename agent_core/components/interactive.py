@@ -59,11 +59,20 @@ class ButtonGroupComponent(RichComponent):
     full_width: bool = False
 
 
-TaskStatus = Literal["pending", "in_progress", "completed", "error"]
+TaskStatus = Literal["pending", "in_progress", "completed", "error", "stopped"]
+"""``stopped``: the user pressed Stop before the task finished."""
+
+OPEN_TASK_STATUSES: frozenset[str] = frozenset({"pending", "in_progress"})
+"""Statuses of a task that has not finished (what a Stop turns into ``stopped``)."""
 
 
 class Task(BaseModel):
-    """One entry of a task list or the task tracker."""
+    """One entry of a task list or the task tracker; ``parent_id`` names the group of
+    parallel steps it runs in.
+
+    >>> Task(title="run_sql", parent_id="g1").status
+    'pending'
+    """
 
     model_config = ConfigDict(defer_build=True)
 
@@ -75,10 +84,15 @@ class Task(BaseModel):
     created_at: float = Field(default_factory=time.time)
     completed_at: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    parent_id: str | None = None
 
 
 class TaskListComponent(RichComponent):
-    """A checklist; ``update_task`` returns a newer version of the list."""
+    """A checklist; ``update_task`` returns a newer version of the list.
+
+    ``as_plan``: the list is the turn's plan (``agent_core.tools.plan.PlanTool``): channels
+    merge its tasks into the plan they show instead of showing a list of its own.
+    """
 
     type: ComponentType = ComponentType.TASK_LIST
     title: str = "Tasks"
@@ -87,6 +101,7 @@ class TaskListComponent(RichComponent):
     allow_reorder: bool = False
     show_timestamps: bool = True
     filter_status: TaskStatus | None = None
+    as_plan: bool = False
 
     def add_task(self, task: Task) -> TaskListComponent:
         return self.update(tasks=[*self.tasks, task])

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         SaveTextMemoryTool,
         SearchSavedCorrectToolUsesTool,
     )
+    from agent_core.tools.plan import PlanArgs, PlanStep, PlanTool
     from agent_core.tools.sql import RunSqlArgs, RunSqlTool, SqlError, SqlResult, SqlRunner
     from agent_core.tools.visualize import (
         ChartError,
@@ -31,11 +32,15 @@ _BUILT_INS = {
     "RunSqlArgs": "sql", "VisualizeDataTool": "visualize",
     "VisualizeDataArgs": "visualize", "ChartError": "visualize", "plan_chart": "visualize",
     "SearchSavedCorrectToolUsesTool": "memory_tools", "SaveQuestionToolArgsTool": "memory_tools",
-    "SaveTextMemoryTool": "memory_tools",
+    "SaveTextMemoryTool": "memory_tools", "PlanTool": "plan", "PlanArgs": "plan",
+    "PlanStep": "plan",
 }
 
 __all__ = [
     "ChartError",
+    "PlanArgs",
+    "PlanStep",
+    "PlanTool",
     "RunSqlArgs",
     "RunSqlTool",
     "SaveQuestionToolArgsTool",

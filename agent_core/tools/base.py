@@ -83,13 +83,16 @@ class Tool(ABC, Generic[TArgs]):
     the pydantic args model from ``get_args_schema`` and implement ``execute``.
 
     ``parallel_safe = False`` makes the agent run the tool alone, never concurrently with
-    other tool calls of the same LLM response. ``access_groups`` are the default groups; the
-    registry's ``register_local_tool(tool, access_groups)`` overrides them.
+    other tool calls of the same LLM response. ``shown_as_step = False`` keeps a bookkeeping
+    tool (the plan tool) out of the plan and the status line. ``access_groups`` are the
+    default groups; the registry's ``register_local_tool(tool, access_groups)`` overrides
+    them.
     """
 
     name: str
     description: str
     parallel_safe: bool = True
+    shown_as_step: bool = True
 
     @property
     def access_groups(self) -> list[str]:

@@ -1,7 +1,12 @@
 """The ``act`` stage: run the LLM's tool calls (steps 15-17).
 
 Calls run in sequential groups of parallel calls: consecutive ``parallel_safe`` tools run
-concurrently, a tool with ``parallel_safe = False`` runs alone. Components stream as each
+concurrently, a tool with ``parallel_safe = False`` runs alone. Each call is a task of the
+turn's plan (``TaskTrackerUpdateComponent``: in progress, then complete or error), and a
+group of parallel calls is a task too, whose calls name it as their ``parent_id``; the
+channels show them as Slack's plan and Teams' task list. When the model stated a plan
+(``agent_core.tools.plan``), the calls made while one of its steps is in progress are shown
+under that step. Components stream as each
 call produces them; results enter the conversation in call order, group by group, so a Stop
 never leaves a finished call unrecorded.
 """
@@ -18,6 +23,7 @@ from agent_core.components import (
     NotificationComponent,
     StatusCardComponent,
     Task,
+    TaskListComponent,
     TaskTrackerUpdateComponent,
     UiComponent,
 )
@@ -72,8 +78,7 @@ async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
             for component in shown.after(result):
                 yield component
         else:
-            pipelines = [_run_call(deps, state, call, index, results) for index, call in group]
-            async for component in _merge(pipelines):
+            async for component in _run_group(deps, state, group, results):
                 yield component
         for index, call in group:
             done = results[index]
@@ -84,6 +89,29 @@ async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
             ))
             if done.success:
                 state.sources.extend(done.sources)
+
+
+async def _run_group(
+    deps: TurnDeps, state: TurnState, group: list[tuple[int, ToolCall]],
+    results: list[ToolResult | None],
+) -> ComponentStream:
+    """A group of parallel calls: one task for the group (its calls are its subtasks), the
+    calls run at once, and the group's task ends complete, or error if one call failed."""
+    task = None
+    if state.can(UiFeature.TOOL_NAMES) and all(_shown_as_step(deps, c) for _, c in group):
+        task = Task(title=f"{len(group)} steps at once", status="in_progress",
+                    parent_id=state.plan_step)  # fmt: skip
+        yield UiComponent.of(TaskTrackerUpdateComponent.add_task(task))
+    parent = task.id if task is not None else state.plan_step
+    pipelines = [_run_call(deps, state, call, index, results, parent) for index, call in group]
+    async for component in _merge(pipelines):
+        yield component
+    if task is not None:
+        failed = sum(not (r and r.success) for r in (results[index] for index, _ in group))
+        detail = f"{failed} of {len(group)} failed" if failed else f"{len(group)} done"
+        yield UiComponent.of(TaskTrackerUpdateComponent.update_task(
+            task.id, status="error" if failed else "completed", detail=detail,
+        ))
 
 
 async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
@@ -115,10 +143,11 @@ async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
 
 
 async def _run_call(
-    deps: TurnDeps, state: TurnState, call: ToolCall, index: int, results: list[ToolResult | None]
+    deps: TurnDeps, state: TurnState, call: ToolCall, index: int,
+    results: list[ToolResult | None], parent: str | None,
 ) -> ComponentStream:
     """One call of a parallel group, as ``act`` runs a call alone."""
-    shown = _Shown(deps, state, call)
+    shown = _Shown(deps, state, call, parent)
     for component in shown.before():
         yield component
     result = results[index] = await _execute(deps, state, call)
@@ -126,14 +155,31 @@ async def _run_call(
         yield component
 
 
+def _shown_as_step(deps: TurnDeps, call: ToolCall) -> bool:
+    tool = deps.tool_registry.peek(call.name)
+    return tool is None or tool.shown_as_step
+
+
+def _plan_step(result: ToolResult, current: str | None) -> str | None:
+    """The step of the model's plan in progress once ``result`` is in: a new version of the
+    plan names it, any other result leaves it as it was."""
+    rich = result.ui_component.rich_component if result.ui_component else None
+    if not isinstance(rich, TaskListComponent) or not rich.as_plan:
+        return current
+    return next((t.id for t in rich.tasks if t.status == "in_progress"), None)
+
+
 class _Shown:
     """What one call shows: its status to those who may see tool names, its arguments
     privately, then the outcome, the tool's own component, and error detail privately."""
 
-    __slots__ = ("call", "deps", "state", "status", "task")
+    __slots__ = ("call", "deps", "parent", "state", "status", "task")
 
-    def __init__(self, deps: TurnDeps, state: TurnState, call: ToolCall) -> None:
+    def __init__(
+        self, deps: TurnDeps, state: TurnState, call: ToolCall, parent: str | None = None
+    ) -> None:
         self.deps, self.state, self.call = deps, state, call
+        self.parent = parent or state.plan_step
         self.status: StatusCardComponent | None = None
         self.task: Task | None = None
 
@@ -142,8 +188,8 @@ class _Shown:
         if not deps.tool_registry.can_use(call.name, state.require_user()):
             return []
         shown = []
-        if state.can(UiFeature.TOOL_NAMES):
-            self.task = task = Task(title=call.name, status="in_progress")
+        if state.can(UiFeature.TOOL_NAMES) and _shown_as_step(deps, call):
+            self.task = task = Task(title=call.name, status="in_progress", parent_id=self.parent)
             self.status = StatusCardComponent(
                 title=call.name, status="running", description="Running..."
             )
@@ -158,6 +204,7 @@ class _Shown:
 
     def after(self, result: ToolResult) -> list[UiComponent]:
         shown, name = [], self.call.name
+        self.state.plan_step = _plan_step(result, self.state.plan_step)
         if self.status is not None and self.task is not None:
             outcome: CardStatus = "completed" if result.success else "failed"
             took = result.metadata.get("execution_time_ms")

@@ -49,6 +49,9 @@ class TurnState:
     hit_tool_limit: bool = False
     sources: list[Source] = field(default_factory=list)
     """What the turn's tools cited (``ToolResult.sources``), shown with the final answer."""
+    plan_step: str | None = None
+    """The step of the model's stated plan in progress (``PlanTool``): the tool calls made
+    meanwhile are shown under it."""
     finished: bool = False
     """A stage answered the turn early (starter UI, workflow command)."""
     saved: bool = False

@@ -214,15 +214,19 @@ const BlockKit = (() => {
     return (list || []).map(block).join("");
   }
 
-  // Streamed task_update chunks: the latest state of each task, in first-seen order.
+  // Streamed task_update chunks: the latest state of each task, in first-seen order, under
+  // the latest plan_update title (a stream in "timeline" mode has none).
   function tasks(chunks) {
     const byId = new Map();
+    let title = "";
     for (const c of chunks || []) {
       if (c.type === "task_update") byId.set(c.id, { ...(byId.get(c.id) || {}), ...c });
-      else if (c.type === "plan_update" && c.title) byId.set("__plan", { plan: c.title });
+      else if (c.type === "plan_update" && c.title) title = c.title;
     }
-    const list = [...byId.values()].filter((t) => !t.plan);
-    return list.length ? `<div class="bk-plan bk-plan-stream">${list.map(taskCard).join("")}</div>` : "";
+    const list = [...byId.values()];
+    if (!list.length && !title) return "";
+    const head = title ? `<div class="bk-plan-title">${esc(title)}</div>` : "";
+    return `<div class="bk-plan bk-plan-stream">${head}${list.map(taskCard).join("")}</div>`;
   }
 
   function files(list) {

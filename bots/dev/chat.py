@@ -136,10 +136,10 @@ class ChatSession:
             async for component in self.agent.send_message(context, text, conversation_id=key):
                 self.view.show(component)
         except asyncio.CancelledError:
-            self.view.end_answer()
+            self.view.end_turn(stopped=True)
             self.console.print("[yellow](stopped)[/yellow]")
             return False
-        self.view.end_answer()
+        self.view.end_turn()
         return True
 
 

@@ -5,7 +5,9 @@ bold is bold, code is code, never ``**``); tables are drawn with numbers as both
 write them (``adapters.number_format``); cards and notices are panels; a chart is shown
 inline where the terminal displays images (``terminal_images``), else saved as PNG under
 the data directory with its path printed, or drawn as text bars when no PNG was rendered
-(matplotlib is the ``[charts]`` extra). Suggested questions are numbered.
+(matplotlib is the ``[charts]`` extra). Suggested questions are numbered. A turn that ran
+more than one step ends with its plan: each step with its mark, a group of parallel steps
+with its steps under it, and after a Stop the steps that never finished marked stopped.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from adapters.number_format import format_number
+from adapters.tasks import TASK_MARKS, TaskBoard
 from bots.dev.terminal_images import Protocol, inline
 
 if TYPE_CHECKING:
@@ -59,6 +62,7 @@ class ChatView:
         self._live: Live | None = None
         self._live_id: str | None = None
         self._sources = ""
+        self.plan = TaskBoard()
 
     def show(self, component: UiComponent) -> None:
         rich = component.rich_component
@@ -98,8 +102,13 @@ class ChatView:
                 self._line(f"{rich.label or 'Progress'}: {round(rich.value * 100)}%")
             case c.StatusIndicatorComponent():
                 self._line(rich.message)
-            case c.StatusBarUpdateComponent() | c.TaskTrackerUpdateComponent():
-                pass  # the tool lines already show progress
+            case c.TaskTrackerUpdateComponent():
+                self.plan.apply(rich)  # the tool lines show progress; the plan ends the turn
+            case c.TaskListComponent() if rich.as_plan:
+                if self.plan.apply_plan(rich):
+                    self._line(f"Plan: {self.plan.title()}")
+            case c.StatusBarUpdateComponent():
+                pass
             case c.ChatInputUpdateComponent():
                 pass
             case c.SourcesComponent():
@@ -140,6 +149,21 @@ class ChatView:
         live, self._live, self._live_id = self._live, None, None
         if live is not None:
             live.stop()
+
+    def end_turn(self, *, stopped: bool = False) -> None:
+        """The turn is over: close the answer, then print its plan if it had two steps or
+        more (its unfinished steps stopped when the user stopped it)."""
+        self.end_answer()
+        plan, self.plan = self.plan, TaskBoard()
+        plan.end(stopped=stopped)
+        if len(plan) < 2:
+            return
+        lines = [plan.title()]
+        for task in plan.nested():
+            indent = "     ↳ " if task.parent_id else "  "
+            detail = f" · {task.detail}" if task.detail else ""
+            lines.append(f"{indent}{TASK_MARKS[task.status]} {task.title}{detail}")
+        self.console.print("\n".join(lines), style="dim", highlight=False, markup=False)
 
     # --- the rest -----------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ SMALL = {
     "redis_round_trips.py": (["--turns", "1", "--rounds", "1"], needs_redis),
     "schema_retrieval.py": (["--tables-per-branch", "2", "--questions", "10"], []),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
+    "slack_plan_calls.py": (["--turns", "1", "--steps", "2"], []),
     "slack_rss.py": (["--turns", "40", "--step", "20"], []),
     "slack_ingress.py": (
         ["--dispatches", "20", "--requests", "50", "--seconds", "1", "--paced-seconds", "0.2"],

@@ -3,12 +3,12 @@
 One console process (as a person starts it) serves every test; each test opens its own
 page. Covered: the first answer in both channels (Microsoft's Adaptive Cards renderer out of
 the box, Slack's status seen, no raw markdown mid-stream, one answer order, the same numbers,
-native charts with their title once), Slack's suggested prompts and the starter view on an
-empty send, the Slack / Teams views, an admin's private detail, feedback, Stop marked in both
-channels, layouts that hold for any input, refusals in the server's words, the payloads
-pane. Every Adaptive Card a page drew is then parsed by Microsoft's renderer (the shipped
-bundle), which must report no warning. Screenshots go to ``artifacts/screenshots/``.
-"""
+native charts with their title once), a turn's plan in both channels, Slack's suggested
+prompts and the starter view on an empty send, the Slack / Teams views, an admin's private
+detail, feedback, Stop marked in both channels, layouts that hold for any input, refusals in
+the server's words, the payloads pane. Every Adaptive Card a page drew is then parsed by
+Microsoft's renderer (the shipped bundle), which must report no warning. Screenshots go to
+``artifacts/screenshots/``."""
 
 from __future__ import annotations
 
@@ -245,6 +245,27 @@ def test_a_first_answer_in_both_channels(page: Page, console: RunningConsole) ->
     page.until(lambda d: "run_sql, visualize_data" in console.logged(), "the turn's log line")
     assert re.search(r'Ana \(user, dm\) "Who are our top customers by revenue\?" -> done in '
                      r"[\d.]+ s · tools run_sql, visualize_data", console.logged())
+
+
+def test_a_plan_in_both_channels(page: Page) -> None:
+    """Issue 13: a turn of several steps shows its plan, Slack's streamed plan (with its
+    title, in a channel) and Teams' task list card."""
+    page.click("#place-switch button", "# shop-analytics")
+    page.ask(QUESTION)
+    page.until(lambda d: page.css(f"{SLACK} .bk-plan-stream .bk-task"), "Slack's plan")
+    page.shot("plan-running")
+    page.idle()
+    plan = page.one(f"{SLACK} .bk-plan-stream")
+    assert plan.find_element("css selector", ".bk-plan-title").text == "Finished 2 steps"
+    tasks = [t.text for t in plan.find_elements("css selector", ".bk-task-title")]
+    assert tasks == ["2 steps at once", "run_sql", "visualize_data"]
+    assert len(plan.find_elements("css selector", ".bk-task-complete")) == 3
+    teams_answer = page.css(f"{TEAMS} .msg.bot")[-1]
+    teams_plan = teams_answer.find_elements("css selector", ".teams-card")[0].text
+    assert "Finished 2 steps" in teams_plan and "↳ ✅ visualize_data ·" in teams_plan
+    page.js("arguments[0].scrollIntoView(); arguments[1].scrollIntoView()", plan,
+            teams_answer.find_elements("css selector", ".teams-card")[0])  # fmt: skip
+    page.shot("plan-done")
 
 
 def test_suggested_prompts_and_the_starter_view(page: Page) -> None:

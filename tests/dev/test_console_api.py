@@ -57,7 +57,11 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     assert "chat.startStream" in slack_calls and "chat.stopStream" in slack_calls
     assert "assistant.threads.setStatus" in slack_calls
     messages = list(events.slack_messages().values())
-    answer = next(m for m in messages if m["streamed"])
+    plan, answer = (m for m in messages if m["streamed"])  # the plan's stream comes first
+    steps = {c["id"]: (c["title"], c["status"]) for c in plan["chunks"]}  # a DM: a timeline
+    assert list(steps.values()) == [("2 steps at once", "complete"), ("run_sql", "complete"),
+                                    ("visualize_data", "complete")]  # fmt: skip
+    assert plan["text"] == "" and not plan["streaming"]
     assert "Tidal Retail GmbH" in answer["text"] and answer["streaming"] is False
     # the sources line (issue 13: the tables the answer used), then the feedback buttons
     assert [b["type"] for b in answer["blocks"]] == ["section", "context_actions"]
@@ -65,9 +69,9 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     assert any(b["type"] == "table" for m in messages for b in m["blocks"])
     [chart] = [b for m in messages for b in m["blocks"] if b["type"] == "data_visualization"]
     assert chart["title"] == "Top 10 customers by revenue"  # native, long names cut to fit
-    kinds = [("answer" if m["streamed"] else m["blocks"][-1]["type"])
-             for m in sorted(messages, key=lambda m: float(m["ts"]))]
-    assert kinds[:3] == ["answer", "table", "data_visualization"]  # text, table, chart
+    kinds = [("plan" if m is plan else "answer" if m["streamed"] else m["blocks"][-1]["type"])
+             for m in sorted(messages, key=lambda m: float(m["ts"]))]  # fmt: skip
+    assert kinds[:4] == ["plan", "answer", "table", "data_visualization"]  # steps, text, data
 
     activities = [e["activity"] for e in events.teams_activities()]
     streamed = [a for a in activities if a["type"] == "typing" and a.get("entities")]
@@ -165,15 +169,19 @@ async def test_stop_cancels_the_running_turn(data_dir: Path) -> None:
         async def stop_once_text_streams(event: str, data: Any) -> None:
             if event == "turn" and data["state"] == "started":
                 started.append(data["id"])
-            if event == "slack" and data.get("method") == "chat.startStream" and not stopped:
+            answer_starts = event == "slack" and data.get("method") == "chat.startStream" and (
+                not data["args"].get("task_display_mode"))  # the answer's, not the plan's
+            if answer_starts and not stopped:
                 response = await client.post(f"/api/turns/{started[0]}/stop")
                 stopped.append(await response.json())
 
         events = await console.ask(QUESTION, on_event=stop_once_text_streams)
         assert stopped == [{"stopping": True, "state": "running"}]
         assert events.outcome == "stopped"
-        answer = next(m for m in events.slack_messages().values() if m["streamed"])
+        plan, answer = (m for m in events.slack_messages().values() if m["streamed"])
         assert answer["text"].endswith("_(Stopped.)_") and not answer["streaming"]
+        [block] = plan["blocks"]  # the plan was closed too, saying the turn was stopped
+        assert block["title"] == "Stopped after 2 of 2 steps" and not plan["streaming"]
         full = "Together they account for"
         assert full not in answer["text"]
         # Teams too ends what it showed with the mark (it once kept the cut text unmarked)
@@ -337,7 +345,7 @@ async def test_sources_show_their_query_to_an_admin_only(console: Console) -> No
     pane never holds SQL its asker may not see."""
     thread = "1700000000.000300"
     events = await console.ask(QUESTION, persona(ANA, "channel"), thread=thread)
-    answer = next(m for m in events.slack_messages().values() if m["streamed"])
+    _, answer = (m for m in events.slack_messages().values() if m["streamed"])  # plan, answer
     button = answer["blocks"][0]["accessory"]
     assert button["action_id"] == "threadline_show_query"
     [sources] = events.components("sources")

@@ -153,13 +153,3 @@ async def test_other_errors_are_not_swallowed(fake: FakeSlackApi) -> None:
     answer = stream(fake, flush_chars=5)
     with pytest.raises(SlackApiError):
         await answer.append("hello there")
-
-
-async def test_task_chunks_join_an_active_stream_only(fake: FakeSlackApi) -> None:
-    answer = stream(fake, flush_chars=5)
-    chunk = {"type": "task_update", "id": "t1", "title": "run_sql", "status": "in_progress"}
-    assert await answer.add_chunks([chunk]) is False
-    await answer.append("Working on it")
-    assert await answer.add_chunks([chunk]) is True
-    await answer.finish()
-    assert fake.visible("C1")[0].chunks == [chunk]

@@ -15,7 +15,6 @@ from adapters.slack.controls import (
     STOP_ACTION,
     feedback_block,
     stop_message,
-    task_chunk,
 )
 from adapters.slack.limits import (
     MAX_BLOCKS,
@@ -492,25 +491,6 @@ def test_stop_message_carries_the_turn_id() -> None:
         "turn-1",
         "danger",
     )
-
-
-def test_task_chunks_for_tracker_updates_and_status_cards() -> None:
-    task = Task(title="Query DB")
-    added = task_chunk(TaskTrackerUpdateComponent.add_task(task))
-    assert added == {"type": "task_update", "id": task.id, "title": "Query DB", "status": "pending"}
-    done = task_chunk(TaskTrackerUpdateComponent.update_task(task.id, status="completed"))
-    assert done is not None and done["status"] == "complete"
-    card = StatusCardComponent(title="run_sql", status="completed", description="3 rows")
-    chunk = task_chunk(card)
-    assert chunk == {
-        "type": "task_update",
-        "id": card.id,
-        "title": "run_sql",
-        "status": "complete",
-        "output": "3 rows",
-    }
-    assert task_chunk(StatusCardComponent(title="x", status="info")) is None
-    assert task_chunk(TaskTrackerUpdateComponent.clear_tasks()) is None
 
 
 @pytest.mark.parametrize(

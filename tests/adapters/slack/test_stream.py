@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.notices import STOPPED
 from adapters.slack.context import ReplyTarget
+from adapters.slack.limits import validate_block
 from adapters.slack.stream import SlackReplyStream
 from adapters.slack.testing import FakeSlackApi
 from agent_core import RequestContext, ScriptedResponse, StaticUserResolver, User
@@ -144,17 +145,57 @@ async def test_tool_progress_is_status_only_and_failures_are_posted(fake: FakeSl
     ]
 
 
-async def test_task_updates_join_the_streaming_answer(fake: FakeSlackApi) -> None:
+async def test_one_step_shows_in_the_status_line_and_a_second_starts_the_plan(
+    fake: FakeSlackApi,
+) -> None:
+    """Issue 13 changes this on purpose: task updates no longer join the streaming answer;
+    they are the plan's own message once the turn runs a second step, a plan block updated
+    in place while the answer holds the thread's stream."""
     stream = reply(fake, flush_chars=5)
     text = RichTextComponent(content="Working", delta="Working", markdown=True, streaming=True)
     await stream.handle(ui(text))
-    task = Task(title="run_sql", status="in_progress")
-    await stream.handle(ui(TaskTrackerUpdateComponent.add_task(task)))
-    await stream.handle(ui(TaskTrackerUpdateComponent.update_task(task.id, status="completed")))
+    first = Task(title="run_sql", status="in_progress")
+    await stream.handle(ui(TaskTrackerUpdateComponent.add_task(first)))
+    assert fake.calls_to("assistant.threads.setStatus")[-1].args["status"] == (
+        "is running run_sql…"
+    )
+    await stream.handle(ui(TaskTrackerUpdateComponent.update_task(first.id, status="completed")))
+    second = Task(title="draw_chart", status="in_progress")
+    await stream.handle(ui(TaskTrackerUpdateComponent.add_task(second)))
+    await stream.handle(ui(TaskTrackerUpdateComponent.update_task(second.id, status="completed")))
     await stream.handle(ui(text.update(content="Working done", delta=" done", streaming=False)))
-    [message] = fake.visible("C1")
-    assert [c["status"] for c in message.chunks] == ["in_progress", "complete"]
-    assert message.text == "Working done"
+    await stream.finish()
+    answer, plan = fake.visible("C1")
+    assert answer.text == "Working done" and answer.chunks == []
+    assert [c.args.get("task_display_mode") for c in fake.calls_to("chat.startStream")] == [None]
+    [block] = plan.blocks
+    assert validate_block(block)["title"] == "Finished 2 steps"
+    assert [(t["title"], t["status"]) for t in block["tasks"]] == [
+        ("run_sql", "complete"), ("draw_chart", "complete")]
+
+
+async def test_the_plans_stream_ends_when_the_answer_starts(fake: FakeSlackApi) -> None:
+    """One stream at a time in a thread: the plan stands complete above the answer."""
+    stream = reply(fake, flush_chars=5, update_interval=0)
+    steps = [Task(title=f"step {i}", status="completed") for i in range(2)]
+    for step in steps:
+        await stream.handle(ui(TaskTrackerUpdateComponent.add_task(step)))
+    text = RichTextComponent(content="Answer", delta="Answer", markdown=True, streaming=True)
+    await stream.handle(ui(text))
+    plan_ts = stream.plan.ts
+    stops = [c.args["ts"] for c in fake.calls_to("chat.stopStream")]
+    starts = [c for c in fake.calls_to("chat.startStream") if c.args.get("task_display_mode")]
+    assert stops == [plan_ts] and len(starts) == 1
+    calls = fake.calls
+    answer_start = next(i for i, c in enumerate(calls) if c.method == "chat.startStream"
+                        and not c.args.get("task_display_mode"))  # fmt: skip
+    plan_stop = next(i for i, c in enumerate(calls) if c.method == "chat.stopStream")
+    assert plan_stop < answer_start  # the plan's stream ended before the answer's began
+    await stream.handle(ui(text.update(content="Answer.", delta=".", streaming=False)))
+    await stream.finish()
+    plan, answer = fake.visible("C1")
+    assert plan.ts == plan_ts and not plan.streaming and answer.text == "Answer."
+    assert fake.calls_to("chat.update") == []  # nothing changed after: no update
 
 
 async def test_rewritten_final_text_replaces_the_streamed_one(fake: FakeSlackApi) -> None:
