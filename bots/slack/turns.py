@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.slack.context import (
     ReplyTarget,
@@ -44,6 +45,7 @@ from adapters.slack.context import (
     reply_target,
     turn_key,
 )
+from adapters.slack.files import download
 from adapters.slack.history import fetch_thread, thread_prompt
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.stream import SlackReplyStream
@@ -52,8 +54,10 @@ from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
 from agent_core.state.turns import Turn, TurnQueue
+from agent_core.tools.files import file_scope
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.files import SharedFiles, take_files
 from bots.outage import record_when_back
 from bots.slack.clients import WorkspaceClients
 from bots.slack.metrics import SlackMetrics
@@ -83,6 +87,9 @@ class QueuedTurn(BaseModel):
     """Set on a first mention inside a human thread: read the thread up to this message."""
     bot_user_id: str | None = None
     enterprise_install: bool = False
+    files: list[SharedFile] = []
+    """The files shared with the message (read from the signed event; downloaded by the
+    worker)."""
 
     @property
     def team(self) -> str:
@@ -150,6 +157,7 @@ class SlackTurns:
         threads: ThreadMembership,
         *,
         metrics: SlackMetrics,
+        files: SharedFiles | None = None,
         concurrency: int = 64,
         dedupe_ttl: float = 3600.0,
         stop_button_after: float = 3.0,
@@ -161,6 +169,7 @@ class SlackTurns:
         self.clients = clients
         self.threads = threads
         self.metrics = metrics
+        self.files = files
         self.concurrency = concurrency
         self.dedupe_ttl = dedupe_ttl
         self.stop_button_after = stop_button_after
@@ -376,9 +385,30 @@ class SlackTurns:
     ) -> None:
         context = queued.request_context(reply.target, turn_id)
         text = await self._question(queued, client, reply.target)
+        if queued.files:
+            text = await self._with_files(reply, queued, client, context, text)
         key = conversation_id(context)
         async for component in self.agent.send_message(context, text, conversation_id=key):
             await reply.handle(component)
+
+    async def _with_files(
+        self, reply: SlackReplyStream, queued: QueuedTurn, client: AsyncWebClient,
+        context: RequestContext, text: str,
+    ) -> str:  # fmt: skip
+        """Load the files shared with the message into the asker's tables (telling the
+        asker what could not be read); the question, with what the files became."""
+        limit = self.files.max_bytes if self.files is not None else 0
+
+        async def fetch(file: SharedFile) -> bytes:
+            return await download(client, file, max_bytes=limit)
+
+        taken = await take_files(
+            self.files, queued.files, asker=str(context.metadata.get("user_id") or ""),
+            scope=file_scope(context.metadata), fetch=fetch,
+        )  # fmt: skip
+        if (notice := taken.notice()) is not None:
+            await reply.handle(notice)
+        return taken.question(text)
 
     @staticmethod
     async def _question(queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget) -> str:

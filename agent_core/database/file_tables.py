@@ -1,0 +1,353 @@
+"""``FileTables``: the files people share, as DuckDB tables of their own conversation.
+
+Each *scope* (one person in one conversation: ``file_scope`` in ``agent_core.tools.files``)
+has its own DuckDB database file under ``root``; nothing is shared between scopes, so a
+file never reaches another person, thread or profile. Loading writes (Threadline's own
+statements, ``agent_core.database.file_formats``); the LLM's queries run on a *read-only*
+open with file access turned off and locked (no ``read_csv('/etc/passwd')``, no ``COPY``,
+no ``ATTACH``, no extension installs), after the same one-read-statement check as the
+database's, within a timeout, interrupted on Stop. ``attach`` joins the configured
+database, when DuckDB can open it, read-only as ``db``.
+
+>>> import asyncio, tempfile
+>>> files = FileTables(Path(tempfile.mkdtemp()))
+>>> [t.name for t in asyncio.run(files.add("ana@thread", "sales.csv", b"region,n\\nEU,3\\n"))]
+['sales']
+>>> asyncio.run(files.runner("ana@thread").run_sql("SELECT n FROM sales")).rows
+[[3]]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from agent_core.database.file_formats import (
+    FileKind,
+    FileLoadError,
+    kind_of,
+    load_statement,
+    quoted,
+    table_name,
+    too_big,
+    xlsx_sheets,
+)
+from agent_core.database.results import read_result
+from agent_core.database.statements import check_statement
+from agent_core.tools.sql import SqlError, SqlResult, SqlRunner
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+DUCKDB_EXTRA = "pip install 'threadline[files]'"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileLimits:
+    """How much a shared file may hold, and how long its tables are kept.
+
+    >>> FileLimits().max_bytes // 1024 // 1024
+    25
+    """
+
+    max_bytes: int = 25 * 1024 * 1024
+    max_tables: int = 20
+    """Tables one person may have in one conversation."""
+    max_cells: int = 5_000_000
+    """Cells of one XLSX workbook (a small zip can hold a huge sheet)."""
+    memory_limit: str = "512MB"
+    keep_seconds: float = 7 * 24 * 3600.0
+    """A conversation's tables are dropped this long after its last file was shared."""
+
+
+@dataclass(frozen=True)
+class FileTable:
+    """One table made from a shared file: its name, the file, its size and columns.
+
+    >>> FileTable("sales", "sales.csv", 2, [("region", "VARCHAR")]).describe()
+    'sales (from sales.csv, 2 rows): region VARCHAR'
+    """
+
+    name: str
+    source: str
+    rows: int
+    columns: list[tuple[str, str]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        columns = ", ".join(f"{name} {kind}" for name, kind in self.columns)
+        plural = "" if self.rows == 1 else "s"
+        return f"{self.name} (from {self.source}, {self.rows:,} row{plural}): {columns}"
+
+
+@dataclass(frozen=True)
+class Attached:
+    """The configured database, joined read-only as ``db`` (``kind``: DuckDB's ``TYPE``)."""
+
+    path: Path
+    kind: Literal["duckdb", "sqlite"] = "duckdb"
+
+
+class FileTables:
+    """The store; see the module docstring."""
+
+    def __init__(
+        self, root: Path, *, limits: FileLimits | None = None, attach: Attached | None = None
+    ) -> None:
+        self.root = root
+        self.limits = limits or FileLimits()
+        self.attach = attach
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def path(self, scope: str) -> Path:
+        """The scope's database file (its name says nothing about the scope)."""
+        return self.root / f"{hashlib.sha256(scope.encode()).hexdigest()[:40]}.duckdb"
+
+    def _lock(self, scope: str) -> asyncio.Lock:
+        return self._locks.setdefault(scope, asyncio.Lock())
+
+    async def add(self, scope: str, name: str, content: bytes) -> list[FileTable]:
+        """Load the file ``name`` into the scope's tables (one per XLSX sheet); its tables.
+        Raises ``FileLoadError`` with a message for the person who shared it."""
+        if len(content) > self.limits.max_bytes:
+            raise FileLoadError(too_big(name, self.limits.max_bytes))
+        if not content.strip():
+            raise FileLoadError(f"{name} is empty")
+        kind = kind_of(name, content[:8])
+        async with self._lock(scope):
+            return await asyncio.to_thread(self._load, scope, name, kind, content)
+
+    async def tables(self, scope: str) -> list[FileTable]:
+        """The scope's tables, newest file last."""
+        if not self.path(scope).exists():
+            return []
+        async with self._lock(scope):
+            return await asyncio.to_thread(self._read_tables, scope)
+
+    def runner(self, scope: str) -> SqlRunner:
+        """A ``SqlRunner`` over the scope's tables (read-only)."""
+        return ScopeRunner(self, scope)
+
+    def sweep(self) -> int:
+        """Drop the databases of conversations idle for ``keep_seconds``; how many."""
+        cutoff = time.time() - self.limits.keep_seconds
+        dropped = 0
+        for path in self.root.glob("*.duckdb*"):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    dropped += 1
+        return dropped
+
+    # --- the worker thread side -----------------------------------------------------------
+
+    def _load(self, scope: str, name: str, kind: FileKind, content: bytes) -> list[FileTable]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        parts = self._parts(name, kind, content)
+        duckdb = _duckdb()
+        with (
+            tempfile.TemporaryDirectory(dir=self.root) as scratch,
+            duckdb.connect(str(self.path(scope)), config=self._config()) as connection,
+        ):
+            names = {row[0] for row in connection.execute(TABLE_NAMES).fetchall()}
+            if len(names | {table for table, _, _ in parts}) > self.limits.max_tables:
+                raise FileLoadError(
+                    f"{name} would make more than {self.limits.max_tables} tables in this "
+                    "conversation; start a new thread for more files"
+                )
+            for table, part_kind, data in parts:
+                source = Path(scratch) / f"{table}.{part_kind}"
+                source.write_bytes(data)
+                _create(connection, name, table, part_kind, source)
+            made = {table for table, _, _ in parts}
+            return [t for t in _tables(connection) if t.name in made]
+
+    def _parts(self, name: str, kind: FileKind, content: bytes) -> list[tuple[str, str, bytes]]:
+        """(table, format, bytes) for each table the file makes."""
+        if kind != "xlsx":
+            return [(table_name(name), kind, content)]
+        sheets = list(xlsx_sheets(name, content, max_cells=self.limits.max_cells))
+        if not sheets:
+            raise FileLoadError(f"{name} has no data in any sheet")
+        if len(sheets) == 1:
+            return [(table_name(name), "xlsx", sheets[0][1])]
+        return [(table_name(name, sheet), "xlsx", data) for sheet, data in sheets]
+
+    def _read_tables(self, scope: str) -> list[FileTable]:
+        with _duckdb().connect(str(self.path(scope)), read_only=True,
+                               config=self._config(locked=True)) as connection:  # fmt: skip
+            return _tables(connection)
+
+    def _config(self, *, locked: bool = False) -> dict[str, Any]:
+        config: dict[str, Any] = {"threads": 2, "memory_limit": self.limits.memory_limit}
+        if locked:
+            config |= {"enable_external_access": False, "autoload_known_extensions": False}
+        return config
+
+    def query(self, scope: str, sql: str, max_rows: int, handle: Interrupt) -> SqlResult:
+        """Run the LLM's ``sql`` on a read-only, locked open of the scope's database."""
+        path = self.path(scope)
+        if not path.exists():
+            raise SqlError(NO_FILES, reason="unavailable")
+        check_statement(sql, "duckdb")
+        duckdb = _duckdb()
+        external = self.attach is not None
+        with duckdb.connect(str(path), read_only=True,
+                            config=self._config(locked=not external)) as connection:  # fmt: skip
+            if external:
+                self._attach(connection)
+            handle.attach(connection)
+            started = time.perf_counter()
+            try:
+                connection.execute(sql)
+                result = read_result(connection, max_rows=max_rows, count_limit=1_000_000,
+                                     deadline=handle.deadline)  # fmt: skip
+            except duckdb.Error as error:
+                raise _translate(error, handle) from None
+            result.elapsed_ms = (time.perf_counter() - started) * 1000
+            return result
+
+    def _attach(self, connection: Any) -> None:
+        """Join the configured database read-only as ``db``, then lock file access."""
+        attach = self.attach
+        assert attach is not None
+        try:
+            kind = "" if attach.kind == "duckdb" else f"TYPE {attach.kind}, "
+            path = str(attach.path).replace("'", "''")
+            connection.execute(f"ATTACH '{path}' AS db ({kind}READ_ONLY)")
+        except _duckdb().Error as error:  # e.g. DuckDB's sqlite extension is not installed
+            logger.warning("files: could not join the database %s: %s", attach.path,
+                           str(error).splitlines()[0])  # fmt: skip
+        connection.execute("SET enable_external_access = false")
+        connection.execute("SET lock_configuration = true")
+
+
+NO_FILES = "no files were shared with you in this conversation"
+TABLE_NAMES = "SELECT table_name FROM duckdb_tables() WHERE NOT internal"
+
+
+def _duckdb() -> Any:
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover - the extra is part of dev
+        raise FileLoadError(f"reading shared files needs DuckDB: {DUCKDB_EXTRA}") from None
+    return duckdb
+
+
+def _create(connection: Any, name: str, table: str, kind: str, source: Path) -> None:
+    """Create ``table`` from ``source``; a CSV whose guessed types fail further down is
+    read again as text."""
+    duckdb = _duckdb()
+    statement = load_statement(kind, table)  # type: ignore[arg-type]
+    try:
+        connection.execute(statement, [str(source)])
+    except duckdb.ConversionException:
+        if kind not in ("csv", "tsv", "xlsx"):
+            raise FileLoadError(f"{name} could not be read: its values do not fit") from None
+        connection.execute(load_statement(kind, table, all_text=True),  # type: ignore[arg-type]
+                           [str(source)])  # fmt: skip
+    except duckdb.OutOfMemoryException:
+        raise FileLoadError(f"{name} is too large to load; share a smaller extract") from None
+    except duckdb.Error as error:
+        first = str(error).splitlines()[0][:200]
+        raise FileLoadError(f"{name} could not be read as {kind.upper()}: {first}") from None
+    label = name.replace("'", "''")
+    connection.execute(f"COMMENT ON TABLE {quoted(table)} IS '{label}'")
+
+
+def _tables(connection: Any) -> list[FileTable]:
+    found = connection.execute(
+        "SELECT table_name, comment FROM duckdb_tables() WHERE NOT internal ORDER BY table_oid"
+    ).fetchall()
+    tables = []
+    for name, comment in found:
+        columns = connection.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+            "ORDER BY column_index", [name],
+        ).fetchall()  # fmt: skip
+        rows = connection.execute(f"SELECT count(*) FROM {quoted(name)}").fetchone()[0]
+        tables.append(FileTable(name, comment or name, int(rows), [tuple(c) for c in columns]))
+    return tables
+
+
+def _translate(error: Exception, handle: Interrupt) -> SqlError:
+    duckdb = _duckdb()
+    first = str(error).splitlines()[0][:300]
+    if isinstance(error, duckdb.InterruptException) or handle.reason is not None:
+        reason = handle.reason or "timeout"
+        return SqlError(f"the query was stopped ({reason})", reason="timeout")
+    if isinstance(error, duckdb.PermissionException):
+        return SqlError(f"refused: {first}", reason="read_only")
+    if isinstance(error, duckdb.InvalidInputException) and "read-only" in first:
+        return SqlError(f"refused: {first}", reason="read_only")
+    return SqlError(first, reason="invalid")
+
+
+class Interrupt:
+    """The one running query of a ``ScopeRunner`` call, interrupted at its deadline or on
+    Stop from the event loop."""
+
+    def __init__(self, timeout: float) -> None:
+        self.deadline = time.perf_counter() + timeout
+        self.reason: str | None = None
+        self._connection: Any = None
+
+    def attach(self, connection: Any) -> None:
+        self._connection = connection
+        if self.reason is not None:
+            connection.interrupt()
+
+    def interrupt(self, reason: str) -> None:
+        self.reason = reason
+        if self._connection is not None:
+            with contextlib.suppress(Exception):  # already closed: nothing to interrupt
+                self._connection.interrupt()
+
+
+class ScopeRunner(SqlRunner):
+    """One scope's tables as a ``SqlRunner`` (DuckDB SQL, read-only)."""
+
+    dialect = "DuckDB"
+
+    def __init__(self, files: FileTables, scope: str) -> None:
+        self.files = files
+        self.scope = scope
+
+    async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
+        handle = Interrupt(timeout)
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(timeout, handle.interrupt, "timeout")
+        try:
+            async with self.files._lock(self.scope):
+                return await _shielded(self.files.query, self.scope, sql, max_rows, handle)
+        except asyncio.CancelledError:
+            handle.interrupt("stop")
+            raise
+        finally:
+            timer.cancel()
+
+    async def describe(self) -> str:
+        tables = await self.files.tables(self.scope)
+        return "\n".join(table.describe() for table in tables)
+
+
+async def _shielded(job: Callable[..., T], *args: Any) -> T:
+    """Run ``job`` on a thread; a cancelled caller still waits for the thread to return
+    (interrupted), so the scope's lock is never released under a running query."""
+    task = asyncio.ensure_future(asyncio.to_thread(job, *args))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        handle = args[-1]
+        if isinstance(handle, Interrupt):
+            handle.interrupt("stop")
+        with contextlib.suppress(Exception):
+            await task
+        raise
