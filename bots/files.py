@@ -21,17 +21,24 @@ before the answer) and to the LLM (so it does not pretend it saw the file).
 
 from __future__ import annotations
 
+import atexit
 import logging
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.files import FileRefused, SharedFile
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.database.file_formats import FileLoadError
-from agent_core.database.file_tables import FileLimits, FileTable, FileTables
+from agent_core.database.file_tables import Attached, FileLimits, FileTable, FileTables
 from agent_core.tools.files import QueryFilesTool, files_note
 from bots.agents import ServedAgent
+
+if TYPE_CHECKING:
+    from bots.serving import Config
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +73,10 @@ class FilesTaken:
 class SharedFiles:
     """The bots' side of shared files; see the module docstring."""
 
-    def __init__(self, tables: FileTables) -> None:
+    def __init__(self, tables: FileTables, *, allow_http: bool = False) -> None:
         self.tables = tables
+        self.allow_http = allow_http
+        """Plain-http download links (Teams): local fakes only."""
 
     @property
     def max_bytes(self) -> int:
@@ -125,17 +134,58 @@ async def take_files(
     return FilesTaken(problems=[f"{file.name}: {reason}" for file in files])
 
 
-def shared_files_store(data_dir: Path | None, *, max_mb: float) -> SharedFiles | None:
-    """The store under ``data_dir/files`` (None: files are not read, e.g. DuckDB is not
-    installed: logged once)."""
+def shared_files_store(config: Config) -> SharedFiles | None:
+    """The store of the configured ``[database]`` files settings, under the data directory
+    (a temporary one with ``--ephemeral``); None when files are off or the ``files`` extra is
+    missing (logged once)."""
     from bots.extras import missing
 
-    if data_dir is None:
+    if not config.database.files:
         return None
-    absent = missing("files")
-    if absent:
-        logger.info("shared files are not read: pip install 'threadline[files]' (missing %s)",
-                    ", ".join(absent))  # fmt: skip
+    if absent := missing("files"):
+        logger.warning("shared files are not read: pip install 'threadline[files]' "
+                       "(missing %s)", ", ".join(absent))  # fmt: skip
         return None
-    limits = FileLimits(max_bytes=int(max_mb * 1024 * 1024))
-    return SharedFiles(FileTables(data_dir / "files", limits=limits))
+    state = config.state
+    root = Path(tempfile.mkdtemp(prefix="threadline-files-")) if state.ephemeral else (
+        state.data_dir / "files")  # fmt: skip
+    if state.ephemeral:
+        atexit.register(shutil.rmtree, root, True)
+    limits = FileLimits(max_bytes=int(config.database.files_max_mb * 1024 * 1024))
+    return SharedFiles(FileTables(root, limits=limits, attach=joinable(config.database.url)))
+
+
+def joinable(url: str | None) -> Attached | None:
+    """The configured database as DuckDB can join it: a DuckDB file (natively) or a SQLite
+    file (when DuckDB's ``sqlite`` extension is installed); None otherwise.
+
+    >>> joinable("postgresql://u@h/db") is None
+    True
+    """
+    if not url:
+        return None
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    backend, database = parsed.get_backend_name(), parsed.database
+    if not database or database == ":memory:":
+        return None
+    if backend == "duckdb":
+        return Attached(Path(database), "duckdb")
+    if backend == "sqlite" and sqlite_extension():
+        return Attached(Path(database), "sqlite")
+    return None
+
+
+def sqlite_extension() -> bool:
+    """Whether DuckDB can open SQLite files here (its ``sqlite`` extension is installed)."""
+    import duckdb
+
+    try:
+        with duckdb.connect(config={"autoinstall_known_extensions": False}) as probe:
+            probe.execute("LOAD sqlite")
+    except duckdb.Error:
+        logger.info("shared files are not joined with the SQLite database: DuckDB's sqlite "
+                    "extension is not installed (INSTALL sqlite)")  # fmt: skip
+        return False
+    return True
