@@ -132,6 +132,10 @@ class FileTables:
         async with self._lock(scope):
             return await asyncio.to_thread(self._load, scope, name, kind, content)
 
+    def has_tables(self, scope: str) -> bool:
+        """Whether ``scope`` has any table (without opening its database)."""
+        return self.path(scope).exists()
+
     async def tables(self, scope: str) -> list[FileTable]:
         """The scope's tables, newest file last."""
         if not self.path(scope).exists():
@@ -157,25 +161,50 @@ class FileTables:
     # --- the worker thread side -----------------------------------------------------------
 
     def _load(self, scope: str, name: str, kind: FileKind, content: bytes) -> list[FileTable]:
+        """All the file's tables in one transaction (a workbook whose third sheet fails
+        leaves none); a database left without tables is removed."""
         self.root.mkdir(parents=True, exist_ok=True)
         parts = self._parts(name, kind, content)
-        duckdb = _duckdb()
-        with (
-            tempfile.TemporaryDirectory(dir=self.root) as scratch,
-            duckdb.connect(str(self.path(scope)), config=self._config()) as connection,
-        ):
-            names = {row[0] for row in connection.execute(TABLE_NAMES).fetchall()}
-            if len(names | {table for table, _, _ in parts}) > self.limits.max_tables:
-                raise FileLoadError(
-                    f"{name} would make more than {self.limits.max_tables} tables in this "
-                    "conversation; start a new thread for more files"
-                )
-            for table, part_kind, data in parts:
-                source = Path(scratch) / f"{table}.{part_kind}"
-                source.write_bytes(data)
-                _create(connection, name, table, part_kind, source)
-            made = {table for table, _, _ in parts}
-            return [t for t in _tables(connection) if t.name in made]
+        path = self.path(scope)
+        try:
+            with (
+                tempfile.TemporaryDirectory(dir=self.root) as scratch,
+                _duckdb().connect(str(path), config=self._config()) as connection,
+            ):
+                self._check_room(connection, name, {table for table, _, _ in parts})
+                staged = []
+                try:
+                    for table, part_kind, data in parts:
+                        source = Path(scratch) / f"{table}.{part_kind}"
+                        source.write_bytes(data)
+                        _create(connection, name, STAGING + table, part_kind, source)
+                        staged.append(table)
+                    _publish(connection, staged)
+                finally:
+                    for table in staged:
+                        connection.execute(f"DROP TABLE IF EXISTS {quoted(STAGING + table)}")
+                made = {table for table, _, _ in parts}
+                return [t for t in _tables(connection) if t.name in made]
+        except BaseException:
+            self._drop_if_empty(path)
+            raise
+
+    def _check_room(self, connection: Any, name: str, tables: set[str]) -> None:
+        names = {row[0] for row in connection.execute(TABLE_NAMES).fetchall()}
+        if len(names | tables) > self.limits.max_tables:
+            raise FileLoadError(
+                f"{name} would make more than {self.limits.max_tables} tables in this "
+                "conversation; start a new thread for more files"
+            )
+
+    def _drop_if_empty(self, path: Path) -> None:
+        if not path.exists():
+            return
+        with _duckdb().connect(str(path), config=self._config()) as connection:
+            empty = not connection.execute(TABLE_NAMES).fetchall()
+        if empty:
+            for leftover in (path, path.with_name(path.name + ".wal")):
+                leftover.unlink(missing_ok=True)
 
     def _parts(self, name: str, kind: FileKind, content: bytes) -> list[tuple[str, str, bytes]]:
         """(table, format, bytes) for each table the file makes."""
@@ -238,7 +267,21 @@ class FileTables:
 
 
 NO_FILES = "no files were shared with you in this conversation"
-TABLE_NAMES = "SELECT table_name FROM duckdb_tables() WHERE NOT internal"
+STAGING = "__loading__"
+"""A file's tables are loaded under this prefix, then published together."""
+
+
+def _publish(connection: Any, staged: list[str]) -> None:
+    """Replace the tables of ``staged`` with their loaded copies, in one transaction."""
+    connection.begin()
+    for table in staged:
+        connection.execute(f"DROP TABLE IF EXISTS {quoted(table)}")
+        connection.execute(f"ALTER TABLE {quoted(STAGING + table)} RENAME TO {quoted(table)}")
+    connection.commit()
+TABLE_NAMES = (
+    f"SELECT table_name FROM duckdb_tables() WHERE NOT internal AND NOT starts_with(table_name, "
+    f"'{STAGING}')"
+)
 
 
 def _duckdb() -> Any:

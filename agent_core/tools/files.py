@@ -87,7 +87,7 @@ class QueryFilesTool(Tool[RunSqlArgs]):
     async def execute(self, context: ToolContext, args: RunSqlArgs) -> ToolResult:
         request = context.metadata.get("request")
         scope = file_scope(request) if isinstance(request, Mapping) else None
-        if scope is None or not await self.files.tables(scope):
+        if scope is None or not self.files.has_tables(scope):
             text = "No files were shared with you in this conversation; ask the user to share one."
             return ToolResult(success=False, result_for_llm=text, error=text,
                               metadata={"error_type": "no_files"})  # fmt: skip

@@ -108,7 +108,19 @@ async def test_a_file_that_cannot_be_a_table_is_told_plainly(
 ) -> None:
     with pytest.raises(FileLoadError, match=message):
         await files.add(SCOPE, name, content)
-    assert await files.tables(SCOPE) == []
+    assert await files.tables(SCOPE) == [] and not files.has_tables(SCOPE)
+
+
+async def test_a_workbook_is_loaded_whole_or_not_at_all(tmp_path: Path) -> None:
+    files = FileTables(tmp_path, limits=FileLimits(max_tables=2))
+    book = workbook(*((f"S{i}", [["n"], [i]]) for i in range(3)))
+    with pytest.raises(FileLoadError, match="more than 2 tables"):
+        await files.add(SCOPE, "book.xlsx", book)
+    assert not files.has_tables(SCOPE)
+    await files.add(SCOPE, "sales.csv", SALES)
+    with pytest.raises(FileLoadError, match="could not be read as JSON"):
+        await files.add(SCOPE, "bad.json", b"[{")
+    assert [t.name for t in await files.tables(SCOPE)] == ["sales"]
 
 
 async def test_limits_are_told_with_the_file_name(tmp_path: Path) -> None:
