@@ -80,10 +80,15 @@ class FileTable:
     rows: int
     columns: list[tuple[str, str]] = field(default_factory=list)
 
-    def describe(self) -> str:
-        columns = ", ".join(f"{_sql_name(name)} {kind}" for name, kind in self.columns)
+    def describe(self, *, max_columns: int = 60) -> str:
+        """One line for the prompt; names from the file are cut at 80 characters and the
+        columns at ``max_columns`` (a file's names are not a channel for long text)."""
+        shown = [f"{_sql_name(name[:80])} {kind}" for name, kind in self.columns[:max_columns]]
+        if len(self.columns) > max_columns:
+            shown.append(f"... and {len(self.columns) - max_columns} more columns")
         plural = "" if self.rows == 1 else "s"
-        return f"{self.name} (from {self.source}, {self.rows:,} row{plural}): {columns}"
+        return f"{self.name} (from {self.source[:80]}, {self.rows:,} row{plural}): " + \
+            ", ".join(shown)
 
 
 def _sql_name(name: str) -> str:
