@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 from adapters.files import FileRefused, SharedFile
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.database.file_formats import FileLoadError
-from agent_core.database.file_tables import Attached, FileLimits, FileTable, FileTables
+from agent_core.database.file_queries import Attached
+from agent_core.database.file_tables import FileLimits, FileTable, FileTables
 from agent_core.tools.files import QueryFilesTool, files_note
 from bots.agents import ServedAgent
 

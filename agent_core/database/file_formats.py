@@ -33,12 +33,21 @@ SUFFIXES: dict[str, FileKind] = {
     ".ndjson": "json",
 }  # fmt: skip
 SUPPORTED = "CSV, TSV, XLSX, Parquet or JSON"
-XLSX_EXTRA = "pip install 'threadline[files]'"
+FILES_EXTRA = "pip install 'threadline[files]'"
 
 
 class FileLoadError(ValidationError):
     """A shared file that cannot become a table; the message is for the person who shared
     it (it names the file, never its content)."""
+
+
+def duckdb_module() -> Any:
+    """DuckDB, or ``FileLoadError`` naming the extra that brings it."""
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover - the extra is part of dev
+        raise FileLoadError(f"reading shared files needs DuckDB: {FILES_EXTRA}") from None
+    return duckdb
 
 
 def kind_of(name: str, head: bytes) -> FileKind:
@@ -100,7 +109,7 @@ def xlsx_sheets(name: str, content: bytes, *, max_cells: int) -> Iterator[tuple[
     try:
         from openpyxl import load_workbook
     except ImportError:  # pragma: no cover - the extra is part of dev
-        raise FileLoadError(f"reading XLSX files needs openpyxl: {XLSX_EXTRA}") from None
+        raise FileLoadError(f"reading XLSX files needs openpyxl: {FILES_EXTRA}") from None
     try:
         book = load_workbook(io.BytesIO(content), read_only=True, data_only=True)
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as error:

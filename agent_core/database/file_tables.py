@@ -2,12 +2,11 @@
 
 Each *scope* (one person in one conversation: ``file_scope`` in ``agent_core.tools.files``)
 has its own DuckDB database file under ``root``; nothing is shared between scopes, so a
-file never reaches another person, thread or profile. Loading writes (Threadline's own
-statements, ``agent_core.database.file_formats``); the LLM's queries run on a *read-only*
-open with file access turned off and locked (no ``read_csv('/etc/passwd')``, no ``COPY``,
-no ``ATTACH``, no extension installs), after the same one-read-statement check as the
-database's, within a timeout, interrupted on Stop. ``attach`` joins the configured
-database, when DuckDB can open it, read-only as ``db``.
+file never reaches another person, thread or profile. Loading runs Threadline's own
+statements (``agent_core.database.file_formats``); a file's tables are staged, then
+published together. The LLM's queries (``runner(scope)``) run read-only with file access
+locked (``agent_core.database.file_queries``); ``attach`` joins the configured database,
+when DuckDB can open it, read-only as ``db``.
 
 >>> import asyncio, tempfile
 >>> files = FileTables(Path(tempfile.mkdtemp()))
@@ -28,11 +27,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from agent_core.database.file_formats import (
     FileKind,
     FileLoadError,
+    duckdb_module,
     kind_of,
     load_statement,
     quoted,
@@ -40,13 +40,11 @@ from agent_core.database.file_formats import (
     too_big,
     xlsx_sheets,
 )
-from agent_core.database.results import read_result
-from agent_core.database.statements import check_statement
-from agent_core.tools.sql import SqlError, SqlResult, SqlRunner
+from agent_core.database.file_queries import Attached, ScopeRunner
+from agent_core.tools.sql import SqlRunner
 
 logger = logging.getLogger(__name__)
 
-DUCKDB_EXTRA = "pip install 'threadline[files]'"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,14 +98,6 @@ def _sql_name(name: str) -> str:
     return name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else quoted(name)
 
 
-@dataclass(frozen=True)
-class Attached:
-    """The configured database, joined read-only as ``db`` (``kind``: DuckDB's ``TYPE``)."""
-
-    path: Path
-    kind: Literal["duckdb", "sqlite"] = "duckdb"
-
-
 class FileTables:
     """The store; see the module docstring."""
 
@@ -123,7 +113,8 @@ class FileTables:
         """The scope's database file (its name says nothing about the scope)."""
         return self.root / f"{hashlib.sha256(scope.encode()).hexdigest()[:40]}.duckdb"
 
-    def _lock(self, scope: str) -> asyncio.Lock:
+    def lock(self, scope: str) -> asyncio.Lock:
+        """The scope's lock: one load or query of a scope at a time in this process."""
         return self._locks.setdefault(scope, asyncio.Lock())
 
     async def add(self, scope: str, name: str, content: bytes) -> list[FileTable]:
@@ -134,7 +125,7 @@ class FileTables:
         if not content.strip():
             raise FileLoadError(f"{name} is empty")
         kind = kind_of(name, content[:8])
-        async with self._lock(scope):
+        async with self.lock(scope):
             return await asyncio.to_thread(self._load, scope, name, kind, content)
 
     def has_tables(self, scope: str) -> bool:
@@ -145,12 +136,14 @@ class FileTables:
         """The scope's tables, newest file last."""
         if not self.path(scope).exists():
             return []
-        async with self._lock(scope):
+        async with self.lock(scope):
             return await asyncio.to_thread(self._read_tables, scope)
 
     def runner(self, scope: str) -> SqlRunner:
-        """A ``SqlRunner`` over the scope's tables (read-only)."""
-        return ScopeRunner(self, scope)
+        """A ``SqlRunner`` over the scope's tables (read-only:
+        ``agent_core.database.file_queries``)."""
+        return ScopeRunner(self.path(scope), self.lock(scope), config=self.config(locked=True),
+                           attach=self.attach)  # fmt: skip
 
     def sweep(self) -> int:
         """Drop the databases of conversations idle for ``keep_seconds``; how many."""
@@ -174,7 +167,7 @@ class FileTables:
         try:
             with (
                 tempfile.TemporaryDirectory(dir=self.root) as scratch,
-                _duckdb().connect(str(path), config=self._config()) as connection,
+                duckdb_module().connect(str(path), config=self.config()) as connection,
             ):
                 self._check_room(connection, name, {table for table, _, _ in parts})
                 staged = []
@@ -205,7 +198,7 @@ class FileTables:
     def _drop_if_empty(self, path: Path) -> None:
         if not path.exists():
             return
-        with _duckdb().connect(str(path), config=self._config()) as connection:
+        with duckdb_module().connect(str(path), config=self.config()) as connection:
             empty = not connection.execute(TABLE_NAMES).fetchall()
         if empty:
             for leftover in (path, path.with_name(path.name + ".wal")):
@@ -223,55 +216,17 @@ class FileTables:
         return [(table_name(name, sheet), "xlsx", data) for sheet, data in sheets]
 
     def _read_tables(self, scope: str) -> list[FileTable]:
-        with _duckdb().connect(str(self.path(scope)), read_only=True,
-                               config=self._config(locked=True)) as connection:  # fmt: skip
+        with duckdb_module().connect(str(self.path(scope)), read_only=True,
+                               config=self.config(locked=True)) as connection:  # fmt: skip
             return _tables(connection)
 
-    def _config(self, *, locked: bool = False) -> dict[str, Any]:
+    def config(self, *, locked: bool = False) -> dict[str, Any]:
         config: dict[str, Any] = {"threads": 2, "memory_limit": self.limits.memory_limit}
         if locked:
             config |= {"enable_external_access": False, "autoload_known_extensions": False}
         return config
 
-    def query(self, scope: str, sql: str, max_rows: int, handle: Interrupt) -> SqlResult:
-        """Run the LLM's ``sql`` on a read-only, locked open of the scope's database."""
-        path = self.path(scope)
-        if not path.exists():
-            raise SqlError(NO_FILES, reason="unavailable")
-        check_statement(sql, "duckdb")
-        duckdb = _duckdb()
-        external = self.attach is not None
-        with duckdb.connect(str(path), read_only=True,
-                            config=self._config(locked=not external)) as connection:  # fmt: skip
-            if external:
-                self._attach(connection)
-            handle.attach(connection)
-            started = time.perf_counter()
-            try:
-                connection.execute(sql)
-                result = read_result(connection, max_rows=max_rows, count_limit=1_000_000,
-                                     deadline=handle.deadline)  # fmt: skip
-            except duckdb.Error as error:
-                raise _translate(error, handle) from None
-            result.elapsed_ms = (time.perf_counter() - started) * 1000
-            return result
 
-    def _attach(self, connection: Any) -> None:
-        """Join the configured database read-only as ``db``, then lock file access."""
-        attach = self.attach
-        assert attach is not None
-        try:
-            kind = "" if attach.kind == "duckdb" else f"TYPE {attach.kind}, "
-            path = str(attach.path).replace("'", "''")
-            connection.execute(f"ATTACH '{path}' AS db ({kind}READ_ONLY)")
-        except _duckdb().Error as error:  # e.g. DuckDB's sqlite extension is not installed
-            logger.warning("files: could not join the database %s: %s", attach.path,
-                           str(error).splitlines()[0])  # fmt: skip
-        connection.execute("SET enable_external_access = false")
-        connection.execute("SET lock_configuration = true")
-
-
-NO_FILES = "no files were shared with you in this conversation"
 STAGING = "__loading__"
 """A file's tables are loaded under this prefix, then published together."""
 
@@ -289,18 +244,10 @@ TABLE_NAMES = (
 )
 
 
-def _duckdb() -> Any:
-    try:
-        import duckdb
-    except ImportError:  # pragma: no cover - the extra is part of dev
-        raise FileLoadError(f"reading shared files needs DuckDB: {DUCKDB_EXTRA}") from None
-    return duckdb
-
-
 def _create(connection: Any, name: str, table: str, kind: str, source: Path) -> None:
     """Create ``table`` from ``source``; a CSV whose guessed types fail further down is
     read again as text."""
-    duckdb = _duckdb()
+    duckdb = duckdb_module()
     statement = load_statement(kind, table)  # type: ignore[arg-type]
     try:
         connection.execute(statement, [str(source)])
@@ -333,74 +280,3 @@ def _tables(connection: Any) -> list[FileTable]:
     return tables
 
 
-def _translate(error: Exception, handle: Interrupt) -> SqlError:
-    duckdb = _duckdb()
-    first = str(error).splitlines()[0][:300]
-    if isinstance(error, duckdb.InterruptException) or handle.reason is not None:
-        reason = handle.reason or "timeout"
-        return SqlError(f"the query was stopped ({reason})", reason="timeout")
-    if isinstance(error, duckdb.PermissionException):
-        return SqlError(f"refused: {first}", reason="read_only")
-    if isinstance(error, duckdb.InvalidInputException) and "read-only" in first:
-        return SqlError(f"refused: {first}", reason="read_only")
-    return SqlError(first, reason="invalid")
-
-
-class Interrupt:
-    """The one running query of a ``ScopeRunner`` call, interrupted at its deadline or on
-    Stop from the event loop."""
-
-    def __init__(self, timeout: float) -> None:
-        self.deadline = time.perf_counter() + timeout
-        self.reason: str | None = None
-        self._connection: Any = None
-
-    def attach(self, connection: Any) -> None:
-        self._connection = connection
-        if self.reason is not None:
-            connection.interrupt()
-
-    def interrupt(self, reason: str) -> None:
-        self.reason = reason
-        if self._connection is not None:
-            with contextlib.suppress(Exception):  # already closed: nothing to interrupt
-                self._connection.interrupt()
-
-
-class ScopeRunner(SqlRunner):
-    """One scope's tables as a ``SqlRunner`` (DuckDB SQL, read-only)."""
-
-    dialect = "DuckDB"
-
-    def __init__(self, files: FileTables, scope: str) -> None:
-        self.files = files
-        self.scope = scope
-
-    async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
-        handle = Interrupt(timeout)
-        async with self.files._lock(self.scope):
-            job = asyncio.ensure_future(
-                asyncio.to_thread(self.files.query, self.scope, sql, max_rows, handle)
-            )
-            try:
-                done, _ = await asyncio.wait({job}, timeout=timeout)
-                if not done:
-                    await _interrupt_until_done(job, handle, "timeout")
-                return await job
-            except asyncio.CancelledError:  # Stop: the query ends before the lock is freed
-                await _interrupt_until_done(job, handle, "stop")
-                raise
-
-    async def describe(self) -> str:
-        tables = await self.files.tables(self.scope)
-        return "\n".join(table.describe() for table in tables)
-
-
-async def _interrupt_until_done(job: asyncio.Future[Any], handle: Interrupt, reason: str) -> None:
-    """Interrupt the query until its thread returns (an interrupt that lands between two
-    statements of the thread is lost, so it is repeated: a bounded poll of the thread)."""
-    while not job.done():
-        handle.interrupt(reason)
-        await asyncio.wait({job}, timeout=0.05)
-    with contextlib.suppress(Exception):
-        job.exception()  # retrieved: the caller raises its own error

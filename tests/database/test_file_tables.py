@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from openpyxl import Workbook
 
 from agent_core.database.file_formats import FileLoadError
-from agent_core.database.file_tables import Attached, FileLimits, FileTables
+from agent_core.database.file_queries import Attached
+from agent_core.database.file_tables import FileLimits, FileTables
 from agent_core.tools.sql import SqlError
 
 SCOPE = "slack|T1|C1|1.0|U1"
