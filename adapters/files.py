@@ -11,7 +11,9 @@ not downloaded, with the reason in words for the person who shared it.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from agent_core.database.file_formats import too_big
 from agent_core.errors import ValidationError
@@ -19,16 +21,28 @@ from agent_core.errors import ValidationError
 __all__ = ["FileRefused", "SharedFile", "too_big"]
 
 
+def plain_name(name: str) -> str:
+    """A file name safe to repeat in a message: no markup a channel would act on (``<!here>``,
+    ``<@U1>``), no control characters, at most 120 characters.
+
+    >>> plain_name("<!channel> sales\\t.csv")
+    '!channel sales.csv'
+    """
+    kept = "".join(c for c in name if c.isprintable() and c not in "<>&`")
+    return kept.strip()[:120] or "file"
+
+
 class SharedFile(BaseModel):
     """One file shared with a message: where to download it and whose it is.
 
     ``owner`` is the platform user who shared it (from the signed payload); ``size`` the
-    size the platform announced (None when it does not say).
+    size the platform announced (None when it does not say); ``name`` is made plain
+    (``plain_name``): it is repeated in messages and to the model.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    name: str
+    name: Annotated[str, AfterValidator(plain_name)]
     url: str
     owner: str
     size: int | None = None

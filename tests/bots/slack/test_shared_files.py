@@ -7,6 +7,7 @@ the fake Slack with its token and the scripted model queries the table with ``qu
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,15 @@ async def test_a_file_alone_in_a_dm_is_a_question_about_it(tmp_path: Path) -> No
         await h.idle()
         assert h.llm_questions()[0].lstrip().startswith("[Files shared with this message")
         assert "It has 3 rows." in [m.text for m in h.fake.visible("D1")]
+
+
+async def test_a_file_name_with_markup_never_pings_the_channel(tmp_path: Path) -> None:
+    """A file named ``<!channel>.xlsx`` that cannot be read is named in the notice without
+    its markup, so telling the asker never notifies the whole channel."""
+    async with running_bot(tmp_path, ["Sorry."], files=store(tmp_path)) as h:
+        await h.event(with_files(h, h.fake.share_file("<!channel>.xlsx", b"not a workbook")))
+        await h.idle()
+        posted = [c.args for c in h.fake.calls_to("chat.postMessage")]
+        assert not any("<!channel>" in json.dumps(args) for args in posted)
+        assert any("!channel.xlsx is not a valid XLSX workbook" in (args.get("text") or "")
+                   for args in posted)  # fmt: skip
