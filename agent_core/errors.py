@@ -10,6 +10,7 @@ one boundary each, so the agent and its recovery strategies only ever reason abo
     │   ├── ToolExecutionError
     │   │   └── SqlError            a query failed (invalid, read_only, timeout, unavailable)
     │   ├── ValidationError         bad input (tool arguments, payloads)
+    │   │   └── FileLoadError       a shared file that cannot become a table
     │   └── ConversationNotFoundError
     ├── LlmError                    the model could not answer (``retryable``, ``retry_after``)
     │   ├── LlmRateLimitError       429; honours Retry-After

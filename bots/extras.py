@@ -6,6 +6,7 @@ terminal chat. Each channel's server and the PNG chart renderer are extras::
     pip install 'threadline[slack]'     threadline slack           slack-bolt, prometheus-client
     pip install 'threadline[teams]'     threadline teams, teams-package   botbuilder, Pillow
     pip install 'threadline[charts]'    PNG charts (Slack fallback, Teams fallback, chat)
+    pip install 'threadline[files]'     files shared with a question, as tables   DuckDB, openpyxl
 
 >>> missing("graph") in ([], ["langgraph"])
 True
@@ -20,6 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "teams": ("botbuilder.core", "botbuilder.integration.aiohttp", "prometheus_client", "PIL"),
     "charts": ("matplotlib",),
     "graph": ("langgraph",),
+    "files": ("duckdb", "openpyxl"),
 }
 """Each extra and the modules it brings (see ``[project.optional-dependencies]``)."""
 

@@ -102,6 +102,13 @@ class DatabaseSettings(Section):
         8000, gt=0, validation_alias=env("schema_max_tokens", "THREADLINE_SCHEMA_MAX_TOKENS")
     )
     """The most schema text (in tokens) one question's prompt gets."""
+    files: bool = Field(True, validation_alias=env("files", "THREADLINE_FILES"))
+    """Read files shared with a question (CSV, TSV, XLSX, Parquet, JSON) as the asker's
+    tables in that conversation (needs the ``files`` extra)."""
+    files_max_mb: float = Field(
+        25.0, gt=0, le=1024, validation_alias=env("files_max_mb", "THREADLINE_FILES_MAX_MB")
+    )
+    """The largest shared file read, in MB; larger ones are refused with a message."""
 
 
 SHARED: tuple[type[Section], ...] = (

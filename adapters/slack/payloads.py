@@ -69,6 +69,19 @@ class Event(Shape):
     type: str
 
 
+class FileObject(Shape):
+    """A file shared with a message (``event.files``); Slack Connect and deleted files come
+    without ``url_private``."""
+
+    id: Id
+    name: str | None = None
+    title: str | None = None
+    size: int | None = None
+    url_private: str | None = None
+    user: str | None = None
+    mode: str | None = None
+
+
 class MessageEvent(Event):
     """``app_mention`` or a person's ``message``: what a question is read from."""
 
@@ -83,6 +96,7 @@ class MessageEvent(Event):
     bot_id: str | None = None
     team: str | None = None
     user_profile: UserProfile | None = None
+    files: list[FileObject] = Field(default_factory=list)
 
 
 class OtherEvent(Event):

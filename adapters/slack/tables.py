@@ -33,6 +33,7 @@ from adapters.slack.limits import (
 )
 from adapters.slack.markdown import escape_mrkdwn, truncate
 from agent_core.components import DataFrameComponent
+from agent_core.tools.tabular import spreadsheet_safe
 
 MAX_CELL_TEXT = 500
 EMPTY_CELL = "—"
@@ -66,11 +67,12 @@ def table_block(df: DataFrameComponent, columns: Sequence[str], rows: int) -> di
 
 
 def csv_file(df: DataFrameComponent, name: str) -> FileUpload:
-    """All of ``df.rows`` as a CSV upload (every column)."""
+    """All of ``df.rows`` as a CSV upload (every column; text that a spreadsheet would run
+    as a formula is quoted, ``spreadsheet_safe``)."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(df.columns)
-    writer.writerows([[row.get(c) for c in df.columns] for row in df.rows])
+    writer.writerow([spreadsheet_safe(c) for c in df.columns])
+    writer.writerows([[spreadsheet_safe(row.get(c)) for c in df.columns] for row in df.rows])
     return FileUpload(filename=f"{name}.csv", content=out.getvalue().encode(), title=name)
 
 

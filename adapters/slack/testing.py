@@ -37,6 +37,11 @@ Watching: ``await fake.wait_for_call("chat.postMessage")`` (never sleep), or
 ``FakeSlackApi(on_call=...)``, called with each ``Call`` once it is answered
 (``call.response``, and ``call.message`` as it now stands).
 
+Files people share: ``fake.share_file("sales.csv", data, user="U1")`` keeps the bytes and
+returns the file object a message event carries; its ``url_private`` answers only with a
+bot token (``Authorization: Bearer xoxb-...``), and otherwise with Slack's sign-in page
+(HTML, status 200), as Slack does.
+
 Serving: ``async with FakeSlackApi()`` listens on 127.0.0.1; ``fake.web_app()`` is the same
 API as an aiohttp app to mount in your own (``app.add_subapp("/slack", fake.web_app())``:
 then the Web API is ``/slack/api/``). ``keep=N`` remembers only the newest N calls,
@@ -173,6 +178,8 @@ class SlackFile:
     id: str
     name: str = "file"
     title: str | None = None
+    private: bool = False
+    """Shared by a person: ``url_private`` asks for the bot token."""
 
     @property
     def mimetype(self) -> str:
@@ -431,13 +438,41 @@ class FakeSlackApi:
         return web.Response(text="OK - 200")
 
     async def _file(self, request: web.Request) -> web.Response:
-        """A file's bytes, as its ``url_private`` would serve them (no token asked)."""
+        """A file's bytes, as its ``url_private`` serves them: a person's file only with a
+        bot token (else the sign-in page), the bot's own uploads without one."""
         file_id = request.match_info["file_id"]
         content = self.uploads.get(file_id)
         if content is None:
             raise web.HTTPNotFound()
-        mimetype = self.files.get(file_id, SlackFile(file_id, request.match_info["name"])).mimetype
-        return web.Response(body=content, content_type=mimetype)
+        stored = self.files.get(file_id, SlackFile(file_id, request.match_info["name"]))
+        if stored.private:  # a person's file: the download is a call to assert on
+            token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            await self._record(Call(method="file", args={"file_id": file_id}, token=token))
+            if not self._token_ok(token):
+                return web.Response(text="<html><body>Sign in to Slack</body></html>",
+                                    content_type="text/html")  # fmt: skip
+        return web.Response(body=content, content_type=stored.mimetype)
+
+    def _token_ok(self, token: str) -> bool:
+        if not token.startswith("xox"):
+            return False
+        return self.tokens is None or token in self.tokens
+
+    def share_file(
+        self, name: str, content: bytes, *, user: str = "U1", size: int | None = None
+    ) -> dict[str, Any]:
+        """Keep a file a person shares; the file object its message event carries
+        (``size``: what Slack announces, the real size unless given)."""
+        file_id = f"F{next(self._file_ids)}"
+        self.files[file_id] = SlackFile(file_id, name, private=True)
+        self.uploads[file_id] = content
+        url = URL(self.base_url).with_path(f"/files/{file_id}/{name}")
+        return {
+            "id": file_id, "name": name, "title": name, "user": user,
+            "mimetype": self.files[file_id].mimetype, "filetype": name.rsplit(".", 1)[-1],
+            "size": len(content) if size is None else size, "mode": "hosted",
+            "url_private": str(url), "url_private_download": str(url),
+        }  # fmt: skip
 
     async def _response_url(self, request: web.Request) -> web.Response:
         args, body = await self._args(request)

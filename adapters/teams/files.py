@@ -1,4 +1,10 @@
-"""Files for the user: the full rows of a cut table, as CSV, through Teams' file consent flow.
+"""Files between the user and the bot: files people share with a question (``shared_files``,
+``download``), and the full rows of a cut table, as CSV, through Teams' file consent flow.
+
+Teams attaches a file sent in a personal chat as a ``file.download.info`` attachment whose
+``downloadUrl`` is pre-authenticated (no token is sent with it); only ``https`` URLs are
+fetched (plain http with ``allow_http``: local fakes), and at most ``max_bytes``. In group
+chats and channels files are SharePoint links the bot cannot read without Graph.
 
 Bots can send files only in personal chats, and only after the user agrees: the bot sends a
 file consent card; when the user accepts, Teams invokes ``fileConsent/invoke`` with an upload
@@ -23,16 +29,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
+
+from adapters.files import FileRefused, SharedFile, too_big
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.connector import ConnectorError, TeamsConnector
-from adapters.teams.context import Wire, thread_key
+from adapters.teams.context import Wire, asker_id, thread_key
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
 
 FILE_CONSENT = "application/vnd.microsoft.teams.card.file.consent"
 FILE_INFO = "application/vnd.microsoft.teams.card.file.info"
+FILE_DOWNLOAD = "application/vnd.microsoft.teams.file.download.info"
 CONSENT_INVOKE = "fileConsent/invoke"
 OFFER_SECONDS = 24 * 3600.0
+CHUNK = 64 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -153,3 +164,55 @@ class FileOffers:
         if url.startswith("https://") or (self._allow_http and url.startswith("http://")):
             return url
         return None
+
+
+def shared_files(activity: Wire) -> list[SharedFile]:
+    """The files a personal-chat message carries (``file.download.info`` attachments), each
+    owned by the message's sender.
+
+    >>> activity = {"from": {"id": "29:1", "aadObjectId": "aad-1"}, "attachments": [
+    ...     {"contentType": FILE_DOWNLOAD, "name": "sales.csv",
+    ...      "content": {"downloadUrl": "https://contoso.sharepoint.com/x", "uniqueId": "u1"}},
+    ...     {"contentType": "text/html", "content": "<p>hi</p>"}]}
+    >>> [(f.name, f.owner) for f in shared_files(activity)]
+    [('sales.csv', 'aad-1')]
+    """
+    attachments = activity.get("attachments")
+    if not isinstance(attachments, list):
+        return []
+    files = []
+    for item in attachments:
+        if not isinstance(item, Mapping) or item.get("contentType") != FILE_DOWNLOAD:
+            continue
+        content = item.get("content")
+        content = content if isinstance(content, Mapping) else {}
+        url, unique = content.get("downloadUrl"), content.get("uniqueId")
+        files.append(SharedFile(
+            name=str(item.get("name") or "file"), url=url if isinstance(url, str) else "",
+            owner=asker_id(activity), file_id=unique if isinstance(unique, str) else None,
+        ))  # fmt: skip
+    return files
+
+
+async def download(
+    session: aiohttp.ClientSession, file: SharedFile, *, max_bytes: int, allow_http: bool = False
+) -> bytes:
+    """The file's bytes (at most ``max_bytes``); raises ``FileRefused`` saying why not."""
+    secure = file.url.startswith("https://") or (allow_http and file.url.startswith("http://"))
+    if not secure:
+        raise FileRefused(f"Teams did not give me a download link for {file.name}")
+    try:
+        async with session.get(file.url) as response:
+            if response.status != 200:
+                raise FileRefused(f"I could not download {file.name} ({response.status})")
+            if (response.content_length or 0) > max_bytes:
+                raise FileRefused(too_big(file.name, max_bytes))
+            content = bytearray()
+            async for chunk in response.content.iter_chunked(CHUNK):
+                content += chunk
+                if len(content) > max_bytes:
+                    raise FileRefused(too_big(file.name, max_bytes))
+            return bytes(content)
+    except (aiohttp.ClientError, TimeoutError) as error:
+        logger.warning("teams: downloading a shared file failed: %s", type(error).__name__)
+        raise FileRefused(f"I could not download {file.name}; please try again") from None

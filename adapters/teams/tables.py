@@ -24,6 +24,7 @@ from adapters.number_format import format_number
 from adapters.teams import elements
 from adapters.teams.limits import payload_size
 from agent_core.components import DataFrameComponent
+from agent_core.tools.tabular import spreadsheet_safe
 
 ROW_CAP = 50
 COLUMN_CAP = 8
@@ -94,12 +95,15 @@ def _card(df: DataFrameComponent, columns: list[str], shown: int) -> elements.El
 
 
 def to_csv(df: DataFrameComponent) -> bytes:
-    """Every row the component holds, every column, as UTF-8 CSV (with BOM, for Excel)."""
+    """Every row the component holds, every column, as UTF-8 CSV (with BOM, for Excel;
+    text that a spreadsheet would run as a formula is quoted, ``spreadsheet_safe``)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(df.columns)
+    writer.writerow([spreadsheet_safe(c) for c in df.columns])
     for row in df.rows:
-        writer.writerow(["" if row.get(c) is None else row.get(c) for c in df.columns])
+        writer.writerow(
+            ["" if row.get(c) is None else spreadsheet_safe(row.get(c)) for c in df.columns]
+        )
     return ("\ufeff" + buffer.getvalue()).encode("utf-8")
 
 

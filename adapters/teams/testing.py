@@ -29,6 +29,11 @@ must extend the text streamed before it.
 (``call.status``, ``call.response``). ``connector.web_app()`` is the same service as an
 aiohttp app to mount in your own (``app.add_subapp("/teams", connector.web_app())``: the
 ``serviceUrl`` is then ``.../teams/``). ``keep=N`` remembers only the newest N calls.
+
+Files a person sends the bot in a personal chat: ``connector.share_file("sales.csv", data)``
+returns the ``file.download.info`` attachment Teams puts on the message; its ``downloadUrl``
+is pre-authenticated (its secret is in the URL, as SharePoint's is) and each download is a
+``download`` call.
 Signing needs PyJWT and cryptography (imported on use; botbuilder already depends on both).
 """
 
@@ -158,6 +163,8 @@ class FakeBotConnector:
         self.members: dict[str, dict[str, Any]] = {}
         self.conversations: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}
+        self.shared: dict[str, bytes] = {}
+        """Files people sent the bot (``share_file``), by their download secret."""
         self.personal_conversations_allowed = True
         self._failures: list[ScriptedFailure] = []
         self._streams: dict[str, _Stream] = {}
@@ -183,6 +190,7 @@ class FakeBotConnector:
         app.router.add_delete(base + "/{conversation}/activities/{activity}", self._delete)
         app.router.add_get(base + "/{conversation}/members/{member}", self._member)
         app.router.add_put("/upload/{name}", self._upload)
+        app.router.add_get("/download/{secret}", self._download)
         return app
 
     async def start(self) -> Self:
@@ -472,6 +480,26 @@ class FakeBotConnector:
                              headers=dict(request.headers), body=len(content))
         self.uploads[request.match_info["name"]] = content
         return await self._done(call, Answer(201, {"id": "drive-item"}))
+
+    def share_file(self, name: str, content: bytes) -> dict[str, Any]:
+        """Keep a file a person sends; the attachment its message activity carries."""
+        secret = uuid.uuid4().hex
+        self.shared[secret] = content
+        return {
+            "contentType": "application/vnd.microsoft.teams.file.download.info",
+            "contentUrl": f"https://contoso-my.sharepoint.test/{name}", "name": name,
+            "content": {"downloadUrl": f"{self.url}download/{secret}", "uniqueId": secret,
+                        "fileType": name.rsplit(".", 1)[-1]},
+        }  # fmt: skip
+
+    async def _download(self, request: web.Request) -> web.Response:
+        content = self.shared.get(request.match_info["secret"])
+        call = ConnectorCall(operation="download", method="GET", path=request.path,
+                             headers=dict(request.headers))  # fmt: skip
+        await self._done(call, Answer(200 if content is not None else 404))
+        if content is None:
+            raise web.HTTPNotFound()
+        return web.Response(body=content, content_type="application/octet-stream")
 
     async def _member(self, request: web.Request) -> web.Response:
         call = await self._record(request, "get_conversation_member")

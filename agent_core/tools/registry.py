@@ -61,6 +61,8 @@ class ToolRegistry:
         self._schemas: dict[str, ToolSchema] = {}
         self.audit_logger = audit_logger
         self.audit_config = audit_config
+        self.narrowed = False
+        """Made by ``only``: a configuration named its tools, nothing joins them implicitly."""
 
     def register_local_tool(self, tool: Tool[Any], access_groups: list[str] | None = None) -> None:
         """Register ``tool`` for ``access_groups`` (default: the tool's own ``access_groups``)."""
@@ -87,6 +89,7 @@ class ToolRegistry:
         narrowed = ToolRegistry(audit_logger=self.audit_logger, audit_config=self.audit_config)
         for name in names:
             narrowed.register_local_tool(self._tools[name], list(self._access[name]))
+        narrowed.narrowed = True
         return narrowed
 
     async def get_tool(self, name: str) -> Tool[Any] | None:

@@ -24,6 +24,22 @@ def cell_value(value: Any) -> Any:
     return value
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A cell for a CSV people open in Excel or Sheets: text that a spreadsheet would run as a
+    formula (``=HYPERLINK(...)``, ``+cmd|...``, ``@SUM``) gets a leading ``'`` (OWASP's CSV
+    injection advice); numbers and other text are kept.
+
+    >>> [spreadsheet_safe(v) for v in ("=1+1", "-5", -5, "ok", None)]
+    ["'=1+1", "'-5", -5, 'ok', None]
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def format_number(value: float) -> str:
     """Short float text: two decimals at most from 1 up, four significant digits below.
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from agent_core.settings import Section
     from agent_core.state import State, StateSettings
     from agent_core.users import UserResolver
+    from bots.files import SharedFiles
     from bots.profiles import ProfileRouter
     from bots.slack.bot import SlackBot
     from bots.slack.settings import SlackSettings
@@ -89,6 +90,7 @@ async def serve(
     build_agent: AgentFactory,
     *,
     reuse_port: bool = False,
+    files: SharedFiles | None = None,
 ) -> None:
     """Run one bot process until cancelled: state, identity, agent, quota, transport."""
     from agent_core.state import build_state
@@ -102,7 +104,7 @@ async def serve(
         clients = default_clients(settings, state)
         agent = build_agent(state, build_user_resolver(settings, clients, state.cache))
         add_quota(agent, state, settings.rate_limit)
-        bot = SlackBot(agent, settings, state=state, clients=clients)
+        bot = SlackBot(agent, settings, state=state, clients=clients, files=files)
         await run_until_cancelled(bot, reuse_port=reuse_port)
     finally:
         await state.aclose()
@@ -281,8 +283,12 @@ def run(args: argparse.Namespace) -> int:
             return run_processes(
                 child_arguments(args), count=args.processes, host=settings.host, port=settings.port
             )
+        from bots.files import shared_files_store
+
         factory = agent_factory(config, "slack")
-        asyncio.run(serve(settings, state_settings, factory, reuse_port=reuse_port()))
+        files = shared_files_store(config)
+        asyncio.run(serve(settings, state_settings, factory, reuse_port=reuse_port(),
+                          files=files))  # fmt: skip
         return 0
     except KeyboardInterrupt:
         return 0

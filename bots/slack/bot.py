@@ -78,6 +78,7 @@ from adapters.slack.controls import (
     stop_request_of,
 )
 from adapters.slack.elements import ACTION_BUTTON
+from adapters.slack.files import shared_files
 from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
@@ -90,6 +91,7 @@ from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError
 from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
+from bots.files import SharedFiles
 from bots.outage import RecentDeliveries
 from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
 from bots.slack.metrics import SlackMetrics
@@ -126,6 +128,7 @@ class SlackBot:
         state: State | None = None,
         clients: WorkspaceClients | None = None,
         metrics: SlackMetrics | None = None,
+        files: SharedFiles | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
@@ -140,12 +143,14 @@ class SlackBot:
         context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
         self.turns = SlackTurns(
             agent, self.state.turns, self.clients, self.threads, context, metrics=self.metrics,
-            queries=self.queries,
+            queries=self.queries, files=files,
             concurrency=settings.turn_concurrency, dedupe_ttl=settings.dedupe_ttl,
             stop_button_after=settings.stop_button_after, flush_chars=settings.flush_chars,
             flush_interval=settings.flush_interval,
         )  # fmt: skip
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
+        if files is not None:
+            files.serve(agent)
         self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
         """Deliveries told "temporarily unavailable" lately (a retry is not told twice)."""
         self._own_session = False
@@ -267,6 +272,7 @@ class SlackBot:
             bot_user_id=context.bot_user_id,
             enterprise_install=bool(context.is_enterprise_install),
             message_ts=in_thread,
+            files=shared_files(body),
         )
         joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
         if in_thread is not None:
@@ -287,6 +293,7 @@ class SlackBot:
             text=message_text(body, bot),
             bot_user_id=bot,
             enterprise_install=bool(context.is_enterprise_install),
+            files=shared_files(body),
         )
         if not meta["is_dm"]:
             try:

@@ -43,6 +43,7 @@ BOT_SCOPES = [
     "channels:history",
     "chat:write",
     "commands",
+    "files:read",
     "files:write",
     "groups:history",
     "im:history",

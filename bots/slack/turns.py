@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.slack.context import (
     ReplyTarget,
@@ -44,6 +45,7 @@ from adapters.slack.context import (
     reply_target,
     turn_key,
 )
+from adapters.slack.files import download
 from adapters.slack.history import ThreadContext, ThreadView, thread_prompt
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.sources import QueryRecords
@@ -54,8 +56,10 @@ from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
 from agent_core.state.turns import Turn, TurnQueue
+from agent_core.tools.files import file_scope
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.files import SharedFiles, take_files
 from bots.outage import record_when_back
 from bots.slack.clients import WorkspaceClients
 from bots.slack.metrics import SlackMetrics
@@ -88,6 +92,9 @@ class QueuedTurn(BaseModel):
     thread said before it that its conversation lacks."""
     bot_user_id: str | None = None
     enterprise_install: bool = False
+    files: list[SharedFile] = []
+    """The files shared with the message (read from the signed event; downloaded by the
+    worker)."""
 
     @property
     def team(self) -> str:
@@ -160,6 +167,7 @@ class SlackTurns:
         thread_context: ThreadContext,
         *,
         metrics: SlackMetrics,
+        files: SharedFiles | None = None,
         concurrency: int = 64,
         dedupe_ttl: float = 3600.0,
         stop_button_after: float = 3.0,
@@ -174,6 +182,7 @@ class SlackTurns:
         self.threads = threads
         self.thread_context = thread_context
         self.metrics = metrics
+        self.files = files
         self.concurrency = concurrency
         self.dedupe_ttl = dedupe_ttl
         self.stop_button_after = stop_button_after
@@ -394,6 +403,8 @@ class SlackTurns:
         text = thread_prompt(
             view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
         )
+        if queued.files:
+            text = await self._with_files(reply, queued, client, context, text)
         key = conversation_id(context)
         async for component in self.agent.send_message(context, text, conversation_id=key):
             await self._keep_queries(reply.target, component)
@@ -428,6 +439,25 @@ class SlackTurns:
         except StateUnavailableError as error:  # answer the question without them
             log.warning("slack: thread context of %s not read (%s)", target.thread_ts, error)
             return ThreadView([])
+
+    async def _with_files(
+        self, reply: SlackReplyStream, queued: QueuedTurn, client: AsyncWebClient,
+        context: RequestContext, text: str,
+    ) -> str:  # fmt: skip
+        """Load the files shared with the message into the asker's tables (telling the
+        asker what could not be read); the question, with what the files became."""
+        limit = self.files.max_bytes if self.files is not None else 0
+
+        async def fetch(file: SharedFile) -> bytes:
+            return await download(client, file, max_bytes=limit)
+
+        taken = await take_files(
+            self.files, queued.files, asker=str(context.metadata.get("user_id") or ""),
+            scope=file_scope(context.metadata), fetch=fetch,
+        )  # fmt: skip
+        if (notice := taken.notice()) is not None:
+            await reply.handle(notice)
+        return taken.question(text)
 
 
 async def _record(turn: Turn, *, at_end: bool = False, **progress: Any) -> None:

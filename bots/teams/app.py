@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from agent_core.settings import Section
     from agent_core.state import State
     from bots.agents import ServedAgent
+    from bots.files import SharedFiles
     from bots.serving import Config
     from bots.teams.bot import ThreadlineTeamsBot
     from bots.teams.connector import ConnectorPool
@@ -139,7 +140,10 @@ def _serve(config: Config) -> int:
     pool = ConnectorPool()
     agent = agent_factory(config, "teams")(state, user_resolver(settings, pool, state.cache))
     add_quota(agent, state, settings.rate_limit)
-    app = web_app(bot_on_state(agent, settings, state, pool=pool))
+    from bots.files import shared_files_store
+
+    files = shared_files_store(config)
+    app = web_app(bot_on_state(agent, settings, state, pool=pool, shared_files=files))
 
     async def close_state(app: web.Application) -> None:
         await state.aclose()
@@ -151,7 +155,8 @@ def _serve(config: Config) -> int:
 
 
 def bot_on_state(agent: ServedAgent, settings: TeamsSettings, state: State, *,
-                 pool: ConnectorPool | None = None) -> ThreadlineTeamsBot:
+                 pool: ConnectorPool | None = None,
+                 shared_files: SharedFiles | None = None) -> ThreadlineTeamsBot:
     """The Teams bot with every shared thing in ``state`` (so N processes share them)."""
     from adapters.teams.files import FileOffers
     from bots.teams.bot import ThreadlineTeamsBot
@@ -162,6 +167,7 @@ def bot_on_state(agent: ServedAgent, settings: TeamsSettings, state: State, *,
         pool=pool,
         deliveries=state.cache,
         files=FileOffers(state.cache),
+        shared_files=shared_files,
         health=state.health,
         turn_queue=state.turns,
         records=state.records,

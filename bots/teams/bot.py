@@ -64,6 +64,7 @@ from agent_core.state.health import StateHealth
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
 from bots.agents import ServedAgent
+from bots.files import SharedFiles
 from bots.outage import RecentDeliveries
 from bots.teams.botbuilder import (
     GuardedAuthentication,
@@ -146,6 +147,7 @@ class ThreadlineTeamsBot:
         metrics: TeamsMetrics | None = None,
         deliveries: KeyValueStore | None = None,
         files: FileOffers | None = None,
+        shared_files: SharedFiles | None = None,
         health: Callable[[], Awaitable[StateHealth]] | None = None,
         turn_queue: TurnQueue | None = None,
         records: KeyValueStore | None = None,
@@ -173,9 +175,11 @@ class ThreadlineTeamsBot:
         self.turns = TeamsTurns(
             agent, queue=self.turn_queue, outbound=self.outbound,
             options=settings.reply_options(), metrics=self.metrics,
-            files=self.files, concurrency=concurrency, dedupe_ttl=settings.dedupe_ttl,
-            stop_button_after=settings.stop_button_after,
+            files=self.files, shared_files=shared_files, concurrency=concurrency,
+            dedupe_ttl=settings.dedupe_ttl, stop_button_after=settings.stop_button_after,
         )  # fmt: skip
+        if shared_files is not None:
+            shared_files.serve(agent)
         self._metadata = (
             install_async_openid_metadata(metadata_urls(configuration))
             if settings.auth_enabled

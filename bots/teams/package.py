@@ -132,7 +132,7 @@ def build_manifest(
     bot: dict[str, Any] = {
         "botId": app_id,
         "scopes": scopes,
-        "supportsFiles": True,  # CSV of large tables, offered in personal chats
+        "supportsFiles": True,  # files people send (read as tables) and CSVs the bot offers
         "isNotificationOnly": False,
         "commandLists": [{
             "scopes": scopes,

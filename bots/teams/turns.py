@@ -35,6 +35,9 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
+import aiohttp
+
+from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.stream import ReplyStream
 from adapters.teams.activities import ConversationRef
@@ -48,13 +51,15 @@ from adapters.teams.context import (
     thread_key,
     turn_key,
 )
-from adapters.teams.files import FileOffers
+from adapters.teams.files import FileOffers, download, shared_files
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.errors import StateUnavailableError
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.turns import Turn, TurnQueue
+from agent_core.tools.files import file_scope
 from bots.agents import ServedAgent
+from bots.files import SharedFiles, take_files
 from bots.outage import record_when_back
 from bots.teams.metrics import TeamsMetrics
 from bots.teams.outbound import Outbound
@@ -81,6 +86,7 @@ class TeamsTurns:
         options: ReplyOptions,
         metrics: TeamsMetrics,
         files: FileOffers | None = None,
+        shared_files: SharedFiles | None = None,
         concurrency: int = 32,
         max_attempts: int = 3,
         dedupe_ttl: float = 3600.0,
@@ -93,6 +99,7 @@ class TeamsTurns:
         self._options = options
         self._metrics = metrics
         self._files = files
+        self._shared_files = shared_files
         self._concurrency = concurrency
         self._max_attempts = max_attempts
         self._dedupe_ttl = dedupe_ttl
@@ -244,9 +251,32 @@ class TeamsTurns:
                     text: str, turn_id: str) -> None:
         context = request_context(activity)
         context.metadata["turn_id"] = turn_id
+        if files := shared_files(activity):
+            text = await self._with_files(reply, files, context.metadata, text)
         key = conversation_id(context)
         async for component in self._agent.send_message(context, text, conversation_id=key):
             await reply.handle(component)
+
+    async def _with_files(
+        self, reply: ReplyStream, files: list[SharedFile], metadata: Mapping[str, Any], text: str
+    ) -> str:
+        """Load the files sent with the message into the asker's tables (telling the asker
+        what could not be read); the question, with what the files became."""
+        store = self._shared_files
+        limit = store.max_bytes if store is not None else 0
+        allow_http = store.allow_http if store is not None else False
+
+        async def fetch(file: SharedFile) -> bytes:
+            async with aiohttp.ClientSession() as session:
+                return await download(session, file, max_bytes=limit, allow_http=allow_http)
+
+        taken = await take_files(
+            store, files, asker=str(metadata.get("user_id") or ""), scope=file_scope(metadata),
+            fetch=fetch,
+        )  # fmt: skip
+        if (notice := taken.notice()) is not None:
+            await reply.handle(notice)
+        return taken.question(text)
 
     async def _remember_answer(self, ref: ConversationRef, message_id: str, turn_id: str) -> None:
         try:

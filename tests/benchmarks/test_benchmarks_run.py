@@ -44,6 +44,8 @@ SMALL = {
     "redis_round_trips.py": (["--turns", "1", "--rounds", "1"], needs_redis),
     "schema_retrieval.py": (["--tables-per-branch", "2", "--questions", "10"], []),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
+    "shared_files.py": (["--rows", "100", "--xlsx-rows", "10", "--rounds", "1",
+                         "--queries", "2"], []),
     "slack_plan_calls.py": (["--turns", "1", "--steps", "2"], []),
     "slack_rss.py": (["--turns", "40", "--step", "20"], []),
     "slack_ingress.py": (

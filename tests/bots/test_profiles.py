@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from agent_core.database.file_tables import FileTables
 from agent_core.settings import ConfigError
 from agent_core.state import State, StateSettings, build_state
 from agent_core.users import StaticUserResolver, User, UserResolver
+from bots.files import SharedFiles
 from bots.profiles import ProfileRouter
 from bots.serving import agent_factory, load_config
 from tests.bots.slack.harness import running_bot
@@ -127,3 +129,19 @@ def test_a_profile_naming_a_tool_the_agent_lacks_stops_at_start(folder: Path) ->
     state = build_state(StateSettings(ephemeral=True))
     with pytest.raises(ValueError, match="no tool named 'run_sql'"):
         agent_factory(config, "slack")(state, StaticUserResolver(User(id="u")))
+
+
+def test_shared_files_add_query_files_only_where_tools_were_not_named(
+    folder: Path, tmp_path: Path
+) -> None:
+    """A profile whose ``tools`` the configuration names gets no ``query_files`` on top
+    (it once did: files reached a profile narrowed to other tools)."""
+    with (folder / "threadline.toml").open("a", encoding="utf-8") as file:
+        file.write("tools = []\n")
+    config = load_config(args())
+    state = build_state(StateSettings(ephemeral=True))
+    router = agent_factory(config, "slack")(state, StaticUserResolver(User(id="u")))
+    SharedFiles(FileTables(tmp_path / "files")).serve(router)
+    default, finance = router.served_agents()
+    assert default.tool_registry.list_tool_names() == ["query_files"]
+    assert finance.tool_registry.list_tool_names() == []

@@ -16,7 +16,10 @@ from bots.cli import COMMANDS
 from bots.extras import EXTRAS, MissingExtra, missing, require
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTRA_MODULES = "slack_bolt,botbuilder,botframework,msal,matplotlib,PIL,prometheus_client,langgraph"
+EXTRA_MODULES = (
+    "slack_bolt,botbuilder,botframework,msal,matplotlib,PIL,prometheus_client,langgraph,duckdb,"
+    "openpyxl"
+)
 """What the extras bring: blocked, these make the interpreter a base install."""
 
 
@@ -99,7 +102,7 @@ asyncio.run(main())
 
 
 def test_require_names_what_is_missing() -> None:
-    assert set(EXTRAS) == {"slack", "teams", "charts", "graph"}
+    assert set(EXTRAS) == {"slack", "teams", "charts", "graph", "files"}
     assert missing("slack") == []  # the test environment installs every extra
     require("teams")
     with pytest.raises(MissingExtra, match=r"pip install 'threadline\[charts\]'"):

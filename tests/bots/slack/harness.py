@@ -23,6 +23,7 @@ from adapters.slack.testing import FakeSlackApi
 from agent_core import Agent, InMemoryAuditLogger, LifecycleHook, UserResolver
 from agent_core.llm.scripted import ScriptEntry
 from agent_core.state import State, StateSettings, build_state
+from bots.files import SharedFiles
 from bots.slack.app import build_web_app
 from bots.slack.bot import SlackBot
 from bots.slack.clients import build_user_resolver, default_clients
@@ -177,6 +178,7 @@ async def running_bot(
     state: State | None = None,
     fake: FakeSlackApi | None = None,
     agent_factory: AgentFactory | None = None,
+    files: SharedFiles | None = None,
     **settings: Any,
 ) -> AsyncIterator[SlackHarness]:
     async with contextlib.AsyncExitStack() as stack:
@@ -204,7 +206,7 @@ async def running_bot(
             served.lifecycle_hooks.extend(hooks)
             if audit is not None:
                 served.audit_logger = audit
-        bot = SlackBot(agent, slack_settings, state=state, clients=clients)
+        bot = SlackBot(agent, slack_settings, state=state, clients=clients, files=files)
         await bot.open()
         try:
             async with TestClient(TestServer(build_web_app(bot))) as http:

@@ -25,6 +25,7 @@ from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
 from agent_core.state import State
 from agent_core.state.turns import TurnQueue
 from agent_core.users import UserResolver
+from bots.files import SharedFiles
 from bots.teams.app import web_app
 from bots.teams.bot import ThreadlineTeamsBot, user_resolver
 from bots.teams.connector import ConnectorPool
@@ -115,6 +116,7 @@ async def teams_bot(
     turn_queue: TurnQueue | None = None,
     seed: Seed | None = None,
     agent_factory: AgentFactory | None = None,
+    shared_files: SharedFiles | None = None,
     **settings: Any,
 ) -> AsyncIterator[TeamsHarness]:
     """The bot on its own fake connector. ``state`` shares its stores (Redis in some tests);
@@ -134,7 +136,8 @@ async def teams_bot(
         resolver = user_resolver(bot_settings, pool, state.cache if state else None)
         agent = (agent_factory(resolver, bot_settings) if agent_factory is not None else
                  build_agent(script, resolver, latency=latency, hooks=hooks))
-        host = ThreadlineTeamsBot(agent, bot_settings, pool=pool, **_stores(state, turn_queue))
+        host = ThreadlineTeamsBot(agent, bot_settings, pool=pool, shared_files=shared_files,
+                                  **_stores(state, turn_queue))
         server = TestServer(web_app(host), host="127.0.0.1")
         async with TestClient(server) as http:
             yield TeamsHarness(fake, host, http, agent)

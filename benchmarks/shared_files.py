@@ -1,0 +1,121 @@
+"""Shared files as tables: how long a CSV and an XLSX take to become a person's table, and
+what one ``query_files`` query costs over DuckDB reading the same file directly.
+
+A CSV of ``--rows`` rows (5 columns, about 40 bytes a row) and an XLSX of ``--xlsx-rows``
+rows are loaded ``--rounds`` times through ``FileTables.add`` (size check, format check,
+DuckDB's reader, XLSX through openpyxl, table listing), then one aggregate query runs
+``--queries`` times through ``ScopeRunner.run_sql`` (statement check, thread hop, read-only
+locked open, bounded read, interrupt timer) and through raw DuckDB on an open in-memory
+table (the least work possible). Medians; overhead = runner - raw.
+
+    .venv/bin/python benchmarks/shared_files.py [--rows 200000 --xlsx-rows 20000]
+
+The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import duckdb
+from openpyxl import Workbook
+
+from agent_core.database.file_tables import FileLimits, FileTables
+from benchmarks._stats import result_line
+
+QUERY = "SELECT region, count(*), sum(amount) FROM {table} GROUP BY region ORDER BY region"
+REGIONS = ("EU", "US", "APAC", "LATAM")
+
+
+def csv_bytes(rows: int) -> bytes:
+    lines = ["id,region,amount,day,note"]
+    lines += [f"{i},{REGIONS[i % 4]},{i * 1.25:.2f},2025-01-{i % 28 + 1:02d},row {i}"
+              for i in range(rows)]  # fmt: skip
+    return ("\n".join(lines) + "\n").encode()
+
+
+def xlsx_bytes(rows: int) -> bytes:
+    book = Workbook(write_only=True)
+    sheet = book.create_sheet("data")
+    sheet.append(["id", "region", "amount", "note"])
+    for i in range(rows):
+        sheet.append([i, REGIONS[i % 4], i * 1.25, f"row {i}"])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def median_ms(samples: list[float]) -> float:
+    return round(statistics.median(samples) * 1000, 2)
+
+
+async def load_ms(root: Path, name: str, content: bytes, rounds: int) -> float:
+    files = FileTables(root, limits=FileLimits(max_bytes=1 << 30))
+    samples = []
+    for round_ in range(rounds):
+        started = time.perf_counter()
+        await files.add(f"bench|{round_}", name, content)
+        samples.append(time.perf_counter() - started)
+    return median_ms(samples)
+
+
+async def query_ms(root: Path, content: bytes, queries: int) -> tuple[float, float]:
+    files = FileTables(root)
+    await files.add("bench|query", "sales.csv", content)
+    runner = files.runner("bench|query")
+    await runner.run_sql(QUERY.format(table="sales"))  # warm
+    samples = []
+    for _ in range(queries):
+        started = time.perf_counter()
+        result = await runner.run_sql(QUERY.format(table="sales"))
+        samples.append(time.perf_counter() - started)
+    assert len(result.rows) == 4
+    raw = []
+    source = root / "raw.csv"
+    source.write_bytes(content)
+    with duckdb.connect() as connection:
+        connection.execute("CREATE TABLE sales AS SELECT * FROM read_csv(?)", [str(source)])
+        for _ in range(queries):
+            started = time.perf_counter()
+            connection.execute(QUERY.format(table="sales")).fetchall()
+            raw.append(time.perf_counter() - started)
+    return median_ms(samples), median_ms(raw)
+
+
+async def main(args: argparse.Namespace) -> None:
+    csv_data, xlsx_data = csv_bytes(args.rows), xlsx_bytes(args.xlsx_rows)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        csv_ms = await load_ms(root / "csv", "sales.csv", csv_data, args.rounds)
+        xlsx_ms = await load_ms(root / "xlsx", "sales.xlsx", xlsx_data, args.rounds)
+        runner_ms, raw_ms = await query_ms(root / "query", csv_data, args.queries)
+    csv_mb = len(csv_data) / 1e6
+    print(f"CSV  {args.rows:>9,} rows {csv_mb:6.1f} MB: load {csv_ms:8.1f} ms median "
+          f"({csv_mb / (csv_ms / 1000):.0f} MB/s)")  # fmt: skip
+    print(f"XLSX {args.xlsx_rows:>9,} rows {len(xlsx_data) / 1e6:6.1f} MB: load "
+          f"{xlsx_ms:8.1f} ms median")  # fmt: skip
+    print(f"query_files aggregate: {runner_ms:.2f} ms median; raw DuckDB {raw_ms:.2f} ms; "
+          f"overhead {runner_ms - raw_ms:.2f} ms")  # fmt: skip
+    print(result_line(
+        "shared_files", csv_rows=args.rows, csv_mb=round(csv_mb, 2), csv_load_ms=csv_ms,
+        xlsx_rows=args.xlsx_rows, xlsx_load_ms=xlsx_ms, query_ms=runner_ms, raw_query_ms=raw_ms,
+        query_overhead_ms=round(runner_ms - raw_ms, 2),
+    ))  # fmt: skip
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--xlsx-rows", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=50)
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,110 @@
+"""End to end: a file sent to the bot in a Teams personal chat becomes the asker's table.
+
+Signed activities with ``file.download.info`` attachments into the real CloudAdapter; the bot
+downloads the pre-authenticated ``downloadUrl`` from the fake and the scripted model queries
+the table with ``query_files``; the answer card is checked against the Adaptive Card schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.teams.testing import ConnectorCall
+from agent_core.database.file_tables import FileLimits, FileTables
+from agent_core.llm.scripted import ScriptedResponse
+from bots.files import SharedFiles
+from tests.adapters.teams.schemas import assert_valid_card, cards_in
+from tests.bots.teams.harness import TeamsHarness, teams_bot
+
+SALES = b"region,amount\nEU,10\nEU,5\nUS,7\n"
+
+
+def store(tmp_path: Path, **limits: Any) -> SharedFiles:
+    tables = FileTables(tmp_path / "files", limits=FileLimits(**limits))
+    return SharedFiles(tables, allow_http=True)  # the fake's download URL is plain http
+
+
+def with_file(bot: TeamsHarness, text: str, *files: dict[str, Any], **kwargs: Any
+              ) -> dict[str, Any]:  # fmt: skip
+    activity = bot.message(text, **kwargs)
+    activity["attachments"] = list(files)
+    return activity
+
+
+def downloads(bot: TeamsHarness) -> list[ConnectorCall]:
+    return [c for c in bot.fake.calls if c.operation == "download"]
+
+
+def tool_results(bot: TeamsHarness) -> list[str]:
+    return [m.content or "" for r in bot.llm.requests for m in r.messages if m.role == "tool"]
+
+
+def texts(bot: TeamsHarness) -> str:
+    return json.dumps([c.body for c in bot.fake.calls if isinstance(c.body, dict)])
+
+
+async def test_a_csv_sent_in_a_personal_chat_is_queried(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    sql = "SELECT region, sum(amount) AS total FROM sales GROUP BY region ORDER BY region"
+    script = [ScriptedResponse.tool("query_files", {"sql": sql}), "EU leads with 15."]
+    async with teams_bot(monkeypatch, script, shared_files=store(tmp_path)) as bot:
+        shared = bot.fake.share_file("sales.csv", SALES)
+        await bot.post(with_file(bot, "what is the trend?", shared))
+        final = await bot.final()
+        [download] = downloads(bot)
+        assert "Authorization" not in download.headers  # pre-authenticated: no token sent
+        question = bot.llm.requests[0].messages[-1].content or ""
+        assert question.startswith("what is the trend?")
+        assert "sales (from sales.csv, 3 rows): region VARCHAR, amount BIGINT" in question
+        assert "EU,15" in tool_results(bot)[0].replace(" ", "")
+        (card,) = cards_in(final.body)
+        assert_valid_card(card)
+        table = next(e for e in card["body"] if e["type"] == "Table")
+        assert [c["items"][0]["text"] for c in table["rows"][1]["cells"]] == ["EU", "15"]
+        assert final.text == "EU leads with 15."
+
+
+async def test_a_corrupt_xlsx_is_told_and_the_question_still_answered(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    corrupt = b"PK\x03\x04" + b"\x00not a workbook" * 50
+    async with teams_bot(monkeypatch, ["I could not open it."],
+                         shared_files=store(tmp_path)) as bot:  # fmt: skip
+        await bot.post(with_file(bot, "sum it", bot.fake.share_file("book.xlsx", corrupt)))
+        final = await bot.final()
+        assert "book.xlsx is not a valid XLSX workbook" in texts(bot)
+        assert "could not be read: book.xlsx" in (bot.llm.requests[0].messages[-1].content or "")
+        assert final.text == "I could not open it."
+
+
+async def test_a_file_over_the_limit_stops_downloading_at_the_limit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    big = b"n\n" + b"1\n" * 10_000
+    async with teams_bot(monkeypatch, ["Too big."],
+                         shared_files=store(tmp_path, max_bytes=2_000)) as bot:  # fmt: skip
+        await bot.post(with_file(bot, "sum it", bot.fake.share_file("big.csv", big)))
+        await bot.final()
+        assert "big.csv is larger than" in texts(bot)
+        assert not any(p.glob("*.duckdb") for p in [tmp_path / "files"] if p.exists())
+
+
+async def test_another_person_cannot_query_the_askers_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = [
+        "Loaded.",
+        ScriptedResponse.tool("query_files", {"sql": "SELECT * FROM sales"}),
+        "Nothing for you.",
+    ]
+    async with teams_bot(monkeypatch, script, shared_files=store(tmp_path)) as bot:
+        await bot.post(with_file(bot, "keep this", bot.fake.share_file("sales.csv", SALES)))
+        await bot.final()
+        await bot.post(bot.message("show me sales", user="aad-bo", user_name="Bo"))
+        await bot.final(count=2)
+        assert tool_results(bot)[-1].startswith("No files were shared with you")
