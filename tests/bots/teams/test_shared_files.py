@@ -66,7 +66,9 @@ async def test_a_csv_sent_in_a_personal_chat_is_queried(
         assert_valid_card(card)
         table = next(e for e in card["body"] if e["type"] == "Table")
         assert [c["items"][0]["text"] for c in table["rows"][1]["cells"]] == ["EU", "15"]
-        assert final.text == "EU leads with 15."
+        assert final.text.startswith("EU leads with 15.")  # then its sources: the file's table
+        [entity] = [e for e in final.body["entities"] if e.get("@type") == "Message"]
+        assert "sales" in json.dumps(entity["citation"])
 
 
 async def test_a_corrupt_xlsx_is_told_and_the_question_still_answered(
