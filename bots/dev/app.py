@@ -186,8 +186,10 @@ async def post_turn(request: web.Request) -> web.StreamResponse:
     try:
         async for event, data in turn.feed:
             await response.write(sse(event, data))
-    except (ConnectionResetError, asyncio.CancelledError):
-        turn.stop()  # the page went away: no one is reading the answer
+    except ConnectionResetError:
+        turn.stop()  # the page went away: no one is reading the answer (not an error)
+    except asyncio.CancelledError:
+        turn.stop()
         raise
     return response
 

@@ -4,17 +4,22 @@ real Slack and Teams adapters delivered, with admin-only detail routed as each c
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from agent_core import InMemoryAgentMemory, ScriptedLlmService, ToolRegistry
 from agent_core.agent import Agent
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.feedback import Feedback
+from agent_core.state.testing import free_port
 from agent_core.users import User
 from bots.dev.app import ADAPTIVE_CARDS_JS, CONSOLE_KEY, MAX_MESSAGE, create_app
 from bots.dev.identity import ConsoleUserResolver
@@ -246,6 +251,32 @@ async def test_a_failed_turn_shows_the_agents_error_card() -> None:
     teams = events.teams_activities()[-1]["activity"]
     assert "Something went wrong while answering" in card_texts(teams)
     assert "model exploded" in card_texts(teams)  # the admin's detail, inline in a DM
+
+
+async def test_a_page_that_goes_away_stops_its_turn_quietly(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reader that leaves mid-answer stops the turn; the server logs no traceback for it
+    (it once logged "Error handling request" with the connection's ``ClientConnectionResetError``).
+    Served as ``threadline dev`` serves it: aiohttp's test server cancels handlers instead."""
+    app = create_app(demo_agent(data_dir, stream_delay=0.05), options=ConsoleOptions(pace=0.02))
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            response = await session.post(f"http://127.0.0.1:{port}/api/turns", json={
+                "text": QUESTION, "thread_id": "1700000000.000700", "persona": ANA})  # fmt: skip
+            await response.content.readany()
+            turn = app[CONSOLE_KEY].turns[response.headers["X-Turn-Id"]]
+            response.close()
+            assert turn.task is not None
+            await asyncio.wait_for(asyncio.gather(turn.task, return_exceptions=True), 30)
+        assert turn.state == "stopped"
+    finally:
+        await runner.cleanup()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
 
 
 async def test_bad_requests_are_refused_in_words_the_page_shows(
