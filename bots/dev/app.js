@@ -299,7 +299,7 @@
   function componentTurn(data) {
     const head = document.createElement("div");
     head.className = "component-turn";
-    const files = (data.files || []).map((f) => ` 📎 ${f.name}`).join("");
+    const files = (data.files || []).map((f) => ` [file: ${f.name}]`).join("");
     head.textContent = `${data.persona.name} (${data.persona.place}): ${data.text || "(empty message: starter UI)"}${files}`;
     $("#components").appendChild(head);
   }
@@ -565,7 +565,7 @@
     const box = $("#attachments");
     box.hidden = !state.attachments.length;
     box.innerHTML = state.attachments.map((a, i) => `<span class="attachment${a.id ? "" : " uploading"}">`
-      + `📄 <span class="name">${esc(a.name)}</span><small>${a.id ? fileSize(a.size) : "uploading…"}</small>`
+      + `<span class="name">${esc(a.name)}</span><small>${a.id ? fileSize(a.size) : "uploading…"}</small>`
       + `<button type="button" data-detach="${i}" title="Remove" aria-label="Remove ${esc(a.name)}">×</button></span>`).join("");
   }
 
