@@ -21,7 +21,7 @@ from agent_core.llm.base import LlmMessage, LlmRequest, LlmResponse, LlmService,
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.memory.ranking import RelevanceIndex
 from agent_core.tools.base import ToolCall
-from bots.demo import answers
+from bots.demo import answers, files
 
 LABEL = "_Scripted demo model (no `ANTHROPIC_API_KEY` set): canned questions, real queries._"
 
@@ -254,6 +254,17 @@ def _tool_results(messages: Sequence[LlmMessage]) -> dict[str, str]:
     return results
 
 
+def _results_of(messages: Sequence[LlmMessage], tool: str) -> list[str]:
+    """The results of the last assistant message's calls of ``tool``, in call order."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "assistant" and message.tool_calls:
+            ids = [call.id for call in message.tool_calls if call.name == tool]
+            found = {m.tool_call_id: m.content for m in messages[index + 1 :] if m.role == "tool"}
+            return [found[call_id] for call_id in ids if call_id in found]
+    return []
+
+
 def parse_sql_result(text: str) -> tuple[list[dict[str, str]], int] | None:
     """Rows and total row count from ``run_sql``'s result text; None when it failed."""
     first, _, body = text.partition("\n")
@@ -280,9 +291,12 @@ class DemoLlmService(LlmService):
         return "threadline-demo (scripted, no API key)"
 
     def respond(self, request: LlmRequest) -> ScriptedResponse:
-        """The next step: tool calls for a recognised question, else the answer text."""
+        """The next step: tool calls for a recognised question (or for the files shared with
+        it), else the answer text."""
         messages = request.messages
         question = _last_user_message(messages)
+        if (shared := files.shared_tables(question)) is not None:
+            return self._files_step(request, shared[1])
         matched = self.matcher.match(question)
         if messages and messages[-1].role == "tool":
             return self._text(self._answer(matched, _tool_results(messages)))
@@ -296,6 +310,22 @@ class DemoLlmService(LlmService):
         if chart is not None and "visualize_data" in available:
             calls.append(_call("visualize_data", {"sql": sql, **chart}))
         return ScriptedResponse(tool_calls=calls)
+
+    def _files_step(
+        self, request: LlmRequest, tables: list[files.SharedTable]
+    ) -> ScriptedResponse:
+        """A question with files: their first rows (``query_files``), then what they hold."""
+        if request.messages[-1].role == "tool":
+            results = _results_of(request.messages, "query_files")
+            return self._text(f"{LABEL}\n\n{files.describe_files(tables, results)}")
+        if not tables:
+            return self._text(f"{LABEL}\n\n{files.no_table_answer()}")
+        if "query_files" not in {tool.name for tool in request.tools or []}:
+            return self._text(f"{LABEL}\n\nYou don't have access to the `query_files` tool here.")
+        return ScriptedResponse(tool_calls=[
+            _call("query_files", {"sql": files.first_rows_sql(table)})
+            for table in tables[: files.MAX_TABLES]
+        ])  # fmt: skip
 
     def _answer(self, matched: DemoQuestion | None, results: dict[str, str]) -> str:
         if matched is None or "run_sql" not in results:

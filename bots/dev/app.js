@@ -21,6 +21,7 @@
     started: {},
     running: null,
     queued: null,
+    attachments: [],
   };
   // What the tests and the benchmark read: firstText holds, per view, when the latest
   // question's answer first showed text (ms since the epoch).
@@ -98,10 +99,26 @@
     return el;
   }
 
-  function addUserMessage(place, persona, text) {
+  // A file shared with a message, as each channel shows it under the text.
+  const FILE_KINDS = { csv: "CSV", tsv: "TSV", tab: "TSV", xlsx: "XLSX", xlsm: "XLSX", parquet: "PARQUET", pq: "PARQUET", json: "JSON", jsonl: "JSON", ndjson: "JSON" };
+
+  function fileSize(size) {
+    return size < 1024 ? `${size} B` : size < 1048576 ? `${Math.round(size / 1024)} KB` : `${(size / 1048576).toFixed(1)} MB`;
+  }
+
+  function sharedFile(channel, file) {
+    const ext = (file.name.split(".").pop() || "").toLowerCase();
+    const kind = FILE_KINDS[ext] || "FILE";
+    const label = channel === "slack" ? (kind === "XLSX" ? "Excel Spreadsheet" : kind) : `${fileSize(file.size)}`;
+    return `<div class="shared-file" data-file="${esc(file.name)}"><span class="file-kind">${esc(kind.slice(0, 4))}</span>`
+      + `<span class="file-meta"><strong>${esc(file.name)}</strong><small>${esc(label)}${channel === "slack" ? ` · ${fileSize(file.size)}` : ""}</small></span></div>`;
+  }
+
+  function addUserMessage(place, persona, text, files = []) {
     return ["slack", "teams"].map((channel) => {
       const el = messageShell(channel, persona.name, false);
-      el.querySelector(".msg-body").innerHTML = channel === "slack" ? Md.mrkdwn(text) : Md.markdown(text);
+      el.querySelector(".msg-body").innerHTML = (channel === "slack" ? Md.mrkdwn(text) : Md.markdown(text))
+        + files.map((file) => sharedFile(channel, file)).join("");
       el.querySelector(".payload").remove();
       append(channel, place, el);
       return el;
@@ -282,7 +299,8 @@
   function componentTurn(data) {
     const head = document.createElement("div");
     head.className = "component-turn";
-    head.textContent = `${data.persona.name} (${data.persona.place}): ${data.text || "(empty message: starter UI)"}`;
+    const files = (data.files || []).map((f) => ` [file: ${f.name}]`).join("");
+    head.textContent = `${data.persona.name} (${data.persona.place}): ${data.text || "(empty message: starter UI)"}${files}`;
     $("#components").appendChild(head);
   }
 
@@ -380,7 +398,7 @@
     return { ...state.persona, place: state.place };
   }
 
-  async function ask(text) {
+  async function ask(text, files = []) {
     if (state.running) return;
     const place = state.place;
     const who = persona();
@@ -389,29 +407,29 @@
     if (text.trim()) {
       marks.askedAt = Date.now();
       marks.firstText = {};
-      shown = addUserMessage(place, who, text);
+      shown = addUserMessage(place, who, text, files);
     }
     setRunning({ place, turnId: null });
     try {
-      if (!await answer(place, who, text)) shown.forEach((el) => el.remove());  // not sent
+      if (!await answer(place, who, text, files)) shown.forEach((el) => el.remove());  // not sent
     } finally {
       setRunning(null);
       $("#input").focus();
     }
     const queued = state.queued;
     state.queued = null;
-    if (queued) ask(queued);
+    if (queued) ask(queued.text, queued.files);
     else if (!state.started[state.place]) ask("");  // switched place meanwhile: welcome
   }
 
   // One turn: its events into both panes, or a clear note of why there was none (false).
-  async function answer(place, who, text) {
+  async function answer(place, who, text, files = []) {
     let response;
     try {
       response = await fetch("/api/turns", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ text, thread_id: state.threads[place], persona: who }),
+        body: JSON.stringify({ text, thread_id: state.threads[place], persona: who, files: files.map((f) => f.id) }),
       });
     } catch (error) {  // no answer at all: the server is gone
       refused(place, text, `The console could not be reached (${error.message}). Is \`threadline dev\` still running?`);
@@ -515,6 +533,51 @@
     el.timer = setTimeout(() => { el.textContent = ""; }, 5000);
   }
 
+  // ----- attached files ---------------------------------------------------------------------
+  // Each file is uploaded when picked, as the asker it is picked by (its owner, as in
+  // Slack), and goes with the next question. At most the limit plus one byte is sent: the
+  // server refuses a larger file in the bots' words without reading the rest.
+  async function attach(fileList) {
+    const limit = (state.info && state.info.files && state.info.files.max_bytes) || 25 * 1048576;
+    await Promise.all([...fileList].map(async (file) => {
+      const entry = { id: null, name: file.name, size: file.size };
+      state.attachments.push(entry);
+      showAttachments();
+      const query = new URLSearchParams({ name: file.name, user_id: state.persona.user_id });
+      let response;
+      try {
+        response = await fetch(`/api/files?${query}`, { method: "POST", body: file.slice(0, limit + 1) });
+      } catch (error) {
+        response = null;
+      }
+      const said = response && response.ok ? await response.json() : null;
+      if (said) Object.assign(entry, said);
+      else {
+        state.attachments = state.attachments.filter((a) => a !== entry);
+        const why = response ? await refusal(response) : "the console could not be reached";
+        refused(state.place, "", `The console refused this file: ${why}.`);
+      }
+      showAttachments();
+    }));
+  }
+
+  function showAttachments() {
+    const box = $("#attachments");
+    box.hidden = !state.attachments.length;
+    box.innerHTML = state.attachments.map((a, i) => `<span class="attachment${a.id ? "" : " uploading"}">`
+      + `<span class="name">${esc(a.name)}</span><small>${a.id ? fileSize(a.size) : "uploading…"}</small>`
+      + `<button type="button" data-detach="${i}" title="Remove" aria-label="Remove ${esc(a.name)}">×</button></span>`).join("");
+  }
+
+  // The attachments to send with a question (null while one is still uploading).
+  function takeAttachments() {
+    if (state.attachments.some((a) => !a.id)) return null;
+    const files = state.attachments;
+    state.attachments = [];
+    showAttachments();
+    return files;
+  }
+
   // ----- controls -------------------------------------------------------------------------
   // Sent while a turn runs (the welcome, say), a message waits for that turn to end.
   // An empty message shows the starter view (welcome and suggestions), as in the channels.
@@ -526,8 +589,17 @@
         + `the console takes at most ${limit.toLocaleString()} (as Slack does). Nothing was sent.`);
       return false;
     }
-    if (state.running) state.queued = text;
-    else ask(text.trim() ? text : "");
+    if (state.attachments.length && !text.trim()) {
+      notify("Add a question about the attached file");
+      return false;
+    }
+    const files = takeAttachments();
+    if (files === null) {
+      notify("A file is still uploading");
+      return false;
+    }
+    if (state.running) state.queued = { text, files };
+    else ask(text.trim() ? text : "", files);
     return true;
   }
 
@@ -591,7 +663,10 @@
       const target = event.target.closest("button");
       if (!target) return;
       const channel = target.closest(".slack-pane") ? "slack" : target.closest(".teams-pane") ? "teams" : null;
-      if (target.dataset.prompt !== undefined) {
+      if (target.dataset.detach !== undefined) {
+        state.attachments.splice(Number(target.dataset.detach), 1);
+        showAttachments();
+      } else if (target.dataset.prompt !== undefined) {
         submit(target.dataset.prompt);
       } else if (target.dataset.feedback && channel) {
         feedback(target, channel);
@@ -603,6 +678,11 @@
       }
     });
     $("#send").addEventListener("click", send);
+    $("#attach").addEventListener("click", () => $("#file-input").click());
+    $("#file-input").addEventListener("change", (event) => {
+      attach(event.target.files);
+      event.target.value = "";
+    });
     $("#stop").addEventListener("click", () => stop());
     $("#input").addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey) {
@@ -636,6 +716,7 @@
       notify(`Could not reach the console: ${error.message}`);
     }
     $("#model").textContent = state.info.model;
+    if (state.info.files) $("#file-input").accept = state.info.files.accept;
     $("#model").classList.toggle("scripted", Boolean(state.info.scripted));
     state.personas = state.info.personas.length ? state.info.personas
       : [{ label: "Ana (user)", user_id: "U0ANA", name: "Ana", groups: ["user"] }];

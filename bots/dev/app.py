@@ -3,7 +3,8 @@
     GET  /                      the page (index.html; /static/ serves app.js, app.css, ...)
     GET  /vendor/adaptivecards.js  Microsoft's Adaptive Cards renderer (shipped: vendor/)
     GET  /api/info              model, personas, pace, the message limit
-    POST /api/turns             {"text", "thread_id", "persona"} -> text/event-stream
+    POST /api/files?name=&user_id=  a file's bytes -> {"id", "name", "size"} (attach it)
+    POST /api/turns             {"text", "thread_id", "persona", "files"} -> text/event-stream
     POST /api/turns/{id}/stop   cancel a running turn
     POST /api/feedback          {"message_id", "positive", "thread_id", "persona"}
     POST /api/queries           {"turn_id", "thread_id", "persona"}: Slack's "Show query"
@@ -21,15 +22,18 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 
+from adapters.files import plain_name, too_big
+from agent_core.database.file_formats import SUFFIXES
 from bots.agents import ServedAgent
 from bots.dev.events import sse
 from bots.dev.identity import Persona
 from bots.dev.turns import Console, ConsoleOptions
+from bots.files import MAX_FILES, SharedFiles
 
 log = logging.getLogger("threadline.dev")
 
@@ -56,6 +60,10 @@ class TurnRequest(BaseModel):
     text: str = Field(default="", max_length=MAX_MESSAGE)
     thread_id: str = Field(pattern=SAFE_ID)
     persona: Persona = Field(default_factory=Persona)
+    files: list[Annotated[str, Field(pattern=SAFE_ID)]] = Field(
+        default_factory=list, max_length=MAX_FILES
+    )
+    """The attached files' upload ids (``POST /api/files``)."""
 
 
 class FeedbackRequest(BaseModel):
@@ -167,14 +175,61 @@ async def info(request: web.Request) -> web.Response:
             "max_message": MAX_MESSAGE,
             "pace": console.options.pace,
             "teams_targeted": console.options.teams_targeted,
+            "files": {
+                "max_bytes": console.max_file_bytes,
+                "readable": console.files is not None,
+                "accept": ",".join(SUFFIXES),
+            },
         }
     )
+
+
+class UploadQuery(BaseModel):
+    name: str = Field(min_length=1, max_length=255)
+    user_id: str = Field(pattern=SAFE_ID)
+
+
+UPLOAD_CHUNK = 64 * 1024
+
+
+def _too_large(name: str, limit: int, size: int) -> web.HTTPException:
+    """413 in the bots' words for a file over the limit."""
+    return web.HTTPRequestEntityTooLarge(
+        max_size=limit, actual_size=size, text=json.dumps({"error": too_big(name, limit)}),
+        content_type="application/json",
+    )  # fmt: skip
+
+
+async def post_file(request: web.Request) -> web.Response:
+    """Attach a file: its bytes are the body; its name and who attaches it (its owner, as
+    a signed Slack event names the sharer) the query. A body over the files' size limit is
+    refused unread past the limit (413, in the bots' words); what the bytes hold is judged
+    when the question is answered (``bots.files``), as in the bots."""
+    try:
+        query = UploadQuery.model_validate(dict(request.query))
+    except ValidationError as error:
+        raise refusal(web.HTTPBadRequest, _problem(error)) from None
+    console = request.app[CONSOLE_KEY]
+    name, limit = plain_name(query.name), console.max_file_bytes
+    if (request.content_length or 0) > limit:
+        raise _too_large(name, limit, request.content_length or 0)
+    content = bytearray()
+    async for chunk in request.content.iter_chunked(UPLOAD_CHUNK):
+        content += chunk
+        if len(content) > limit:
+            raise _too_large(name, limit, len(content))
+    upload = console.uploads.add(name, bytes(content), owner=query.user_id)
+    return web.json_response({"id": upload.id, "name": upload.name, "size": upload.size})
 
 
 async def post_turn(request: web.Request) -> web.StreamResponse:
     body = await _body(request, TurnRequest)
     console = request.app[CONSOLE_KEY]
-    turn = console.start_turn(body.persona, body.thread_id, body.text, _own_url(request))
+    if console.uploads.missing(body.files):
+        raise refusal(web.HTTPBadRequest, "an attached file is no longer uploaded (each is "
+                      "read once, with its question); attach it again")  # fmt: skip
+    turn = console.start_turn(body.persona, body.thread_id, body.text, _own_url(request),
+                              files=body.files)  # fmt: skip
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -250,17 +305,22 @@ async def _on_cleanup(app: web.Application) -> None:
         await asyncio.gather(warmup, return_exceptions=True)
 
 
-def create_app(agent: ServedAgent, *, options: ConsoleOptions | None = None) -> web.Application:
-    """The console app for ``agent`` (normally the demo agent, see ``server.build_agent``)."""
+def create_app(
+    agent: ServedAgent, *, options: ConsoleOptions | None = None,
+    files: SharedFiles | None = None,
+) -> web.Application:  # fmt: skip
+    """The console app for ``agent`` (normally the demo agent, see ``server.build_agent``);
+    attached files become tables in ``files`` (``bots.files.shared_files_store``)."""
     app = web.Application(
         middlewares=[log_refusals, same_origin_only], client_max_size=16 * 1024 * 1024
     )
-    console = Console(agent, options=options)
+    console = Console(agent, options=options, files=files)
     app[CONSOLE_KEY] = console
     app.router.add_get("/", index)
     app.router.add_get("/static/{name}", static_file)
     app.router.add_get("/vendor/adaptivecards.js", adaptive_cards)
     app.router.add_get("/api/info", info)
+    app.router.add_post("/api/files", post_file)
     app.router.add_post("/api/turns", post_turn)
     app.router.add_post("/api/turns/{turn_id}/stop", stop_turn)
     app.router.add_post("/api/feedback", post_feedback)

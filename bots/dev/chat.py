@@ -6,9 +6,11 @@ questions, kept in ``<data dir>/chat_history`` across sessions (plain ``input`` 
 is not a terminal). Suggested questions are numbered, so typing ``1`` asks the first; a
 deletion (``/delete <id>``, typed or picked by number after ``/memories``) is asked about
 first and sent only on "y". ``/user`` and ``/admin`` switch who is asking (admins also see
-tool arguments and errors, marked "only you"); ``/new`` starts a new conversation; Ctrl-C
-stops the current answer, Ctrl-D quits. Every other ``/command`` (``/help``...) goes to the
-agent.
+tool arguments and errors, marked "only you"); ``/new`` starts a new conversation;
+``/file PATH`` attaches a file (CSV, TSV, XLSX, Parquet, JSON) to the next question, loaded as
+the bots load a shared file (``bots.files``: a table of yours in this conversation for
+``query_files``, the same limits and notices); Ctrl-C stops the current answer, Ctrl-D quits.
+Every other ``/command`` (``/help``...) goes to the agent.
 
 Only stdlib is imported at module level: ``threadline`` builds every subcommand's parser at
 start-up.
@@ -28,9 +30,11 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
     from rich.console import Console
 
+    from adapters.files import SharedFile
     from bots.agents import ServedAgent
     from bots.dev.chat_view import ChatView
     from bots.dev.identity import Persona
+    from bots.files import SharedFiles
 
 ROLES = {"user": ["user"], "admin": ["user", "admin"]}
 HISTORY_FILE = "chat_history"
@@ -63,7 +67,10 @@ class ChatSession:
     (['user'], 'm1', None)
     """
 
-    def __init__(self, agent: ServedAgent, console: Console, charts_dir: Path) -> None:
+    def __init__(
+        self, agent: ServedAgent, console: Console, charts_dir: Path,
+        files: SharedFiles | None = None,
+    ) -> None:  # fmt: skip
         from bots.dev.chat_view import ChatView
         from bots.dev.identity import Persona
         from bots.dev.terminal_images import protocol
@@ -73,6 +80,11 @@ class ChatSession:
         self.view: ChatView = ChatView(console, charts_dir, protocol())
         self.persona: Persona = Persona(user_id="U0TERMINAL", name="you", place="dm")
         self.thread_id = os.urandom(4).hex()
+        self.files = files
+        self.attached: list[SharedFile] = []
+        """Files ``/file`` attached to the next question."""
+        if files is not None:
+            files.serve(agent)
 
     @property
     def prompt(self) -> str:
@@ -105,9 +117,56 @@ class ChatSession:
             self.thread_id = os.urandom(4).hex()
             self.console.print("[dim]New conversation.[/dim]")
             return None
+        if word == "/file" or word.startswith("/file "):
+            self.attach(line.strip()[len("/file") :].strip())
+            return None
         if word.isdigit() and 0 < int(word) <= len(self.suggestions):
             return self.suggestions[int(word) - 1]
         return line
+
+    def attach(self, where: str) -> None:
+        """Attach the file at ``where`` to the next question (as whoever asks now)."""
+        from rich.markup import escape
+
+        from adapters.files import SharedFile
+
+        path = Path(where).expanduser()
+        if not where or not path.is_file():
+            said = escape(where or "(no path)")
+            self.console.print(f"[yellow]No file at {said}: /file PATH attaches one (CSV, "
+                               "TSV, XLSX, Parquet or JSON).[/yellow]")  # fmt: skip
+            return
+        file = SharedFile(name=path.name, url=str(path.resolve()), owner=self.persona.user_id,
+                          size=path.stat().st_size)  # fmt: skip
+        self.attached.append(file)
+        self.console.print(
+            f"[dim]Attached {escape(file.name)}; it goes with your next question.[/dim]"
+        )
+
+    async def _read(self, file: SharedFile) -> bytes:
+        """The attached file's bytes, at most the files' limit (the chat's "download")."""
+        from adapters.files import FileRefused, too_big
+
+        limit = self.files.max_bytes if self.files is not None else 0
+        try:
+            content = await asyncio.to_thread(_read_at_most, Path(file.url), limit + 1)
+        except OSError as error:
+            raise FileRefused(f"I could not read {file.name} ({error.strerror})") from None
+        if len(content) > limit:
+            raise FileRefused(too_big(file.name, limit))
+        return content
+
+    async def _with_files(self, text: str, context_metadata: dict[str, object]) -> str:
+        """Load the attached files (as the bots load shared ones); the question with them."""
+        from agent_core.tools.files import file_scope
+        from bots.files import take_files
+
+        files, self.attached = self.attached, []
+        taken = await take_files(self.files, files, asker=self.persona.user_id,
+                                 scope=file_scope(context_metadata), fetch=self._read)  # fmt: skip
+        if (notice := taken.notice()) is not None:
+            self.view.show(notice)
+        return taken.question(text)
 
     @staticmethod
     def deletion(message: str) -> str | None:
@@ -132,6 +191,8 @@ class ChatSession:
         """Answer ``text``; False when the user stopped it (the task was cancelled)."""
         context = self.persona.request_context(self.thread_id)
         key = self.persona.conversation_id(self.thread_id)
+        if self.attached and text.strip():
+            text = await self._with_files(text, context.metadata)
         try:
             async for component in self.agent.send_message(context, text, conversation_id=key):
                 self.view.show(component)
@@ -141,6 +202,11 @@ class ChatSession:
             return False
         self.view.end_turn()
         return True
+
+
+def _read_at_most(path: Path, size: int) -> bytes:
+    with path.open("rb") as file:
+        return file.read(size)
 
 
 class LineReader:
@@ -174,11 +240,14 @@ class LineReader:
 
 def build_session(args: argparse.Namespace, console: Console) -> tuple[ChatSession, Path]:
     """The session, and the data directory (history and charts live there)."""
-    from bots.dev.local import local_agent, local_data_dir
+    from bots.dev.local import local_agent, local_config, local_data_dir
+    from bots.files import shared_files_store
 
     data_dir = local_data_dir(args)
     charts = args.charts_dir or data_dir / "charts"
-    session = ChatSession(local_agent(args, "chat"), console, charts)
+    config = local_config(args)
+    session = ChatSession(local_agent(args, "chat", config), console, charts,
+                          files=shared_files_store(config))  # fmt: skip
     session.persona = session.persona.model_copy(update={"groups": ROLES[args.role]})
     return session, data_dir
 
@@ -197,7 +266,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     console.print(
         f"[bold]Threadline chat[/bold] · {session.agent.llm_service.model_name}\n"
-        "[dim]/user /admin switch who asks · /new new conversation · /help · "
+        "[dim]/user /admin switch who asks · /new new conversation · /file PATH attaches "
+        "a file · /help · "
         "Up/Down earlier questions · Ctrl-C stops an answer · Ctrl-D quits[/dim]"
     )
     with asyncio.Runner() as runner:

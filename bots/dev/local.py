@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from agent_core.runtime import Channel
     from agent_core.settings import Section
     from bots.agents import ServedAgent
+    from bots.serving import Config
 
 
 def add_local_arguments(parser: argparse.ArgumentParser, *, stream_delay: float) -> None:
@@ -43,12 +44,11 @@ def local_data_dir(args: argparse.Namespace) -> Path:
     return load_config(args).state.data_dir
 
 
-def local_agent(args: argparse.Namespace, channel: Channel) -> ServedAgent:
-    """The configured agent on in-memory state with the console's user resolver; raises
-    ``ConfigError`` / ``AppError`` naming what is wrong."""
-    from agent_core.state import StateSettings, build_state
-    from bots.dev.identity import ConsoleUserResolver
-    from bots.serving import ModelSettings, agent_factory, load_config
+def local_config(args: argparse.Namespace) -> Config:
+    """The configuration the local tools run on: in-memory state (``--data-dir`` if given),
+    the model options; raises ``ConfigError`` naming what is wrong."""
+    from agent_core.state import StateSettings
+    from bots.serving import ModelSettings, load_config
 
     state_options: dict[str, Any] = {"ephemeral": True}
     if args.data_dir is not None:
@@ -59,5 +59,18 @@ def local_agent(args: argparse.Namespace, channel: Channel) -> ServedAgent:
     overrides: dict[type[Section], dict[str, Any]] = {
         StateSettings: state_options, ModelSettings: model,
     }  # fmt: skip
-    config = load_config(args, overrides=overrides)
+    return load_config(args, overrides=overrides)
+
+
+def local_agent(
+    args: argparse.Namespace, channel: Channel, config: Config | None = None
+) -> ServedAgent:
+    """The configured agent (on ``config``, else ``local_config(args)``) on in-memory state
+    with the console's user resolver; raises ``ConfigError`` / ``AppError`` naming what is
+    wrong."""
+    from agent_core.state import build_state
+    from bots.dev.identity import ConsoleUserResolver
+    from bots.serving import agent_factory
+
+    config = config or local_config(args)
     return agent_factory(config, channel)(build_state(config.state), ConsoleUserResolver())

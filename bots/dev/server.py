@@ -1,7 +1,8 @@
 """``threadline dev``: start the local console and print its URL.
 
 Runs on embedded defaults: in-memory conversations and memory, the generated sample shop
-database (in ``--data-dir``), and the demo agent (Claude when ``ANTHROPIC_API_KEY`` is set,
+database (in ``--data-dir``), attached files as tables (``bots.files``, in a temporary
+folder removed at exit), and the demo agent (Claude when ``ANTHROPIC_API_KEY`` is set,
 the scripted demo model otherwise). ``--open`` opens the page in the browser (``webbrowser``,
 which honours ``$BROWSER``). The terminal gets one line per turn and every refused request
 (on stderr; the URL is the first line on stdout). Only stdlib is imported at module level:
@@ -65,12 +66,15 @@ async def serve(args: argparse.Namespace) -> None:
     from aiohttp import web
 
     from bots.dev.app import CONSOLE_KEY, create_app
-    from bots.dev.local import local_agent
+    from bots.dev.local import local_agent, local_config
     from bots.dev.turns import ConsoleOptions
+    from bots.files import shared_files_store
 
     pace = 1.0 if args.real_pace else max(0.0, args.pace)
     options = ConsoleOptions(pace=pace, teams_targeted=args.teams_targeted)
-    app = create_app(local_agent(args, "console"), options=options)
+    config = local_config(args)
+    app = create_app(local_agent(args, "console", config), options=options,
+                     files=shared_files_store(config))  # fmt: skip
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     try:

@@ -15,6 +15,11 @@ Stop cancels the turn's task, as the channel hosts do (``bots.slack.turns``,
 ``bots.teams.turns``): the agent commits a consistent partial turn and both replies are
 settled: what was shown ends with "_(Stopped.)_". Each turn ends with one line in the
 terminal (``turnlog``): who asked what, the outcome, how long, the tools, the tokens.
+
+Files attached to a question (``uploads``) are loaded by ``bots.files.take_files`` before
+the agent runs, as the bots load the files shared in Slack and Teams: the asker's tables of
+this conversation, a warning in both channels for what could not be read, and the question
+as the LLM gets it (with what the files became) for ``query_files``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, Literal
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.files import SharedFile
 from adapters.notices import STOPPED
 from adapters.slack.context import ReplyTarget
 from adapters.slack.limits import SlackMessage
@@ -40,14 +46,18 @@ from adapters.slack.stream import SlackReplyStream
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.components import SourcesComponent, UiComponent
 from agent_core.config import UiFeature
+from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
 from agent_core.state import MemoryKeyValueStore
+from agent_core.tools.files import file_scope
 from bots.agents import ServedAgent
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
 from bots.dev.slack_view import TEAM_ID, SlackView
 from bots.dev.teams_view import TeamsView, conversation_ref
 from bots.dev.turnlog import TurnRecord, UsageMeter, recording
+from bots.dev.uploads import ConsoleUploads
+from bots.files import SharedFiles, take_files
 
 log = logging.getLogger("threadline.dev")
 
@@ -85,6 +95,7 @@ class Turn:
     task: asyncio.Task[None] | None = None
     stop_requested: bool = False
     components: int = 0
+    files: list[SharedFile] = field(default_factory=list)
 
     @property
     def conversation_id(self) -> str:
@@ -129,9 +140,16 @@ class Console:
     0.2
     """
 
-    def __init__(self, agent: ServedAgent, *, options: ConsoleOptions | None = None) -> None:
+    def __init__(
+        self, agent: ServedAgent, *, options: ConsoleOptions | None = None,
+        files: SharedFiles | None = None,
+    ) -> None:  # fmt: skip
         self.agent = agent
         self.options = options or ConsoleOptions()
+        self.files = files
+        """Where attached files become tables (None: the ``files`` extra is missing or
+        ``THREADLINE_FILES=0``; an attached file is then told it cannot be read)."""
+        self.uploads = ConsoleUploads()
         self.slack = SlackView()
         self.teams = TeamsView()
         self.turns: dict[str, Turn] = {}
@@ -141,6 +159,13 @@ class Console:
         meter = UsageMeter()
         for served in agent.served_agents():
             served.llm_middlewares.append(meter)
+        if files is not None:
+            files.serve(agent)
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The most an attached file may hold (the bots' ``[database] files_max_mb``)."""
+        return self.files.max_bytes if self.files is not None else FileLimits().max_bytes
 
     async def open(self) -> None:
         if self.http is None:
@@ -156,10 +181,15 @@ class Console:
             await self.http.close()
             self.http = None
 
-    def start_turn(self, persona: Persona, thread_id: str, text: str, base_url: str) -> Turn:
-        """Start answering ``text``; iterate ``turn.feed`` for its events. ``base_url`` is
-        the console's own address, where the channel fakes are mounted."""
-        turn = Turn(id=os.urandom(6).hex(), persona=persona, thread_id=thread_id, text=text)
+    def start_turn(
+        self, persona: Persona, thread_id: str, text: str, base_url: str,
+        files: list[str] | None = None,
+    ) -> Turn:  # fmt: skip
+        """Start answering ``text`` with the attached ``files`` (upload ids); iterate
+        ``turn.feed`` for its events. ``base_url`` is the console's own address, where the
+        channel fakes are mounted."""
+        turn = Turn(id=os.urandom(6).hex(), persona=persona, thread_id=thread_id, text=text,
+                    files=self.uploads.shared(files or []))  # fmt: skip
         self._forget_old_turns()
         self.turns[turn.id] = turn
         turn.task = asyncio.create_task(self._run(turn, base_url), name=f"turn-{turn.id}")
@@ -214,6 +244,7 @@ class Console:
                 "thread_id": turn.thread_id,
                 "persona": turn.persona.model_dump(),
                 "text": turn.text,
+                "files": [{"name": f.name, "size": f.size} for f in turn.files],
             },
         )
         private_to = turn.persona.user_id
@@ -296,20 +327,37 @@ class Console:
         persona = turn.persona
         context = persona.request_context(turn.thread_id)
         context.metadata["turn_id"] = turn.id
-        answer = self.agent.send_message(context, turn.text, conversation_id=turn.conversation_id)
+        text = turn.text
+        if turn.files:
+            taken = await take_files(
+                self.files, turn.files, asker=persona.user_id,
+                scope=file_scope(context.metadata), fetch=self.uploads.fetch,
+            )  # fmt: skip
+            if (notice := taken.notice()) is not None:
+                await self._show(turn, slack, teams, notice)
+            text = taken.question(text)
+        answer = self.agent.send_message(context, text, conversation_id=turn.conversation_id)
         try:
             async for component in answer:
-                turn.components += 1
-                turn.feed.emit("component", component_json(component))
-                if isinstance(component.rich_component, SourcesComponent):
-                    await self.queries.save(TEAM_ID, persona.channel_id, turn.thread_id,
-                                            turn.id, component.rich_component)  # fmt: skip
-                await _guarded(turn.feed, "slack", slack.handle(component))
-                await _guarded(turn.feed, "teams", teams.handle(component))
+                await self._show(turn, slack, teams, component)
         finally:  # a Stop inside an adapter call: let the agent settle the turn now
             aclose = getattr(answer, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+
+    async def _show(
+        self, turn: Turn, slack: SlackReplyStream, teams: TeamsReplyStream,
+        component: UiComponent,
+    ) -> None:  # fmt: skip
+        """One component: in the developer pane, then through both channels' adapters."""
+        turn.components += 1
+        turn.feed.emit("component", component_json(component))
+        if isinstance(component.rich_component, SourcesComponent):
+            await self.queries.save(TEAM_ID, turn.persona.channel_id, turn.thread_id,
+                                    turn.id, component.rich_component)  # fmt: skip
+        await _guarded(turn.feed, "slack", slack.handle(component))
+        await _guarded(turn.feed, "teams", teams.handle(component))
 
 
 def _uncancel() -> None:

@@ -105,9 +105,11 @@ class Console:
         *,
         thread: str = "1700000000.000100",
         on_event: Any = None,
+        files: list[str] | None = None,
     ) -> TurnEvents:
         response = await self.client.post(
-            "/api/turns", json={"text": text, "thread_id": thread, "persona": who}
+            "/api/turns",
+            json={"text": text, "thread_id": thread, "persona": who, "files": files or []},
         )
         assert response.status == 200, await response.text()
         assert response.content_type == "text/event-stream"

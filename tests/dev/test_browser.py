@@ -453,3 +453,58 @@ def test_answers_cite_their_sources_in_both_channels(page: Page) -> None:
     page.until(lambda d: "SELECT" in page.text(f"{TEAMS} .teams-citation-content"),
                "the cited SQL")  # fmt: skip
     page.shot("teams-citation")
+
+
+def attach(page: Page, path: Path) -> None:
+    """Pick ``path`` with the composer's paperclip, and wait for its upload."""
+    page.one("#file-input").send_keys(str(path))
+    page.until(lambda d: path.name in page.text("#attachments .attachment:not(.uploading)"),
+               f"the upload of {path.name}")  # fmt: skip
+
+
+def test_an_attached_file_is_a_table_in_both_channels(page: Page, tmp_path: Path) -> None:
+    """Issue 13: a CSV attached to a question shows as a shared file in both channels and
+    the answer queries it (``query_files``: a table in both); a corrupt XLSX is named in
+    both channels in the bots' words, and the question is still answered."""
+    sales = tmp_path / "sales.csv"
+    sales.write_text("region,units,revenue\nEU,3,120.5\nUS,5,300\nAPAC,2,80\n")
+    attach(page, sales)
+    page.shot("attached")
+    page.ask("what's in this file?")
+    page.idle()
+    assert not page.css("#attachments .attachment")  # sent with the question
+    for pane in (SLACK, TEAMS):
+        assert "sales.csv" in page.text(f"{pane} .msg.user .shared-file")
+        assert "sales.csv is the table sales: 3 rows, 3 columns" in page.text(f"{pane} .msg.bot")
+    assert "APAC" in page.text(f"{SLACK} .bk-table")
+    assert "APAC" in page.text(f"{TEAMS} .teams-card")
+    assert "query_files" in page.text(f"{SLACK} .msg.bot")  # the step, as Slack shows it
+    page.shot("answered")
+
+    book = tmp_path / "book.xlsx"
+    book.write_bytes(b"PK\x03\x04 this is not a workbook")
+    attach(page, book)
+    page.ask("what's in this file?")
+    page.idle()
+    for pane in (SLACK, TEAMS):
+        assert "book.xlsx" in page.text(f"{pane} .msg.user .shared-file")
+        shown = page.text(f"{pane} .msg.bot")
+        assert "Some files could not be read" in shown and "book.xlsx is not" in shown
+        assert "I could not read the file you shared" in shown
+    page.shot("corrupt")
+
+
+def test_an_oversized_file_is_refused_in_the_bots_words(page: Page, tmp_path: Path) -> None:
+    """Issue 13: a file over the files' limit (25 MB) is refused at upload, in the bots'
+    words, and nothing is attached; the page sends at most the limit and a byte."""
+    page.expected_errors.append("/api/files?name=big.csv&user_id=U0ANA - Failed to load "
+                                "resource: the server responded with a status of 413")
+    big = tmp_path / "big.csv"
+    with big.open("wb") as out:
+        out.truncate(26 * 1024 * 1024)
+    page.one("#file-input").send_keys(str(big))
+    page.until(lambda d: page.marks()["errors"], "the refusal")
+    assert page.marks()["errors"] == ["The console refused this file: big.csv is larger than "
+                                      "25 MB, the most I read; share a smaller extract."]
+    assert not page.css("#attachments .attachment")
+    page.shot("oversized")
