@@ -133,7 +133,8 @@ async def take_files(
     """``store.take(...)``; without a store, each file is told it cannot be read here."""
     if store is not None:
         return await store.take(files, asker=asker, scope=scope, fetch=fetch)
-    reason = "this bot cannot read shared files (its 'files' extra is not installed)"
+    reason = ("this bot cannot read shared files (they are turned off, or its 'files' extra is "
+              "not installed: pip install 'threadline[files]')")
     return FilesTaken(problems=[f"{file.name}: {reason}" for file in files])
 
 
