@@ -6,9 +6,10 @@ this process only, for both channels:
 - ``RecentDeliveries``: deliveries already told "temporarily unavailable", so a platform's
   retry of the same delivery (Slack retries an event it thinks was lost; Teams redelivers)
   does not post a second notice;
-- ``record_when_back``: a turn's answer slot whose posts could not be recorded is recorded
-  once the state is back, so the re-run of that turn takes back the partial answer and the
-  notice posted during the outage (``adapters.<channel>.slot``).
+- ``Unrecorded`` (with ``record_when_back``): what a turn posted but could not record is
+  kept by turn id and recorded once the state is back, so the re-run of that turn takes
+  back the partial answer and the notice posted during the outage
+  (``adapters.<channel>.slot``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +56,23 @@ class RecentDeliveries:
         return True
 
 
-class Recordable(Protocol):
-    """An answer slot (``adapters.slack.slot`` / ``adapters.teams.slot``)."""
+P = TypeVar("P")
+P_co = TypeVar("P_co", covariant=True)
+
+
+class Recordable(Protocol[P_co]):
+    """An answer slot (``adapters.slack.slot`` / ``adapters.teams.slot``): what it posted
+    (``current``), and whether recording that failed."""
 
     unrecorded: bool
+
+    @property
+    def current(self) -> P_co | None: ...
 
     async def record_again(self) -> bool: ...
 
 
-async def record_when_back(slot: Recordable, *, within: float, what: str) -> bool:
+async def record_when_back(slot: Recordable[object], *, within: float, what: str) -> bool:
     """Record ``slot`` as soon as the state takes writes again, trying for ``within``
     seconds; True once recorded."""
     deadline = time.monotonic() + within
@@ -76,3 +85,37 @@ async def record_when_back(slot: Recordable, *, within: float, what: str) -> boo
         delay = min(delay * 2, RECORD_MAX)
     log.info("%s: recorded what a turn posted during the outage", what)
     return True
+
+
+class Unrecorded(Generic[P]):
+    """What turns posted but could not record, by turn id: kept in this process (the re-run
+    of a turn here takes it back) and recorded in the background once the state is back."""
+
+    def __init__(self, *, within: Callable[[], float], what: str) -> None:
+        self._within = within
+        self._what = what
+        self._posted: dict[str, P] = {}
+        self._recorders: set[asyncio.Task[None]] = set()
+
+    def get(self, turn_id: str) -> P | None:
+        return self._posted.get(turn_id)
+
+    def keep(self, turn_id: str, slot: Recordable[P]) -> None:
+        """After a turn: remember what ``slot`` posted while it is unrecorded (else forget it)."""
+        posted = slot.current
+        if not slot.unrecorded or posted is None:
+            self._posted.pop(turn_id, None)
+            return
+        self._posted[turn_id] = posted
+        task = asyncio.create_task(self._record_later(turn_id, slot))
+        self._recorders.add(task)
+        task.add_done_callback(self._recorders.discard)
+
+    async def _record_later(self, turn_id: str, slot: Recordable[P]) -> None:
+        if await record_when_back(slot, within=self._within(), what=self._what):
+            self._posted.pop(turn_id, None)
+
+    def cancel(self) -> None:
+        """Stop recording (shutting down: best effort, the state is still down)."""
+        for recorder in set(self._recorders):
+            recorder.cancel()

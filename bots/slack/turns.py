@@ -60,7 +60,7 @@ from agent_core.tools.files import file_scope
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
 from bots.files import SharedFiles, take_files
-from bots.outage import record_when_back
+from bots.outage import Unrecorded
 from bots.slack.clients import WorkspaceClients
 from bots.slack.metrics import SlackMetrics
 
@@ -193,8 +193,9 @@ class SlackTurns:
         self._worker: asyncio.Task[None] | None = None
         self._intake: DrainingTurnQueue | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._recorders: set[asyncio.Task[None]] = set()
-        self._unrecorded: dict[str, PostedMessages] = {}
+        self._unrecorded: Unrecorded[PostedMessages] = Unrecorded(
+            within=lambda: 60 * self.queue.claim_after, what="slack"
+        )
         """Posts of turns the state could not record (an outage), by turn id."""
 
     # --- ingress ------------------------------------------------------------------------------
@@ -263,8 +264,7 @@ class SlackTurns:
         and stay queued: another process (or the next start) runs them again."""
         if self._intake is not None:
             await self._intake.drain(timeout=timeout)
-        for recorder in set(self._recorders):  # best effort: the state is still down
-            recorder.cancel()
+        self._unrecorded.cancel()
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.cancel()
@@ -350,27 +350,12 @@ class SlackTurns:
             outcome = "stopped"
             raise
         finally:
-            self._keep_unrecorded(turn.id, slot)
+            self._unrecorded.keep(turn.id, slot)
             self._running -= 1
             self._finished.set()
             self.metrics.active_turns.dec()
             self.metrics.turn_seconds.observe(time.monotonic() - started)
             self.metrics.turns.labels(outcome=outcome).inc()
-
-    def _keep_unrecorded(self, turn_id: str, slot: AnswerSlot) -> None:
-        """What the turn posted but could not record: kept here, recorded once the state
-        is back (the re-run after an outage then takes it back)."""
-        if not slot.unrecorded:
-            self._unrecorded.pop(turn_id, None)
-            return
-        self._unrecorded[turn_id] = slot.current
-        task = asyncio.create_task(self._record_later(turn_id, slot))
-        self._recorders.add(task)
-        task.add_done_callback(self._recorders.discard)
-
-    async def _record_later(self, turn_id: str, slot: AnswerSlot) -> None:
-        if await record_when_back(slot, within=60 * self.queue.claim_after, what="slack"):
-            self._unrecorded.pop(turn_id, None)
 
     async def _reply(
         self, turn: Turn, queued: QueuedTurn, client: AsyncWebClient, slot: AnswerSlot

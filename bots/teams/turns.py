@@ -60,7 +60,7 @@ from agent_core.state.turns import Turn, TurnQueue
 from agent_core.tools.files import file_scope
 from bots.agents import ServedAgent
 from bots.files import SharedFiles, take_files
-from bots.outage import record_when_back
+from bots.outage import Unrecorded
 from bots.teams.metrics import TeamsMetrics
 from bots.teams.outbound import Outbound
 
@@ -107,8 +107,9 @@ class TeamsTurns:
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
-        self._recorders: set[asyncio.Task[None]] = set()
-        self._unrecorded: dict[str, PostedMessage] = {}
+        self._unrecorded: Unrecorded[PostedMessage] = Unrecorded(
+            within=lambda: 60 * self._queue.claim_after, what="teams"
+        )
         """Messages of turns the state could not record (an outage), by turn id."""
         self._accepted = self._finished = self._running = 0
         self._changed = asyncio.Event()
@@ -197,21 +198,6 @@ class TeamsTurns:
         previous = self._unrecorded.get(turn.id) or PostedMessage.from_progress(turn.progress)
         return connector, AnswerSlot(connector, ref, posted=previous, on_posted=posted)
 
-    def _keep_unrecorded(self, turn_id: str, slot: AnswerSlot) -> None:
-        """The message the turn posted but could not record: kept here, recorded once the
-        state is back (the run after an outage then answers into it)."""
-        if not slot.unrecorded or slot.current is None:
-            self._unrecorded.pop(turn_id, None)
-            return
-        self._unrecorded[turn_id] = slot.current
-        task = asyncio.create_task(self._record_later(turn_id, slot))
-        self._recorders.add(task)
-        task.add_done_callback(self._recorders.discard)
-
-    async def _record_later(self, turn_id: str, slot: AnswerSlot) -> None:
-        if await record_when_back(slot, within=60 * self._queue.claim_after, what="teams"):
-            self._unrecorded.pop(turn_id, None)
-
     async def _reply(self, turn: Turn) -> str:
         activity: Mapping[str, Any] = turn.payload["activity"]
         text = str(turn.payload.get("text") or "")
@@ -241,7 +227,7 @@ class TeamsTurns:
                 logger.exception("teams turn %s in %s failed", turn.id, thread_key(activity))
                 return "failed"
             finally:
-                self._keep_unrecorded(turn.id, slot)
+                self._unrecorded.keep(turn.id, slot)
             await reply.finish()
         if slot.current is not None:
             await self._remember_answer(ref, slot.current.id, turn.id)
@@ -332,8 +318,7 @@ class TeamsTurns:
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
             await asyncio.wait(set(self._tasks), timeout=remaining)
         self._closing = True
-        for recorder in set(self._recorders):  # best effort: the state is still down
-            recorder.cancel()
+        self._unrecorded.cancel()
         worker, self._worker = self._worker, None
         pending = [*self._tasks, *([worker] if worker else [])]
         for task in pending:
