@@ -96,6 +96,11 @@ class ThreadMembership:
             self._remember(flag.key, float(flag.value))
         return added
 
+    def saw_joined(self, team: str, channel: str, thread_ts: str) -> None:
+        """Note here that the bot takes part in the thread, as Slack's own record of it says
+        (read when the shared cache could not be asked): later replies need not ask again."""
+        self._remember(self._key(team, channel, thread_ts), self._clock())
+
     def joined_here(self, team: str, channel: str, thread_ts: str) -> bool:
         """Whether this process saw the bot join the thread (no I/O: for when the shared
         cache cannot be asked)."""

@@ -249,15 +249,18 @@ class SlackBot:
         delivery: str,
     ) -> None:
         """A thread reply while the state is down: told only when the bot takes part in the
-        thread (as this process remembers, else as Slack's record of the thread says)."""
+        thread (as this process remembers, else as Slack's record of the thread says, which
+        is then remembered: reading threads is paced, once a minute per workspace)."""
         meta = queued.context
         channel, thread = str(meta["channel_id"]), str(meta["thread_id"])
-        joined = self.threads.joined_here(queued.team, channel, thread) or await bot_in_thread(
-            client, self.history, team=queued.team, channel=channel, thread_ts=thread,
-            bot_user_id=queued.bot_user_id,
-        )  # fmt: skip
-        if joined:
-            self._unavailable(client, queued, error, delivery)
+        if not self.threads.joined_here(queued.team, channel, thread):
+            if not await bot_in_thread(
+                client, self.history, team=queued.team, channel=channel, thread_ts=thread,
+                bot_user_id=queued.bot_user_id,
+            ):  # fmt: skip
+                return
+            self.threads.saw_joined(queued.team, channel, thread)  # Slack's reads are paced
+        self._unavailable(client, queued, error, delivery)
 
     async def _on_mention(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         self._count("app_mention")

@@ -71,10 +71,16 @@ async def test_follow_ups_in_bot_threads_are_told_and_others_are_not(
         for port, ts in ((a, "100.000200"), (b, "100.000300")):  # b never saw the thread
             reply = follow_up("and then?", ts=ts, thread_ts="100.000100")
             assert await cluster.send.event(port, reply, event_id=f"Ev{ts}") == 200
-        human = follow_up("lunch?", ts="900.000200", thread_ts="900.000100")  # not the bot's
-        assert await cluster.send.event(b, human, event_id="EvHuman") == 200
         await cluster.wait_for(lambda f: len(notices(cluster, "100.000100")) == 2,
                                "a notice for each follow-up")  # fmt: skip
+        human = follow_up("lunch?", ts="900.000200", thread_ts="900.000100")  # not the bot's
+        assert await cluster.send.event(b, human, event_id="EvHuman") == 200
+        # b read the thread from Slack and remembered it: thread reads are paced, and a
+        # second follow-up within the minute was once left untold
+        again = follow_up("still there?", ts="100.000400", thread_ts="100.000100")
+        assert await cluster.send.event(b, again, event_id="EvAgain") == 200
+        await cluster.wait_for(lambda f: len(notices(cluster, "100.000100")) == 3,
+                               "a notice for the second follow-up too")  # fmt: skip
         private_redis.start()
         await healthy(cluster)
         assert texts(cluster.fake, "900.000100") == []
