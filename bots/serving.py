@@ -200,6 +200,21 @@ def load_config(
     return Config(loaded, dotenv=dotenv, command=str(getattr(args, "command", "") or ""))
 
 
+def server_overrides(
+    args: argparse.Namespace, channel: type[Section], options: dict[str, Any]
+) -> dict[type[Section], dict[str, Any]]:
+    """What a channel server's command line says over the configuration: the channel's own
+    ``options`` (those given), ``--ephemeral`` and ``--scripted``."""
+    overrides: dict[type[Section], dict[str, Any]] = {
+        channel: {name: value for name, value in options.items() if value is not None}
+    }
+    if args.ephemeral:
+        overrides[StateSettings] = {"ephemeral": True}
+    if args.scripted:
+        overrides[ModelSettings] = {"scripted": True}
+    return overrides
+
+
 def channel_config(args: argparse.Namespace, kind: type[S]) -> S:
     """One channel's settings alone (``threadline doctor``, ``threadline config``)."""
     known: tuple[type[Section], ...] = (*SHARED, *channel_sections())

@@ -252,18 +252,11 @@ def child_arguments(args: argparse.Namespace) -> list[str]:
 
 def _overrides(args: argparse.Namespace) -> dict[type[Section], dict[str, Any]]:
     """What the command line says, over the configuration."""
-    from agent_core.state import StateSettings
-    from bots.serving import ModelSettings
+    from bots.serving import server_overrides
     from bots.slack.settings import SlackSettings
 
-    slack = {name: getattr(args, name) for name in ("mode", "host", "port", "command")
-             if getattr(args, name, None) is not None}  # fmt: skip
-    overrides: dict[type[Section], dict[str, Any]] = {SlackSettings: slack}
-    if args.ephemeral:
-        overrides[StateSettings] = {"ephemeral": True}
-    if args.scripted:
-        overrides[ModelSettings] = {"scripted": True}
-    return overrides
+    names = ("mode", "host", "port", "command")
+    return server_overrides(args, SlackSettings, {n: getattr(args, n, None) for n in names})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -92,17 +92,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _overrides(args: argparse.Namespace) -> dict[type[Section], dict[str, Any]]:
     """What the command line says, over the configuration."""
-    from agent_core.state import StateSettings
-    from bots.serving import ModelSettings
+    from bots.serving import server_overrides
     from bots.teams.settings import TeamsSettings
 
-    teams = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
-    overrides: dict[type[Section], dict[str, Any]] = {TeamsSettings: teams}
-    if args.ephemeral:
-        overrides[StateSettings] = {"ephemeral": True}
-    if args.scripted:
-        overrides[ModelSettings] = {"scripted": True}
-    return overrides
+    return server_overrides(args, TeamsSettings, {"host": args.host, "port": args.port})
 
 
 def _run_many(args: argparse.Namespace, config: Config) -> int:
