@@ -26,16 +26,24 @@ _COMMA_POINT = (",", ".")
 _POINT_COMMA = (".", ",")
 _SPACE_COMMA = ("\u00a0", ",")
 _SEPARATORS: dict[str, tuple[str, str]] = {
-    **dict.fromkeys(["de", "nl", "it", "es", "pt", "da", "tr", "el", "ro", "hr", "sl", "sr",
-                     "id", "vi"], _POINT_COMMA),
-    **dict.fromkeys(["sv", "nb", "no", "fi", "cs", "pl", "ru", "uk", "sk", "hu", "bg", "lt",
-                     "lv", "et"], _SPACE_COMMA),
+    **dict.fromkeys(
+        ["de", "nl", "it", "es", "pt", "da", "tr", "el", "ro", "hr", "sl", "sr", "id", "vi"],
+        _POINT_COMMA,
+    ),
+    **dict.fromkeys(
+        ["sv", "nb", "no", "fi", "cs", "pl", "ru", "uk", "sk", "hu", "bg", "lt", "lv", "et"],
+        _SPACE_COMMA,
+    ),
     "fr": ("\u202f", ","),
 }
 """(group, decimal) per language (CLDR); every other language groups with "," and "."."""
 _REGIONS: dict[str, tuple[str, str]] = {
-    "de-ch": ("\u2019", "."), "it-ch": ("\u2019", "."), "fr-ch": ("\u202f", "."),
-    "pt-pt": _SPACE_COMMA, "es-mx": _COMMA_POINT, "es-us": _COMMA_POINT,
+    "de-ch": ("\u2019", "."),
+    "it-ch": ("\u2019", "."),
+    "fr-ch": ("\u202f", "."),
+    "pt-pt": _SPACE_COMMA,
+    "es-mx": _COMMA_POINT,
+    "es-us": _COMMA_POINT,
 }
 
 _locale: ContextVar[str | None] = ContextVar("threadline_number_locale", default=None)

@@ -31,13 +31,21 @@ MORE_TASKS_ID = "threadline-more-steps"
 """The id of the task that stands for the steps past a platform's limit."""
 
 TASK_MARKS: dict[str, str] = {
-    "pending": "⬜", "in_progress": "⏳", "completed": "✅", "error": "❌", "stopped": "⏹️",
-}  # fmt: skip
+    "pending": "⬜",
+    "in_progress": "⏳",
+    "completed": "✅",
+    "error": "❌",
+    "stopped": "⏹️",
+}
 """How a task's status reads as text (Teams' task list, ``threadline chat``)."""
 
 _LEAST_FINISHED: tuple[TaskStatus, ...] = (
-    "in_progress", "pending", "error", "stopped", "completed",
-)  # fmt: skip
+    "in_progress",
+    "pending",
+    "error",
+    "stopped",
+    "completed",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +96,11 @@ class TaskBoard:
         ordered: list[PlanTask] = []
         seen: set[str] = set()
         for root in self.tasks:
-            if root.id in seen or (root.parent_id in self._tasks and root.parent_id != root.id
-                                   and not self._in_cycle(root)):  # fmt: skip
+            if root.id in seen or (
+                root.parent_id in self._tasks
+                and root.parent_id != root.id
+                and not self._in_cycle(root)
+            ):
                 continue
             stack = [root]
             while stack:
@@ -118,15 +129,19 @@ class TaskBoard:
             case TaskOperation.ADD_TASK if update.task is not None:
                 task = update.task
                 self._tasks[task.id] = PlanTask(
-                    task.id, task.title, update.status or task.status,
-                    update.detail or task.description, task.parent_id,
-                )  # fmt: skip
+                    task.id,
+                    task.title,
+                    update.status or task.status,
+                    update.detail or task.description,
+                    task.parent_id,
+                )
                 return True
             case TaskOperation.UPDATE_TASK if update.task_id in self._tasks:
                 known = self._tasks[update.task_id]
                 status = update.status or known.status
-                self._tasks[known.id] = replace(known, status=status,
-                                                detail=update.detail or known.detail)
+                self._tasks[known.id] = replace(
+                    known, status=status, detail=update.detail or known.detail
+                )
                 return True
             case TaskOperation.REMOVE_TASK if update.task_id in self._tasks:
                 del self._tasks[update.task_id]
@@ -143,8 +158,9 @@ class TaskBoard:
         for task in plan.tasks:
             old = self._tasks.get(task.id)
             detail = old.detail if old is not None else task.description
-            self._tasks[task.id] = PlanTask(task.id, task.title, task.status, detail,
-                                            task.parent_id, planned=True)  # fmt: skip
+            self._tasks[task.id] = PlanTask(
+                task.id, task.title, task.status, detail, task.parent_id, planned=True
+            )
         return self._tasks != known
 
     def end(self, *, stopped: bool = False) -> None:
@@ -157,8 +173,9 @@ class TaskBoard:
         """The user stopped the turn: every unfinished task becomes ``stopped``; returns
         those tasks."""
         self.stopped = True
-        changed = [replace(t, status="stopped", detail="Stopped") for t in self.tasks
-                   if not t.finished]  # fmt: skip
+        changed = [
+            replace(t, status="stopped", detail="Stopped") for t in self.tasks if not t.finished
+        ]
         self._tasks.update((t.id, t) for t in changed)
         return changed
 
@@ -204,6 +221,7 @@ class TaskBoard:
             status = "in_progress"  # some of the rest done, some not started
         done = sum(t.status == "completed" for t in rest)
         noun = "step" if len(rest) == 1 else "steps"
-        more = PlanTask(MORE_TASKS_ID, f"{len(rest)} more {noun}", status,
-                        f"{done} of {len(rest)} done")  # fmt: skip
+        more = PlanTask(
+            MORE_TASKS_ID, f"{len(rest)} more {noun}", status, f"{done} of {len(rest)} done"
+        )
         return [*kept, more]

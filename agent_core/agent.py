@@ -70,6 +70,7 @@ def __getattr__(name: str) -> Any:
         return _local_user()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 T = TypeVar("T")
 
 
@@ -167,8 +168,11 @@ class Agent:
         observability_provider: ObservabilityProvider | None = None,
         audit_logger: AuditLogger | None = None,
     ) -> None:
-        given = {"user_resolver": user_resolver, "agent_memory": agent_memory,
-                 "conversation_store": conversation_store}  # fmt: skip
+        given = {
+            "user_resolver": user_resolver,
+            "agent_memory": agent_memory,
+            "conversation_store": conversation_store,
+        }
         self.left_to_channel = frozenset(name for name, part in given.items() if part is None)
         """The parts this agent did not bring: a channel serving it provides its own
         (workspace identity, durable memory and conversations; ``Runtime``)."""
@@ -220,7 +224,8 @@ class Agent:
         state = TurnState.start(request_context, message, conversation_id)
         deps = self.deps
         async with deps.tracer.span(
-            "agent.send_message", metric="agent.message.duration",
+            "agent.send_message",
+            metric="agent.message.duration",
             tag_attributes=("user_id", "hit_tool_limit"),
         ) as span:
             try:
@@ -269,9 +274,12 @@ class Agent:
         """The ``ToolContext`` of one request: who asks, where (the channel's metadata), and
         the UI features they have. Tools, memory and the context enhancer read it."""
         return self.deps.tool_context(
-            user, conversation_id=conversation_id, request_id=request_id, request=request,
+            user,
+            conversation_id=conversation_id,
+            request_id=request_id,
+            request=request,
             question=question,
-        )  # fmt: skip
+        )
 
     async def may_see(self, request_context: RequestContext, feature: str) -> bool:
         """Whether the person of ``request_context`` (resolved now, as for a turn) may see
@@ -294,9 +302,11 @@ class Agent:
             await hook.on_feedback(user, feedback)
         if feedback.turn_id:
             context = self.tool_context(
-                user, conversation_id=feedback.conversation_id, request_id="feedback",
+                user,
+                conversation_id=feedback.conversation_id,
+                request_id="feedback",
                 request=request_context.metadata,
-            )  # fmt: skip
+            )
             rated = await self.agent_memory.rate_turn(
                 context, feedback.turn_id, good=feedback.positive
             )

@@ -117,12 +117,18 @@ class AuditLogger:
         context: ToolContext,
         reason: str | None = None,
     ) -> None:
-        await self.log_event(AuditEvent(
-            event_type=AuditEventType.TOOL_ACCESS_CHECK,
-            **self._base(user, context.conversation_id, context.request_id),
-            details={"tool_name": tool_name, "access_granted": access_granted,
-                     "required_groups": required_groups, "reason": reason},
-        ))
+        await self.log_event(
+            AuditEvent(
+                event_type=AuditEventType.TOOL_ACCESS_CHECK,
+                **self._base(user, context.conversation_id, context.request_id),
+                details={
+                    "tool_name": tool_name,
+                    "access_granted": access_granted,
+                    "required_groups": required_groups,
+                    "reason": reason,
+                },
+            )
+        )
 
     async def log_tool_invocation(
         self,
@@ -134,27 +140,40 @@ class AuditLogger:
     ) -> None:
         parameters, redacted = (
             redact_secrets(tool_call.arguments)
-            if sanitize_parameters else (tool_call.arguments, [])
+            if sanitize_parameters
+            else (tool_call.arguments, [])
         )
-        await self.log_event(AuditEvent(
-            event_type=AuditEventType.TOOL_INVOCATION,
-            **self._base(user, context.conversation_id, context.request_id),
-            details={"tool_call_id": tool_call.id, "tool_name": tool_call.name,
-                     "parameters": parameters, "ui_features_available": ui_features},
-            redacted_fields=redacted,
-        ))
+        await self.log_event(
+            AuditEvent(
+                event_type=AuditEventType.TOOL_INVOCATION,
+                **self._base(user, context.conversation_id, context.request_id),
+                details={
+                    "tool_call_id": tool_call.id,
+                    "tool_name": tool_call.name,
+                    "parameters": parameters,
+                    "ui_features_available": ui_features,
+                },
+                redacted_fields=redacted,
+            )
+        )
 
     async def log_tool_result(
         self, user: User, tool_call: ToolCall, result: ToolResult, context: ToolContext
     ) -> None:
-        await self.log_event(AuditEvent(
-            event_type=AuditEventType.TOOL_RESULT,
-            **self._base(user, context.conversation_id, context.request_id),
-            details={"tool_call_id": tool_call.id, "tool_name": tool_call.name,
-                     "success": result.success, "error": result.error,
-                     "execution_time_ms": result.metadata.get("execution_time_ms", 0.0),
-                     "result_size_bytes": len(result.result_for_llm.encode())},
-        ))
+        await self.log_event(
+            AuditEvent(
+                event_type=AuditEventType.TOOL_RESULT,
+                **self._base(user, context.conversation_id, context.request_id),
+                details={
+                    "tool_call_id": tool_call.id,
+                    "tool_name": tool_call.name,
+                    "success": result.success,
+                    "error": result.error,
+                    "execution_time_ms": result.metadata.get("execution_time_ms", 0.0),
+                    "result_size_bytes": len(result.result_for_llm.encode()),
+                },
+            )
+        )
 
     async def log_ui_feature_access(
         self,
@@ -166,12 +185,17 @@ class AuditLogger:
         conversation_id: str,
         request_id: str,
     ) -> None:
-        await self.log_event(AuditEvent(
-            event_type=AuditEventType.UI_FEATURE_ACCESS_CHECK,
-            **self._base(user, conversation_id, request_id),
-            details={"feature_name": feature_name, "access_granted": access_granted,
-                     "required_groups": required_groups},
-        ))
+        await self.log_event(
+            AuditEvent(
+                event_type=AuditEventType.UI_FEATURE_ACCESS_CHECK,
+                **self._base(user, conversation_id, request_id),
+                details={
+                    "feature_name": feature_name,
+                    "access_granted": access_granted,
+                    "required_groups": required_groups,
+                },
+            )
+        )
 
     async def log_ai_response(
         self,
@@ -183,22 +207,32 @@ class AuditLogger:
         tool_call_count: int,
         include_full_text: bool = False,
     ) -> None:
-        details: dict[str, Any] = {"response_length": len(response_text),
-                                   "tool_call_count": tool_call_count}
+        details: dict[str, Any] = {
+            "response_length": len(response_text),
+            "tool_call_count": tool_call_count,
+        }
         if include_full_text:
             details["response_text"] = response_text
-        await self.log_event(AuditEvent(
-            event_type=AuditEventType.AI_RESPONSE_GENERATED,
-            **self._base(user, conversation_id, request_id), details=details,
-        ))
+        await self.log_event(
+            AuditEvent(
+                event_type=AuditEventType.AI_RESPONSE_GENERATED,
+                **self._base(user, conversation_id, request_id),
+                details=details,
+            )
+        )
 
     async def log_feedback(self, user: User, feedback: Feedback, *, request_id: str) -> None:
-        await self.log_event(AuditEvent(
-            event_type=AuditEventType.FEEDBACK,
-            **self._base(user, feedback.conversation_id, request_id),
-            details={"message_id": feedback.message_id, "positive": feedback.positive,
-                     "comment": feedback.comment},
-        ))
+        await self.log_event(
+            AuditEvent(
+                event_type=AuditEventType.FEEDBACK,
+                **self._base(user, feedback.conversation_id, request_id),
+                details={
+                    "message_id": feedback.message_id,
+                    "positive": feedback.positive,
+                    "comment": feedback.comment,
+                },
+            )
+        )
 
 
 class InMemoryAuditLogger(AuditLogger):

@@ -85,7 +85,8 @@ class UiFeatures(BaseModel):
         cached = known.get(groups)
         if cached is None:
             cached = frozenset(
-                name for name, allowed in self.feature_group_access.items()
+                name
+                for name, allowed in self.feature_group_access.items()
                 if not allowed or not groups.isdisjoint(allowed)
             )
             known[groups] = cached

@@ -50,9 +50,13 @@ class Conversation(BaseModel):
     def snapshot(self) -> Conversation:
         """An independent copy: its own message list and metadata (messages are immutable)."""
         return Conversation(
-            id=self.id, user=self.user, messages=list(self.messages),
-            created_at=self.created_at, updated_at=self.updated_at, metadata=dict(self.metadata),
-        )  # fmt: skip
+            id=self.id,
+            user=self.user,
+            messages=list(self.messages),
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            metadata=dict(self.metadata),
+        )
 
 
 class ConversationStore(ABC):
@@ -96,15 +100,21 @@ class _Stored:
     @classmethod
     def of(cls, conversation: Conversation) -> _Stored:
         return cls(
-            tuple(conversation.messages), conversation.created_at, conversation.updated_at,
+            tuple(conversation.messages),
+            conversation.created_at,
+            conversation.updated_at,
             dict(conversation.metadata),
-        )  # fmt: skip
+        )
 
     def conversation(self, conversation_id: str, user: User) -> Conversation:
         return Conversation(
-            id=conversation_id, user=user, messages=list(self.messages),
-            created_at=self.created_at, updated_at=self.updated_at, metadata=dict(self.metadata),
-        )  # fmt: skip
+            id=conversation_id,
+            user=user,
+            messages=list(self.messages),
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            metadata=dict(self.metadata),
+        )
 
 
 class MemoryConversationStore(ConversationStore):

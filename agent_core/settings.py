@@ -203,7 +203,9 @@ def _named(kind: type[Section], variables: Mapping[str, str | None], label: str)
 
 
 def _labelled(
-    kind: type[Section], values: Mapping[str, Any], variables: Mapping[str, str | None],
+    kind: type[Section],
+    values: Mapping[str, Any],
+    variables: Mapping[str, str | None],
     label: str,
 ) -> _Source:
     """What an environment-like source gave, each value labelled with its variable."""
@@ -230,8 +232,12 @@ def _from_file(
 
 
 def _sources(
-    kind: type[Section], file: Path | None, dotenv: Path | None, lines: _Lines,
-    document: Mapping[str, Any], given: Mapping[str, Any],
+    kind: type[Section],
+    file: Path | None,
+    dotenv: Path | None,
+    lines: _Lines,
+    document: Mapping[str, Any],
+    given: Mapping[str, Any],
 ) -> list[_Source]:
     """Highest priority first: the command line, the environment, ``.env``, the file."""
     command_line = _Source({k: (v, f"--{k.replace('_', '-')}") for k, v in given.items()})

@@ -115,9 +115,11 @@ def _marks(memory: MemoryOwnership, reader: MemoryReader) -> str:
     """How a listed memory stands: whose, who is offered it, how it was rated."""
     marks = ["yours" if reader.owns(memory) else "shared"]
     if reader.owns(memory):
-        marks.append("private" if memory.is_private else (
-            "offered to everyone" if memory.audience == "scope" else "only you"
-        ))  # fmt: skip
+        marks.append(
+            "private"
+            if memory.is_private
+            else ("offered to everyone" if memory.audience == "scope" else "only you")
+        )
     if memory.verdict != "unrated":
         marks.append(f"rated {memory.verdict}")
     return "(" + ", ".join(marks) + ")"
@@ -126,12 +128,14 @@ def _marks(memory: MemoryOwnership, reader: MemoryReader) -> str:
 def _access_denied(command: str) -> WorkflowResult:
     return WorkflowResult(
         should_skip_llm=True,
-        components=[_card(
-            "Access Denied",
-            f"`{command}` is only available to administrators. "
-            "Ask your workspace admin if you need it.",
-            "error",
-        )],
+        components=[
+            _card(
+                "Access Denied",
+                f"`{command}` is only available to administrators. "
+                "Ask your workspace admin if you need it.",
+                "error",
+            )
+        ],
     )
 
 
@@ -182,17 +186,26 @@ class DefaultWorkflowHandler(WorkflowHandler):
         if command in ("/help", "/h"):
             return WorkflowResult(True, [_markdown(self._help_text(user))])
         if command not in (*self.MEMORY_COMMANDS, *self.ADMIN_COMMANDS):
-            return WorkflowResult(True, [_card(
-                "Unknown command", f"`{command}` is not a command I know. Type `/help`.", "warning"
-            )])
+            return WorkflowResult(
+                True,
+                [
+                    _card(
+                        "Unknown command",
+                        f"`{command}` is not a command I know. Type `/help`.",
+                        "warning",
+                    )
+                ],
+            )
         if command in self.ADMIN_COMMANDS and not user.is_admin:
             return _access_denied(command)
         # what these commands show reaches the asker alone, so the asker's private memories
         # may be listed too
         context: ToolContext = agent.tool_context(
-            user, conversation_id=conversation.id, request_id="workflow",
+            user,
+            conversation_id=conversation.id,
+            request_id="workflow",
             request={"is_private": True},
-        )  # fmt: skip
+        )
         match command:
             case "/status":
                 return WorkflowResult(True, [await self._status(agent, user)])
@@ -244,11 +257,13 @@ class DefaultWorkflowHandler(WorkflowHandler):
         ]
         lines += [f"- `{m.memory_id}` note: {m.content} {_marks(m, reader)}" for m in text_memories]
         ids = [m.memory_id for m in tool_memories] + [m.memory_id for m in text_memories]
-        buttons = ButtonGroupComponent(buttons=[
-            ButtonSpec(label=f"Delete {memory_id}", action=f"/delete {memory_id}")
-            for memory_id in ids[:5]
-            if memory_id
-        ])
+        buttons = ButtonGroupComponent(
+            buttons=[
+                ButtonSpec(label=f"Delete {memory_id}", action=f"/delete {memory_id}")
+                for memory_id in ids[:5]
+                if memory_id
+            ]
+        )
         return [
             _card("Recent memories", "\n".join(lines), private=True),
             UiComponent(rich_component=buttons, audience="requester"),
@@ -295,8 +310,6 @@ class DefaultWorkflowHandler(WorkflowHandler):
             _markdown(self.welcome_message),
             UiComponent(
                 rich_component=buttons,
-                simple_component=SimpleTextComponent(
-                    text="Try: " + " | ".join(self.suggestions)
-                ),
+                simple_component=SimpleTextComponent(text="Try: " + " | ".join(self.suggestions)),
             ),
         ]

@@ -17,8 +17,11 @@ def reference_python(install: bool) -> Path | None:
     off, or when installing failed."""
     python = REFERENCE_VENV / "bin" / "python"
     if not python.exists() and not install:
-        print(f"reference skipped: no {REFERENCE} virtualenv at {REFERENCE_VENV} "
-              "(run without --no-install to create it)", file=sys.stderr)  # fmt: skip
+        print(
+            f"reference skipped: no {REFERENCE} virtualenv at {REFERENCE_VENV} "
+            "(run without --no-install to create it)",
+            file=sys.stderr,
+        )
         return None
     if not python.exists():
         print(f"creating {REFERENCE_VENV} with {REFERENCE} (first run only)...", file=sys.stderr)

@@ -96,7 +96,8 @@ async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
     registry = ToolRegistry()
     registry.register_local_tool(Echo(), ["user"])
     agent = Agent(
-        llm_service=ZeroLatency(use_tool), tool_registry=registry,
+        llm_service=ZeroLatency(use_tool),
+        tool_registry=registry,
         user_resolver=StaticUserResolver(User(id="u1", group_memberships=["user"])),
         agent_memory=InMemoryAgentMemory(),
     )
@@ -113,7 +114,9 @@ async def ours(use_tool: bool, turns: int, warmup: int) -> list[int]:
 def reference(python: Path, turns: int, warmup: int) -> dict[str, list[int] | int]:
     out = subprocess.run(
         [str(python), str(HERE / "reference" / "vanna_turn.py"), str(turns), str(warmup)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -130,8 +133,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--no-install", action="store_true",
-                        help="skip the reference unless its virtualenv already exists")
+    parser.add_argument(
+        "--no-install",
+        action="store_true",
+        help="skip the reference unless its virtualenv already exists",
+    )
     args = parser.parse_args()
     import logging
 
@@ -153,26 +159,38 @@ def main() -> None:
     figures: dict[str, object] = {"turns": args.turns, "rounds": args.rounds}
     for (scenario, impl), summaries in runs.items():
         medians = figures[f"{scenario}_{impl}"] = median_summary(summaries)
-        print(f"{scenario:5} {impl:9} mean {medians['mean_us']:8.1f} µs  "
-              f"p50 {medians['p50_us']:8.1f} µs [{medians['p50_us_min']}..{medians['p50_us_max']}]"
-              f"  p99 {medians['p99_us']:8.1f} µs")
+        print(
+            f"{scenario:5} {impl:9} mean {medians['mean_us']:8.1f} µs  "
+            f"p50 {medians['p50_us']:8.1f} µs [{medians['p50_us_min']}..{medians['p50_us_max']}]"
+            f"  p99 {medians['p99_us']:8.1f} µs"
+        )
     for scenario in ("text", "tool"):
         if (scenario, "reference") in runs:
             ours_p50 = median_summary(runs[(scenario, "ours")])["p50_us"]
             ratio = ours_p50 / median_summary(runs[(scenario, "reference")])["p50_us"]
-            per_round = [o["p50_us"] / r["p50_us"] for o, r in
-                         zip(runs[(scenario, "ours")], runs[(scenario, "reference")], strict=True)]
+            per_round = [
+                o["p50_us"] / r["p50_us"]
+                for o, r in zip(
+                    runs[(scenario, "ours")], runs[(scenario, "reference")], strict=True
+                )
+            ]
             figures[f"{scenario}_p50_ratio"] = round(ratio, 3)
-            figures[f"{scenario}_p50_ratio_rounds"] = [round(min(per_round), 3),
-                                                       round(max(per_round), 3)]
-            print(f"{scenario:5} p50 ratio ours/reference: {ratio:.3f} "
-                  f"[{min(per_round):.3f}..{max(per_round):.3f}] (goal <= 0.25)")
+            figures[f"{scenario}_p50_ratio_rounds"] = [
+                round(min(per_round), 3),
+                round(max(per_round), 3),
+            ]
+            print(
+                f"{scenario:5} p50 ratio ours/reference: {ratio:.3f} "
+                f"[{min(per_round):.3f}..{max(per_round):.3f}] (goal <= 0.25)"
+            )
     own_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     figures["peak_rss_mb_ours"] = round(own_rss_kb / 1024, 1)
     if python is not None:
         figures["peak_rss_mb_reference"] = round(reference_rss_kb / 1024, 1)
-    print(f"peak RSS: ours {figures['peak_rss_mb_ours']} MB, "
-          f"reference {figures.get('peak_rss_mb_reference')} MB")
+    print(
+        f"peak RSS: ours {figures['peak_rss_mb_ours']} MB, "
+        f"reference {figures.get('peak_rss_mb_reference')} MB"
+    )
     print(result_line("agent_turn", **figures))
 
 

@@ -82,7 +82,8 @@ def build(kind: str, use_tool: bool) -> Agent:
     registry = ToolRegistry()
     registry.register_local_tool(Echo(), ["user"])
     options: dict[str, Any] = {
-        "llm_service": zero_latency(use_tool), "tool_registry": registry,
+        "llm_service": zero_latency(use_tool),
+        "tool_registry": registry,
         "user_resolver": StaticUserResolver(User(id="u1", group_memberships=["user"])),
         "agent_memory": InMemoryAgentMemory(),
     }
@@ -130,8 +131,10 @@ def empty_turn_graph(use_tool: bool) -> Any:
 async def floor_turns(use_tool: bool, count: int, warmup: int) -> list[int]:
     graph, samples = empty_turn_graph(use_tool), []
     for index in range(warmup + count):
-        config: RunnableConfig = {"configurable": {"thread_id": "", "thinks": []},
-                                  "recursion_limit": 50}
+        config: RunnableConfig = {
+            "configurable": {"thread_id": "", "thinks": []},
+            "recursion_limit": 50,
+        }
         started = time.perf_counter_ns()
         await graph.ainvoke({}, config)
         if index >= warmup:
@@ -180,18 +183,24 @@ def main() -> None:
             figures[f"{scenario}_{key}_p50_us"] = round(p50, 1)
             figures[f"{scenario}_{key}_added_ms"] = round(added_ms, 3)
             figures[f"{scenario}_{key}_ratio"] = round(p50 / base, 2)
-            print(f"{scenario:4} {kind:24} p50 {p50:8.1f} µs  added {added_ms:6.3f} ms/turn  "
-                  f"x{p50 / base:.2f}")
+            print(
+                f"{scenario:4} {kind:24} p50 {p50:8.1f} µs  added {added_ms:6.3f} ms/turn  "
+                f"x{p50 / base:.2f}"
+            )
             if kind == "graph":
                 within_goal = within_goal and added_ms <= GOAL_MS
                 floor_ms = statistics.median(p50s[(scenario, "floor")]) / 1000
                 figures[f"{scenario}_langgraph_floor_ms"] = round(floor_ms, 3)
                 figures[f"{scenario}_graph_wiring_ms"] = round(added_ms - floor_ms, 3)
-                print(f"{scenario:4} {'  of which LangGraph floor':24}     {floor_ms:6.3f} ms/turn"
-                      f"  (our wiring {added_ms - floor_ms:.3f} ms)")
+                print(
+                    f"{scenario:4} {'  of which LangGraph floor':24}     {floor_ms:6.3f} ms/turn"
+                    f"  (our wiring {added_ms - floor_ms:.3f} ms)"
+                )
     figures["within_goal"] = within_goal
-    print(f"GraphAgent added per turn (no checkpointer): goal <= {GOAL_MS} ms -> "
-          f"{'met' if within_goal else 'NOT met'}")
+    print(
+        f"GraphAgent added per turn (no checkpointer): goal <= {GOAL_MS} ms -> "
+        f"{'met' if within_goal else 'NOT met'}"
+    )
     print(result_line("graph_overhead", **figures))
 
 

@@ -39,17 +39,23 @@ STATEMENTS = {
 
 def seconds(python: str, statement: str) -> float:
     out = subprocess.run(
-        [python, "-c", TIMED.format(statement)], capture_output=True, text=True, check=True,
+        [python, "-c", TIMED.format(statement)],
+        capture_output=True,
+        text=True,
+        check=True,
         cwd=ROOT,
-    ).stdout  # fmt: skip
+    ).stdout
     return float(out.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--no-install", action="store_true",
-                        help="skip the reference unless its virtualenv already exists")  # fmt: skip
+    parser.add_argument(
+        "--no-install",
+        action="store_true",
+        help="skip the reference unless its virtualenv already exists",
+    )
     args = parser.parse_args()
     reference = reference_python(install=not args.no_install)
     runs: dict[str, list[float]] = {name: [] for name in STATEMENTS}
@@ -65,10 +71,13 @@ def main() -> None:
         if values:
             figures[name] = {
                 "median_s": round(statistics.median(values), 4),
-                "min_s": round(min(values), 4), "max_s": round(max(values), 4),
-            }  # fmt: skip
-            print(f"{STATEMENTS[name]:48} median {statistics.median(values):.3f} s "
-                  f"[{min(values):.3f}..{max(values):.3f}]")  # fmt: skip
+                "min_s": round(min(values), 4),
+                "max_s": round(max(values), 4),
+            }
+            print(
+                f"{STATEMENTS[name]:48} median {statistics.median(values):.3f} s "
+                f"[{min(values):.3f}..{max(values):.3f}]"
+            )
     for ours, theirs in (("ours", "reference"), ("ours_agent", "reference_agent")):
         if runs[theirs]:
             ratio = statistics.median(runs[ours]) / statistics.median(runs[theirs])

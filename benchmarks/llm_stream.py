@@ -79,8 +79,12 @@ def text_body() -> bytes:
 
 def tools_body() -> bytes:
     tools = [
-        ToolUse("run_sql", {"sql": f"SELECT * FROM t{i} WHERE id = {i}", "limit": i},
-                id=f"toolu_{i:04d}", json_pieces=4)
+        ToolUse(
+            "run_sql",
+            {"sql": f"SELECT * FROM t{i} WHERE id = {i}", "limit": i},
+            id=f"toolu_{i:04d}",
+            json_pieces=4,
+        )
         for i in range(TOOL_CALLS)
     ]
     return render_stream(Reply(list[Text | ToolUse](tools)), MODEL)
@@ -88,7 +92,9 @@ def tools_body() -> bytes:
 
 async def raw_sdk(service: AnthropicLlmService, request: LlmRequest) -> int:
     stream = await service.client.messages.create(
-        model=MODEL, max_tokens=4096, stream=True,
+        model=MODEL,
+        max_tokens=4096,
+        stream=True,
         messages=[{"role": "user", "content": [{"type": "text", "text": "bench"}]}],
     )
     count = 0
@@ -129,8 +135,11 @@ async def measure(
 def summarise(times: dict[str, list[float]], scale: float) -> dict[str, float]:
     service = statistics.median(times["service"]) * scale
     raw = statistics.median(times["raw_sdk"]) * scale
-    return {"service": round(service, 3), "raw_sdk": round(raw, 3),
-            "ratio": round(service / raw, 3)}
+    return {
+        "service": round(service, 3),
+        "raw_sdk": round(raw, 3),
+        "ratio": round(service / raw, 3),
+    }
 
 
 async def main(rounds: int) -> dict[str, Any]:
@@ -143,12 +152,16 @@ async def main(rounds: int) -> dict[str, Any]:
     per_1000_deltas_ms = summarise(text, 1000 * 1000 / TEXT_DELTAS)
     per_tool_call_us = summarise(tools, 1_000_000 / TOOL_CALLS)
     print(f"rounds: {rounds} per side per scenario (medians; same client, same fake server)")
-    print(f"text:  {TEXT_DELTAS} deltas/response  service {per_1000_deltas_ms['service']:.2f} ms"
-          f"  raw SDK {per_1000_deltas_ms['raw_sdk']:.2f} ms per 1,000 deltas"
-          f"  ratio {per_1000_deltas_ms['ratio']:.3f}")
-    print(f"tools: {TOOL_CALLS} tool calls/response  service {per_tool_call_us['service']:.1f} us"
-          f"  raw SDK {per_tool_call_us['raw_sdk']:.1f} us per tool call"
-          f"  ratio {per_tool_call_us['ratio']:.3f}")
+    print(
+        f"text:  {TEXT_DELTAS} deltas/response  service {per_1000_deltas_ms['service']:.2f} ms"
+        f"  raw SDK {per_1000_deltas_ms['raw_sdk']:.2f} ms per 1,000 deltas"
+        f"  ratio {per_1000_deltas_ms['ratio']:.3f}"
+    )
+    print(
+        f"tools: {TOOL_CALLS} tool calls/response  service {per_tool_call_us['service']:.1f} us"
+        f"  raw SDK {per_tool_call_us['raw_sdk']:.1f} us per tool call"
+        f"  ratio {per_tool_call_us['ratio']:.3f}"
+    )
     return {
         "benchmark": "llm_stream",
         "rounds": rounds,

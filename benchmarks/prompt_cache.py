@@ -41,13 +41,18 @@ from bots.demo.agent import DemoSettings, build_demo_agent  # noqa: E402
 GOAL = 0.8
 QUESTIONS = [
     ("How many orders were placed last month?", "SELECT COUNT(*) FROM orders"),
-    ("And how many of them were cancelled?",
-     "SELECT COUNT(*) FROM orders WHERE status = 'cancelled'"),
+    (
+        "And how many of them were cancelled?",
+        "SELECT COUNT(*) FROM orders WHERE status = 'cancelled'",
+    ),
     ("Which category sold the most?", "SELECT category, COUNT(*) FROM products GROUP BY category"),
-    ("Top 5 customers by number of orders?",
-     "SELECT customer_id, COUNT(*) AS n FROM orders GROUP BY customer_id ORDER BY n DESC LIMIT 5"),
+    (
+        "Top 5 customers by number of orders?",
+        "SELECT customer_id, COUNT(*) AS n FROM orders GROUP BY customer_id"
+        " ORDER BY n DESC LIMIT 5",
+    ),
     ("What is the average order size?", "SELECT AVG(quantity) FROM order_items"),
-]  # fmt: skip
+]
 
 
 class Usage(LlmMiddleware):
@@ -88,13 +93,21 @@ async def thread(turns: int) -> tuple[list[dict[str, Any]], list[dict[str, int]]
     usage = Usage()
     async with FakeAnthropic() as fake:
         settings = DemoSettings(
-            data_dir=tempfile.mkdtemp(prefix="threadline-bench-"), anthropic_api_key="sk-bench",
-            anthropic_base_url=fake.base_url, anthropic_model="claude-bench",
-        )  # fmt: skip
+            data_dir=tempfile.mkdtemp(prefix="threadline-bench-"),
+            anthropic_api_key="sk-bench",
+            anthropic_base_url=fake.base_url,
+            anthropic_model="claude-bench",
+        )
         agent = build_demo_agent(settings)
         agent.llm_middlewares.append(usage)
-        context = RequestContext(metadata={"platform": "slack", "workspace_id": "T1",
-                                           "user_id": "U1", "user_name": "Ana"})  # fmt: skip
+        context = RequestContext(
+            metadata={
+                "platform": "slack",
+                "workspace_id": "T1",
+                "user_id": "U1",
+                "user_name": "Ana",
+            }
+        )
         for question, sql in (QUESTIONS * turns)[:turns]:
             fake.queue(
                 Reply([Text(["Let me query that."]), ToolUse("run_sql", {"sql": sql})]),
@@ -112,8 +125,9 @@ def per_call(bodies: list[dict[str, Any]], usage: list[dict[str, int]]) -> list[
         total = prompt_tokens(body)
         read = reported.get("cache_read_input_tokens", 0)
         written = reported.get("cache_creation_input_tokens", 0)
-        calls.append({"prompt": total, "read": read, "written": written,
-                      "uncached": total - read - written})  # fmt: skip
+        calls.append(
+            {"prompt": total, "read": read, "written": written, "uncached": total - read - written}
+        )
     return calls
 
 
@@ -124,8 +138,14 @@ def anchor_calls(bodies: list[dict[str, Any]]) -> list[dict[str, int]]:
         plain = unmarked(body)
         counted = cache.usage(plain)
         total = prompt_tokens(plain)
-        calls.append({"prompt": total, "read": counted.read, "written": counted.creation,
-                      "uncached": total - counted.read - counted.creation})  # fmt: skip
+        calls.append(
+            {
+                "prompt": total,
+                "read": counted.read,
+                "written": counted.creation,
+                "uncached": total - counted.read - counted.creation,
+            }
+        )
     return calls
 
 
@@ -139,10 +159,13 @@ def report(label: str, calls: list[dict[str, int]]) -> None:
     print(f"{label}: input tokens per turn (uncached / cache write / cache read; 2 calls a turn)")
     for turn in range(len(calls) // 2):
         first, second = calls[2 * turn], calls[2 * turn + 1]
-        print(f"  turn {turn + 1}: " + "   ".join(
-            f"call {n}: {c['uncached']:5} / {c['written']:5} / {c['read']:5} of {c['prompt']:5}"
-            for n, c in ((1, first), (2, second))
-        ))  # fmt: skip
+        print(
+            f"  turn {turn + 1}: "
+            + "   ".join(
+                f"call {n}: {c['uncached']:5} / {c['written']:5} / {c['read']:5} of {c['prompt']:5}"
+                for n, c in ((1, first), (2, second))
+            )
+        )
 
 
 def main() -> None:
@@ -154,16 +177,27 @@ def main() -> None:
     report("without breakpoints (anchor)", anchor)
     report("Threadline", ours)
     share, anchor_share = share_read_after_first(ours), share_read_after_first(anchor)
-    print(f"read from the cache on every turn's 2nd call: {share:.1%} (anchor "
-          f"{anchor_share:.1%}; goal >= {GOAL:.0%})")  # fmt: skip
+    print(
+        f"read from the cache on every turn's 2nd call: {share:.1%} (anchor "
+        f"{anchor_share:.1%}; goal >= {GOAL:.0%})"
+    )
     totals = {key: sum(c[key] for c in ours) for key in ("prompt", "read", "written", "uncached")}
-    print(f"over the thread: {totals['read']} of {totals['prompt']} input tokens read from the "
-          f"cache ({totals['read'] / max(1, totals['prompt']):.1%}), {totals['written']} written")
-    print(result_line(
-        "prompt_cache", turns=args.turns, goal=GOAL, read_share_second_calls=round(share, 3),
-        anchor_read_share_second_calls=round(anchor_share, 3), calls=ours, anchor=anchor,
-        thread_totals=totals,
-    ))  # fmt: skip
+    print(
+        f"over the thread: {totals['read']} of {totals['prompt']} input tokens read from the "
+        f"cache ({totals['read'] / max(1, totals['prompt']):.1%}), {totals['written']} written"
+    )
+    print(
+        result_line(
+            "prompt_cache",
+            turns=args.turns,
+            goal=GOAL,
+            read_share_second_calls=round(share, 3),
+            anchor_read_share_second_calls=round(anchor_share, 3),
+            calls=ours,
+            anchor=anchor,
+            thread_totals=totals,
+        )
+    )
 
 
 if __name__ == "__main__":

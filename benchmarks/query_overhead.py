@@ -121,13 +121,38 @@ def postgres_server() -> Iterator[str | None]:
         drop = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
         os.chown(folder, user.pw_uid, user.pw_gid)
     port = _free_port()
-    subprocess.run([str(binaries / "initdb"), "-D", str(folder / "data"), "-U", "bench",
-                    "--auth=trust", "--no-sync"], check=True, capture_output=True, **drop)
+    subprocess.run(
+        [
+            str(binaries / "initdb"),
+            "-D",
+            str(folder / "data"),
+            "-U",
+            "bench",
+            "--auth=trust",
+            "--no-sync",
+        ],
+        check=True,
+        capture_output=True,
+        **drop,
+    )
     server = subprocess.Popen(
-        [str(binaries / "postgres"), "-D", str(folder / "data"), "-p", str(port),
-         "-h", "127.0.0.1", "-k", str(folder), "-c", "fsync=off"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **drop,
-    )  # fmt: skip
+        [
+            str(binaries / "postgres"),
+            "-D",
+            str(folder / "data"),
+            "-p",
+            str(port),
+            "-h",
+            "127.0.0.1",
+            "-k",
+            str(folder),
+            "-c",
+            "fsync=off",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        **drop,
+    )
     url = f"postgresql://bench@127.0.0.1:{port}/postgres"
     try:
         import psycopg
@@ -184,9 +209,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         figures |= measure("sqlite", sqlite_setup(Path(folder)), args.runs)
         figures |= measure("duckdb", duckdb_setup(Path(folder)), args.runs)
-    server = (contextlib.nullcontext(args.postgres_url)
-              if args.postgres_url or importlib.util.find_spec("psycopg") is None
-              else postgres_server())  # fmt: skip
+    server = (
+        contextlib.nullcontext(args.postgres_url)
+        if args.postgres_url or importlib.util.find_spec("psycopg") is None
+        else postgres_server()
+    )
     with server as url:
         figures |= measure("postgresql", postgres_setup(url) if url else None, args.runs)
     print(json.dumps({"benchmark": "query_overhead", **figures}, sort_keys=True))

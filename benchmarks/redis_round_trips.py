@@ -66,18 +66,31 @@ def signed(body: bytes) -> dict[str, str]:
 def event(n: int, kind: str, thread: str) -> bytes:
     """The ``n``-th event: a mention opening thread ``thread``, or a follow-up in it."""
     ts = f"{1_700_000_000 + n}.000100"
-    text = {"mention": "<@UBOT> hello", "follow_up": "and then?",
-            "tool": "<@UBOT> Weather in Lisbon?"}[kind]  # fmt: skip
+    text = {
+        "mention": "<@UBOT> hello",
+        "follow_up": "and then?",
+        "tool": "<@UBOT> Weather in Lisbon?",
+    }[kind]
     body: dict[str, Any] = {
-        "type": "app_mention" if kind != "follow_up" else "message", "user": "U1",
-        "text": text, "ts": ts, "channel": "C1", "event_ts": ts,
-    }  # fmt: skip
+        "type": "app_mention" if kind != "follow_up" else "message",
+        "user": "U1",
+        "text": text,
+        "ts": ts,
+        "channel": "C1",
+        "event_ts": ts,
+    }
     if kind == "follow_up":
         body |= {"channel_type": "channel", "thread_ts": thread}
-    return json.dumps({
-        "team_id": "T1", "api_app_id": "A1", "type": "event_callback", "event_id": f"Ev{n}",
-        "event_time": int(time.time()), "event": body,
-    }).encode()  # fmt: skip
+    return json.dumps(
+        {
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": f"Ev{n}",
+            "event_time": int(time.time()),
+            "event": body,
+        }
+    ).encode()
 
 
 class Bot:
@@ -88,20 +101,31 @@ class Bot:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
         env |= {
-            "REDIS_URL": redis_url, "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": api_url, "THREADLINE_DATA_DIR": tempfile.mkdtemp(),
-        }  # fmt: skip
+            "REDIS_URL": redis_url,
+            "SLACK_BOT_TOKEN": TOKEN,
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": api_url,
+            "THREADLINE_DATA_DIR": tempfile.mkdtemp(),
+        }
         self.env = env
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
         threadline = Path(sys.executable).parent / "threadline"
         self.process = await asyncio.create_subprocess_exec(
-            str(threadline), "slack", "--app", "examples/weather.py:agent",
-            "--host", "127.0.0.1", "--port", str(self.port),
-            cwd=ROOT, env=self.env, stdout=asyncio.subprocess.DEVNULL,
+            str(threadline),
+            "slack",
+            "--app",
+            "examples/weather.py:agent",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            cwd=ROOT,
+            env=self.env,
+            stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         deadline = time.monotonic() + 60
         async with aiohttp.ClientSession() as session:
             while True:  # a bounded poll of another process's readiness
@@ -214,8 +238,16 @@ def main() -> None:
             f"scripts; by command: {f['by_command']}"
         )
     worst = max(figures[kind]["round_trips"] for kind in KINDS)
-    print(result_line("redis_round_trips", goal=GOAL, worst_round_trips=worst,
-                      turns=args.turns, rounds=args.rounds, **figures))  # fmt: skip
+    print(
+        result_line(
+            "redis_round_trips",
+            goal=GOAL,
+            worst_round_trips=worst,
+            turns=args.turns,
+            rounds=args.rounds,
+            **figures,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -125,9 +125,15 @@ class Workers:
     async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
         async def one() -> asyncio.subprocess.Process:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, __file__, "--worker", url, prefix, str(latency),
-                stdout=asyncio.subprocess.PIPE, cwd=ROOT,
-            )  # fmt: skip
+                sys.executable,
+                __file__,
+                "--worker",
+                url,
+                prefix,
+                str(latency),
+                stdout=asyncio.subprocess.PIPE,
+                cwd=ROOT,
+            )
             assert process.stdout is not None
             line = await asyncio.wait_for(process.stdout.readline(), 30)
             assert line.strip() == b"ready", line
@@ -236,9 +242,11 @@ async def measure(
         thread = f"slack:T1:C{number}:{prefix}"
         for n in range(1_000_000):
             payload = {
-                "client": number, "n": n, "text": f"revenue last month, take {n}",
+                "client": number,
+                "n": n,
+                "text": f"revenue last month, take {n}",
                 "metadata": {"platform": "slack", "workspace_id": "T1", "user_id": f"U{number}"},
-            }  # fmt: skip
+            }
             answered = workers.expect(number, n)
             started = time.perf_counter()
             await queue.enqueue(thread, payload, dedupe_key=f"Ev{number}-{n}")
@@ -287,10 +295,15 @@ async def slack_bot(url: str, prefix: str, api_url: str, port: int, latency: flo
     server_log.propagate = False
     server_log.addHandler(Ready())
     settings = SlackSettings(
-        bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=api_url, host="127.0.0.1",
-        port=port, stop_button_after=600, turn_concurrency=2 * THREADS,
+        bot_token=BOT_TOKEN,
+        signing_secret=SIGNING_SECRET,
+        api_url=api_url,
+        host="127.0.0.1",
+        port=port,
+        stop_button_after=600,
+        turn_concurrency=2 * THREADS,
         rate_limit=(1_000_000, 3600),
-    )  # fmt: skip
+    )
     await serve(settings, StateSettings(redis_url=url, key_prefix=prefix), build)
 
 
@@ -311,16 +324,23 @@ def slack_event(client: int, n: int) -> bytes:
     root = f"{1_600_000_000 + client}.000100"
     ts = root if n == 0 else f"{1_700_000_000 + n}.{client:06d}"
     event: dict[str, Any] = {
-        "type": "app_mention" if n == 0 else "message", "user": f"U{client}",
+        "type": "app_mention" if n == 0 else "message",
+        "user": f"U{client}",
         "text": f"<@UBOT> revenue last month, take {n}" if n == 0 else f"and take {n}?",
-        "ts": ts, "channel": f"C{client}", "event_ts": ts,
-    }  # fmt: skip
+        "ts": ts,
+        "channel": f"C{client}",
+        "event_ts": ts,
+    }
     if n:
         event |= {"channel_type": "channel", "thread_ts": root}
     body = {
-        "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
-        "event_id": f"Ev{client}-{n}", "event_time": int(time.time()), "event": event,
-    }  # fmt: skip
+        "team_id": "T1",
+        "api_app_id": "A1",
+        "type": "event_callback",
+        "event_id": f"Ev{client}-{n}",
+        "event_time": int(time.time()),
+        "event": event,
+    }
     return json.dumps(body).encode()
 
 
@@ -353,9 +373,17 @@ class SlackBots:
 
         async def one(port: int) -> asyncio.subprocess.Process:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, __file__, "--slack-bot", url, prefix, self.fake.base_url,
-                str(port), str(latency), stdout=asyncio.subprocess.PIPE, cwd=ROOT,
-            )  # fmt: skip
+                sys.executable,
+                __file__,
+                "--slack-bot",
+                url,
+                prefix,
+                self.fake.base_url,
+                str(port),
+                str(latency),
+                stdout=asyncio.subprocess.PIPE,
+                cwd=ROOT,
+            )
             assert process.stdout is not None
             line = await asyncio.wait_for(process.stdout.readline(), 30)
             assert line.strip() == b"ready", line
@@ -511,9 +539,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 async def run_levels(args: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {
-        "threads": THREADS, "llm_latency_s": LLM_LATENCY, "cpus": os.cpu_count(),
+        "threads": THREADS,
+        "llm_latency_s": LLM_LATENCY,
+        "cpus": os.cpu_count(),
         "ceiling_turns_per_s": THREADS / LLM_LATENCY,
-    }  # fmt: skip
+    }
     if args.level in ("state", "both"):
         figures |= await run(args)
     if args.level in ("bot", "both"):

@@ -38,8 +38,9 @@ REGIONS = ("EU", "US", "APAC", "LATAM")
 
 def csv_bytes(rows: int) -> bytes:
     lines = ["id,region,amount,day,note"]
-    lines += [f"{i},{REGIONS[i % 4]},{i * 1.25:.2f},2025-01-{i % 28 + 1:02d},row {i}"
-              for i in range(rows)]  # fmt: skip
+    lines += [
+        f"{i},{REGIONS[i % 4]},{i * 1.25:.2f},2025-01-{i % 28 + 1:02d},row {i}" for i in range(rows)
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -99,17 +100,31 @@ async def main(args: argparse.Namespace) -> None:
         xlsx_ms = await load_ms(root / "xlsx", "sales.xlsx", xlsx_data, args.rounds)
         runner_ms, raw_ms = await query_ms(root / "query", csv_data, args.queries)
     csv_mb = len(csv_data) / 1e6
-    print(f"CSV  {args.rows:>9,} rows {csv_mb:6.1f} MB: load {csv_ms:8.1f} ms median "
-          f"({csv_mb / (csv_ms / 1000):.0f} MB/s)")  # fmt: skip
-    print(f"XLSX {args.xlsx_rows:>9,} rows {len(xlsx_data) / 1e6:6.1f} MB: load "
-          f"{xlsx_ms:8.1f} ms median")  # fmt: skip
-    print(f"query_files aggregate: {runner_ms:.2f} ms median; raw DuckDB {raw_ms:.2f} ms; "
-          f"overhead {runner_ms - raw_ms:.2f} ms")  # fmt: skip
-    print(result_line(
-        "shared_files", csv_rows=args.rows, csv_mb=round(csv_mb, 2), csv_load_ms=csv_ms,
-        xlsx_rows=args.xlsx_rows, xlsx_load_ms=xlsx_ms, query_ms=runner_ms, raw_query_ms=raw_ms,
-        query_overhead_ms=round(runner_ms - raw_ms, 2),
-    ))  # fmt: skip
+    print(
+        f"CSV  {args.rows:>9,} rows {csv_mb:6.1f} MB: load {csv_ms:8.1f} ms median "
+        f"({csv_mb / (csv_ms / 1000):.0f} MB/s)"
+    )
+    print(
+        f"XLSX {args.xlsx_rows:>9,} rows {len(xlsx_data) / 1e6:6.1f} MB: load "
+        f"{xlsx_ms:8.1f} ms median"
+    )
+    print(
+        f"query_files aggregate: {runner_ms:.2f} ms median; raw DuckDB {raw_ms:.2f} ms; "
+        f"overhead {runner_ms - raw_ms:.2f} ms"
+    )
+    print(
+        result_line(
+            "shared_files",
+            csv_rows=args.rows,
+            csv_mb=round(csv_mb, 2),
+            csv_load_ms=csv_ms,
+            xlsx_rows=args.xlsx_rows,
+            xlsx_load_ms=xlsx_ms,
+            query_ms=runner_ms,
+            raw_query_ms=raw_ms,
+            query_overhead_ms=round(runner_ms - raw_ms, 2),
+        )
+    )
 
 
 if __name__ == "__main__":

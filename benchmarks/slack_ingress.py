@@ -390,8 +390,12 @@ def main() -> None:
     parser.add_argument("--dispatches", type=int, default=2000)
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--seconds", type=float, default=8.0, help="cap of each HTTP load run")
-    parser.add_argument("--paced-seconds", type=float, default=3.0,
-                        help="how long the paced answer of part 3 takes to generate")
+    parser.add_argument(
+        "--paced-seconds",
+        type=float,
+        default=3.0,
+        help="how long the paced answer of part 3 takes to generate",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as directory:
@@ -399,9 +403,12 @@ def main() -> None:
         try:
             dispatch = {
                 label: asyncio.run(in_process(args.dispatches, backend))
-                for label, backend in (("memory", "memory"), ("sqlite", "sqlite"),
-                                       ("redis", redis.url))
-            }  # fmt: skip
+                for label, backend in (
+                    ("memory", "memory"),
+                    ("sqlite", "sqlite"),
+                    ("redis", redis.url),
+                )
+            }
             for label, goal in (("memory", 1.3), ("sqlite", 2.0), ("redis", 2.0)):
                 figures = dispatch[label]
                 print(

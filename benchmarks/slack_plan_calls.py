@@ -83,17 +83,20 @@ def agent(turn_script: list[ScriptedResponse | str]) -> Agent:
     registry = ToolRegistry()
     registry.register_local_tool(Step(), access_groups=["user"])
     return Agent(
-        llm_service=ScriptedLlmService(turn_script), tool_registry=registry,
+        llm_service=ScriptedLlmService(turn_script),
+        tool_registry=registry,
         user_resolver=StaticUserResolver(User(id="u1", group_memberships=["user"])),
         agent_memory=InMemoryAgentMemory(),
-    )  # fmt: skip
+    )
 
 
 def plan_calls(fake: FakeSlackApi) -> int:
     return sum(
-        1 for call in fake.calls if call.method in PLAN_METHODS
+        1
+        for call in fake.calls
+        if call.method in PLAN_METHODS
         and any(c.get("type") != "markdown_text" for c in call.args.get("chunks") or [])
-    )  # fmt: skip
+    )
 
 
 async def one_turn(fake: FakeSlackApi, steps: int, parallel: bool, n: int) -> dict[str, Any]:
@@ -103,8 +106,9 @@ async def one_turn(fake: FakeSlackApi, steps: int, parallel: bool, n: int) -> di
     updates = 0
     started = time.perf_counter()
     async with SlackReplyStream(client, target, flush_interval=0) as reply:
-        answer = agent(script(steps, parallel)).send_message(RequestContext(), "go",
-                                                             conversation_id=f"c{n}")
+        answer = agent(script(steps, parallel)).send_message(
+            RequestContext(), "go", conversation_id=f"c{n}"
+        )
         async for component in answer:
             updates += isinstance(component.rich_component, TaskTrackerUpdateComponent)
             await reply.handle(component)
@@ -112,8 +116,13 @@ async def one_turn(fake: FakeSlackApi, steps: int, parallel: bool, n: int) -> di
     seconds = time.perf_counter() - started
     thread = fake.thread("C1", target.thread_ts)
     shown = {c["id"] for m in thread for c in m.chunks if c["type"] == "task_update"}
-    return {"plan_calls": plan_calls(fake), "calls": len(fake.calls), "updates": updates,
-            "seconds": seconds, "tasks_shown": len(shown)}  # fmt: skip
+    return {
+        "plan_calls": plan_calls(fake),
+        "calls": len(fake.calls),
+        "updates": updates,
+        "seconds": seconds,
+        "tasks_shown": len(shown),
+    }
 
 
 async def measure(turns: int, sizes: list[int]) -> dict[str, Any]:
@@ -142,18 +151,31 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.steps.split(",")]
     figures = asyncio.run(measure(args.turns, sizes))
-    print(f"{'turn':<14} {'plan calls':>10} {'all calls':>9} {'task updates':>12} "
-          f"{'tasks shown':>11} {'p50 ms':>8}")  # fmt: skip
+    print(
+        f"{'turn':<14} {'plan calls':>10} {'all calls':>9} {'task updates':>12} "
+        f"{'tasks shown':>11} {'p50 ms':>8}"
+    )
     for key, f in figures.items():
-        print(f"{key:<14} {f['plan_calls']:>10} {f['calls_per_turn']:>9} {f['task_updates']:>12} "
-              f"{f['tasks_shown']:>11} {f['turn_ms_p50']:>8}")  # fmt: skip
+        print(
+            f"{key:<14} {f['plan_calls']:>10} {f['calls_per_turn']:>9} {f['task_updates']:>12} "
+            f"{f['tasks_shown']:>11} {f['turn_ms_p50']:>8}"
+        )
     worst = max(f["plan_calls"] for f in figures.values())
     most_shown = max(f["tasks_shown"] for f in figures.values())
-    print(f"goal: at most {GOAL_CALLS} plan calls per turn: "
-          f"{'met' if worst <= GOAL_CALLS else 'missed'} ({worst})")  # fmt: skip
-    print(result_line("slack_plan_calls", turns=args.turns, figures=figures,
-                      worst_plan_calls=worst, most_tasks_shown=most_shown,
-                      goal_met=worst <= GOAL_CALLS and most_shown <= 40))  # fmt: skip
+    print(
+        f"goal: at most {GOAL_CALLS} plan calls per turn: "
+        f"{'met' if worst <= GOAL_CALLS else 'missed'} ({worst})"
+    )
+    print(
+        result_line(
+            "slack_plan_calls",
+            turns=args.turns,
+            figures=figures,
+            worst_plan_calls=worst,
+            most_tasks_shown=most_shown,
+            goal_met=worst <= GOAL_CALLS and most_shown <= 40,
+        )
+    )
 
 
 if __name__ == "__main__":

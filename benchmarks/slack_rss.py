@@ -52,13 +52,23 @@ def mention(n: int) -> bytes:
     """A mention opening a new thread (its own ``ts``), asked by one of 20 people."""
     ts = f"{1_700_000_000 + n}.000100"
     event = {
-        "type": "app_mention", "user": f"U{n % 20}", "text": "<@UBOT> hello there",
-        "ts": ts, "channel": f"C{n % 7}", "event_ts": ts,
-    }  # fmt: skip
-    return json.dumps({
-        "team_id": "T1", "api_app_id": "A1", "type": "event_callback", "event_id": f"Ev{n}",
-        "event_time": int(time.time()), "event": event,
-    }).encode()  # fmt: skip
+        "type": "app_mention",
+        "user": f"U{n % 20}",
+        "text": "<@UBOT> hello there",
+        "ts": ts,
+        "channel": f"C{n % 7}",
+        "event_ts": ts,
+    }
+    return json.dumps(
+        {
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": f"Ev{n}",
+            "event_time": int(time.time()),
+            "event": event,
+        }
+    ).encode()
 
 
 def signed(body: bytes) -> dict[str, str]:
@@ -112,22 +122,33 @@ class Server:
     async def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
         env |= {
-            "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": self.api_url, "THREADLINE_DATA_DIR": tempfile.mkdtemp(),
+            "SLACK_BOT_TOKEN": TOKEN,
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": self.api_url,
+            "THREADLINE_DATA_DIR": tempfile.mkdtemp(),
             **self.extra_env,
-        }  # fmt: skip
+        }
         if self.kind.startswith("bot"):
             command = [
-                str(Path(sys.executable).parent / "threadline"), "slack", "--ephemeral",
-                "--app", "examples/weather.py:agent", "--host", "127.0.0.1",
-                "--port", str(self.port),
-            ]  # fmt: skip
+                str(Path(sys.executable).parent / "threadline"),
+                "slack",
+                "--ephemeral",
+                "--app",
+                "examples/weather.py:agent",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ]
         else:
             command = [sys.executable, __file__, "--bare", str(self.port), self.api_url]
         self.process = await asyncio.create_subprocess_exec(
-            *command, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL,
+            *command,
+            cwd=ROOT,
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         deadline = time.monotonic() + 60
         while await self.in_flight() is None:  # a bounded poll of another process's readiness
             if self.process.returncode is not None or time.monotonic() > deadline:
@@ -235,8 +256,10 @@ def main() -> None:
             "kb_per_turn_after_warmup": round(per_turn, 2),
         }
         shown = ", ".join(f"{n}: {kb / 1024:.1f}" for n, kb in points)
-        print(f"{label:14} RSS MB after N events ({shown}); growth after warm-up "
-              f"{per_turn:+.2f} KB per turn")  # fmt: skip
+        print(
+            f"{label:14} RSS MB after N events ({shown}); growth after warm-up "
+            f"{per_turn:+.2f} KB per turn"
+        )
     print(result_line("slack_rss", **figures))
 
 

@@ -75,29 +75,61 @@ INSIDE_MULTI = {"multi", "rpush", "ltrim", "pexpire", "persist", "lrange"}
 
 
 def signed(event: dict[str, Any], n: int) -> AsyncBoltRequest:
-    body = json.dumps({"team_id": "T1", "api_app_id": "A1", "type": "event_callback",
-                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": 1, "event": event})
+    body = json.dumps(
+        {
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": 1,
+            "event": event,
+        }
+    )
     ts = str(int(time.time()))
     signature = SignatureVerifier(SECRET).generate_signature(timestamp=ts, body=body)
-    headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": signature,
-               "Content-Type": "application/json"}  # fmt: skip
+    headers = {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": signature,
+        "Content-Type": "application/json",
+    }
     return AsyncBoltRequest(body=body, headers=headers)
 
 
 def mention(ts: float, thread: float) -> dict[str, Any]:
-    return {"type": "app_mention", "user": "U1", "text": "<@UBOT> what now?",
-            "ts": f"{ts:.6f}", "thread_ts": f"{thread:.6f}", "channel": "C1"}  # fmt: skip
+    return {
+        "type": "app_mention",
+        "user": "U1",
+        "text": "<@UBOT> what now?",
+        "ts": f"{ts:.6f}",
+        "thread_ts": f"{thread:.6f}",
+        "channel": "C1",
+    }
 
 
 def person(ts: float, thread: float) -> dict[str, Any]:
-    return {"type": "message", "channel_type": "channel", "channel": "C1", "user": "U2",
-            "text": "lunch anyone?", "ts": f"{ts:.6f}", "thread_ts": f"{thread:.6f}"}  # fmt: skip
+    return {
+        "type": "message",
+        "channel_type": "channel",
+        "channel": "C1",
+        "user": "U2",
+        "text": "lunch anyone?",
+        "ts": f"{ts:.6f}",
+        "thread_ts": f"{thread:.6f}",
+    }
 
 
 def app_post(ts: float, thread: float) -> dict[str, Any]:
-    return {"type": "message", "subtype": "bot_message", "channel_type": "channel",
-            "channel": "C1", "bot_id": "BPAGER", "username": "pager", "text": "ALERT: p99 2s",
-            "ts": f"{ts:.6f}", "thread_ts": f"{thread:.6f}"}  # fmt: skip
+    return {
+        "type": "message",
+        "subtype": "bot_message",
+        "channel_type": "channel",
+        "channel": "C1",
+        "bot_id": "BPAGER",
+        "username": "pager",
+        "text": "ALERT: p99 2s",
+        "ts": f"{ts:.6f}",
+        "thread_ts": f"{thread:.6f}",
+    }
 
 
 def human_thread(fake: FakeSlackApi, thread: float) -> None:
@@ -112,8 +144,13 @@ def build_bot(api_url: str, state_settings: StateSettings) -> SlackBot:
         tool_registry=ToolRegistry(),
         user_resolver=StaticUserResolver(User(id="U1", group_memberships=["user"])),
     )
-    settings = SlackSettings(bot_token=TOKEN, signing_secret=SECRET, api_url=api_url,
-                             stop_button_after=600, flush_interval=0)  # fmt: skip
+    settings = SlackSettings(
+        bot_token=TOKEN,
+        signing_secret=SECRET,
+        api_url=api_url,
+        stop_button_after=600,
+        flush_interval=0,
+    )
     return SlackBot(agent, settings, state=build_state(state_settings))
 
 
@@ -141,8 +178,11 @@ def build_reader(api_url: str) -> tuple[AsyncApp, list[str]]:
 
 def counted(fake: FakeSlackApi) -> dict[str, int]:
     methods = Counter(c.method for c in fake.calls if c.method not in NOT_COUNTED)
-    return {"reads": methods[READS], "rate_limited": len(fake.rate_limited),
-            "web_api_calls": sum(methods.values())}  # fmt: skip
+    return {
+        "reads": methods[READS],
+        "rate_limited": len(fake.rate_limited),
+        "web_api_calls": sum(methods.values()),
+    }
 
 
 async def dispatch(app: AsyncApp, event: dict[str, Any], n: int) -> int:
@@ -226,8 +266,9 @@ class RoundTrips:
         return sum(calls.values()) - calls.get("info", 0) - inside
 
 
-async def ack_costs(dispatches: int, state_settings: StateSettings, redis_url: str | None
-                    ) -> dict[str, Any]:  # fmt: skip
+async def ack_costs(
+    dispatches: int, state_settings: StateSettings, redis_url: str | None
+) -> dict[str, Any]:
     async with FakeSlackApi() as fake:
         bot = build_bot(fake.base_url, state_settings)
         bare, _ = build_reader(fake.base_url)
@@ -276,9 +317,7 @@ async def ack_costs(dispatches: int, state_settings: StateSettings, redis_url: s
             if trips is not None:
                 # the median: the idle worker's own blocking read of the queue may land in
                 # a dispatch's window now and then
-                result[kind]["redis_round_trips_before_ack"] = statistics.median(
-                    trips_before[kind]
-                )
+                result[kind]["redis_round_trips_before_ack"] = statistics.median(trips_before[kind])
                 result[kind]["redis_round_trips_in_all"] = round(
                     sum(trips_all[kind]) / len(trips_all[kind]), 2
                 )
@@ -287,25 +326,36 @@ async def ack_costs(dispatches: int, state_settings: StateSettings, redis_url: s
 
 
 def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
-    for part, label in (("busy_thread", "mention in a busy thread"),
-                        ("busy_workspace", f"{args.threads} new threads in a minute")):  # fmt: skip
+    for part, label in (
+        ("busy_thread", "mention in a busy thread"),
+        ("busy_workspace", f"{args.threads} new threads in a minute"),
+    ):
         ours, anchor = results[part]["threadline"], results[part]["reads_every_mention"]
         for name, figures in (("reads on every mention", anchor), ("Threadline", ours)):
             per = figures.get("per_mention", figures)
-            extra = (f"  answers that said what they could not see {figures['told_partial_view']}"
-                     if "told_partial_view" in figures else
-                     f"  reads per mention once followed {figures['reads_per_later_mention']}")
-            print(f"{label:<26} {name:<23} reads {per['reads']:>5}  429s "
-                  f"{per['rate_limited']:>5}  Web API calls {per['web_api_calls']:>5}{extra}")
+            extra = (
+                f"  answers that said what they could not see {figures['told_partial_view']}"
+                if "told_partial_view" in figures
+                else f"  reads per mention once followed {figures['reads_per_later_mention']}"
+            )
+            print(
+                f"{label:<26} {name:<23} reads {per['reads']:>5}  429s "
+                f"{per['rate_limited']:>5}  Web API calls {per['web_api_calls']:>5}{extra}"
+            )
     for backend, figures in results["ack"].items():
         bare = figures["bare_bolt"]["p50_us"]
         for kind in ("person_unfollowed", "app_unfollowed", "app_followed"):
             f = figures[kind]
-            trips = (f" Redis round trips before ack {f['redis_round_trips_before_ack']},"
-                     f" in all {f['redis_round_trips_in_all']}"
-                     if "redis_round_trips_before_ack" in f else "")  # fmt: skip
-            print(f"ack p50, {backend:<6} {kind:<18} {f['p50_us']:>7} us (bare bolt {bare} us,"
-                  f" ratio {f['ratio_to_bare_bolt']}){trips}")  # fmt: skip
+            trips = (
+                f" Redis round trips before ack {f['redis_round_trips_before_ack']},"
+                f" in all {f['redis_round_trips_in_all']}"
+                if "redis_round_trips_before_ack" in f
+                else ""
+            )
+            print(
+                f"ack p50, {backend:<6} {kind:<18} {f['p50_us']:>7} us (bare bolt {bare} us,"
+                f" ratio {f['ratio_to_bare_bolt']}){trips}"
+            )
 
 
 def main() -> None:
@@ -330,10 +380,11 @@ def main() -> None:
         try:
             redis_settings = StateSettings(redis_url=server.url, key_prefix="bench:")
             results["ack"] = {
-                "memory": asyncio.run(ack_costs(args.dispatches, StateSettings(ephemeral=True),
-                                                None)),
+                "memory": asyncio.run(
+                    ack_costs(args.dispatches, StateSettings(ephemeral=True), None)
+                ),
                 "redis": asyncio.run(ack_costs(args.dispatches, redis_settings, server.url)),
-            }  # fmt: skip
+            }
         finally:
             server.stop()
     report(args, results)

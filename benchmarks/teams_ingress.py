@@ -113,21 +113,31 @@ def start_stub() -> FakeBotConnector:
 
 def settings_for(stub: FakeBotConnector) -> TeamsSettings:
     return TeamsSettings(
-        app_type="UserAssignedMSI", app_id=stub.app_id, app_tenant_id=TENANT,
-        openid_metadata_url=stub.openid_metadata_url, token_issuer=stub.issuer,
-        oauth_scope="https://api.botframework.com", default_groups=["user"],
+        app_type="UserAssignedMSI",
+        app_id=stub.app_id,
+        app_tenant_id=TENANT,
+        openid_metadata_url=stub.openid_metadata_url,
+        token_issuer=stub.issuer,
+        oauth_scope="https://api.botframework.com",
+        default_groups=["user"],
     )
 
 
 def activity(stub: FakeBotConnector) -> dict[str, Any]:
     number = next(_ids)
     return {
-        "type": "message", "id": f"bench-{number}", "text": "hello",
-        "serviceUrl": stub.url, "channelId": "msteams",
+        "type": "message",
+        "id": f"bench-{number}",
+        "text": "hello",
+        "serviceUrl": stub.url,
+        "channelId": "msteams",
         "from": {"id": f"29:user-{number % 97}", "aadObjectId": f"user-{number % 97}"},
         "recipient": {"id": "28:bot", "name": "Threadline"},
-        "conversation": {"id": f"a:personal-{number % 97}", "conversationType": "personal",
-                         "tenantId": TENANT},
+        "conversation": {
+            "id": f"a:personal-{number % 97}",
+            "conversationType": "personal",
+            "tenantId": TENANT,
+        },
     }
 
 
@@ -136,7 +146,10 @@ Run = Callable[[dict[str, Any], str], Awaitable[float | None]]
 
 
 async def timed(
-    count: int, run: Run, stub: FakeBotConnector, headers: Callable[[int], str],
+    count: int,
+    run: Run,
+    stub: FakeBotConnector,
+    headers: Callable[[int], str],
     acks: list[float] | None = None,
 ) -> list[float]:
     samples: list[float] = []
@@ -173,8 +186,11 @@ def make_host(stub: FakeBotConnector, state: State | None, agent: Any) -> Thread
 
 
 async def ours_sequential(
-    stub: FakeBotConnector, headers: Callable[[int], str], agent: Any,
-    state: State | None = None, acks: list[float] | None = None,
+    stub: FakeBotConnector,
+    headers: Callable[[int], str],
+    agent: Any,
+    state: State | None = None,
+    acks: list[float] | None = None,
 ) -> list[float]:
     host = make_host(stub, state, agent)
     runner = web.AppRunner(web_app(host))
@@ -195,8 +211,10 @@ async def ours_sequential(
 
 def real_agent() -> Agent:
     return Agent(
-        llm_service=ScriptedLlmService(then="echo"), tool_registry=ToolRegistry(),
-        user_resolver=_Anyone(), agent_memory=InMemoryAgentMemory(),
+        llm_service=ScriptedLlmService(then="echo"),
+        tool_registry=ToolRegistry(),
+        user_resolver=_Anyone(),
+        agent_memory=InMemoryAgentMemory(),
     )
 
 
@@ -216,8 +234,9 @@ async def serve(app: web.Application) -> tuple[web.AppRunner, str]:
     return runner, f"http://127.0.0.1:{port}/api/messages"
 
 
-async def load(url: str, stub: FakeBotConnector, header: str,
-               replies: Callable[[], Awaitable[None]]) -> dict[str, float]:
+async def load(
+    url: str, stub: FakeBotConnector, header: str, replies: Callable[[], Awaitable[None]]
+) -> dict[str, float]:
     """POST ``HTTP_TOTAL`` activities with ``CONCURRENCY`` in flight; acks/s and replies/s."""
     bodies = [activity(stub) for _ in range(HTTP_TOTAL)]
     queue = iter(bodies)
@@ -227,8 +246,9 @@ async def load(url: str, stub: FakeBotConnector, header: str,
 
         async def worker() -> None:
             for body in queue:
-                async with session.post(url, json=body,
-                                        headers={"Authorization": header}) as response:
+                async with session.post(
+                    url, json=body, headers={"Authorization": header}
+                ) as response:
                     statuses.append(response.status)
 
         started = time.perf_counter()
@@ -262,8 +282,9 @@ async def stock_http(stub: FakeBotConnector, header: str) -> dict[str, float]:
         await runner.cleanup()
 
 
-async def ours_http(stub: FakeBotConnector, header: str,
-                    state: State | None = None) -> dict[str, float]:
+async def ours_http(
+    stub: FakeBotConnector, header: str, state: State | None = None
+) -> dict[str, float]:
     host = make_host(stub, state, EchoAgent())
     runner, url = await serve(web_app(host))
     try:
@@ -298,21 +319,25 @@ async def on_backend(
     state = build_state(settings)
     try:
         acks: list[float] = []
-        replies = summary(await ours_sequential(stub, lambda _: header, EchoAgent(), state,
-                                                acks))
+        replies = summary(await ours_sequential(stub, lambda _: header, EchoAgent(), state, acks))
         load_figures = await ours_http(stub, header, state)
     finally:
         await state.aclose()
-    return {"reply_p50_ms": replies["p50_ms"], "reply_p90_ms": replies["p90_ms"],
-            "ack_p50_ms": summary(acks)["p50_ms"], **load_figures}
+    return {
+        "reply_p50_ms": replies["p50_ms"],
+        "reply_p90_ms": replies["p90_ms"],
+        "ack_p50_ms": summary(acks)["p50_ms"],
+        **load_figures,
+    }
 
 
 async def main() -> dict[str, Any]:
     logging.disable(logging.WARNING)
     stub = start_stub()
     header = stub.sign(service_url=stub.url, expires_in=3600)
-    fresh = [stub.sign(service_url=stub.url, claims={"jti": str(i)})
-             for i in range(WARMUP + SEQUENTIAL)]
+    fresh = [
+        stub.sign(service_url=stub.url, claims={"jti": str(i)}) for i in range(WARMUP + SEQUENTIAL)
+    ]
     stock = summary(await stock_sequential(stub, header))
     acks: list[float] = []
     ours = summary(await ours_sequential(stub, lambda _: header, EchoAgent(), acks=acks))
@@ -353,44 +378,62 @@ async def main() -> dict[str, Any]:
 def report(figures: dict[str, Any]) -> None:
     f = figures
     print("Teams ingress, one activity (JWT validated) to the reply accepted by a local stub")
-    print(f"  stock botbuilder CloudAdapter + bare handler: p50 {f['stock_p50_ms']:.3f} ms"
-          f"  p90 {f['stock_p90_ms']:.3f} ms")
-    print(f"  threadline host + echo agent, memory queue:   p50 {f['threadline_p50_ms']:.3f} ms"
-          f"  p90 {f['threadline_p90_ms']:.3f} ms  (ack p50 {f['threadline_ack_p50_ms']:.3f} ms;"
-          f" {f['speedup_p50']}x faster; goal <= 1 ms: "
-          f"{'met' if f['meets_goal'] else 'NOT met'})")
+    print(
+        f"  stock botbuilder CloudAdapter + bare handler: p50 {f['stock_p50_ms']:.3f} ms"
+        f"  p90 {f['stock_p90_ms']:.3f} ms"
+    )
+    print(
+        f"  threadline host + echo agent, memory queue:   p50 {f['threadline_p50_ms']:.3f} ms"
+        f"  p90 {f['threadline_p90_ms']:.3f} ms  (ack p50 {f['threadline_ack_p50_ms']:.3f} ms;"
+        f" {f['speedup_p50']}x faster; goal <= 1 ms: "
+        f"{'met' if f['meets_goal'] else 'NOT met'})"
+    )
     for name in ("sqlite", "redis"):
         if f"{name}_reply_p50_ms" not in f:
             print(f"  threadline, {name} queue: skipped (redis-server not installed)")
             continue
-        print(f"  threadline host + echo agent, {name + ' queue:':14s} p50 "
-              f"{f[f'{name}_reply_p50_ms']:.3f} ms  p90 {f[f'{name}_reply_p90_ms']:.3f} ms  "
-              f"(ack p50 {f[f'{name}_ack_p50_ms']:.3f} ms; goal <= 1 ms: "
-              f"{'met' if f[f'{name}_meets_goal'] else 'NOT met'})")
-    print(f"  threadline, a new token on every activity:   p50 "
-          f"{f['threadline_fresh_token_p50_ms']:.3f} ms")
-    print(f"  threadline host + full Agent (scripted LLM):  p50 "
-          f"{f['threadline_full_agent_p50_ms']:.3f} ms")
+        print(
+            f"  threadline host + echo agent, {name + ' queue:':14s} p50 "
+            f"{f[f'{name}_reply_p50_ms']:.3f} ms  p90 {f[f'{name}_reply_p90_ms']:.3f} ms  "
+            f"(ack p50 {f[f'{name}_ack_p50_ms']:.3f} ms; goal <= 1 ms: "
+            f"{'met' if f[f'{name}_meets_goal'] else 'NOT met'})"
+        )
+    print(
+        f"  threadline, a new token on every activity:   p50 "
+        f"{f['threadline_fresh_token_p50_ms']:.3f} ms"
+    )
+    print(
+        f"  threadline host + full Agent (scripted LLM):  p50 "
+        f"{f['threadline_full_agent_p50_ms']:.3f} ms"
+    )
     print(f"Loopback HTTP, {CONCURRENCY} concurrent, {HTTP_TOTAL} activities")
-    print(f"  stock:              {f['stock_http_acks_per_s']:.0f} acks/s, "
-          f"{f['stock_http_replies_per_s']:.0f} replies/s")
-    print(f"  threadline, memory: {f['threadline_http_acks_per_s']:.0f} acks/s, "
-          f"{f['threadline_http_replies_per_s']:.0f} replies/s")
+    print(
+        f"  stock:              {f['stock_http_acks_per_s']:.0f} acks/s, "
+        f"{f['stock_http_replies_per_s']:.0f} replies/s"
+    )
+    print(
+        f"  threadline, memory: {f['threadline_http_acks_per_s']:.0f} acks/s, "
+        f"{f['threadline_http_replies_per_s']:.0f} replies/s"
+    )
     for name in ("sqlite", "redis"):
         if f"{name}_acks_per_s" in f:
-            print(f"  threadline, {name + ':':7s} {f[f'{name}_acks_per_s']:.0f} acks/s, "
-                  f"{f[f'{name}_replies_per_s']:.0f} replies/s")
+            print(
+                f"  threadline, {name + ':':7s} {f[f'{name}_acks_per_s']:.0f} acks/s, "
+                f"{f[f'{name}_replies_per_s']:.0f} replies/s"
+            )
 
 
 def parse_sizes() -> None:
     """Sizes from the command line (defaults: those of the published figures)."""
     global SEQUENTIAL, WARMUP, HTTP_TOTAL
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--activities", type=int, default=SEQUENTIAL,
-                        help="activities timed one at a time, per row")
+    parser.add_argument(
+        "--activities", type=int, default=SEQUENTIAL, help="activities timed one at a time, per row"
+    )
     parser.add_argument("--warmup", type=int, default=WARMUP)
-    parser.add_argument("--http", type=int, default=HTTP_TOTAL,
-                        help="activities per loopback HTTP run")
+    parser.add_argument(
+        "--http", type=int, default=HTTP_TOTAL, help="activities per loopback HTTP run"
+    )
     args = parser.parse_args()
     SEQUENTIAL, WARMUP, HTTP_TOTAL = args.activities, args.warmup, args.http
 

@@ -117,9 +117,10 @@ def _call(factory: Any, runtime: object, target: str) -> Any:
     except (TypeError, ValueError):
         parameters = []  # a builtin or C callable: try it without arguments
     required = [
-        p for p in parameters
+        p
+        for p in parameters
         if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]  # fmt: skip
+    ]
     if len(required) > 1:
         raise AppError(
             f"--app {target}: the factory takes {len(required)} arguments; it may take none, "
@@ -150,7 +151,5 @@ def load_agent(target: str, runtime: object) -> Agent:
             built.close()
         raise AppError(f"--app {target}: the factory must be a plain function, not async")
     if not isinstance(built, Agent):
-        raise AppError(
-            f"--app {target}: the factory returned {type(built).__name__}, not an Agent"
-        )
+        raise AppError(f"--app {target}: the factory returned {type(built).__name__}, not an Agent")
     return built

@@ -79,9 +79,11 @@ def _shared(*, local: bool) -> list[tuple[str, list[str]]]:
 
     state = ["data_dir"] if local else None
     return [
-        _table(GeneralSettings), _table(ModelSettings), _table(DatabaseSettings),
+        _table(GeneralSettings),
+        _table(ModelSettings),
+        _table(DatabaseSettings),
         _table(StateSettings, state),
-    ]  # fmt: skip
+    ]
 
 
 def _local_reads() -> list[tuple[str, list[str]]]:
@@ -233,8 +235,9 @@ COMMANDS: dict[str, Command] = {
 
 
 def _environment(reads: Callable[[], list[tuple[str, list[str]]]]) -> str:
-    lines = ["environment (or the same keys in threadline.toml; `threadline config` shows "
-             "each value):"]
+    lines = [
+        "environment (or the same keys in threadline.toml; `threadline config` shows each value):"
+    ]
     for table, names in reads():
         if names:
             wrapped = textwrap.wrap(" ".join(names), width=78 - 18)
@@ -279,9 +282,11 @@ def version() -> str:
 
 def _add_command(commands: Any, name: str, command: Command) -> None:
     sub: CommandParser = commands.add_parser(
-        name, help=command.summary, description=textwrap.fill(command.description, 88),
+        name,
+        help=command.summary,
+        description=textwrap.fill(command.description, 88),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+    )
     sub.epilog_of = command
     sub.set_defaults(module=command.module, extra=command.extra, command_name=name)
     try:
@@ -296,14 +301,19 @@ def _add_command(commands: Any, name: str, command: Command) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
-        prog="threadline", description=DESCRIPTION, epilog=EPILOG,
+        prog="threadline",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("--version", action="version", version=f"threadline {version()}")
     commands = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", title="commands",
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        title="commands",
         parser_class=CommandParser,
-    )  # fmt: skip
+    )
     for name, command in COMMANDS.items():
         _add_command(commands, name, command)
     return parser

@@ -79,8 +79,9 @@ def build_database_parts(
         runner, cache_path=cache_path_for(data_dir, runner), training_dir=training_dir
     )
     if start:
-        logger.info("database %s (%s): starting the schema check", runner.masked_url,
-                    runner.dialect)  # fmt: skip
+        logger.info(
+            "database %s (%s): starting the schema check", runner.masked_url, runner.dialect
+        )
         source.start()
     enhancer = SchemaContextEnhancer(
         source, inner=DefaultLlmContextEnhancer(memory), max_tokens=max_tokens

@@ -46,10 +46,12 @@ async def _agent(config: Config) -> Check:
     if not target:
         return Check.skipped("your agent", "none given (--app): the built-in SQL agent answers")
     runtime = Runtime(
-        channel="console", conversation_store=MemoryConversationStore(),
-        agent_memory=InMemoryAgentMemory(), user_resolver=StaticUserResolver(LOCAL_USER),
+        channel="console",
+        conversation_store=MemoryConversationStore(),
+        agent_memory=InMemoryAgentMemory(),
+        user_resolver=StaticUserResolver(LOCAL_USER),
         llm_service=model_service(config.model),
-    )  # fmt: skip
+    )
     try:
         agent = user_agent(target, runtime)
     except AppError as error:
@@ -69,9 +71,11 @@ async def _model(config: Config) -> Check:
         return Check.skipped("model", "no ANTHROPIC_API_KEY: the scripted demo model answers")
     model = settings.model or DEFAULT_MODEL
     client = anthropic.AsyncAnthropic(
-        api_key=settings.api_key.get_secret_value(), base_url=settings.base_url, max_retries=0,
+        api_key=settings.api_key.get_secret_value(),
+        base_url=settings.base_url,
+        max_retries=0,
         timeout=15.0,
-    )  # fmt: skip
+    )
     try:
         await client.models.retrieve(model)
     except anthropic.AuthenticationError:

@@ -144,19 +144,36 @@ async def run_case(
     if not ran:
         last = recorder.calls[-1] if recorder.calls else None
         note = f"no query succeeded ({last[1]})" if last else "the agent ran no query"
-        return CaseResult(question=case.question, passed=False, sql=last[0] if last else None,
-                          note=note, seconds=seconds, **usage)  # fmt: skip
+        return CaseResult(
+            question=case.question,
+            passed=False,
+            sql=last[0] if last else None,
+            note=note,
+            seconds=seconds,
+            **usage,
+        )
     sql, result = ran[-1]
     assert isinstance(result, SqlResult)
     try:
         expected = await _expected_rows(case, recorder.inner)
     except SqlError as error:
-        return CaseResult(question=case.question, passed=False, sql=sql, seconds=seconds,
-                          note=f"the expected SQL failed: {error}", **usage)  # fmt: skip
+        return CaseResult(
+            question=case.question,
+            passed=False,
+            sql=sql,
+            seconds=seconds,
+            note=f"the expected SQL failed: {error}",
+            **usage,
+        )
     passed = result.total_is_exact and matches(expected, result.columns, result.rows)
-    return CaseResult(question=case.question, passed=passed, sql=sql,
-                      note="" if passed else _difference(expected, result),
-                      seconds=seconds, **usage)  # fmt: skip
+    return CaseResult(
+        question=case.question,
+        passed=passed,
+        sql=sql,
+        note="" if passed else _difference(expected, result),
+        seconds=seconds,
+        **usage,
+    )
 
 
 def _difference(expected: list[list[Any]], result: SqlResult) -> str:
@@ -168,8 +185,10 @@ def _difference(expected: list[list[Any]], result: SqlResult) -> str:
 
 def _print_case(number: int, total: int, result: CaseResult) -> None:
     mark = "PASS" if result.passed else "FAIL"
-    print(f"{mark}  {number}/{total}  {result.question}  ({result.seconds:.1f} s, "
-          f"{result.input_tokens:,} in / {result.output_tokens:,} out tokens)")  # fmt: skip
+    print(
+        f"{mark}  {number}/{total}  {result.question}  ({result.seconds:.1f} s, "
+        f"{result.input_tokens:,} in / {result.output_tokens:,} out tokens)"
+    )
     if result.sql:
         print("      SQL: " + " ".join(result.sql.split()))
     if result.note:
@@ -217,8 +236,10 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     agent = build_agent(args)
     recorder, meter = instrument(agent)
     database = getattr(recorder.inner, "masked_url", recorder.dialect)
-    print(f"threadline eval: {len(cases)} question(s) from {file} · model "
-          f"{agent.llm_service.model_name} · database {database}")  # fmt: skip
+    print(
+        f"threadline eval: {len(cases)} question(s) from {file} · model "
+        f"{agent.llm_service.model_name} · database {database}"
+    )
     results = []
     try:
         for number, case in enumerate(cases, start=1):
@@ -229,11 +250,12 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         close = getattr(agent.llm_service, "aclose", None)
         if close is not None:
             await close()  # the HTTP client belongs to this event loop
-    report = summary(results, model=agent.llm_service.model_name, database=str(database),
-                     file=file)  # fmt: skip
-    print(f"\nExecution accuracy: {report['passed']}/{report['questions']} "
-          f"({report['execution_accuracy']:.1%}) · {report['input_tokens']:,} in / "
-          f"{report['output_tokens']:,} out tokens · {report['seconds']:.1f} s")  # fmt: skip
+    report = summary(results, model=agent.llm_service.model_name, database=str(database), file=file)
+    print(
+        f"\nExecution accuracy: {report['passed']}/{report['questions']} "
+        f"({report['execution_accuracy']:.1%}) · {report['input_tokens']:,} in / "
+        f"{report['output_tokens']:,} out tokens · {report['seconds']:.1f} s"
+    )
     print(json.dumps(report))
     return report
 
@@ -242,14 +264,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from bots.serving import add_config_arguments
 
     add_config_arguments(parser)
-    parser.add_argument("file", nargs="?", type=Path, default=None,
-                        help="JSON Lines of questions and expected results "
-                             "(default: the demo shop's starter questions)")  # fmt: skip
+    parser.add_argument(
+        "file",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="JSON Lines of questions and expected results "
+        "(default: the demo shop's starter questions)",
+    )
     parser.add_argument("--data-dir", type=Path, default=None, help="where the demo data lives")
-    parser.add_argument("--scripted", action="store_true",
-                        help="use the scripted demo model even when an API key is set")  # fmt: skip
-    parser.add_argument("--min-accuracy", type=float, default=0.0,
-                        help="exit 1 when the execution accuracy is below this (0..1)")  # fmt: skip
+    parser.add_argument(
+        "--scripted",
+        action="store_true",
+        help="use the scripted demo model even when an API key is set",
+    )
+    parser.add_argument(
+        "--min-accuracy",
+        type=float,
+        default=0.0,
+        help="exit 1 when the execution accuracy is below this (0..1)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -94,8 +94,7 @@ class SharedFiles:
                 taken.problems.append(f"{file.name}: I read at most {MAX_FILES} files a message")
             elif not file.owner or file.owner != asker:
                 taken.problems.append(
-                    f"{file.name} was shared by someone else; I only read files you share "
-                    "yourself"
+                    f"{file.name} was shared by someone else; I only read files you share yourself"
                 )
             elif scope is None:
                 taken.problems.append(f"{file.name}: I cannot keep files here")
@@ -133,8 +132,10 @@ async def take_files(
     """``store.take(...)``; without a store, each file is told it cannot be read here."""
     if store is not None:
         return await store.take(files, asker=asker, scope=scope, fetch=fetch)
-    reason = ("this bot cannot read shared files (they are turned off, or its 'files' extra is "
-              "not installed: pip install 'threadline[files]')")
+    reason = (
+        "this bot cannot read shared files (they are turned off, or its 'files' extra is "
+        "not installed: pip install 'threadline[files]')"
+    )
     return FilesTaken(problems=[f"{file.name}: {reason}" for file in files])
 
 
@@ -147,12 +148,17 @@ def shared_files_store(config: Config) -> SharedFiles | None:
     if not config.database.files:
         return None
     if absent := missing("files"):
-        logger.warning("shared files are not read: pip install 'threadline[files]' "
-                       "(missing %s)", ", ".join(absent))  # fmt: skip
+        logger.warning(
+            "shared files are not read: pip install 'threadline[files]' (missing %s)",
+            ", ".join(absent),
+        )
         return None
     state = config.state
-    root = Path(tempfile.mkdtemp(prefix="threadline-files-")) if state.ephemeral else (
-        state.data_dir / "files")  # fmt: skip
+    root = (
+        Path(tempfile.mkdtemp(prefix="threadline-files-"))
+        if state.ephemeral
+        else (state.data_dir / "files")
+    )
     if state.ephemeral:
         atexit.register(shutil.rmtree, root, True)
     limits = FileLimits(max_bytes=int(config.database.files_max_mb * 1024 * 1024))
@@ -189,7 +195,9 @@ def sqlite_extension() -> bool:
         with duckdb.connect(config={"autoinstall_known_extensions": False}) as probe:
             probe.execute("LOAD sqlite")
     except duckdb.Error:
-        logger.info("shared files are not joined with the SQLite database: DuckDB's sqlite "
-                    "extension is not installed (INSTALL sqlite)")  # fmt: skip
+        logger.info(
+            "shared files are not joined with the SQLite database: DuckDB's sqlite "
+            "extension is not installed (INSTALL sqlite)"
+        )
         return False
     return True

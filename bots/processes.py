@@ -121,8 +121,9 @@ class Supervisor:
         delay = self.restart_delay
         try:
             while not self._stopping.is_set():
-                done, _ = await asyncio.wait({*waits, stopping},
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {*waits, stopping}, return_when=asyncio.FIRST_COMPLETED
+                )
                 for finished in done - {stopping}:
                     index = waits.pop(finished)
                     delay = await self._exited(index, finished.result(), delay)
@@ -145,8 +146,9 @@ class Supervisor:
             return delay
         if time.monotonic() - self._started.get(index, 0.0) >= 60:
             delay = self.restart_delay  # it ran fine for a while: not a crash loop
-        logger.warning("process %d exited with status %d; restarting in %.1fs", index,
-                       status, delay)
+        logger.warning(
+            "process %d exited with status %d; restarting in %.1fs", index, status, delay
+        )
         try:  # a pause between restarts, cut short by a stop
             await asyncio.wait_for(self._stopping.wait(), delay)
         except TimeoutError:
@@ -185,8 +187,11 @@ def run_processes(argv: Sequence[str], *, count: int, host: str, port: int) -> i
     """Run ``threadline ARGV --host HOST --port PORT`` as ``count`` processes sharing the
     port; blocks until SIGINT / SIGTERM. The exit status."""
     if not reuse_port_supported():
-        print("threadline: --processes needs SO_REUSEPORT (Linux); run one process per port "
-              "behind a load balancer instead", file=sys.stderr)
+        print(
+            "threadline: --processes needs SO_REUSEPORT (Linux); run one process per port "
+            "behind a load balancer instead",
+            file=sys.stderr,
+        )
         return CONFIG_ERROR
     try:
         reserved = reserve_port(host, port)

@@ -68,9 +68,10 @@ class Profile(BaseModel):
             case "slack":
                 return metadata.get("channel_id") in self.slack_channels
             case "teams":
-                places = {metadata.get(key) for key in (
-                    "teams_team_id", "teams_channel_id", "channel_id", "thread_id"
-                )}  # fmt: skip
+                places = {
+                    metadata.get(key)
+                    for key in ("teams_team_id", "teams_channel_id", "channel_id", "thread_id")
+                }
                 return not places.isdisjoint(self.teams_channels)
         return False
 
@@ -87,10 +88,13 @@ def check_profiles(profiles: Sequence[Profile], file: Path | None) -> list[Confi
         claims += ["direct messages"] if profile.direct_messages else []
         for claim in claims:
             if claim in owners:
-                problems.append(ConfigProblem(
-                    where, f"{claim} is claimed by profiles {owners[claim]!r} and "
-                    f"{profile.name!r}", "give each to one profile",
-                ))  # fmt: skip
+                problems.append(
+                    ConfigProblem(
+                        where,
+                        f"{claim} is claimed by profiles {owners[claim]!r} and {profile.name!r}",
+                        "give each to one profile",
+                    )
+                )
             owners.setdefault(claim, profile.name)
     return problems
 
@@ -106,8 +110,7 @@ class ProfileAdmins(UserResolver):
         user = await self.base.resolve_user(request_context)
         platform_id = str(request_context.metadata.get("user_id") or "")
         if platform_id in self.admins and not user.is_admin:
-            user = user.model_copy(update={"group_memberships": [*user.group_memberships,
-                                                                  "admin"]})  # fmt: skip
+            user = user.model_copy(update={"group_memberships": [*user.group_memberships, "admin"]})
         return user
 
 
@@ -125,8 +128,9 @@ def profile_agent(
     resolver: UserResolver = runtime.user_resolver
     if profile.admins:
         resolver = ProfileAdmins(resolver, profile.admins)
-    agent = build(profile.app or default_app, replace(runtime, user_resolver=resolver,
-                                                      profile=profile.name))  # fmt: skip
+    agent = build(
+        profile.app or default_app, replace(runtime, user_resolver=resolver, profile=profile.name)
+    )
     if profile.tools is not None:
         agent.tool_registry = agent.tool_registry.only(profile.tools)
     if profile.instructions:

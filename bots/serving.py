@@ -112,8 +112,11 @@ class DatabaseSettings(Section):
 
 
 SHARED: tuple[type[Section], ...] = (
-    GeneralSettings, ModelSettings, StateSettings, DatabaseSettings,
-)  # fmt: skip
+    GeneralSettings,
+    ModelSettings,
+    StateSettings,
+    DatabaseSettings,
+)
 
 
 def channel_sections() -> tuple[type[Section], ...]:
@@ -158,15 +161,18 @@ class Config:
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """``--config`` and ``--app``, which every serving command takes."""
     parser.add_argument(
-        "--config", type=Path, metavar="FILE",
+        "--config",
+        type=Path,
+        metavar="FILE",
         help=f"configuration file (default: ./{CONFIG_FILE} when present)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--app", metavar="MODULE:ATTR",
+        "--app",
+        metavar="MODULE:ATTR",
         help="your agent: an Agent, or a function returning one (given the channel's "
         "Runtime when it takes an argument); default $THREADLINE_APP, else the built-in "
         "SQL agent",
-    )  # fmt: skip
+    )
 
 
 def config_file(args: argparse.Namespace) -> Path | None:
@@ -191,9 +197,12 @@ def load_config(
         given.setdefault(GeneralSettings, {})["app"] = args.app
     dotenv = Path(DOTENV_FILE)
     loaded = load_sections(
-        [*SHARED, *channel], file=config_file(args), dotenv=dotenv, overrides=given,
+        [*SHARED, *channel],
+        file=config_file(args),
+        dotenv=dotenv,
+        overrides=given,
         known=channel_sections(),
-    )  # fmt: skip
+    )
     general = loaded.section(GeneralSettings)
     if problems := check_profiles(general.profiles, loaded.file):
         raise ConfigError(problems)
@@ -229,9 +238,12 @@ def model_service(model: ModelSettings) -> LlmService | None:
     from agent_core.llm.anthropic import AnthropicLlmService
 
     return AnthropicLlmService(
-        model=model.model, api_key=model.api_key.get_secret_value(), base_url=model.base_url,
-        timeout=model.timeout, first_byte_timeout=model.first_byte_timeout,
-    )  # fmt: skip
+        model=model.model,
+        api_key=model.api_key.get_secret_value(),
+        base_url=model.base_url,
+        timeout=model.timeout,
+        first_byte_timeout=model.first_byte_timeout,
+    )
 
 
 def agent_factory(config: Config, channel: Channel) -> AgentFactory:
@@ -255,12 +267,13 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
 
         routed = {
             profile.name: profile_agent(
-                profile, runtime,
+                profile,
+                runtime,
                 lambda app, rt: _agent(config, rt, app),
                 default_app=config.general.app,
             )
             for profile in profiles
-        }  # fmt: skip
+        }
         return ProfileRouter(default, profiles, routed)
 
     return build
@@ -285,8 +298,10 @@ def user_agent(target: str, runtime: Runtime) -> Agent:
         _told.add((target, runtime.channel))
         log.info(
             "%s brings its own %s (kept); the %s channel provides the rest",
-            target, ", ".join(kept), runtime.channel,
-        )  # fmt: skip
+            target,
+            ", ".join(kept),
+            runtime.channel,
+        )
     return agent
 
 

@@ -25,13 +25,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from bots.serving import add_config_arguments
 
     add_config_arguments(parser)
-    parser.add_argument("--database-url", default=None,
-                        help="a SQLAlchemy URL (default: THREADLINE_DATABASE_URL)")  # fmt: skip
-    parser.add_argument("--training-dir", type=Path, default=None,
-                        help="documentation (*.md, *.txt) and examples (*.sql) about the data "
-                             "(default: THREADLINE_TRAINING_DIR)")  # fmt: skip
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="where the cache goes (default: THREADLINE_DATA_DIR)")  # fmt: skip
+    parser.add_argument(
+        "--database-url", default=None, help="a SQLAlchemy URL (default: THREADLINE_DATABASE_URL)"
+    )
+    parser.add_argument(
+        "--training-dir",
+        type=Path,
+        default=None,
+        help="documentation (*.md, *.txt) and examples (*.sql) about the data "
+        "(default: THREADLINE_TRAINING_DIR)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the cache goes (default: THREADLINE_DATA_DIR)",
+    )
 
 
 def _settings(args: argparse.Namespace) -> tuple[str | None, Path, Path | None]:
@@ -39,8 +48,11 @@ def _settings(args: argparse.Namespace) -> tuple[str | None, Path, Path | None]:
     from agent_core.state import StateSettings
     from bots.serving import DatabaseSettings, load_config
 
-    database = {k: v for k, v in (("url", args.database_url),
-                                  ("training_dir", args.training_dir)) if v is not None}
+    database = {
+        k: v
+        for k, v in (("url", args.database_url), ("training_dir", args.training_dir))
+        if v is not None
+    }
     state = {"data_dir": args.data_dir} if args.data_dir is not None else {}
     config = load_config(args, overrides={DatabaseSettings: database, StateSettings: state})
     return config.database.url, config.state.data_dir, config.database.training_dir
@@ -78,9 +90,11 @@ async def train(url: str, data_dir: Path, training_dir: Path | None) -> dict[str
         "cache": str(source.cache_path),
         "write_access": report.write_access.status if report.write_access else "unknown",
     }
-    print(f"{summary['tables']} tables, {summary['columns']} columns ({catalog.tokens:,} "
-          f"tokens in all); {summary['notes']} notes and {summary['examples']} examples; "
-          f"cached in {source.cache_path}")  # fmt: skip
+    print(
+        f"{summary['tables']} tables, {summary['columns']} columns ({catalog.tokens:,} "
+        f"tokens in all); {summary['notes']} notes and {summary['examples']} examples; "
+        f"cached in {source.cache_path}"
+    )
     return summary
 
 
@@ -89,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
 
     url, data_dir, training_dir = _settings(args)
     if url is None:
-        print("threadline train: set THREADLINE_DATABASE_URL or pass --database-url",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "threadline train: set THREADLINE_DATABASE_URL or pass --database-url", file=sys.stderr
+        )
         return 2
     try:
         summary = asyncio.run(train(url, data_dir, training_dir))

@@ -37,9 +37,16 @@ SLACK_FAILURES: tuple[type[BaseException], ...] = (
 """What a Web API call may raise when Slack (or the way to it) fails."""
 
 SERVER_CODES = frozenset(
-    {"internal_error", "fatal_error", "service_unavailable", "request_timeout", "unreachable",
-     "unreadable_response", "ratelimited"}
-)  # fmt: skip
+    {
+        "internal_error",
+        "fatal_error",
+        "service_unavailable",
+        "request_timeout",
+        "unreachable",
+        "unreadable_response",
+        "ratelimited",
+    }
+)
 """Codes of failures on Slack's side (or on the way there): worth trying another way."""
 
 MAX_DETAIL = 200

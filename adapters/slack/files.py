@@ -42,10 +42,15 @@ def shared_files(body: Mapping[str, Any]) -> list[SharedFile]:
     for item in event.files:
         if item.mode == "tombstone":
             continue
-        files.append(SharedFile(
-            name=item.name or item.title or item.id, url=item.url_private or "",
-            owner=item.user or "", size=item.size, file_id=item.id,
-        ))  # fmt: skip
+        files.append(
+            SharedFile(
+                name=item.name or item.title or item.id,
+                url=item.url_private or "",
+                owner=item.user or "",
+                size=item.size,
+                file_id=item.id,
+            )
+        )
     return files
 
 
@@ -95,8 +100,11 @@ async def download(client: AsyncWebClient, file: SharedFile, *, max_bytes: int) 
 
 async def _read(response: aiohttp.ClientResponse, name: str, max_bytes: int) -> bytes:
     if response.status != 200 or response.content_type == "text/html":
-        logger.warning("slack: file download answered %d %s (files:read scope missing?)",
-                       response.status, response.content_type)  # fmt: skip
+        logger.warning(
+            "slack: file download answered %d %s (files:read scope missing?)",
+            response.status,
+            response.content_type,
+        )
         raise FileRefused(
             f"Slack did not let me download {name} (the app may need the files:read scope)"
         )

@@ -119,9 +119,13 @@ def without_rate_limit_retry(client: AsyncWebClient) -> AsyncWebClient:
         h for h in client.retry_handlers if not isinstance(h, AsyncRateLimitErrorRetryHandler)
     ]
     return AsyncWebClient(
-        token=client.token, base_url=client.base_url, timeout=client.timeout,
-        session=client.session, headers=client.headers, retry_handlers=handlers,
-    )  # fmt: skip
+        token=client.token,
+        base_url=client.base_url,
+        timeout=client.timeout,
+        session=client.session,
+        headers=client.headers,
+        retry_handlers=handlers,
+    )
 
 
 async def read_thread(
@@ -150,9 +154,10 @@ async def read_thread(
         log.info("slack: no thread history for context (%s)", slack_failure(error))
         return ThreadRead(read=False)
     messages = [
-        dict(m) for m in response.get("messages") or []
+        dict(m)
+        for m in response.get("messages") or []
         if isinstance(m, Mapping) and ts_value(m.get("ts")) < ts_value(before_ts)
-    ]  # fmt: skip
+    ]
     return ThreadRead(messages, has_more=bool(response.get("has_more")))
 
 
@@ -244,9 +249,14 @@ class ThreadContext:
             seen = await self.transcript.told(*where, before_ts=before_ts)
             return ThreadView(seen)
         read = await read_thread(
-            client, self.gate, team=team, channel=channel, thread_ts=thread_ts,
-            before_ts=before_ts, limit=self.limit,
-        )  # fmt: skip
+            client,
+            self.gate,
+            team=team,
+            channel=channel,
+            thread_ts=thread_ts,
+            before_ts=before_ts,
+            limit=self.limit,
+        )
         seen = await self.transcript.told(
             *where, before_ts=before_ts, read=read.messages if read.read else None
         )

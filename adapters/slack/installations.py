@@ -121,9 +121,10 @@ class KeyValueInstallationStore(AsyncInstallationStore):
             return None
         installation = Installation(**data)
         latest = await self.async_find_bot(
-            enterprise_id=enterprise_id, team_id=team_id,
+            enterprise_id=enterprise_id,
+            team_id=team_id,
             is_enterprise_install=is_enterprise_install,
-        )  # fmt: skip
+        )
         if latest is not None and installation.bot_token != latest.bot_token:
             # the workspace's bot token may be newer than this user's record (bolt #664)
             installation.bot_id, installation.bot_user_id = latest.bot_id, latest.bot_user_id

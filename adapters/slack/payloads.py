@@ -243,8 +243,14 @@ def parse_shape(kind: type[Shape], payload: object, what: str) -> Any:
 
 
 def _json_type(value: object) -> str:
-    names = {type(None): "null", bool: "boolean", int: "number", float: "number",
-             str: "string", list: "array"}  # fmt: skip
+    names = {
+        type(None): "null",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        str: "string",
+        list: "array",
+    }
     return names.get(type(value), type(value).__name__)
 
 

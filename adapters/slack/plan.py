@@ -61,10 +61,12 @@ def task_update_chunk(task: PlanTask) -> dict[str, Any]:
     status = TASK_STATUS[task.status]
     detail = truncate(task.detail, MAX_TASK_DETAIL) if task.detail else None
     chunk = TaskUpdateChunk(
-        id=task.id, title=truncate(task.title, MAX_TASK_TITLE) or "Step", status=status,
+        id=task.id,
+        title=truncate(task.title, MAX_TASK_TITLE) or "Step",
+        status=status,
         output=detail if status == "complete" else None,
         details=None if status == "complete" else detail,
-    )  # fmt: skip
+    )
     return {k: v for k, v in chunk.to_dict().items() if v is not None}
 
 
@@ -234,10 +236,13 @@ class SlackPlan:
             if self._stream is None:
                 target = self._target
                 self._stream = await self._client.chat_stream(
-                    channel=target.channel, thread_ts=target.thread_ts,
-                    recipient_team_id=target.team_id, recipient_user_id=target.user_id,
-                    task_display_mode=self.mode, buffer_size=1,
-                )  # fmt: skip
+                    channel=target.channel,
+                    thread_ts=target.thread_ts,
+                    recipient_team_id=target.team_id,
+                    recipient_user_id=target.user_id,
+                    task_display_mode=self.mode,
+                    buffer_size=1,
+                )
             await self._stream.append(chunks=chunks)
         except SLACK_FAILURES as error:
             if not falls_back(error):
@@ -275,9 +280,11 @@ class SlackPlan:
         blocks, text = [plan_block(self.board)], self.board.title()
         if self.ts is None:
             response = await self._client.chat_postMessage(
-                channel=self._target.channel, thread_ts=self._target.thread_ts,
-                text=text, blocks=blocks,
-            )  # fmt: skip
+                channel=self._target.channel,
+                thread_ts=self._target.thread_ts,
+                text=text,
+                blocks=blocks,
+            )
             await self._posted(str(response["ts"]))
         else:
             with contextlib.suppress(*SLACK_FAILURES):

@@ -351,5 +351,6 @@ def query_messages(sources: Sequence[Source]) -> list[SlackMessage]:
         title = " · ".join(fact for fact in facts if fact)
         blocks.extend(sections(f"{title}\n```{sql}```"))
     count = len(sources)
-    return pack_messages(blocks, text=f"The {count} quer{'y' if count == 1 else 'ies'} behind "
-                                      "this answer")
+    return pack_messages(
+        blocks, text=f"The {count} quer{'y' if count == 1 else 'ies'} behind this answer"
+    )

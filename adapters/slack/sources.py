@@ -82,13 +82,21 @@ class QueryRecords:
 
 
 async def show_privately(
-    client: AsyncWebClient, *, channel: str, user: str, thread_ts: str | None,
+    client: AsyncWebClient,
+    *,
+    channel: str,
+    user: str,
+    thread_ts: str | None,
     messages: list[SlackMessage],
 ) -> None:
     """Post ``messages`` to ``user`` alone (``chat.postEphemeral``), in the thread clicked."""
     for message in messages:
-        args: dict[str, Any] = {"channel": channel, "user": user, "text": message.text,
-                                "blocks": message.blocks}  # fmt: skip
+        args: dict[str, Any] = {
+            "channel": channel,
+            "user": user,
+            "text": message.text,
+            "blocks": message.blocks,
+        }
         if thread_ts:
             args["thread_ts"] = thread_ts
         try:

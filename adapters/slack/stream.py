@@ -125,8 +125,9 @@ class SlackReplyStream:
         self._sources: SourcesComponent | None = None  # cited under the next final answer
         self._sources_text = ""
         self.answer_ts: str | None = None
-        self.plan = SlackPlan(client, target, update_interval=update_interval,
-                              on_post=self._on_post)  # fmt: skip
+        self.plan = SlackPlan(
+            client, target, update_interval=update_interval, on_post=self._on_post
+        )
 
     async def __aenter__(self) -> Self:
         delay = self._stop_button_after
@@ -341,9 +342,11 @@ class SlackReplyStream:
             return False
         try:
             await self._client.assistant_threads_setSuggestedPrompts(
-                channel_id=self.target.channel, thread_ts=self.target.thread_ts,
-                prompts=prompts, title="Try asking",
-            )  # fmt: skip
+                channel_id=self.target.channel,
+                thread_ts=self.target.thread_ts,
+                prompts=prompts,
+                title="Try asking",
+            )
         except SLACK_FAILURES as error:
             log.info("slack: suggested prompts refused (%s)", slack_failure(error))
             return False

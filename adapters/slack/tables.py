@@ -91,9 +91,7 @@ def _table_note(
     if len(df.columns) > shown_cols:
         parts.append(f"{shown_cols} of {len(df.columns)} columns")
     if csv_name:
-        held = (
-            f"the first {len(df.rows):,} rows are" if df.is_truncated else "all the rows are"
-        )
+        held = f"the first {len(df.rows):,} rows are" if df.is_truncated else "all the rows are"
         parts.append(f"{held} attached as `{csv_name}`")
     return " · ".join(parts)
 

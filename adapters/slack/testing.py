@@ -66,9 +66,15 @@ from aiohttp import web
 from yarl import URL
 
 JSON_FIELDS = {
-    "blocks", "attachments", "chunks", "files", "metadata", "prompts", "channels",
+    "blocks",
+    "attachments",
+    "chunks",
+    "files",
+    "metadata",
+    "prompts",
+    "channels",
     "loading_messages",
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -142,8 +148,13 @@ class Reply:
         return cls(status=status, body=body, content_type=content_type or "text/plain")
 
 
-_REASONS = {405: "Method Not Allowed", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable", 504: "Gateway Timeout"}  # fmt: skip
+_REASONS = {
+    405: "Method Not Allowed",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 @dataclass
@@ -449,8 +460,9 @@ class FakeSlackApi:
             token = request.headers.get("Authorization", "").removeprefix("Bearer ")
             await self._record(Call(method="file", args={"file_id": file_id}, token=token))
             if not self._token_ok(token):
-                return web.Response(text="<html><body>Sign in to Slack</body></html>",
-                                    content_type="text/html")  # fmt: skip
+                return web.Response(
+                    text="<html><body>Sign in to Slack</body></html>", content_type="text/html"
+                )
         return web.Response(body=content, content_type=stored.mimetype)
 
     def _token_ok(self, token: str) -> bool:
@@ -468,11 +480,17 @@ class FakeSlackApi:
         self.uploads[file_id] = content
         url = URL(self.base_url).with_path(f"/files/{file_id}/{name}")
         return {
-            "id": file_id, "name": name, "title": name, "user": user,
-            "mimetype": self.files[file_id].mimetype, "filetype": name.rsplit(".", 1)[-1],
-            "size": len(content) if size is None else size, "mode": "hosted",
-            "url_private": str(url), "url_private_download": str(url),
-        }  # fmt: skip
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "user": user,
+            "mimetype": self.files[file_id].mimetype,
+            "filetype": name.rsplit(".", 1)[-1],
+            "size": len(content) if size is None else size,
+            "mode": "hosted",
+            "url_private": str(url),
+            "url_private_download": str(url),
+        }
 
     async def _response_url(self, request: web.Request) -> web.Response:
         args, body = await self._args(request)
@@ -638,10 +656,13 @@ class FakeSlackApi:
         stored = self.files.setdefault(file_id, SlackFile(file_id))
         stored.title = title or stored.title
         return {
-            "id": file_id, "name": stored.name, "title": stored.title or stored.name,
-            "mimetype": stored.mimetype, "size": len(self.uploads[file_id]),
+            "id": file_id,
+            "name": stored.name,
+            "title": stored.title or stored.name,
+            "mimetype": stored.mimetype,
+            "size": len(self.uploads[file_id]),
             "url_private": str(self._url("file", file_id=file_id, name=stored.name)),
-        }  # fmt: skip
+        }
 
     async def _users_info(self, call: Call) -> dict[str, Any]:
         user = self.users.get(call.args.get("user", ""))
@@ -683,10 +704,16 @@ class FakeSlackApi:
         messages = self.replies.get(key)
         if messages is None:
             messages = [
-                {"type": "message", "ts": m.ts, "thread_ts": m.thread_ts, "user": m.user,
-                 "text": m.text}
-                for m in self.thread(*key) if m.ephemeral_to is None
-            ]  # fmt: skip
+                {
+                    "type": "message",
+                    "ts": m.ts,
+                    "thread_ts": m.thread_ts,
+                    "user": m.user,
+                    "text": m.text,
+                }
+                for m in self.thread(*key)
+                if m.ephemeral_to is None
+            ]
         if not messages:
             return {"ok": False, "error": "thread_not_found"}
         limit = self._read_limit(call)

@@ -69,8 +69,11 @@ def source_citation(source: Source, *, show_query: bool) -> Citation:
         body = [elements.text_block(abstract or "SQL query", weight="Bolder")]
         if len(sql) > MAX_CITED_SQL:
             sql = sql[: MAX_CITED_SQL - 1].rstrip() + "…"
-            body.append(elements.text_block("The query is longer; this is its start.",
-                                            subtle=True, size="Small"))  # fmt: skip
+            body.append(
+                elements.text_block(
+                    "The query is longer; this is its start.", subtle=True, size="Small"
+                )
+            )
         body.append(elements.monospace_block(sql))
         content = elements.card(body, fallback_text=abstract or "SQL query")
     return Citation(title="SQL query", abstract=abstract or "SQL query", content=content)

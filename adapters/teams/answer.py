@@ -214,8 +214,9 @@ class AnswerStream:
         final = activities.stream_final(
             self._ref, self.stream_id, activities.message(self._ref, text)
         )
-        logger.info("teams stream %s hit %.0fs; updating in place", self.stream_id,
-                    self._max_duration)
+        logger.info(
+            "teams stream %s hit %.0fs; updating in place", self.stream_id, self._max_duration
+        )
         try:
             await self._reply(final)
         except ConnectorError as error:

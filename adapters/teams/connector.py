@@ -135,16 +135,13 @@ class RetryingConnector:
                     raise
                 wait = error.retry_after if error.retry_after is not None else delay
                 wait = min(max(wait, 0.0), self._max_delay)
-                logger.info("teams %s got %s; retry %d in %.1fs", name, error.status,
-                            attempt, wait)
+                logger.info("teams %s got %s; retry %d in %.1fs", name, error.status, attempt, wait)
                 await self._sleep(wait)
                 delay = min(delay * 2, self._max_delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def send(self, conversation_id: str, activity: Mapping[str, Any]) -> str:
-        result: str = await self._call(
-            "send", lambda: self._inner.send(conversation_id, activity)
-        )
+        result: str = await self._call("send", lambda: self._inner.send(conversation_id, activity))
         return result
 
     async def reply(

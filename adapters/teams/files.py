@@ -134,8 +134,11 @@ class FileOffers:
         offer_id = os.urandom(12).hex()
         await self._store.set(
             f"teams:file:{offer_id}",
-            {"name": name, "conversation": conversation,
-             "content": base64.b64encode(content).decode("ascii")},
+            {
+                "name": name,
+                "conversation": conversation,
+                "content": base64.b64encode(content).decode("ascii"),
+            },
             ttl=OFFER_SECONDS,
         )
         return {
@@ -187,10 +190,14 @@ def shared_files(activity: Wire) -> list[SharedFile]:
         content = item.get("content")
         content = content if isinstance(content, Mapping) else {}
         url, unique = content.get("downloadUrl"), content.get("uniqueId")
-        files.append(SharedFile(
-            name=str(item.get("name") or "file"), url=url if isinstance(url, str) else "",
-            owner=asker_id(activity), file_id=unique if isinstance(unique, str) else None,
-        ))  # fmt: skip
+        files.append(
+            SharedFile(
+                name=str(item.get("name") or "file"),
+                url=url if isinstance(url, str) else "",
+                owner=asker_id(activity),
+                file_id=unique if isinstance(unique, str) else None,
+            )
+        )
     return files
 
 

@@ -80,7 +80,7 @@ class GroupMapping(BaseModel):
 class Roster(Protocol):
     """The roster entry (``TeamsChannelAccount`` JSON) of the user who sent a request::
 
-        member = await roster.member(request_context)  # {"email": ..., "userPrincipalName": ...}
+    member = await roster.member(request_context)  # {"email": ..., "userPrincipalName": ...}
     """
 
     async def member(self, request_context: RequestContext) -> Mapping[str, Any] | None: ...
@@ -115,7 +115,7 @@ class ConnectorRoster:
 class Directory(Protocol):
     """Entra directory lookups (Microsoft Graph); ``GraphDirectory`` implements it::
 
-        groups = await directory.member_groups(tenant_id, aad_object_id, ["g-1", "g-2"])
+    groups = await directory.member_groups(tenant_id, aad_object_id, ["g-1", "g-2"])
     """
 
     async def member_groups(
@@ -248,16 +248,16 @@ class GraphDirectory:
         found: list[str] = []
         for start in range(0, len(group_ids), 20):  # Graph checks at most 20 ids per call
             result = await self._call(
-                "POST", f"/users/{aad_object_id}/checkMemberGroups", tenant_id,
+                "POST",
+                f"/users/{aad_object_id}/checkMemberGroups",
+                tenant_id,
                 json={"groupIds": group_ids[start : start + 20]},
             )
             found += [str(v) for v in result.get("value", [])]
         return found
 
     async def app_roles(self, tenant_id: str, aad_object_id: str) -> list[str]:
-        result = await self._call(
-            "GET", f"/users/{aad_object_id}/appRoleAssignments", tenant_id
-        )
+        result = await self._call("GET", f"/users/{aad_object_id}/appRoleAssignments", tenant_id)
         return [
             str(a.get("appRoleId"))
             for a in result.get("value", [])

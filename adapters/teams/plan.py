@@ -26,7 +26,6 @@ MAX_TASK_TITLE = 150
 MAX_TASK_DETAIL = 300
 
 
-
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -68,8 +67,7 @@ def _line(task: PlanTask) -> elements.Element:
     inlines = [_run(head + _clip(task.title, MAX_TASK_TITLE), subtle=indent)]
     if task.detail:
         inlines.append(_run(f" · {_clip(task.detail, MAX_TASK_DETAIL)}", subtle=True))
-    return {"type": "RichTextBlock", "inlines": inlines,
-            "spacing": "None" if indent else "Small"}  # fmt: skip
+    return {"type": "RichTextBlock", "inlines": inlines, "spacing": "None" if indent else "Small"}
 
 
 def task_list_card(board: TaskBoard) -> elements.Element:

@@ -59,12 +59,24 @@ LOG_LINES = 40
 MAX_CARD_ACTIONS = 6
 
 _STYLES: dict[str, elements.ContainerStyle] = {
-    "success": "good", "completed": "good", "info": "accent", "warning": "warning",
-    "error": "attention", "failed": "attention",
+    "success": "good",
+    "completed": "good",
+    "info": "accent",
+    "warning": "warning",
+    "error": "attention",
+    "failed": "attention",
 }
 _ICONS = {
-    "success": "✅", "completed": "✅", "info": "💡", "warning": "⚠️", "error": "❌",
-    "failed": "❌", "running": "⏳", "pending": "🕓", "in_progress": "⏳", "loading": "⏳",
+    "success": "✅",
+    "completed": "✅",
+    "info": "💡",
+    "warning": "⚠️",
+    "error": "❌",
+    "failed": "❌",
+    "running": "⏳",
+    "pending": "🕓",
+    "in_progress": "⏳",
+    "loading": "⏳",
 }
 _TASK_MARKS = {"pending": "⬜", "in_progress": "⏳", "completed": "✅", "error": "❌"}
 
@@ -131,20 +143,22 @@ def _titled(
 
 
 def _card_component(card: CardComponent) -> Rendering:
-    content = _markdown_or_text(readable(card.content) if card.markdown else card.content,
-                                card.markdown)
+    content = _markdown_or_text(
+        readable(card.content) if card.markdown else card.content, card.markdown
+    )
     if card.collapsible:
         details = elements.container(content)
         details.update(id=f"details-{card.id}", isVisible=not card.collapsed)
         toggle: elements.Element = {
-            "type": "Action.ToggleVisibility", "title": "Show / hide details",
+            "type": "Action.ToggleVisibility",
+            "title": "Show / hide details",
             "targetElements": [f"details-{card.id}"],
         }
-        body = _titled(card.title, [details], status=card.status, subtitle=card.subtitle,
-                       icon=card.icon)
+        body = _titled(
+            card.title, [details], status=card.status, subtitle=card.subtitle, icon=card.icon
+        )
         return Rendering(card=elements.card(body, [toggle, *_actions(card.actions)]))
-    body = _titled(card.title, content, status=card.status, subtitle=card.subtitle,
-                   icon=card.icon)
+    body = _titled(card.title, content, status=card.status, subtitle=card.subtitle, icon=card.icon)
     return Rendering(card=elements.card(body, _actions(card.actions), fallback_text=card.title))
 
 
@@ -227,8 +241,10 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
         """
         rich = component.rich_component
         link = component.simple_component
-        if rich.visible and isinstance(link, SimpleLinkComponent) and not isinstance(
-            rich, RichTextComponent | DataFrameComponent | ChartComponent
+        if (
+            rich.visible
+            and isinstance(link, SimpleLinkComponent)
+            and not isinstance(rich, RichTextComponent | DataFrameComponent | ChartComponent)
         ):
             abstract = getattr(rich, "content", "") or getattr(rich, "description", "") or ""
             title = getattr(rich, "title", None) or link.text or link.url

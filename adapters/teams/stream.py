@@ -131,15 +131,18 @@ class TeamsReplyStream:
         self._on_stop = on_stop
         self._files = files
         self._sleep = sleep
-        self._private = PrivateDelivery(
-            connector, ref, targeted=self._options.targeted_messages
-        )
+        self._private = PrivateDelivery(connector, ref, targeted=self._options.targeted_messages)
         self._writer: AnswerStream | None = None
         if self._options.stream and ref.is_personal and not self.slot.resumed:
             self._writer = AnswerStream(
-                connector, ref, pace=self._options.pace,
-                max_duration=self._options.max_stream_seconds, clock=clock, sleep=sleep,
-                on_stop=self._stopped, on_posted=self.slot.posted,
+                connector,
+                ref,
+                pace=self._options.pace,
+                max_duration=self._options.max_stream_seconds,
+                clock=clock,
+                sleep=sleep,
+                on_stop=self._stopped,
+                on_posted=self.slot.posted,
             )
         self._texts: dict[str, str] = {}
         self._fixed_texts: set[str] = set()  # text not written by the model (no AI label)
@@ -161,12 +164,15 @@ class TeamsReplyStream:
             self._typing = asyncio.create_task(self._keep_typing(), name="teams-typing")
             delay = self._stop_button_after
             if self._stop_turn is not None and delay is not None and not self._ref.is_personal:
-                self._progress = asyncio.create_task(self._show_stop_later(delay),
-                                                     name="teams-stop-card")
+                self._progress = asyncio.create_task(
+                    self._show_stop_later(delay), name="teams-stop-card"
+                )
         return self
 
     async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None,
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
@@ -253,8 +259,9 @@ class TeamsReplyStream:
     @property
     def _model_wrote(self) -> bool:
         """Some of the answer's text came from the model (a command's answer did not)."""
-        return any(key not in self._fixed_texts for key, text in self._texts.items()
-                   if text.strip())  # fmt: skip
+        return any(
+            key not in self._fixed_texts for key, text in self._texts.items() if text.strip()
+        )
 
     @property
     def answer_text(self) -> str:
@@ -266,7 +273,8 @@ class TeamsReplyStream:
         while True:
             try:
                 await self._connector.reply(
-                    self._ref.conversation_id, self._ref.activity_id or "",
+                    self._ref.conversation_id,
+                    self._ref.activity_id or "",
                     activities.typing(self._ref),
                 )
             except ConnectorError as error:
@@ -384,7 +392,9 @@ class TeamsReplyStream:
             return []
         return [
             await self._files.offer(
-                name, content, conversation=self._ref.thread_key,
+                name,
+                content,
+                conversation=self._ref.thread_key,
                 description=f"{name}: {rows}, as CSV" if rows else None,
             )
             for name, content, rows in self._csv.values()

@@ -261,13 +261,15 @@ class FakeBotConnector:
         self.openid_requests += 1
         keys = request.url.origin().join(request.app.router["jwks"].url_for())
         base = str(keys).removesuffix("openid/keys")  # as the client reached this fake
-        return web.json_response({
-            "issuer": self.issuer,
-            "authorization_endpoint": f"{base}oauth2/v2.0/authorize",
-            "jwks_uri": str(keys),
-            "id_token_signing_alg_values_supported": ["RS256"],
-            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
-        })
+        return web.json_response(
+            {
+                "issuer": self.issuer,
+                "authorization_endpoint": f"{base}oauth2/v2.0/authorize",
+                "jwks_uri": str(keys),
+                "id_token_signing_alg_values_supported": ["RS256"],
+                "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            }
+        )
 
     async def _jwks(self, request: web.Request) -> web.Response:
         from jwt.algorithms import RSAAlgorithm
@@ -280,9 +282,13 @@ class FakeBotConnector:
         import jwt
 
         return jwt.encode(
-            {"aud": "https://api.botframework.com", "appid": self.app_id,
-             "exp": int(time.time()) + 3600},
-            rsa_key("outbound"), algorithm="RS256",
+            {
+                "aud": "https://api.botframework.com",
+                "appid": self.app_id,
+                "exp": int(time.time()) + 3600,
+            },
+            rsa_key("outbound"),
+            algorithm="RS256",
         )
 
     async def _client_credentials_token(self, request: web.Request) -> web.Response:
@@ -296,12 +302,14 @@ class FakeBotConnector:
         self.token_requests.append({"kind": "managed_identity", **request.query})
         if request.headers.get("X-IDENTITY-HEADER") != self.identity_header:
             return web.json_response({"statusCode": 401, "message": "bad header"}, status=401)
-        return web.json_response({
-            "access_token": self._issue_token(),
-            "expires_on": str(int(time.time()) + 3600),
-            "resource": request.query.get("resource"),
-            "token_type": "Bearer",
-        })
+        return web.json_response(
+            {
+                "access_token": self._issue_token(),
+                "expires_on": str(int(time.time()) + 3600),
+                "resource": request.query.get("resource"),
+                "token_type": "Bearer",
+            }
+        )
 
     # ------------------------------------------------------------------ scripting
 
@@ -321,20 +329,32 @@ class FakeBotConnector:
         ``operation`` is a recorded operation name, or ``"stream"`` for streaming chunks
         (typing activities with a ``streaminfo`` entity of type ``streaming``).
         """
-        self._failures.append(ScriptedFailure(
-            operation, status, code or f"Http{status}", message or f"scripted {status}",
-            retry_after, times, when,
-        ))
+        self._failures.append(
+            ScriptedFailure(
+                operation,
+                status,
+                code or f"Http{status}",
+                message or f"scripted {status}",
+                retry_after,
+                times,
+                when,
+            )
+        )
 
     def _scripted(self, call: ConnectorCall) -> Answer | None:
         kinds = {call.operation}
         info = call.stream_info
         if info is not None:
-            kinds.add("stream" if info.get("streamType") == "streaming" else "stream_" + str(
-                info.get("streamType")))
+            kinds.add(
+                "stream"
+                if info.get("streamType") == "streaming"
+                else "stream_" + str(info.get("streamType"))
+            )
         for failure in self._failures:
-            if failure.times and failure.operation in kinds and (
-                failure.when is None or failure.when(call)
+            if (
+                failure.times
+                and failure.operation in kinds
+                and (failure.when is None or failure.when(call))
             ):
                 failure.times -= 1
                 headers = {}
@@ -413,25 +433,34 @@ class FakeBotConnector:
             if kind != "informative" and kind != "streaming":
                 return _error(400, "BadArgument", "final message without streamId")
             new_id = self._new_id()
-            self._streams[new_id] = _Stream(sequence=int(info.get("streamSequence", 0)),
-                                            text=(call.text or "") if kind == "streaming" else "")
+            self._streams[new_id] = _Stream(
+                sequence=int(info.get("streamSequence", 0)),
+                text=(call.text or "") if kind == "streaming" else "",
+            )
             return Answer(201, {"id": new_id})
         stream = self._streams.get(stream_id)
         if stream is None or stream.finished:
-            return _error(400, "BadArgument", "Content stream is not allowed on a "
-                          "already completed streamed message")
+            return _error(
+                400,
+                "BadArgument",
+                "Content stream is not allowed on a already completed streamed message",
+            )
         if kind == "final":
             stream.finished = True
             return Answer(201, {"id": stream_id})
         sequence = int(info.get("streamSequence", 0))
         if sequence <= stream.sequence:
-            return _error(412, "ContentStreamSequenceOrderPreConditionFailed",
-                          "stream sequence out of order")
+            return _error(
+                412, "ContentStreamSequenceOrderPreConditionFailed", "stream sequence out of order"
+            )
         stream.sequence = sequence
         if kind == "streaming":  # informative updates are status lines: they replace each other
             if not (call.text or "").startswith(stream.text):
-                return _error(403, "ContentStreamNotAllowed",
-                              "streaming content must include the content streamed before")
+                return _error(
+                    403,
+                    "ContentStreamNotAllowed",
+                    "streaming content must include the content streamed before",
+                )
             stream.text = call.text or ""
         return Answer(201, {"id": stream_id})
 
@@ -469,15 +498,22 @@ class FakeBotConnector:
         """What Teams sends in a ``fileConsent/invoke`` accept: where to upload, in the user's
         OneDrive (here: this fake)."""
         return {
-            "name": name, "uploadUrl": f"{self.url}upload/{name}",
+            "name": name,
+            "uploadUrl": f"{self.url}upload/{name}",
             "contentUrl": f"https://contoso-my.sharepoint.test/{name}",
-            "uniqueId": uuid.uuid4().hex, "fileType": name.rsplit(".", 1)[-1],
+            "uniqueId": uuid.uuid4().hex,
+            "fileType": name.rsplit(".", 1)[-1],
         }
 
     async def _upload(self, request: web.Request) -> web.Response:
         content = await request.read()
-        call = ConnectorCall(operation="upload", method="PUT", path=request.path,
-                             headers=dict(request.headers), body=len(content))
+        call = ConnectorCall(
+            operation="upload",
+            method="PUT",
+            path=request.path,
+            headers=dict(request.headers),
+            body=len(content),
+        )
         self.uploads[request.match_info["name"]] = content
         return await self._done(call, Answer(201, {"id": "drive-item"}))
 
@@ -487,15 +523,20 @@ class FakeBotConnector:
         self.shared[secret] = content
         return {
             "contentType": "application/vnd.microsoft.teams.file.download.info",
-            "contentUrl": f"https://contoso-my.sharepoint.test/{name}", "name": name,
-            "content": {"downloadUrl": f"{self.url}download/{secret}", "uniqueId": secret,
-                        "fileType": name.rsplit(".", 1)[-1]},
-        }  # fmt: skip
+            "contentUrl": f"https://contoso-my.sharepoint.test/{name}",
+            "name": name,
+            "content": {
+                "downloadUrl": f"{self.url}download/{secret}",
+                "uniqueId": secret,
+                "fileType": name.rsplit(".", 1)[-1],
+            },
+        }
 
     async def _download(self, request: web.Request) -> web.Response:
         content = self.shared.get(request.match_info["secret"])
-        call = ConnectorCall(operation="download", method="GET", path=request.path,
-                             headers=dict(request.headers))  # fmt: skip
+        call = ConnectorCall(
+            operation="download", method="GET", path=request.path, headers=dict(request.headers)
+        )
         await self._done(call, Answer(200 if content is not None else 404))
         if content is None:
             raise web.HTTPNotFound()
@@ -507,7 +548,8 @@ class FakeBotConnector:
         if answer is None:
             member = self.members.get(request.match_info["member"])
             answer = (
-                Answer(200, member) if member is not None
+                Answer(200, member)
+                if member is not None
                 else _error(404, "MemberNotFoundInConversation", "member not found")
             )
         return await self._done(call, answer)

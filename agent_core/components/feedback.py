@@ -132,9 +132,9 @@ class BadgeComponent(RichComponent):
 
     type: ComponentType = ComponentType.BADGE
     text: str
-    variant: Literal[
-        "default", "primary", "secondary", "success", "warning", "error", "info"
-    ] = "default"
+    variant: Literal["default", "primary", "secondary", "success", "warning", "error", "info"] = (
+        "default"
+    )
     size: Literal["small", "medium", "large"] = "medium"
     icon: str | None = None
 

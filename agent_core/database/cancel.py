@@ -87,8 +87,7 @@ class QueryHandle:
         try:
             _cancel(rules, self, kill)
         except Exception:  # the deadline / Stop still hold on the client side
-            logger.warning("could not cancel a %s query on the server", rules.label,
-                           exc_info=True)  # fmt: skip
+            logger.warning("could not cancel a %s query on the server", rules.label, exc_info=True)
             return False
         return True
 

@@ -19,9 +19,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 SYSTEM_SCHEMAS = frozenset(
-    {"information_schema", "pg_catalog", "pg_toast", "mysql", "performance_schema", "sys",
-     "INFORMATION_SCHEMA", "temp"}
-)  # fmt: skip
+    {
+        "information_schema",
+        "pg_catalog",
+        "pg_toast",
+        "mysql",
+        "performance_schema",
+        "sys",
+        "INFORMATION_SCHEMA",
+        "temp",
+    }
+)
 
 CHARS_PER_TOKEN = 4
 """The rough size of a token in schema text: what budgets are counted in."""
@@ -96,8 +104,9 @@ def render_table(table: TableInfo, quote: Callable[[str], str]) -> str:
     """Compact ``CREATE TABLE`` text: one line per column, comments as ``--``."""
     name = ".".join(quote(part) for part in filter(None, (table.schema_name, table.name)))
     keyword = "VIEW" if table.kind == "view" else "TABLE"
-    head = f"CREATE {keyword} {name} (" + (f"  -- {one_line(table.comment)}" if table.comment
-                                           else "")  # fmt: skip
+    head = f"CREATE {keyword} {name} (" + (
+        f"  -- {one_line(table.comment)}" if table.comment else ""
+    )
     lines = [head]
     for index, column in enumerate(table.columns):
         text = f"  {quote(column.name)} {column.type}"

@@ -137,9 +137,11 @@ async def check_write_access(runner: SqlAlchemyRunner) -> WriteAccess:
 async def check_database(runner: SqlAlchemyRunner) -> DatabaseReport:
     """Reach the database and check its user's write access; never raises."""
     report = DatabaseReport(
-        url=runner.masked_url, dialect=runner.dialect, reachable=False,
+        url=runner.masked_url,
+        dialect=runner.dialect,
+        reachable=False,
         read_only_mode=f"read-only by construction: {runner.rules.read_only_note}",
-    )  # fmt: skip
+    )
     try:
         await runner.run_trusted("SELECT 1", timeout=15.0)
         access = await check_write_access(runner)

@@ -151,30 +151,48 @@ _RULES: dict[str, DialectRules] = {
     rules.backend: rules
     for rules in (
         _Postgres(
-            "postgresql", "PostgreSQL", "postgres", server_timeout=True, cancel="connection",
+            "postgresql",
+            "PostgreSQL",
+            "postgres",
+            server_timeout=True,
+            cancel="connection",
             read_only_note="read-only sessions and transactions",
         ),
         _MySql(
-            "mysql", "MySQL", "mysql", server_timeout=True, cancel="kill_query",
+            "mysql",
+            "MySQL",
+            "mysql",
+            server_timeout=True,
+            cancel="kill_query",
             read_only_note="read-only sessions and transactions",
         ),
         _MySql(
-            "mariadb", "MariaDB", "mysql", server_timeout=True, cancel="kill_query",
+            "mariadb",
+            "MariaDB",
+            "mysql",
+            server_timeout=True,
+            cancel="kill_query",
             read_only_note="read-only sessions and transactions",
         ),
         _Sqlite(
-            "sqlite", "SQLite", "sqlite", cancel="interrupt",
+            "sqlite",
+            "SQLite",
+            "sqlite",
+            cancel="interrupt",
             read_only_note="the file is opened read-only",
         ),
         _DuckDb(
-            "duckdb", "DuckDB", "duckdb", cancel="interrupt",
+            "duckdb",
+            "DuckDB",
+            "duckdb",
+            cancel="interrupt",
             read_only_note="the file is opened read-only, without file or network access",
         ),
         _SqlServer("mssql", "SQL Server", "tsql", cancel="cursor"),
         _Snowflake("snowflake", "Snowflake", "snowflake", server_timeout=True),
         DialectRules("bigquery", "BigQuery", "bigquery"),
     )
-}  # fmt: skip
+}
 
 
 def rules_for(backend: str) -> DialectRules:

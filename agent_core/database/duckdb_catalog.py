@@ -46,20 +46,30 @@ def introspect_duckdb(connection: Connection, quote: Callable[[str], str]) -> Ca
     columns: dict[tuple[str, str], list[ColumnInfo]] = {}
     for schema, table, name, kind, nullable, comment in run(COLUMNS):
         target = foreign.get((schema, table, name))
-        columns.setdefault((schema, table), []).append(ColumnInfo(
-            name=name, type=str(kind), nullable=bool(nullable), comment=comment,
-            primary_key=name in primary.get((schema, table), set()),
-            references=f"{quote(target[0])}({quote(target[1])})" if target else None,
-        ))  # fmt: skip
+        columns.setdefault((schema, table), []).append(
+            ColumnInfo(
+                name=name,
+                type=str(kind),
+                nullable=bool(nullable),
+                comment=comment,
+                primary_key=name in primary.get((schema, table), set()),
+                references=f"{quote(target[0])}({quote(target[1])})" if target else None,
+            )
+        )
     tables = []
     for schema, name, comment, kind in run(TABLES):
         own = columns.get((schema, name), [])
         table = TableInfo(
-            schema_name=None if schema == default else schema, name=name, comment=comment,
-            kind=kind, columns=own, ddl="",
-            references=sorted({t for (s, n, _), (t, _) in foreign.items() if (s, n) == (
-                schema, name)}),
-        )  # fmt: skip
+            schema_name=None if schema == default else schema,
+            name=name,
+            comment=comment,
+            kind=kind,
+            columns=own,
+            ddl="",
+            references=sorted(
+                {t for (s, n, _), (t, _) in foreign.items() if (s, n) == (schema, name)}
+            ),
+        )
         table.ddl = render_table(table, quote)
         tables.append(table)
     return Catalog(backend="duckdb", tables=tables)

@@ -81,13 +81,16 @@ class SchemaContextEnhancer(LlmContextEnhancer):
                 "to try again later; do not guess numbers."
             )
         key = (context.user.id, context.conversation_id)
-        selected = index.select(question, max_tokens=self.max_tokens,
-                                also=self._last_tables.get(key, []))  # fmt: skip
+        selected = index.select(
+            question, max_tokens=self.max_tokens, also=self._last_tables.get(key, [])
+        )
         self._remember(key, [table.qualified_name for table in selected.tables[:10]])
         unreachable = (
             f"\n\n(Note: the database could not be reached at the last attempt: "
-            f"{self.source.error})" if self.source.error else ""
-        )  # fmt: skip
+            f"{self.source.error})"
+            if self.source.error
+            else ""
+        )
         return f"Dialect: {self.source.runner.dialect}. {selected.render()}{unreachable}"
 
     def _remember(self, key: tuple[str, str], tables: list[str]) -> None:

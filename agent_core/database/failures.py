@@ -32,11 +32,21 @@ MYSQL_TIMEOUT = frozenset({3024, 1317, 1028})
 MYSQL_UNAVAILABLE = frozenset({1045, 2002, 2003, 2006, 2013, 2055})
 
 _UNAVAILABLE_WORDS = (
-    "could not connect", "connection refused", "connection to server", "password authentication",
-    "authentication failed", "no such host", "could not translate host",
-    "server closed the connection", "terminating connection", "not a database",
-    "database is locked", "unable to open", "connection timed out", "access denied",
-)  # fmt: skip
+    "could not connect",
+    "connection refused",
+    "connection to server",
+    "password authentication",
+    "authentication failed",
+    "no such host",
+    "could not translate host",
+    "server closed the connection",
+    "terminating connection",
+    "not a database",
+    "database is locked",
+    "unable to open",
+    "connection timed out",
+    "access denied",
+)
 
 
 def translate_message(message: str, sqlstate: str) -> SqlErrorReason:

@@ -28,10 +28,17 @@ from agent_core.errors import ValidationError
 FileKind = Literal["csv", "tsv", "xlsx", "parquet", "json"]
 
 SUFFIXES: dict[str, FileKind] = {
-    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".xlsx": "xlsx", ".xlsm": "xlsx",
-    ".parquet": "parquet", ".pq": "parquet", ".json": "json", ".jsonl": "json",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".jsonl": "json",
     ".ndjson": "json",
-}  # fmt: skip
+}
 SUPPORTED = "CSV, TSV, XLSX, Parquet or JSON"
 FILES_EXTRA = "pip install 'threadline[files]'"
 

@@ -50,8 +50,9 @@ def run_query(runner: ScopeRunner, sql: str, max_rows: int, handle: Interrupt) -
         started = time.perf_counter()
         try:
             connection.execute(sql)
-            result = read_result(connection, max_rows=max_rows, count_limit=1_000_000,
-                                 deadline=handle.deadline)  # fmt: skip
+            result = read_result(
+                connection, max_rows=max_rows, count_limit=1_000_000, deadline=handle.deadline
+            )
         except duckdb.Error as error:
             raise _translate(error, handle) from None
         result.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -67,8 +68,9 @@ def _attach(connection: Any, attach: Attached) -> None:
         path = str(attach.path).replace("'", "''")
         connection.execute(f"ATTACH '{path}' AS db ({kind}READ_ONLY)")
     except duckdb_module().Error as error:  # e.g. DuckDB's sqlite extension is not installed
-        logger.warning("files: could not join the database %s: %s", attach.path,
-                       str(error).splitlines()[0])  # fmt: skip
+        logger.warning(
+            "files: could not join the database %s: %s", attach.path, str(error).splitlines()[0]
+        )
     connection.execute("SET enable_external_access = false")
     connection.execute("SET lock_configuration = true")
 

@@ -46,7 +46,6 @@ from agent_core.tools.sql import SqlRunner
 logger = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class FileLimits:
     """How much a shared file may hold, and how long its tables are kept.
@@ -85,8 +84,9 @@ class FileTable:
         if len(self.columns) > max_columns:
             shown.append(f"... and {len(self.columns) - max_columns} more columns")
         plural = "" if self.rows == 1 else "s"
-        return f"{self.name} (from {self.source[:80]}, {self.rows:,} row{plural}): " + \
-            ", ".join(shown)
+        return f"{self.name} (from {self.source[:80]}, {self.rows:,} row{plural}): " + ", ".join(
+            shown
+        )
 
 
 def _sql_name(name: str) -> str:
@@ -142,8 +142,9 @@ class FileTables:
     def runner(self, scope: str) -> SqlRunner:
         """A ``SqlRunner`` over the scope's tables (read-only:
         ``agent_core.database.file_queries``)."""
-        return ScopeRunner(self.path(scope), self.lock(scope), config=self.config(locked=True),
-                           attach=self.attach)  # fmt: skip
+        return ScopeRunner(
+            self.path(scope), self.lock(scope), config=self.config(locked=True), attach=self.attach
+        )
 
     def sweep(self) -> int:
         """Drop the databases of conversations idle for ``keep_seconds``; how many."""
@@ -216,8 +217,9 @@ class FileTables:
         return [(table_name(name, sheet), "xlsx", data) for sheet, data in sheets]
 
     def _read_tables(self, scope: str) -> list[FileTable]:
-        with duckdb_module().connect(str(self.path(scope)), read_only=True,
-                               config=self.config(locked=True)) as connection:  # fmt: skip
+        with duckdb_module().connect(
+            str(self.path(scope)), read_only=True, config=self.config(locked=True)
+        ) as connection:
             return _tables(connection)
 
     def config(self, *, locked: bool = False) -> dict[str, Any]:
@@ -238,6 +240,8 @@ def _publish(connection: Any, staged: list[str]) -> None:
         connection.execute(f"DROP TABLE IF EXISTS {quoted(table)}")
         connection.execute(f"ALTER TABLE {quoted(STAGING + table)} RENAME TO {quoted(table)}")
     connection.commit()
+
+
 TABLE_NAMES = (
     f"SELECT table_name FROM duckdb_tables() WHERE NOT internal AND NOT starts_with(table_name, "
     f"'{STAGING}')"
@@ -254,8 +258,10 @@ def _create(connection: Any, name: str, table: str, kind: str, source: Path) -> 
     except duckdb.ConversionException:
         if kind not in ("csv", "tsv", "xlsx"):
             raise FileLoadError(f"{name} could not be read: its values do not fit") from None
-        connection.execute(load_statement(kind, table, all_text=True),  # type: ignore[arg-type]
-                           [str(source)])  # fmt: skip
+        connection.execute(
+            load_statement(kind, table, all_text=True),  # type: ignore[arg-type]
+            [str(source)],
+        )
     except duckdb.OutOfMemoryException:
         raise FileLoadError(f"{name} is too large to load; share a smaller extract") from None
     except duckdb.Error as error:
@@ -273,10 +279,9 @@ def _tables(connection: Any) -> list[FileTable]:
     for name, comment in found:
         columns = connection.execute(
             "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
-            "ORDER BY column_index", [name],
-        ).fetchall()  # fmt: skip
+            "ORDER BY column_index",
+            [name],
+        ).fetchall()
         rows = connection.execute(f"SELECT count(*) FROM {quoted(name)}").fetchone()[0]
         tables.append(FileTable(name, comment or name, int(rows), [tuple(c) for c in columns]))
     return tables
-
-

@@ -34,8 +34,9 @@ def _safely(what: str, call: Callable[[], dict[Any, Any]]) -> dict[Any, Any]:
     except NotImplementedError:
         return {}
     except Exception:
-        logger.warning("schema introspection: could not read %s; leaving it out", what,
-                       exc_info=True)  # fmt: skip
+        logger.warning(
+            "schema introspection: could not read %s; leaving it out", what, exc_info=True
+        )
         return {}
 
 
@@ -45,13 +46,17 @@ def _schemas(inspector: Inspector) -> list[str | None]:
         names = inspector.get_schema_names()
     except NotImplementedError:
         names = []
-    others = sorted(n for n in names if n != default and n not in SYSTEM_SCHEMAS
-                    and not n.startswith(("pg_", "_timescaledb")))  # fmt: skip
+    others = sorted(
+        n
+        for n in names
+        if n != default and n not in SYSTEM_SCHEMAS and not n.startswith(("pg_", "_timescaledb"))
+    )
     return [None, *others]
 
 
-def _tables_of(inspector: Inspector, schema: str | None, quote: Callable[[str], str]
-               ) -> Iterable[TableInfo]:  # fmt: skip
+def _tables_of(
+    inspector: Inspector, schema: str | None, quote: Callable[[str], str]
+) -> Iterable[TableInfo]:
     kind = ObjectKind.TABLE | ObjectKind.VIEW
     columns = _safely("columns", lambda: inspector.get_multi_columns(schema, kind=kind))
     keys = _safely("primary keys", lambda: inspector.get_multi_pk_constraint(schema, kind=kind))
@@ -63,18 +68,24 @@ def _tables_of(inspector: Inspector, schema: str | None, quote: Callable[[str], 
         primary = set((keys.get(key) or {}).get("constrained_columns") or ())
         references = _references(foreign.get(key) or [], schema)
         table = TableInfo(
-            schema_name=schema, name=name, kind="view" if name in views else "table",
-            comment=(comments.get(key) or {}).get("text"), ddl="",
+            schema_name=schema,
+            name=name,
+            kind="view" if name in views else "table",
+            comment=(comments.get(key) or {}).get("text"),
+            ddl="",
             references=sorted({table for table, _ in references.values()}),
             columns=[
                 ColumnInfo(
-                    name=c["name"], type=type_text(c["type"]), nullable=bool(c.get("nullable")),
-                    primary_key=c["name"] in primary, comment=c.get("comment"),
+                    name=c["name"],
+                    type=type_text(c["type"]),
+                    nullable=bool(c.get("nullable")),
+                    primary_key=c["name"] in primary,
+                    comment=c.get("comment"),
                     references=_reference_text(references.get(c["name"]), quote),
                 )
                 for c in columns[key]
             ],
-        )  # fmt: skip
+        )
         table.ddl = render_table(table, quote)
         yield table
 

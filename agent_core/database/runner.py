@@ -68,9 +68,10 @@ class SqlAlchemyRunner(SqlRunner):
         self.rules = self.pool.rules
         self.dialect = self.rules.label
         self.parser_dialect = self.rules.sqlglot
-        self._dbapi_errors: tuple[type[BaseException], ...] = (SQLAlchemyError, _dbapi_error(
-            self.pool.engine.dialect
-        ))  # fmt: skip
+        self._dbapi_errors: tuple[type[BaseException], ...] = (
+            SQLAlchemyError,
+            _dbapi_error(self.pool.engine.dialect),
+        )
 
     @classmethod
     def sqlite(cls, path: str | Path, **options: Any) -> SqlAlchemyRunner:
@@ -168,8 +169,9 @@ class SqlAlchemyRunner(SqlRunner):
         """Start the transaction the dialect's way; the DBAPI connection, attached."""
         remaining_ms = max(1, int((deadline - time.perf_counter()) * 1000))
         connection.begin()  # the dialect's own begin (DuckDB needs one; most DBAPIs imply it)
-        for statement in self.rules.session_sql(timeout_ms=remaining_ms,
-                                                writable=self.allow_writes):  # fmt: skip
+        for statement in self.rules.session_sql(
+            timeout_ms=remaining_ms, writable=self.allow_writes
+        ):
             connection.exec_driver_sql(statement)
         dbapi = connection.connection.dbapi_connection
         handle.attach(dbapi, self._connection_id(connection))
@@ -211,13 +213,19 @@ class SqlAlchemyRunner(SqlRunner):
     def _guard(self, deadline: float, handle: QueryHandle) -> SqliteGuard | None:
         if self.backend != "sqlite":
             return None
-        return SqliteGuard(allow_writes=self.allow_writes, deadline=deadline,
-                           cancel=handle.requested)  # fmt: skip
+        return SqliteGuard(
+            allow_writes=self.allow_writes, deadline=deadline, cancel=handle.requested
+        )
 
     def _execute(
-        self, dbapi: Any, sql: str, max_rows: int, deadline: float, handle: QueryHandle,
+        self,
+        dbapi: Any,
+        sql: str,
+        max_rows: int,
+        deadline: float,
+        handle: QueryHandle,
         guard: SqliteGuard | None,
-    ) -> SqlResult:  # fmt: skip
+    ) -> SqlResult:
         if guard is not None:
             guard.install(dbapi)
         if handle.requested.is_set():
@@ -227,9 +235,12 @@ class SqlAlchemyRunner(SqlRunner):
         try:
             cursor.execute(sql)
             return read_result(
-                cursor, max_rows=max_rows, count_limit=self.count_limit, deadline=deadline,
+                cursor,
+                max_rows=max_rows,
+                count_limit=self.count_limit,
+                deadline=deadline,
                 stopped=lambda _: handle.reason == "timeout" or bool(guard and guard.timed_out),
-            )  # fmt: skip
+            )
         finally:
             with contextlib.suppress(Exception):  # a cancelled cursor may refuse to close
                 cursor.close()

@@ -148,8 +148,13 @@ class SchemaIndex:
         spent += sum(estimate_tokens(note.text) for note in notes)
         total = len(self.tables)
         if self.catalog.tokens <= min(self.whole_below, max_tokens - spent):
-            return SchemaContext(tables=list(self.tables.values()), notes=notes,
-                                 examples=examples, total_tables=total, whole=True)  # fmt: skip
+            return SchemaContext(
+                tables=list(self.tables.values()),
+                notes=notes,
+                examples=examples,
+                total_tables=total,
+                whole=True,
+            )
         tables = self._fill(self._candidates(question, also), max_tokens - spent)
         return SchemaContext(tables=tables, notes=notes, examples=examples, total_tables=total)
 

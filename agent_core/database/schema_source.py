@@ -127,8 +127,7 @@ class SchemaSource:
         """Introspect now, use the result and cache it (``SqlError`` when unreachable)."""
         self._attempted_at = self._clock()
         try:
-            catalog = await self.runner.with_connection(introspect,
-                                                        timeout=INTROSPECTION_TIMEOUT)  # fmt: skip
+            catalog = await self.runner.with_connection(introspect, timeout=INTROSPECTION_TIMEOUT)
         except SqlError as error:
             self.error = str(error)
             raise
@@ -145,8 +144,9 @@ class SchemaSource:
             self._refreshing = True
         try:
             await self.refresh()
-            logger.info("database schema loaded: %d tables", len(self._index.tables)
-                        if self._index else 0)  # fmt: skip
+            logger.info(
+                "database schema loaded: %d tables", len(self._index.tables) if self._index else 0
+            )
         except SqlError as error:
             logger.warning("database %s unreachable: %s", self.runner.masked_url, error)
         finally:

@@ -28,15 +28,38 @@ from sqlglot.errors import ParseError, TokenError
 from agent_core.tools.sql import SqlError
 
 READ_ROOTS: tuple[type[exp.Expression], ...] = (
-    exp.Select, exp.SetOperation, exp.Values, exp.Show, exp.Describe, exp.Subquery,
-)  # fmt: skip
+    exp.Select,
+    exp.SetOperation,
+    exp.Values,
+    exp.Show,
+    exp.Describe,
+    exp.Subquery,
+)
 """What a statement may be at its top."""
 
 WRITES: tuple[type[exp.Expression], ...] = (
-    exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
-    exp.TruncateTable, exp.Copy, exp.Command, exp.Set, exp.Attach, exp.Detach, exp.Use,
-    exp.Grant, exp.Transaction, exp.Commit, exp.Rollback, exp.LoadData, exp.Into, exp.Lock,
-)  # fmt: skip
+    exp.Insert,
+    exp.Update,
+    exp.Delete,
+    exp.Merge,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.TruncateTable,
+    exp.Copy,
+    exp.Command,
+    exp.Set,
+    exp.Attach,
+    exp.Detach,
+    exp.Use,
+    exp.Grant,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    exp.LoadData,
+    exp.Into,
+    exp.Lock,
+)
 """What may appear nowhere in an admitted statement (``Into``: ``SELECT ... INTO``;
 ``Lock``: ``FOR UPDATE`` / ``FOR SHARE``)."""
 

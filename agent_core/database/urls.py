@@ -30,8 +30,10 @@ EXTRAS: dict[str, str] = {
 """SQLAlchemy backend -> the ``threadline[...]`` extra with its driver."""
 
 DEFAULT_DRIVERS: dict[str, str] = {
-    "postgresql": "psycopg", "mysql": "pymysql", "mariadb": "pymysql",
-}  # fmt: skip
+    "postgresql": "psycopg",
+    "mysql": "pymysql",
+    "mariadb": "pymysql",
+}
 """The driver a bare ``backend://`` URL gets: the one the extra installs."""
 
 _ALIASES = {"postgres": "postgresql"}
@@ -80,12 +82,12 @@ def missing_driver(url: str | URL, missing: str) -> DatabaseConfigError:
     backend = backend_of(url)
     extra = EXTRAS.get(backend)
     install = (
-        f"pip install 'threadline[{extra}]'" if extra
+        f"pip install 'threadline[{extra}]'"
+        if extra
         else "install the SQLAlchemy dialect and driver for it"
-    )  # fmt: skip
+    )
     return DatabaseConfigError(
-        f"{mask_url(url)}: the {backend} driver is not installed (no module {missing!r}); "
-        f"{install}"
+        f"{mask_url(url)}: the {backend} driver is not installed (no module {missing!r}); {install}"
     )
 
 

@@ -99,8 +99,16 @@ _NO_SPAN = _NoSpan()
 
 
 class _LiveSpan:
-    __slots__ = ("_attributes", "_metric", "_name", "_provider", "_span", "_tag_keys", "_tags",
-                 "_token")
+    __slots__ = (
+        "_attributes",
+        "_metric",
+        "_name",
+        "_provider",
+        "_span",
+        "_tag_keys",
+        "_tags",
+        "_token",
+    )
 
     def __init__(
         self,
@@ -142,9 +150,7 @@ class _LiveSpan:
         if self._metric is not None:
             tags = dict(self._tags or {})
             tags.update({k: str(span.attributes.get(k)) for k in self._tag_keys})
-            await self._provider.record_metric(
-                self._metric, span.duration_ms() or 0.0, "ms", tags
-            )
+            await self._provider.record_metric(self._metric, span.duration_ms() or 0.0, "ms", tags)
 
 
 class Tracer:
@@ -197,5 +203,9 @@ class LoggingObservabilityProvider(ObservabilityProvider):
         span.end()
         self.logger.debug(
             "SPAN %s id=%s parent=%s duration=%.2fms attrs=%s",
-            span.name, span.id, span.parent_id, span.duration_ms() or 0.0, span.attributes,
+            span.name,
+            span.id,
+            span.parent_id,
+            span.duration_ms() or 0.0,
+            span.attributes,
         )

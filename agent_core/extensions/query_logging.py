@@ -262,6 +262,8 @@ def export_successful_queries(log_file: str | Path, output_file: str | Path) -> 
     if malformed:
         logger.warning(
             "skipped %d malformed line(s) of %s (lines %s)",
-            len(malformed), log_file, ", ".join(map(str, malformed[:10])),
+            len(malformed),
+            log_file,
+            ", ".join(map(str, malformed[:10])),
         )
     return len(seen)

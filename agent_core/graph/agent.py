@@ -192,8 +192,11 @@ class GraphAgent(Agent):
         as the turn found it."""
         checkpoint = await self.get_state(conversation_id) if conversation_id else None
         pending = checkpoint.pending_approval if checkpoint else None
-        if checkpoint is None or checkpoint.turn is None or pending is None or (
-            pending.id != decision.approval_id
+        if (
+            checkpoint is None
+            or checkpoint.turn is None
+            or pending is None
+            or (pending.id != decision.approval_id)
         ):
             return None, "missing"
         if pending.request.user_id != user.id:
@@ -216,8 +219,10 @@ class GraphAgent(Agent):
             return None
         data = snapshot.values.get("turn")
         pending = next(
-            (PendingApproval(id=i.id, request=ApprovalRequest.model_validate(i.value))
-             for i in snapshot.interrupts),
+            (
+                PendingApproval(id=i.id, request=ApprovalRequest.model_validate(i.value))
+                for i in snapshot.interrupts
+            ),
             None,
         )
         return TurnCheckpoint(

@@ -76,7 +76,8 @@ def gated_calls(deps: TurnDeps, state: TurnState) -> list[ToolCall]:
     user = state.require_user()
     registry = deps.tool_registry
     return [
-        call for call in state.pending_tool_calls
+        call
+        for call in state.pending_tool_calls
         if registry.can_use(call.name, user)
         and getattr(registry.peek(call.name), "requires_approval", False) is True
     ]
@@ -87,10 +88,14 @@ def deny(state: TurnState, calls: list[ToolCall]) -> list[UiComponent]:
     denied = {call.id for call in calls}
     conversation = state.require_conversation()
     for call in calls:
-        conversation.add_message(Message(
-            role="tool", content=DENIED_NOTE, tool_call_id=call.id,
-            metadata={"success": False, "tool": call.name, "denied": True},
-        ))
+        conversation.add_message(
+            Message(
+                role="tool",
+                content=DENIED_NOTE,
+                tool_call_id=call.id,
+                metadata={"success": False, "tool": call.name, "denied": True},
+            )
+        )
     response = state.response
     if response is not None:
         kept = [call for call in response.tool_calls or [] if call.id not in denied]
@@ -110,29 +115,40 @@ def approval_components(
 ) -> list[UiComponent]:
     """The approval card, private arguments (for those who may see them), the buttons."""
     text = f"I need your approval to run {_describe(state, request.calls)}."
-    out = [UiComponent.of(
-        CardComponent(title="Approval needed", content=text, status="warning", markdown=True),
-        text,
-    )]
+    out = [
+        UiComponent.of(
+            CardComponent(title="Approval needed", content=text, status="warning", markdown=True),
+            text,
+        )
+    ]
     feature = UiFeature.TOOL_ARGUMENTS
     if state.can(feature):
         arguments = json.dumps(
             {call.name: call.arguments for call in request.calls}, indent=2, default=str
         )
-        out.append(UiComponent.of(
-            CardComponent(title="Arguments", content=f"```json\n{arguments}\n```", markdown=True),
-            arguments, audience=deps.config.ui_features.audience_of(feature),
-            ui_feature=feature.value,
-        ))
+        out.append(
+            UiComponent.of(
+                CardComponent(
+                    title="Arguments", content=f"```json\n{arguments}\n```", markdown=True
+                ),
+                arguments,
+                audience=deps.config.ui_features.audience_of(feature),
+                ui_feature=feature.value,
+            )
+        )
     approve = decision_message(approval_id, approved=True)
     refuse = decision_message(approval_id, approved=False)
-    out.append(UiComponent.of(
-        ButtonGroupComponent(buttons=[
-            ButtonSpec(label="Approve", action=approve, variant="success"),
-            ButtonSpec(label="Deny", action=refuse, variant="error"),
-        ]),
-        f"Reply `{approve}` or `{refuse}`.",
-    ))
+    out.append(
+        UiComponent.of(
+            ButtonGroupComponent(
+                buttons=[
+                    ButtonSpec(label="Approve", action=approve, variant="success"),
+                    ButtonSpec(label="Deny", action=refuse, variant="error"),
+                ]
+            ),
+            f"Reply `{approve}` or `{refuse}`.",
+        )
+    )
     return [*out, *closing_components("warning", "Waiting for approval")]
 
 

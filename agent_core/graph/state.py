@@ -71,9 +71,9 @@ class TurnSnapshot(BaseModel):
             conversation=conversation,
             is_new_conversation=state.is_new_conversation,
             committed_messages=state.committed_messages,
-            tool_context=None if context is None else context.model_dump(
-                mode="json", exclude=set(_LIVE_CONTEXT_FIELDS), fallback=repr
-            ),
+            tool_context=None
+            if context is None
+            else context.model_dump(mode="json", exclude=set(_LIVE_CONTEXT_FIELDS), fallback=repr),
             tool_schemas=state.tool_schemas,
             system_prompt=state.system_prompt,
             response=state.response,
@@ -102,15 +102,23 @@ class TurnSnapshot(BaseModel):
         state.features = frozenset(copy.features)
         state.conversation, state.is_new_conversation = copy.conversation, copy.is_new_conversation
         state.committed_messages = copy.committed_messages
-        state.tool_context = None if copy.tool_context is None else ToolContext.model_validate({
-            **copy.tool_context,
-            "agent_memory": deps.agent_memory,
-            "observability_provider": deps.observability_provider,
-        })
+        state.tool_context = (
+            None
+            if copy.tool_context is None
+            else ToolContext.model_validate(
+                {
+                    **copy.tool_context,
+                    "agent_memory": deps.agent_memory,
+                    "observability_provider": deps.observability_provider,
+                }
+            )
+        )
         state.tool_schemas, state.system_prompt = copy.tool_schemas, copy.system_prompt
         state.response, state.tool_iterations = copy.response, copy.tool_iterations
         state.hit_tool_limit, state.finished, state.saved = (
-            copy.hit_tool_limit, copy.finished, copy.saved
+            copy.hit_tool_limit,
+            copy.finished,
+            copy.saved,
         )
 
 

@@ -117,9 +117,7 @@ def build_turn_graph(checkpointer: BaseCheckpointSaver[Any] | None) -> TurnGraph
     """Wire the stages into a compiled graph (once per agent, for its checkpointer)."""
 
     def stage_node(stage: Stage, route: Router | None = None) -> Node:
-        async def node(
-            state: GraphTurn, config: RunnableConfig
-        ) -> GraphTurn | Command[str] | None:
+        async def node(state: GraphTurn, config: RunnableConfig) -> GraphTurn | Command[str] | None:
             run = _run(config)
             await run.perform(stage)
             if route is None:

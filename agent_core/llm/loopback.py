@@ -143,7 +143,6 @@ class LoopbackServer:
             self._connections.pop(task, None)
             writer.close()
 
-
     async def _answer(self, request: HttpRequest, response: HttpResponse) -> bool:
         """Run the handler; True when the connection can carry another request."""
         try:

@@ -105,9 +105,10 @@ class PromptCache:
             characters += size
             tokens.append(-(-characters // CHARS_PER_TOKEN))
         breakpoints = [
-            i for i, (_, marked, _) in enumerate(blocks)
+            i
+            for i, (_, marked, _) in enumerate(blocks)
             if marked and tokens[i] >= self.minimum_tokens
-        ]  # fmt: skip
+        ]
         if not breakpoints:
             return NO_CACHE
         keys, tokens = keys[: breakpoints[-1] + 1], tokens[: breakpoints[-1] + 1]
@@ -222,19 +223,26 @@ class Reply:
         """The SSE events of the streamed response, in order."""
         usage = self._usage(1, cache)
         events: list[tuple[str, dict[str, Any]]] = [
-            ("message_start", {"type": "message_start",
-                               "message": _message(model, [], None, usage)}),
+            (
+                "message_start",
+                {"type": "message_start", "message": _message(model, [], None, usage)},
+            ),
             ("ping", {"type": "ping"}),
         ]
         for index, block in enumerate(self.blocks):
             events += _block_events(index, block)
         if self.truncate:
             return events
-        events.append(("message_delta", {
-            "type": "message_delta",
-            "delta": {"stop_reason": self.final_stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": self.output_tokens},
-        }))
+        events.append(
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": self.final_stop_reason, "stop_sequence": None},
+                    "usage": {"output_tokens": self.output_tokens},
+                },
+            )
+        )
         events.append(("message_stop", {"type": "message_stop"}))
         return events
 
@@ -251,8 +259,14 @@ def _message(
     model: str, content: list[dict[str, Any]], stop_reason: str | None, usage: dict[str, int]
 ) -> dict[str, Any]:
     return {
-        "id": f"msg_{next(_ids):06d}", "type": "message", "role": "assistant", "model": model,
-        "content": content, "stop_reason": stop_reason, "stop_sequence": None, "usage": usage,
+        "id": f"msg_{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
     }
 
 
@@ -262,13 +276,20 @@ def _block_events(index: int, block: Text | ToolUse) -> list[tuple[str, dict[str
         deltas = [{"type": "text_delta", "text": piece} for piece in block.deltas]
     else:
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
-        deltas = [{"type": "input_json_delta", "partial_json": piece}
-                  for piece in _split(json.dumps(block.input) if block.input else "",
-                                      block.json_pieces)]
-    events = [("content_block_start",
-               {"type": "content_block_start", "index": index, "content_block": start})]
-    events += [("content_block_delta", {"type": "content_block_delta", "index": index,
-                                        "delta": delta}) for delta in deltas]
+        deltas = [
+            {"type": "input_json_delta", "partial_json": piece}
+            for piece in _split(json.dumps(block.input) if block.input else "", block.json_pieces)
+        ]
+    events = [
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start},
+        )
+    ]
+    events += [
+        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+        for delta in deltas
+    ]
     events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     return events
 
@@ -432,15 +453,17 @@ class FakeAnthropic:
     async def _model(self, request: HttpRequest, response: HttpResponse) -> None:
         """``GET /v1/models/{id}``: how a key is checked without spending tokens."""
         self.model_lookups.append(RecordedRequest(request.path, dict(request.headers), {}))
-        key = request.header("x-api-key") or request.header("authorization").removeprefix(
-            "Bearer "
-        )
+        key = request.header("x-api-key") or request.header("authorization").removeprefix("Bearer ")
         if self.api_keys is not None and key not in self.api_keys:
             error = StatusError(401, "authentication_error", "invalid x-api-key")
             return await _error(response, error)
         model = request.path.removeprefix("/v1/models/")
-        body = {"type": "model", "id": model, "display_name": model,
-                "created_at": "2026-01-01T00:00:00Z"}  # fmt: skip
+        body = {
+            "type": "model",
+            "id": model,
+            "display_name": model,
+            "created_at": "2026-01-01T00:00:00Z",
+        }
         await response.send(200, _json_headers(), json.dumps(body).encode())
 
     async def _stream(
@@ -464,8 +487,11 @@ class FakeAnthropic:
 
 
 def _json_headers(extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {"Content-Type": "application/json", "request-id": f"req_{next(_request_ids):06d}",
-            **(extra or {})}
+    return {
+        "Content-Type": "application/json",
+        "request-id": f"req_{next(_request_ids):06d}",
+        **(extra or {}),
+    }
 
 
 async def _error(response: HttpResponse, entry: StatusError) -> None:

@@ -31,10 +31,16 @@ if TYPE_CHECKING:
     )
 
 _ON_USE = {
-    "InMemoryAgentMemory": "in_memory", "ScopeIndex": "index", "parse_timestamp": "index",
-    "DEFAULT_SYNONYMS": "ranking", "STOP_WORDS": "ranking", "Analyzer": "ranking",
-    "RelevanceIndex": "ranking", "similarity": "ranking", "stem": "ranking",
-}  # fmt: skip
+    "InMemoryAgentMemory": "in_memory",
+    "ScopeIndex": "index",
+    "parse_timestamp": "index",
+    "DEFAULT_SYNONYMS": "ranking",
+    "STOP_WORDS": "ranking",
+    "Analyzer": "ranking",
+    "RelevanceIndex": "ranking",
+    "similarity": "ranking",
+    "stem": "ranking",
+}
 
 __all__ = [
     "DEFAULT_SYNONYMS",

@@ -62,15 +62,23 @@ class ToolEntry:
 
     def to_meta(self) -> dict[str, Any]:
         return {
-            "q": self.question, "t": self.tool_name, "s": self.success, "ts": self.timestamp,
+            "q": self.question,
+            "t": self.tool_name,
+            "s": self.success,
+            "ts": self.timestamp,
             "o": self.owner.model_dump(exclude_defaults=True),
-        }  # fmt: skip
+        }
 
     @classmethod
     def of(cls, memory: ToolMemory) -> ToolEntry:
         """The entry of a full tool memory (its ownership, never its arguments)."""
-        return cls(memory.question, memory.tool_name, memory.success, memory.timestamp or "",
-                   ownership_of(memory))  # fmt: skip
+        return cls(
+            memory.question,
+            memory.tool_name,
+            memory.success,
+            memory.timestamp or "",
+            ownership_of(memory),
+        )
 
     @classmethod
     def from_meta(cls, meta: dict[str, Any]) -> ToolEntry:
@@ -208,9 +216,10 @@ class ScopeIndex:
         """The tool memory ids and text memories made in turn ``turn_id`` that pass
         ``allowed``."""
         tools = [
-            key for key, entry in self.tools.items()
+            key
+            for key, entry in self.tools.items()
             if entry.owner.turn_id == turn_id and allowed(entry.owner)
-        ]  # fmt: skip
+        ]
         texts = [m for m in self.texts.values() if m.turn_id == turn_id and allowed(m)]
         return tools, texts
 

@@ -112,8 +112,10 @@ class IndexedAgentMemory(AgentMemory):
         logger.warning(
             "agent memory: dropped %d tool and %d text memories of scope %r saved before "
             "memories had owners (no one could safely be offered them)",
-            len(tools), len(texts), scope,
-        )  # fmt: skip
+            len(tools),
+            len(texts),
+            scope,
+        )
 
     async def _drop_all(self, scope: str, kind: Kind, ids: list[str]) -> int:
         dropped = 0
@@ -140,18 +142,25 @@ class IndexedAgentMemory(AgentMemory):
     ) -> None:
         owner = ownership_for(context, sharing=self.sharing)
         memory = ToolMemory(
-            memory_id=uuid.uuid4().hex, question=question, tool_name=tool_name,
-            args=dict(args), timestamp=self._now(), success=success,
-            metadata=dict(metadata) if metadata else None, **owner.model_dump(),
-        ).model_copy(deep=True)  # fmt: skip
+            memory_id=uuid.uuid4().hex,
+            question=question,
+            tool_name=tool_name,
+            args=dict(args),
+            timestamp=self._now(),
+            success=success,
+            metadata=dict(metadata) if metadata else None,
+            **owner.model_dump(),
+        ).model_copy(deep=True)
         await self._store_tool(memory_scope(context), memory, fingerprint_of(memory))
 
     async def save_text_memory(self, content: str, context: MemoryContext) -> TextMemory:
         owner = ownership_for(context, sharing=self.sharing)
         memory = TextMemory(
-            memory_id=uuid.uuid4().hex, content=content, timestamp=self._now(),
+            memory_id=uuid.uuid4().hex,
+            content=content,
+            timestamp=self._now(),
             **owner.model_dump(),
-        )  # fmt: skip
+        )
         await self._store_text(memory_scope(context), memory)
         return memory.model_copy()
 
@@ -166,9 +175,12 @@ class IndexedAgentMemory(AgentMemory):
     ) -> list[ToolMemorySearchResult]:
         scope, reader = memory_scope(context), MemoryReader.of(context)
         hits = (await self._index(scope)).search_tools(
-            question, reader, limit=limit, threshold=similarity_threshold,
+            question,
+            reader,
+            limit=limit,
+            threshold=similarity_threshold,
             tool_name=tool_name_filter,
-        )  # fmt: skip
+        )
         if not hits:
             return []
         bodies = await self._tool_bodies(scope, [key for key, _ in hits])

@@ -25,10 +25,13 @@ from agent_core.users import User
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-_COMMIT = COMMIT_LUA + """
+_COMMIT = (
+    COMMIT_LUA
+    + """
 commit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return 1
 """
+)
 
 # Keys of expired conversations are dropped from the index as the listing meets them.
 _LIST = """
@@ -82,10 +85,12 @@ class RedisConversationStore(ConversationStore):
     async def _write(self, conversation: Conversation) -> None:
         commit = Commit(
             self.conversation_key(conversation.id, conversation.user),
-            self._index_key(conversation.user.id), conversation.model_dump_json(),
-            conversation.id, repr(conversation.updated_at),
+            self._index_key(conversation.user.id),
+            conversation.model_dump_json(),
+            conversation.id,
+            repr(conversation.updated_at),
             0 if self.ttl is None else max(1, math.ceil(self.ttl)),
-        )  # fmt: skip
+        )
         if (turn := staging_for(self._redis)) is not None:
             turn.stage(commit)  # written with the turn's next durable write (turn_writes)
             return

@@ -77,9 +77,13 @@ class DrainingTurnQueue(TurnQueue):
         flag: Flag | None = None,
     ) -> str | None:
         return await self.inner.enqueue(
-            thread_key, payload, dedupe_key=dedupe_key, dedupe_ttl=dedupe_ttl, owner=owner,
+            thread_key,
+            payload,
+            dedupe_key=dedupe_key,
+            dedupe_ttl=dedupe_ttl,
+            owner=owner,
             flag=flag,
-        )  # fmt: skip
+        )
 
     async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
         if self._draining:

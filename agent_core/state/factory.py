@@ -63,29 +63,34 @@ class StateSettings(Section):
     )
     """Namespace of every Redis key (several apps can share one Redis)."""
     conversation_retention_days: float | None = Field(
-        None, gt=0,
-        validation_alias=env("conversation_retention_days",
-                             "THREADLINE_CONVERSATION_RETENTION_DAYS"),
-    )  # fmt: skip
+        None,
+        gt=0,
+        validation_alias=env(
+            "conversation_retention_days", "THREADLINE_CONVERSATION_RETENTION_DAYS"
+        ),
+    )
     """Days a conversation is kept after its last update (unset: forever)."""
     claim_after: float = Field(
         30.0, gt=0, validation_alias=env("claim_after", "THREADLINE_CLAIM_AFTER")
     )
     """Seconds without a lease renewal before another worker takes a turn over."""
     memory_refresh_interval: float = Field(
-        0.5, ge=0,
+        0.5,
+        ge=0,
         validation_alias=env("memory_refresh_interval", "THREADLINE_MEMORY_REFRESH_INTERVAL"),
-    )  # fmt: skip
+    )
     """Redis: at most this stale is what other processes saved to memory (0: always fresh)."""
     memory_max_conversations: int = Field(
-        10_000, ge=1, validation_alias=env("memory_max_conversations",
-                                           "THREADLINE_MEMORY_MAX_CONVERSATIONS"),
-    )  # fmt: skip
+        10_000,
+        ge=1,
+        validation_alias=env("memory_max_conversations", "THREADLINE_MEMORY_MAX_CONVERSATIONS"),
+    )
     """In memory (``ephemeral``): the most conversations kept (the least recently used go)."""
     memory_max_entries: int = Field(
-        100_000, ge=1,
+        100_000,
+        ge=1,
         validation_alias=env("memory_max_entries", "THREADLINE_MEMORY_MAX_ENTRIES"),
-    )  # fmt: skip
+    )
     """In memory (``ephemeral``): the most entries each cache and dedupe store keeps."""
     memory_sharing: Sharing = Field(
         "on_feedback", validation_alias=env("memory_sharing", "THREADLINE_MEMORY_SHARING")
@@ -251,7 +256,9 @@ def _redis_state(settings: StateSettings) -> State:
             client, ttl=settings.conversation_retention, key_prefix=prefix
         ),
         memory=RedisAgentMemory(
-            client, key_prefix=prefix, sharing=settings.memory_sharing,
+            client,
+            key_prefix=prefix,
+            sharing=settings.memory_sharing,
             refresh_interval=settings.memory_refresh_interval,
         ),
         turns=RedisTurnQueue(client, key_prefix=prefix, claim_after=settings.claim_after),

@@ -64,9 +64,7 @@ class KeyValueStore(ABC):
         return await self._append(key, [json.loads(encode(item)) for item in items], keep, ttl)
 
     @abstractmethod
-    async def _append(
-        self, key: str, items: list[Any], keep: int, ttl: float | None
-    ) -> list[Any]:
+    async def _append(self, key: str, items: list[Any], keep: int, ttl: float | None) -> list[Any]:
         """``append`` on this back end (``items`` already JSON-checked, ``keep`` >= 1)."""
 
     async def close(self) -> None:
@@ -191,9 +189,7 @@ class MemoryKeyValueStore(KeyValueStore):
     async def delete(self, key: str) -> None:
         self._entries.pop(key, None)
 
-    async def _append(
-        self, key: str, items: list[Any], keep: int, ttl: float | None
-    ) -> list[Any]:
+    async def _append(self, key: str, items: list[Any], keep: int, ttl: float | None) -> list[Any]:
         text = self._live(key)
         log: list[Any] = [] if text is None else json.loads(text)
         log = (log + items)[-keep:]

@@ -58,9 +58,7 @@ class RedisKeyValueStore(KeyValueStore):
         await self._redis.delete(self.key(key))
 
     @redis_boundary
-    async def _append(
-        self, key: str, items: list[Any], keep: int, ttl: float | None
-    ) -> list[Any]:
+    async def _append(self, key: str, items: list[Any], keep: int, ttl: float | None) -> list[Any]:
         """A Redis list: push, trim, expire and read in one ``MULTI`` (one round trip)."""
         name = self.key(key)
         async with self._redis.pipeline(transaction=True) as pipe:

@@ -100,9 +100,7 @@ class SqliteKeyValueStore(KeyValueStore):
         self._maybe_purge(connection)
         return cursor.rowcount == 1
 
-    async def _append(
-        self, key: str, added: list[Any], keep: int, ttl: float | None
-    ) -> list[Any]:
+    async def _append(self, key: str, added: list[Any], keep: int, ttl: float | None) -> list[Any]:
         """The log as one JSON row, read and rewritten in one transaction."""
 
         def write(connection: sqlite3.Connection) -> list[Any]:

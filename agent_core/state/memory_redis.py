@@ -177,11 +177,17 @@ class RedisAgentMemory(IndexedAgentMemory):
 
     @redis_boundary
     async def _store_tool(self, scope: str, memory: ToolMemory, fingerprint: str) -> None:
-        memory.memory_id = str(await self._write(
-            "SAVE_TOOL", scope, fingerprint, memory.memory_id,
-            memory.model_dump_json(exclude={"memory_id"}),
-            json.dumps(ToolEntry.of(memory).to_meta()), self.max_items,
-        ))  # fmt: skip
+        memory.memory_id = str(
+            await self._write(
+                "SAVE_TOOL",
+                scope,
+                fingerprint,
+                memory.memory_id,
+                memory.model_dump_json(exclude={"memory_id"}),
+                json.dumps(ToolEntry.of(memory).to_meta()),
+                self.max_items,
+            )
+        )
 
     @redis_boundary
     async def _store_text(self, scope: str, memory: TextMemory) -> None:

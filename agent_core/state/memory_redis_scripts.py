@@ -17,8 +17,16 @@ Keys of one scope (all share its hash tag), in the order the scripts receive the
 from __future__ import annotations
 
 KEY_NAMES = (
-    "tools", "tool_meta", "tool_order", "tool_fp", "fps", "texts", "text_order", "seq", "log",
-)  # fmt: skip
+    "tools",
+    "tool_meta",
+    "tool_order",
+    "tool_fp",
+    "fps",
+    "texts",
+    "text_order",
+    "seq",
+    "log",
+)
 
 _PRELUDE = """
 local K_TOOLS, K_META, K_TORDER, K_TFP, K_FPS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]

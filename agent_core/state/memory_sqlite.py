@@ -131,8 +131,9 @@ class SqliteAgentMemory(IndexedAgentMemory):
             if dropped := await self._db.transaction(_migrate):
                 logger.warning(
                     "agent memory: dropped %d memories saved before memories had owners "
-                    "(no one could safely be offered them)", dropped,
-                )  # fmt: skip
+                    "(no one could safely be offered them)",
+                    dropped,
+                )
             self._migrated = True
 
         def load(connection: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
@@ -151,13 +152,15 @@ class SqliteAgentMemory(IndexedAgentMemory):
         tools, texts = await self._db.run(load)
         index = ScopeIndex(self._analyzer)
         for memory_id, question, tool_name, success, timestamp, owner in tools:
-            entry = ToolEntry(question, tool_name, bool(success), timestamp,
-                              ownership_from_json(owner))  # fmt: skip
+            entry = ToolEntry(
+                question, tool_name, bool(success), timestamp, ownership_from_json(owner)
+            )
             index.put_tool(memory_id, entry)
         for memory_id, content, timestamp, owner in texts:
             ownership = ownership_from_json(owner).model_dump()
-            index.put_text(TextMemory(memory_id=memory_id, content=content, timestamp=timestamp,
-                                      **ownership))  # fmt: skip
+            index.put_text(
+                TextMemory(memory_id=memory_id, content=content, timestamp=timestamp, **ownership)
+            )
         self._scopes[scope] = index
         return index
 
@@ -176,10 +179,19 @@ class SqliteAgentMemory(IndexedAgentMemory):
                 "INSERT INTO tool_memories (scope, id, fingerprint, question, tool_name,"
                 " success, timestamp, epoch, body, ownership)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scope, memory.memory_id, fingerprint, memory.question, memory.tool_name,
-                 int(memory.success), memory.timestamp, epoch, memory.model_dump_json(),
-                 ownership_json(entry.owner)),
-            )  # fmt: skip
+                (
+                    scope,
+                    memory.memory_id,
+                    fingerprint,
+                    memory.question,
+                    memory.tool_name,
+                    int(memory.success),
+                    memory.timestamp,
+                    epoch,
+                    memory.model_dump_json(),
+                    ownership_json(entry.owner),
+                ),
+            )
             return _trim(connection, "tool_memories", scope, self.max_items)
 
         async with self._lock:

@@ -80,11 +80,24 @@ class RedisServer:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         command = [
-            REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
-            "--save", "", "--appendonly", "yes" if self.persistent else "no",
-            "--appendfsync", "always", "--dir", str(self.directory),
-            "--daemonize", "no", "--logfile", str(self.directory / "redis.log"),
-        ]  # fmt: skip
+            REDIS_SERVER,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.persistent else "no",
+            "--appendfsync",
+            "always",
+            "--dir",
+            str(self.directory),
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.directory / "redis.log"),
+        ]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while not _answers_ping(self.port):

@@ -234,9 +234,14 @@ class TurnWorker:
                 await self.queue.save_progress(delivery, progress)
 
         turn = Turn(
-            delivery.id, delivery.thread_key, dict(delivery.payload), start.attempt,
-            dict(start.progress), delivery.enqueued_at, record,
-        )  # fmt: skip
+            delivery.id,
+            delivery.thread_key,
+            dict(delivery.payload),
+            start.attempt,
+            dict(start.progress),
+            delivery.enqueued_at,
+            record,
+        )
 
         async def call() -> None:
             await handler(turn)

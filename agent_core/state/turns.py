@@ -126,7 +126,11 @@ class TurnQueue(TurnBackend):
         """Work turns until cancelled; see ``TurnWorker``. Cancelling leaves in-flight
         turns to be claimed again (by this process's next start or another worker)."""
         worker = TurnWorker(
-            self, handler, concurrency=concurrency, max_attempts=max_attempts,
-            give_up=give_up, consumer=consumer,
-        )  # fmt: skip
+            self,
+            handler,
+            concurrency=concurrency,
+            max_attempts=max_attempts,
+            give_up=give_up,
+            consumer=consumer,
+        )
         await worker.run()

@@ -115,13 +115,16 @@ return 1
 # KEYS: progress, then two per commit. ARGV: keep, commits, their arguments (four each),
 # then the fields. One round trip: the fields, the record's expiry and the turn's staged
 # conversation commits (``turn_writes``).
-_SAVE_PROGRESS = COMMIT_LUA + """
+_SAVE_PROGRESS = (
+    COMMIT_LUA
+    + """
 local n = tonumber(ARGV[2])
 commits(2, 3, n)
 redis.call('HSET', KEYS[1], unpack(ARGV, 3 + 4 * n))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
+)
 
 # KEYS: stream, thread list, progress, then two per commit. ARGV: group, id, consumer,
 # commits, their arguments (four each). The staged commits are written only by the owner.
@@ -181,9 +184,14 @@ class RedisTurnQueue(TurnQueue):
     ) -> str | None:
         keys = [self.stream_key, f"{self._base}seen:{dedupe_key}", self._thread_key(thread_key)]
         args = [
-            "1" if dedupe_key is not None else "0", max(1, math.ceil(dedupe_ttl * 1000)),
-            thread_key, encode(payload), repr(time.time()), KEEP_SECONDS, owner or "",
-        ]  # fmt: skip
+            "1" if dedupe_key is not None else "0",
+            max(1, math.ceil(dedupe_ttl * 1000)),
+            thread_key,
+            encode(payload),
+            repr(time.time()),
+            KEEP_SECONDS,
+            owner or "",
+        ]
         if flag is not None:
             store = flag.store
             if isinstance(store, RedisKeyValueStore) and store.shares(self._redis):
@@ -302,8 +310,9 @@ class RedisTurnQueue(TurnQueue):
             self._progress_key(delivery.id),
             *keys,
         ]
-        done = bool(await self._complete(keys, [GROUP, delivery.id, consumer, len(commits),
-                                                *arguments]))  # fmt: skip
+        done = bool(
+            await self._complete(keys, [GROUP, delivery.id, consumer, len(commits), *arguments])
+        )
         if staged is not None and done:
             staged.written(commits)
         return done

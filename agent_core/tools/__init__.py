@@ -28,11 +28,20 @@ if TYPE_CHECKING:
     )
 
 _BUILT_INS = {
-    "SqlRunner": "sql", "SqlResult": "sql", "SqlError": "sql", "RunSqlTool": "sql",
-    "RunSqlArgs": "sql", "VisualizeDataTool": "visualize",
-    "VisualizeDataArgs": "visualize", "ChartError": "visualize", "plan_chart": "visualize",
-    "SearchSavedCorrectToolUsesTool": "memory_tools", "SaveQuestionToolArgsTool": "memory_tools",
-    "SaveTextMemoryTool": "memory_tools", "PlanTool": "plan", "PlanArgs": "plan",
+    "SqlRunner": "sql",
+    "SqlResult": "sql",
+    "SqlError": "sql",
+    "RunSqlTool": "sql",
+    "RunSqlArgs": "sql",
+    "VisualizeDataTool": "visualize",
+    "VisualizeDataArgs": "visualize",
+    "ChartError": "visualize",
+    "plan_chart": "visualize",
+    "SearchSavedCorrectToolUsesTool": "memory_tools",
+    "SaveQuestionToolArgsTool": "memory_tools",
+    "SaveTextMemoryTool": "memory_tools",
+    "PlanTool": "plan",
+    "PlanArgs": "plan",
     "PlanStep": "plan",
 }
 

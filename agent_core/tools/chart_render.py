@@ -29,6 +29,7 @@ def png_available() -> bool:
     except (ImportError, ValueError):  # a broken or half-removed install
         return False
 
+
 _MAX_X_TICKS = 12
 
 
@@ -112,4 +113,3 @@ def render_chart_png(
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=dpi)
         return buffer.getvalue()
-

@@ -89,12 +89,15 @@ class QueryFilesTool(Tool[RunSqlArgs]):
         scope = file_scope(request) if isinstance(request, Mapping) else None
         if scope is None or not self.files.has_tables(scope):
             text = "No files were shared with you in this conversation; ask the user to share one."
-            return ToolResult(success=False, result_for_llm=text, error=text,
-                              metadata={"error_type": "no_files"})  # fmt: skip
+            return ToolResult(
+                success=False, result_for_llm=text, error=text, metadata={"error_type": "no_files"}
+            )
         sql = RunSqlTool(
-            self.files.runner(scope), max_rows=self.max_rows, timeout=self.timeout,
+            self.files.runner(scope),
+            max_rows=self.max_rows,
+            timeout=self.timeout,
             save_to_memory=False,
-        )  # fmt: skip
+        )
         result = await sql.execute(context, args)
         result.metadata["source"] = "files"
         return result

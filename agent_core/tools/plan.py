@@ -44,8 +44,9 @@ class PlanStep(BaseModel):
 
     model_config = ConfigDict(defer_build=True)
 
-    title: str = Field(min_length=1, max_length=150, description="A few words, e.g. 'Query "
-                       "monthly revenue'")  # fmt: skip
+    title: str = Field(
+        min_length=1, max_length=150, description="A few words, e.g. 'Query monthly revenue'"
+    )
     status: Literal["pending", "in_progress", "completed"] = Field(
         default="pending", description="pending, in_progress (the one you work on) or completed"
     )
@@ -54,8 +55,9 @@ class PlanStep(BaseModel):
 class PlanArgs(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
-    steps: list[PlanStep] = Field(min_length=1, max_length=MAX_PLAN_STEPS,
-                                  description="Every step, in order, with its status")  # fmt: skip
+    steps: list[PlanStep] = Field(
+        min_length=1, max_length=MAX_PLAN_STEPS, description="Every step, in order, with its status"
+    )
 
 
 def plan_step_id(request_id: str, number: int) -> str:
@@ -85,11 +87,13 @@ class PlanTool(Tool[PlanArgs]):
             Task(id=plan_step_id(request, number), title=step.title, status=step.status)
             for number, step in enumerate(args.steps, 1)
         ]
-        plan = TaskListComponent(id=f"plan-{context.request_id}", title="Plan", tasks=tasks,
-                                 as_plan=True)  # fmt: skip
+        plan = TaskListComponent(
+            id=f"plan-{context.request_id}", title="Plan", tasks=tasks, as_plan=True
+        )
         done = sum(step.status == "completed" for step in args.steps)
         working = [step.title for step in args.steps if step.status == "in_progress"]
         summary = f"Plan shown: {done} of {len(args.steps)} steps completed"
         summary += f"; in progress: {', '.join(working)}." if working else "."
-        return ToolResult(success=True, result_for_llm=summary,
-                          ui_component=UiComponent(rich_component=plan))  # fmt: skip
+        return ToolResult(
+            success=True, result_for_llm=summary, ui_component=UiComponent(rich_component=plan)
+        )

@@ -114,7 +114,8 @@ class ToolRegistry:
     async def get_schemas(self, user: User | None = None) -> list[ToolSchema]:
         """Schemas of the tools ``user`` may use (all tools when ``user`` is None)."""
         return [
-            schema for name, schema in self._schemas.items()
+            schema
+            for name, schema in self._schemas.items()
             if user is None or user.is_member_of(self._access[name])
         ]
 
@@ -189,7 +190,11 @@ class ToolRegistry:
         granted = context.user.is_member_of(groups)
         if audit := self._auditor("log_tool_access_checks"):
             await audit.log_tool_access_check(
-                context.user, tool.name, granted, list(groups), context,
+                context.user,
+                tool.name,
+                granted,
+                list(groups),
+                context,
                 reason=None if granted else "user is in none of the required groups",
             )
         return granted

@@ -213,9 +213,12 @@ def sql_source(tool: str, sql: str, result: SqlResult, dialect: str | None = Non
     """
     rows = result.total_rows if result.columns else result.rows_affected
     return Source(
-        tool=tool, query=sql, tables=tables_in(sql, dialect), rows=rows,
+        tool=tool,
+        query=sql,
+        tables=tables_in(sql, dialect),
+        rows=rows,
         rows_exact=result.total_is_exact,
-    )  # fmt: skip
+    )
 
 
 def tables_in(sql: str, dialect: str | None = None) -> list[str]:

@@ -83,24 +83,31 @@ async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
         for index, call in group:
             done = results[index]
             assert done is not None
-            conversation.add_message(Message(
-                role="tool", content=done.result_for_llm, tool_call_id=call.id,
-                metadata={"success": done.success, "tool": call.name},
-            ))
+            conversation.add_message(
+                Message(
+                    role="tool",
+                    content=done.result_for_llm,
+                    tool_call_id=call.id,
+                    metadata={"success": done.success, "tool": call.name},
+                )
+            )
             if done.success:
                 state.sources.extend(done.sources)
 
 
 async def _run_group(
-    deps: TurnDeps, state: TurnState, group: list[tuple[int, ToolCall]],
+    deps: TurnDeps,
+    state: TurnState,
+    group: list[tuple[int, ToolCall]],
     results: list[ToolResult | None],
 ) -> ComponentStream:
     """A group of parallel calls: one task for the group (its calls are its subtasks), the
     calls run at once, and the group's task ends complete, or error if one call failed."""
     task = None
     if state.can(UiFeature.TOOL_NAMES) and all(_shown_as_step(deps, c) for _, c in group):
-        task = Task(title=f"{len(group)} steps at once", status="in_progress",
-                    parent_id=state.plan_step)  # fmt: skip
+        task = Task(
+            title=f"{len(group)} steps at once", status="in_progress", parent_id=state.plan_step
+        )
         yield UiComponent.of(TaskTrackerUpdateComponent.add_task(task))
     parent = task.id if task is not None else state.plan_step
     pipelines = [_run_call(deps, state, call, index, results, parent) for index, call in group]
@@ -109,9 +116,13 @@ async def _run_group(
     if task is not None:
         failed = sum(not (r and r.success) for r in (results[index] for index, _ in group))
         detail = f"{failed} of {len(group)} failed" if failed else f"{len(group)} done"
-        yield UiComponent.of(TaskTrackerUpdateComponent.update_task(
-            task.id, status="error" if failed else "completed", detail=detail,
-        ))
+        yield UiComponent.of(
+            TaskTrackerUpdateComponent.update_task(
+                task.id,
+                status="error" if failed else "completed",
+                detail=detail,
+            )
+        )
 
 
 async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
@@ -143,8 +154,12 @@ async def _merge(pipelines: list[ComponentStream]) -> ComponentStream:
 
 
 async def _run_call(
-    deps: TurnDeps, state: TurnState, call: ToolCall, index: int,
-    results: list[ToolResult | None], parent: str | None,
+    deps: TurnDeps,
+    state: TurnState,
+    call: ToolCall,
+    index: int,
+    results: list[ToolResult | None],
+    parent: str | None,
 ) -> ComponentStream:
     """One call of a parallel group, as ``act`` runs a call alone."""
     shown = _Shown(deps, state, call, parent)
@@ -196,10 +211,19 @@ class _Shown:
             shown.append(UiComponent.of(TaskTrackerUpdateComponent.add_task(task)))
             shown.append(UiComponent.of(self.status, f"Running {call.name}..."))
         if state.can(UiFeature.TOOL_ARGUMENTS):
-            shown.append(_private(deps, UiFeature.TOOL_ARGUMENTS, CardComponent(
-                title=f"{call.name} arguments", markdown=True,
-                content=f"```json\n{json.dumps(call.arguments, indent=2, default=str)}\n```",
-            )))
+            shown.append(
+                _private(
+                    deps,
+                    UiFeature.TOOL_ARGUMENTS,
+                    CardComponent(
+                        title=f"{call.name} arguments",
+                        markdown=True,
+                        content="```json\n"
+                        + json.dumps(call.arguments, indent=2, default=str)
+                        + "\n```",
+                    ),
+                )
+            )
         return shown
 
     def after(self, result: ToolResult) -> list[UiComponent]:
@@ -211,25 +235,41 @@ class _Shown:
             detail = f"{outcome} in {took:.0f} ms" if isinstance(took, float) else outcome
             done = self.status.set_status(outcome, detail)
             shown.append(UiComponent.of(done, f"{name} {outcome}"))
-            shown.append(UiComponent.of(TaskTrackerUpdateComponent.update_task(
-                self.task.id, status="completed" if result.success else "error", detail=detail
-            )))
+            shown.append(
+                UiComponent.of(
+                    TaskTrackerUpdateComponent.update_task(
+                        self.task.id,
+                        status="completed" if result.success else "error",
+                        detail=detail,
+                    )
+                )
+            )
         if result.ui_component is not None:
             shown.append(result.ui_component)
         if not result.success and self.state.can(UiFeature.TOOL_ERROR):
-            shown.append(_private(self.deps, UiFeature.TOOL_ERROR, NotificationComponent(
-                title=f"{name} failed", message=result.error or "unknown error", level="error"
-            )))
+            shown.append(
+                _private(
+                    self.deps,
+                    UiFeature.TOOL_ERROR,
+                    NotificationComponent(
+                        title=f"{name} failed",
+                        message=result.error or "unknown error",
+                        level="error",
+                    ),
+                )
+            )
         return shown
 
 
-def _private(deps: TurnDeps, feature: UiFeature, rich: CardComponent | NotificationComponent) -> (
-    UiComponent
-):
+def _private(
+    deps: TurnDeps, feature: UiFeature, rich: CardComponent | NotificationComponent
+) -> UiComponent:
     text = rich.content if isinstance(rich, CardComponent) else rich.message
     return UiComponent.of(
-        rich, f"{rich.title}\n{text}",
-        audience=deps.config.ui_features.audience_of(feature), ui_feature=feature.value,
+        rich,
+        f"{rich.title}\n{text}",
+        audience=deps.config.ui_features.audience_of(feature),
+        ui_feature=feature.value,
     )
 
 
@@ -247,8 +287,11 @@ async def _execute(deps: TurnDeps, state: TurnState, call: ToolCall) -> ToolResu
             ran = True
 
         async with deps.tracer.span(
-            "agent.tool.execute", metric="agent.tool.duration",
-            tag_attributes=("tool", "success"), tool=call.name, arg_count=len(call.arguments),
+            "agent.tool.execute",
+            metric="agent.tool.duration",
+            tag_attributes=("tool", "success"),
+            tool=call.name,
+            arg_count=len(call.arguments),
         ) as span:
             result = await deps.tool_registry.execute(call, context, before_execute=before_tool)
             span.set_attribute("success", result.success)
@@ -264,13 +307,19 @@ async def _execute(deps: TurnDeps, state: TurnState, call: ToolCall) -> ToolResu
             continue
         if action.action is RecoveryActionType.FALLBACK:
             value = action.fallback_value
-            result = value if isinstance(value, ToolResult) else ToolResult(
-                success=True, result_for_llm=str(value),
-                metadata={**result.metadata, "recovered": "fallback"},
+            result = (
+                value
+                if isinstance(value, ToolResult)
+                else ToolResult(
+                    success=True,
+                    result_for_llm=str(value),
+                    metadata={**result.metadata, "recovered": "fallback"},
+                )
             )
         elif action.action is RecoveryActionType.SKIP:
             result = ToolResult(
-                success=False, error=result.error,
+                success=False,
+                error=result.error,
                 metadata={**result.metadata, "recovered": "skip"},
                 result_for_llm=f"Tool call skipped: {action.message or result.error}",
             )
@@ -281,9 +330,12 @@ async def _execute(deps: TurnDeps, state: TurnState, call: ToolCall) -> ToolResu
 async def _before_tool_hooks(deps: TurnDeps, tool: Tool[Any], context: Any) -> None:
     for hook in deps.lifecycle_hooks:
         async with deps.tracer.span(
-            "agent.hook.before_tool", metric="agent.hook.duration",
-            tags={"phase": "before_tool"}, tag_attributes=("hook",),
-            hook=type(hook).__name__, tool=tool.name,
+            "agent.hook.before_tool",
+            metric="agent.hook.duration",
+            tags={"phase": "before_tool"},
+            tag_attributes=("hook",),
+            hook=type(hook).__name__,
+            tool=tool.name,
         ):
             await hook.before_tool(tool, context)
 
@@ -291,9 +343,12 @@ async def _before_tool_hooks(deps: TurnDeps, tool: Tool[Any], context: Any) -> N
 async def _after_tool_hooks(deps: TurnDeps, call: ToolCall, result: ToolResult) -> ToolResult:
     for hook in deps.lifecycle_hooks:
         async with deps.tracer.span(
-            "agent.hook.after_tool", metric="agent.hook.duration",
-            tags={"phase": "after_tool"}, tag_attributes=("hook",),
-            hook=type(hook).__name__, tool=call.name,
+            "agent.hook.after_tool",
+            metric="agent.hook.duration",
+            tags={"phase": "after_tool"},
+            tag_attributes=("hook",),
+            hook=type(hook).__name__,
+            tool=call.name,
         ) as span:
             replacement = await hook.after_tool(result)
             span.set_attribute("modified_result", replacement is not None)

@@ -64,8 +64,10 @@ async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentS
     detail, re-enable input."""
     logger.error("turn %s failed", state.request_id, exc_info=error)
     async with deps.tracer.span(
-        "agent.send_message.error", error_type=type(error).__name__,
-        error_message=str(error), conversation_id=state.conversation_id,
+        "agent.send_message.error",
+        error_type=type(error).__name__,
+        error_message=str(error),
+        conversation_id=state.conversation_id,
     ):
         await deps.tracer.metric(
             "agent.error.count", 1, "count", {"error_type": type(error).__name__}
@@ -76,7 +78,8 @@ async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentS
     if state.can(UiFeature.TOOL_ERROR) and not isinstance(error, AgentError):
         detail = f"{type(error).__name__}: {error}"
         yield UiComponent.of(
-            NotificationComponent(title="Error detail", message=detail, level="error"), detail,
+            NotificationComponent(title="Error detail", message=detail, level="error"),
+            detail,
             audience=deps.config.ui_features.audience_of(UiFeature.TOOL_ERROR),
             ui_feature=UiFeature.TOOL_ERROR.value,
         )
@@ -95,12 +98,18 @@ async def keep_question(deps: TurnDeps, state: TurnState, told: str) -> None:
         return
     question = asked[0].model_copy(update={"metadata": {**asked[0].metadata, UNANSWERED: True}})
     kept = conversation.snapshot()
-    kept.messages = [*conversation.messages[: state.committed_messages], question,
-                     Message(role="assistant", content=f"(Not answered: {told})")]  # fmt: skip
+    kept.messages = [
+        *conversation.messages[: state.committed_messages],
+        question,
+        Message(role="assistant", content=f"(Not answered: {told})"),
+    ]
     try:
         await deps.conversation_store.update_conversation(kept)
     except Exception as problem:  # e.g. the state is down: the question is lost, said once
-        logger.warning("turn %s: the unanswered question was not kept (%s)",
-                       state.request_id, type(problem).__name__)  # fmt: skip
+        logger.warning(
+            "turn %s: the unanswered question was not kept (%s)",
+            state.request_id,
+            type(problem).__name__,
+        )
         return
     state.saved = True

@@ -28,8 +28,11 @@ async def finish(deps: TurnDeps, state: TurnState) -> list[UiComponent]:
         await save_conversation(deps, state)
     for hook in deps.lifecycle_hooks:
         async with deps.tracer.span(
-            "agent.hook.after_message", metric="agent.hook.duration",
-            tags={"phase": "after_message"}, tag_attributes=("hook",), hook=type(hook).__name__,
+            "agent.hook.after_message",
+            metric="agent.hook.duration",
+            tags={"phase": "after_message"},
+            tag_attributes=("hook",),
+            hook=type(hook).__name__,
         ):
             await hook.after_message(conversation)
     await _audit_ai_response(deps, state, user)

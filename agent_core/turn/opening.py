@@ -20,8 +20,9 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
     """Steps 1-5: user, starter UI, before_message hooks, conversation, workflow commands."""
     await _resolve_user(deps, state)
     if not state.require_user().is_member_of(deps.config.allowed_groups):
-        yield UiComponent.of(NotificationComponent(message=deps.config.refusal, level="warning"),
-                             deps.config.refusal)  # fmt: skip
+        yield UiComponent.of(
+            NotificationComponent(message=deps.config.refusal, level="warning"), deps.config.refusal
+        )
         state.finished = True
         return
     if not state.message.strip():
@@ -41,7 +42,8 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
 
 async def _resolve_user(deps: TurnDeps, state: TurnState) -> None:
     async with deps.tracer.span(
-        "agent.user_resolution", metric="agent.user_resolution.duration",
+        "agent.user_resolution",
+        metric="agent.user_resolution.duration",
         has_context=state.request_context is not None,
     ) as span:
         state.user = await deps.user_resolver.resolve_user(state.request_context)
@@ -49,13 +51,19 @@ async def _resolve_user(deps: TurnDeps, state: TurnState) -> None:
     features = deps.config.ui_features
     state.features = features.features_for(state.user)
     audit = deps.audit_logger
-    if audit is not None and deps.config.audit_config.enabled and (
-        deps.config.audit_config.log_ui_feature_checks
+    if (
+        audit is not None
+        and deps.config.audit_config.enabled
+        and (deps.config.audit_config.log_ui_feature_checks)
     ):
         for name, groups in features.feature_group_access.items():
             await audit.log_ui_feature_access(
-                state.user, name, name in state.features, list(groups),
-                conversation_id=state.conversation_id or "", request_id=state.request_id,
+                state.user,
+                name,
+                name in state.features,
+                list(groups),
+                conversation_id=state.conversation_id or "",
+                request_id=state.request_id,
             )
 
 
@@ -63,7 +71,8 @@ async def _starter_ui(deps: TurnDeps, state: TurnState) -> list[UiComponent]:
     user = state.require_user()
     async with deps.tracer.span(
         "agent.workflow_handler.starter_ui",
-        metric="agent.workflow_handler.starter_ui.duration", user_id=user.id,
+        metric="agent.workflow_handler.starter_ui.duration",
+        user_id=user.id,
     ) as span:
         conversation = Conversation(id=state.conversation_id or "starter", user=user)
         handler = deps.workflow_handler
@@ -78,8 +87,11 @@ async def _before_message_hooks(deps: TurnDeps, state: TurnState) -> None:
     for hook in deps.lifecycle_hooks:
         name = type(hook).__name__
         async with deps.tracer.span(
-            "agent.hook.before_message", metric="agent.hook.duration",
-            tags={"phase": "before_message"}, tag_attributes=("hook",), hook=name,
+            "agent.hook.before_message",
+            metric="agent.hook.duration",
+            tags={"phase": "before_message"},
+            tag_attributes=("hook",),
+            hook=name,
         ) as span:
             replacement = await hook.before_message(user, state.message)
             span.set_attribute("modified_message", replacement is not None)
@@ -92,8 +104,11 @@ async def _load_conversation(deps: TurnDeps, state: TurnState) -> None:
     if state.conversation_id is None:
         state.conversation_id = os.urandom(16).hex()
     async with deps.tracer.span(
-        "agent.conversation.load", metric="agent.conversation.load.duration",
-        tag_attributes=("is_new",), conversation_id=state.conversation_id, user_id=user.id,
+        "agent.conversation.load",
+        metric="agent.conversation.load.duration",
+        tag_attributes=("is_new",),
+        conversation_id=state.conversation_id,
+        user_id=user.id,
     ) as span:
         conversation = await deps.conversation_store.get_conversation(state.conversation_id, user)
         state.is_new_conversation = conversation is None

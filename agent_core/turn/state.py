@@ -18,9 +18,11 @@ from agent_core.users import RequestContext, User
 def as_llm_message(message: Message) -> LlmMessage:
     """A stored message as the LLM sees it."""
     return LlmMessage(
-        role=message.role, content=message.content, tool_calls=message.tool_calls,
+        role=message.role,
+        content=message.content,
+        tool_calls=message.tool_calls,
         tool_call_id=message.tool_call_id,
-    )  # fmt: skip
+    )
 
 
 @dataclass(slots=True)

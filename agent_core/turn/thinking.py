@@ -53,8 +53,10 @@ async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
     messages = conversation.messages
     for conversation_filter in deps.conversation_filters:
         async with deps.tracer.span(
-            "agent.conversation.filter", metric="agent.filter.duration",
-            tag_attributes=("filter",), filter=type(conversation_filter).__name__,
+            "agent.conversation.filter",
+            metric="agent.filter.duration",
+            tag_attributes=("filter",),
+            filter=type(conversation_filter).__name__,
             message_count_before=len(messages),
         ) as span:
             messages = await conversation_filter.filter_messages(list(messages))
@@ -70,7 +72,8 @@ async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
         async with deps.tracer.span(
             "agent.llm_context.enhance_user_messages",
             metric="agent.llm_context.enhance_user_messages.duration",
-            tag_attributes=("enhancer",), enhancer=type(enhancer).__name__,
+            tag_attributes=("enhancer",),
+            enhancer=type(enhancer).__name__,
             message_count=len(llm_messages),
         ) as span:
             llm_messages = await enhancer.enhance_user_messages(llm_messages, user)
@@ -99,9 +102,12 @@ def _may_share_messages(deps: TurnDeps) -> bool:
 
 def _middleware_span(deps: TurnDeps, phase: str, middleware: object, request: LlmRequest) -> Any:
     return deps.tracer.span(
-        f"agent.middleware.{phase}", metric="agent.middleware.duration",
-        tags={"phase": phase}, tag_attributes=("middleware", "stream"),
-        middleware=type(middleware).__name__, stream=request.stream,
+        f"agent.middleware.{phase}",
+        metric="agent.middleware.duration",
+        tags={"phase": phase},
+        tag_attributes=("middleware", "stream"),
+        middleware=type(middleware).__name__,
+        stream=request.stream,
     )
 
 
@@ -121,8 +127,10 @@ async def _after_llm(deps: TurnDeps, request: LlmRequest, response: LlmResponse)
 
 async def _send(deps: TurnDeps, request: LlmRequest) -> LlmResponse:
     async with deps.tracer.span(
-        "llm.request", metric="llm.request.duration",
-        model=deps.llm_service.model_name, stream=False,
+        "llm.request",
+        metric="llm.request.duration",
+        model=deps.llm_service.model_name,
+        stream=False,
     ):
         return await deps.llm_service.send_request(request)
 
@@ -147,9 +155,11 @@ class _Reply:
         span.set_attribute("content_length", len(text.text))
         span.set_attribute("tool_call_count", len(self.calls))
         return LlmResponse(
-            content=text.text or None, tool_calls=self.calls or None,
-            finish_reason=self.finish_reason, usage=self.usage,
-        )  # fmt: skip
+            content=text.text or None,
+            tool_calls=self.calls or None,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+        )
 
 
 async def _recover(
@@ -212,9 +222,11 @@ async def think(deps: TurnDeps, state: TurnState) -> ComponentStream:
     for component in _final_text(deps, state, response, text):
         yield component
     if response.content or response.tool_calls:
-        state.require_conversation().add_message(Message(
-            role="assistant", content=response.content or "", tool_calls=response.tool_calls
-        ))
+        state.require_conversation().add_message(
+            Message(
+                role="assistant", content=response.content or "", tool_calls=response.tool_calls
+            )
+        )
 
 
 def _answer_text(
@@ -242,8 +254,12 @@ def _final_text(
     out = [UiComponent.of(shown.remove())] if shown is not None else []
     feature = UiFeature.TOOL_INVOCATION_MESSAGE_IN_CHAT
     if content and state.can(feature):
-        out.append(UiComponent.of(
-            RichTextComponent(content=content, markdown=True), content,
-            audience=deps.config.ui_features.audience_of(feature), ui_feature=feature.value,
-        ))
+        out.append(
+            UiComponent.of(
+                RichTextComponent(content=content, markdown=True),
+                content,
+                audience=deps.config.ui_features.audience_of(feature),
+                ui_feature=feature.value,
+            )
+        )
     return out

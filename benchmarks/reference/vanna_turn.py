@@ -73,8 +73,10 @@ async def run(use_tool: bool, turns: int, warmup: int) -> list[int]:
     registry = ToolRegistry()
     registry.register_local_tool(Echo(), ["user"])
     agent = Agent(
-        llm_service=ZeroLatency(use_tool), tool_registry=registry,
-        user_resolver=Resolver(), agent_memory=DemoAgentMemory(),
+        llm_service=ZeroLatency(use_tool),
+        tool_registry=registry,
+        user_resolver=Resolver(),
+        agent_memory=DemoAgentMemory(),
     )
     context, samples = RequestContext(), []
     for index in range(warmup + turns):

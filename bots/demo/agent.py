@@ -177,12 +177,14 @@ def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
         + ("" if settings.uses_claude else "\n\n" + _scripted_note())
     )
     return _agent(
-        settings, memory, runner,
+        settings,
+        memory,
+        runner,
         prompt=DEMO_PROMPT.format(schema=SCHEMA),  # the small shop: its whole schema
         workflow=DefaultWorkflowHandler(
             welcome, suggestions=[q.examples[0] for q in DEMO_QUESTIONS[:4]]
         ),
-    )  # fmt: skip
+    )
 
 
 def _database_agent(settings: DemoSettings, memory: AgentMemory) -> Agent:
@@ -190,13 +192,20 @@ def _database_agent(settings: DemoSettings, memory: AgentMemory) -> Agent:
 
     assert settings.database_url is not None
     parts = build_database_parts(
-        settings.database_url.get_secret_value(), data_dir=settings.data_dir, memory=memory,
-        training_dir=settings.training_dir, max_tokens=settings.schema_max_tokens,
-    )  # fmt: skip
+        settings.database_url.get_secret_value(),
+        data_dir=settings.data_dir,
+        memory=memory,
+        training_dir=settings.training_dir,
+        max_tokens=settings.schema_max_tokens,
+    )
     return _agent(
-        settings, memory, parts.runner, prompt=parts.prompt, enhancer=parts.enhancer,
+        settings,
+        memory,
+        parts.runner,
+        prompt=parts.prompt,
+        enhancer=parts.enhancer,
         workflow=DefaultWorkflowHandler(parts.welcome(uses_claude=settings.uses_claude)),
-    )  # fmt: skip
+    )
 
 
 def _agent(

@@ -311,9 +311,7 @@ class DemoLlmService(LlmService):
             calls.append(_call("visualize_data", {"sql": sql, **chart}))
         return ScriptedResponse(tool_calls=calls)
 
-    def _files_step(
-        self, request: LlmRequest, tables: list[files.SharedTable]
-    ) -> ScriptedResponse:
+    def _files_step(self, request: LlmRequest, tables: list[files.SharedTable]) -> ScriptedResponse:
         """A question with files: their first rows (``query_files``), then what they hold."""
         if request.messages[-1].role == "tool":
             results = _results_of(request.messages, "query_files")
@@ -322,10 +320,12 @@ class DemoLlmService(LlmService):
             return self._text(f"{LABEL}\n\n{files.no_table_answer()}")
         if "query_files" not in {tool.name for tool in request.tools or []}:
             return self._text(f"{LABEL}\n\nYou don't have access to the `query_files` tool here.")
-        return ScriptedResponse(tool_calls=[
-            _call("query_files", {"sql": files.first_rows_sql(table)})
-            for table in tables[: files.MAX_TABLES]
-        ])  # fmt: skip
+        return ScriptedResponse(
+            tool_calls=[
+                _call("query_files", {"sql": files.first_rows_sql(table)})
+                for table in tables[: files.MAX_TABLES]
+            ]
+        )
 
     def _answer(self, matched: DemoQuestion | None, results: dict[str, str]) -> str:
         if matched is None or "run_sql" not in results:

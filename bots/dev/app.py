@@ -132,8 +132,9 @@ async def log_refusals(request: web.Request, handler: Any) -> web.StreamResponse
         response: web.StreamResponse = await handler(request)
     except web.HTTPException as error:
         if error.status >= 400 and not request.path.startswith(("/slack/", "/teams/")):
-            log.warning("%s %s refused (%d): %s", request.method, request.path, error.status,
-                        _reason(error))  # fmt: skip
+            log.warning(
+                "%s %s refused (%d): %s", request.method, request.path, error.status, _reason(error)
+            )
         raise
     return response
 
@@ -195,9 +196,11 @@ UPLOAD_CHUNK = 64 * 1024
 def _too_large(name: str, limit: int, size: int) -> web.HTTPException:
     """413 in the bots' words for a file over the limit."""
     return web.HTTPRequestEntityTooLarge(
-        max_size=limit, actual_size=size, text=json.dumps({"error": too_big(name, limit)}),
+        max_size=limit,
+        actual_size=size,
+        text=json.dumps({"error": too_big(name, limit)}),
         content_type="application/json",
-    )  # fmt: skip
+    )
 
 
 async def post_file(request: web.Request) -> web.Response:
@@ -226,10 +229,14 @@ async def post_turn(request: web.Request) -> web.StreamResponse:
     body = await _body(request, TurnRequest)
     console = request.app[CONSOLE_KEY]
     if console.uploads.missing(body.files):
-        raise refusal(web.HTTPBadRequest, "an attached file is no longer uploaded (each is "
-                      "read once, with its question); attach it again")  # fmt: skip
-    turn = console.start_turn(body.persona, body.thread_id, body.text, _own_url(request),
-                              files=body.files)  # fmt: skip
+        raise refusal(
+            web.HTTPBadRequest,
+            "an attached file is no longer uploaded (each is "
+            "read once, with its question); attach it again",
+        )
+    turn = console.start_turn(
+        body.persona, body.thread_id, body.text, _own_url(request), files=body.files
+    )
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -276,9 +283,7 @@ async def post_queries(request: web.Request) -> web.Response:
     messages = await request.app[CONSOLE_KEY].show_queries(
         body.persona, body.thread_id, body.turn_id
     )
-    return web.json_response(
-        {"messages": [{"text": m.text, "blocks": m.blocks} for m in messages]}
-    )
+    return web.json_response({"messages": [{"text": m.text, "blocks": m.blocks} for m in messages]})
 
 
 def _warm_up_charts() -> None:
@@ -306,9 +311,11 @@ async def _on_cleanup(app: web.Application) -> None:
 
 
 def create_app(
-    agent: ServedAgent, *, options: ConsoleOptions | None = None,
+    agent: ServedAgent,
+    *,
+    options: ConsoleOptions | None = None,
     files: SharedFiles | None = None,
-) -> web.Application:  # fmt: skip
+) -> web.Application:
     """The console app for ``agent`` (normally the demo agent, see ``server.build_agent``);
     attached files become tables in ``files`` (``bots.files.shared_files_store``)."""
     app = web.Application(

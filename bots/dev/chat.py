@@ -46,14 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_local_arguments(parser, stream_delay=0.02)
     parser.add_argument(
-        "--charts-dir", type=Path, default=None,
+        "--charts-dir",
+        type=Path,
+        default=None,
         help="where charts are saved as PNG when the terminal shows no images "
         "(default: the data directory's charts/)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--as", dest="role", choices=sorted(ROLES), default="user",
+        "--as",
+        dest="role",
+        choices=sorted(ROLES),
+        default="user",
         help="start as a user (default) or an admin",
-    )  # fmt: skip
+    )
 
 
 class ChatSession:
@@ -68,9 +73,12 @@ class ChatSession:
     """
 
     def __init__(
-        self, agent: ServedAgent, console: Console, charts_dir: Path,
+        self,
+        agent: ServedAgent,
+        console: Console,
+        charts_dir: Path,
         files: SharedFiles | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         from bots.dev.chat_view import ChatView
         from bots.dev.identity import Persona
         from bots.dev.terminal_images import protocol
@@ -133,11 +141,17 @@ class ChatSession:
         path = Path(where).expanduser()
         if not where or not path.is_file():
             said = escape(where or "(no path)")
-            self.console.print(f"[yellow]No file at {said}: /file PATH attaches one (CSV, "
-                               "TSV, XLSX, Parquet or JSON).[/yellow]")  # fmt: skip
+            self.console.print(
+                f"[yellow]No file at {said}: /file PATH attaches one (CSV, "
+                "TSV, XLSX, Parquet or JSON).[/yellow]"
+            )
             return
-        file = SharedFile(name=path.name, url=str(path.resolve()), owner=self.persona.user_id,
-                          size=path.stat().st_size)  # fmt: skip
+        file = SharedFile(
+            name=path.name,
+            url=str(path.resolve()),
+            owner=self.persona.user_id,
+            size=path.stat().st_size,
+        )
         self.attached.append(file)
         self.console.print(
             f"[dim]Attached {escape(file.name)}; it goes with your next question.[/dim]"
@@ -162,8 +176,13 @@ class ChatSession:
         from bots.files import take_files
 
         files, self.attached = self.attached, []
-        taken = await take_files(self.files, files, asker=self.persona.user_id,
-                                 scope=file_scope(context_metadata), fetch=self._read)  # fmt: skip
+        taken = await take_files(
+            self.files,
+            files,
+            asker=self.persona.user_id,
+            scope=file_scope(context_metadata),
+            fetch=self._read,
+        )
         if (notice := taken.notice()) is not None:
             self.view.show(notice)
         return taken.question(text)
@@ -246,8 +265,9 @@ def build_session(args: argparse.Namespace, console: Console) -> tuple[ChatSessi
     data_dir = local_data_dir(args)
     charts = args.charts_dir or data_dir / "charts"
     config = local_config(args)
-    session = ChatSession(local_agent(args, "chat", config), console, charts,
-                          files=shared_files_store(config))  # fmt: skip
+    session = ChatSession(
+        local_agent(args, "chat", config), console, charts, files=shared_files_store(config)
+    )
     session.persona = session.persona.model_copy(update={"groups": ROLES[args.role]})
     return session, data_dir
 

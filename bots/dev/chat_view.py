@@ -35,9 +35,13 @@ if TYPE_CHECKING:
 TABLE_ROWS = 20
 BAR_WIDTH = 40
 STATUS_STYLE = {
-    "success": "green", "completed": "green", "info": "blue", "warning": "yellow",
-    "error": "red", "failed": "red",
-}  # fmt: skip
+    "success": "green",
+    "completed": "green",
+    "info": "blue",
+    "warning": "yellow",
+    "error": "red",
+    "failed": "red",
+}
 
 
 def cell(value: Any) -> str:
@@ -128,8 +132,7 @@ class ChatView:
                 self._cite()
                 return
             self.console.print("[bold magenta]Threadline[/bold magenta]")
-            self._live = Live(console=self.console, auto_refresh=False,
-                              vertical_overflow="visible")  # fmt: skip
+            self._live = Live(console=self.console, auto_refresh=False, vertical_overflow="visible")
             self._live.start()
             self._live_id = text.id
         assert self._live is not None
@@ -204,8 +207,9 @@ class ChatView:
         path = self.charts_dir / f"{stamp}-{len(self.saved_charts) + 1}-{slug}.png"
         path.write_bytes(png)
         self.saved_charts.append(path)
-        self.console.print(f"📊 [bold]{escape(title)}[/bold] saved to {escape(str(path))}",
-                           highlight=False)  # fmt: skip
+        self.console.print(
+            f"📊 [bold]{escape(title)}[/bold] saved to {escape(str(path))}", highlight=False
+        )
 
     def _text_chart(self, chart: Any, title: str) -> None:
         """Bars of text for the first series: the chart without an image."""
@@ -215,10 +219,14 @@ class ChatView:
         width = max((len(str(x)) for x in chart.x), default=0)
         for x, value in zip(chart.x, values, strict=False):
             bar = "█" * round(abs(value or 0) / largest * BAR_WIDTH)
-            self.console.print(f"  {x!s:<{width}} {bar} {cell(value)}", highlight=False,
-                               markup=False)  # fmt: skip
-        self.console.print("(pip install 'threadline[charts]' for the chart as a picture)",
-                           style="dim", markup=False)  # fmt: skip
+            self.console.print(
+                f"  {x!s:<{width}} {bar} {cell(value)}", highlight=False, markup=False
+            )
+        self.console.print(
+            "(pip install 'threadline[charts]' for the chart as a picture)",
+            style="dim",
+            markup=False,
+        )
 
     def _panel(self, title: str, body: str, status: str | None, *, markdown: bool = True) -> None:
         from adapters.details import readable

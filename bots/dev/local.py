@@ -21,18 +21,23 @@ def add_local_arguments(parser: argparse.ArgumentParser, *, stream_delay: float)
 
     add_config_arguments(parser)
     parser.add_argument(
-        "--data-dir", type=Path, default=None,
+        "--data-dir",
+        type=Path,
+        default=None,
         help="where the sample database (and the chat's history and charts) live "
         "(default $THREADLINE_DATA_DIR or ~/.threadline)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--scripted", action="store_true",
+        "--scripted",
+        action="store_true",
         help="use the scripted demo model even when ANTHROPIC_API_KEY is set",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--stream-delay", type=float, default=stream_delay,
+        "--stream-delay",
+        type=float,
+        default=stream_delay,
         help=f"seconds between the scripted model's chunks (default {stream_delay})",
-    )  # fmt: skip
+    )
 
 
 def local_data_dir(args: argparse.Namespace) -> Path:
@@ -57,8 +62,9 @@ def local_config(args: argparse.Namespace) -> Config:
     if args.scripted:
         model["scripted"] = True
     overrides: dict[type[Section], dict[str, Any]] = {
-        StateSettings: state_options, ModelSettings: model,
-    }  # fmt: skip
+        StateSettings: state_options,
+        ModelSettings: model,
+    }
     return load_config(args, overrides=overrides)
 
 

@@ -48,10 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--open", action="store_true", help="open the console in the web browser once it listens"
     )
     parser.add_argument(
-        "--reload", action="store_true",
+        "--reload",
+        action="store_true",
         help="restart when a Python file under the current folder (or the --app file's "
         "folder) changes",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--real-pace", action="store_true", help="pace streams like the real channels (1 s)"
     )
@@ -73,8 +74,9 @@ async def serve(args: argparse.Namespace) -> None:
     pace = 1.0 if args.real_pace else max(0.0, args.pace)
     options = ConsoleOptions(pace=pace, teams_targeted=args.teams_targeted)
     config = local_config(args)
-    app = create_app(local_agent(args, "console", config), options=options,
-                     files=shared_files_store(config))  # fmt: skip
+    app = create_app(
+        local_agent(args, "console", config), options=options, files=shared_files_store(config)
+    )
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     try:
@@ -130,15 +132,18 @@ def run_reloading(args: argparse.Namespace, argv: list[str]) -> int:
     command = shlex.join([sys.executable, "-m", "bots.cli", "dev", *argv])
     os.environ[OPEN_MARKER] = str(Path(tempfile.mkdtemp(prefix="threadline-dev-")) / "opened")
     print("threadline dev: reloading on changes to Python files", flush=True)
-    run_process(*_watched(args), target=command, target_type="command",
-                watch_filter=PythonFilter())  # fmt: skip
+    run_process(*_watched(args), target=command, target_type="command", watch_filter=PythonFilter())
     return 0
 
 
 def log_to_terminal() -> None:
     """The console's own lines (a line per turn, refusals) at INFO; others' warnings."""
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s",
-                        datefmt="%H:%M:%S", stream=sys.stderr)  # fmt: skip
+    logging.basicConfig(
+        level=logging.WARNING,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+        stream=sys.stderr,
+    )
     logging.getLogger("threadline.dev").setLevel(logging.INFO)
 
 

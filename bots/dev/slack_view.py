@@ -123,8 +123,16 @@ class SlackView:
             return
         if call.method == "assistant.threads.setSuggestedPrompts":
             prompts = _prompts(call.args.get("prompts"))
-            session.feed.emit("slack", {"op": "prompts", "method": call.method, "args": args,
-                                        "title": call.args.get("title"), "prompts": prompts})
+            session.feed.emit(
+                "slack",
+                {
+                    "op": "prompts",
+                    "method": call.method,
+                    "args": args,
+                    "title": call.args.get("title"),
+                    "prompts": prompts,
+                },
+            )
             return
         op = MESSAGE_OPS.get(call.method)
         if op is None or call.message is None:
@@ -132,8 +140,9 @@ class SlackView:
         if call.method == "chat.startStream":
             session.streamed.add(call.message.ts)
         message = self._snapshot(call.message, session)
-        session.feed.emit("slack", {"op": op, "method": call.method, "args": args,
-                                    "message": message})
+        session.feed.emit(
+            "slack", {"op": op, "method": call.method, "args": args, "message": message}
+        )
 
     @staticmethod
     def _snapshot(message: Message, session: SlackSession) -> dict[str, Any]:

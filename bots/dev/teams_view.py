@@ -131,11 +131,14 @@ class TeamsView:
         else:  # the client repeats the id in an update's body: the event carries it already
             activity_id = call.activity_id or ""
             activity = {k: v for k, v in activity.items() if k != "id"}
-        session.feed.emit("teams", {
-            "op": op,
-            "id": activity_id,
-            "conversation_id": call.conversation_id,
-            "route": route,
-            "private_to": session.private_to if route != "conversation" else None,
-            "activity": activity,
-        })
+        session.feed.emit(
+            "teams",
+            {
+                "op": op,
+                "id": activity_id,
+                "conversation_id": call.conversation_id,
+                "route": route,
+                "private_to": session.private_to if route != "conversation" else None,
+                "activity": activity,
+            },
+        )

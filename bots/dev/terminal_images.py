@@ -83,8 +83,9 @@ def _sixel(png: bytes) -> str:
         rows = range(top, min(top + 6, height))
         used = sorted({int(pixels[x, y]) for y in rows for x in range(width)})  # type: ignore[arg-type]
         for color in used:
-            bits = [sum(1 << (y - top) for y in rows if pixels[x, y] == color)
-                    for x in range(width)]  # fmt: skip
+            bits = [
+                sum(1 << (y - top) for y in rows if pixels[x, y] == color) for x in range(width)
+            ]
             out.append(f"#{color}" + "".join(chr(63 + b) for b in bits) + "$")
         out.append("-")
     out.append("\x1b\\")

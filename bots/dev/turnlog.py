@@ -46,8 +46,11 @@ class TurnRecord:
     def line(self, outcome: str, seconds: float) -> str:
         text = " ".join(self.text.split())
         quoted = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
-        parts = [f'{self.who} "{quoted}" -> {outcome} in {seconds:.2f} s'
-                 if text else f"{self.who} (starter view) -> {outcome} in {seconds:.2f} s"]
+        parts = [
+            f'{self.who} "{quoted}" -> {outcome} in {seconds:.2f} s'
+            if text
+            else f"{self.who} (starter view) -> {outcome} in {seconds:.2f} s"
+        ]
         if self.tools:
             parts.append(f"tools {', '.join(dict.fromkeys(self.tools))}")
         if self.input_tokens is not None or self.output_tokens is not None:

@@ -141,9 +141,12 @@ class Console:
     """
 
     def __init__(
-        self, agent: ServedAgent, *, options: ConsoleOptions | None = None,
+        self,
+        agent: ServedAgent,
+        *,
+        options: ConsoleOptions | None = None,
         files: SharedFiles | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.agent = agent
         self.options = options or ConsoleOptions()
         self.files = files
@@ -182,14 +185,23 @@ class Console:
             self.http = None
 
     def start_turn(
-        self, persona: Persona, thread_id: str, text: str, base_url: str,
+        self,
+        persona: Persona,
+        thread_id: str,
+        text: str,
+        base_url: str,
         files: list[str] | None = None,
-    ) -> Turn:  # fmt: skip
+    ) -> Turn:
         """Start answering ``text`` with the attached ``files`` (upload ids); iterate
         ``turn.feed`` for its events. ``base_url`` is the console's own address, where the
         channel fakes are mounted."""
-        turn = Turn(id=os.urandom(6).hex(), persona=persona, thread_id=thread_id, text=text,
-                    files=self.uploads.shared(files or []))  # fmt: skip
+        turn = Turn(
+            id=os.urandom(6).hex(),
+            persona=persona,
+            thread_id=thread_id,
+            text=text,
+            files=self.uploads.shared(files or []),
+        )
         self._forget_old_turns()
         self.turns[turn.id] = turn
         turn.task = asyncio.create_task(self._run(turn, base_url), name=f"turn-{turn.id}")
@@ -218,9 +230,9 @@ class Console:
         await self.agent.record_feedback(persona.request_context(thread_id), feedback)
         return feedback
 
-    async def show_queries(self, persona: Persona, thread_id: str, turn_id: str) -> list[
-        SlackMessage
-    ]:
+    async def show_queries(
+        self, persona: Persona, thread_id: str, turn_id: str
+    ) -> list[SlackMessage]:
         """What Slack's "Show query" shows ``persona`` (checked now, as the Slack bot checks
         the clicker): the queries behind the answer, or why not."""
         context = persona.request_context(thread_id)
@@ -288,9 +300,13 @@ class Console:
             turn_id=turn.id,
         )
         return SlackReplyStream(
-            client, target, stop_turn=turn.id, stop_button_after=self.options.stop_button_after,
-            flush_interval=pace, update_interval=pace,
-        )  # fmt: skip
+            client,
+            target,
+            stop_turn=turn.id,
+            stop_button_after=self.options.stop_button_after,
+            flush_interval=pace,
+            update_interval=pace,
+        )
 
     def _teams_reply(self, turn: Turn, token: str, base_url: str) -> TeamsReplyStream:
         assert self.http is not None, "open() the console first"
@@ -330,9 +346,12 @@ class Console:
         text = turn.text
         if turn.files:
             taken = await take_files(
-                self.files, turn.files, asker=persona.user_id,
-                scope=file_scope(context.metadata), fetch=self.uploads.fetch,
-            )  # fmt: skip
+                self.files,
+                turn.files,
+                asker=persona.user_id,
+                scope=file_scope(context.metadata),
+                fetch=self.uploads.fetch,
+            )
             if (notice := taken.notice()) is not None:
                 await self._show(turn, slack, teams, notice)
             text = taken.question(text)
@@ -345,17 +364,20 @@ class Console:
             if aclose is not None:
                 await aclose()
 
-
     async def _show(
-        self, turn: Turn, slack: SlackReplyStream, teams: TeamsReplyStream,
+        self,
+        turn: Turn,
+        slack: SlackReplyStream,
+        teams: TeamsReplyStream,
         component: UiComponent,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """One component: in the developer pane, then through both channels' adapters."""
         turn.components += 1
         turn.feed.emit("component", component_json(component))
         if isinstance(component.rich_component, SourcesComponent):
-            await self.queries.save(TEAM_ID, turn.persona.channel_id, turn.thread_id,
-                                    turn.id, component.rich_component)  # fmt: skip
+            await self.queries.save(
+                TEAM_ID, turn.persona.channel_id, turn.thread_id, turn.id, component.rich_component
+            )
         await _guarded(turn.feed, "slack", slack.handle(component))
         await _guarded(turn.feed, "teams", teams.handle(component))
 

@@ -68,8 +68,11 @@ class ConsoleUploads:
         found = [self._uploads[upload_id] for upload_id in ids if upload_id in self._uploads]
         return [
             SharedFile(
-                name=upload.name, url=URL_PREFIX + upload.id, owner=upload.owner,
-                size=upload.size, file_id=upload.id,
+                name=upload.name,
+                url=URL_PREFIX + upload.id,
+                owner=upload.owner,
+                size=upload.size,
+                file_id=upload.id,
             )
             for upload in found
         ]

@@ -176,8 +176,11 @@ async def serve_http(
     bound = runner.addresses[0][1] if runner.addresses else port
     log.info(
         "threadline slack: listening on http://%s:%d%s (process %d)",
-        host, bound, EVENTS_PATH, os.getpid(),
-    )  # fmt: skip
+        host,
+        bound,
+        EVENTS_PATH,
+        os.getpid(),
+    )
     return runner
 
 
@@ -204,8 +207,9 @@ async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> Non
     runner: web.AppRunner | None = None
     try:
         await bot.open()
-        runner = await serve_http(bot, host=settings.host, port=settings.port,
-                                  reuse_port=reuse_port)  # fmt: skip
+        runner = await serve_http(
+            bot, host=settings.host, port=settings.port, reuse_port=reuse_port
+        )
         if settings.mode == "socket":
             handler = socket_mode_handler(bot)
             await handler.connect_async()  # type: ignore[no-untyped-call]
@@ -280,8 +284,7 @@ def run(args: argparse.Namespace) -> int:
 
         factory = agent_factory(config, "slack")
         files = shared_files_store(config)
-        asyncio.run(serve(settings, state_settings, factory, reuse_port=reuse_port(),
-                          files=files))  # fmt: skip
+        asyncio.run(serve(settings, state_settings, factory, reuse_port=reuse_port(), files=files))
         return 0
     except KeyboardInterrupt:
         return 0

@@ -142,12 +142,20 @@ class SlackBot:
         self.transcript = ThreadTranscript(self.state.cache)
         context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
         self.turns = SlackTurns(
-            agent, self.state.turns, self.clients, self.threads, context, metrics=self.metrics,
-            queries=self.queries, files=files,
-            concurrency=settings.turn_concurrency, dedupe_ttl=settings.dedupe_ttl,
-            stop_button_after=settings.stop_button_after, flush_chars=settings.flush_chars,
+            agent,
+            self.state.turns,
+            self.clients,
+            self.threads,
+            context,
+            metrics=self.metrics,
+            queries=self.queries,
+            files=files,
+            concurrency=settings.turn_concurrency,
+            dedupe_ttl=settings.dedupe_ttl,
+            stop_button_after=settings.stop_button_after,
+            flush_chars=settings.flush_chars,
             flush_interval=settings.flush_interval,
-        )  # fmt: skip
+        )
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
         if files is not None:
             files.serve(agent)
@@ -245,7 +253,10 @@ class SlackBot:
         self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
 
     async def _unavailable_if_in_thread(
-        self, client: AsyncWebClient, queued: QueuedTurn, error: StateUnavailableError,
+        self,
+        client: AsyncWebClient,
+        queued: QueuedTurn,
+        error: StateUnavailableError,
         delivery: str,
     ) -> None:
         """A thread reply while the state is down: told only when the bot takes part in the
@@ -255,9 +266,13 @@ class SlackBot:
         channel, thread = str(meta["channel_id"]), str(meta["thread_id"])
         if not self.threads.joined_here(queued.team, channel, thread):
             if not await bot_in_thread(
-                client, self.history, team=queued.team, channel=channel, thread_ts=thread,
+                client,
+                self.history,
+                team=queued.team,
+                channel=channel,
+                thread_ts=thread,
                 bot_user_id=queued.bot_user_id,
-            ):  # fmt: skip
+            ):
                 return
             self.threads.saw_joined(queued.team, channel, thread)  # Slack's reads are paced
         self._unavailable(client, queued, error, delivery)
@@ -384,7 +399,7 @@ class SlackBot:
     async def _on_show_query(
         self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext
     ) -> None:
-        """"Show query": the clicker is resolved now, from the signed click; only one who may
+        """ "Show query": the clicker is resolved now, from the signed click; only one who may
         see tool arguments gets the SQL (privately), read from where the click happened."""
         await ack()
         self.metrics.events.labels(kind="show_query").inc()
@@ -404,9 +419,12 @@ class SlackBot:
             log.warning("slack: queries of turn %s not shown (%s)", turn_id, error)
             messages = [SlackMessage(text=f":warning: {UNAVAILABLE}")]
         await show_privately(
-            context.client, channel=meta["channel_id"], user=meta["user_id"],
-            thread_ts=meta["thread_id"] or None, messages=messages,
-        )  # fmt: skip
+            context.client,
+            channel=meta["channel_id"],
+            user=meta["user_id"],
+            thread_ts=meta["thread_id"] or None,
+            messages=messages,
+        )
 
     async def _on_button(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
         self.metrics.events.labels(kind="button").inc()

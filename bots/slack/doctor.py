@@ -24,10 +24,13 @@ async def checks(settings: SlackSettings) -> list[Check]:
     try:
         response = await client.auth_test()
     except SlackApiError as error:
-        return [Check.failed(
-            "Slack bot token", f"auth.test says {slack_failure(error)}: check "
-            "SLACK_BOT_TOKEN (Slack app settings > OAuth & Permissions > Bot User OAuth Token)",
-        )]  # fmt: skip
+        return [
+            Check.failed(
+                "Slack bot token",
+                f"auth.test says {slack_failure(error)}: check "
+                "SLACK_BOT_TOKEN (Slack app settings > OAuth & Permissions > Bot User OAuth Token)",
+            )
+        ]
     except UNREACHABLE as error:
         return [Check.failed("Slack API reachable", f"{type(error).__name__}: {error}")]
     found = [Check.passed("Slack bot token", f"{response.get('user')} in {response.get('team')}")]
@@ -36,6 +39,6 @@ async def checks(settings: SlackSettings) -> list[Check]:
         return [*found, Check.skipped("Slack scopes", "Slack did not list the token's scopes")]
     missing = sorted(set(BOT_SCOPES) - {s.strip() for s in str(granted).split(",")})
     if missing:
-        fix = (f"add {', '.join(missing)} (manifest.yml lists them), then reinstall the app")
+        fix = f"add {', '.join(missing)} (manifest.yml lists them), then reinstall the app"
         return [*found, Check.failed("Slack scopes", fix)]
     return [*found, Check.passed("Slack scopes", f"all {len(BOT_SCOPES)} the app needs")]

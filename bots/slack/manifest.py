@@ -74,9 +74,7 @@ def manifest(
     interactivity: dict[str, Any] = {"is_enabled": True}
     oauth: dict[str, Any] = {"scopes": {"bot": sorted(BOT_SCOPES)}}
     if base:
-        slash["url"] = events["request_url"] = interactivity["request_url"] = (
-            f"{base}/slack/events"
-        )
+        slash["url"] = events["request_url"] = interactivity["request_url"] = f"{base}/slack/events"
         oauth["redirect_urls"] = [f"{base}/slack/oauth_redirect"]
     return {
         "_metadata": {"major_version": 1, "minor_version": 1},
@@ -115,22 +113,27 @@ def manifest(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--http", metavar="https://HOST",
+        "--http",
+        metavar="https://HOST",
         help="HTTP mode: the bot's public address; events, interactivity, the slash command "
         "and the OAuth redirect go to https://HOST/slack/... (default: Socket Mode)",
-    )  # fmt: skip
+    )
     parser.add_argument("--name", default="Threadline", help="the app's name (default Threadline)")
     parser.add_argument(
-        "--command", dest="slash_command", default="/ask",
+        "--command",
+        dest="slash_command",
+        default="/ask",
         help="the slash command, as SLACK_COMMAND sets it for the bot (default /ask)",
-    )  # fmt: skip
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     command = args.slash_command
     if not command.startswith("/") or " " in command:
-        print(f"threadline slack-manifest: --command must look like /ask, got {command!r}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"threadline slack-manifest: --command must look like /ask, got {command!r}",
+            file=sys.stderr,
+        )
         return 2
     try:
         data = manifest(http=args.http, name=args.name, command=command)

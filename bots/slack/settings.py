@@ -81,9 +81,9 @@ class SlackSettings(Section):
         default_factory=list, validation_alias=env("admin_groups", "SLACK_ADMIN_GROUPS")
     )
     workspace_admins_are_admins: bool = Field(
-        False, validation_alias=env("workspace_admins_are_admins",
-                                    "SLACK_WORKSPACE_ADMINS_ARE_ADMINS"),
-    )  # fmt: skip
+        False,
+        validation_alias=env("workspace_admins_are_admins", "SLACK_WORKSPACE_ADMINS_ARE_ADMINS"),
+    )
     api_url: str | None = Field(None, validation_alias=env("api_url", "SLACK_API_URL"))
     stop_button_after: float = Field(3.0, ge=0)
     """Seconds a turn runs before a Stop button is shown (short answers need none)."""

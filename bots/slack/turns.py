@@ -362,10 +362,14 @@ class SlackTurns:
     ) -> str:
         outcome = "completed"
         async with SlackReplyStream(
-            client, slot.target, slot=slot, stop_turn=turn.id,
+            client,
+            slot.target,
+            slot=slot,
+            stop_turn=turn.id,
             stop_button_after=self.stop_button_after,
-            flush_chars=self.flush_chars, flush_interval=self.flush_interval,
-        ) as reply:  # fmt: skip
+            flush_chars=self.flush_chars,
+            flush_interval=self.flush_interval,
+        ) as reply:
             try:
                 await self._talk(reply, queued, client, turn.id)
             except asyncio.CancelledError:
@@ -418,17 +422,25 @@ class SlackTurns:
             return ThreadView([])
         try:
             return await self.thread_context.before(
-                client, team=queued.team, channel=target.channel, thread_ts=target.thread_ts,
-                before_ts=before_ts, joins=queued.history_before_ts is not None,
-            )  # fmt: skip
+                client,
+                team=queued.team,
+                channel=target.channel,
+                thread_ts=target.thread_ts,
+                before_ts=before_ts,
+                joins=queued.history_before_ts is not None,
+            )
         except StateUnavailableError as error:  # answer the question without them
             log.warning("slack: thread context of %s not read (%s)", target.thread_ts, error)
             return ThreadView([])
 
     async def _with_files(
-        self, reply: SlackReplyStream, queued: QueuedTurn, client: AsyncWebClient,
-        context: RequestContext, text: str,
-    ) -> str:  # fmt: skip
+        self,
+        reply: SlackReplyStream,
+        queued: QueuedTurn,
+        client: AsyncWebClient,
+        context: RequestContext,
+        text: str,
+    ) -> str:
         """Load the files shared with the message into the asker's tables (telling the
         asker what could not be read); the question, with what the files became."""
         limit = self.files.max_bytes if self.files is not None else 0
@@ -437,9 +449,12 @@ class SlackTurns:
             return await download(client, file, max_bytes=limit)
 
         taken = await take_files(
-            self.files, queued.files, asker=str(context.metadata.get("user_id") or ""),
-            scope=file_scope(context.metadata), fetch=fetch,
-        )  # fmt: skip
+            self.files,
+            queued.files,
+            asker=str(context.metadata.get("user_id") or ""),
+            scope=file_scope(context.metadata),
+            fetch=fetch,
+        )
         if (notice := taken.notice()) is not None:
             await reply.handle(notice)
         return taken.question(text)

@@ -105,8 +105,11 @@ def _run_many(args: argparse.Namespace, config: Config) -> int:
 
     settings, state_settings = config.get(TeamsSettings), config.state
     if state_settings.backend != "redis":
-        print("threadline teams: --processes needs shared state: set REDIS_URL "
-              f"(state is {state_settings.describe()})", file=sys.stderr)
+        print(
+            "threadline teams: --processes needs shared state: set REDIS_URL "
+            f"(state is {state_settings.describe()})",
+            file=sys.stderr,
+        )
         return 2
     argv = ["teams", "--log-level", str(args.log_level)]
     for name in ("config", "app"):
@@ -142,14 +145,24 @@ def _serve(config: Config) -> int:
         await state.aclose()
 
     app.on_cleanup.append(close_state)
-    web.run_app(app, host=settings.host, port=settings.port, access_log=None,
-                reuse_port=reuse_port() or None)
+    web.run_app(
+        app,
+        host=settings.host,
+        port=settings.port,
+        access_log=None,
+        reuse_port=reuse_port() or None,
+    )
     return 0
 
 
-def bot_on_state(agent: ServedAgent, settings: TeamsSettings, state: State, *,
-                 pool: ConnectorPool | None = None,
-                 shared_files: SharedFiles | None = None) -> ThreadlineTeamsBot:
+def bot_on_state(
+    agent: ServedAgent,
+    settings: TeamsSettings,
+    state: State,
+    *,
+    pool: ConnectorPool | None = None,
+    shared_files: SharedFiles | None = None,
+) -> ThreadlineTeamsBot:
     """The Teams bot with every shared thing in ``state`` (so N processes share them)."""
     from adapters.teams.files import FileOffers
     from bots.teams.bot import ThreadlineTeamsBot
@@ -182,8 +195,11 @@ def web_app(bot: ThreadlineTeamsBot) -> web.Application:
         """200 when turns can be accepted; 503 while the state backend (Redis) is down."""
         state = await bot.health()
         ok = state is None or state.ok
-        body: dict[str, Any] = {"status": "ok" if ok else "unavailable",
-                                "auth": bot.settings.auth_enabled, "pid": os.getpid()}
+        body: dict[str, Any] = {
+            "status": "ok" if ok else "unavailable",
+            "auth": bot.settings.auth_enabled,
+            "pid": os.getpid(),
+        }
         if state is not None:
             body["state"] = {"backend": state.backend, "detail": state.detail}
         return web.json_response(body, status=200 if ok else 503)
@@ -204,4 +220,3 @@ def web_app(bot: ThreadlineTeamsBot) -> web.Application:
     app.on_startup.append(opened)
     app.on_cleanup.append(closed)
     return app
-

@@ -173,11 +173,17 @@ class ThreadlineTeamsBot:
         self.records = records if records is not None else MemoryKeyValueStore()
         self.outbound = Outbound(settings, self.authentication, self.pool, self.records)
         self.turns = TeamsTurns(
-            agent, queue=self.turn_queue, outbound=self.outbound,
-            options=settings.reply_options(), metrics=self.metrics,
-            files=self.files, shared_files=shared_files, concurrency=concurrency,
-            dedupe_ttl=settings.dedupe_ttl, stop_button_after=settings.stop_button_after,
-        )  # fmt: skip
+            agent,
+            queue=self.turn_queue,
+            outbound=self.outbound,
+            options=settings.reply_options(),
+            metrics=self.metrics,
+            files=self.files,
+            shared_files=shared_files,
+            concurrency=concurrency,
+            dedupe_ttl=settings.dedupe_ttl,
+            stop_button_after=settings.stop_button_after,
+        )
         if shared_files is not None:
             shared_files.serve(agent)
         self._metadata = (
@@ -341,8 +347,13 @@ class ThreadlineTeamsBot:
         reaction = "like" if feedback.positive else "dislike"
         self.metrics.feedback.labels(reaction=reaction).inc()
 
-    def _unavailable(self, turn_context: TurnContext, activity: Wire,
-                     error: StateUnavailableError, exchange: _Exchange | None) -> None:
+    def _unavailable(
+        self,
+        turn_context: TurnContext,
+        activity: Wire,
+        error: StateUnavailableError,
+        exchange: _Exchange | None,
+    ) -> None:
         """The state is down: Teams still gets its answer (no endless redelivery), the user
         is told plainly (an invoke in its response, a message by a reply)."""
         logger.error("could not accept a %s activity: %s", activity.get("type"), error)
@@ -379,6 +390,8 @@ class ThreadlineTeamsBot:
         url = self.files.upload_url(answer)
         if answer.accepted and offered is not None and url and answer.upload_info:
             ref = ConversationRef.from_activity(activity)
-            self.turns.background(upload_offered_file(
-                self.pool.session, connector, ref, url, offered, dict(answer.upload_info)
-            ))
+            self.turns.background(
+                upload_offered_file(
+                    self.pool.session, connector, ref, url, offered, dict(answer.upload_info)
+                )
+            )

@@ -265,8 +265,7 @@ class GuardedAuthentication(BotFrameworkAuthentication):  # type: ignore[misc]
         expires = claims.get("exp") if isinstance(claims, dict) else None
         if not isinstance(expires, int | float):
             return
-        self._validated[key] = (min(float(expires), time.time() + VALIDATED_TOKEN_SECONDS),
-                                result)
+        self._validated[key] = (min(float(expires), time.time() + VALIDATED_TOKEN_SECONDS), result)
         while len(self._validated) > VALIDATED_TOKEN_ENTRIES:
             self._validated.popitem(last=False)
 

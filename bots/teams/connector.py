@@ -86,8 +86,8 @@ def _retry_after(value: str | None) -> float | None:
 class BotConnectorClient:
     """``adapters.teams.connector.TeamsConnector`` for one service URL::
 
-        client = BotConnectorClient(session, "https://smba.trafficmanager.net/amer/", tokens)
-        activity_id = await client.reply("a:1...", "1700000000001", {"type": "message"})
+    client = BotConnectorClient(session, "https://smba.trafficmanager.net/amer/", tokens)
+    activity_id = await client.reply("a:1...", "1700000000001", {"type": "message"})
     """
 
     def __init__(

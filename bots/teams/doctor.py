@@ -33,8 +33,12 @@ async def checks(settings: TeamsSettings) -> list[Check]:
 
 
 def _fix(settings: TeamsSettings, error: Any) -> str:
-    secret = "the managed identity" if settings.app_type == "UserAssignedMSI" else (
-        "MicrosoftAppPassword"
-    )  # fmt: skip
-    return (f"no Bot Connector token ({type(error).__name__}: {str(error)[:200]}); check "
-            f"MicrosoftAppId, {secret} and MicrosoftAppTenantId")  # fmt: skip
+    secret = (
+        "the managed identity"
+        if settings.app_type == "UserAssignedMSI"
+        else ("MicrosoftAppPassword")
+    )
+    return (
+        f"no Bot Connector token ({type(error).__name__}: {str(error)[:200]}); check "
+        f"MicrosoftAppId, {secret} and MicrosoftAppTenantId"
+    )

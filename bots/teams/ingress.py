@@ -32,9 +32,7 @@ async def handle_messages(bot: ThreadlineTeamsBot, request: web.Request) -> web.
     started = time.perf_counter()
     try:
         body = await _parse(request)
-        status, answer = await bot.process_activity(
-            body, request.headers.get("Authorization", "")
-        )
+        status, answer = await bot.process_activity(body, request.headers.get("Authorization", ""))
     except web.HTTPException as refusal:
         bot.metrics.refused.labels(status=str(refusal.status)).inc()
         raise

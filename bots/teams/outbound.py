@@ -81,8 +81,13 @@ class Outbound:
         if not self._settings.auth_enabled:
             return None
         app_id = self._settings.app_id
-        claims = ClaimsIdentity({AuthenticationConstants.AUDIENCE_CLAIM: app_id,
-                                 AuthenticationConstants.APP_ID_CLAIM: app_id}, True)
+        claims = ClaimsIdentity(
+            {
+                AuthenticationConstants.AUDIENCE_CLAIM: app_id,
+                AuthenticationConstants.APP_ID_CLAIM: app_id,
+            },
+            True,
+        )
         factory = self._authentication.create_connector_factory(claims)
         client = await factory.create(service_url, self._authentication.get_originating_audience())
         return client.config.credentials

@@ -55,32 +55,60 @@ URL_OPTIONS = {"website": "--website", "privacy_url": "--privacy-url", "terms_ur
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--app-id", metavar="GUID",
+        "--app-id",
+        metavar="GUID",
         help="the Azure Bot registration's Microsoft App ID (default: $MicrosoftAppId)",
-    )  # fmt: skip
-    parser.add_argument("--out", default="teams-package", metavar="DIR",
-                        help="folder to write the package into (default ./teams-package)")
-    parser.add_argument("--name", default="Threadline",
-                        help="the app's name in Teams, at most 30 characters (default Threadline)")
-    parser.add_argument("--app-version", default="1.0.0", metavar="X.Y.Z",
-                        help="the package's version; raise it for each upload (default 1.0.0)")
-    parser.add_argument("--developer", default="Threadline",
-                        help="the developer (publisher) name Teams shows (default Threadline)")
+    )
+    parser.add_argument(
+        "--out",
+        default="teams-package",
+        metavar="DIR",
+        help="folder to write the package into (default ./teams-package)",
+    )
+    parser.add_argument(
+        "--name",
+        default="Threadline",
+        help="the app's name in Teams, at most 30 characters (default Threadline)",
+    )
+    parser.add_argument(
+        "--app-version",
+        default="1.0.0",
+        metavar="X.Y.Z",
+        help="the package's version; raise it for each upload (default 1.0.0)",
+    )
+    parser.add_argument(
+        "--developer",
+        default="Threadline",
+        help="the developer (publisher) name Teams shows (default Threadline)",
+    )
     parser.add_argument("--website", metavar="URL", help="your website (https)")
     parser.add_argument("--privacy-url", metavar="URL", help="your privacy statement (https)")
     parser.add_argument("--terms-url", metavar="URL", help="your terms of use (https)")
     parser.add_argument(
-        "--allow-placeholders", action="store_true",
+        "--allow-placeholders",
+        action="store_true",
         help=f"write missing or example URLs as {PLACEHOLDER}/... (local testing only: "
         "Teams shows them to everyone who installs the app)",
-    )  # fmt: skip
-    parser.add_argument("--accent-color", default=DEFAULT_ACCENT, metavar="#RRGGBB",
-                        help=f"the color icon's background (default {DEFAULT_ACCENT})")
-    parser.add_argument("--domain", action="append", default=[], metavar="HOST",
-                        help="a domain the app may open, e.g. the bot's host; repeatable")
-    parser.add_argument("--targeted-messages", action="store_true",
-                        help="declare support for targeted messages (preview), as "
-                        "TEAMS_TARGETED_MESSAGES=1 uses them")
+    )
+    parser.add_argument(
+        "--accent-color",
+        default=DEFAULT_ACCENT,
+        metavar="#RRGGBB",
+        help=f"the color icon's background (default {DEFAULT_ACCENT})",
+    )
+    parser.add_argument(
+        "--domain",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a domain the app may open, e.g. the bot's host; repeatable",
+    )
+    parser.add_argument(
+        "--targeted-messages",
+        action="store_true",
+        help="declare support for targeted messages (preview), as "
+        "TEAMS_TARGETED_MESSAGES=1 uses them",
+    )
 
 
 def is_placeholder(url: str | None) -> bool:
@@ -134,10 +162,12 @@ def build_manifest(
         "scopes": scopes,
         "supportsFiles": True,  # files people send (read as tables) and CSVs the bot offers
         "isNotificationOnly": False,
-        "commandLists": [{
-            "scopes": scopes,
-            "commands": [{"title": t, "description": d} for t, d in COMMANDS],
-        }],
+        "commandLists": [
+            {
+                "scopes": scopes,
+                "commands": [{"title": t, "description": d} for t, d in COMMANDS],
+            }
+        ],
     }
     if targeted_messages:
         bot["supportsTargetedMessages"] = True
@@ -184,8 +214,11 @@ def _bubble(size: int, *, fill: tuple[int, int, int, int] | None, line: int) -> 
     radius = canvas // 6
     width = line * scale
     draw.rounded_rectangle(box, radius=radius, outline=white, width=width, fill=fill)
-    tail = [(box[0] + radius, box[3] - width), (box[0] + radius // 2, canvas - pad // 2),
-            (box[0] + radius * 2, box[3] - width)]
+    tail = [
+        (box[0] + radius, box[3] - width),
+        (box[0] + radius // 2, canvas - pad // 2),
+        (box[0] + radius * 2, box[3] - width),
+    ]
     draw.polygon(tail, fill=white)
     left, right = box[0] + radius // 1.5, box[2] - radius // 1.5
     top, bottom = box[1] + radius, box[3] - radius
@@ -240,15 +273,24 @@ def write_package(manifest: dict[str, Any], out: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     app_id = args.app_id or os.environ.get("MicrosoftAppId")
     if not app_id:
-        print("threadline teams-package: give --app-id or set MicrosoftAppId "
-              "(the Azure Bot registration's app id)", file=sys.stderr)
+        print(
+            "threadline teams-package: give --app-id or set MicrosoftAppId "
+            "(the Azure Bot registration's app id)",
+            file=sys.stderr,
+        )
         return 2
     try:
         urls = package_urls(args)
         manifest = build_manifest(
-            app_id=app_id, name=args.name, version=args.app_version, developer=args.developer,
-            website=urls["website"], privacy_url=urls["privacy_url"], terms_url=urls["terms_url"],
-            accent_color=args.accent_color, domains=args.domain,
+            app_id=app_id,
+            name=args.name,
+            version=args.app_version,
+            developer=args.developer,
+            website=urls["website"],
+            privacy_url=urls["privacy_url"],
+            terms_url=urls["terms_url"],
+            accent_color=args.accent_color,
+            domains=args.domain,
             targeted_messages=args.targeted_messages,
         )
     except ValueError as error:

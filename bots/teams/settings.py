@@ -109,9 +109,11 @@ class TeamsSettings(Section):
     )
     oauth_url: str | None = Field(None, validation_alias=env("oauth_url", _ENDPOINTS["oauth_url"]))
     emulator_openid_metadata_url: str | None = Field(
-        None, validation_alias=env("emulator_openid_metadata_url",
-                                   _ENDPOINTS["emulator_openid_metadata_url"]),
-    )  # fmt: skip
+        None,
+        validation_alias=env(
+            "emulator_openid_metadata_url", _ENDPOINTS["emulator_openid_metadata_url"]
+        ),
+    )
     validate_authority: bool = Field(
         True, validation_alias=env("validate_authority", "VALIDATE_AUTHORITY")
     )

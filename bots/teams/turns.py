@@ -149,10 +149,15 @@ class TeamsTurns:
     def start(self) -> None:
         """Start this process's worker (at application startup)."""
         if self._worker is None:
-            self._worker = asyncio.create_task(self._worker_queue.run(
-                self._answer, concurrency=self._concurrency,
-                max_attempts=self._max_attempts, give_up=self._give_up,
-            ), name="teams-turn-worker")  # fmt: skip
+            self._worker = asyncio.create_task(
+                self._worker_queue.run(
+                    self._answer,
+                    concurrency=self._concurrency,
+                    max_attempts=self._max_attempts,
+                    give_up=self._give_up,
+                ),
+                name="teams-turn-worker",
+            )
 
     async def _answer(self, turn: Turn) -> None:
         if turn.progress.get("answered"):
@@ -204,9 +209,12 @@ class TeamsTurns:
         ref = ConversationRef.from_activity(activity)
         connector, slot = await self._slot(turn, ref)
         if turn.is_retry:
-            logger.warning("turn %s runs again (attempt %d) after its process stopped; "
-                           "answering in %s", turn.id, turn.attempt,
-                           "place" if slot.current else "a new message")
+            logger.warning(
+                "turn %s runs again (attempt %d) after its process stopped; answering in %s",
+                turn.id,
+                turn.attempt,
+                "place" if slot.current else "a new message",
+            )
         me = asyncio.current_task()
         stopped: list[str] = []
 
@@ -216,8 +224,14 @@ class TeamsTurns:
                 me.cancel()  # from the stream's sender: interrupt the agent
 
         async with TeamsReplyStream(
-            connector, ref, options=self._options, on_stop=stopped_by_teams, files=self._files,
-            slot=slot, stop_turn=turn.id, stop_button_after=self._stop_button_after,
+            connector,
+            ref,
+            options=self._options,
+            on_stop=stopped_by_teams,
+            files=self._files,
+            slot=slot,
+            stop_turn=turn.id,
+            stop_button_after=self._stop_button_after,
         ) as reply:
             try:
                 await self._talk(reply, activity, text, turn.id)
@@ -233,8 +247,9 @@ class TeamsTurns:
             await self._remember_answer(ref, slot.current.id, turn.id)
         return "completed"
 
-    async def _talk(self, reply: ReplyStream, activity: Mapping[str, Any],
-                    text: str, turn_id: str) -> None:
+    async def _talk(
+        self, reply: ReplyStream, activity: Mapping[str, Any], text: str, turn_id: str
+    ) -> None:
         context = request_context(activity)
         context.metadata["turn_id"] = turn_id
         if files := shared_files(activity):
@@ -257,9 +272,12 @@ class TeamsTurns:
                 return await download(session, file, max_bytes=limit, allow_http=allow_http)
 
         taken = await take_files(
-            store, files, asker=str(metadata.get("user_id") or ""), scope=file_scope(metadata),
+            store,
+            files,
+            asker=str(metadata.get("user_id") or ""),
+            scope=file_scope(metadata),
             fetch=fetch,
-        )  # fmt: skip
+        )
         if (notice := taken.notice()) is not None:
             await reply.handle(notice)
         return taken.question(text)

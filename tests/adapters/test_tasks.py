@@ -51,7 +51,11 @@ def test_past_the_limit_one_task_stands_for_the_rest() -> None:
     assert len(shown) == 40 and [t.title for t in shown[:39]] == [f"step {i}" for i in range(39)]
     more = shown[-1]
     assert (more.id, more.title, more.status, more.detail) == (
-        MORE_TASKS_ID, "11 more steps", "in_progress", "10 of 11 done")
+        MORE_TASKS_ID,
+        "11 more steps",
+        "in_progress",
+        "10 of 11 done",
+    )
 
 
 OPERATIONS = st.lists(
@@ -79,8 +83,12 @@ def test_any_sequence_of_updates_stays_within_the_limit(
         task_id = f"t{number}"
         match operation:
             case "add":
-                task = Task(id=task_id, title=task_id, status=status,  # type: ignore[arg-type]
-                            parent_id=None if parent is None else f"t{parent}")  # fmt: skip
+                task = Task(
+                    id=task_id,
+                    title=task_id,
+                    status=status,  # type: ignore[arg-type]
+                    parent_id=None if parent is None else f"t{parent}",
+                )
                 board.apply(Update.add_task(task))
             case "update":
                 board.apply(Update.update_task(task_id, status=status))  # type: ignore[arg-type]
@@ -107,9 +115,17 @@ def test_nested_puts_each_stated_step_before_its_tool_calls() -> None:
     board.apply(Update.add_task(Task(title="run_sql", parent_id=steps[0].id)))
     board.apply(Update.add_task(Task(title="draw_chart", parent_id=steps[1].id)))
     assert [t.title for t in board.tasks] == [
-        "Query revenue", "Draw the trend", "run_sql", "draw_chart"]
+        "Query revenue",
+        "Draw the trend",
+        "run_sql",
+        "draw_chart",
+    ]
     assert [t.title for t in board.nested()] == [
-        "Query revenue", "run_sql", "Draw the trend", "draw_chart"]
+        "Query revenue",
+        "run_sql",
+        "Draw the trend",
+        "draw_chart",
+    ]
     assert board.title() == "Working: 0 of 2 steps done"  # the stated steps are what counts
 
 

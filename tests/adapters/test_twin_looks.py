@@ -18,10 +18,12 @@ REVENUE = DataFrameComponent.from_records(
     [{"customer": "Tidal Retail GmbH", "revenue": 968424.3, "orders": 1204}], title="Top"
 )
 ARGUMENTS = CardComponent(
-    title="run_sql arguments", markdown=True,
-    content='```json\n' + json.dumps({"sql": "SELECT name,\n  SUM(total)\nFROM orders",
-                                      "max_rows": 10}, indent=2) + "\n```",
-)  # fmt: skip
+    title="run_sql arguments",
+    markdown=True,
+    content="```json\n"
+    + json.dumps({"sql": "SELECT name,\n  SUM(total)\nFROM orders", "max_rows": 10}, indent=2)
+    + "\n```",
+)
 
 
 def slack_cells(df: DataFrameComponent) -> list[str]:
@@ -39,24 +41,30 @@ def teams_cells(df: DataFrameComponent) -> list[str]:
 
 def test_table_numbers_read_the_same_in_both_channels() -> None:
     """Slack showed 968424.3 where Teams showed 968,424.30."""
-    assert slack_cells(REVENUE) == teams_cells(REVENUE) == [
-        "Tidal Retail GmbH", "968,424.30", "1,204"]
+    assert (
+        slack_cells(REVENUE) == teams_cells(REVENUE) == ["Tidal Retail GmbH", "968,424.30", "1,204"]
+    )
 
 
-@pytest.mark.parametrize(("locale", "revenue", "orders"), [
-    ("en-US", "968,424.30", "1,204"),
-    ("de-DE", "968.424,30", "1.204"),
-    ("fr-FR", "968\u202f424,30", "1\u202f204"),
-    ("de-CH", "968\u2019424.30", "1\u2019204"),
-])
+@pytest.mark.parametrize(
+    ("locale", "revenue", "orders"),
+    [
+        ("en-US", "968,424.30", "1,204"),
+        ("de-DE", "968.424,30", "1.204"),
+        ("fr-FR", "968\u202f424,30", "1\u202f204"),
+        ("de-CH", "968\u2019424.30", "1\u2019204"),
+    ],
+)
 def test_numbers_follow_the_askers_locale(locale: str, revenue: str, orders: str) -> None:
     with number_locale(locale):
         assert slack_cells(REVENUE)[1:] == teams_cells(REVENUE)[1:] == [revenue, orders]
 
 
 @settings(max_examples=200, deadline=None)
-@given(value=st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False)),
-       locale=st.sampled_from(["en-US", "de-DE", "fr-FR", "sv-SE", "ja-JP", "xx", ""]))
+@given(
+    value=st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False)),
+    locale=st.sampled_from(["en-US", "de-DE", "fr-FR", "sv-SE", "ja-JP", "xx", ""]),
+)
 def test_any_number_reads_back_to_the_same_value(value: int | float, locale: str) -> None:
     group, decimal = separators(locale)
     text = format_number(value, locale)

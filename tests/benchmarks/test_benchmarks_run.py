@@ -44,8 +44,10 @@ SMALL = {
     "redis_round_trips.py": (["--turns", "1", "--rounds", "1"], needs_redis),
     "schema_retrieval.py": (["--tables-per-branch", "2", "--questions", "10"], []),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
-    "shared_files.py": (["--rows", "100", "--xlsx-rows", "10", "--rounds", "1",
-                         "--queries", "2"], []),
+    "shared_files.py": (
+        ["--rows", "100", "--xlsx-rows", "10", "--rounds", "1", "--queries", "2"],
+        [],
+    ),
     "slack_plan_calls.py": (["--turns", "1", "--steps", "2"], []),
     "slack_rss.py": (["--turns", "40", "--step", "20"], []),
     "slack_ingress.py": (
@@ -53,7 +55,8 @@ SMALL = {
         needs_redis,
     ),
     "slack_thread_calls.py": (
-        ["--mentions", "2", "--threads", "2", "--dispatches", "5"], needs_redis
+        ["--mentions", "2", "--threads", "2", "--dispatches", "5"],
+        needs_redis,
     ),
     "teams_ingress.py": (["--activities", "10", "--warmup", "2", "--http", "20"], []),
 }
@@ -72,7 +75,12 @@ def test_benchmark_runs_and_prints_its_result_line(script: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), *arguments],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     last = done.stdout.strip().splitlines()[-1]

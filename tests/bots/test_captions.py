@@ -50,9 +50,14 @@ def sql_agent(db: Path, resolver: UserResolver, **options: Any) -> Agent:
     tool = RunSqlTool(SqlAlchemyRunner.sqlite(db), max_rows=100)
     tools.register_local_tool(tool, ["user", "member"])
     script = [ScriptedResponse.tool("run_sql", {"sql": "SELECT * FROM orders"}), "All orders."]
-    return Agent(llm_service=ScriptedLlmService(script), tool_registry=tools,
-                 user_resolver=resolver, agent_memory=InMemoryAgentMemory(),
-                 error_recovery_strategy=ErrorRecoveryStrategy(), **options)  # fmt: skip
+    return Agent(
+        llm_service=ScriptedLlmService(script),
+        tool_registry=tools,
+        user_resolver=resolver,
+        agent_memory=InMemoryAgentMemory(),
+        error_recovery_strategy=ErrorRecoveryStrategy(),
+        **options,
+    )
 
 
 def texts_of(node: Any) -> list[str]:
@@ -73,8 +78,15 @@ async def test_a_cut_slack_table_says_once_what_it_shows_and_what_is_attached(
         return sql_agent(db, resolver)
 
     async with running_bot(tmp_path, [], agent_factory=agent) as h:
-        await h.event({"type": "app_mention", "user": "U1", "text": "<@UBOT> orders",
-                       "ts": "10.0", "channel": "C1"})  # fmt: skip
+        await h.event(
+            {
+                "type": "app_mention",
+                "user": "U1",
+                "text": "<@UBOT> orders",
+                "ts": "10.0",
+                "channel": "C1",
+            }
+        )
         await h.idle()
         thread = h.fake.thread("C1", "10.0")
         [table] = [m for m in thread if any(b["type"] == "table" for b in m.blocks)]
@@ -111,8 +123,15 @@ async def test_the_slack_quota_refusal_does_not_read_error_error(tmp_path: Path)
     hook = RateLimitHook(MemoryRateLimiter(), limit=1, window=3600)
     async with running_bot(tmp_path, ["First answer."], hooks=[hook]) as h:
         for ts in ("20.0", "21.0"):
-            await h.event({"type": "app_mention", "user": "U1", "text": "<@UBOT> hi",
-                           "ts": ts, "channel": "C1"})  # fmt: skip
+            await h.event(
+                {
+                    "type": "app_mention",
+                    "user": "U1",
+                    "text": "<@UBOT> hi",
+                    "ts": ts,
+                    "channel": "C1",
+                }
+            )
         await h.idle()
         [refusal] = h.fake.thread("C1", "21.0")
         line = texts_of(refusal.blocks)[0]

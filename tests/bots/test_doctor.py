@@ -44,29 +44,31 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @asynccontextmanager
-async def platforms(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
-    tuple[FakeAnthropic, FakeSlackApi, FakeBotConnector]
-]:
+async def platforms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[tuple[FakeAnthropic, FakeSlackApi, FakeBotConnector]]:
     """The three fakes, and the environment of a deployment configured for all of them."""
     async with FakeAnthropic() as claude, FakeSlackApi() as slack, FakeBotConnector() as teams:
         claude.api_keys = {KEY}
         slack.scopes = list(BOT_SCOPES)
         environment = {
-            "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": claude.base_url,
-            "SLACK_BOT_TOKEN": "xoxb-doctor", "SLACK_SIGNING_SECRET": "s",
+            "ANTHROPIC_API_KEY": KEY,
+            "ANTHROPIC_BASE_URL": claude.base_url,
+            "SLACK_BOT_TOKEN": "xoxb-doctor",
+            "SLACK_SIGNING_SECRET": "s",
             "SLACK_API_URL": slack.base_url,
-            "MicrosoftAppType": "UserAssignedMSI", "MicrosoftAppId": teams.app_id,
+            "MicrosoftAppType": "UserAssignedMSI",
+            "MicrosoftAppId": teams.app_id,
             "MicrosoftAppTenantId": "tenant-1",
             "TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL": teams.openid_metadata_url,
             "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER": teams.issuer,
             "TO_CHANNEL_FROM_BOT_OAUTH_SCOPE": "https://api.botframework.com",
             "IDENTITY_ENDPOINT": teams.managed_identity_endpoint,
             "IDENTITY_HEADER": teams.identity_header,
-        }  # fmt: skip
+        }
         for name, value in environment.items():
             monkeypatch.setenv(name, value)
-        monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache",
-                            msal.TokenCache())  # fmt: skip
+        monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache", msal.TokenCache())
         yield claude, slack, teams
 
 
@@ -78,15 +80,17 @@ def sqlite_database(folder: Path) -> str:
 
 
 async def test_a_ready_deployment_passes_every_check_and_spends_no_tokens(
-    folder: Path, monkeypatch: pytest.MonkeyPatch,
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("THREADLINE_DATABASE_URL", sqlite_database(folder))
     async with platforms(monkeypatch) as (claude, slack, teams):
         found = [str(check) for check in await diagnose(args(app=EXAMPLE))]
         assert all(line.startswith("✓") for line in found), found
         assert len(found) == 8, found
-        assert any(line.startswith("✓ database: sqlite:///") and "read-only" in line
-                   for line in found), found  # fmt: skip
+        assert any(
+            line.startswith("✓ database: sqlite:///") and "read-only" in line for line in found
+        ), found
         assert claude.requests == [] and len(claude.model_lookups) == 1  # no tokens spent
         assert [c.method for c in slack.calls] == ["auth.test"]
         assert teams.token_requests, "the bot's identity fetched a Bot Connector token"
@@ -147,8 +151,9 @@ def test_config_shows_where_each_value_came_from_and_masks_secrets(
 ) -> None:
     (folder / "threadline.toml").write_text(
         f'app = "{EXAMPLE}"\n[database]\nurl = "postgresql://bo:hunter2@db/shop"\n'
-        '[slack]\nadmin_users = ["U1"]\n', encoding="utf-8",
-    )  # fmt: skip
+        '[slack]\nadmin_users = ["U1"]\n',
+        encoding="utf-8",
+    )
     (folder / ".env").write_text("SLACK_BOT_TOKEN=xoxb-from-dotenv\nSLACK_SIGNING_SECRET=s\n")
     monkeypatch.setenv("SLACK_ADMIN_USERS", "U2,U3")
     assert main(["config"]) == 0
@@ -157,7 +162,9 @@ def test_config_shows_where_each_value_came_from_and_masks_secrets(
     lines = {line.split()[0]: line for line in out.splitlines()}
     assert "threadline.toml:1 app" in lines["app"]
     assert "postgresql://bo:***@db/shop" in lines["database.url"]
-    assert "********" in lines["slack.bot_token"] and ".env SLACK_BOT_TOKEN" in lines[
-        "slack.bot_token"]  # fmt: skip
+    assert (
+        "********" in lines["slack.bot_token"]
+        and ".env SLACK_BOT_TOKEN" in lines["slack.bot_token"]
+    )
     assert "U2, U3" in lines["slack.admin_users"] and "environment" in lines["slack.admin_users"]
     assert "(not configured)" in lines["teams"]

@@ -53,12 +53,16 @@ async def test_posts_made_while_redis_is_down_are_recorded_once_it_is_back(
 
         async with FakeSlackApi() as slack, FakeBotConnector() as teams:
             client = AsyncWebClient(token="xoxb-1", base_url=slack.base_url)
-            slack_slot = SlackSlot(client, ReplyTarget("C1", "1.0", "T1", "U1"),
-                                   on_posted=lambda p: record(p.as_progress()))  # fmt: skip
+            slack_slot = SlackSlot(
+                client,
+                ReplyTarget("C1", "1.0", "T1", "U1"),
+                on_posted=lambda p: record(p.as_progress()),
+            )
             async with ConnectorPool() as pool:
                 ref = ConversationRef.from_activity(message("q", service_url=teams.url))
-                teams_slot = TeamsSlot(pool.get(teams.url), ref,
-                                       on_posted=lambda m: record(m.as_progress()))  # fmt: skip
+                teams_slot = TeamsSlot(
+                    pool.get(teams.url), ref, on_posted=lambda m: record(m.as_progress())
+                )
                 private_redis.stop()
                 posted = await client.chat_postMessage(channel="C1", thread_ts="1.0", text="x")
                 await slack_slot.posted(str(posted["ts"]))

@@ -63,8 +63,14 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def mention(channel: str, user: str, text: str, ts: str) -> dict[str, Any]:
-    return {"type": "app_mention", "user": user, "text": f"<@UBOT> {text}", "ts": ts,
-            "channel": channel, "event_ts": ts}  # fmt: skip
+    return {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@UBOT> {text}",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
 
 
 async def test_the_channel_chooses_the_profile_and_a_denied_asker_runs_nothing(
@@ -94,15 +100,14 @@ async def test_the_channel_chooses_the_profile_and_a_denied_asker_runs_nothing(
         state = bot.bot.state
         assert await state.conversations.get_conversation("slack:T1:C1:3.0", ana)
         assert await state.conversations.get_conversation("slack:T1:C9:2.0", ana) is None
-        assert await state.conversations.get_conversation(
-            "profile:finance:slack:T1:C9:2.0", ana
-        )
+        assert await state.conversations.get_conversation("profile:finance:slack:T1:C9:2.0", ana)
 
 
 def test_two_profiles_claiming_one_channel_are_refused_at_start(
     folder: Path,
 ) -> None:
-    (folder / "threadline.toml").write_text(textwrap.dedent("""
+    (folder / "threadline.toml").write_text(
+        textwrap.dedent("""
         [[profiles]]
         name = "finance"
         slack_channels = ["C9"]
@@ -113,7 +118,9 @@ def test_two_profiles_claiming_one_channel_are_refused_at_start(
         direct_messages = true
         [[profiles]]
         name = "sales"
-    """), encoding="utf-8")  # fmt: skip
+    """),
+        encoding="utf-8",
+    )
     with pytest.raises(ConfigError) as raised:
         load_config(args())
     text = str(raised.value)

@@ -40,10 +40,13 @@ async def test_the_built_in_agent_answers_from_your_database(
     pg_shop: Shop, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    agent = build_demo_agent(DemoSettings(
-        data_dir=tmp_path, database_url=pg_shop.owner_url,  # type: ignore[arg-type]
-        use_scripted_model=True,
-    ))  # fmt: skip
+    agent = build_demo_agent(
+        DemoSettings(
+            data_dir=tmp_path,
+            database_url=pg_shop.owner_url,  # type: ignore[arg-type]
+            use_scripted_model=True,
+        )
+    )
     enhancer = agent.llm_context_enhancer
     assert isinstance(enhancer, SchemaContextEnhancer)
     assert await asyncio.to_thread(enhancer.source.started.wait, 20)
@@ -75,10 +78,17 @@ def test_train_reads_the_schema_and_the_training_folder(
         "WHERE o.status = 'paid' GROUP BY 1;\n"
     )
     (folder / "rules.md").write_text("Revenue counts paid orders only.\n")
-    args = build_parser().parse_args([
-        "train", "--database-url", pg_shop.reader_url, "--training-dir", str(folder),
-        "--data-dir", str(tmp_path / "data"),
-    ])  # fmt: skip
+    args = build_parser().parse_args(
+        [
+            "train",
+            "--database-url",
+            pg_shop.reader_url,
+            "--training-dir",
+            str(folder),
+            "--data-dir",
+            str(tmp_path / "data"),
+        ]
+    )
     assert train_command.run(args) == 0
     out = capsys.readouterr().out
     summary = json.loads(out.strip().splitlines()[-1])
@@ -106,15 +116,23 @@ WITH_COUNTRY = PAID.replace("c.name,", "c.name, c.country,") + ", c.country ORDE
 
 
 async def test_eval_reports_accuracy_sql_tokens_and_a_json_line(
-    pg_shop: Shop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    pg_shop: Shop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     questions = tmp_path / "questions.jsonl"
-    questions.write_text("\n".join(json.dumps(case) for case in [
-        {"question": "Paid revenue per customer?", "expected_sql": PAID},
-        {"question": "How many orders were cancelled?", "expected": 6},
-        {"question": "How many customers are there?", "expected": 3},
-    ]) + "\n")  # fmt: skip
+    questions.write_text(
+        "\n".join(
+            json.dumps(case)
+            for case in [
+                {"question": "Paid revenue per customer?", "expected_sql": PAID},
+                {"question": "How many orders were cancelled?", "expected": 6},
+                {"question": "How many customers are there?", "expected": 3},
+            ]
+        )
+        + "\n"
+    )
     async with FakeAnthropic() as fake:
         fake.queue(
             # 1: right, with an extra column and another order of rows
@@ -129,9 +147,11 @@ async def test_eval_reports_accuracy_sql_tokens_and_a_json_line(
             Reply.text("3."),
         )
         for name, value in {
-            "THREADLINE_DATABASE_URL": pg_shop.reader_url, "ANTHROPIC_API_KEY": "sk-ant-test",
-            "ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_MODEL": "claude-test-model",
-        }.items():  # fmt: skip
+            "THREADLINE_DATABASE_URL": pg_shop.reader_url,
+            "ANTHROPIC_API_KEY": "sk-ant-test",
+            "ANTHROPIC_BASE_URL": fake.base_url,
+            "ANTHROPIC_MODEL": "claude-test-model",
+        }.items():
             monkeypatch.setenv(name, value)
         args = build_parser().parse_args(
             ["eval", str(questions), "--data-dir", str(tmp_path), "--min-accuracy", "0.9"]

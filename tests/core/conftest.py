@@ -26,9 +26,10 @@ from agent_core import (
 )
 
 AGENT_KINDS = ["agent"]
-if importlib.util.find_spec("langgraph") is not None and importlib.util.find_spec(
-    "agent_core.graph.agent"
-) is not None:
+if (
+    importlib.util.find_spec("langgraph") is not None
+    and importlib.util.find_spec("agent_core.graph.agent") is not None
+):
     AGENT_KINDS.append("graph")
 
 USER = User(id="u-user", username="Uma", group_memberships=["user"])
@@ -75,11 +76,15 @@ def make_agent(agent_kind: str) -> Callable[..., Agent]:
 
 
 async def collect(
-    agent: Agent, message: str, *, conversation_id: str | None = "conv-1",
+    agent: Agent,
+    message: str,
+    *,
+    conversation_id: str | None = "conv-1",
     context: RequestContext | None = None,
 ) -> list[UiComponent]:
     return [
-        c async for c in agent.send_message(
+        c
+        async for c in agent.send_message(
             context or RequestContext(), message, conversation_id=conversation_id
         )
     ]
@@ -90,8 +95,11 @@ def types_of(components: list[UiComponent]) -> list[str]:
 
 
 def final_text(components: list[UiComponent]) -> str:
-    texts = [c.rich_component for c in components if c.rich_component.type.value == "text"
-             and c.audience == "everyone"]
+    texts = [
+        c.rich_component
+        for c in components
+        if c.rich_component.type.value == "text" and c.audience == "everyone"
+    ]
     return texts[-1].content if texts else ""  # type: ignore[attr-defined,no-any-return]
 
 

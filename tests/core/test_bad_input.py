@@ -49,8 +49,9 @@ async def test_before_tool_agent_error_blocks_only_that_tool(
 
     tool = EchoTool()
     llm = ScriptedLlmService([ScriptedResponse.tool("echo", {"text": "x"}), "understood"])
-    out = await collect(make_agent(llm, tools=[(tool, [])], lifecycle_hooks=[NoEchoOnFriday()]),
-                        "go")
+    out = await collect(
+        make_agent(llm, tools=[(tool, [])], lifecycle_hooks=[NoEchoOnFriday()]), "go"
+    )
     assert tool.executions == []
     assert tool_results(llm) == ["Tool call blocked: echo is disabled today"]
     assert content(out)[-1].rich_component.content == "understood"  # type: ignore[attr-defined]

@@ -50,8 +50,14 @@ async def test_failed_turn_keeps_only_the_question_marked_unanswered(
     never saw the question): the question is kept, marked unanswered, with a note of what
     the asker was told; the failed turn's tool steps are not."""
     store = MemoryConversationStore()
-    llm = ScriptedLlmService(["first answer", ScriptedResponse.tool("echo", {"text": "x"}),
-                              LlmServerError("down"), "the answer to the second"])
+    llm = ScriptedLlmService(
+        [
+            "first answer",
+            ScriptedResponse.tool("echo", {"text": "x"}),
+            LlmServerError("down"),
+            "the answer to the second",
+        ]
+    )
     agent = make_agent(llm, tools=[(EchoTool(), [])], conversation_store=store)
     await collect(agent, "first")
     before = await stored(store)
@@ -61,13 +67,17 @@ async def test_failed_turn_keeps_only_the_question_marked_unanswered(
     assert after[: len(before)] == before
     question, note = after[len(before) :]
     assert (question.role, question.content, question.metadata) == (
-        "user", "second", {"unanswered": True}
+        "user",
+        "second",
+        {"unanswered": True},
     )
     assert note.role == "assistant" and note.content.startswith("(Not answered: The AI service")
     assert_valid(after)
     await collect(agent, "try again")
     assert [m.content for m in llm.requests[-1].messages if m.role == "user"] == [
-        "first", "second", "try again"
+        "first",
+        "second",
+        "try again",
     ]
 
 
@@ -86,8 +96,9 @@ async def test_stop_during_tool_keeps_conversation_valid(
     make_agent: Callable[..., Agent],
 ) -> None:
     store, tool = MemoryConversationStore(), Blocking()
-    llm = ScriptedLlmService([ScriptedResponse.tools(("echo", {"text": "a"}),
-                                                     ("echo", {"text": "b"}))])
+    llm = ScriptedLlmService(
+        [ScriptedResponse.tools(("echo", {"text": "a"}), ("echo", {"text": "b"}))]
+    )
     agent = make_agent(llm, tools=[(tool, [])], conversation_store=store)
 
     async def consume() -> None:
@@ -122,8 +133,12 @@ async def test_closing_the_stream_early_is_a_stop(make_agent: Callable[..., Agen
 async def test_tool_limit_reached_leaves_valid_history(make_agent: Callable[..., Agent]) -> None:
     store = MemoryConversationStore()
     llm = ScriptedLlmService(then=lambda request: ScriptedResponse.tool("echo", {"text": "again"}))
-    agent = make_agent(llm, tools=[(EchoTool(), [])], conversation_store=store,
-                       config=AgentConfig(max_tool_iterations=2))
+    agent = make_agent(
+        llm,
+        tools=[(EchoTool(), [])],
+        conversation_store=store,
+        config=AgentConfig(max_tool_iterations=2),
+    )
     out = await collect(agent, "loop forever")
     notes = [c.rich_component for c in out if c.rich_component.type.value == "notification"]
     assert notes and "stopped after 2 rounds" in notes[0].message  # type: ignore[attr-defined]
@@ -164,8 +179,11 @@ async def test_conversations_are_per_user(make_agent: Callable[..., Agent]) -> N
     llm = ScriptedLlmService(["to ana", "to bob"])
     ana = User(id="ana", group_memberships=["user"])
     bob = User(id="bob", group_memberships=["user"])
-    await collect(make_agent(llm, conversation_store=store,
-                             user_resolver=StaticUserResolver(ana)), "secret plan")
-    await collect(make_agent(llm, conversation_store=store,
-                             user_resolver=StaticUserResolver(bob)), "hello")
+    await collect(
+        make_agent(llm, conversation_store=store, user_resolver=StaticUserResolver(ana)),
+        "secret plan",
+    )
+    await collect(
+        make_agent(llm, conversation_store=store, user_resolver=StaticUserResolver(bob)), "hello"
+    )
     assert [m.content for m in llm.requests[1].messages] == ["hello"]

@@ -50,8 +50,12 @@ def logged(log: Recorder, entry: Any) -> Callable[[LlmRequest], Any]:
     return respond
 
 
-def recorded_agent(make_agent: Callable[..., Agent], log: Recorder, script: list[Any],
-                   workflow_handles: str | None = None) -> Agent:
+def recorded_agent(
+    make_agent: Callable[..., Agent],
+    log: Recorder,
+    script: list[Any],
+    workflow_handles: str | None = None,
+) -> Agent:
     registry = RecordingRegistry(log)
     registry.register_local_tool(EchoTool(), ["user"])
     return make_agent(
@@ -71,7 +75,8 @@ def recorded_agent(make_agent: Callable[..., Agent], log: Recorder, script: list
 
 OPENING = [
     "resolve_user",
-    "h1.before_message", "h2.before_message",
+    "h1.before_message",
+    "h2.before_message",
     "load",
     "try_handle",
     "enrich",
@@ -92,9 +97,7 @@ async def test_text_turn_order(make_agent: Callable[..., Agent]) -> None:
 
 async def test_tool_turn_order(make_agent: Callable[..., Agent]) -> None:
     log = Recorder()
-    agent = recorded_agent(
-        make_agent, log, [ScriptedResponse.tool("echo", {"text": "x"}), "done"]
-    )
+    agent = recorded_agent(make_agent, log, [ScriptedResponse.tool("echo", {"text": "x"}), "done"])
     await collect(agent, "echo x")
     tool_round = ["h1.before_tool:echo", "h2.before_tool:echo", "h1.after_tool", "h2.after_tool"]
     assert log.calls == OPENING + ONE_LLM_CALL + tool_round + ONE_LLM_CALL + CLOSING
@@ -105,7 +108,11 @@ async def test_workflow_command_short_circuits(make_agent: Callable[..., Agent])
     agent = recorded_agent(make_agent, log, [], workflow_handles="/custom")
     await collect(agent, "/custom")
     assert log.calls == [
-        "resolve_user", "h1.before_message", "h2.before_message", "load", "try_handle"
+        "resolve_user",
+        "h1.before_message",
+        "h2.before_message",
+        "load",
+        "try_handle",
     ]
 
 

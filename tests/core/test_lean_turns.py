@@ -37,8 +37,9 @@ async def drain(stream: AsyncIterator[object]) -> None:
 
 def loaded_after(statement: str) -> set[str]:
     code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=ROOT).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
     return set(out.split())
 
 
@@ -49,8 +50,15 @@ def test_import_agent_core_loads_no_model_and_the_agent_builds_none() -> None:
     assert not {"pydantic", "agent_core.agent", "agent_core.components.base"} & bare
     agent = loaded_after("from agent_core import Agent")
     assert "agent_core.agent" in agent
-    assert not {"pydantic.plugin._loader", "agent_core.audit", "agent_core.memory.index",
-                "agent_core.components.data"} & agent  # fmt: skip
+    assert (
+        not {
+            "pydantic.plugin._loader",
+            "agent_core.audit",
+            "agent_core.memory.index",
+            "agent_core.components.data",
+        }
+        & agent
+    )
 
 
 def test_every_exported_name_resolves() -> None:
@@ -64,9 +72,13 @@ async def test_a_new_conversation_is_stored_by_its_turns_one_commit() -> None:
     """A new conversation is written when its turn ends, not when it is opened: a first turn
     that fails stores only its question (marked unanswered, issue 17), with nothing before."""
     store = MemoryConversationStore()
-    agent = Agent(llm_service=ScriptedLlmService(then=RuntimeError("model down")),
-                  tool_registry=ToolRegistry(), user_resolver=StaticUserResolver(ANA),
-                  agent_memory=InMemoryAgentMemory(), conversation_store=store)  # fmt: skip
+    agent = Agent(
+        llm_service=ScriptedLlmService(then=RuntimeError("model down")),
+        tool_registry=ToolRegistry(),
+        user_resolver=StaticUserResolver(ANA),
+        agent_memory=InMemoryAgentMemory(),
+        conversation_store=store,
+    )
     [_ async for _ in agent.send_message(RequestContext(), "hi", conversation_id="c1")]
     failed = await store.get_conversation("c1", ANA)
     assert failed is not None and [m.role for m in failed.messages] == ["user", "assistant"]
@@ -78,8 +90,9 @@ async def test_a_new_conversation_is_stored_by_its_turns_one_commit() -> None:
         return ScriptedResponse(text="hello", latency=0.2)
 
     agent.llm_service = ScriptedLlmService([answer])
-    turn = asyncio.ensure_future(drain(agent.send_message(RequestContext(), "again",
-                                                          conversation_id="c2")))  # fmt: skip
+    turn = asyncio.ensure_future(
+        drain(agent.send_message(RequestContext(), "again", conversation_id="c2"))
+    )
     await asked.wait()
     assert await store.get_conversation("c2", ANA) is None  # open, not yet written
     await turn

@@ -34,8 +34,7 @@ SPANS = {
     "agent.workflow_handler.try_handle": {"user_id", "conversation_id", "should_skip_llm"},
     "agent.system_prompt.build": {"tool_count", "prompt_length"},
     "agent.llm_context.enhance_system_prompt": {"enhancer"},
-    "agent.llm_context.enhance_user_messages": {"enhancer", "message_count",
-                                                "message_count_after"},
+    "agent.llm_context.enhance_user_messages": {"enhancer", "message_count", "message_count_after"},
     "agent.tool_schemas.fetch": {"user_id", "schema_count"},
     "agent.context.enrichment": {"enricher"},
     "agent.tool.execute": {"tool", "arg_count", "success", "error"},
@@ -61,14 +60,24 @@ METRICS = {
 }
 
 
-def full_agent(make_agent: Callable[..., Agent], provider: RecordingObservability,
-               llm: ScriptedLlmService, **kwargs: object) -> Agent:
+def full_agent(
+    make_agent: Callable[..., Agent],
+    provider: RecordingObservability,
+    llm: ScriptedLlmService,
+    **kwargs: object,
+) -> Agent:
     log = Recorder()
     return make_agent(
-        llm, tools=[(EchoTool(), [])], user=ADMIN, observability_provider=provider,
-        lifecycle_hooks=[RecordingHook(log)], llm_middlewares=[RecordingMiddleware(log)],
-        context_enrichers=[RecordingEnricher(log)], llm_context_enhancer=RecordingEnhancer(log),
-        conversation_filters=[RecordingFilter(log)], **kwargs,
+        llm,
+        tools=[(EchoTool(), [])],
+        user=ADMIN,
+        observability_provider=provider,
+        lifecycle_hooks=[RecordingHook(log)],
+        llm_middlewares=[RecordingMiddleware(log)],
+        context_enrichers=[RecordingEnricher(log)],
+        llm_context_enhancer=RecordingEnhancer(log),
+        conversation_filters=[RecordingFilter(log)],
+        **kwargs,
     )
 
 
@@ -94,8 +103,12 @@ async def test_every_span_and_metric_of_a_tool_turn(make_agent: Callable[..., Ag
 
 async def test_starter_ui_and_non_streaming_spans(make_agent: Callable[..., Agent]) -> None:
     provider = RecordingObservability()
-    agent = full_agent(make_agent, provider, ScriptedLlmService(["plain"]),
-                       config=AgentConfig(stream_responses=False))
+    agent = full_agent(
+        make_agent,
+        provider,
+        ScriptedLlmService(["plain"]),
+        config=AgentConfig(stream_responses=False),
+    )
     await collect(agent, "")
     await collect(agent, "hi")
     starter = provider.named("agent.workflow_handler.starter_ui")[0]

@@ -27,7 +27,7 @@ from .harness import Recorder, RecordingHook
 @pytest.mark.parametrize(
     ("groups", "user", "allowed"),
     [
-        ([], OUTSIDER, True),            # empty list: everyone
+        ([], OUTSIDER, True),  # empty list: everyone
         (["user"], USER, True),
         (["user"], ADMIN, True),
         (["admin"], USER, False),
@@ -50,8 +50,11 @@ async def test_denied_tool_never_runs_and_no_hook_sees_it(
     log, tool, audit = Recorder(), EchoTool(), InMemoryAuditLogger()
     llm = ScriptedLlmService([ScriptedResponse.tool("echo", {"text": "secret"}), "ok"])
     agent = make_agent(
-        llm, tools=[(tool, ["admin"])], user=USER,
-        lifecycle_hooks=[RecordingHook(log)], audit_logger=audit,
+        llm,
+        tools=[(tool, ["admin"])],
+        user=USER,
+        lifecycle_hooks=[RecordingHook(log)],
+        audit_logger=audit,
     )
     components = await collect(agent, "run echo")
     assert tool.executions == []
@@ -75,9 +78,12 @@ async def test_schemas_sent_to_llm_are_filtered(make_agent: Callable[..., Agent]
 
 
 def _tool_turn() -> ScriptedLlmService:
-    return ScriptedLlmService([
-        ScriptedResponse.tool("echo", {"text": "x"}, text="Let me check."), "All done.",
-    ])
+    return ScriptedLlmService(
+        [
+            ScriptedResponse.tool("echo", {"text": "x"}, text="Let me check."),
+            "All done.",
+        ]
+    )
 
 
 async def test_admin_gets_private_detail_user_does_not(make_agent: Callable[..., Agent]) -> None:
@@ -114,7 +120,9 @@ async def test_public_custom_feature_is_not_private(make_agent: Callable[..., Ag
     features = UiFeatures()
     features.register_feature("tool_arguments", [])  # everyone, so nothing private about it
     agent = make_agent(
-        _tool_turn(), tools=[(EchoTool(), [])], user=USER,
+        _tool_turn(),
+        tools=[(EchoTool(), [])],
+        user=USER,
         config=AgentConfig(ui_features=features),
     )
     args = [c for c in await collect(agent, "q") if c.ui_feature == "tool_arguments"]

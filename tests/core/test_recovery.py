@@ -59,8 +59,9 @@ async def test_streamed_partial_text_is_cleared_before_retry(
                 yield chunk
 
     recovery = ScriptedRecovery(llm=[RecoveryAction(action=RecoveryActionType.RETRY)])
-    out = await collect(make_agent(BreaksMidStream(["complete"]),
-                                   error_recovery_strategy=recovery), "hi")
+    out = await collect(
+        make_agent(BreaksMidStream(["complete"]), error_recovery_strategy=recovery), "hi"
+    )
     texts = [c.rich_component for c in out if c.rich_component.type.value == "text"]
     assert [t.lifecycle.value for t in texts][:2] == ["create", "replace"]
     assert texts[1].content == ""  # type: ignore[attr-defined]
@@ -68,20 +69,29 @@ async def test_streamed_partial_text_is_cleared_before_retry(
 
 
 async def test_llm_fallback_and_skip(make_agent: Callable[..., Agent]) -> None:
-    out = await collect(make_agent(
-        ScriptedLlmService([LlmServerError("x")]),
-        error_recovery_strategy=ScriptedRecovery(llm=[fallback("cached answer")]),
-    ), "hi")
+    out = await collect(
+        make_agent(
+            ScriptedLlmService([LlmServerError("x")]),
+            error_recovery_strategy=ScriptedRecovery(llm=[fallback("cached answer")]),
+        ),
+        "hi",
+    )
     assert final_text(out) == "cached answer"
-    out = await collect(make_agent(
-        ScriptedLlmService([LlmServerError("x")]),
-        error_recovery_strategy=ScriptedRecovery(llm=[fallback(LlmResponse(content="obj"))]),
-    ), "hi")
+    out = await collect(
+        make_agent(
+            ScriptedLlmService([LlmServerError("x")]),
+            error_recovery_strategy=ScriptedRecovery(llm=[fallback(LlmResponse(content="obj"))]),
+        ),
+        "hi",
+    )
     assert final_text(out) == "obj"
-    out = await collect(make_agent(
-        ScriptedLlmService([LlmServerError("x")]),
-        error_recovery_strategy=ScriptedRecovery(llm=[SKIP]),
-    ), "hi")
+    out = await collect(
+        make_agent(
+            ScriptedLlmService([LlmServerError("x")]),
+            error_recovery_strategy=ScriptedRecovery(llm=[SKIP]),
+        ),
+        "hi",
+    )
     assert not [c for c in out if c.rich_component.type.value in ("text", "status_card")]
     assert out[-2].rich_component.status == "idle"  # type: ignore[attr-defined]
 

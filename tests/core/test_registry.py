@@ -109,16 +109,20 @@ async def test_transform_args_can_rewrite_or_reject() -> None:
 
 async def test_audit_events_with_redacted_parameters(make_agent: Callable[..., Agent]) -> None:
     audit = InMemoryAuditLogger()
-    llm = ScriptedLlmService([
-        ScriptedResponse.tool("connect", {"host": "db", "password": "hunter2", "port": 5432}),
-        "connected",
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tool("connect", {"host": "db", "password": "hunter2", "port": 5432}),
+            "connected",
+        ]
+    )
     agent = make_agent(llm, tools=[(Connect(), [])], user=ADMIN, audit_logger=audit)
     await collect(agent, "connect me")
     kinds = [e.event_type for e in audit.events]
     assert kinds == [
-        AuditEventType.TOOL_ACCESS_CHECK, AuditEventType.TOOL_INVOCATION,
-        AuditEventType.TOOL_RESULT, AuditEventType.AI_RESPONSE_GENERATED,
+        AuditEventType.TOOL_ACCESS_CHECK,
+        AuditEventType.TOOL_INVOCATION,
+        AuditEventType.TOOL_RESULT,
+        AuditEventType.AI_RESPONSE_GENERATED,
     ]
     invocation = audit.events[1]
     assert invocation.details["parameters"]["password"] == "[REDACTED]"
@@ -130,7 +134,11 @@ async def test_audit_events_with_redacted_parameters(make_agent: Callable[..., A
 async def test_audit_disabled_records_nothing(make_agent: Callable[..., Agent]) -> None:
     audit = InMemoryAuditLogger()
     llm = ScriptedLlmService([ScriptedResponse.tool("echo", {"text": "x"}), "ok"])
-    agent = make_agent(llm, tools=[(EchoTool(), [])], audit_logger=audit,
-                       config=AgentConfig(audit_config=AuditConfig(enabled=False)))
+    agent = make_agent(
+        llm,
+        tools=[(EchoTool(), [])],
+        audit_logger=audit,
+        config=AgentConfig(audit_config=AuditConfig(enabled=False)),
+    )
     await collect(agent, "hi")
     assert audit.events == []

@@ -37,24 +37,28 @@ def sql_turn(make_agent: Callable[..., Agent], shop: Path, *script: object, **kw
 
 
 def sources_in(components: list) -> list[SourcesComponent]:  # type: ignore[type-arg]
-    return [c.rich_component for c in components if isinstance(c.rich_component,
-                                                                 SourcesComponent)]  # fmt: skip
+    return [c.rich_component for c in components if isinstance(c.rich_component, SourcesComponent)]
 
 
 async def test_the_answer_cites_each_query_once_just_before_its_text(
     make_agent: Callable[..., Agent], shop: Path
 ) -> None:
     agent = sql_turn(
-        make_agent, shop,
+        make_agent,
+        shop,
         ScriptedResponse.tools(("run_sql", {"sql": ORDERS}), ("run_sql", {"sql": ORDERS})),
         ScriptedResponse.tool("run_sql", {"sql": "SELECT nope FROM missing"}),
         "Acme has two orders.",
-    )  # fmt: skip
+    )
     components = await collect(agent, "orders per customer?")
     [cited] = sources_in(components)
     [source] = cited.sources  # the same query twice is one source; the failed one is none
     assert (source.tool, source.query, source.tables, source.rows) == (
-        "run_sql", ORDERS, ["orders", "customers"], 3)
+        "run_sql",
+        ORDERS,
+        ["orders", "customers"],
+        3,
+    )
     kinds = types_of(components)
     assert kinds.index("sources") < len(kinds) - 1 - kinds[::-1].index("text")
     assert components[-1].rich_component.type.value != "sources"
@@ -78,8 +82,9 @@ async def test_who_may_see_the_sql_follows_the_tool_arguments_feature(
 
     features = UiFeatures()
     features.register_feature("tool_arguments", [], private=False)
-    open_to_all = sql_turn(make_agent, shop, *script, user=USER,
-                           config=AgentConfig(ui_features=features))  # fmt: skip
+    open_to_all = sql_turn(
+        make_agent, shop, *script, user=USER, config=AgentConfig(ui_features=features)
+    )
     [cited] = sources_in(await collect(open_to_all, "q"))
     assert (cited.asker_sees_queries, cited.queries_public) == (True, True)
 
@@ -95,13 +100,19 @@ async def test_may_see_resolves_the_clicker_and_their_features(
     assert not await locked.may_see(RequestContext(), "tool_arguments")
 
 
-@pytest.mark.parametrize(("sql", "tables"), [
-    ("SELECT * FROM shop.orders", ["shop.orders"]),
-    ("WITH t AS (SELECT 1 AS x) SELECT * FROM t", []),
-    ("SELECT * FROM a WHERE id IN (SELECT id FROM b) UNION ALL SELECT * FROM c", ["a", "b", "c"]),
-    ("SELECT 1", []),
-    ("this is not SQL ((", []),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    ("sql", "tables"),
+    [
+        ("SELECT * FROM shop.orders", ["shop.orders"]),
+        ("WITH t AS (SELECT 1 AS x) SELECT * FROM t", []),
+        (
+            "SELECT * FROM a WHERE id IN (SELECT id FROM b) UNION ALL SELECT * FROM c",
+            ["a", "b", "c"],
+        ),
+        ("SELECT 1", []),
+        ("this is not SQL ((", []),
+        ("", []),
+    ],
+)
 def test_tables_are_read_from_the_query_as_written(sql: str, tables: list[str]) -> None:
     assert tables_in(sql) == tables

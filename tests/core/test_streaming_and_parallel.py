@@ -75,9 +75,12 @@ async def test_tool_calls_run_concurrently_results_in_call_order(
     make_agent: Callable[..., Agent],
 ) -> None:
     tool = SlowEcho(parties=2)
-    llm = ScriptedLlmService([
-        ScriptedResponse.tools(("echo", {"text": "slow"}), ("echo", {"text": "fast"})), "done",
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tools(("echo", {"text": "slow"}), ("echo", {"text": "fast"})),
+            "done",
+        ]
+    )
     await collect(make_agent(llm, tools=[(tool, [])]), "go")
     assert tool.finished == ["fast", "slow"]  # they really overlapped
     results = [m for m in llm.requests[1].messages if m.role == "tool"]

@@ -22,7 +22,8 @@ def test_postgres_runs_read_only_transactions_with_a_server_timeout() -> None:
         "-c default_transaction_read_only=on"
     )
     assert rules.session_sql(timeout_ms=2500) == [
-        "SET TRANSACTION READ ONLY", "SET LOCAL statement_timeout = 2500",
+        "SET TRANSACTION READ ONLY",
+        "SET LOCAL statement_timeout = 2500",
     ]
     assert (rules.server_timeout, rules.cancel) == (True, "connection")
 
@@ -34,7 +35,8 @@ def test_mysql_starts_read_only_transactions_and_kills_queries_from_another_conn
         "SET SESSION TRANSACTION READ ONLY"
     )
     assert rules.session_sql(timeout_ms=5000) == [
-        "SET SESSION MAX_EXECUTION_TIME = 5000", "START TRANSACTION READ ONLY",
+        "SET SESSION MAX_EXECUTION_TIME = 5000",
+        "START TRANSACTION READ ONLY",
     ]
     assert rules.connection_id_sql() == "SELECT CONNECTION_ID()"
     assert rules.kill_sql(42) == "KILL QUERY 42"

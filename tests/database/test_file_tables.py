@@ -26,8 +26,10 @@ SALES = b"region,amount\nEU,10\nEU,5\nUS,7\n"
 def parquet_bytes(tmp_path: Path) -> bytes:
     path = tmp_path / "made.parquet"
     with duckdb.connect() as made:
-        made.execute(f"COPY (SELECT range AS n, range * 2 AS twice FROM range(5)) TO '{path}' "
-                     "(FORMAT parquet)")  # fmt: skip
+        made.execute(
+            f"COPY (SELECT range AS n, range * 2 AS twice FROM range(5)) TO '{path}' "
+            "(FORMAT parquet)"
+        )
     return path.read_bytes()
 
 
@@ -53,13 +55,19 @@ async def test_each_format_becomes_a_table_with_its_columns(
 ) -> None:
     records = [{"city": "Lisbon", "temp": 21.5}, {"city": "Oslo", "temp": 4.0}]
     ndjson = "\n".join(json.dumps(r) for r in records).encode()
-    book = workbook(("Q1", [["month", "sales"], ["Jan", 3], ["Feb", 4]]),
-                    ("Q2", [["month", "sales"], ["Apr", 5]]), ("Empty", []))  # fmt: skip
+    book = workbook(
+        ("Q1", [["month", "sales"], ["Jan", 3], ["Feb", 4]]),
+        ("Q2", [["month", "sales"], ["Apr", 5]]),
+        ("Empty", []),
+    )
     made = {
-        "sales.csv": SALES, "people.tsv": b"name\tage\nAna\t31\n",
-        "weather.json": json.dumps(records).encode(), "events.ndjson": ndjson,
-        "numbers.parquet": parquet_bytes(tmp_path), "book.xlsx": book,
-    }  # fmt: skip
+        "sales.csv": SALES,
+        "people.tsv": b"name\tage\nAna\t31\n",
+        "weather.json": json.dumps(records).encode(),
+        "events.ndjson": ndjson,
+        "numbers.parquet": parquet_bytes(tmp_path),
+        "book.xlsx": book,
+    }
     for name, content in made.items():
         await files.add(SCOPE, name, content)
     tables = {t.name: (t.source, t.rows, t.columns) for t in await files.tables(SCOPE)}
@@ -223,8 +231,11 @@ async def test_idle_conversations_are_swept(tmp_path: Path) -> None:
     assert await files.tables(SCOPE) == []
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-          HealthCheck.function_scoped_fixture])  # fmt: skip
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     name=st.sampled_from(["x.csv", "x.tsv", "x.json", "x.xlsx", "x.parquet", "x.ndjson"]),
     content=st.one_of(

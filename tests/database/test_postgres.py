@@ -160,9 +160,10 @@ async def test_ten_million_rows_are_capped_counted_to_a_bound_in_bounded_memory(
     tracemalloc.start()
     try:
         result = await runner.run_sql(
-            "SELECT g, md5(g::text) FROM generate_series(1, 10000000) AS g", max_rows=100,
+            "SELECT g, md5(g::text) FROM generate_series(1, 10000000) AS g",
+            max_rows=100,
             timeout=60,
-        )  # fmt: skip
+        )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

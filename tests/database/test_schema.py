@@ -21,23 +21,36 @@ from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.users import User
 
 
-def _table(name: str, columns: list[str], comment: str | None = None,
-           references: list[str] | None = None) -> TableInfo:  # fmt: skip
-    table = TableInfo(name=name, comment=comment, ddl="", references=references or [],
-                      columns=[ColumnInfo(name=c, type="TEXT") for c in columns])  # fmt: skip
+def _table(
+    name: str, columns: list[str], comment: str | None = None, references: list[str] | None = None
+) -> TableInfo:
+    table = TableInfo(
+        name=name,
+        comment=comment,
+        ddl="",
+        references=references or [],
+        columns=[ColumnInfo(name=c, type="TEXT") for c in columns],
+    )
     table.ddl = render_table(table, lambda name: name)
     return table
 
 
 def _big_catalog() -> Catalog:
     filler = [_table(f"log_{n:04d}", ["id", "payload", f"field_{n}"]) for n in range(600)]
-    return Catalog(backend="postgresql", tables=[
-        *filler,
-        _table("cst_master", ["cst_id", "full_name", "email"], "Customers: people who buy"),
-        _table("inv_hdr", ["inv_id", "cst_id", "amount", "issued_on"],
-               "Invoices sent to customers", references=["cst_master"]),
-        _table("wh_stock", ["sku", "on_hand", "warehouse"], "Inventory per warehouse"),
-    ])  # fmt: skip
+    return Catalog(
+        backend="postgresql",
+        tables=[
+            *filler,
+            _table("cst_master", ["cst_id", "full_name", "email"], "Customers: people who buy"),
+            _table(
+                "inv_hdr",
+                ["inv_id", "cst_id", "amount", "issued_on"],
+                "Invoices sent to customers",
+                references=["cst_master"],
+            ),
+            _table("wh_stock", ["sku", "on_hand", "warehouse"], "Inventory per warehouse"),
+        ],
+    )
 
 
 def context(conversation: str = "c1") -> ToolContext:
@@ -73,7 +86,8 @@ def test_training_examples_teach_which_table_answers_a_question(tmp_path: Path) 
     (tmp_path / "glossary.md").write_text("Churn means an account closed its contract.\n")
     training = load_training(tmp_path)
     assert [e.question for e in training.examples] == [
-        "Which accounts churned last quarter?", "How many people bought twice?",
+        "Which accounts churned last quarter?",
+        "How many people bought twice?",
     ]
     index = SchemaIndex(_big_catalog(), training)
     chosen = index.select("accounts that churned", max_tokens=600)
@@ -88,8 +102,7 @@ def test_examples_without_a_question_or_sql_are_skipped() -> None:
 
 
 class _Inner(LlmContextEnhancer):
-    async def enhance_system_prompt(self, system_prompt: str, user_message: str,
-                                    user: User) -> str:  # fmt: skip
+    async def enhance_system_prompt(self, system_prompt: str, user_message: str, user: User) -> str:
         return system_prompt + "\n(memory)"
 
 
@@ -101,11 +114,13 @@ async def test_the_enhancer_keeps_the_last_turns_tables_for_a_follow_up(tmp_path
     first = await enhancer.enhance_system_prompt_for(context(), "You help.", "stock per warehouse")
     assert first.startswith("You help.\n(memory)\n\n## Database schema\n\nDialect: SQLite.")
     assert "CREATE TABLE wh_stock" in first
-    follow_up = await enhancer.enhance_system_prompt_for(context(), "You help.",
-                                                         "and the invoices of clients?")
+    follow_up = await enhancer.enhance_system_prompt_for(
+        context(), "You help.", "and the invoices of clients?"
+    )
     assert "CREATE TABLE inv_hdr" in follow_up and "CREATE TABLE wh_stock" in follow_up
-    other = await enhancer.enhance_system_prompt_for(context("c2"), "You help.",
-                                                     "and the invoices of clients?")
+    other = await enhancer.enhance_system_prompt_for(
+        context("c2"), "You help.", "and the invoices of clients?"
+    )
     assert "CREATE TABLE wh_stock" not in other  # another conversation starts afresh
 
 
@@ -123,9 +138,11 @@ async def test_an_unreachable_database_is_said_in_the_prompt_and_recovers(
     now = [0.0]
     database = tmp_path / "later.db"
     source = SchemaSource(
-        SqlAlchemyRunner.sqlite(database), cache_path=tmp_path / "cache" / "schema.json",
-        retry_every=30, clock=lambda: now[0],
-    )  # fmt: skip
+        SqlAlchemyRunner.sqlite(database),
+        cache_path=tmp_path / "cache" / "schema.json",
+        retry_every=30,
+        clock=lambda: now[0],
+    )
     caplog.set_level(logging.INFO)
     source.start()
     assert await asyncio.to_thread(source.started.wait, 10)
@@ -143,16 +160,18 @@ async def test_an_unreachable_database_is_said_in_the_prompt_and_recovers(
     assert 'CREATE TABLE "order" (\n  "select" INTEGER,\n  "größe" TEXT\n);' in back
     assert (tmp_path / "cache" / "schema.json").is_file()
 
-    restarted = SchemaSource(SqlAlchemyRunner.sqlite(tmp_path / "gone.db"),
-                             cache_path=tmp_path / "cache" / "schema.json")  # fmt: skip
+    restarted = SchemaSource(
+        SqlAlchemyRunner.sqlite(tmp_path / "gone.db"), cache_path=tmp_path / "cache" / "schema.json"
+    )
     assert restarted.load_cache()  # a restart starts from the cache, before introspecting
     index = await restarted.current()
     assert index is not None and [t.name for t in index.catalog.tables] == ["order"]
 
 
-async def test_start_up_logs_that_the_file_is_read_only(tmp_path: Path,
-                                                         caplog: pytest.LogCaptureFixture,
-                                                         ) -> None:  # fmt: skip
+async def test_start_up_logs_that_the_file_is_read_only(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     _make_shop(tmp_path / "shop.db")
     caplog.set_level(logging.INFO)
     source = SchemaSource(SqlAlchemyRunner.sqlite(tmp_path / "shop.db"))

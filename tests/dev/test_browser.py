@@ -70,11 +70,25 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningConsole
     log = folder / "stderr.log"
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "bots.cli", "dev", "--port", "0", "--scripted",
-             "--stream-delay", "0.05", "--data-dir", str(folder / "data")],
-            cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
-            stderr=stderr, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "bots.cli",
+                "dev",
+                "--port",
+                "0",
+                "--scripted",
+                "--stream-delay",
+                "0.05",
+                "--data-dir",
+                str(folder / "data"),
+            ],
+            cwd=ROOT,
+            env={**env, "PYTHONUNBUFFERED": "1"},
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
     assert process.stdout is not None
     line = process.stdout.readline()
     match = re.search(r"(http://\S+)", line)
@@ -113,8 +127,9 @@ class Page:
         self.expected_errors: list[str] = []
         # A streamed message is re-rendered as it grows: an element read mid-swap is
         # stale, which only means "look again".
-        self._wait = WebDriverWait(driver, 20, poll_frequency=0.05,
-                                   ignored_exceptions=(StaleElementReferenceException,))
+        self._wait = WebDriverWait(
+            driver, 20, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)
+        )
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
     def until(self, condition: Callable[[Any], Any], what: str) -> Any:
@@ -165,14 +180,16 @@ class Page:
     def fits_the_window(self) -> bool:
         """Nothing sticks out sideways: the page does not scroll horizontally, and the
         input, Send and both panes are inside the window."""
-        return bool(self.js("""
+        return bool(
+            self.js("""
             const width = window.innerWidth;
             const inside = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
                                       return r.left >= 0 && r.right <= width + 1; };
             return document.documentElement.scrollWidth <= width
                 && inside('#input') && inside('#send') && inside('.teams-pane')
                 && inside('.slack-pane');
-        """))
+        """)
+        )
 
 
 @pytest.fixture
@@ -184,8 +201,12 @@ def page(request: pytest.FixtureRequest, tmp_path: Path, console: RunningConsole
         shown.open(console.url)
         yield shown
         check_cards_with_microsofts_renderer(shown.js("return window.__tl.shownCards"), tmp_path)
-        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"
-                  and not any(expected in e["message"] for expected in shown.expected_errors)]
+        errors = [
+            e
+            for e in driver.get_log("browser")
+            if e["level"] == "SEVERE"
+            and not any(expected in e["message"] for expected in shown.expected_errors)
+        ]
         assert not errors, errors
     finally:
         driver.quit()
@@ -226,9 +247,11 @@ def test_a_first_answer_in_both_channels(page: Page, console: RunningConsole) ->
         : m.querySelector('.bk-markdown') ? 'answer' : 'other')""")
     assert [kind for kind in order if kind != "other"][-3:] == ["answer", "table", "chart"]
     teams_answer = page.css(f"{TEAMS} .msg.bot")[-1]
-    assert page.js("""const b = arguments[0].querySelector('.teams-message-body');
-        return [...b.children].map(c => c.className.split(' ')[0])""", teams_answer)[:3] == [
-        "teams-ai-label", "teams-text", "teams-card"]
+    assert page.js(
+        """const b = arguments[0].querySelector('.teams-message-body');
+        return [...b.children].map(c => c.className.split(' ')[0])""",
+        teams_answer,
+    )[:3] == ["teams-ai-label", "teams-text", "teams-card"]
     # the same numbers in both channels
     assert "968,424.30" in page.text(f"{SLACK} .bk-table")
     assert "968,424.30" in page.text(f"{TEAMS} .teams-card")
@@ -236,15 +259,20 @@ def test_a_first_answer_in_both_channels(page: Page, console: RunningConsole) ->
     assert len(page.css(f"{SLACK} .bk-chart svg rect")) == 10
     assert len(page.css(f"{TEAMS} .teams-card .tl-chart svg rect")) == 10
     title = "Top 10 customers by revenue"  # it showed three times (image, file, comment)
-    slack_chart = page.js("return arguments[0].closest('.msg').innerText",
-                          page.one(f"{SLACK} .bk-chart"))
-    teams_chart = page.js("return arguments[0].closest('.teams-card').innerText",
-                          page.one(f"{TEAMS} .tl-chart"))
+    slack_chart = page.js(
+        "return arguments[0].closest('.msg').innerText", page.one(f"{SLACK} .bk-chart")
+    )
+    teams_chart = page.js(
+        "return arguments[0].closest('.teams-card').innerText", page.one(f"{TEAMS} .tl-chart")
+    )
     assert slack_chart.count(title) == 1 and teams_chart.count(title) == 1
     # the terminal: one line for the turn, with who, what, how long and the tools
     page.until(lambda d: "run_sql, visualize_data" in console.logged(), "the turn's log line")
-    assert re.search(r'Ana \(user, dm\) "Who are our top customers by revenue\?" -> done in '
-                     r"[\d.]+ s · tools run_sql, visualize_data", console.logged())
+    assert re.search(
+        r'Ana \(user, dm\) "Who are our top customers by revenue\?" -> done in '
+        r"[\d.]+ s · tools run_sql, visualize_data",
+        console.logged(),
+    )
 
 
 def test_a_plan_in_both_channels(page: Page) -> None:
@@ -263,8 +291,11 @@ def test_a_plan_in_both_channels(page: Page) -> None:
     teams_answer = page.css(f"{TEAMS} .msg.bot")[-1]
     teams_plan = teams_answer.find_elements("css selector", ".teams-card")[0].text
     assert "Finished 2 steps" in teams_plan and "↳ ✅ visualize_data ·" in teams_plan
-    page.js("arguments[0].scrollIntoView(); arguments[1].scrollIntoView()", plan,
-            teams_answer.find_elements("css selector", ".teams-card")[0])  # fmt: skip
+    page.js(
+        "arguments[0].scrollIntoView(); arguments[1].scrollIntoView()",
+        plan,
+        teams_answer.find_elements("css selector", ".teams-card")[0],
+    )
     page.shot("plan-done")
 
 
@@ -325,8 +356,7 @@ def test_views_private_detail_and_feedback(page: Page) -> None:
     page.css(f"{SLACK} [data-feedback='positive']")[-1].click()
     page.until(lambda d: "Feedback recorded: helpful" in page.text("#notice"), "Slack feedback")
     page.css(f"{TEAMS} [data-feedback='negative']")[-1].click()
-    page.until(lambda d: "Feedback recorded: not helpful" in page.text("#notice"),
-               "Teams feedback")  # fmt: skip
+    page.until(lambda d: "Feedback recorded: not helpful" in page.text("#notice"), "Teams feedback")
     marks = page.marks()["feedback"]
     assert [(m["channel"], m["positive"]) for m in marks] == [("slack", True), ("teams", False)]
 
@@ -368,8 +398,9 @@ def test_no_input_breaks_the_layout(page: Page) -> None:
 def test_refusals_are_shown_in_the_servers_words(page: Page, console: RunningConsole) -> None:
     """A 9,000-character message showed a raw `400 {"error": ...}` and the wrong hint
     "Is threadline dev still running?"; the server logged nothing."""
-    page.expected_errors.append("/api/turns - Failed to load resource: the server responded "
-                                "with a status of 400")
+    page.expected_errors.append(
+        "/api/turns - Failed to load resource: the server responded with a status of 400"
+    )
     too_long = "y" * 40_001
     page.js("document.querySelector('#input').value = arguments[0]", too_long)
     page.one("#send").click()
@@ -383,8 +414,10 @@ def test_refusals_are_shown_in_the_servers_words(page: Page, console: RunningCon
     page.one("#send").click()
     page.until(lambda d: len(page.marks()["errors"]) == 2, "the server's refusal")
     said = page.marks()["errors"][1]
-    assert said == ("The console refused this message: the message is 40,001 characters long; "
-                    "the console takes at most 40,000 (as Slack does).")
+    assert said == (
+        "The console refused this message: the message is 40,001 characters long; "
+        "the console takes at most 40,000 (as Slack does)."
+    )
     assert page.js("return document.querySelector('#input').value.length") == 40_001  # kept
     assert not page.css(f"{SLACK} .msg.user")  # nothing shows as sent
     assert "POST /api/turns refused (400): the message is 40,001" in console.logged()
@@ -416,8 +449,11 @@ def check_cards_with_microsofts_renderer(cards: list[dict[str, Any]], folder: Pa
     path.write_text(json.dumps(cards, indent=1))
     result = subprocess.run(
         ["node", str(Path(__file__).with_name("check_cards.js")), str(path)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     reports = [json.loads(line) for line in result.stdout.splitlines()]
     assert reports[-1] == {"cards": len(cards), "failures": 0}, result.stdout + result.stderr
     assert result.returncode == 0
@@ -434,8 +470,9 @@ def test_answers_cite_their_sources_in_both_channels(page: Page) -> None:
     assert "Sources:" in page.text(f"{SLACK} .msg:not(.private)")
     assert "SELECT" not in page.text(f"{SLACK} .msg") + page.text(f"{TEAMS} .msg")
     page.click(f"{SLACK} [data-slack-action='threadline_show_query']")
-    page.until(lambda d: "Only people allowed" in page.text(f"{SLACK} .msg.private"),
-               "the refusal to Ana")  # fmt: skip
+    page.until(
+        lambda d: "Only people allowed" in page.text(f"{SLACK} .msg.private"), "the refusal to Ana"
+    )
     page.one("#persona option[value='1']").click()
     page.click(f"{SLACK} [data-slack-action='threadline_show_query']")
     page.until(lambda d: "SELECT" in page.text(f"{SLACK} .slack-queries"), "the query to Alex")
@@ -450,16 +487,17 @@ def test_answers_cite_their_sources_in_both_channels(page: Page) -> None:
     page.idle()
     assert "SQL query — " in page.text(f"{TEAMS} .teams-citations")
     page.click(f"{TEAMS} .teams-citation-content summary")
-    page.until(lambda d: "SELECT" in page.text(f"{TEAMS} .teams-citation-content"),
-               "the cited SQL")  # fmt: skip
+    page.until(lambda d: "SELECT" in page.text(f"{TEAMS} .teams-citation-content"), "the cited SQL")
     page.shot("teams-citation")
 
 
 def attach(page: Page, path: Path) -> None:
     """Pick ``path`` with the composer's paperclip, and wait for its upload."""
     page.one("#file-input").send_keys(str(path))
-    page.until(lambda d: path.name in page.text("#attachments .attachment:not(.uploading)"),
-               f"the upload of {path.name}")  # fmt: skip
+    page.until(
+        lambda d: path.name in page.text("#attachments .attachment:not(.uploading)"),
+        f"the upload of {path.name}",
+    )
 
 
 def test_an_attached_file_is_a_table_in_both_channels(page: Page, tmp_path: Path) -> None:
@@ -497,14 +535,18 @@ def test_an_attached_file_is_a_table_in_both_channels(page: Page, tmp_path: Path
 def test_an_oversized_file_is_refused_in_the_bots_words(page: Page, tmp_path: Path) -> None:
     """Issue 13: a file over the files' limit (25 MB) is refused at upload, in the bots'
     words, and nothing is attached; the page sends at most the limit and a byte."""
-    page.expected_errors.append("/api/files?name=big.csv&user_id=U0ANA - Failed to load "
-                                "resource: the server responded with a status of 413")
+    page.expected_errors.append(
+        "/api/files?name=big.csv&user_id=U0ANA - Failed to load "
+        "resource: the server responded with a status of 413"
+    )
     big = tmp_path / "big.csv"
     with big.open("wb") as out:
         out.truncate(26 * 1024 * 1024)
     page.one("#file-input").send_keys(str(big))
     page.until(lambda d: page.marks()["errors"], "the refusal")
-    assert page.marks()["errors"] == ["The console refused this file: big.csv is larger than "
-                                      "25 MB, the most I read; share a smaller extract."]
+    assert page.marks()["errors"] == [
+        "The console refused this file: big.csv is larger than "
+        "25 MB, the most I read; share a smaller extract."
+    ]
     assert not page.css("#attachments .attachment")
     page.shot("oversized")

@@ -111,17 +111,26 @@ def test_a_deletion_waits_for_a_yes(agent: Agent, tmp_path: Path) -> None:
 def test_a_chart_without_a_picture_is_drawn_as_text(tmp_path: Path) -> None:
     out = io.StringIO()
     view = ChatView(Console(file=out, width=100, color_system=None), tmp_path)
-    chart = ChartComponent(chart_type="bar", title="Units", x=["a", "bb"],
-                           series=[ChartSeries(name="n", values=[2, 4])])
+    chart = ChartComponent(
+        chart_type="bar",
+        title="Units",
+        x=["a", "bb"],
+        series=[ChartSeries(name="n", values=[2, 4])],
+    )
     view.show(UiComponent(rich_component=chart))
     lines = out.getvalue().splitlines()
     assert lines[1].split() == ["a", "█" * 20, "2"] and lines[2].split() == ["bb", "█" * 40, "4"]
     assert "threadline[charts]" in out.getvalue() and view.saved_charts == []
 
 
-@pytest.mark.parametrize(("kind", "start"), [("kitty", "\x1b_Ga=T,f=100,"),
-                                             ("iterm", "\x1b]1337;File=inline=1;"),
-                                             ("sixel", '\x1bPq"1;1;2;2')])
+@pytest.mark.parametrize(
+    ("kind", "start"),
+    [
+        ("kitty", "\x1b_Ga=T,f=100,"),
+        ("iterm", "\x1b]1337;File=inline=1;"),
+        ("sixel", '\x1bPq"1;1;2;2'),
+    ],
+)
 def test_charts_show_inline_where_the_terminal_shows_pictures(
     kind: str, start: str, tmp_path: Path
 ) -> None:
@@ -129,8 +138,13 @@ def test_charts_show_inline_where_the_terminal_shows_pictures(
     view = ChatView(Console(file=out, force_terminal=True), tmp_path, kind)  # type: ignore[arg-type]
     from agent_core.components.images import png_data_uri
 
-    chart = ChartComponent(chart_type="bar", title="Units", x=["a"], image_url=png_data_uri(
-        tiny_png()), series=[ChartSeries(name="n", values=[1])])
+    chart = ChartComponent(
+        chart_type="bar",
+        title="Units",
+        x=["a"],
+        image_url=png_data_uri(tiny_png()),
+        series=[ChartSeries(name="n", values=[1])],
+    )
     view.show(UiComponent(rich_component=chart))
     assert start in out.getvalue() and view.saved_charts == []
     sequence = inline(tiny_png(), kind)  # type: ignore[arg-type]
@@ -154,10 +168,20 @@ async def read_until(stream: asyncio.StreamReader, marker: str, seen: list[str])
 async def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.cli", "chat", "--scripted", "--stream-delay", "0.05",
-        "--data-dir", str(tmp_path), cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"},
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "chat",
+        "--scripted",
+        "--stream-delay",
+        "0.05",
+        "--data-dir",
+        str(tmp_path),
+        cwd=ROOT,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
     assert process.stdin is not None and process.stdout is not None
     seen: list[str] = []
     try:
@@ -182,8 +206,9 @@ class Tmux:
 
     def __init__(self, name: str, command: str) -> None:
         self.name = name
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "60",
-                        command], check=True)  # fmt: skip
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "60", command], check=True
+        )
 
     def keys(self, *keys: str) -> None:
         subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
@@ -193,8 +218,12 @@ class Tmux:
         self.keys("Enter")
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-S", "-200", "-t", self.name],
-                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-S", "-200", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
 
     def wait_for(self, text: str, *, after: int = 0) -> str:
         """The screen once ``text`` shows (bounded poll of another process)."""
@@ -214,8 +243,10 @@ class Tmux:
 def test_chat_in_a_real_terminal(tmp_path: Path) -> None:
     data = tmp_path / "data"
     env = "env -u ANTHROPIC_API_KEY TERM=xterm-256color"
-    command = (f"cd {shlex.quote(str(ROOT))} && {env} {shlex.quote(sys.executable)} -m "
-               f"bots.cli chat --scripted --data-dir {shlex.quote(str(data))}; sleep 60")
+    command = (
+        f"cd {shlex.quote(str(ROOT))} && {env} {shlex.quote(sys.executable)} -m "
+        f"bots.cli chat --scripted --data-dir {shlex.quote(str(data))}; sleep 60"
+    )
     term = Tmux(f"tl-chat-{os.getpid()}", command)
     try:
         term.wait_for("user>")

@@ -16,9 +16,9 @@ from bots.dev.chat import ChatSession
 from bots.files import SharedFiles
 
 
-def session(agent: Agent, tmp_path: Path, *, max_bytes: int = 64 * 1024) -> tuple[
-    ChatSession, io.StringIO
-]:  # fmt: skip
+def session(
+    agent: Agent, tmp_path: Path, *, max_bytes: int = 64 * 1024
+) -> tuple[ChatSession, io.StringIO]:
     out = io.StringIO()
     console = Console(file=out, width=120, color_system=None, force_terminal=False)
     files = SharedFiles(FileTables(tmp_path / "files", limits=FileLimits(max_bytes=max_bytes)))

@@ -26,10 +26,12 @@ async def test_a_turn_of_parallel_steps_ends_with_its_plan(agent: Agent, tmp_pat
     chat = ChatSession(agent, screen, tmp_path / "charts")
     assert await chat.ask(QUESTION) is True
     text = out.getvalue()
-    plan = text[text.index("Finished 2 steps"):].splitlines()
+    plan = text[text.index("Finished 2 steps") :].splitlines()
     assert plan[1] == "  ✅ 2 steps at once · 2 done"
     assert [line.split(" · ")[0] for line in plan[2:4]] == [
-        "     ↳ ✅ run_sql", "     ↳ ✅ visualize_data"]
+        "     ↳ ✅ run_sql",
+        "     ↳ ✅ visualize_data",
+    ]
     out.truncate(0)
     out.seek(0)
     assert await chat.ask("hello") is True  # no steps: no plan, and the last one is gone
@@ -40,10 +42,15 @@ def test_a_stopped_turn_marks_the_steps_that_never_finished(tmp_path: Path) -> N
     screen, out = console()
     view = ChatView(screen, tmp_path)
     done, running = Task(title="run_sql", status="in_progress"), Task(title="draw_chart")
-    for update in (TaskTrackerUpdateComponent.add_task(done),
-                   TaskTrackerUpdateComponent.update_task(done.id, status="completed"),
-                   TaskTrackerUpdateComponent.add_task(running)):  # fmt: skip
+    for update in (
+        TaskTrackerUpdateComponent.add_task(done),
+        TaskTrackerUpdateComponent.update_task(done.id, status="completed"),
+        TaskTrackerUpdateComponent.add_task(running),
+    ):
         view.show(UiComponent(rich_component=update))
     view.end_turn(stopped=True)
     assert out.getvalue().splitlines() == [
-        "Stopped after 1 of 2 steps", "  ✅ run_sql", "  ⏹️ draw_chart · Stopped"]
+        "Stopped after 1 of 2 steps",
+        "  ✅ run_sql",
+        "  ⏹️ draw_chart · Stopped",
+    ]

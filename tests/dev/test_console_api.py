@@ -64,8 +64,11 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     messages = list(events.slack_messages().values())
     plan, answer = (m for m in messages if m["streamed"])  # the plan's stream comes first
     steps = {c["id"]: (c["title"], c["status"]) for c in plan["chunks"]}  # a DM: a timeline
-    assert list(steps.values()) == [("2 steps at once", "complete"), ("run_sql", "complete"),
-                                    ("visualize_data", "complete")]  # fmt: skip
+    assert list(steps.values()) == [
+        ("2 steps at once", "complete"),
+        ("run_sql", "complete"),
+        ("visualize_data", "complete"),
+    ]
     assert plan["text"] == "" and not plan["streaming"]
     assert "Tidal Retail GmbH" in answer["text"] and answer["streaming"] is False
     # the sources line (issue 13: the tables the answer used), then the feedback buttons
@@ -74,8 +77,10 @@ async def test_an_answer_streams_to_slack_and_teams_in_a_dm(console: Console) ->
     assert any(b["type"] == "table" for m in messages for b in m["blocks"])
     [chart] = [b for m in messages for b in m["blocks"] if b["type"] == "data_visualization"]
     assert chart["title"] == "Top 10 customers by revenue"  # native, long names cut to fit
-    kinds = [("plan" if m is plan else "answer" if m["streamed"] else m["blocks"][-1]["type"])
-             for m in sorted(messages, key=lambda m: float(m["ts"]))]  # fmt: skip
+    kinds = [
+        ("plan" if m is plan else "answer" if m["streamed"] else m["blocks"][-1]["type"])
+        for m in sorted(messages, key=lambda m: float(m["ts"]))
+    ]
     assert kinds[:4] == ["plan", "answer", "table", "data_visualization"]  # steps, text, data
 
     activities = [e["activity"] for e in events.teams_activities()]
@@ -136,8 +141,9 @@ async def test_starter_ui_and_commands(console: Console) -> None:
     # in a DM (an assistant thread) Slack shows the questions as its suggested prompts
     [prompts] = [e for e in starter.of("slack") if e["op"] == "prompts"]
     assert prompts["prompts"][0] == {"title": QUESTION, "message": QUESTION}
-    assert not any(b["type"] == "actions" for m in starter.slack_messages().values()
-                   for b in m["blocks"])
+    assert not any(
+        b["type"] == "actions" for m in starter.slack_messages().values() for b in m["blocks"]
+    )
     in_channel = await console.ask("", persona(ANA, "channel"), thread="1700000000.000200")
     buttons = [
         b
@@ -174,8 +180,11 @@ async def test_stop_cancels_the_running_turn(data_dir: Path) -> None:
         async def stop_once_text_streams(event: str, data: Any) -> None:
             if event == "turn" and data["state"] == "started":
                 started.append(data["id"])
-            answer_starts = event == "slack" and data.get("method") == "chat.startStream" and (
-                not data["args"].get("task_display_mode"))  # the answer's, not the plan's
+            answer_starts = (
+                event == "slack"
+                and data.get("method") == "chat.startStream"
+                and (not data["args"].get("task_display_mode"))
+            )  # the answer's, not the plan's
             if answer_starts and not stopped:
                 response = await client.post(f"/api/turns/{started[0]}/stop")
                 stopped.append(await response.json())
@@ -266,8 +275,10 @@ async def test_a_page_that_goes_away_stops_its_turn_quietly(
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         async with aiohttp.ClientSession() as session:
-            response = await session.post(f"http://127.0.0.1:{port}/api/turns", json={
-                "text": QUESTION, "thread_id": "1700000000.000700", "persona": ANA})  # fmt: skip
+            response = await session.post(
+                f"http://127.0.0.1:{port}/api/turns",
+                json={"text": QUESTION, "thread_id": "1700000000.000700", "persona": ANA},
+            )
             await response.content.readany()
             turn = app[CONSOLE_KEY].turns[response.headers["X-Turn-Id"]]
             response.close()
@@ -289,15 +300,35 @@ async def test_bad_requests_are_refused_in_words_the_page_shows(
     cases: list[tuple[str, Any, dict[str, str], int, str]] = [
         ("/api/turns", "not json", {}, 400, "the request body is not JSON"),
         ("/api/turns", {"text": "hi", "thread_id": "../x"}, {}, 400, "thread_id:"),
-        ("/api/turns", {"text": "hi", "thread_id": "t1", "persona": {"user_id": "<b>"}}, {},
-         400, "persona.user_id:"),
-        ("/api/turns", {"text": too_long, "thread_id": "t1"}, {}, 400,
-         f"the message is {MAX_MESSAGE + 1:,} characters long; the console takes at most"),
+        (
+            "/api/turns",
+            {"text": "hi", "thread_id": "t1", "persona": {"user_id": "<b>"}},
+            {},
+            400,
+            "persona.user_id:",
+        ),
+        (
+            "/api/turns",
+            {"text": too_long, "thread_id": "t1"},
+            {},
+            400,
+            f"the message is {MAX_MESSAGE + 1:,} characters long; the console takes at most",
+        ),
         ("/api/feedback", {"message_id": "1", "thread_id": "t1"}, {}, 400, "positive:"),
-        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Origin": "http://evil.example"},
-         403, "cross-origin requests are refused"),
-        ("/api/turns", {"text": "hi", "thread_id": "t1"}, {"Host": "evil.example"}, 403,
-         "the console only answers on 127.0.0.1"),
+        (
+            "/api/turns",
+            {"text": "hi", "thread_id": "t1"},
+            {"Origin": "http://evil.example"},
+            403,
+            "cross-origin requests are refused",
+        ),
+        (
+            "/api/turns",
+            {"text": "hi", "thread_id": "t1"},
+            {"Host": "evil.example"},
+            403,
+            "the console only answers on 127.0.0.1",
+        ),
     ]
     for path, body, headers, status, words in cases:
         caplog.clear()
@@ -386,16 +417,22 @@ async def test_sources_show_their_query_to_an_admin_only(console: Console) -> No
     assert entity["citation"] and "SELECT" not in json.dumps(entity)
 
     async def show(who: dict[str, Any]) -> str:
-        response = await console.client.post("/api/queries", json={
-            "turn_id": button["value"], "thread_id": thread, "persona": who})
+        response = await console.client.post(
+            "/api/queries", json={"turn_id": button["value"], "thread_id": thread, "persona": who}
+        )
         assert response.status == 200
         return json.dumps(await response.json())
 
     assert "SELECT" not in await show(persona(ANA, "channel"))
     assert "SELECT" in await show(persona(ALEX, "channel"))
-    elsewhere = await console.client.post("/api/queries", json={
-        "turn_id": button["value"], "thread_id": "1700000000.000999",
-        "persona": persona(ALEX, "channel")})
+    elsewhere = await console.client.post(
+        "/api/queries",
+        json={
+            "turn_id": button["value"],
+            "thread_id": "1700000000.000999",
+            "persona": persona(ALEX, "channel"),
+        },
+    )
     assert "SELECT" not in json.dumps(await elsewhere.json())
 
     admin = await console.ask(QUESTION, ALEX, thread="1700000000.000400")

@@ -130,7 +130,7 @@ async def test_uploads_over_the_limit_are_refused_in_the_bots_words(console: Con
         "/api/files", params={"name": "big.csv", "user_id": "U0ANA"}, data=chunked()
     )
     assert response.status == 413 and (await response.json())["error"] == said
-    assert (await upload(console, "fits.csv", b"x" * LIMIT))  # the limit itself is fine
+    assert await upload(console, "fits.csv", b"x" * LIMIT)  # the limit itself is fine
 
 
 async def test_bad_uploads_and_stale_attachments_get_clear_refusals(console: Console) -> None:
@@ -145,12 +145,15 @@ async def test_bad_uploads_and_stale_attachments_get_clear_refusals(console: Con
     file_id = await upload(console, "once.csv", b"n\n1\n")
     await console.ask("what's in this file?", files=[file_id], thread=THREAD)
     for files in ([file_id], ["nosuchupload"]):  # read once, with its question
-        response = await console.client.post("/api/turns", json={
-            "text": "again?", "thread_id": THREAD, "persona": ANA, "files": files})  # fmt: skip
+        response = await console.client.post(
+            "/api/turns",
+            json={"text": "again?", "thread_id": THREAD, "persona": ANA, "files": files},
+        )
         assert response.status == 400
         assert "no longer uploaded" in (await response.json())["error"]
-    response = await console.client.post("/api/turns", json={
-        "text": "x", "thread_id": THREAD, "persona": ANA, "files": ["a"] * 11})  # fmt: skip
+    response = await console.client.post(
+        "/api/turns", json={"text": "x", "thread_id": THREAD, "persona": ANA, "files": ["a"] * 11}
+    )
     assert response.status == 400
 
 
@@ -160,11 +163,15 @@ def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def _upload_and_ask(root: Path, name: str, content: bytes) -> None:
-    agent = Agent(llm_service=ScriptedLlmService(then=lambda request: "ok"),
-                  tool_registry=ToolRegistry(), user_resolver=ConsoleUserResolver(),
-                  agent_memory=InMemoryAgentMemory())  # fmt: skip
-    store = SharedFiles(FileTables(Path(tempfile.mkdtemp(dir=root)),
-                                   limits=FileLimits(max_bytes=512)))  # fmt: skip
+    agent = Agent(
+        llm_service=ScriptedLlmService(then=lambda request: "ok"),
+        tool_registry=ToolRegistry(),
+        user_resolver=ConsoleUserResolver(),
+        agent_memory=InMemoryAgentMemory(),
+    )
+    store = SharedFiles(
+        FileTables(Path(tempfile.mkdtemp(dir=root)), limits=FileLimits(max_bytes=512))
+    )
     app = create_app(agent, options=ConsoleOptions(pace=0.0), files=store)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         response = await client.post(
@@ -184,8 +191,10 @@ async def _upload_and_ask(root: Path, name: str, content: bytes) -> None:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    name=st.one_of(st.text(max_size=300), st.sampled_from(["a.csv", "b.xlsx", "c.parquet",
-                                                           "d.json", "e.tsv", "f.txt"])),
+    name=st.one_of(
+        st.text(max_size=300),
+        st.sampled_from(["a.csv", "b.xlsx", "c.parquet", "d.json", "e.tsv", "f.txt"]),
+    ),
     content=st.binary(max_size=700),
 )
 @example(name="b.xlsx", content=b"PK\x03\x04garbage")

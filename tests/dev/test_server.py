@@ -19,11 +19,24 @@ def test_open_gives_the_browser_the_consoles_address(tmp_path: Path) -> None:
     browser.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "bots.cli", "dev", "--port", "0", "--open", "--scripted",
-         "--data-dir", str(tmp_path / "data")],
-        cwd=ROOT, env={**env, "BROWSER": f"{browser} %s", "PYTHONUNBUFFERED": "1"},
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bots.cli",
+            "dev",
+            "--port",
+            "0",
+            "--open",
+            "--scripted",
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        cwd=ROOT,
+        env={**env, "BROWSER": f"{browser} %s", "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert process.stdout is not None
     try:
         found = re.search(r"(http://\S+)", process.stdout.readline())

@@ -17,8 +17,9 @@ def test_the_licence_and_the_notices_ship_with_it() -> None:
     assert "MIT License" in (VENDOR / "LICENSE").read_text()
     assert "Microsoft" in (VENDOR / "LICENSE").read_text()
     bundle = (VENDOR / "adaptivecards.min.js").read_text()
-    assert bundle.startswith("/*! For license information please see "
-                             "adaptivecards.min.js.LICENSE.txt */")
+    assert bundle.startswith(
+        "/*! For license information please see adaptivecards.min.js.LICENSE.txt */"
+    )
     assert (VENDOR / "adaptivecards.min.js.LICENSE.txt").is_file()
 
 

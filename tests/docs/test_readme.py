@@ -16,8 +16,9 @@ EXAMPLE = README.parent / "examples" / "weather.py"
 def test_readme_agent_is_the_example_that_runs() -> None:
     """The README shows ``examples/weather.py`` as it is (tests/e2e/test_your_agent.py serves
     it with every command); run on its own, it answers."""
-    section = re.search(r"### Your own agent.*?```python\n(.*?)```", README.read_text(),
-                        flags=re.DOTALL)
+    section = re.search(
+        r"### Your own agent.*?```python\n(.*?)```", README.read_text(), flags=re.DOTALL
+    )
     assert section is not None
     assert section.group(1).strip() in EXAMPLE.read_text()
     out = subprocess.run(
@@ -37,12 +38,16 @@ def test_readme_has_exactly_two_commands() -> None:
 
 
 def test_readme_testing_example_runs_against_the_shipped_fakes() -> None:
-    section = re.search(r"## Testing your own agent.*?```python\n(.*?)```", README.read_text(),
-                        flags=re.DOTALL)
+    section = re.search(
+        r"## Testing your own agent.*?```python\n(.*?)```", README.read_text(), flags=re.DOTALL
+    )
     assert section is not None
     out = subprocess.run(
         [sys.executable, "-c", section.group(1)],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout
     assert out.splitlines() == [
         "[{'type': 'text', 'text': 'Hi!', 'cache_control': {'type': 'ephemeral'}}]",

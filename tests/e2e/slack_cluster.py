@@ -65,9 +65,12 @@ class BotProcess:
     async def start(self, *, listeners: int = 1) -> None:
         """Start the process; return once ``listeners`` processes log that they listen."""
         self.process = await asyncio.create_subprocess_exec(
-            *self.command, cwd=self.cwd, env=self.env,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            *self.command,
+            cwd=self.cwd,
+            env=self.env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
         self._reader = asyncio.create_task(self._read())
         try:
             async with self._changed:
@@ -128,11 +131,15 @@ class SlackSender:
     ) -> int:
         body = json.dumps(
             {
-                "token": "legacy", "team_id": "T1", "api_app_id": "A1",
-                "type": "event_callback", "event_id": event_id,
-                "event_time": int(time.time()), "event": event,
+                "token": "legacy",
+                "team_id": "T1",
+                "api_app_id": "A1",
+                "type": "event_callback",
+                "event_id": event_id,
+                "event_time": int(time.time()),
+                "event": event,
             }
-        ).encode()  # fmt: skip
+        ).encode()
         retry_headers = (
             {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
             if retry
@@ -150,8 +157,11 @@ class SlackSender:
             "api_app_id": "A1",
             "token": "legacy",
             "container": {
-                "type": "message", "message_ts": message.ts, "channel_id": message.channel,
-                "thread_ts": message.thread_ts, "is_ephemeral": False,
+                "type": "message",
+                "message_ts": message.ts,
+                "channel_id": message.channel,
+                "thread_ts": message.thread_ts,
+                "is_ephemeral": False,
             },
             "trigger_id": "trig",
             "channel": {"id": message.channel, "name": "general"},
@@ -160,7 +170,7 @@ class SlackSender:
             "actions": [
                 {"action_id": action_id, "block_id": "b", "value": value, "type": "button"}
             ],
-        }  # fmt: skip
+        }
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         return await self.post(port, body, "application/x-www-form-urlencoded")
 
@@ -174,17 +184,28 @@ def mention(
     text: str, ts: str, *, thread_ts: str | None = None, user: str = "U1"
 ) -> dict[str, Any]:
     event = {
-        "type": "app_mention", "user": user, "text": f"<@UBOT> {text}", "ts": ts,
-        "channel": "C1", "event_ts": ts, "client_msg_id": f"cm-{ts}",
-    }  # fmt: skip
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@UBOT> {text}",
+        "ts": ts,
+        "channel": "C1",
+        "event_ts": ts,
+        "client_msg_id": f"cm-{ts}",
+    }
     return event | ({"thread_ts": thread_ts} if thread_ts else {})
 
 
 def follow_up(text: str, ts: str, thread_ts: str, *, user: str = "U1") -> dict[str, Any]:
     return {
-        "type": "message", "channel_type": "channel", "user": user, "text": text, "ts": ts,
-        "channel": "C1", "event_ts": ts, "thread_ts": thread_ts,
-    }  # fmt: skip
+        "type": "message",
+        "channel_type": "channel",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "channel": "C1",
+        "event_ts": ts,
+        "thread_ts": thread_ts,
+    }
 
 
 def answers(fake: FakeSlackApi, thread_ts: str) -> list[Message]:
@@ -238,12 +259,18 @@ def bot_env(
         if not k.startswith(("SLACK_", "THREADLINE_", "ANTHROPIC_")) and k != "REDIS_URL"
     }
     return env | {
-        "SLACK_BOT_TOKEN": f"xoxb-{name}", "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": fake.base_url, "REDIS_URL": redis_url,
-        "THREADLINE_REDIS_PREFIX": prefix, "THREADLINE_DATA_DIR": str(data / name),
-        "HOST": "127.0.0.1", "PORT": str(free_port()), "THREADLINE_CLAIM_AFTER": "1",
-        "E2E_STOP_AFTER": "0.2", "PYTHONUNBUFFERED": "1",
-    }  # fmt: skip
+        "SLACK_BOT_TOKEN": f"xoxb-{name}",
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": fake.base_url,
+        "REDIS_URL": redis_url,
+        "THREADLINE_REDIS_PREFIX": prefix,
+        "THREADLINE_DATA_DIR": str(data / name),
+        "HOST": "127.0.0.1",
+        "PORT": str(free_port()),
+        "THREADLINE_CLAIM_AFTER": "1",
+        "E2E_STOP_AFTER": "0.2",
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 RUNNER = [sys.executable, "-m", "tests.e2e.slack_runner"]

@@ -34,18 +34,26 @@ def add_members(fake: FakeBotConnector) -> None:
     """The roster the bot looks its askers up in (``get_member``)."""
     for user, name in MEMBERS:
         fake.members[f"29:{user}"] = {
-            "id": f"29:{user}", "name": name, "aadObjectId": user,
-            "email": f"{user}@contoso.com", "userPrincipalName": f"{user}@contoso.com",
-            "tenantId": payloads.TENANT, "userRole": "user",
+            "id": f"29:{user}",
+            "name": name,
+            "aadObjectId": user,
+            "email": f"{user}@contoso.com",
+            "userPrincipalName": f"{user}@contoso.com",
+            "tenantId": payloads.TENANT,
+            "userRole": "user",
         }
 
 
-def bot_environment(fake: FakeBotConnector, redis_url: str, key_prefix: str,
-                    data_dir: Path, **extra: str) -> dict[str, str]:
+def bot_environment(
+    fake: FakeBotConnector, redis_url: str, key_prefix: str, data_dir: Path, **extra: str
+) -> dict[str, str]:
     """The environment of a bot process: the fake's endpoints, the shared Redis, fast
     takeover of a dead process's turns (``THREADLINE_CLAIM_AFTER``)."""
-    keep = {k: v for k, v in os.environ.items()
-            if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")}
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
+    }
     return {
         **keep,
         "PYTHONPATH": str(ROOT),
@@ -73,23 +81,37 @@ def bot_environment(fake: FakeBotConnector, redis_url: str, key_prefix: str,
 class BotProcess:
     """One ``threadline teams`` process (or a ``--processes N`` supervisor) on a port."""
 
-    def __init__(self, env: dict[str, str], log: Path, *, port: int | None = None,
-                 arguments: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        log: Path,
+        *,
+        port: int | None = None,
+        arguments: Sequence[str] = (),
+    ) -> None:
         self.port = port or free_port()
         self.log = log
-        command = [sys.executable, "-m", "bots.cli", "teams", "--scripted",
-                   "--port", str(self.port), *arguments]
+        command = [
+            sys.executable,
+            "-m",
+            "bots.cli",
+            "teams",
+            "--scripted",
+            "--port",
+            str(self.port),
+            *arguments,
+        ]
         self._log_file = log.open("wb")
-        self.process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=self._log_file,
-                                        stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            command, env=env, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT
+        )
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     async def health(self, session: aiohttp.ClientSession) -> tuple[int, dict[str, Any]]:
-        async with session.get(self.url + "/healthz",
-                               headers={"Connection": "close"}) as response:
+        async with session.get(self.url + "/healthz", headers={"Connection": "close"}) as response:
             return response.status, await response.json()
 
     async def ready(self, session: aiohttp.ClientSession, *, timeout: float = 30.0) -> None:
@@ -113,13 +135,17 @@ class BotProcess:
         pattern = re.compile(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$", re.MULTILINE)
         return sum(float(value) for value in pattern.findall(text))
 
-    async def post(self, session: aiohttp.ClientSession, fake: FakeBotConnector,
-                   activity: dict[str, Any]) -> int:
+    async def post(
+        self, session: aiohttp.ClientSession, fake: FakeBotConnector, activity: dict[str, Any]
+    ) -> int:
         """POST a signed activity to ``/api/messages`` on a connection of its own."""
-        headers = {"Authorization": fake.sign(service_url=activity["serviceUrl"]),
-                   "Connection": "close"}
-        async with session.post(self.url + "/api/messages", json=activity,
-                                headers=headers) as response:
+        headers = {
+            "Authorization": fake.sign(service_url=activity["serviceUrl"]),
+            "Connection": "close",
+        }
+        async with session.post(
+            self.url + "/api/messages", json=activity, headers=headers
+        ) as response:
             return response.status
 
     def kill(self) -> None:

@@ -38,6 +38,7 @@ def notices(cluster: Cluster, thread_ts: str) -> list[str]:
 
 async def logged(cluster: Cluster, text: str) -> None:
     """Until a process logs ``text`` (each process's log lines are events)."""
+
     async def one(bot: BotProcess) -> None:
         async with bot._changed:
             await bot._changed.wait_for(lambda: any(text in line for line in bot.lines))
@@ -71,16 +72,19 @@ async def test_follow_ups_in_bot_threads_are_told_and_others_are_not(
         for port, ts in ((a, "100.000200"), (b, "100.000300")):  # b never saw the thread
             reply = follow_up("and then?", ts=ts, thread_ts="100.000100")
             assert await cluster.send.event(port, reply, event_id=f"Ev{ts}") == 200
-        await cluster.wait_for(lambda f: len(notices(cluster, "100.000100")) == 2,
-                               "a notice for each follow-up")  # fmt: skip
+        await cluster.wait_for(
+            lambda f: len(notices(cluster, "100.000100")) == 2, "a notice for each follow-up"
+        )
         human = follow_up("lunch?", ts="900.000200", thread_ts="900.000100")  # not the bot's
         assert await cluster.send.event(b, human, event_id="EvHuman") == 200
         # b read the thread from Slack and remembered it: thread reads are paced, and a
         # second follow-up within the minute was once left untold
         again = follow_up("still there?", ts="100.000400", thread_ts="100.000100")
         assert await cluster.send.event(b, again, event_id="EvAgain") == 200
-        await cluster.wait_for(lambda f: len(notices(cluster, "100.000100")) == 3,
-                               "a notice for the second follow-up too")  # fmt: skip
+        await cluster.wait_for(
+            lambda f: len(notices(cluster, "100.000100")) == 3,
+            "a notice for the second follow-up too",
+        )
         private_redis.start()
         await healthy(cluster)
         assert texts(cluster.fake, "900.000100") == []
@@ -122,9 +126,9 @@ async def test_the_re_run_after_an_outage_takes_back_what_was_posted_during_it(
             assert fake.calls_to("chat.stopStream")  # the first run's answer, posted
             redis.start()
             await cluster.wait_for(
-                lambda f: not notices(cluster, "300.000100") and len(answers(f, "300.000100"))
-                == 1, "the re-run's answer, alone",
-            )  # fmt: skip
+                lambda f: not notices(cluster, "300.000100") and len(answers(f, "300.000100")) == 1,
+                "the re-run's answer, alone",
+            )
             await cluster.drained()
             [reply] = answers(fake, "300.000100")
             assert reply.text.startswith("Answer to «slow one»")

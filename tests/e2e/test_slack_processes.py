@@ -252,12 +252,20 @@ async def test_socket_mode_processes_each_open_a_connection_and_answer_on_it(
             assert len(opens) == 2 and {c.token for c in opens} == {"xapp-1"}
             for n, socket in enumerate(fake._sockets):
                 body = {
-                    "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
-                    "event_id": f"EvS{n}", "event_time": int(time.time()),
+                    "team_id": "T1",
+                    "api_app_id": "A1",
+                    "type": "event_callback",
+                    "event_id": f"EvS{n}",
+                    "event_time": int(time.time()),
                     "event": mention("help", ts=f"80{n}.0"),
-                }  # fmt: skip
-                envelope = {"envelope_id": f"env-{n}", "type": "events_api", "payload": body,
-                            "accepts_response_payload": False, "retry_attempt": 0}  # fmt: skip
+                }
+                envelope = {
+                    "envelope_id": f"env-{n}",
+                    "type": "events_api",
+                    "payload": body,
+                    "accepts_response_payload": False,
+                    "retry_attempt": 0,
+                }
                 await socket.send_json(envelope)
             await fake.wait_for(lambda f: len(f.calls_to("socket_ack")) == 2, timeout=WAIT)
             assert {c.args["envelope_id"] for c in fake.calls_to("socket_ack")} == {

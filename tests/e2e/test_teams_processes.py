@@ -76,8 +76,7 @@ async def answered(fake: FakeBotConnector, activity: dict[str, Any]) -> Connecto
     return await fake.wait_for(lambda c: final_answer(c, activity["id"]), timeout=WAIT)
 
 
-async def the_one_running(session: aiohttp.ClientSession,
-                          bots: Sequence[BotProcess]) -> BotProcess:
+async def the_one_running(session: aiohttp.ClientSession, bots: Sequence[BotProcess]) -> BotProcess:
     """The process whose worker is running a turn now (polled, with a deadline)."""
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
@@ -88,8 +87,9 @@ async def the_one_running(session: aiohttp.ClientSession,
     raise TimeoutError("no process is running the turn")
 
 
-async def metric_reaches(session: aiohttp.ClientSession, bot: BotProcess, name: str,
-                         value: float) -> None:
+async def metric_reaches(
+    session: aiohttp.ClientSession, bot: BotProcess, name: str, value: float
+) -> None:
     """Wait (bounded) until a process's metric reads ``value`` (it counts after its reply
     was acknowledged, so just after the fake saw it)."""
     deadline = time.monotonic() + WAIT
@@ -99,14 +99,19 @@ async def metric_reaches(session: aiohttp.ClientSession, bot: BotProcess, name: 
 
 
 async def test_a_redelivery_storm_across_two_processes_gets_one_reply(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, redis_url: str, key_prefix: str,
-    demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    redis_url: str,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
     env = bot_environment(fake, redis_url, key_prefix, demo_dir)
     async with running_bots(session, env, tmp_path) as (one, two):
         storm = question(fake)
-        statuses = await asyncio.gather(*(bot.post(session, fake, storm)
-                                          for bot in [one, two] * 10))
+        statuses = await asyncio.gather(
+            *(bot.post(session, fake, storm) for bot in [one, two] * 10)
+        )
         assert set(statuses) == {201}
         await answered(fake, storm)
         sentinel = question(fake, "what can you do")  # same conversation and asker: after it
@@ -114,22 +119,31 @@ async def test_a_redelivery_storm_across_two_processes_gets_one_reply(
         await answered(fake, sentinel)
         assert len(new_messages(fake, storm["id"])) == 1
         assert len([c for c in fake.calls if final_answer(c, storm["id"])]) == 1
-        duplicates = [await bot.metric(session, "threadline_teams_duplicates_total")
-                      for bot in (one, two)]
+        duplicates = [
+            await bot.metric(session, "threadline_teams_duplicates_total") for bot in (one, two)
+        ]
         assert sum(duplicates) == 19 and all(duplicates)
 
 
 async def test_kill_9_mid_turn_the_other_process_finishes_it_in_place(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, redis_url: str, key_prefix: str,
-    demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    redis_url: str,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
-    env = bot_environment(fake, redis_url, key_prefix, demo_dir,
-                          THREADLINE_DEMO_STREAM_DELAY="0.1")
+    env = bot_environment(fake, redis_url, key_prefix, demo_dir, THREADLINE_DEMO_STREAM_DELAY="0.1")
     async with running_bots(session, env, tmp_path) as bots:
         asked = question(fake)
         assert await bots[0].post(session, fake, asked) == 201
-        chunk = await fake.wait_for(lambda c: c.activity_id == asked["id"] and bool(
-            c.stream_info and c.stream_info.get("streamType") == "streaming"), timeout=WAIT)
+        chunk = await fake.wait_for(
+            lambda c: (
+                c.activity_id == asked["id"]
+                and bool(c.stream_info and c.stream_info.get("streamType") == "streaming")
+            ),
+            timeout=WAIT,
+        )
         victim = await the_one_running(session, bots)
         survivor = next(bot for bot in bots if bot is not victim)
         victim.kill()
@@ -143,8 +157,12 @@ async def test_kill_9_mid_turn_the_other_process_finishes_it_in_place(
 
 
 async def test_redis_restarted_mid_run_clear_errors_then_normal_answers(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, private_redis: RedisServer,
-    key_prefix: str, demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    private_redis: RedisServer,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
     env = bot_environment(fake, private_redis.url, key_prefix, demo_dir)
     async with running_bots(session, env, tmp_path) as (one, two):
@@ -156,8 +174,9 @@ async def test_redis_restarted_mid_run_clear_errors_then_normal_answers(
         for bot in (one, two):
             lost = question(fake, user="aad-bo", user_name="Bo Berg")
             assert await bot.post(session, fake, lost) == 201  # Teams must not redeliver
-            told = await fake.wait_for(lambda c, i=lost["id"]: c.activity_id == i
-                                       and c.text == UNAVAILABLE, timeout=WAIT)
+            told = await fake.wait_for(
+                lambda c, i=lost["id"]: c.activity_id == i and c.text == UNAVAILABLE, timeout=WAIT
+            )
             assert told.operation == "reply_to_activity"
             status, health = await bot.health(session)
             assert status == 503 and health["status"] == "unavailable"
@@ -169,7 +188,8 @@ async def test_redis_restarted_mid_run_clear_errors_then_normal_answers(
             after = question(fake)
             assert await bot.post(session, fake, after) == 201
             assert "sample shop database" in ((await answered(fake, after)).text or ""), (
-                one.output() + "\n-----\n" + two.output())
+                one.output() + "\n-----\n" + two.output()
+            )
 
 
 async def healthy_again(session: aiohttp.ClientSession, bot: BotProcess) -> None:
@@ -180,8 +200,12 @@ async def healthy_again(session: aiohttp.ClientSession, bot: BotProcess) -> None
 
 
 async def test_two_messages_in_one_conversation_are_answered_in_order_across_processes(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, redis_url: str, key_prefix: str,
-    demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    redis_url: str,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
     env = bot_environment(fake, redis_url, key_prefix, demo_dir)
     async with running_bots(session, env, tmp_path) as (one, two):
@@ -203,32 +227,57 @@ def stop_button_of(call: ConnectorCall) -> str | None:
 
 
 async def test_the_stop_button_clicked_on_another_process_stops_the_answer(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, redis_url: str, key_prefix: str,
-    demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    redis_url: str,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
-    env = bot_environment(fake, redis_url, key_prefix, demo_dir, TEAMS_STOP_BUTTON_AFTER="0.1",
-                          THREADLINE_DEMO_STREAM_DELAY="0.2")
+    env = bot_environment(
+        fake,
+        redis_url,
+        key_prefix,
+        demo_dir,
+        TEAMS_STOP_BUTTON_AFTER="0.1",
+        THREADLINE_DEMO_STREAM_DELAY="0.2",
+    )
     async with running_bots(session, env, tmp_path) as (one, two):
         asked = question(fake, kind="groupChat")
         assert await one.post(session, fake, asked) == 201
         card = await fake.wait_for(lambda c: stop_button_of(c) is not None, timeout=WAIT)
         runner = await the_one_running(session, (one, two))
-        click = payloads.invoke("adaptiveCard/action", {"action": {
-            "type": "Action.Execute", "verb": "threadline.stop",
-            "data": {"threadline_stop": stop_button_of(card)}}},
-            kind="groupChat", service_url=fake.url)
+        click = payloads.invoke(
+            "adaptiveCard/action",
+            {
+                "action": {
+                    "type": "Action.Execute",
+                    "verb": "threadline.stop",
+                    "data": {"threadline_stop": stop_button_of(card)},
+                }
+            },
+            kind="groupChat",
+            service_url=fake.url,
+        )
         elsewhere = two if runner is one else one  # the click reaches the other process
         assert await elsewhere.post(session, fake, click) == 200
         stopped = await fake.wait_for(lambda c: c.operation == "update_activity", timeout=WAIT)
         assert stopped.text == "Stopped."
         await metric_reaches(session, runner, 'threadline_teams_turns_total{outcome="stopped"}', 1)
-        assert not [c for c in fake.calls if final_answer(c, asked["id"])
-                    and "sample shop" in (c.text or "")]
+        assert not [
+            c
+            for c in fake.calls
+            if final_answer(c, asked["id"]) and "sample shop" in (c.text or "")
+        ]
 
 
 async def test_processes_flag_serves_one_port_and_restarts_a_killed_process(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, redis_url: str, key_prefix: str,
-    demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    redis_url: str,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
     env = bot_environment(fake, redis_url, key_prefix, demo_dir)
     supervisor = BotProcess(env, tmp_path / "supervisor.log", arguments=["--processes", "2"])
@@ -250,8 +299,13 @@ async def test_processes_flag_serves_one_port_and_restarts_a_killed_process(
             os.kill(pid, 0)
 
 
-async def pids_serving(session: aiohttp.ClientSession, bot: BotProcess, *, at_least: int,
-                       besides: set[int] | None = None) -> set[int]:
+async def pids_serving(
+    session: aiohttp.ClientSession,
+    bot: BotProcess,
+    *,
+    at_least: int,
+    besides: set[int] | None = None,
+) -> set[int]:
     """The process ids answering ``/healthz`` on the shared port, over fresh connections,
     until ``at_least`` distinct ones (including ``besides``) answered."""
     seen: set[int] = set()
@@ -266,8 +320,12 @@ async def pids_serving(session: aiohttp.ClientSession, bot: BotProcess, *, at_le
 
 
 async def test_a_redelivery_during_an_outage_is_told_once(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, private_redis: RedisServer,
-    key_prefix: str, demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    private_redis: RedisServer,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
     """Issue 17: Teams redelivers an activity it thinks was lost; during an outage each
     redelivery posted another "temporarily unavailable" reply."""
@@ -277,8 +335,9 @@ async def test_a_redelivery_during_an_outage_is_told_once(
         lost, other = question(fake, user="aad-bo", user_name="Bo Berg"), question(fake)
         for activity in (lost, lost, lost, other):
             assert await bot.post(session, fake, activity) == 201
-        await fake.wait_for(lambda c: c.activity_id == other["id"] and c.text == UNAVAILABLE,
-                            timeout=WAIT)  # fmt: skip
+        await fake.wait_for(
+            lambda c: c.activity_id == other["id"] and c.text == UNAVAILABLE, timeout=WAIT
+        )
         told = [c for c in fake.calls if c.activity_id == lost["id"] and c.text == UNAVAILABLE]
         assert len(told) == 1
         assert await bot.metric(session, "threadline_teams_duplicates_total") == 2
@@ -286,8 +345,12 @@ async def test_a_redelivery_during_an_outage_is_told_once(
 
 
 async def test_hostile_and_malformed_activities_get_no_5xx_and_no_reply(
-    fake: FakeBotConnector, session: aiohttp.ClientSession, redis_url: str,
-    key_prefix: str, demo_dir: Path, tmp_path: Path,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    redis_url: str,
+    key_prefix: str,
+    demo_dir: Path,
+    tmp_path: Path,
 ) -> None:
     """Issue 17: a real ``threadline teams`` process. Before authentication: bodies that are
     not JSON, nested too deep, in an unknown charset (400 / 415, no effect). Authenticated:
@@ -302,15 +365,19 @@ async def test_hostile_and_malformed_activities_get_no_5xx_and_no_reply(
             (b"\xff\xfe\x00", "application/json"),
         ]
         for body, content_type in raw:
-            async with session.post(bot.url + "/api/messages", data=body, headers={
-                "Content-Type": content_type, "Connection": "close"}) as response:
+            async with session.post(
+                bot.url + "/api/messages",
+                data=body,
+                headers={"Content-Type": content_type, "Connection": "close"},
+            ) as response:
                 assert 400 <= response.status < 500
         before = len(fake.calls)
         for missing in ("serviceUrl", "from", "conversation"):
             activity = {k: v for k, v in question(fake).items() if k != missing}
             headers = {"Authorization": fake.sign(service_url=fake.url), "Connection": "close"}
-            async with session.post(bot.url + "/api/messages", json=activity,
-                                    headers=headers) as response:  # fmt: skip
+            async with session.post(
+                bot.url + "/api/messages", json=activity, headers=headers
+            ) as response:
                 assert response.status < 500
         assert len(fake.calls) == before, bot.output()  # dropped in the request: no reply
         asked = question(fake)

@@ -57,19 +57,25 @@ async def test_your_agent_answers_in_slack_with_workspace_identity_and_durable_s
         add_users(fake)
         port = free_port()
         env = clean_env(
-            SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET=SECRET,
-            SLACK_API_URL=fake.base_url, HOST="127.0.0.1", PORT=str(port),
+            SLACK_BOT_TOKEN="xoxb-test",
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_API_URL=fake.base_url,
+            HOST="127.0.0.1",
+            PORT=str(port),
             THREADLINE_DATA_DIR=str(tmp_path),
-        )  # fmt: skip
+        )
         command = [sys.executable, "-m", "bots.cli", "slack", "--app", APP]
         bot = BotProcess("slack", command, env)
         await bot.start()
         try:
             event = mention("Weather in Lisbon?", ts="100.000100")
             assert await SlackSender(session).event(port, event, event_id="Ev1") == 200
-            await asyncio.wait_for(fake.wait_for(
-                lambda f: any(ANSWER in m.text for m in f.thread("C1", "100.000100"))
-            ), 20)  # fmt: skip
+            await asyncio.wait_for(
+                fake.wait_for(
+                    lambda f: any(ANSWER in m.text for m in f.thread("C1", "100.000100"))
+                ),
+                20,
+            )
         finally:
             assert await bot.stop() == 0, bot.output()
     assert "brings its own" not in bot.output()  # it left identity and state to Slack
@@ -82,10 +88,13 @@ async def test_your_agent_answers_in_teams_with_workspace_identity_and_durable_s
 ) -> None:
     async with FakeBotConnector() as fake, aiohttp.ClientSession() as session:
         add_members(fake)
-        env = clean_env(**{
-            k: v for k, v in bot_environment(fake, "", "", tmp_path).items()
-            if k != "REDIS_URL" and k != "THREADLINE_REDIS_PREFIX"
-        })  # fmt: skip
+        env = clean_env(
+            **{
+                k: v
+                for k, v in bot_environment(fake, "", "", tmp_path).items()
+                if k != "REDIS_URL" and k != "THREADLINE_REDIS_PREFIX"
+            }
+        )
         bot = TeamsProcess(env, tmp_path / "teams.log", arguments=["--app", APP])
         try:
             await bot.ready(session)
@@ -103,24 +112,41 @@ async def test_your_agent_answers_in_teams_with_workspace_identity_and_durable_s
 
 async def test_your_agent_answers_in_the_console(tmp_path: Path) -> None:
     port = free_port()
-    command = [sys.executable, "-m", "bots.cli", "dev", "--app", APP, "--port", str(port),
-               "--data-dir", str(tmp_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "bots.cli",
+        "dev",
+        "--app",
+        APP,
+        "--port",
+        str(port),
+        "--data-dir",
+        str(tmp_path),
+    ]
     process = await asyncio.create_subprocess_exec(
-        *command, cwd=REPO_ROOT, env=clean_env(), stdout=asyncio.subprocess.PIPE,
+        *command,
+        cwd=REPO_ROOT,
+        env=clean_env(),
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+    )
     try:
         assert process.stdout is not None
         banner = await asyncio.wait_for(process.stdout.readline(), 30)
         assert f"http://127.0.0.1:{port}/" in banner.decode(), banner
         body = {"text": "Weather in Lisbon?", "thread_id": "t1", "persona": {"place": "dm"}}
-        async with aiohttp.ClientSession() as session, session.post(
-            f"http://127.0.0.1:{port}/api/turns", json=body
-        ) as response:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(f"http://127.0.0.1:{port}/api/turns", json=body) as response,
+        ):
             stream = (await response.read()).decode()
         events = [parse_sse(chunk) for chunk in stream.split("\n\n") if chunk.strip()]
-        texts = [data["rich_component"].get("content") for name, data in filter(None, events)
-                 if name == "component" and data["rich_component"]["type"] == "text"]
+        texts = [
+            data["rich_component"].get("content")
+            for name, data in filter(None, events)
+            if name == "component" and data["rich_component"]["type"] == "text"
+        ]
         assert texts[-1] == ANSWER
         slack = [data for name, data in filter(None, events) if name == "slack"]
         assert any(ANSWER in json.dumps(data, ensure_ascii=False) for data in slack)  # Slack too
@@ -132,9 +158,13 @@ async def test_your_agent_answers_in_the_console(tmp_path: Path) -> None:
 def test_your_agent_answers_in_the_terminal_chat(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bots.cli", "chat", "--app", APP, "--data-dir", str(tmp_path)],
-        input="Weather in Lisbon?\n", capture_output=True, text=True, cwd=REPO_ROOT,
-        env=clean_env(), timeout=60,
-    )  # fmt: skip
+        input="Weather in Lisbon?\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=clean_env(),
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert ANSWER in result.stdout
 
@@ -150,8 +180,13 @@ def test_your_agent_answers_in_the_terminal_chat(tmp_path: Path) -> None:
 def test_a_wrong_app_stops_the_command_with_the_reason(target: str, problem: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bots.cli", "chat", "--app", target],
-        input="", capture_output=True, text=True, cwd=REPO_ROOT, env=clean_env(), timeout=60,
-    )  # fmt: skip
+        input="",
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=clean_env(),
+        timeout=60,
+    )
     assert result.returncode == 2 and problem in result.stderr, result.stderr
 
 
@@ -180,8 +215,12 @@ async def test_a_slow_factory_is_built_before_the_bot_listens_and_dotenv_secrets
         (tmp_path / ".env").write_text(
             f"SLACK_BOT_TOKEN=xoxb-dotenv-secret\nSLACK_SIGNING_SECRET={SECRET}\n"
         )
-        env = clean_env(SLACK_API_URL=fake.base_url, HOST="127.0.0.1", PORT=str(free_port()),
-                        THREADLINE_DATA_DIR=str(tmp_path / "data"))  # fmt: skip
+        env = clean_env(
+            SLACK_API_URL=fake.base_url,
+            HOST="127.0.0.1",
+            PORT=str(free_port()),
+            THREADLINE_DATA_DIR=str(tmp_path / "data"),
+        )
         command = [sys.executable, "-m", "bots.cli", "slack", "--app", "slow_bot.py:agent"]
         bot = BotProcess("slack", command, env, cwd=tmp_path)
         await bot.start()

@@ -108,9 +108,14 @@ async def ask_in_a_long_thread(config: AgentConfig) -> LlmRequest:
             conversation.add_message(message)
     await store.update_conversation(conversation)
     llm, seen = recorder()
-    agent = Agent(llm_service=llm, tool_registry=ToolRegistry(), config=config,
-                  user_resolver=StaticUserResolver(ANA), agent_memory=InMemoryAgentMemory(),
-                  conversation_store=store)  # fmt: skip
+    agent = Agent(
+        llm_service=llm,
+        tool_registry=ToolRegistry(),
+        config=config,
+        user_resolver=StaticUserResolver(ANA),
+        agent_memory=InMemoryAgentMemory(),
+        conversation_store=store,
+    )
     [_ async for _ in agent.send_message(RequestContext(), "and now?", conversation_id="t1")]
     return seen[-1]
 

@@ -199,17 +199,22 @@ async def test_durations_and_tokens_are_histograms(otel: Otel) -> None:
 
 async def test_count_metrics_are_counters_cached_by_name(otel: Otel) -> None:
     for error_type in ("LlmError", "LlmError", "AgentError"):
-        await otel.provider.record_metric("agent.error.count", 1, "count",
-                                          {"error_type": error_type})
+        await otel.provider.record_metric(
+            "agent.error.count", 1, "count", {"error_type": error_type}
+        )
     values = {p.attributes["error_type"]: p.value for p in otel.points("agent.error.count")}
     assert values == {"LlmError": 1 + 1, "AgentError": 1}
 
 
 async def test_a_real_turn_emits_the_spec_spans_and_metrics(otel: Otel) -> None:
-    llm = ScriptedLlmService([
-        ScriptedResponse.tools(("run_sql", {"sql": "SELECT 1"}), ("run_sql", {"sql": "SELECT 2"})),
-        "There are 2 answers.",
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tools(
+                ("run_sql", {"sql": "SELECT 1"}), ("run_sql", {"sql": "SELECT 2"})
+            ),
+            "There are 2 answers.",
+        ]
+    )
     agent = build_agent(llm, FakeRunSql(asyncio.Barrier(2)), observability_provider=otel.provider)
     components = await run_turn(agent, "How many?")
     assert final_text(components) == "There are 2 answers."

@@ -54,11 +54,13 @@ def sql_for_each_question(request: LlmRequest) -> ScriptedResponse:
 
 async def test_run_sql_executions_are_logged_and_other_tools_are_not(tmp_path: Path) -> None:
     log = tmp_path / "logs" / "queries.jsonl"
-    llm = ScriptedLlmService([
-        ScriptedResponse.tools(("run_sql", {"sql": "SELECT 1"}), ("note", {"text": "hi"})),
-        ScriptedResponse.tool("run_sql", {"sql": "BAD SQL"}),
-        "Done.",
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tools(("run_sql", {"sql": "SELECT 1"}), ("note", {"text": "hi"})),
+            ScriptedResponse.tool("run_sql", {"sql": "BAD SQL"}),
+            "Done.",
+        ]
+    )
     hook = QueryLoggingHook(log, include_result_preview=True)
     agent = build_agent(llm, FakeRunSql(), NoteTool(), lifecycle_hooks=[hook])
     assert final_text(await run_turn(agent, "How many users?")) == "Done."
@@ -66,8 +68,11 @@ async def test_run_sql_executions_are_logged_and_other_tools_are_not(tmp_path: P
     ok, failed = read_log(log)
     assert datetime.fromisoformat(ok["timestamp"]).utcoffset() == UTC.utcoffset(None)
     assert {k: v for k, v in ok.items() if k not in ("timestamp", "arguments")} == {
-        "tool_name": "run_sql", "success": True, "user_id": USER.id,
-        "question": "How many users?", "result_preview": ("rows for SELECT 1: " + "x" * 200)[:100],
+        "tool_name": "run_sql",
+        "success": True,
+        "user_id": USER.id,
+        "question": "How many users?",
+        "result_preview": ("rows for SELECT 1: " + "x" * 200)[:100],
     }
     assert failed["success"] is False and failed["error"] == "syntax error"
 
@@ -75,9 +80,9 @@ async def test_run_sql_executions_are_logged_and_other_tools_are_not(tmp_path: P
 async def test_log_all_tools_logs_every_tool_without_preview(tmp_path: Path) -> None:
     log = tmp_path / "queries.jsonl"
     llm = ScriptedLlmService([ScriptedResponse.tool("note", {"text": "hi"}), "Noted."])
-    agent = build_agent(llm, NoteTool(), lifecycle_hooks=[QueryLoggingHook(
-        log, log_all_tools=True
-    )])
+    agent = build_agent(
+        llm, NoteTool(), lifecycle_hooks=[QueryLoggingHook(log, log_all_tools=True)]
+    )
     await run_turn(agent, "remember hi")
     (entry,) = read_log(log)
     assert entry["tool_name"] == "note" and "result_preview" not in entry
@@ -85,9 +90,12 @@ async def test_log_all_tools_logs_every_tool_without_preview(tmp_path: Path) -> 
 
 async def test_arguments_are_logged_with_secrets_redacted(tmp_path: Path) -> None:
     log = tmp_path / "queries.jsonl"
-    llm = ScriptedLlmService([
-        ScriptedResponse.tool("run_sql", {"sql": "SELECT 1", "api_key": "sk-live-123"}), "ok",
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tool("run_sql", {"sql": "SELECT 1", "api_key": "sk-live-123"}),
+            "ok",
+        ]
+    )
     agent = build_agent(llm, FakeRunSql(), lifecycle_hooks=[QueryLoggingHook(log)])
     await run_turn(agent, "q")
     (entry,) = read_log(log)
@@ -101,10 +109,13 @@ async def test_registry_supplied_arguments_are_redacted(tmp_path: Path) -> None:
     hook = QueryLoggingHook(log)
     context = ToolContext(user=USER, conversation_id="c", request_id="r", question="q?")
     await hook.before_tool(FakeRunSql(), context)
-    await hook.after_tool(ToolResult(
-        success=True, result_for_llm="1 row",
-        metadata={"arguments": {"sql": "SELECT 1", "db": {"password": "hunter2"}}},
-    ))
+    await hook.after_tool(
+        ToolResult(
+            success=True,
+            result_for_llm="1 row",
+            metadata={"arguments": {"sql": "SELECT 1", "db": {"password": "hunter2"}}},
+        )
+    )
     (entry,) = read_log(log)
     assert entry["arguments"] == {"sql": "SELECT 1", "db": {"password": "[REDACTED]"}}
     assert (entry["user_id"], entry["question"]) == (USER.id, "q?")
@@ -119,14 +130,18 @@ async def test_concurrent_tool_calls_of_concurrent_turns_keep_their_own_context(
     log = tmp_path / "queries.jsonl"
     hook = QueryLoggingHook(log)
     agent = build_agent(
-        ScriptedLlmService(then=sql_for_each_question), FakeRunSql(asyncio.Barrier(4)),
-        lifecycle_hooks=[hook], user_resolver=MetadataUserResolver(),
+        ScriptedLlmService(then=sql_for_each_question),
+        FakeRunSql(asyncio.Barrier(4)),
+        lifecycle_hooks=[hook],
+        user_resolver=MetadataUserResolver(),
     )
     questions = {"u-ana": "sales by region?", "u-bo": "top customers?"}
-    answers = await asyncio.gather(*(
-        run_turn(agent, question, context=RequestContext(metadata={"user_id": user}))
-        for user, question in questions.items()
-    ))
+    answers = await asyncio.gather(
+        *(
+            run_turn(agent, question, context=RequestContext(metadata={"user_id": user}))
+            for user, question in questions.items()
+        )
+    )
     assert [final_text(a) for a in answers] == ["done", "done"]
     entries = read_log(log)
     assert len(entries) == 4
@@ -139,14 +154,16 @@ async def test_an_unwritable_log_never_breaks_the_turn_and_warns_once(
 ) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the log's directory should be")
-    llm = ScriptedLlmService([
-        ScriptedResponse.tool("run_sql", {"sql": "SELECT 1"}),
-        ScriptedResponse.tool("run_sql", {"sql": "SELECT 2"}),
-        "Still answered.",
-    ])
-    agent = build_agent(llm, FakeRunSql(), lifecycle_hooks=[
-        QueryLoggingHook(blocker / "queries.jsonl")
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tool("run_sql", {"sql": "SELECT 1"}),
+            ScriptedResponse.tool("run_sql", {"sql": "SELECT 2"}),
+            "Still answered.",
+        ]
+    )
+    agent = build_agent(
+        llm, FakeRunSql(), lifecycle_hooks=[QueryLoggingHook(blocker / "queries.jsonl")]
+    )
     with caplog.at_level(logging.WARNING, logger="threadline.query_log"):
         components = await run_turn(agent, "q")
     assert final_text(components) == "Still answered."
@@ -163,28 +180,42 @@ def write_lines(path: Path, entries: list[dict[str, Any] | str]) -> None:
 
 
 def entry(tool: str, success: bool, user: str, **extra: Any) -> dict[str, Any]:
-    return {"timestamp": "2025-01-01T00:00:00+00:00", "tool_name": tool, "success": success,
-            "user_id": user, **extra}
+    return {
+        "timestamp": "2025-01-01T00:00:00+00:00",
+        "tool_name": tool,
+        "success": success,
+        "user_id": user,
+        **extra,
+    }
 
 
 @pytest.fixture
 def mixed_log(tmp_path: Path) -> Path:
     path = tmp_path / "queries.jsonl"
-    write_lines(path, [
-        entry("run_sql", True, "a", question="users?", arguments={"sql": "SELECT count(*)"}),
-        entry("run_sql", True, "b", question="users?", arguments={"sql": "SELECT count(*)"}),
-        entry("run_sql", True, "a", question="orders?", arguments={"sql": "SELECT 2"}),
-        entry("run_sql", True, "a", arguments={"sql": "SELECT 3"}),  # no question
-        entry("run_sql", False, "c", question="bad?", arguments={"sql": "BAD"},
-              error="syntax error"),
-        entry("run_sql", False, "c", error="syntax error"),
-        entry("note", True, "a", question="remember", arguments={"text": "x"}),
-        entry("note", False, "b", error="timeout"),
-        "{not json",
-        '["a", "list"]',
-        '{"tool_name": "run_sql"}',
-        "",
-    ])
+    write_lines(
+        path,
+        [
+            entry("run_sql", True, "a", question="users?", arguments={"sql": "SELECT count(*)"}),
+            entry("run_sql", True, "b", question="users?", arguments={"sql": "SELECT count(*)"}),
+            entry("run_sql", True, "a", question="orders?", arguments={"sql": "SELECT 2"}),
+            entry("run_sql", True, "a", arguments={"sql": "SELECT 3"}),  # no question
+            entry(
+                "run_sql",
+                False,
+                "c",
+                question="bad?",
+                arguments={"sql": "BAD"},
+                error="syntax error",
+            ),
+            entry("run_sql", False, "c", error="syntax error"),
+            entry("note", True, "a", question="remember", arguments={"text": "x"}),
+            entry("note", False, "b", error="timeout"),
+            "{not json",
+            '["a", "list"]',
+            '{"tool_name": "run_sql"}',
+            "",
+        ],
+    )
     return path
 
 
@@ -194,14 +225,18 @@ def test_analyze_query_log_summarises_and_counts_malformed_lines(mixed_log: Path
     assert stats.success_rate == 5 / 8
     assert stats.malformed_lines == 3
     assert stats.tool_counts == {"run_sql": 6, "note": 2}
-    assert [(e.error, e.count) for e in stats.top_errors] == [
-        ("syntax error", 2), ("timeout", 1)
-    ]
+    assert [(e.error, e.count) for e in stats.top_errors] == [("syntax error", 2), ("timeout", 1)]
     assert stats.unique_users == 3
     report = str(stats)
     assert report == stats.format()
-    for line in ("Total executions: 8", "Successful: 5 (62.5%)", "Unique users: 3",
-                 "Malformed lines skipped: 3", "  run_sql: 6", "  2x syntax error"):
+    for line in (
+        "Total executions: 8",
+        "Successful: 5 (62.5%)",
+        "Unique users: 3",
+        "Malformed lines skipped: 3",
+        "  run_sql: 6",
+        "  2x syntax error",
+    ):
         assert line in report.splitlines()
 
 

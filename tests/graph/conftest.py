@@ -100,11 +100,15 @@ def graph_agent(llm: ScriptedLlmService, **options: Any) -> GraphAgent:
 
 
 async def collect(
-    agent: Agent, message: str, *, conversation_id: str | None = "conv-1",
+    agent: Agent,
+    message: str,
+    *,
+    conversation_id: str | None = "conv-1",
     context: RequestContext | None = None,
 ) -> list[UiComponent]:
     return [
-        c async for c in agent.send_message(
+        c
+        async for c in agent.send_message(
             context or RequestContext(), message, conversation_id=conversation_id
         )
     ]

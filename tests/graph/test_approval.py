@@ -30,9 +30,12 @@ from .conftest import (
 
 def script(then: str = "Dropped the orders table.") -> ScriptedLlmService:
     """The LLM calls ``drop_table``; its next answer is ``then``."""
-    return ScriptedLlmService([
-        ScriptedResponse.tool("drop_table", {"table": "orders"}, text="I'll drop it."), then,
-    ])
+    return ScriptedLlmService(
+        [
+            ScriptedResponse.tool("drop_table", {"table": "orders"}, text="I'll drop it."),
+            then,
+        ]
+    )
 
 
 def buttons(components: list[UiComponent]) -> tuple[str, str]:
@@ -81,8 +84,10 @@ async def test_approve_runs_the_tool_and_finishes_the_turn(saver: InMemorySaver)
     messages = await stored(agent)
     assert_valid(messages)
     assert [(m.role, m.content) for m in messages] == [
-        ("user", "drop the orders table"), ("assistant", "I'll drop it."),
-        ("tool", "dropped orders"), ("assistant", "Dropped the orders table."),
+        ("user", "drop the orders table"),
+        ("assistant", "I'll drop it."),
+        ("tool", "dropped orders"),
+        ("assistant", "Dropped the orders table."),
     ]
     checkpoint = await agent.get_state("conv-1")
     assert checkpoint is not None and checkpoint.next_nodes == []
@@ -129,13 +134,20 @@ async def test_a_new_agent_process_resumes_from_the_checkpoint(saver: InMemorySa
     approve, _ = buttons(await collect(first, "drop the orders table"))
     tool = DropTable()
     llm = ScriptedLlmService(["Dropped the orders table."])
-    second = graph_agent(llm, tools=[tool], checkpointer=saver, conversation_store=store,
-                         user_resolver=MetadataUserResolver())
+    second = graph_agent(
+        llm,
+        tools=[tool],
+        checkpointer=saver,
+        conversation_store=store,
+        user_resolver=MetadataUserResolver(),
+    )
     out = await collect(second, approve)
     assert tool.executions == ["orders"]
     assert of_type(out, "text")[-1].content == "Dropped the orders table."
     assert [m.content for m in llm.requests[0].messages] == [
-        "drop the orders table", "I'll drop it.", "dropped orders",
+        "drop the orders table",
+        "I'll drop it.",
+        "dropped orders",
     ]
     assert_valid(await stored(second))
 
@@ -199,7 +211,8 @@ async def test_approval_without_a_checkpointer_fails_clearly() -> None:
     assert tool.executions == []
     kept = await stored(agent)  # issue 17: only the question, marked unanswered, and a note
     assert [(m.role, m.metadata.get("unanswered")) for m in kept] == [
-        ("user", True), ("assistant", None)
+        ("user", True),
+        ("assistant", None),
     ]
 
 
@@ -217,10 +230,12 @@ async def test_a_tool_the_user_may_not_use_is_refused_not_offered_for_approval(
 
 async def test_deny_skips_only_the_calls_that_needed_approval(saver: InMemorySaver) -> None:
     drop, echo = DropTable(), Echo()
-    llm = ScriptedLlmService([
-        ScriptedResponse.tools(("echo", {"text": "hi"}), ("drop_table", {"table": "orders"})),
-        "Echoed, did not drop.",
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tools(("echo", {"text": "hi"}), ("drop_table", {"table": "orders"})),
+            "Echoed, did not drop.",
+        ]
+    )
     agent = graph_agent(llm, tools=[echo, drop], checkpointer=saver)
     out = await collect(agent, "echo and drop")
     checkpoint = await agent.get_state("conv-1")
@@ -238,11 +253,13 @@ async def test_deny_skips_only_the_calls_that_needed_approval(saver: InMemorySav
 
 async def test_a_turn_can_pause_twice(saver: InMemorySaver) -> None:
     tool = DropTable()
-    llm = ScriptedLlmService([
-        ScriptedResponse.tool("drop_table", {"table": "orders"}),
-        ScriptedResponse.tool("drop_table", {"table": "invoices"}),
-        "Both dropped.",
-    ])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tool("drop_table", {"table": "orders"}),
+            ScriptedResponse.tool("drop_table", {"table": "invoices"}),
+            "Both dropped.",
+        ]
+    )
     agent = graph_agent(llm, tools=[tool], checkpointer=saver)
     first, _ = buttons(await collect(agent, "drop both"))
     second, _ = buttons(await collect(agent, first))
@@ -252,7 +269,12 @@ async def test_a_turn_can_pause_twice(saver: InMemorySaver) -> None:
     assert tool.executions == ["orders", "invoices"]
     assert of_type(out, "text")[-1].content == "Both dropped."
     assert [m.role for m in await stored(agent)] == [
-        "user", "assistant", "tool", "assistant", "tool", "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
     ]
 
 
@@ -274,8 +296,13 @@ async def test_the_approving_request_is_checked_with_current_permissions(
     resolver = ChangingGroups()
     tool = DropTable()
     llm = script()
-    agent = graph_agent(llm, tools=[tool], groups={"drop_table": ["user"]}, checkpointer=saver,
-                        user_resolver=resolver)
+    agent = graph_agent(
+        llm,
+        tools=[tool],
+        groups={"drop_table": ["user"]},
+        checkpointer=saver,
+        user_resolver=resolver,
+    )
     approve, _ = buttons(await collect(agent, "drop the orders table"))
     resolver.demoted = True
     await collect(agent, approve)
@@ -285,20 +312,33 @@ async def test_the_approving_request_is_checked_with_current_permissions(
 
 async def test_a_resumed_turn_sees_the_whole_conversation(saver: InMemorySaver) -> None:
     tool = DropTable()
-    llm = ScriptedLlmService([
-        "Hello!", ScriptedResponse.tool("drop_table", {"table": "orders"}), "Dropped.",
-    ])
+    llm = ScriptedLlmService(
+        [
+            "Hello!",
+            ScriptedResponse.tool("drop_table", {"table": "orders"}),
+            "Dropped.",
+        ]
+    )
     agent = graph_agent(llm, tools=[tool], checkpointer=saver)
     await collect(agent, "hi")
     approve, _ = buttons(await collect(agent, "drop orders"))
     await collect(agent, approve)
     assert [m.content for m in llm.requests[-1].messages] == [
-        "hi", "Hello!", "drop orders", "", "dropped orders",
+        "hi",
+        "Hello!",
+        "drop orders",
+        "",
+        "dropped orders",
     ]
     messages = await stored(agent)
     assert_valid(messages)
     assert [m.content for m in messages] == [
-        "hi", "Hello!", "drop orders", "", "dropped orders", "Dropped.",
+        "hi",
+        "Hello!",
+        "drop orders",
+        "",
+        "dropped orders",
+        "Dropped.",
     ]
 
 

@@ -96,8 +96,7 @@ async def test_stop_during_an_approved_tool(saver: InMemorySaver) -> None:
     tool = DropTable()
     tool.release = asyncio.Event()  # never set: the tool runs until stopped
     llm = ScriptedLlmService([ScriptedResponse.tool("drop_table", {"table": "orders"})])
-    agent = graph_agent(llm, tools=[tool], checkpointer=saver,
-                        user_resolver=MetadataUserResolver())
+    agent = graph_agent(llm, tools=[tool], checkpointer=saver, user_resolver=MetadataUserResolver())
     (group,) = of_type(await collect(agent, "drop orders"), "button_group")
     approve = group.buttons[0].action
     reader = asyncio.create_task(collect(agent, approve))
@@ -115,8 +114,10 @@ async def test_stop_during_an_approved_tool(saver: InMemorySaver) -> None:
 async def test_stop_while_the_llm_streams_from_the_wire() -> None:
     """Real Anthropic client; the fake server holds the stream after the first delta."""
     async with FakeAnthropic() as fake:
-        fake.queue(Reply.text("Hel", "lo", hold_after=1, resume=asyncio.Event()),
-                   Reply.text("Next answer."))
+        fake.queue(
+            Reply.text("Hel", "lo", hold_after=1, resume=asyncio.Event()),
+            Reply.text("Next answer."),
+        )
         service = AnthropicLlmService(
             model="claude-test-model", api_key="sk-ant-test", base_url=fake.base_url, timeout=5.0
         )
@@ -134,7 +135,8 @@ async def test_stop_while_the_llm_streams_from_the_wire() -> None:
             await stop_when(first_delta, asyncio.create_task(read()))
             messages = await stored(agent)
             assert [(m.role, m.content) for m in messages] == [
-                ("user", "hi"), ("assistant", f"({STOPPED_NOTE})"),
+                ("user", "hi"),
+                ("assistant", f"({STOPPED_NOTE})"),
             ]
             out = await asyncio.wait_for(collect(agent, "again"), timeout=5)
             assert of_type(out, "text")[-1].content == "Next answer."

@@ -36,8 +36,16 @@ async def test_every_node_is_a_checkpointed_step_in_order(saver: InMemorySaver) 
     config = {"configurable": {"thread_id": "conv-1"}}
     history = [s async for s in agent.graph.aget_state_history(config)]  # type: ignore[arg-type]
     steps = [s.next for s in reversed(history)]
-    assert steps == [("__start__",), ("initialize",), ("prepare",), ("think",), ("tools",),
-                     ("think",), ("finalize",), ()]
+    assert steps == [
+        ("__start__",),
+        ("initialize",),
+        ("prepare",),
+        ("think",),
+        ("tools",),
+        ("think",),
+        ("finalize",),
+        (),
+    ]
 
 
 async def test_each_conversation_is_its_own_thread(saver: InMemorySaver) -> None:
@@ -54,7 +62,8 @@ async def test_checkpoints_hold_json_and_no_credentials(saver: InMemorySaver) ->
     """The request's headers and cookies (credentials) are never written to a checkpoint,
     and no live object is: the stored state is plain JSON."""
     context = RequestContext(
-        headers={"Authorization": "Bearer s3cret-token"}, cookies={"session": "c00kie-value"},
+        headers={"Authorization": "Bearer s3cret-token"},
+        cookies={"session": "c00kie-value"},
         metadata={"platform": "slack", "workspace_id": "T1"},
     )
     llm = ScriptedLlmService([ScriptedResponse.tool("echo", {"text": "a"}), "done"])

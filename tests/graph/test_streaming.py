@@ -52,25 +52,32 @@ SCENARIOS: dict[str, Scenario] = {
     "text": (lambda: ["Hello there, friend."], "hi", {}),
     "one tool": (
         lambda: [ScriptedResponse.tool("echo", {"text": "a"}, text="Let me check."), "Done."],
-        "go", {},
+        "go",
+        {},
     ),
     "parallel tools": (
         lambda: [ScriptedResponse.tools(("echo", {"text": "a"}), ("echo", {"text": "b"})), "ok"],
-        "go", {},
+        "go",
+        {},
     ),
     "admin sees private detail": (
         lambda: [ScriptedResponse.tool("echo", {"text": "a"}, text="Checking."), "Done."],
-        "go", {"user": ADMIN},
+        "go",
+        {"user": ADMIN},
     ),
     "tool limit": (
         lambda: [ScriptedResponse.tool("echo", {"text": str(i)}) for i in range(3)],
-        "loop", {"config": AgentConfig(max_tool_iterations=2)},
+        "loop",
+        {"config": AgentConfig(max_tool_iterations=2)},
     ),
     "llm error": (lambda: [LlmServerError("down")], "hi", {}),
     "workflow command": (lambda: [], "/help", {}),
     "starter ui": (lambda: [], "", {}),
-    "no streaming": (lambda: ["Plain answer."], "hi", {"config": AgentConfig(
-        stream_responses=False)}),
+    "no streaming": (
+        lambda: ["Plain answer."],
+        "hi",
+        {"config": AgentConfig(stream_responses=False)},
+    ),
 }
 
 
@@ -142,17 +149,17 @@ async def test_the_graph_advances_only_as_fast_as_the_reader() -> None:
 async def test_conversation_and_llm_requests_match_agent() -> None:
     results = []
     for graph in (False, True):
-        llm = ScriptedLlmService(
-            [ScriptedResponse.tool("echo", {"text": "a"}), "first", "second"]
-        )
+        llm = ScriptedLlmService([ScriptedResponse.tool("echo", {"text": "a"}), "first", "second"])
         agent = build(llm, tools=[Echo()], graph=graph)
         await collect(agent, "one")
         await collect(agent, "two")
         messages = await stored(agent, ANA)
-        results.append((
-            [(m.role, m.content) for m in messages],
-            [[(m.role, m.content) for m in r.messages] for r in llm.requests],
-        ))
+        results.append(
+            (
+                [(m.role, m.content) for m in messages],
+                [[(m.role, m.content) for m in r.messages] for r in llm.requests],
+            )
+        )
     assert results[0] == results[1]
 
 
@@ -160,7 +167,12 @@ def test_the_graph_is_the_documented_turn() -> None:
     graph = graph_agent(ScriptedLlmService()).graph.get_graph()
     edges = {(e.source, e.target) for e in graph.edges}
     assert edges == {
-        ("__start__", "initialize"), ("initialize", "prepare"), ("initialize", "__end__"),
-        ("prepare", "think"), ("think", "tools"), ("tools", "think"), ("think", "finalize"),
+        ("__start__", "initialize"),
+        ("initialize", "prepare"),
+        ("initialize", "__end__"),
+        ("prepare", "think"),
+        ("think", "tools"),
+        ("tools", "think"),
+        ("think", "finalize"),
         ("finalize", "__end__"),
     }

@@ -28,16 +28,23 @@ def base_install(*argv: str, env: dict[str, str] | None = None) -> subprocess.Co
     clean = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     return subprocess.run(
         [sys.executable, "-m", "tests.install.blocked", EXTRA_MODULES, "--", *argv],
-        cwd=ROOT, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
-    )  # fmt: skip
+    )
 
 
-@pytest.mark.parametrize(("argv", "extra"), [
-    (["slack"], "slack"),
-    (["teams"], "teams"),
-    (["teams-package", "--app-id", "3f2504e0-4f89-11d3-9a0c-0305e82c3301"], "teams"),
-])
+@pytest.mark.parametrize(
+    ("argv", "extra"),
+    [
+        (["slack"], "slack"),
+        (["teams"], "teams"),
+        (["teams-package", "--app-id", "3f2504e0-4f89-11d3-9a0c-0305e82c3301"], "teams"),
+    ],
+)
 def test_a_missing_extra_is_named_with_the_line_that_installs_it(
     argv: list[str], extra: str
 ) -> None:
@@ -56,9 +63,16 @@ def test_every_command_still_has_its_help_in_a_base_install() -> None:
 
 
 def test_doctor_names_the_extra_a_configured_channel_needs() -> None:
-    result = base_install("doctor", env={"MicrosoftAppId": "x", "MicrosoftAppPassword": "y",
-                                          "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1",
-                                          "SLACK_API_URL": "http://127.0.0.1:9/api/"})
+    result = base_install(
+        "doctor",
+        env={
+            "MicrosoftAppId": "x",
+            "MicrosoftAppPassword": "y",
+            "SLACK_BOT_TOKEN": "xoxb-1",
+            "SLACK_APP_TOKEN": "xapp-1",
+            "SLACK_API_URL": "http://127.0.0.1:9/api/",
+        },
+    )
     assert "pip install 'threadline[teams]'" in result.stdout
     assert "pip install 'threadline[slack]'" in result.stdout
     assert "Traceback" not in result.stderr
@@ -90,8 +104,14 @@ async def main():
               {EXTRA_MODULES!r}.split(","))))
 asyncio.run(main())
 """
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                            text=True, timeout=120, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert '"state":"done"' in result.stdout
     assert '"type":"data_visualization"' in result.stdout  # Slack's own chart
@@ -112,21 +132,30 @@ def test_require_names_what_is_missing() -> None:
 def test_the_wheel_ships_the_renderer_and_its_licence(tmp_path: Path) -> None:
     """After a plain `pip install` the console has Microsoft's renderer: no npm, no network."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-         "-w", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     [wheel] = tmp_path.glob("threadline-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     vendor = "bots/dev/vendor/adaptivecards/"
-    assert {f"{vendor}adaptivecards.min.js", f"{vendor}LICENSE",
-            f"{vendor}adaptivecards.min.js.LICENSE.txt"} <= names
+    assert {
+        f"{vendor}adaptivecards.min.js",
+        f"{vendor}LICENSE",
+        f"{vendor}adaptivecards.min.js.LICENSE.txt",
+    } <= names
     assert {"bots/dev/index.html", "bots/dev/app.js", "bots/dev/teamscharts.js"} <= names
-    metadata = zipfile.ZipFile(wheel).read(
-        next(n for n in names if n.endswith("METADATA"))).decode()
+    metadata = (
+        zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
+    )
     for extra in ("slack", "teams", "charts"):
         assert f"Provides-Extra: {extra}" in metadata
-    assert "matplotlib" not in [line.split(" ")[1].split(">")[0] for line in metadata.splitlines()
-                                if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    assert "matplotlib" not in [
+        line.split(" ")[1].split(">")[0]
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
     assert json.loads((ROOT / "bots/dev/package.json").read_text())["dependencies"] == {
-        "adaptivecards": "3.0.6"}
+        "adaptivecards": "3.0.6"
+    }

@@ -27,7 +27,9 @@ async def make_service(fake: FakeAnthropic) -> AsyncIterator[ServiceFactory]:
 
     def build(**options: Any) -> AnthropicLlmService:
         settings: dict[str, Any] = {
-            "model": TEST_MODEL, "api_key": "sk-ant-test", "base_url": fake.base_url,
+            "model": TEST_MODEL,
+            "api_key": "sk-ant-test",
+            "base_url": fake.base_url,
             "timeout": 5.0,
         }
         settings.update(options)
@@ -42,4 +44,3 @@ async def make_service(fake: FakeAnthropic) -> AsyncIterator[ServiceFactory]:
 @pytest.fixture
 def service(make_service: ServiceFactory) -> AnthropicLlmService:
     return make_service()
-

@@ -16,5 +16,6 @@ def ask(text: str = "Hello", **options: Any) -> LlmRequest:
         messages=[LlmMessage(role="user", content=text)], user=User(id="u1"), **options
     )
 
+
 UNCACHED = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 """The cache counts the Messages API reports for a request without ``cache_control``."""

@@ -42,9 +42,11 @@ def build_agent(service: AnthropicLlmService, **options: Any) -> Agent:
     registry = ToolRegistry()
     registry.register_local_tool(LookupCustomer(), access_groups=["user"])
     return Agent(
-        llm_service=service, tool_registry=registry,
+        llm_service=service,
+        tool_registry=registry,
         user_resolver=StaticUserResolver(User(id="u1", group_memberships=["user"])),
-        agent_memory=InMemoryAgentMemory(), **options,
+        agent_memory=InMemoryAgentMemory(),
+        **options,
     )
 
 
@@ -69,14 +71,30 @@ async def test_a_tool_round_trip_through_the_agent(
     first, second = (r.body for r in fake.requests)
     assert first["tools"][0]["name"] == "lookup_customer"
     assert first["tools"][0]["input_schema"]["type"] == "object"
-    assert first["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "Who is customer 7?", "cache_control": {"type": "ephemeral"}}
-    ]}]
-    assert second["messages"][1] == {"role": "assistant", "content": [
-        {"type": "text", "text": "Let me look."},
-        {"type": "tool_use", "id": "tu_7", "name": "lookup_customer",
-         "input": {"customer_id": 7}},
-    ]}
+    assert first["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "Who is customer 7?",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        }
+    ]
+    assert second["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me look."},
+            {
+                "type": "tool_use",
+                "id": "tu_7",
+                "name": "lookup_customer",
+                "input": {"customer_id": 7},
+            },
+        ],
+    }
     [result] = second["messages"][2]["content"]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "tu_7"
     assert "Ada" in result["content"]
@@ -85,8 +103,10 @@ async def test_a_tool_round_trip_through_the_agent(
 async def test_the_agent_retries_a_rate_limit_with_backoff(
     fake: FakeAnthropic, service: AnthropicLlmService
 ) -> None:
-    fake.queue(StatusError(429, "rate_limit_error", headers={"retry-after": "0.05"}),
-               Reply.text("Hello ", "again."))
+    fake.queue(
+        StatusError(429, "rate_limit_error", headers={"retry-after": "0.05"}),
+        Reply.text("Hello ", "again."),
+    )
     agent = build_agent(service, error_recovery_strategy=BackoffRecoveryStrategy())
     components = await run(agent, "Hi")
     assert final_text(components) == "Hello again."

@@ -57,8 +57,12 @@ both_calls = pytest.mark.parametrize("call", [send, stream], ids=["send", "strea
     ],
 )
 async def test_status_errors_map_to_the_error_hierarchy(
-    fake: FakeAnthropic, service: AnthropicLlmService, call: Call,
-    status: int, error_type: str, expected: type[LlmError],
+    fake: FakeAnthropic,
+    service: AnthropicLlmService,
+    call: Call,
+    status: int,
+    error_type: str,
+    expected: type[LlmError],
 ) -> None:
     fake.queue(StatusError(status, error_type, message="nope"))
     with pytest.raises(expected, match="nope") as caught:
@@ -79,8 +83,11 @@ async def test_status_errors_map_to_the_error_hierarchy(
     ],
 )
 async def test_rate_limit_carries_retry_after(
-    fake: FakeAnthropic, service: AnthropicLlmService, call: Call,
-    headers: dict[str, str], retry_after: float | None,
+    fake: FakeAnthropic,
+    service: AnthropicLlmService,
+    call: Call,
+    headers: dict[str, str],
+    retry_after: float | None,
 ) -> None:
     fake.queue(StatusError(429, "rate_limit_error", headers=headers))
     with pytest.raises(LlmRateLimitError) as caught:
@@ -92,8 +99,11 @@ async def test_rate_limit_carries_retry_after(
 async def test_retry_after_as_an_http_date(
     fake: FakeAnthropic, service: AnthropicLlmService
 ) -> None:
-    fake.queue(StatusError(429, "rate_limit_error",
-                           headers={"retry-after": "Fri, 31 Dec 2100 23:59:59 GMT"}))
+    fake.queue(
+        StatusError(
+            429, "rate_limit_error", headers={"retry-after": "Fri, 31 Dec 2100 23:59:59 GMT"}
+        )
+    )
     with pytest.raises(LlmRateLimitError) as caught:
         await send(service)
     assert caught.value.retry_after is not None and caught.value.retry_after > 86_400
@@ -110,8 +120,10 @@ async def test_retry_after_as_an_http_date(
     ],
 )
 async def test_an_error_event_mid_stream_maps_by_its_type(
-    fake: FakeAnthropic, service: AnthropicLlmService,
-    error_type: str, expected: type[LlmError],
+    fake: FakeAnthropic,
+    service: AnthropicLlmService,
+    error_type: str,
+    expected: type[LlmError],
 ) -> None:
     fake.queue(Reply.text("Hel", "lo", error_after=1, error_type=error_type))
     received: list[str | None] = []
@@ -179,8 +191,9 @@ async def call_with_recovery(
 async def test_backoff_strategy_retries_a_429_after_retry_after(
     fake: FakeAnthropic, service: AnthropicLlmService
 ) -> None:
-    fake.queue(StatusError(429, "rate_limit_error", headers={"retry-after": "0.05"}),
-               Reply.text("finally"))
+    fake.queue(
+        StatusError(429, "rate_limit_error", headers={"retry-after": "0.05"}), Reply.text("finally")
+    )
     response = await call_with_recovery(service, BackoffRecoveryStrategy(), ask())
     assert response.content == "finally"
     first, second = fake.requests
@@ -200,10 +213,12 @@ async def test_sdk_retries_can_be_turned_back_on(
     fake: FakeAnthropic, make_service: ServiceFactory
 ) -> None:
     service = make_service(max_retries=1)
-    fake.queue(StatusError(529, "overloaded_error", headers={"retry-after-ms": "1"}),
-               Reply.text("ok"))
+    fake.queue(
+        StatusError(529, "overloaded_error", headers={"retry-after-ms": "1"}), Reply.text("ok")
+    )
     assert (await send(service)) == LlmResponse(
-        content="ok", finish_reason="end_turn",
+        content="ok",
+        finish_reason="end_turn",
         usage={"input_tokens": 12, "output_tokens": 7, **UNCACHED},
     )
     assert len(fake.requests) == 2
@@ -213,9 +228,14 @@ async def test_missing_credentials_are_an_authentication_error(
     fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Regression: with no key the SDK raised a bare ``TypeError`` on every call."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE",
-                 "ANTHROPIC_CONFIG_DIR", "ANTHROPIC_IDENTITY_TOKEN",
-                 "ANTHROPIC_IDENTITY_TOKEN_FILE"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_CONFIG_DIR",
+        "ANTHROPIC_IDENTITY_TOKEN",
+        "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     async with AnthropicLlmService(base_url=fake.base_url) as service:

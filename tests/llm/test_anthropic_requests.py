@@ -22,15 +22,16 @@ EPHEMERAL = {"type": "ephemeral"}
 SQL_TOOL = ToolSchema(
     name="run_sql",
     description="Run a read-only SQL query",
-    parameters={"type": "object", "properties": {"sql": {"type": "string"}},
-                "required": ["sql"]},
+    parameters={"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
 )
 
 
 def tool_round_trip() -> LlmRequest:
     """A conversation after the model called two tools and got both results."""
-    calls = [ToolCall(id="toolu_1", name="run_sql", arguments={"sql": "SELECT 1"}),
-             ToolCall(id="toolu_2", name="run_sql", arguments={})]
+    calls = [
+        ToolCall(id="toolu_1", name="run_sql", arguments={"sql": "SELECT 1"}),
+        ToolCall(id="toolu_2", name="run_sql", arguments={}),
+    ]
     return LlmRequest(
         user=User(id="u1"),
         system_prompt="You are a data analyst.",
@@ -60,27 +61,44 @@ async def test_the_request_body_is_exactly_what_the_api_expects(
     assert fake.requests[0].body == {
         "model": TEST_MODEL,
         "max_tokens": 512,
-        "system": [{"type": "text", "text": "You are a data analyst.\n\nWorkspace: T1",
-                    "cache_control": EPHEMERAL}],
-        "tools": [{
-            "name": "run_sql",
-            "description": "Run a read-only SQL query",
-            "input_schema": SQL_TOOL.parameters,
-            "cache_control": EPHEMERAL,
-        }],
+        "system": [
+            {
+                "type": "text",
+                "text": "You are a data analyst.\n\nWorkspace: T1",
+                "cache_control": EPHEMERAL,
+            }
+        ],
+        "tools": [
+            {
+                "name": "run_sql",
+                "description": "Run a read-only SQL query",
+                "input_schema": SQL_TOOL.parameters,
+                "cache_control": EPHEMERAL,
+            }
+        ],
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "How many users?"}]},
-            {"role": "assistant", "content": [
-                {"type": "text", "text": "Let me check."},
-                {"type": "tool_use", "id": "toolu_1", "name": "run_sql",
-                 "input": {"sql": "SELECT 1"}},
-                {"type": "tool_use", "id": "toolu_2", "name": "run_sql", "input": {}},
-            ]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1"},
-                {"type": "tool_result", "tool_use_id": "toolu_2"},
-                {"type": "text", "text": "And admins?", "cache_control": EPHEMERAL},
-            ]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Let me check."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "run_sql",
+                        "input": {"sql": "SELECT 1"},
+                    },
+                    {"type": "tool_use", "id": "toolu_2", "name": "run_sql", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1"},
+                    {"type": "tool_result", "tool_use_id": "toolu_2"},
+                    {"type": "text", "text": "And admins?", "cache_control": EPHEMERAL},
+                ],
+            },
         ],
     }
 
@@ -147,12 +165,23 @@ async def test_default_model_when_nothing_is_configured(
 async def test_send_request_returns_text_tool_calls_and_usage(
     fake: FakeAnthropic, service: AnthropicLlmService
 ) -> None:
-    fake.queue(Reply([Text(["Checking", "..."]), ToolUse("run_sql", {"sql": "x"}, id="t1"),
-                      ToolUse("list_tables", id="t2")], input_tokens=30, output_tokens=9))
+    fake.queue(
+        Reply(
+            [
+                Text(["Checking", "..."]),
+                ToolUse("run_sql", {"sql": "x"}, id="t1"),
+                ToolUse("list_tables", id="t2"),
+            ],
+            input_tokens=30,
+            output_tokens=9,
+        )
+    )
     response = await service.send_request(ask())
     assert response.content == "Checking..."
-    assert response.tool_calls == [ToolCall(id="t1", name="run_sql", arguments={"sql": "x"}),
-                                   ToolCall(id="t2", name="list_tables", arguments={})]
+    assert response.tool_calls == [
+        ToolCall(id="t1", name="run_sql", arguments={"sql": "x"}),
+        ToolCall(id="t2", name="list_tables", arguments={}),
+    ]
     assert response.finish_reason == "tool_use"
     assert response.usage == {"input_tokens": 30, "output_tokens": 9, **UNCACHED}
 
@@ -172,21 +201,28 @@ async def test_token_usage_is_recorded_as_metrics(
 ) -> None:
     provider = RecordingProvider()
     service = make_service(observability_provider=provider)
-    fake.queue(Reply.text("a", input_tokens=11, output_tokens=3),
-               Reply.text("b", input_tokens=20, output_tokens=5))
+    fake.queue(
+        Reply.text("a", input_tokens=11, output_tokens=3),
+        Reply.text("b", input_tokens=20, output_tokens=5),
+    )
     await service.send_request(ask())
     [_ async for _ in service.stream_request(ask())]
     tags = {"model": TEST_MODEL}
     assert provider.metrics == [
-        ("llm.tokens.input", 11, "tokens", tags), ("llm.tokens.output", 3, "tokens", tags),
-        ("llm.tokens.input", 20, "tokens", tags), ("llm.tokens.output", 5, "tokens", tags),
+        ("llm.tokens.input", 11, "tokens", tags),
+        ("llm.tokens.output", 3, "tokens", tags),
+        ("llm.tokens.input", 20, "tokens", tags),
+        ("llm.tokens.output", 5, "tokens", tags),
     ]
 
 
 def test_importing_agent_core_llm_does_not_import_the_sdk() -> None:
     code = "import sys, agent_core.llm; print('anthropic' in sys.modules)"
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
     )
     assert result.stdout.strip() == "False"
@@ -198,18 +234,28 @@ async def test_tool_calls_without_text_and_text_after_results(
     """Tool results lead their user turn even when the history put text first."""
     fake.queue(Reply.text("ok"))
     call = ToolCall(id="toolu_9", name="list_tables")
-    await service.send_request(LlmRequest(user=User(id="u1"), messages=[
-        LlmMessage(role="assistant", content="", tool_calls=[call]),
-        LlmMessage(role="user", content="hurry"),
-        LlmMessage(role="tool", content="users, orders", tool_call_id="toolu_9"),
-    ]))
+    await service.send_request(
+        LlmRequest(
+            user=User(id="u1"),
+            messages=[
+                LlmMessage(role="assistant", content="", tool_calls=[call]),
+                LlmMessage(role="user", content="hurry"),
+                LlmMessage(role="tool", content="users, orders", tool_call_id="toolu_9"),
+            ],
+        )
+    )
     assert fake.requests[0].body["messages"] == [
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_9", "name": "list_tables", "input": {}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_9", "content": "users, orders"},
-            {"type": "text", "text": "hurry", "cache_control": EPHEMERAL},
-        ]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_9", "name": "list_tables", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_9", "content": "users, orders"},
+                {"type": "text", "text": "hurry", "cache_control": EPHEMERAL},
+            ],
+        },
     ]
 
 

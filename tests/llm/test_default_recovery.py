@@ -100,9 +100,10 @@ async def test_try_again_after_a_failed_turn_reaches_the_model_with_the_question
     said = [
         block.get("text") if isinstance(block, dict) else block
         for message in sent
-        for block in (message["content"] if isinstance(message["content"], list)
-                      else [message["content"]])
-    ]  # fmt: skip
+        for block in (
+            message["content"] if isinstance(message["content"], list) else [message["content"]]
+        )
+    ]
     assert "What was Q3 revenue?" in said and said[-1] == "try again"
 
 

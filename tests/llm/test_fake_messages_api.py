@@ -82,6 +82,7 @@ async def test_unknown_paths_answer_not_found(fake: FakeAnthropic) -> None:
         with pytest.raises(anthropic.NotFoundError) as missing:
             await client.models.list()
     assert missing.value.body == {
-        "type": "error", "error": {"type": "not_found_error", "message": "GET /v1/models"}
+        "type": "error",
+        "error": {"type": "not_found_error", "message": "GET /v1/models"},
     }
     assert fake.requests == []

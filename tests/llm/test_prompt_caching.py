@@ -65,10 +65,14 @@ async def test_the_second_call_of_a_turn_reads_its_prompt_from_the_cache(
 ) -> None:
     tools, usage = ToolRegistry(), Usage()
     tools.register_local_tool(Lookup(), access_groups=[])
-    agent = Agent(llm_service=service, tool_registry=tools, llm_middlewares=[usage],
-                  system_prompt_builder=DefaultSystemPromptBuilder(RULES),
-                  user_resolver=StaticUserResolver(User(id="ana")),
-                  agent_memory=InMemoryAgentMemory())  # fmt: skip
+    agent = Agent(
+        llm_service=service,
+        tool_registry=tools,
+        llm_middlewares=[usage],
+        system_prompt_builder=DefaultSystemPromptBuilder(RULES),
+        user_resolver=StaticUserResolver(User(id="ana")),
+        agent_memory=InMemoryAgentMemory(),
+    )
     fake.queue(
         Reply([Text(["Let me look."]), ToolUse("lookup_customer", {"customer_id": 7})]),
         Reply.text("Customer 7 is Ada."),

@@ -39,8 +39,10 @@ def tool_context(
     """A context in ``workspace`` (the memory scope): ``where`` is ``channel``, ``dm`` or
     ``private`` (an answer only the asker sees); admins see tool arguments."""
     request: dict[str, object] = {
-        "platform": "slack", "workspace_id": workspace, "channel_id": "C1",
-    }  # fmt: skip
+        "platform": "slack",
+        "workspace_id": workspace,
+        "channel_id": "C1",
+    }
     if where == "dm":
         request.update(channel_id="D1", is_dm=True)
     elif where == "private":
@@ -49,13 +51,14 @@ def tool_context(
     features = ["tool_arguments", "tool_names"] if admin else ["tool_names"]
     return ToolContext(
         user=User(
-            id=f"slack:{workspace}:{user}", metadata={"workspace_id": workspace},
+            id=f"slack:{workspace}:{user}",
+            metadata={"workspace_id": workspace},
             group_memberships=groups,
         ),
         conversation_id=f"slack:{workspace}:{request['channel_id']}:1.0",
         request_id=turn or f"r{next(_requests)}",
         metadata={"ui_features_available": features, "request": request},
-    )  # fmt: skip
+    )
 
 
 def _parse(timestamp: str | None) -> dt.datetime:
@@ -264,8 +267,9 @@ class AgentMemoryContract:
     ) -> None:
         """Regression: every saved query was offered to the whole workspace at once."""
         ana, bo = tool_context(user="UANA", turn="t-ana"), tool_context(user="UBO")
-        await memory.save_tool_usage("orders by status", "run_sql", {"sql": "S-ANA"}, ana,
-                                     metadata={"rows": 7})  # fmt: skip
+        await memory.save_tool_usage(
+            "orders by status", "run_sql", {"sql": "S-ANA"}, ana, metadata={"rows": 7}
+        )
         await memory.save_text_memory("orders by status uses the ANA-NOTE column", ana)
 
         assert await _loose_tools(memory, "orders by status", bo) == []
@@ -312,8 +316,12 @@ class AgentMemoryContract:
         ana = tool_context(user="UANA", turn="t1")
         await memory.save_tool_usage("orders by status", "run_sql", {"sql": "S"}, ana)
         assert await memory.rate_turn(tool_context(user="UBO"), "t1", good=True) == 0
-        assert await memory.search_similar_usage("orders by status", tool_context(user="UBO",
-                                                 admin=True)) == []  # fmt: skip
+        assert (
+            await memory.search_similar_usage(
+                "orders by status", tool_context(user="UBO", admin=True)
+            )
+            == []
+        )
         assert await memory.rate_turn(tool_context(user="UADMIN", admin=True), "t1", good=False)
         assert await memory.search_similar_usage("orders by status", ana) == []
         [listed] = await memory.get_recent_memories(ana)

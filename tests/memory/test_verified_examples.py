@@ -38,13 +38,15 @@ async def test_a_verified_example_outranks_a_closer_unrated_one(memory: AgentMem
     await _save(memory, "top customers by revenue this year", "SELECT 'unrated'", "t1")
     await _save(memory, "top customers by revenue in the last year", "SELECT 'verified'", "t2")
     asker = tool_context(admin=True, turn="t3")
-    before = await memory.search_similar_usage("top customers by revenue this year", asker,
-                                               similarity_threshold=0.3)  # fmt: skip
+    before = await memory.search_similar_usage(
+        "top customers by revenue this year", asker, similarity_threshold=0.3
+    )
     assert before[0].memory.args == {"sql": "SELECT 'unrated'"}  # closer, by similarity
 
     assert await memory.rate_turn(tool_context(admin=True), "t2", good=True) == 1
-    after = await memory.search_similar_usage("top customers by revenue this year", asker,
-                                              similarity_threshold=0.3)  # fmt: skip
+    after = await memory.search_similar_usage(
+        "top customers by revenue this year", asker, similarity_threshold=0.3
+    )
     assert [hit.memory.args["sql"] for hit in after] == ["SELECT 'verified'", "SELECT 'unrated'"]
     assert after[0].memory.verdict == "good" and after[0].rank == 1
     assert after[0].similarity_score < after[1].similarity_score  # scores stay honest
@@ -55,12 +57,14 @@ async def test_a_thumbs_down_example_is_never_offered_again(memory: AgentMemory)
     await _save(memory, "revenue per country", "SELECT 'fine'", "t2")
     assert await memory.rate_turn(tool_context(admin=True), "t1", good=False) == 1
     context = tool_context(admin=True, turn="t3")
-    hits = await memory.search_similar_usage("revenue by country", context,
-                                             similarity_threshold=0.0)  # fmt: skip
+    hits = await memory.search_similar_usage(
+        "revenue by country", context, similarity_threshold=0.0
+    )
     assert [hit.memory.args["sql"] for hit in hits] == ["SELECT 'fine'"]
     listed = await memory.get_recent_memories(context)
     assert {m.args["sql"]: m.verdict for m in listed} == {
-        "SELECT 'wrong'": "bad", "SELECT 'fine'": "unrated",
+        "SELECT 'wrong'": "bad",
+        "SELECT 'fine'": "unrated",
     }  # still listed (for /memories), never suggested
 
 

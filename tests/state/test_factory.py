@@ -94,8 +94,10 @@ async def test_sqlite_state_survives_a_restart(tmp_path: Path) -> None:
     await _write_everything(state)
     await state.aclose()
     assert sorted(p.name for p in tmp_path.glob("*.db")) == [
-        "conversations.db", "memory.db", "state.db",
-    ]  # fmt: skip
+        "conversations.db",
+        "memory.db",
+        "state.db",
+    ]
 
     restarted = build_state(StateSettings(data_dir=tmp_path))
     try:
@@ -123,11 +125,13 @@ async def test_agent_on_sqlite_state_remembers_across_restarts(tmp_path: Path) -
 
     def agent(state: State, reply: str) -> Agent:
         return Agent(
-            llm_service=ScriptedLlmService([reply]), tool_registry=ToolRegistry(),
-            user_resolver=StaticUserResolver(user), agent_memory=state.memory,
+            llm_service=ScriptedLlmService([reply]),
+            tool_registry=ToolRegistry(),
+            user_resolver=StaticUserResolver(user),
+            agent_memory=state.memory,
             conversation_store=state.conversations,
             lifecycle_hooks=[state.rate_limit_hook(limit=10, window=3600)],
-        )  # fmt: skip
+        )
 
     async def ask(target: Agent, text: str) -> None:
         [_ async for _ in target.send_message(RequestContext(), text, conversation_id="c1")]
@@ -141,8 +145,11 @@ async def test_agent_on_sqlite_state_remembers_across_restarts(tmp_path: Path) -
         stored = await restarted.conversations.get_conversation("c1", user)
         assert stored is not None
         assert [m.content for m in stored.messages] == [
-            "first question", "first answer", "second question", "second answer",
-        ]  # fmt: skip
+            "first question",
+            "first answer",
+            "second question",
+            "second answer",
+        ]
     finally:
         await restarted.aclose()
 

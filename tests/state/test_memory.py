@@ -96,8 +96,10 @@ async def test_sqlite_refreshes_duplicates_and_keeps_max_items(tmp_path: Path) -
         await memory.save_tool_usage("orders in week 2", "run_sql", {"n": 2}, ctx)
         assert [m.args["n"] for m in await memory.get_recent_memories(ctx)] == [2, 4, 3]
         assert [m.content for m in await memory.get_recent_text_memories(ctx)] == [
-            "note 4", "note 3", "note 2",
-        ]  # fmt: skip
+            "note 4",
+            "note 3",
+            "note 2",
+        ]
         hits = await memory.search_similar_usage("orders in week", ctx, similarity_threshold=0.1)
         assert sorted(h.memory.args["n"] for h in hits) == [2, 3, 4]
     finally:
@@ -125,8 +127,10 @@ async def test_redis_refreshes_duplicates_and_keeps_max_items(
     await memory.save_tool_usage("orders in week 2", "run_sql", {"n": 2}, ctx)
     assert [m.args["n"] for m in await memory.get_recent_memories(ctx)] == [2, 4, 3]
     assert [m.content for m in await memory.get_recent_text_memories(ctx)] == [
-        "note 4", "note 3", "note 2",
-    ]  # fmt: skip
+        "note 4",
+        "note 3",
+        "note 2",
+    ]
     hits = await memory.search_similar_usage("orders in week", ctx, similarity_threshold=0.1)
     assert sorted(h.memory.args["n"] for h in hits) == [2, 3, 4]
 
@@ -232,8 +236,13 @@ async def test_redis_scope_from_before_owners_is_migrated_and_logged(
     memory = RedisAgentMemory(redis, key_prefix=key_prefix)
     keys = memory.scope_keys("T1")
     legacy_meta = json.dumps({"q": "orders by status", "t": "run_sql", "s": True, "ts": "2025"})
-    await redis.hset(keys[0], "old1", json.dumps({"question": "orders by status",
-                     "tool_name": "run_sql", "args": {"sql": "LEGACY-SQL"}}))  # fmt: skip
+    await redis.hset(
+        keys[0],
+        "old1",
+        json.dumps(
+            {"question": "orders by status", "tool_name": "run_sql", "args": {"sql": "LEGACY-SQL"}}
+        ),
+    )
     await redis.hset(keys[1], "old1", legacy_meta)
     await redis.zadd(keys[2], {"old1": 1})
     legacy_note = json.dumps({"content": "LEGACY-NOTE", "timestamp": "x"})

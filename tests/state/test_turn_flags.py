@@ -37,8 +37,9 @@ async def payloads(state: State, count: int) -> list[dict[str, object]]:
 async def test_the_turn_that_adds_the_flag_records_its_first_payload(state: State) -> None:
     added = []
     for n in range(2):
-        flag = state.cache.flag("slack:thread:T1:C1:1.0", 1_000.0 + n, ttl=600,
-                                first_payload={"n": n, "history": True})  # fmt: skip
+        flag = state.cache.flag(
+            "slack:thread:T1:C1:1.0", 1_000.0 + n, ttl=600, first_payload={"n": n, "history": True}
+        )
         turn_id = await state.turns.enqueue("slack:T1:C1:1.0", {"n": n}, flag=flag)
         assert turn_id is not None
         added.append(flag.added)

@@ -79,9 +79,15 @@ async def test_a_turn_of_a_killed_worker_process_finishes_on_another(
     await queue.enqueue("slack:T1:C1:1.0", {"n": 0}, dedupe_key="Ev0")
     await queue.enqueue("slack:T1:C1:1.0", {"n": 1}, dedupe_key="Ev1")
     worker = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.state.worker_process", redis_url, key_prefix, "0.5",
-        stdout=asyncio.subprocess.PIPE, cwd=REPO_ROOT,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "tests.state.worker_process",
+        redis_url,
+        key_prefix,
+        "0.5",
+        stdout=asyncio.subprocess.PIPE,
+        cwd=REPO_ROOT,
+    )
     try:
         assert worker.stdout is not None
         line = await asyncio.wait_for(worker.stdout.readline(), 20)

@@ -112,9 +112,12 @@ def build_memory_agent(
     registry.register_local_tool(SaveQuestionToolArgsTool(), EVERYONE)
     registry.register_local_tool(SaveTextMemoryTool(), EVERYONE)
     return agent_class()(
-        llm_service=llm, tool_registry=registry, user_resolver=resolver,
-        agent_memory=memory, conversation_store=conversations,
-    )  # fmt: skip
+        llm_service=llm,
+        tool_registry=registry,
+        user_resolver=resolver,
+        agent_memory=memory,
+        conversation_store=conversations,
+    )
 
 
 @asynccontextmanager
@@ -122,9 +125,11 @@ async def claude_on_fake() -> AsyncIterator[tuple[FakeAnthropic, AnthropicLlmSer
     """The fake Messages API and the real service pointed at it."""
     async with FakeAnthropic() as fake:
         service = AnthropicLlmService(
-            model="claude-test-model", api_key="sk-ant-test", base_url=fake.base_url,
+            model="claude-test-model",
+            api_key="sk-ant-test",
+            base_url=fake.base_url,
             timeout=5.0,
-        )  # fmt: skip
+        )
         try:
             yield fake, service
         finally:

@@ -69,15 +69,26 @@ class PostgresServer:
         if drop:
             os.chown(password_file, drop["user"], drop["group"])
         command = [
-            str(self.bin / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "--pwfile",
-            str(password_file), "--auth-host=scram-sha-256", "--auth-local=trust",
-            "-E", "UTF8", "--locale=C.UTF-8", "--no-sync",
-        ]  # fmt: skip
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            "--pwfile",
+            str(password_file),
+            "--auth-host=scram-sha-256",
+            "--auth-local=trust",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-sync",
+        ]
         subprocess.run(command, check=True, capture_output=True, **drop)
         password_file.unlink()
 
-    def url(self, user: str = SUPERUSER, password: str = SUPERUSER_PASSWORD,
-            database: str = "postgres") -> str:  # fmt: skip
+    def url(
+        self, user: str = SUPERUSER, password: str = SUPERUSER_PASSWORD, database: str = "postgres"
+    ) -> str:
         return f"postgresql://{user}:{password}@127.0.0.1:{self.port}/{database}"
 
     @property
@@ -88,11 +99,26 @@ class PostgresServer:
         if self.running:
             return
         command = [
-            str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port),
-            "-h", "127.0.0.1", "-k", str(self.directory), "-c", "fsync=off",
-            "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-            "-c", "max_connections=60", "-c", "log_min_messages=fatal",
-        ]  # fmt: skip
+            str(self.bin / "postgres"),
+            "-D",
+            str(self.data),
+            "-p",
+            str(self.port),
+            "-h",
+            "127.0.0.1",
+            "-k",
+            str(self.directory),
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=60",
+            "-c",
+            "log_min_messages=fatal",
+        ]
         with (self.directory / "server.log").open("ab") as log:  # the child keeps its copy
             self._process = subprocess.Popen(command, stdout=log, stderr=log, **_drop_to())
         deadline = time.monotonic() + timeout

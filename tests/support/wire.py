@@ -35,9 +35,9 @@ class LoopThread:
 
 
 @contextlib.contextmanager
-def served(open_app: Callable[[], contextlib.AbstractAsyncContextManager[Any]]) -> Iterator[
-    tuple[LoopThread, Any]
-]:
+def served(
+    open_app: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
+) -> Iterator[tuple[LoopThread, Any]]:
     """Enter ``open_app()`` on a loop thread; yields the thread and what it yielded."""
     thread = LoopThread()
     stack = contextlib.AsyncExitStack()
@@ -53,10 +53,12 @@ def served(open_app: Callable[[], contextlib.AbstractAsyncContextManager[Any]]) 
 def post(port: int, path: str, body: bytes, headers: Sequence[tuple[bytes, bytes]]) -> int:
     """POST exactly ``body`` with exactly ``headers``; the response's status code."""
     head = [
-        f"POST {path} HTTP/1.1".encode(), b"Host: 127.0.0.1", b"Connection: close",
+        f"POST {path} HTTP/1.1".encode(),
+        b"Host: 127.0.0.1",
+        b"Connection: close",
         b"Content-Length: " + str(len(body)).encode(),
         *(name + b": " + value for name, value in headers),
-    ]  # fmt: skip
+    ]
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(b"\r\n".join(head) + b"\r\n\r\n" + body)
         received = b""
@@ -66,5 +68,3 @@ def post(port: int, path: str, body: bytes, headers: Sequence[tuple[bytes, bytes
                 break
             received += chunk
     return int(received.split(b" ", 2)[1])
-
-

@@ -17,9 +17,15 @@ from agent_core.state.testing import RedisServer
 
 def install(team: str, user: str, token: str) -> Installation:
     return Installation(
-        app_id="A1", team_id=team, user_id=user, bot_token=token, bot_id="B1",
-        bot_user_id="UB1", bot_scopes="chat:write,app_mentions:read", user_token=f"xoxp-{user}",
-    )  # fmt: skip
+        app_id="A1",
+        team_id=team,
+        user_id=user,
+        bot_token=token,
+        bot_id="B1",
+        bot_user_id="UB1",
+        bot_scopes="chat:write,app_mentions:read",
+        user_token=f"xoxp-{user}",
+    )
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -66,9 +72,15 @@ async def test_uninstall_removes_everything(records: KeyValueStore) -> None:
 async def test_an_org_wide_install_is_found_from_any_team(records: KeyValueStore) -> None:
     store = KeyValueInstallationStore(records)
     org = Installation(
-        app_id="A1", enterprise_id="E1", team_id=None, user_id="U1", bot_token="xoxb-org",
-        bot_id="B1", bot_user_id="UB1", is_enterprise_install=True,
-    )  # fmt: skip
+        app_id="A1",
+        enterprise_id="E1",
+        team_id=None,
+        user_id="U1",
+        bot_token="xoxb-org",
+        bot_id="B1",
+        bot_user_id="UB1",
+        is_enterprise_install=True,
+    )
     await store.async_save(org)
     found = await store.async_find_bot(enterprise_id="E1", team_id="T9", is_enterprise_install=True)
     assert found is not None and found.bot_token == "xoxb-org"

@@ -36,35 +36,69 @@ from tests.support.hostile import JSON, mutated
 BOUNDED = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 MENTION = {
-    "type": "event_callback", "team_id": "T1", "event_id": "Ev1", "event_time": 1,
-    "event": {"type": "app_mention", "user": "U1", "text": "<@UBOT> hi", "ts": "1.0",
-              "channel": "C1", "thread_ts": "0.5", "user_profile": {"display_name": "Ana"}},
-}  # fmt: skip
+    "type": "event_callback",
+    "team_id": "T1",
+    "event_id": "Ev1",
+    "event_time": 1,
+    "event": {
+        "type": "app_mention",
+        "user": "U1",
+        "text": "<@UBOT> hi",
+        "ts": "1.0",
+        "channel": "C1",
+        "thread_ts": "0.5",
+        "user_profile": {"display_name": "Ana"},
+    },
+}
 MESSAGE = {
-    "type": "event_callback", "team_id": "T1",
-    "event": {"type": "message", "channel_type": "im", "user": "U1", "text": "hi",
-              "ts": "2.0", "channel": "D1"},
-}  # fmt: skip
+    "type": "event_callback",
+    "team_id": "T1",
+    "event": {
+        "type": "message",
+        "channel_type": "im",
+        "user": "U1",
+        "text": "hi",
+        "ts": "2.0",
+        "channel": "D1",
+    },
+}
 COMMAND = {
-    "team_id": "T1", "channel_id": "C1", "user_id": "U1", "user_name": "ana",
-    "command": "/ask", "text": "private how many?", "response_url": "https://hooks/x",
-}  # fmt: skip
+    "team_id": "T1",
+    "channel_id": "C1",
+    "user_id": "U1",
+    "user_name": "ana",
+    "command": "/ask",
+    "text": "private how many?",
+    "response_url": "https://hooks/x",
+}
 CLICK = {
-    "type": "block_actions", "team": {"id": "T1"}, "user": {"id": "U1", "username": "ana"},
-    "channel": {"id": "C1"}, "container": {"message_ts": "7.0", "thread_ts": "6.0"},
+    "type": "block_actions",
+    "team": {"id": "T1"},
+    "user": {"id": "U1", "username": "ana"},
+    "channel": {"id": "C1"},
+    "container": {"message_ts": "7.0", "thread_ts": "6.0"},
     "message": {"ts": "7.0", "thread_ts": "6.0"},
-    "actions": [{"action_id": "threadline_feedback", "value": "positive",
-                 "block_id": "threadline_feedback:t1"}],
-}  # fmt: skip
+    "actions": [
+        {
+            "action_id": "threadline_feedback",
+            "value": "positive",
+            "block_id": "threadline_feedback:t1",
+        }
+    ],
+}
 ASSISTANT = {
-    "type": "event_callback", "team_id": "T1",
-    "event": {"type": "assistant_thread_started",
-              "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "5.0"}},
-}  # fmt: skip
+    "type": "event_callback",
+    "team_id": "T1",
+    "event": {
+        "type": "assistant_thread_started",
+        "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "5.0"},
+    },
+}
 HOME = {
-    "type": "event_callback", "team_id": "T1",
+    "type": "event_callback",
+    "team_id": "T1",
     "event": {"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "messages"},
-}  # fmt: skip
+}
 SAMPLES = [MENTION, MESSAGE, COMMAND, CLICK, ASSISTANT, HOME]
 
 CONVERTERS: dict[str, Callable[[Any], Any]] = {

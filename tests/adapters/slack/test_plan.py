@@ -68,7 +68,8 @@ async def test_fifty_quick_steps_cost_two_calls_within_the_update_interval(
     tasks = {c["id"]: c for c in message.chunks if c["type"] == "task_update"}
     assert len(tasks) == 40 and {t["status"] for t in tasks.values()} == {"complete"}
     assert [c["title"] for c in message.chunks if c["type"] == "plan_update"][-1] == (
-        "Finished 50 steps")
+        "Finished 50 steps"
+    )
 
 
 async def test_a_pending_update_is_sent_once_the_interval_passes(fake: FakeSlackApi) -> None:

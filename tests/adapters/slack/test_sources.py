@@ -23,8 +23,9 @@ names = st.text(min_size=1, max_size=300)
 
 
 def cited(tables: list[str], query: str = "SELECT 1", count: int = 1) -> SourcesComponent:
-    return SourcesComponent(sources=[Source(tool="run_sql", query=query, tables=tables, rows=n)
-                                     for n in range(count)])  # fmt: skip
+    return SourcesComponent(
+        sources=[Source(tool="run_sql", query=query, tables=tables, rows=n) for n in range(count)]
+    )
 
 
 @settings(max_examples=60, deadline=None)

@@ -171,7 +171,9 @@ async def test_one_step_shows_in_the_status_line_and_a_second_starts_the_plan(
     [block] = plan.blocks
     assert validate_block(block)["title"] == "Finished 2 steps"
     assert [(t["title"], t["status"]) for t in block["tasks"]] == [
-        ("run_sql", "complete"), ("draw_chart", "complete")]
+        ("run_sql", "complete"),
+        ("draw_chart", "complete"),
+    ]
 
 
 async def test_the_plans_stream_ends_when_the_answer_starts(fake: FakeSlackApi) -> None:
@@ -187,8 +189,11 @@ async def test_the_plans_stream_ends_when_the_answer_starts(fake: FakeSlackApi) 
     starts = [c for c in fake.calls_to("chat.startStream") if c.args.get("task_display_mode")]
     assert stops == [plan_ts] and len(starts) == 1
     calls = fake.calls
-    answer_start = next(i for i, c in enumerate(calls) if c.method == "chat.startStream"
-                        and not c.args.get("task_display_mode"))  # fmt: skip
+    answer_start = next(
+        i
+        for i, c in enumerate(calls)
+        if c.method == "chat.startStream" and not c.args.get("task_display_mode")
+    )
     plan_stop = next(i for i, c in enumerate(calls) if c.method == "chat.stopStream")
     assert plan_stop < answer_start  # the plan's stream ended before the answer's began
     await stream.handle(ui(text.update(content="Answer.", delta=".", streaming=False)))

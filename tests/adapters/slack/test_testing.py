@@ -138,8 +138,11 @@ async def test_mounted_in_another_app_it_hands_out_urls_under_its_prefix() -> No
         )
         [message] = fake.visible("C1")
         [shared] = message.files
-        assert (shared["name"], shared["title"], shared["mimetype"]) == ("chart.png", "A",
-                                                                         "image/png")
+        assert (shared["name"], shared["title"], shared["mimetype"]) == (
+            "chart.png",
+            "A",
+            "image/png",
+        )
         assert shared["url_private"] == str(server.make_url("/slack/files/F1/chart.png"))
         async with aiohttp.ClientSession() as session, session.get(shared["url_private"]) as got:
             assert (got.content_type, await got.read()) == ("image/png", b"\x89PNG")

@@ -71,8 +71,10 @@ async def test_whether_the_bot_is_in_a_thread_is_asked_within_the_limits() -> No
     """Regression guard: the outage path asked for 200 messages on every thread reply; now
     one read of 15 a minute, and "cannot tell" when it may not ask."""
     async with FakeSlackApi(limits=NON_MARKETPLACE) as fake:
-        fake.replies[("C1", "1.0")] = [{"ts": "1.0", "user": "U1", "text": "q"},
-                                       {"ts": "2.0", "user": "UBOT", "text": "a"}]  # fmt: skip
+        fake.replies[("C1", "1.0")] = [
+            {"ts": "1.0", "user": "U1", "text": "q"},
+            {"ts": "2.0", "user": "UBOT", "text": "a"},
+        ]
         client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
         gate = HistoryGate(MemoryKeyValueStore())
         ask = {**WHERE, "bot_user_id": "UBOT"}
@@ -93,26 +95,45 @@ async def test_what_other_apps_post_is_told_to_the_next_turn_only() -> None:
 
 
 async def test_a_transcript_keeps_only_what_it_needs_of_a_message() -> None:
-    huge = {"ts": "2.0", "user": "U1", "text": "x" * 10_000, "blocks": [{"big": "y" * 5000}],
-            "files": [{"url_private": "https://files.slack.com/secret"}]}  # fmt: skip
+    huge = {
+        "ts": "2.0",
+        "user": "U1",
+        "text": "x" * 10_000,
+        "blocks": [{"big": "y" * 5000}],
+        "files": [{"url_private": "https://files.slack.com/secret"}],
+    }
     entry = transcript_entry(huge)
     assert entry is not None and len(entry["text"]) == 1500 and set(entry) == {"ts", "text", "user"}
     assert transcript_entry({"ts": "2.0", "text": "   "}) is None
     assert transcript_entry({"ts": 2.0, "text": "number ts"}) is None
-    alert = {"ts": "3.0", "bot_id": "B1", "text": "", "attachments": [
-        {"fallback": "[FIRING] disk 91%"}, {"text": 5}, "junk", {"text": "on db-1"}]}  # fmt: skip
-    assert transcript_entry(alert) == {"ts": "3.0", "text": "[FIRING] disk 91%\non db-1",
-                                       "bot_id": "B1"}  # fmt: skip
+    alert = {
+        "ts": "3.0",
+        "bot_id": "B1",
+        "text": "",
+        "attachments": [
+            {"fallback": "[FIRING] disk 91%"},
+            {"text": 5},
+            "junk",
+            {"text": "on db-1"},
+        ],
+    }
+    assert transcript_entry(alert) == {
+        "ts": "3.0",
+        "text": "[FIRING] disk 91%\non db-1",
+        "bot_id": "B1",
+    }
 
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=10,
-)  # fmt: skip
-FIELDS = st.sampled_from(["ts", "text", "user", "bot_id", "username", "user_profile",
-                          "attachments", "blocks"])  # fmt: skip
+)
+FIELDS = st.sampled_from(
+    ["ts", "text", "user", "bot_id", "username", "user_profile", "attachments", "blocks"]
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -128,10 +149,13 @@ def test_any_message_an_event_carries_is_kept_as_strings_or_not_at_all(
 
 
 MESSAGE = st.fixed_dictionaries(
-    {"ts": st.one_of(st.floats(0, 100).map(str), st.sampled_from(["1.0", "1.00", "nan"]),
-                    st.text(max_size=5)),
-     "text": st.one_of(st.text(max_size=10), st.none(), st.integers())},
-)  # fmt: skip
+    {
+        "ts": st.one_of(
+            st.floats(0, 100).map(str), st.sampled_from(["1.0", "1.00", "nan"]), st.text(max_size=5)
+        ),
+        "text": st.one_of(st.text(max_size=10), st.none(), st.integers()),
+    },
+)
 MARK = st.fixed_dictionaries({"told": st.one_of(st.floats(0, 100).map(str), st.text(max_size=3))})
 LOG = st.lists(st.one_of(MESSAGE, MARK, st.integers(), st.none(), st.text()), max_size=30)
 

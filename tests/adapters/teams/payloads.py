@@ -33,11 +33,14 @@ def message(
 ) -> dict[str, Any]:
     """A message activity; group chats and channels mention the bot unless told otherwise."""
     mention_bot = kind != "personal" if mention_bot is None else mention_bot
-    conversation_id = conversation or {
-        "personal": f"a:1personal-{user}",
-        "groupChat": "19:group-chat-1@thread.v2",
-        "channel": "19:general@thread.tacv2;messageid=1700000000000",
-    }[kind]
+    conversation_id = (
+        conversation
+        or {
+            "personal": f"a:1personal-{user}",
+            "groupChat": "19:group-chat-1@thread.v2",
+            "channel": "19:general@thread.tacv2;messageid=1700000000000",
+        }[kind]
+    )
     body: dict[str, Any] = {
         "type": "message",
         "id": activity_id or f"1700000000{next(_ids):03d}",

@@ -20,32 +20,61 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return cls(schema)  # type: ignore[no-any-return]
 
 
-_POINT = {"type": "object", "required": ["x", "y"], "additionalProperties": False,
-          "properties": {"x": {"type": ["string", "number"]}, "y": {"type": "number"},
-                         "color": {"type": "string"}}}
-_SERIES = {"type": "object", "required": ["legend", "values"], "additionalProperties": False,
-           "properties": {"legend": {"type": "string"}, "color": {"type": "string"},
-                          "values": {"type": "array", "items": _POINT, "minItems": 1}}}
-_SLICE = {"type": "object", "required": ["legend", "value"], "additionalProperties": False,
-          "properties": {"legend": {"type": "string"}, "value": {"type": "number"},
-                         "color": {"type": "string"}}}
+_POINT = {
+    "type": "object",
+    "required": ["x", "y"],
+    "additionalProperties": False,
+    "properties": {
+        "x": {"type": ["string", "number"]},
+        "y": {"type": "number"},
+        "color": {"type": "string"},
+    },
+}
+_SERIES = {
+    "type": "object",
+    "required": ["legend", "values"],
+    "additionalProperties": False,
+    "properties": {
+        "legend": {"type": "string"},
+        "color": {"type": "string"},
+        "values": {"type": "array", "items": _POINT, "minItems": 1},
+    },
+}
+_SLICE = {
+    "type": "object",
+    "required": ["legend", "value"],
+    "additionalProperties": False,
+    "properties": {
+        "legend": {"type": "string"},
+        "value": {"type": "number"},
+        "color": {"type": "string"},
+    },
+}
 TEAMS_CHARTS: dict[str, dict[str, Any]] = {
-    "Chart.VerticalBar": _POINT, "Chart.HorizontalBar": _POINT,
-    "Chart.VerticalBar.Grouped": _SERIES, "Chart.Line": _SERIES,
-    "Chart.Pie": _SLICE, "Chart.Donut": _SLICE,
+    "Chart.VerticalBar": _POINT,
+    "Chart.HorizontalBar": _POINT,
+    "Chart.VerticalBar.Grouped": _SERIES,
+    "Chart.Line": _SERIES,
+    "Chart.Pie": _SLICE,
+    "Chart.Donut": _SLICE,
 }
 """Teams' chart elements (learn.microsoft.com: "Charts in Adaptive Cards"): each one's data."""
 
 
 def _chart_schema(kind: str) -> dict[str, Any]:
     return {
-        "type": "object", "required": ["type", "data"], "additionalProperties": False,
+        "type": "object",
+        "required": ["type", "data"],
+        "additionalProperties": False,
         "properties": {
-            "type": {"const": kind}, "data": {"type": "array", "items": TEAMS_CHARTS[kind],
-                                             "minItems": 1},
-            "title": {"type": "string"}, "xAxisTitle": {"type": "string"},
-            "yAxisTitle": {"type": "string"}, "colorSet": {"type": "string"},
-            "fallback": {"type": ["object", "string"]}, "id": {"type": "string"},
+            "type": {"const": kind},
+            "data": {"type": "array", "items": TEAMS_CHARTS[kind], "minItems": 1},
+            "title": {"type": "string"},
+            "xAxisTitle": {"type": "string"},
+            "yAxisTitle": {"type": "string"},
+            "colorSet": {"type": "string"},
+            "fallback": {"type": ["object", "string"]},
+            "id": {"type": "string"},
         },
     }
 

@@ -47,8 +47,13 @@ def test_malformed_feedback_is_ignored(activity: dict[str, Any]) -> None:
 
 
 def test_card_action() -> None:
-    value = {"action": {"type": "Action.Execute", "verb": "threadline.action",
-                        "data": {"threadline_action": "  top products  "}}}
+    value = {
+        "action": {
+            "type": "Action.Execute",
+            "verb": "threadline.action",
+            "data": {"threadline_action": "  top products  "},
+        }
+    }
     assert button_message_of(invoke("adaptiveCard/action", value)) == "top products"
 
 
@@ -69,7 +74,9 @@ def test_other_or_malformed_card_actions_are_ignored(value: dict[str, Any]) -> N
 def test_message_activity_shape_and_ai_entity() -> None:
     ref = ConversationRef.from_activity(message("hi", kind="channel"))
     body = activities.message(
-        ref, "**hi**", attachments=[{"contentType": "x"}],
+        ref,
+        "**hi**",
+        attachments=[{"contentType": "x"}],
         entities=[activities.ai_entity([Citation("Doc", "https://d", "about d")])],
         channel_data=FEEDBACK_LOOP,
     )
@@ -78,11 +85,17 @@ def test_message_activity_shape_and_ai_entity() -> None:
     (entity,) = body["entities"]
     assert entity["additionalType"] == ["AIGeneratedContent"]
     assert entity["citation"][0]["appearance"] == {
-        "@type": "DigitalDocument", "name": "Doc", "url": "https://d", "abstract": "about d"}
+        "@type": "DigitalDocument",
+        "name": "Doc",
+        "url": "https://d",
+        "abstract": "about d",
+    }
     final = activities.stream_final(ref, "s-1", body)
-    assert final["entities"][0] == {"type": "streaminfo", "streamId": "s-1",
-                                    "streamType": "final"}
-    assert final["channelData"] == {"feedbackLoop": {"type": "default"}, "streamId": "s-1",
-                                    "streamType": "final"}
+    assert final["entities"][0] == {"type": "streaminfo", "streamId": "s-1", "streamType": "final"}
+    assert final["channelData"] == {
+        "feedbackLoop": {"type": "default"},
+        "streamId": "s-1",
+        "streamType": "final",
+    }
     informative = activities.stream_informative(ref, "x" * 2000, 1)
     assert len(informative["text"]) == 1000

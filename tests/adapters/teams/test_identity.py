@@ -68,9 +68,13 @@ async def graph() -> AsyncIterator[tuple[FakeGraph, str]]:
 @pytest.fixture
 async def connector() -> AsyncIterator[FakeBotConnector]:
     async with FakeBotConnector() as fake:
-        fake.members["29:aad-ana"] = {"id": "29:aad-ana", "name": "Ana Lima",
-                                      "aadObjectId": "aad-ana", "email": "Ana@Contoso.com",
-                                      "userPrincipalName": "ana@contoso.com"}
+        fake.members["29:aad-ana"] = {
+            "id": "29:aad-ana",
+            "name": "Ana Lima",
+            "aadObjectId": "aad-ana",
+            "email": "Ana@Contoso.com",
+            "userPrincipalName": "ana@contoso.com",
+        }
         yield fake
 
 
@@ -94,16 +98,18 @@ async def test_roster_email_and_configured_groups(connector: FakeBotConnector) -
 
 async def test_unknown_user_gets_no_groups(connector: FakeBotConnector) -> None:
     async with ConnectorPool() as pool:
-        resolver = TeamsUserResolver(GroupMapping(users={"aad-admin": ["admin"]}),
-                                     roster=ConnectorRoster(pool.get))
+        resolver = TeamsUserResolver(
+            GroupMapping(users={"aad-admin": ["admin"]}), roster=ConnectorRoster(pool.get)
+        )
         user = await resolver.resolve_user(context_for(connector, user="aad-stranger"))
     assert user.group_memberships == []
     assert user.email is None  # not on the roster: the lookup failed softly
 
 
 async def test_other_tenants_get_nothing_even_defaults(connector: FakeBotConnector) -> None:
-    resolver = TeamsUserResolver(GroupMapping(default_groups=["user"], tenants=["other"],
-                                              users={"aad-ana": ["admin"]}))
+    resolver = TeamsUserResolver(
+        GroupMapping(default_groups=["user"], tenants=["other"], users={"aad-ana": ["admin"]})
+    )
     assert (await resolver.resolve_user(context_for(connector))).group_memberships == []
 
 
@@ -111,8 +117,9 @@ async def test_results_are_cached_for_the_ttl(connector: FakeBotConnector) -> No
     now = [0.0]
     cache = MemoryKeyValueStore(clock=lambda: now[0])
     async with ConnectorPool() as pool:
-        resolver = TeamsUserResolver(GroupMapping(), roster=ConnectorRoster(pool.get),
-                                     cache=cache, ttl=60)
+        resolver = TeamsUserResolver(
+            GroupMapping(), roster=ConnectorRoster(pool.get), cache=cache, ttl=60
+        )
         for _ in range(3):
             await resolver.resolve_user(context_for(connector))
         assert connector.operations() == ["get_conversation_member"]
@@ -121,24 +128,29 @@ async def test_results_are_cached_for_the_ttl(connector: FakeBotConnector) -> No
     assert connector.operations() == ["get_conversation_member"] * 2
 
 
-async def test_graph_groups_and_app_roles(connector: FakeBotConnector,
-                                         graph: tuple[FakeGraph, str]) -> None:
+async def test_graph_groups_and_app_roles(
+    connector: FakeBotConnector, graph: tuple[FakeGraph, str]
+) -> None:
     fake, url = graph
     fake.groups["aad-ana"] = {"g-admins"}
-    fake.roles["aad-ana"] = [{"appRoleId": "role-analyst", "resourceId": "sp-1"},
-                             {"appRoleId": "role-other-app", "resourceId": "sp-2"}]
+    fake.roles["aad-ana"] = [
+        {"appRoleId": "role-analyst", "resourceId": "sp-1"},
+        {"appRoleId": "role-other-app", "resourceId": "sp-2"},
+    ]
     tokens: list[str] = []
 
     async def token(tenant: str) -> str:
         tokens.append(tenant)
         return "graph-token"
 
-    mapping = GroupMapping(aad_groups={f"g{i}": ["x"] for i in range(25)} | {
-        "g-admins": ["admin"]}, app_roles={"role-analyst": ["analyst"],
-                                          "role-other-app": ["nope"]})
+    mapping = GroupMapping(
+        aad_groups={f"g{i}": ["x"] for i in range(25)} | {"g-admins": ["admin"]},
+        app_roles={"role-analyst": ["analyst"], "role-other-app": ["nope"]},
+    )
     async with aiohttp.ClientSession() as session:
-        directory = GraphDirectory(token, session=session, base_url=url,
-                                   service_principal_id="sp-1")
+        directory = GraphDirectory(
+            token, session=session, base_url=url, service_principal_id="sp-1"
+        )
         resolver = TeamsUserResolver(mapping, directory=directory)
         user = await resolver.resolve_user(context_for(connector))
     assert user.group_memberships == ["admin", "analyst"]
@@ -148,8 +160,9 @@ async def test_graph_groups_and_app_roles(connector: FakeBotConnector,
     assert set(tokens) == {TENANT}
 
 
-async def test_graph_outage_grants_nothing(connector: FakeBotConnector,
-                                           graph: tuple[FakeGraph, str]) -> None:
+async def test_graph_outage_grants_nothing(
+    connector: FakeBotConnector, graph: tuple[FakeGraph, str]
+) -> None:
     fake, url = graph
     fake.fail = True
 
@@ -170,5 +183,6 @@ async def test_requests_without_a_teams_identity_are_refused() -> None:
     with pytest.raises(AgentError):
         await resolver.resolve_user(RequestContext(metadata={"platform": "slack"}))
     with pytest.raises(AgentError):
-        await resolver.resolve_user(RequestContext(metadata={"platform": "teams",
-                                                             "workspace_id": "t"}))
+        await resolver.resolve_user(
+            RequestContext(metadata={"platform": "teams", "workspace_id": "t"})
+        )

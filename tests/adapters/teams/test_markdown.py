@@ -35,8 +35,17 @@ SELECT * FROM sales WHERE a_b = 1 -- *not* markdown
 
 def test_blocks_are_recognised() -> None:
     kinds = [b.kind for b in parse_blocks(ANSWER)]
-    assert kinds == ["heading", "paragraph", "heading", "table", "code", "quote", "rule",
-                     "image", "paragraph"]
+    assert kinds == [
+        "heading",
+        "paragraph",
+        "heading",
+        "table",
+        "code",
+        "quote",
+        "rule",
+        "image",
+        "paragraph",
+    ]
 
 
 def test_card_elements_render_each_block_and_validate() -> None:
@@ -47,7 +56,10 @@ def test_card_elements_render_each_block_and_validate() -> None:
     assert paragraph["text"] == "Sales **rose** 12% and **margins** held. Old number fixed."
     assert subheading["size"] == "Medium"
     assert [c.get("horizontalCellContentAlignment") for c in table["columns"]] == [
-        None, "Right", "Center"]
+        None,
+        "Right",
+        "Center",
+    ]
     assert table["rows"][2]["cells"][0]["items"][0]["text"] == "US | CA"
     assert code["items"][0]["inlines"][0]["text"].endswith("-- *not* markdown")
     assert code["items"][0]["inlines"][0]["fontType"] == "Monospace"

@@ -37,8 +37,9 @@ SAMPLES = [
     message("hi", kind="groupChat"),
     message("hi", kind="channel"),
     invoke("message", {"actionName": "feedback", "actionValue": {"reaction": "like"}}),
-    invoke("fileConsent/invoke", {"type": "fileUpload", "action": "accept",
-                                  "context": {"offer": "o1"}}),
+    invoke(
+        "fileConsent/invoke", {"type": "fileUpload", "action": "accept", "context": {"offer": "o1"}}
+    ),
     {**message(""), "type": "conversationUpdate", "membersAdded": [{"id": "28:app-0000"}]},
 ]
 READERS: dict[str, Callable[[Any], Any]] = {
@@ -54,9 +55,9 @@ READERS: dict[str, Callable[[Any], Any]] = {
     "button_message_of": button_message_of,
     "consent_answer_of": consent_answer_of,
 }
-HOSTILE = st.dictionaries(st.text(max_size=8), JSON, max_size=6) | st.sampled_from(
-    SAMPLES
-).flatmap(mutated)
+HOSTILE = st.dictionaries(st.text(max_size=8), JSON, max_size=6) | st.sampled_from(SAMPLES).flatmap(
+    mutated
+)
 
 
 @BOUNDED

@@ -104,36 +104,57 @@ def test_code_text_is_fenced() -> None:
 
 
 def test_card_with_markdown_status_and_actions() -> None:
-    card = card_of(CardComponent(
-        title="Setup", subtitle="step 2", content="# Done\n\n- a\n- b", status="success",
-        markdown=True, actions=[{"label": "Help", "action": "/help"}, {"bad": 1}],
-    ))
+    card = card_of(
+        CardComponent(
+            title="Setup",
+            subtitle="step 2",
+            content="# Done\n\n- a\n- b",
+            status="success",
+            markdown=True,
+            actions=[{"label": "Help", "action": "/help"}, {"bad": 1}],
+        )
+    )
     assert card["body"][0]["style"] == "good"
     assert texts(card)[:3] == ["✅ Setup", "step 2", "Done"]
     assert card["actions"] == [elements.execute_action("Help", "/help")]
 
 
 def test_collapsible_card_toggles_its_details() -> None:
-    card = card_of(CardComponent(title="Args", content="```json\n{}\n```", markdown=True,
-                                 collapsible=True, collapsed=True))
+    card = card_of(
+        CardComponent(
+            title="Args",
+            content="```json\n{}\n```",
+            markdown=True,
+            collapsible=True,
+            collapsed=True,
+        )
+    )
     assert card["actions"][0]["type"] == "Action.ToggleVisibility"
     details = card["body"][1]
     assert details["isVisible"] is False
 
 
 def test_notification_levels_map_to_container_styles() -> None:
-    for level, style in [("info", "accent"), ("warning", "warning"), ("error", "attention"),
-                         ("success", "good")]:
+    for level, style in [
+        ("info", "accent"),
+        ("warning", "warning"),
+        ("error", "attention"),
+        ("success", "good"),
+    ]:
         card = card_of(NotificationComponent(message="x", title="T", level=level))
         assert card["body"][0]["style"] == style
 
 
 def test_running_status_card_is_progress_failed_one_is_a_card() -> None:
-    running = rendered(StatusCardComponent(title="run_sql", status="running",
-                                           description="Running..."))
+    running = rendered(
+        StatusCardComponent(title="run_sql", status="running", description="Running...")
+    )
     assert running == Rendering(progress="run_sql: Running...")
-    card = card_of(StatusCardComponent(title="Error", status="error", description="Boom",
-                                       metadata={"code": 42}))
+    card = card_of(
+        StatusCardComponent(
+            title="Error", status="error", description="Boom", metadata={"code": 42}
+        )
+    )
     assert card["body"][0]["style"] == "attention"
     assert {"title": "code", "value": "42"} in card["body"][0]["items"][2]["facts"]
 
@@ -141,12 +162,16 @@ def test_running_status_card_is_progress_failed_one_is_a_card() -> None:
 def test_dataframe_renders_a_table_with_numbers_right_aligned() -> None:
     df = DataFrameComponent.from_records(
         [{"region": "EU", "sales": 1234.5, "n": 3}, {"region": "US", "sales": None, "n": 4}],
-        title="Sales", description="by region",
+        title="Sales",
+        description="by region",
     )
     card = card_of(df)
     table = next(e for e in card["body"] if e["type"] == "Table")
     assert [c.get("horizontalCellContentAlignment") for c in table["columns"]] == [
-        None, "Right", "Right"]
+        None,
+        "Right",
+        "Right",
+    ]
     assert texts(table["rows"][1]) == ["EU", "1,234.50", "3"]
     assert texts(table["rows"][2]) == ["US", "", "4"]
     assert card["msteams"] == {"width": "Full"}
@@ -154,8 +179,9 @@ def test_dataframe_renders_a_table_with_numbers_right_aligned() -> None:
 
 
 def test_300_row_dataframe_is_cut_with_a_note_and_offered_as_csv() -> None:
-    rows = [{"id": i, "name": f"customer {i}", "city": "Lisbon", "spend": i * 1.5}
-            for i in range(300)]
+    rows = [
+        {"id": i, "name": f"customer {i}", "city": "Lisbon", "spend": i * 1.5} for i in range(300)
+    ]
     rendering = rendered(DataFrameComponent.from_records(rows, title="Customers"))
     assert rendering is not None and rendering.card is not None
     assert_valid_card(rendering.card)
@@ -189,7 +215,10 @@ def test_truncated_source_dataframe_reports_the_full_size() -> None:
 def test_chart_is_teams_own_chart_with_the_image_as_fallback() -> None:
     """Teams showed only a PNG (and the title twice); its clients draw charts natively."""
     chart = ChartComponent(
-        chart_type="line", x=["Jan", "Feb", "Mar"], title="Revenue", x_label="month",
+        chart_type="line",
+        x=["Jan", "Feb", "Mar"],
+        title="Revenue",
+        x_label="month",
         series=[ChartSeries(name="EU", values=[1, None, 3])],
         image_url="https://example.com/chart.png",
     )
@@ -198,19 +227,27 @@ def test_chart_is_teams_own_chart_with_the_image_as_fallback() -> None:
     assert [e["type"] for e in card["body"]] == ["TextBlock", "Chart.Line"]
     assert texts(card) == ["Revenue"]  # the title once
     line = card["body"][1]
-    assert line["data"] == [{"legend": "EU", "values": [{"x": "Jan", "y": 1.0},
-                                                         {"x": "Mar", "y": 3.0}]}]
+    assert line["data"] == [
+        {"legend": "EU", "values": [{"x": "Jan", "y": 1.0}, {"x": "Mar", "y": 3.0}]}
+    ]
     assert line["xAxisTitle"] == "month" and "title" not in line
-    assert line["fallback"] == elements.image("https://example.com/chart.png",
-                                              "Revenue (line chart)")
+    assert line["fallback"] == elements.image(
+        "https://example.com/chart.png", "Revenue (line chart)"
+    )
 
 
-@pytest.mark.parametrize(("kind", "series", "element"), [
-    ("bar", [ChartSeries(name="s", values=[1, 2])], "Chart.VerticalBar"),
-    ("bar", [ChartSeries(name="a", values=[1, 2]), ChartSeries(name="b", values=[3, 4])],
-     "Chart.VerticalBar.Grouped"),
-    ("pie", [ChartSeries(name="share", values=[1, 2])], "Chart.Pie"),
-])
+@pytest.mark.parametrize(
+    ("kind", "series", "element"),
+    [
+        ("bar", [ChartSeries(name="s", values=[1, 2])], "Chart.VerticalBar"),
+        (
+            "bar",
+            [ChartSeries(name="a", values=[1, 2]), ChartSeries(name="b", values=[3, 4])],
+            "Chart.VerticalBar.Grouped",
+        ),
+        ("pie", [ChartSeries(name="share", values=[1, 2])], "Chart.Pie"),
+    ],
+)
 def test_each_chart_kind_has_its_teams_element(
     kind: str, series: list[ChartSeries], element: str
 ) -> None:
@@ -222,32 +259,46 @@ def test_each_chart_kind_has_its_teams_element(
 
 def test_chart_data_uri_is_kept_when_small() -> None:
     uri = png_data_uri(64, 48)
-    card = card_of(ChartComponent(chart_type="bar", x=["a"], image_url=uri,
-                                  series=[ChartSeries(name="s", values=[1])]))
+    card = card_of(
+        ChartComponent(
+            chart_type="bar", x=["a"], image_url=uri, series=[ChartSeries(name="s", values=[1])]
+        )
+    )
     assert card["body"][1]["fallback"]["url"] == uri
 
 
 def test_oversized_chart_png_is_shrunk_to_fit() -> None:
     uri = png_data_uri(900, 600, noisy=True)
     assert len(uri) > 250_000
-    card = card_of(ChartComponent(chart_type="scatter", x=["a"], image_url=uri,
-                                  series=[ChartSeries(name="s", values=[1])]))
+    card = card_of(
+        ChartComponent(
+            chart_type="scatter", x=["a"], image_url=uri, series=[ChartSeries(name="s", values=[1])]
+        )
+    )
     image = card["body"][1]
     assert image["type"] == "Image"
     assert image["url"].startswith("data:image/png;base64,") and len(image["url"]) <= 250_000
 
 
 def test_unshrinkable_chart_keeps_the_summary_and_says_so() -> None:
-    card = card_of(ChartComponent(chart_type="scatter", x=["a", "b"],
-                                  image_url="data:image/png;base64," + "A" * 300_000,
-                                  series=[ChartSeries(name="share", values=[1, 2])]))
+    card = card_of(
+        ChartComponent(
+            chart_type="scatter",
+            x=["a", "b"],
+            image_url="data:image/png;base64," + "A" * 300_000,
+            series=[ChartSeries(name="share", values=[1, 2])],
+        )
+    )
     assert [e["type"] for e in card["body"]] == ["TextBlock", "FactSet", "TextBlock"]
     assert "too large" in texts(card)[-1]
 
 
 def test_chart_without_image() -> None:
-    card = card_of(ChartComponent(chart_type="scatter", x=[1.0, 2.0],
-                                  series=[ChartSeries(name="y", values=[None, None])]))
+    card = card_of(
+        ChartComponent(
+            chart_type="scatter", x=[1.0, 2.0], series=[ChartSeries(name="y", values=[None, None])]
+        )
+    )
     assert card["body"][1]["facts"] == [{"title": "y", "value": "no values"}]
 
 
@@ -261,8 +312,10 @@ def test_log_viewer_shows_the_last_lines_in_monospace() -> None:
 
 
 def test_task_list_marks_each_task() -> None:
-    tasks = TaskListComponent(title="Plan", tasks=[
-        Task(title="Query", status="completed"), Task(title="Chart", status="in_progress")])
+    tasks = TaskListComponent(
+        title="Plan",
+        tasks=[Task(title="Query", status="completed"), Task(title="Chart", status="in_progress")],
+    )
     card = card_of(tasks)
     assert texts(card) == ["Plan", "1 of 2 done", "✅ Query\n\n⏳ Chart"]
 
@@ -270,9 +323,10 @@ def test_task_list_marks_each_task() -> None:
 def test_buttons_become_execute_actions() -> None:
     card = card_of(ButtonComponent(label="Help", action="/help"))
     assert card["actions"] == [elements.execute_action("Help", "/help")]
-    group = ButtonGroupComponent(buttons=[ButtonSpec(label=f"Q{i}", action=f"q{i}")
-                                          for i in range(8)] + [
-        ButtonSpec(label="off", action="x", disabled=True)])
+    group = ButtonGroupComponent(
+        buttons=[ButtonSpec(label=f"Q{i}", action=f"q{i}") for i in range(8)]
+        + [ButtonSpec(label="off", action="x", disabled=True)]
+    )
     card = card_of(group)
     assert [len(s["actions"]) for s in card["body"]] == [6, 2]
     assert rendered(ButtonComponent(label="x", action="y", disabled=True)) is None
@@ -291,11 +345,15 @@ def test_badge_and_icon_text() -> None:
     ("rich", "line"),
     [
         (ProgressBarComponent(value=0.5, label="Loading"), "Loading 50%"),
-        (ProgressDisplayComponent(label="Export", value=0.25, description="rows"),
-         "Export 25% rows"),
+        (
+            ProgressDisplayComponent(label="Export", value=0.25, description="rows"),
+            "Export 25% rows",
+        ),
         (StatusIndicatorComponent(status="loading", message="Thinking"), "Thinking"),
-        (StatusBarUpdateComponent(status="working", message="Working on it..."),
-         "Working on it..."),
+        (
+            StatusBarUpdateComponent(status="working", message="Working on it..."),
+            "Working on it...",
+        ),
         (TaskTrackerUpdateComponent.add_task(Task(title="run_sql")), "run_sql…"),
     ],
 )
@@ -312,8 +370,10 @@ def test_progress_components_are_status_lines(rich: RichComponent, line: str) ->
     ],
 )
 def test_ui_state_components_are_dropped(rich: RichComponent) -> None:
-    assert render(UiComponent(rich_component=rich,
-                              simple_component=SimpleTextComponent(text="Ready"))) is None
+    assert (
+        render(UiComponent(rich_component=rich, simple_component=SimpleTextComponent(text="Ready")))
+        is None
+    )
 
 
 def test_hidden_component_is_dropped() -> None:
@@ -331,13 +391,19 @@ def test_artifact_falls_back_to_its_simple_component() -> None:
 
 
 def test_link_components_become_citations() -> None:
-    source = rendered(CardComponent(title="Pricing policy", content="How we price"),
-                      SimpleLinkComponent(url="https://wiki/pricing", text="Pricing"))
+    source = rendered(
+        CardComponent(title="Pricing policy", content="How we price"),
+        SimpleLinkComponent(url="https://wiki/pricing", text="Pricing"),
+    )
     assert source is not None and source.citation is not None
     assert (source.citation.title, source.citation.url, source.citation.abstract) == (
-        "Pricing policy", "https://wiki/pricing", "How we price")
-    artifact = rendered(ArtifactComponent(content="x", artifact_type="html"),
-                        SimpleLinkComponent(url="https://a/b"))
+        "Pricing policy",
+        "https://wiki/pricing",
+        "How we price",
+    )
+    artifact = rendered(
+        ArtifactComponent(content="x", artifact_type="html"), SimpleLinkComponent(url="https://a/b")
+    )
     assert artifact is not None and artifact.citation is not None
 
 

@@ -19,9 +19,11 @@ from tests.adapters.teams.schemas import assert_valid_card
 
 
 @settings(max_examples=40, deadline=None)
-@given(sql=st.text(min_size=1, max_size=12_000),
-       tables=st.lists(st.text(min_size=1, max_size=200), max_size=30),
-       rows=st.none() | st.integers(0, 10**12))  # fmt: skip
+@given(
+    sql=st.text(min_size=1, max_size=12_000),
+    tables=st.lists(st.text(min_size=1, max_size=200), max_size=30),
+    rows=st.none() | st.integers(0, 10**12),
+)
 def test_any_query_is_a_citation_within_teams_limits(
     sql: str, tables: list[str], rows: int | None
 ) -> None:

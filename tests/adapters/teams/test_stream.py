@@ -60,19 +60,24 @@ def streamed(text: str, *, step: int = 6) -> list[UiComponent]:
     first = RichTextComponent(content=text[:step], markdown=True, streaming=True)
     versions = [first]
     for end in range(2 * step, len(text) + step, step):
-        versions.append(first.update(content=text[:end], delta=text[end - step:end],
-                                     streaming=end < len(text)))
+        versions.append(
+            first.update(
+                content=text[:end], delta=text[end - step : end], streaming=end < len(text)
+            )
+        )
     versions[-1] = first.update(content=text, streaming=False)
     return [UiComponent(rich_component=v) for v in versions]
 
 
 def working() -> UiComponent:
-    return UiComponent(rich_component=StatusBarUpdateComponent(status="working",
-                                                               message="Working on it..."))
+    return UiComponent(
+        rich_component=StatusBarUpdateComponent(status="working", message="Working on it...")
+    )
 
 
-async def play(reply: TeamsReplyStream, components: Iterable[UiComponent],
-               gap: float = 0.0) -> str | None:
+async def play(
+    reply: TeamsReplyStream, components: Iterable[UiComponent], gap: float = 0.0
+) -> str | None:
     async with reply:
         for component in components:
             await reply.handle(component)
@@ -97,8 +102,11 @@ async def test_personal_answer_streams_informative_chunks_then_final(
     assert all(c.activity_id == ref.activity_id for c in calls)
     informative, *chunks, final = calls
     assert informative.activity_type == "typing"
-    assert informative.stream_info == {"type": "streaminfo", "streamType": "informative",
-                                       "streamSequence": 1}
+    assert informative.stream_info == {
+        "type": "streaminfo",
+        "streamType": "informative",
+        "streamSequence": 1,
+    }
     assert informative.text == "Working on it..."
     stream_id = answer_id
     assert chunks, "the answer streamed"
@@ -110,8 +118,11 @@ async def test_personal_answer_streams_informative_chunks_then_final(
     assert min(gaps) >= 0.02 * 0.9
     assert final.activity_type == "message"
     assert final.text == answer
-    assert final.body["entities"][0] == {"type": "streaminfo", "streamId": stream_id,
-                                         "streamType": "final"}
+    assert final.body["entities"][0] == {
+        "type": "streaminfo",
+        "streamId": stream_id,
+        "streamType": "final",
+    }
     assert final.body["entities"][1]["additionalType"] == ["AIGeneratedContent"]
     assert final.body["channelData"]["feedbackLoop"] == {"type": "default"}
     assert final.body["channelData"]["streamType"] == "final"
@@ -122,8 +133,9 @@ async def test_final_message_carries_the_turns_cards(
 ) -> None:
     table = DataFrameComponent.from_records([{"region": "EU", "sales": 10}], title="Sales")
     components = [working(), UiComponent(rich_component=table), *streamed("Here it is.")]
-    await play(TeamsReplyStream(pool.get(connector.url), ref_for(connector), options=FAST),
-               components)
+    await play(
+        TeamsReplyStream(pool.get(connector.url), ref_for(connector), options=FAST), components
+    )
     final = stream_calls(connector)[-1]
     (card,) = cards_in(final.body)
     assert_valid_card(card)
@@ -152,23 +164,27 @@ async def test_stream_over_the_time_limit_continues_in_place(
 ) -> None:
     now = [0.0]
     options = ReplyOptions(pace=0.0, max_stream_seconds=120.0)
-    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector), options=options,
-                             clock=lambda: now[0])
+    reply = TeamsReplyStream(
+        pool.get(connector.url), ref_for(connector), options=options, clock=lambda: now[0]
+    )
     async with reply:
         await reply.handle(working())
         chunks = streamed("alpha beta gamma delta epsilon")
         await reply.handle(chunks[0])
-        await connector.wait_for(lambda c: c.stream_info is not None
-                                 and c.stream_info.get("streamType") == "streaming")
+        await connector.wait_for(
+            lambda c: c.stream_info is not None and c.stream_info.get("streamType") == "streaming"
+        )
         now[0] = 121.0
         for component in chunks[1:]:
             await reply.handle(component)
-        await connector.wait_for(lambda c: c.stream_info is not None
-                                 and c.stream_info.get("streamType") == "final")
+        await connector.wait_for(
+            lambda c: c.stream_info is not None and c.stream_info.get("streamType") == "final"
+        )
         await reply.finish()
         answer_id = reply.answer_id
-    closing = next(c for c in connector.calls
-                   if c.stream_info and c.stream_info["streamType"] == "final")
+    closing = next(
+        c for c in connector.calls if c.stream_info and c.stream_info["streamType"] == "final"
+    )
     assert closing.activity_type == "message"
     final_update = connector.calls[-1]
     assert final_update.operation == "update_activity" and final_update.activity_id == answer_id
@@ -178,11 +194,16 @@ async def test_stream_over_the_time_limit_continues_in_place(
 async def test_stop_pressed_during_streaming_cancels_and_sends_nothing_more(
     connector: FakeBotConnector, pool: ConnectorPool
 ) -> None:
-    connector.fail("stream", 403, code="ContentStreamNotAllowed",
-                   message="Message streaming has been stopped by the user")
+    connector.fail(
+        "stream",
+        403,
+        code="ContentStreamNotAllowed",
+        message="Message streaming has been stopped by the user",
+    )
     stops: list[str] = []
-    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector), options=FAST,
-                             on_stop=stops.append)
+    reply = TeamsReplyStream(
+        pool.get(connector.url), ref_for(connector), options=FAST, on_stop=stops.append
+    )
     await play(reply, [working(), *streamed("one two three four five six")], gap=0.01)
     assert stops == ["stopped by user"]
     assert [c.status for c in connector.calls] == [201, 403]
@@ -213,8 +234,7 @@ async def test_long_answer_is_split_over_messages(
 ) -> None:
     paragraphs = [f"Paragraph {i}: " + "lorem ipsum " * 120 for i in range(30)]
     answer = "\n\n".join(paragraphs)
-    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector, "channel"),
-                             options=FAST)
+    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector, "channel"), options=FAST)
     await play(reply, [UiComponent(rich_component=RichTextComponent(content=answer))])
     messages = [c for c in stream_calls(connector) if c.activity_type == "message"]
     assert len(messages) == 3
@@ -224,16 +244,16 @@ async def test_long_answer_is_split_over_messages(
     assert "channelData" not in messages[1].body
 
 
-async def test_throttled_final_is_retried_after_retry_after(
-    connector: FakeBotConnector
-) -> None:
+async def test_throttled_final_is_retried_after_retry_after(connector: FakeBotConnector) -> None:
     sleeps = Sleeps()
-    connector.fail("reply_to_activity", 429, retry_after=2, when=lambda c:
-                   c.activity_type == "message")
+    connector.fail(
+        "reply_to_activity", 429, retry_after=2, when=lambda c: c.activity_type == "message"
+    )
     connector.fail("reply_to_activity", 502, when=lambda c: c.activity_type == "message")
     async with ConnectorPool(retry_sleep=sleeps) as pool:
-        reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector, "groupChat"),
-                                 options=FAST)
+        reply = TeamsReplyStream(
+            pool.get(connector.url), ref_for(connector, "groupChat"), options=FAST
+        )
         await play(reply, [UiComponent(rich_component=RichTextComponent(content="ok"))])
     messages = [c for c in connector.calls if c.activity_type == "message"]
     assert [m.status for m in messages] == [429, 502, 201]
@@ -245,8 +265,9 @@ async def test_blocked_user_stops_all_sending(
 ) -> None:
     connector.fail("reply_to_activity", 403, code="ConversationBlockedByUser", times=99)
     stops: list[str] = []
-    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector, "groupChat"),
-                             options=FAST, on_stop=stops.append)
+    reply = TeamsReplyStream(
+        pool.get(connector.url), ref_for(connector, "groupChat"), options=FAST, on_stop=stops.append
+    )
     await play(reply, [UiComponent(rich_component=RichTextComponent(content="hello"))])
     assert stops == ["blocked"]
     assert len(connector.calls) == 1
@@ -254,9 +275,11 @@ async def test_blocked_user_stops_all_sending(
 
 def tool_args() -> UiComponent:
     return UiComponent(
-        rich_component=CardComponent(title="run_sql arguments", markdown=True,
-                                     content='```json\n{"sql": "SELECT 1"}\n```'),
-        audience="requester", ui_feature="tool_arguments",
+        rich_component=CardComponent(
+            title="run_sql arguments", markdown=True, content='```json\n{"sql": "SELECT 1"}\n```'
+        ),
+        audience="requester",
+        ui_feature="tool_arguments",
     )
 
 
@@ -290,23 +313,32 @@ async def test_admin_detail_falls_back_to_a_personal_chat_then_withheld(
     connector: FakeBotConnector, pool: ConnectorPool
 ) -> None:
     ref = ref_for(connector, "channel")
-    connector.fail("send_to_conversation", 400, code="BadArgument",
-                   when=lambda c: c.query.get("isTargetedActivity") == "true")
+    connector.fail(
+        "send_to_conversation",
+        400,
+        code="BadArgument",
+        when=lambda c: c.query.get("isTargetedActivity") == "true",
+    )
     options = ReplyOptions(pace=0.02, typing_interval=5, targeted_messages=True)
     reply = TeamsReplyStream(pool.get(connector.url), ref, options=options)
     await play(reply, [tool_args(), *streamed("Done.")])
     assert reply.private_route == "personal"
     created = next(c for c in connector.calls if c.operation == "create_conversation")
     assert created.body["members"] == [{"id": ref.user["id"]}]
-    personal = next(c for c in connector.calls if c.operation == "send_to_conversation"
-                    and c.status == 201)
+    personal = next(
+        c for c in connector.calls if c.operation == "send_to_conversation" and c.status == 201
+    )
     assert personal.conversation_id.startswith("a:1personal-")
     assert "run_sql arguments" in str(personal.body)
 
     connector.calls.clear()
     connector.personal_conversations_allowed = False
-    connector.fail("send_to_conversation", 400, code="BadArgument",
-                   when=lambda c: c.query.get("isTargetedActivity") == "true")
+    connector.fail(
+        "send_to_conversation",
+        400,
+        code="BadArgument",
+        when=lambda c: c.query.get("isTargetedActivity") == "true",
+    )
     reply = TeamsReplyStream(pool.get(connector.url), ref, options=options)
     await play(reply, [tool_args(), *streamed("Done.")])
     assert reply.private_route == "withheld"
@@ -320,16 +352,20 @@ async def test_removed_and_ui_only_components_do_not_show(
 ) -> None:
     status = StatusCardComponent(title="run_sql", status="running")
     card = CardComponent(title="temp", content="x")
-    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector, "groupChat"),
-                             options=FAST)
-    await play(reply, [
-        UiComponent(rich_component=status),
-        UiComponent(rich_component=card),
-        UiComponent(rich_component=card.remove()),
-        UiComponent(rich_component=status.set_status("completed")),
-        UiComponent(rich_component=RichTextComponent(content="ok"),
-                    simple_component=SimpleTextComponent(text="ok")),
-    ])
+    reply = TeamsReplyStream(pool.get(connector.url), ref_for(connector, "groupChat"), options=FAST)
+    await play(
+        reply,
+        [
+            UiComponent(rich_component=status),
+            UiComponent(rich_component=card),
+            UiComponent(rich_component=card.remove()),
+            UiComponent(rich_component=status.set_status("completed")),
+            UiComponent(
+                rich_component=RichTextComponent(content="ok"),
+                simple_component=SimpleTextComponent(text="ok"),
+            ),
+        ],
+    )
     final = stream_calls(connector)[-1]
     assert final.text == "ok" and "attachments" not in final.body
 
@@ -348,9 +384,7 @@ async def test_crossing_the_split_limit_never_shrinks_the_stream(
 
     calls = stream_calls(connector)
     assert all(c.status in (200, 201) for c in calls), [c.status for c in calls]
-    chunks = [
-        c.text or "" for c in calls if (c.stream_info or {}).get("streamType") == "streaming"
-    ]
+    chunks = [c.text or "" for c in calls if (c.stream_info or {}).get("streamType") == "streaming"]
     assert chunks and all(b.startswith(a) for a, b in itertools.pairwise(chunks))
     messages = [c for c in calls if c.activity_type == "message"]
     assert len(messages) == 2

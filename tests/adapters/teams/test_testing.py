@@ -27,7 +27,8 @@ async def test_mounted_the_service_url_is_the_prefix_and_on_call_sees_answers() 
         keys_url = str(server.make_url("/teams/openid/keys"))
     assert fake.conversations == {personal: {"members": [{"id": "29:ana"}]}}
     assert [(c.operation, c.status) for c in seen] == [
-        ("create_conversation", 201), ("send_to_conversation", 201),
+        ("create_conversation", 201),
+        ("send_to_conversation", 201),
     ]
     assert seen[0].response["id"] == personal and seen[1].response == {"id": sent}
     assert metadata["jwks_uri"] == keys_url

@@ -18,8 +18,11 @@ def test_the_built_in_agent_follows_the_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The model settings (``[llm]``) reach the built-in agent; a key is never shown."""
-    for name, value in {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_MODEL": "claude-test",
-                        "THREADLINE_DATA_DIR": str(tmp_path)}.items():  # fmt: skip
+    for name, value in {
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "ANTHROPIC_MODEL": "claude-test",
+        "THREADLINE_DATA_DIR": str(tmp_path),
+    }.items():
         monkeypatch.setenv(name, value)
     config = load_config(argparse.Namespace(command="dev"))
     assert config.model.uses_claude and config.state.data_dir == tmp_path

@@ -198,10 +198,18 @@ async def running_bot(
         state = state or build_state(StateSettings(ephemeral=True))
         clients = default_clients(slack_settings, state)
         resolver = build_user_resolver(slack_settings, clients, state.cache)
-        agent = agent_factory(resolver, state) if agent_factory is not None else build_agent(
-            script, resolver, latency=latency, then=then, memory=state.memory,
-            conversations=state.conversations,
-        )  # fmt: skip
+        agent = (
+            agent_factory(resolver, state)
+            if agent_factory is not None
+            else build_agent(
+                script,
+                resolver,
+                latency=latency,
+                then=then,
+                memory=state.memory,
+                conversations=state.conversations,
+            )
+        )
         for served in agent.served_agents():
             served.lifecycle_hooks.extend(hooks)
             if audit is not None:

@@ -318,8 +318,13 @@ async def test_an_integrations_mention_without_a_user_is_acked_and_ignored(
     """Regression (issue 17): an ``app_mention`` without ``user``, as integrations send it,
     answered 500 and Slack retried it three times."""
     async with running_bot(tmp_path, ["never"]) as h:
-        mention = {"type": "app_mention", "bot_id": "B9", "text": "<@UBOT> report",
-                   "ts": "30.0", "channel": "C1"}  # fmt: skip
+        mention = {
+            "type": "app_mention",
+            "bot_id": "B9",
+            "text": "<@UBOT> report",
+            "ts": "30.0",
+            "channel": "C1",
+        }
         response = await h.event(mention)
         assert response.status == 200
         await h.idle()

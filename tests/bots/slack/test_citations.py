@@ -33,8 +33,10 @@ def shop(tmp_path: Path) -> Path:
         db.execute("CREATE TABLE regions (id INTEGER, name TEXT)")
         db.execute("CREATE TABLE sales (region INTEGER, revenue REAL, note TEXT)")
         db.executemany("INSERT INTO regions VALUES (?, ?)", [(1, "North"), (2, "South")])
-        db.executemany("INSERT INTO sales VALUES (?, ?, ?)",
-                       [(1, 10.0, "secret-filter"), (2, 5.0, "secret-filter")])  # fmt: skip
+        db.executemany(
+            "INSERT INTO sales VALUES (?, ?, ?)",
+            [(1, 10.0, "secret-filter"), (2, 5.0, "secret-filter")],
+        )
     return path
 
 
@@ -46,27 +48,46 @@ def sql_agent(db: Path, *answers: str) -> AgentFactory:
         for answer in answers:
             script += [ScriptedResponse.tool("run_sql", {"sql": SQL}), answer]
         return agent_class()(
-            llm_service=ScriptedLlmService(script), tool_registry=tools, user_resolver=resolver,
-            agent_memory=state.memory, conversation_store=state.conversations,
-        )  # fmt: skip
+            llm_service=ScriptedLlmService(script),
+            tool_registry=tools,
+            user_resolver=resolver,
+            agent_memory=state.memory,
+            conversation_store=state.conversations,
+        )
 
     return build
 
 
 def mention(ts: str, user: str = "U1") -> dict[str, Any]:
-    return {"type": "app_mention", "user": user, "text": "<@UBOT> revenue by region?",
-            "ts": ts, "channel": "C1", "event_ts": ts}  # fmt: skip
+    return {
+        "type": "app_mention",
+        "user": user,
+        "text": "<@UBOT> revenue by region?",
+        "ts": ts,
+        "channel": "C1",
+        "event_ts": ts,
+    }
 
 
 def dm(ts: str, user: str) -> dict[str, Any]:
-    return {"type": "message", "channel_type": "im", "channel": "D1", "user": user,
-            "text": "revenue by region?", "ts": ts, "client_msg_id": f"m{ts}"}  # fmt: skip
+    return {
+        "type": "message",
+        "channel_type": "im",
+        "channel": "D1",
+        "user": user,
+        "text": "revenue by region?",
+        "ts": ts,
+        "client_msg_id": f"m{ts}",
+    }
 
 
 def answer_blocks(h: SlackHarness) -> list[dict[str, Any]]:
     """The final blocks of the latest answer (the call that carried its feedback buttons)."""
-    finals = [call.args["blocks"] for call in h.fake.calls if "context_actions"
-              in json.dumps(call.args.get("blocks") or [])]  # fmt: skip
+    finals = [
+        call.args["blocks"]
+        for call in h.fake.calls
+        if "context_actions" in json.dumps(call.args.get("blocks") or [])
+    ]
     blocks: list[dict[str, Any]] = json.loads(json.dumps(finals[-1]))
     return blocks
 
@@ -78,8 +99,11 @@ def sources_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def ephemerals(h: SlackHarness, user: str) -> list[str]:
-    return [json.dumps(call.args) for call in h.fake.calls_to("chat.postEphemeral")
-            if call.args.get("user") == user]  # fmt: skip
+    return [
+        json.dumps(call.args)
+        for call in h.fake.calls_to("chat.postEphemeral")
+        if call.args.get("user") == user
+    ]
 
 
 async def test_a_channel_answer_cites_its_tables_and_shows_the_query_only_to_an_admin(
@@ -99,14 +123,20 @@ async def test_a_channel_answer_cites_its_tables_and_shows_the_query_only_to_an_
         assert "secret-filter" not in json.dumps([c.args for c in h.fake.calls])
 
         turn_id = button["value"]
-        await h.action(SHOW_QUERY_ACTION, turn_id, user="U1", thread_ts="100.000100",
-                       message_ts="100.000200")  # fmt: skip
+        await h.action(
+            SHOW_QUERY_ACTION, turn_id, user="U1", thread_ts="100.000100", message_ts="100.000200"
+        )
         await h.idle()
         [refused] = ephemerals(h, "U1")
         assert NOT_ALLOWED.split(".")[0] in refused and "secret-filter" not in refused
 
-        await h.action(SHOW_QUERY_ACTION, turn_id, user="UADMIN", thread_ts="100.000100",
-                       message_ts="100.000200")  # fmt: skip
+        await h.action(
+            SHOW_QUERY_ACTION,
+            turn_id,
+            user="UADMIN",
+            thread_ts="100.000100",
+            message_ts="100.000200",
+        )
         await h.idle()
         [shown] = ephemerals(h, "UADMIN")
         assert "secret-filter" in shown and "```" in shown
@@ -123,10 +153,17 @@ async def test_a_forged_click_elsewhere_reaches_no_query(tmp_path: Path) -> None
         await h.idle()
         turn_id = sources_of(answer_blocks(h))["accessory"]["value"]
         for channel, thread in (("C2", "100.000100"), ("C1", "999.000100")):
-            await h.action(SHOW_QUERY_ACTION, turn_id, user="UADMIN", channel=channel,
-                           thread_ts=thread, message_ts="1.0")  # fmt: skip
-        await h.action(SHOW_QUERY_ACTION, "not-a-turn", user="UADMIN", thread_ts="100.000100",
-                       message_ts="1.0")  # fmt: skip
+            await h.action(
+                SHOW_QUERY_ACTION,
+                turn_id,
+                user="UADMIN",
+                channel=channel,
+                thread_ts=thread,
+                message_ts="1.0",
+            )
+        await h.action(
+            SHOW_QUERY_ACTION, "not-a-turn", user="UADMIN", thread_ts="100.000100", message_ts="1.0"
+        )
         await h.idle()
         told = ephemerals(h, "UADMIN")
         assert len(told) == 3 and all(GONE.split(".")[0] in t for t in told)

@@ -92,15 +92,22 @@ async def test_a_restart_keeps_threads_and_conversations(tmp_path: Path) -> None
     try:
         async with running_bot(tmp_path, ["Second answer"], state=state) as h:
             follow = {
-                "type": "message", "channel_type": "channel", "channel": "C1", "user": "U1",
-                "text": "and then?", "ts": "101.000100", "thread_ts": "100.000100",
-            }  # fmt: skip
+                "type": "message",
+                "channel_type": "channel",
+                "channel": "C1",
+                "user": "U1",
+                "text": "and then?",
+                "ts": "101.000100",
+                "thread_ts": "100.000100",
+            }
             await h.event(follow)
             await h.idle()
             [request] = h.agent.llm_service.requests  # type: ignore[attr-defined]
             assert [m.content for m in request.messages] == [
-                "first question", "First answer", "and then?",
-            ]  # fmt: skip
+                "first question",
+                "First answer",
+                "and then?",
+            ]
     finally:
         await state.aclose()
 
@@ -240,18 +247,29 @@ async def test_serve_applies_the_quota_and_keeps_state_across_restarts(tmp_path:
     async with FakeSlackApi() as fake, aiohttp.ClientSession() as session:
         add_users(fake)
         settings = SlackSettings(
-            bot_token=TOKEN, signing_secret=SECRET, api_url=fake.base_url, host="127.0.0.1",
-            port=free_port(), data_dir=tmp_path, flush_interval=0, rate_limit="2/3600",
-        )  # fmt: skip
+            bot_token=TOKEN,
+            signing_secret=SECRET,
+            api_url=fake.base_url,
+            host="127.0.0.1",
+            port=free_port(),
+            data_dir=tmp_path,
+            flush_interval=0,
+            rate_limit="2/3600",
+        )
         state = StateSettings(data_dir=tmp_path)
         async with served(settings, state):
             assert await post_event(session, settings.port, mention("<@UBOT> one"), 1) == 200
             await fake.wait_for(lambda f: bool(f.thread("C1", "100.000100")))
         async with served(settings, state):  # restarted: same files
             follow = {
-                "type": "message", "channel_type": "channel", "channel": "C1", "user": "U1",
-                "text": "two", "ts": "101.000100", "thread_ts": "100.000100",
-            }  # fmt: skip
+                "type": "message",
+                "channel_type": "channel",
+                "channel": "C1",
+                "user": "U1",
+                "text": "two",
+                "ts": "101.000100",
+                "thread_ts": "100.000100",
+            }
             assert await post_event(session, settings.port, follow, 2) == 200
             await fake.wait_for(lambda f: len(f.thread("C1", "100.000100")) == 2)
             three = mention("<@UBOT> three", ts="102.000100")

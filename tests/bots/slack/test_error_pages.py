@@ -102,16 +102,18 @@ async def test_an_ephemeral_failing_with_a_page_goes_through_the_response_url(
         h.fake.errors["chat.postEphemeral"] = Reply.page(405, "")
         await h.command("private how many orders?")
         await h.idle()
-        [hook] = [c for c in h.fake.calls_to("response_url") if c.args["hook"] == "cmd"
-                  and "Just for you." in str(c.args.get("blocks") or c.args.get("text"))]
+        [hook] = [
+            c
+            for c in h.fake.calls_to("response_url")
+            if c.args["hook"] == "cmd"
+            and "Just for you." in str(c.args.get("blocks") or c.args.get("text"))
+        ]
         assert hook.args["response_type"] == "ephemeral"
 
 
 async def test_a_delete_failing_with_a_page_does_not_stop_the_answer(tmp_path: Path) -> None:
     """The "Working on it… Stop" message cannot be deleted: the answer still completes."""
-    async with running_bot(
-        tmp_path, ["Slow answer."], latency=0.3, stop_button_after=0.01
-    ) as h:
+    async with running_bot(tmp_path, ["Slow answer."], latency=0.3, stop_button_after=0.01) as h:
         h.fake.errors["chat.delete"] = Reply.page(503)
         await h.event(mention("14.0"))
         await h.idle()

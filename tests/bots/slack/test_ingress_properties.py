@@ -30,14 +30,22 @@ from tests.support.hostile import JSON, mutated, nested
 from tests.support.wire import LoopThread, post, served
 
 BOUNDED = settings(
-    max_examples=120, deadline=None,
+    max_examples=120,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)  # fmt: skip
-CONTENT_TYPES = st.sampled_from([
-    b"application/json", b"application/x-www-form-urlencoded", b"text/plain", b"",
-    b"application/json; charset=klingon", b"application/x-www-form-urlencoded; charset=utf-7",
-    b"application/json; charset=latin-1", b"multipart/form-data; boundary=x",
-])  # fmt: skip
+)
+CONTENT_TYPES = st.sampled_from(
+    [
+        b"application/json",
+        b"application/x-www-form-urlencoded",
+        b"text/plain",
+        b"",
+        b"application/json; charset=klingon",
+        b"application/x-www-form-urlencoded; charset=utf-7",
+        b"application/json; charset=latin-1",
+        b"multipart/form-data; boundary=x",
+    ]
+)
 HEADER_TEXT = st.text(
     st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\r\n"), max_size=24
 ).map(lambda text: text.encode("utf-8"))
@@ -76,8 +84,11 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
 def signed(body: bytes, content_type: bytes, *, at: int | None = None) -> list[tuple[bytes, bytes]]:
     ts = str(int(time.time()) if at is None else at).encode()
     mac = hmac.new(SECRET.encode(), b"v0:" + ts + b":" + body, hashlib.sha256).hexdigest()
-    return [(b"X-Slack-Request-Timestamp", ts), (b"X-Slack-Signature", b"v0=" + mac.encode()),
-            (b"Content-Type", content_type)]  # fmt: skip
+    return [
+        (b"X-Slack-Request-Timestamp", ts),
+        (b"X-Slack-Signature", b"v0=" + mac.encode()),
+        (b"Content-Type", content_type),
+    ]
 
 
 def well_formed(body: bytes, content_type: bytes) -> bool:
@@ -90,8 +101,14 @@ def well_formed(body: bytes, content_type: bytes) -> bool:
     return True
 
 
-def check(endpoint: Endpoint, body: bytes, headers: list[tuple[bytes, bytes]], *,
-          verified: bool, content_type: bytes) -> int:  # fmt: skip
+def check(
+    endpoint: Endpoint,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    *,
+    verified: bool,
+    content_type: bytes,
+) -> int:
     status = endpoint.send(body, headers)
     assert status < 500
     if not verified:
@@ -102,15 +119,24 @@ def check(endpoint: Endpoint, body: bytes, headers: list[tuple[bytes, bytes]], *
 
 
 @BOUNDED
-@given(body=st.binary(max_size=300), content_type=CONTENT_TYPES, ts=HEADER_TEXT,
-       signature=HEADER_TEXT)  # fmt: skip
-@example(body=b"{}", content_type=b"application/json", ts="\u0661\u0667\u0660\u0660".encode(),
-         signature=b"v0=abc")  # fmt: skip
+@given(
+    body=st.binary(max_size=300), content_type=CONTENT_TYPES, ts=HEADER_TEXT, signature=HEADER_TEXT
+)
+@example(
+    body=b"{}",
+    content_type=b"application/json",
+    ts="\u0661\u0667\u0660\u0660".encode(),
+    signature=b"v0=abc",
+)
 @example(body=b"[]", content_type=b"application/json", ts=b"1", signature="v0=é".encode())
-def test_unsigned_bytes(endpoint: Endpoint, body: bytes, content_type: bytes, ts: bytes,
-                        signature: bytes) -> None:  # fmt: skip
-    headers = [(b"X-Slack-Request-Timestamp", ts), (b"X-Slack-Signature", signature),
-               (b"Content-Type", content_type)]  # fmt: skip
+def test_unsigned_bytes(
+    endpoint: Endpoint, body: bytes, content_type: bytes, ts: bytes, signature: bytes
+) -> None:
+    headers = [
+        (b"X-Slack-Request-Timestamp", ts),
+        (b"X-Slack-Signature", signature),
+        (b"Content-Type", content_type),
+    ]
     check(endpoint, body, headers, verified=False, content_type=content_type)
 
 
@@ -129,8 +155,13 @@ def test_signed_bytes(endpoint: Endpoint, body: bytes, content_type: bytes) -> N
 @example(value={"type": "event_callback", "event": [1]})
 def test_signed_json(endpoint: Endpoint, value: Any) -> None:
     body = json.dumps(value).encode()
-    check(endpoint, body, signed(body, b"application/json"), verified=True,
-          content_type=b"application/json")  # fmt: skip
+    check(
+        endpoint,
+        body,
+        signed(body, b"application/json"),
+        verified=True,
+        content_type=b"application/json",
+    )
 
 
 FORM = b"application/x-www-form-urlencoded"
@@ -147,11 +178,15 @@ def encoded(payload: dict[str, Any], sample: dict[str, Any]) -> tuple[bytes, byt
 
 
 @BOUNDED
-@given(case=st.sampled_from(SAMPLES).flatmap(lambda sample: st.tuples(mutated(sample),
-                                                                      st.just(sample))))
+@given(
+    case=st.sampled_from(SAMPLES).flatmap(
+        lambda sample: st.tuples(mutated(sample), st.just(sample))
+    )
+)
 @example(case=({**MENTION, "event": {**MENTION["event"], "text": 42}}, MENTION))
-@example(case=({**MENTION, "event": {k: v for k, v in MENTION["event"].items()
-                                     if k != "user"}}, MENTION))  # fmt: skip
+@example(
+    case=({**MENTION, "event": {k: v for k, v in MENTION["event"].items() if k != "user"}}, MENTION)
+)
 @example(case=({**CLICK, "user": None}, CLICK))
 @example(case=({**CLICK, "actions": None}, CLICK))
 @example(case=({"type": "view_submission", "view": "a string", "user": {"id": "U1"}}, CLICK))
@@ -163,8 +198,9 @@ def test_signed_mutated_payloads(
     check(endpoint, body, signed(body, content_type), verified=True, content_type=content_type)
 
 
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(depth=st.sampled_from([10, 100, 1_000, 10_000, 100_000]), sign=st.booleans())
 def test_deep_nesting(endpoint: Endpoint, depth: int, sign: bool) -> None:
     body = nested(depth).encode()
@@ -179,4 +215,3 @@ def test_a_stale_or_altered_signature_is_refused_without_a_call(endpoint: Endpoi
     check(endpoint, body, stale, verified=False, content_type=b"application/json")
     altered = signed(body + b" ", b"application/json")
     check(endpoint, body, altered, verified=False, content_type=b"application/json")
-

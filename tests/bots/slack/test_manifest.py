@@ -57,13 +57,15 @@ def test_http_mode_points_every_url_at_the_bot() -> None:
     assert data["settings"]["socket_mode_enabled"] is False
     assert data["settings"]["event_subscriptions"]["request_url"] == events
     assert data["settings"]["interactivity"]["request_url"] == events
-    assert data["features"]["slash_commands"] == [{**data["features"]["slash_commands"][0],
-                                                   "command": "/data", "url": events}]
+    assert data["features"]["slash_commands"] == [
+        {**data["features"]["slash_commands"][0], "command": "/data", "url": events}
+    ]
     assert data["oauth_config"]["redirect_urls"] == ["https://bot.example.com/slack/oauth_redirect"]
 
 
-@pytest.mark.parametrize("args", [("--http", "http://bot.example.com"), ("--http", "bot"),
-                                  ("--command", "ask")])
+@pytest.mark.parametrize(
+    "args", [("--http", "http://bot.example.com"), ("--http", "bot"), ("--command", "ask")]
+)
 def test_bad_manifest_options_are_refused(
     args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:

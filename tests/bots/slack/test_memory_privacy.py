@@ -72,9 +72,14 @@ class Workspace:
 
     async def dm(self, text: str, script: list[Reply], *, user: str = "U1") -> Turn:
         event = {
-            "type": "message", "channel_type": "im", "channel": "D1", "user": user,
-            "text": text, "ts": self._ts_of_new_message(), "client_msg_id": f"m{self._ts}",
-        }  # fmt: skip
+            "type": "message",
+            "channel_type": "im",
+            "channel": "D1",
+            "user": user,
+            "text": text,
+            "ts": self._ts_of_new_message(),
+            "client_msg_id": f"m{self._ts}",
+        }
         return await self._turn(script, lambda: self.h.event(event))
 
     async def privately(self, text: str, script: list[Reply], *, user: str = "U1") -> Turn:
@@ -83,9 +88,13 @@ class Workspace:
     async def in_channel(self, text: str, script: list[Reply], *, user: str) -> Turn:
         ts = self._ts_of_new_message()
         event = {
-            "type": "app_mention", "user": user, "text": f"<@UBOT> {text}", "ts": ts,
-            "channel": "C1", "event_ts": ts,
-        }  # fmt: skip
+            "type": "app_mention",
+            "user": user,
+            "text": f"<@UBOT> {text}",
+            "ts": ts,
+            "channel": "C1",
+            "event_ts": ts,
+        }
         return await self._turn(script, lambda: self.h.event(event))
 
     async def memories(self, *, user: str) -> Turn:
@@ -95,20 +104,33 @@ class Workspace:
         self, text: str, script: list[Reply], *, user: str, thread_ts: str
     ) -> Turn:
         """Click a button (value ``text``) on a message only ``user`` sees, in a thread."""
-        return await self._turn(script, lambda: self.h.action(
-            "threadline_button:0", text, user=user, channel="C1",
-            message_ts=self._ts_of_new_message(), thread_ts=thread_ts, ephemeral=True,
-        ))  # fmt: skip
+        return await self._turn(
+            script,
+            lambda: self.h.action(
+                "threadline_button:0",
+                text,
+                user=user,
+                channel="C1",
+                message_ts=self._ts_of_new_message(),
+                thread_ts=thread_ts,
+                ephemeral=True,
+            ),
+        )
 
     async def thumbs_up(self, answered: Turn, *, user: str) -> None:
         """Click 👍 on the answer ``answered`` posted, as Slack sends it: the action carries
         the ``block_id`` the bot put on that answer."""
         block_id, answer = feedback_on(self.h, answered.calls)
         response = await self.h.action(
-            FEEDBACK_ACTION, "positive", user=user, channel=answer.channel,
-            message_ts=answer.ts, thread_ts=answer.thread_ts,
-            ephemeral=answer.ephemeral_to is not None, block_id=block_id,
-        )  # fmt: skip
+            FEEDBACK_ACTION,
+            "positive",
+            user=user,
+            channel=answer.channel,
+            message_ts=answer.ts,
+            thread_ts=answer.thread_ts,
+            ephemeral=answer.ephemeral_to is not None,
+            block_id=block_id,
+        )
         assert response.status == 200
 
 
@@ -124,8 +146,9 @@ def feedback_on(h: SlackHarness, calls: list[Call]) -> tuple[str, Message]:
     assert len(block_ids) == 1, block_ids
     [block_id] = block_ids
     assert feedback_turn(block_id), "the feedback buttons do not name the turn they rate"
-    answer = next(m for m in h.fake.messages if any(
-        b.get("block_id") == block_id for b in m.blocks))  # fmt: skip
+    answer = next(
+        m for m in h.fake.messages if any(b.get("block_id") == block_id for b in m.blocks)
+    )
     return block_id, answer
 
 

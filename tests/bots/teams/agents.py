@@ -49,11 +49,13 @@ class RunSql(Tool[SqlArgs]):
         return SqlArgs
 
     async def execute(self, context: ToolContext, args: SqlArgs) -> ToolResult:
-        records = [{"id": i, "name": f"customer {i}", "spend": i * 10.5}
-                   for i in range(args.rows)]
+        records = [{"id": i, "name": f"customer {i}", "spend": i * 10.5} for i in range(args.rows)]
         table = DataFrameComponent.from_records(records, title="Query result")
-        return ToolResult(success=True, result_for_llm=f"{args.rows} rows",
-                          ui_component=UiComponent(rich_component=table))
+        return ToolResult(
+            success=True,
+            result_for_llm=f"{args.rows} rows",
+            ui_component=UiComponent(rich_component=table),
+        )
 
 
 class ChartArgs(BaseModel):
@@ -72,11 +74,16 @@ class DrawChart(Tool[ChartArgs]):
     async def execute(self, context: ToolContext, args: ChartArgs) -> ToolResult:
         chart = ChartComponent(
             chart_type=args.kind,  # type: ignore[arg-type]
-            title="Signups", x=["Mon", "Tue", "Wed"],
-            series=[ChartSeries(name="signups", values=[3, 5, 4])], image_url=png_uri(),
+            title="Signups",
+            x=["Mon", "Tue", "Wed"],
+            series=[ChartSeries(name="signups", values=[3, 5, 4])],
+            image_url=png_uri(),
         )
-        return ToolResult(success=True, result_for_llm="chart drawn",
-                          ui_component=UiComponent(rich_component=chart))
+        return ToolResult(
+            success=True,
+            result_for_llm="chart drawn",
+            ui_component=UiComponent(rich_component=chart),
+        )
 
 
 class FeedbackLog(LifecycleHook):

@@ -41,8 +41,9 @@ DEFAULT = object()
 class TeamsHarness:
     """Drive the bot as Teams would; assert on ``harness.fake``."""
 
-    def __init__(self, fake: FakeBotConnector, host: ThreadlineTeamsBot, http: TestClient,
-                 agent: Agent) -> None:
+    def __init__(
+        self, fake: FakeBotConnector, host: ThreadlineTeamsBot, http: TestClient, agent: Agent
+    ) -> None:
         self.fake = fake
         self.host = host
         self.http = http
@@ -67,8 +68,7 @@ class TeamsHarness:
         """POST ``activity`` to /api/messages, signed validly unless ``auth`` says otherwise
         (a header value, or None for no header)."""
         sent = {"Content-Type": "application/json", **headers}
-        header = self.fake.sign(service_url=activity.get("serviceUrl")) if auth is DEFAULT \
-            else auth
+        header = self.fake.sign(service_url=activity.get("serviceUrl")) if auth is DEFAULT else auth
         if header is not None:
             sent["Authorization"] = header
         return await self.http.post("/api/messages", json=activity, headers=sent)
@@ -82,8 +82,12 @@ class TeamsHarness:
 
 
 def is_answer(call: ConnectorCall) -> bool:
-    return call.activity_type == "message" and call.status in (200, 201) and call.operation in (
-        "reply_to_activity", "update_activity") and not call.query
+    return (
+        call.activity_type == "message"
+        and call.status in (200, 201)
+        and call.operation in ("reply_to_activity", "update_activity")
+        and not call.query
+    )
 
 
 def settings_for(fake: FakeBotConnector, **overrides: Any) -> TeamsSettings:
@@ -126,18 +130,21 @@ async def teams_bot(
         monkeypatch.setenv("IDENTITY_HEADER", fake.identity_header)
         # botbuilder keeps managed-identity tokens in a process-wide msal cache: start empty
         # so each bot fetches its token from its own fake.
-        monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache",
-                            msal.TokenCache())
+        monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache", msal.TokenCache())
         add_members(fake)
         if seed is not None:
             await seed(fake)
         bot_settings = settings_for(fake, **settings)
         pool = ConnectorPool()
         resolver = user_resolver(bot_settings, pool, state.cache if state else None)
-        agent = (agent_factory(resolver, bot_settings) if agent_factory is not None else
-                 build_agent(script, resolver, latency=latency, hooks=hooks))
-        host = ThreadlineTeamsBot(agent, bot_settings, pool=pool, shared_files=shared_files,
-                                  **_stores(state, turn_queue))
+        agent = (
+            agent_factory(resolver, bot_settings)
+            if agent_factory is not None
+            else build_agent(script, resolver, latency=latency, hooks=hooks)
+        )
+        host = ThreadlineTeamsBot(
+            agent, bot_settings, pool=pool, shared_files=shared_files, **_stores(state, turn_queue)
+        )
         server = TestServer(web_app(host), host="127.0.0.1")
         async with TestClient(server) as http:
             yield TeamsHarness(fake, host, http, agent)
@@ -146,9 +153,13 @@ async def teams_bot(
 def add_members(fake: FakeBotConnector) -> None:
     for user, name in ((MEMBER, "Ana Lima"), (ADMIN, "Alex Admin"), ("aad-bo", "Bo")):
         fake.members[f"29:{user}"] = {
-            "id": f"29:{user}", "name": name, "aadObjectId": user,
-            "email": f"{user}@contoso.com", "userPrincipalName": f"{user}@contoso.com",
-            "tenantId": payloads.TENANT, "userRole": "user",
+            "id": f"29:{user}",
+            "name": name,
+            "aadObjectId": user,
+            "email": f"{user}@contoso.com",
+            "userPrincipalName": f"{user}@contoso.com",
+            "tenantId": payloads.TENANT,
+            "userRole": "user",
         }
 
 
@@ -157,7 +168,9 @@ def _stores(state: State | None, turn_queue: TurnQueue | None) -> dict[str, Any]
     if state is None:
         return {"turn_queue": turn_queue, "files": FileOffers(allow_http=True)}
     return {
-        "turn_queue": turn_queue or state.turns, "records": state.records,
-        "deliveries": state.cache, "health": state.health,
+        "turn_queue": turn_queue or state.turns,
+        "records": state.records,
+        "deliveries": state.cache,
+        "health": state.health,
         "files": FileOffers(state.cache, allow_http=True),
     }

@@ -93,7 +93,8 @@ async def test_malformed_payloads_are_rejected(
     bot: TeamsHarness, body: bytes, content_type: str, status: int
 ) -> None:
     response = await bot.http.post(
-        "/api/messages", data=body,
+        "/api/messages",
+        data=body,
         headers={"Content-Type": content_type, "Authorization": bot.fake.sign()},
     )
     assert response.status == status
@@ -101,7 +102,7 @@ async def test_malformed_payloads_are_rejected(
 
 
 async def test_signing_keys_are_fetched_without_blocking_requests(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Regression: botbuilder 4.17.1 fetched OpenID metadata and keys with blocking
     ``requests.get`` on the event loop."""
@@ -140,9 +141,7 @@ async def test_connector_clients_are_built_once_per_service_url(bot: TeamsHarnes
     assert bot.host.authentication.cached_clients == 2  # one connector + one token client
 
 
-async def test_a_validated_token_is_remembered_only_for_its_service_url(
-    bot: TeamsHarness
-) -> None:
+async def test_a_validated_token_is_remembered_only_for_its_service_url(bot: TeamsHarness) -> None:
     header = bot.fake.sign(expires_in=120)
     assert (await bot.post(bot.message("hi", kind="groupChat"), auth=header)).status == 201
     until = bot.host.authentication.remembered_until(header, "msteams", bot.fake.url)
@@ -164,11 +163,19 @@ async def test_answers_the_request_before_the_turn_ends(monkeypatch: pytest.Monk
         await bot.final()
 
 
-async def test_auth_off_without_an_app_id(monkeypatch: pytest.MonkeyPatch,
-                                          caplog: pytest.LogCaptureFixture) -> None:
-    async with teams_bot(monkeypatch, ["hello"], app_type="MultiTenant", app_id=None,
-                         app_tenant_id=None, openid_metadata_url=None, token_issuer=None,
-                         oauth_scope=None) as bot:
+async def test_auth_off_without_an_app_id(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with teams_bot(
+        monkeypatch,
+        ["hello"],
+        app_type="MultiTenant",
+        app_id=None,
+        app_tenant_id=None,
+        openid_metadata_url=None,
+        token_issuer=None,
+        oauth_scope=None,
+    ) as bot:
         assert isinstance(bot.host, ThreadlineTeamsBot) and not bot.host.settings.auth_enabled
         assert "AUTHENTICATION IS OFF" in caplog.text
         assert (await bot.post(bot.message("hi", kind="groupChat"), auth=None)).status == 201

@@ -21,8 +21,7 @@ def stream_kind(call: ConnectorCall) -> str | None:
 
 
 async def test_personal_chat_question(monkeypatch: pytest.MonkeyPatch) -> None:
-    script = [ScriptedResponse(text="Sales rose **12%** last week.", latency=0.1,
-                               chunk_delay=0.03)]
+    script = [ScriptedResponse(text="Sales rose **12%** last week.", latency=0.1, chunk_delay=0.03)]
     async with teams_bot(monkeypatch, script) as bot:
         activity = bot.message("How did sales do?")
         response = await bot.post(activity)
@@ -31,7 +30,8 @@ async def test_personal_chat_question(monkeypatch: pytest.MonkeyPatch) -> None:
         calls = bot.fake.calls
         assert calls[0].operation == "get_conversation_member"
         assert calls[0].path.endswith("/members/29%3Aaad-ana") or calls[0].path.endswith(
-            "/members/29:aad-ana")
+            "/members/29:aad-ana"
+        )
         replies = [c for c in calls if c.operation == "reply_to_activity"]
         assert all(c.activity_id == activity["id"] for c in replies)
         assert all(c.conversation_id == activity["conversation"]["id"] for c in replies)
@@ -40,8 +40,9 @@ async def test_personal_chat_question(monkeypatch: pytest.MonkeyPatch) -> None:
         assert {stream_kind(c) for c in replies[1:-1]} == {"streaming"}
         assert final.text == "Sales rose **12%** last week."
         assert final.body["channelData"]["feedbackLoop"] == {"type": "default"}
-        assert any(e.get("additionalType") == ["AIGeneratedContent"]
-                   for e in final.body["entities"])
+        assert any(
+            e.get("additionalType") == ["AIGeneratedContent"] for e in final.body["entities"]
+        )
         assert all(c.headers["Authorization"].startswith("Bearer ") for c in replies)
         assert bot.fake.token_requests[0]["kind"] == "managed_identity"
         request = bot.llm.requests[0]
@@ -93,20 +94,22 @@ async def test_long_answer_is_split(monkeypatch: pytest.MonkeyPatch) -> None:
     async with teams_bot(monkeypatch, [answer], latency=0.1) as bot:
         await bot.post(bot.message("tell me everything"))
         await bot.final(count=2)
-        await bot.fake.wait_for(lambda c: is_answer(c) and c.text is not None
-                                and "Section 11." in c.text)
+        await bot.fake.wait_for(
+            lambda c: is_answer(c) and c.text is not None and "Section 11." in c.text
+        )
         answers = bot.answers()
         assert stream_kind(answers[0]) == "final"
         assert all(len(json.dumps(c.body).encode("utf-16-le")) < 40_000 for c in answers)
         streamed = [c for c in bot.fake.calls if stream_kind(c) == "streaming"]
         assert all(len(c.text or "") <= 16_000 for c in streamed)
-        assert " ".join(" ".join(c.text or "" for c in answers).split()) == " ".join(
-            answer.split())
+        assert " ".join(" ".join(c.text or "" for c in answers).split()) == " ".join(answer.split())
 
 
 async def test_300_row_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    script = [ScriptedResponse.tool("run_sql", {"sql": "select * from customers", "rows": 300}),
-              "Here are the customers."]
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select * from customers", "rows": 300}),
+        "Here are the customers.",
+    ]
     async with teams_bot(monkeypatch, script) as bot:
         await bot.post(bot.message("list customers", kind="groupChat"))
         final = await bot.final()
@@ -147,8 +150,11 @@ async def test_streaming_is_paced(monkeypatch: pytest.MonkeyPatch) -> None:
         assert len(stream) >= 3
         gaps = [b.at - a.at for a, b in itertools.pairwise(stream)]
         assert min(gaps) >= 0.1 * 0.95
-        sequences = [c.stream_info["streamSequence"] for c in stream  # type: ignore[index]
-                     if stream_kind(c) != "final"]
+        sequences = [
+            c.stream_info["streamSequence"]
+            for c in stream  # type: ignore[index]
+            if stream_kind(c) != "final"
+        ]
         assert sequences == list(range(1, len(sequences) + 1))
 
 
@@ -157,8 +163,9 @@ async def test_streaming_refused_falls_back_to_updates(monkeypatch: pytest.Monke
     async with teams_bot(monkeypatch, script) as bot:
         bot.fake.fail("stream_informative", 403, code="ContentStreamNotAllowed")
         await bot.post(bot.message("hello"))
-        await bot.fake.wait_for(lambda c: c.operation == "update_activity"
-                                and c.text == "one two three four five six")
+        await bot.fake.wait_for(
+            lambda c: c.operation == "update_activity" and c.text == "one two three four five six"
+        )
         posted = next(c for c in bot.fake.calls if c.activity_type == "message")
         assert posted.operation == "reply_to_activity" and posted.stream_info is None
         updates = [c for c in bot.fake.calls if c.operation == "update_activity"]
@@ -168,8 +175,12 @@ async def test_streaming_refused_falls_back_to_updates(monkeypatch: pytest.Monke
 async def test_user_stop_cancels_the_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     script = [ScriptedResponse(text=" ".join(["token"] * 200), chunk_delay=0.01)]
     async with teams_bot(monkeypatch, script) as bot:
-        bot.fake.fail("stream", 403, code="ContentStreamNotAllowed",
-                      message="Message streaming has been stopped by the user")
+        bot.fake.fail(
+            "stream",
+            403,
+            code="ContentStreamNotAllowed",
+            message="Message streaming has been stopped by the user",
+        )
         await bot.post(bot.message("go"))
         await bot.fake.wait_for(lambda c: c.status == 403)
         await bot.host.turns.idle()
@@ -177,16 +188,19 @@ async def test_user_stop_cancels_the_turn(monkeypatch: pytest.MonkeyPatch) -> No
         assert not [c for c in bot.fake.calls if stream_kind(c) == "final"]
 
 
-TOOL_SCRIPT = [ScriptedResponse.tool("run_sql", {"sql": "select secret from vault", "rows": 2}),
-               "Two rows."]
+TOOL_SCRIPT = [
+    ScriptedResponse.tool("run_sql", {"sql": "select secret from vault", "rows": 2}),
+    "Two rows.",
+]
 
 
 async def test_admin_gets_tool_arguments_privately_in_a_group(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with teams_bot(monkeypatch, TOOL_SCRIPT, targeted_messages=True) as bot:
-        await bot.post(bot.message("query it", kind="groupChat", user=ADMIN,
-                                   user_name="Alex Admin"))
+        await bot.post(
+            bot.message("query it", kind="groupChat", user=ADMIN, user_name="Alex Admin")
+        )
         final = await bot.final()
         assert "select secret" not in json.dumps(final.body)
         private = await bot.fake.wait_for(lambda c: c.query.get("isTargetedActivity") == "true")
@@ -199,7 +213,7 @@ async def test_admin_gets_tool_arguments_privately_in_a_group(
 
 
 async def test_admin_gets_tool_arguments_inline_in_a_personal_chat(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with teams_bot(monkeypatch, TOOL_SCRIPT) as bot:
         await bot.post(bot.message("query it", user=ADMIN, user_name="Alex Admin"))
@@ -220,8 +234,13 @@ async def test_non_admin_never_receives_tool_arguments(monkeypatch: pytest.Monke
 async def test_feedback_invoke_is_answered_and_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     log = FeedbackLog()
     async with teams_bot(monkeypatch, [], hooks=[log]) as bot:
-        value = {"actionName": "feedback", "actionValue": {
-            "reaction": "like", "feedback": json.dumps({"feedbackText": "spot on"})}}
+        value = {
+            "actionName": "feedback",
+            "actionValue": {
+                "reaction": "like",
+                "feedback": json.dumps({"feedbackText": "spot on"}),
+            },
+        }
         invoke = bot.invoke("message/submitAction", value)
         invoke["replyToId"] = "1700000000042"
         response = await bot.post(invoke)
@@ -229,21 +248,31 @@ async def test_feedback_invoke_is_answered_and_recorded(monkeypatch: pytest.Monk
         assert (await bot.post(invoke)).status == 200  # redelivered: recorded once
         ((user, feedback),) = log.entries
         assert user.id == f"teams:{TENANT}:{MEMBER}"
-        assert (feedback.conversation_id, feedback.message_id, feedback.positive,
-                feedback.comment) == (f"teams:{TENANT}:a:1personal-{MEMBER}", "1700000000042",
-                                      True, "spot on")
+        assert (
+            feedback.conversation_id,
+            feedback.message_id,
+            feedback.positive,
+            feedback.comment,
+        ) == (f"teams:{TENANT}:a:1personal-{MEMBER}", "1700000000042", True, "spot on")
         assert not [c for c in bot.fake.calls if c.operation != "get_conversation_member"]
 
 
 async def test_card_action_invoke_runs_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     async with teams_bot(monkeypatch, ["Here is the help."]) as bot:
-        value = {"action": {"type": "Action.Execute", "verb": "threadline.action",
-                            "data": {"threadline_action": "Show the weekly report"}}}
+        value = {
+            "action": {
+                "type": "Action.Execute",
+                "verb": "threadline.action",
+                "data": {"threadline_action": "Show the weekly report"},
+            }
+        }
         response = await bot.post(bot.invoke("adaptiveCard/action", value, kind="groupChat"))
         assert response.status == 200
         assert await response.json() == {
-            "statusCode": 200, "type": "application/vnd.microsoft.activity.message",
-            "value": "On it."}
+            "statusCode": 200,
+            "type": "application/vnd.microsoft.activity.message",
+            "value": "On it.",
+        }
         final = await bot.final()
         assert final.text == "Here is the help."
         assert bot.llm.requests[0].messages[-1].content == "Show the weekly report"
@@ -260,28 +289,43 @@ async def test_unknown_invoke_is_acknowledged_and_ignored(monkeypatch: pytest.Mo
 
 
 async def test_cut_table_is_offered_as_csv_in_a_personal_chat(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    script = [ScriptedResponse.tool("run_sql", {"sql": "select * from customers", "rows": 300}),
-              "Here are the customers."]
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select * from customers", "rows": 300}),
+        "Here are the customers.",
+    ]
     async with teams_bot(monkeypatch, script) as bot:
         activity = bot.message("list customers")
         await bot.post(activity)
         final = await bot.final()
-        consent = next(a for a in final.body["attachments"]
-                       if a["contentType"] == "application/vnd.microsoft.teams.card.file.consent")
+        consent = next(
+            a
+            for a in final.body["attachments"]
+            if a["contentType"] == "application/vnd.microsoft.teams.card.file.consent"
+        )
         assert consent["name"] == "Query_result.csv"
         offer = consent["content"]["acceptContext"]
 
         def answer(action: str) -> dict:
-            value = {"type": "fileUpload", "action": action, "context": offer,
-                     "uploadInfo": bot.fake.upload_info("Query_result.csv")}
+            value = {
+                "type": "fileUpload",
+                "action": action,
+                "context": offer,
+                "uploadInfo": bot.fake.upload_info("Query_result.csv"),
+            }
             return bot.invoke("fileConsent/invoke", value)
 
         assert (await bot.post(answer("accept"))).status == 200
-        shown = await bot.fake.wait_for(lambda c: c.activity_type == "message" and any(
-            a["contentType"] == "application/vnd.microsoft.teams.card.file.info"
-            for a in c.body.get("attachments", [])))
+        shown = await bot.fake.wait_for(
+            lambda c: (
+                c.activity_type == "message"
+                and any(
+                    a["contentType"] == "application/vnd.microsoft.teams.card.file.info"
+                    for a in c.body.get("attachments", [])
+                )
+            )
+        )
         assert shown.conversation_id == activity["conversation"]["id"]
         rows = bot.fake.uploads["Query_result.csv"].decode("utf-8-sig").splitlines()
         assert rows[0] == "id,name,spend" and len(rows) == 301
@@ -295,7 +339,7 @@ async def test_cut_table_is_offered_as_csv_in_a_personal_chat(
 
 
 async def test_declined_or_foreign_file_offers_upload_nothing(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     script = [ScriptedResponse.tool("run_sql", {"sql": "select 1", "rows": 120}), "Rows."]
     async with teams_bot(monkeypatch, script) as bot:
@@ -304,12 +348,15 @@ async def test_declined_or_foreign_file_offers_upload_nothing(
         offer = next(a for a in final.body["attachments"] if "file.consent" in a["contentType"])
         context = offer["content"]["acceptContext"]
         info = bot.fake.upload_info("x.csv")
-        other_chat = bot.invoke("fileConsent/invoke", {
-            "type": "fileUpload", "action": "accept", "context": context, "uploadInfo": info},
-            user="aad-bo")
+        other_chat = bot.invoke(
+            "fileConsent/invoke",
+            {"type": "fileUpload", "action": "accept", "context": context, "uploadInfo": info},
+            user="aad-bo",
+        )
         assert (await bot.post(other_chat)).status == 200
-        decline = bot.invoke("fileConsent/invoke", {
-            "type": "fileUpload", "action": "decline", "context": context})
+        decline = bot.invoke(
+            "fileConsent/invoke", {"type": "fileUpload", "action": "decline", "context": context}
+        )
         assert (await bot.post(decline)).status == 200
         await bot.host.turns.idle()
         assert not bot.fake.uploads
@@ -321,11 +368,12 @@ async def test_group_chats_get_no_file_offers(monkeypatch: pytest.MonkeyPatch) -
         await bot.post(bot.message("list", kind="groupChat"))
         final = await bot.final()
         assert {a["contentType"] for a in final.body["attachments"]} == {
-            "application/vnd.microsoft.card.adaptive"}
+            "application/vnd.microsoft.card.adaptive"
+        }
 
 
 async def test_questions_in_one_thread_are_answered_in_order(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     script = [ScriptedResponse(text="first", latency=0.2), ScriptedResponse(text="second")]
     async with teams_bot(monkeypatch, script) as bot:
@@ -337,7 +385,7 @@ async def test_questions_in_one_thread_are_answered_in_order(
 
 
 async def test_installing_the_bot_in_a_personal_chat_shows_the_starter(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with teams_bot(monkeypatch) as bot:
         update = bot.message("", mention_bot=False)

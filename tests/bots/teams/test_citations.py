@@ -25,8 +25,10 @@ from tests.adapters.teams.schemas import assert_valid_card
 from tests.agent_kind import agent_class
 from tests.bots.teams.harness import ADMIN, MEMBER, teams_bot
 
-SQL = "SELECT r.name, sum(s.revenue) FROM sales s JOIN regions r ON r.id = s.region " \
-      "WHERE s.note = 'secret-filter' GROUP BY r.name"
+SQL = (
+    "SELECT r.name, sum(s.revenue) FROM sales s JOIN regions r ON r.id = s.region "
+    "WHERE s.note = 'secret-filter' GROUP BY r.name"
+)
 
 
 def shop(tmp_path: Path) -> Path:
@@ -43,8 +45,9 @@ def sql_agent(db: Path, script: list[ScriptEntry]) -> Any:
     def build(resolver: UserResolver, settings: TeamsSettings) -> Agent:
         tools = ToolRegistry()
         tools.register_local_tool(RunSqlTool(SqlAlchemyRunner.sqlite(db)), access_groups=["user"])
-        return agent_class()(llm_service=ScriptedLlmService(script), tool_registry=tools,
-                             user_resolver=resolver)  # fmt: skip
+        return agent_class()(
+            llm_service=ScriptedLlmService(script), tool_registry=tools, user_resolver=resolver
+        )
 
     return build
 
@@ -65,11 +68,14 @@ def citations_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
     return cited
 
 
-@pytest.mark.parametrize(("user", "kind", "sql_shown"), [
-    (ADMIN, "personal", True),
-    (MEMBER, "personal", False),
-    (ADMIN, "groupChat", False),  # others read the chat: the admin gets the SQL privately
-])
+@pytest.mark.parametrize(
+    ("user", "kind", "sql_shown"),
+    [
+        (ADMIN, "personal", True),
+        (MEMBER, "personal", False),
+        (ADMIN, "groupChat", False),  # others read the chat: the admin gets the SQL privately
+    ],
+)
 async def test_each_query_is_a_citation_with_its_sql_only_where_allowed(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, user: str, kind: str, sql_shown: bool
 ) -> None:
@@ -82,7 +88,9 @@ async def test_each_query_is_a_citation_with_its_sql_only_where_allowed(
         assert claim["position"] == 1
         appearance = claim["appearance"]
         assert (appearance["name"], appearance["abstract"]) == (
-            "SQL query", "sales, regions · 1 row")
+            "SQL query",
+            "sales, regions · 1 row",
+        )
         assert ("secret-filter" in json.dumps(answer)) is sql_shown
         if sql_shown:
             card = json.loads(appearance["text"])
@@ -102,7 +110,8 @@ async def test_long_and_many_citations_stay_within_teams_limits(
     calls = [("run_sql", {"sql": f"SELECT {n} AS n FROM regions"}) for n in range(24)]
     script: list[ScriptEntry] = [
         ScriptedResponse.tool("run_sql", {"sql": long_sql}),
-        ScriptedResponse.tools(*calls), "Done.",
+        ScriptedResponse.tools(*calls),
+        "Done.",
     ]
     async with teams_bot(monkeypatch, agent_factory=sql_agent(shop(tmp_path), script)) as bot:
         await bot.post(bot.message("everything?", kind="personal", user=ADMIN))

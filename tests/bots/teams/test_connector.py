@@ -39,8 +39,11 @@ async def test_ids_are_escaped_and_bodies_sent_as_built(fake: FakeBotConnector) 
     async with ConnectorPool() as pool:
         connector = pool.get(fake.url)
         conversation = "19:abc@thread.tacv2;messageid=42"
-        new_id = await connector.reply(conversation, "42", {"type": "message", "text": "hi",
-                                                            "entities": [{"type": "x", "y": 1}]})
+        new_id = await connector.reply(
+            conversation,
+            "42",
+            {"type": "message", "text": "hi", "entities": [{"type": "x", "y": 1}]},
+        )
         await connector.update(conversation, new_id, {"type": "message", "text": "edited"})
         await connector.delete(conversation, new_id)
     reply, update, delete = fake.calls
@@ -64,10 +67,14 @@ async def test_errors_carry_status_code_and_retry_after(fake: FakeBotConnector) 
         with pytest.raises(ConnectorError) as missing:
             await client.get_member("c1", "29:nobody")
     assert (first.value.status, first.value.code, first.value.retry_after) == (
-        429, "TooManyRequests", 2.5)
+        429,
+        "TooManyRequests",
+        2.5,
+    )
     assert second.value.retry_after is None and second.value.retryable
     assert (missing.value.status, missing.value.code) == (404, "MemberNotFoundInConversation")
     from bots.teams.connector import _retry_after
+
     assert 25 < (_retry_after(later) or 0) <= 30
     assert _retry_after("soon") is None
 
@@ -81,7 +88,7 @@ async def test_unreachable_service_is_a_retryable_network_error() -> None:
 
 
 async def test_retries_stop_at_non_retryable_errors_and_attempt_limit(
-    fake: FakeBotConnector
+    fake: FakeBotConnector,
 ) -> None:
     waits: list[float] = []
 
@@ -91,8 +98,9 @@ async def test_retries_stop_at_non_retryable_errors_and_attempt_limit(
     fake.fail("send_to_conversation", 502, times=10)
     fake.fail("update_activity", 403, code="ConversationBlockedByUser")
     async with ConnectorPool() as pool:
-        connector = RetryingConnector(BotConnectorClient(pool.session, fake.url),
-                                      attempts=3, base_delay=0.5, sleep=sleep)
+        connector = RetryingConnector(
+            BotConnectorClient(pool.session, fake.url), attempts=3, base_delay=0.5, sleep=sleep
+        )
         with pytest.raises(ConnectorError):
             await connector.send("c1", {"type": "message"})
         with pytest.raises(ConnectorError) as blocked:

@@ -44,12 +44,12 @@ class DeadProcesses:
         abandoned; ``posted`` = what the last one had posted: ``"card"`` or ``"stream"``."""
 
         async def seed(fake: FakeBotConnector) -> None:
-            self.activity = payloads.message("how many orders?", kind=kind,
-                                             service_url=fake.url)
+            self.activity = payloads.message("how many orders?", kind=kind, service_url=fake.url)
             await self.queue.enqueue(
                 turn_key(self.activity),
                 {"activity": self.activity, "text": message_text(self.activity)},
-                dedupe_key=delivery_key(self.activity), owner=asker_id(self.activity),
+                dedupe_key=delivery_key(self.activity),
+                owner=asker_id(self.activity),
             )
             (delivery,) = await self.queue.fetch("dead-1", 1, 0.1)
             await self.queue.begin(delivery, "dead-1")
@@ -61,7 +61,8 @@ class DeadProcesses:
                 self.answer_id = await self._post(fake, posted)
                 kind_of = "stream" if posted == "stream" else "message"
                 await self.queue.save_progress(
-                    delivery, {"answer_id": self.answer_id, "answer_kind": kind_of})
+                    delivery, {"answer_id": self.answer_id, "answer_kind": kind_of}
+                )
             self.now += 31  # its lease ran out: the bot's worker claims it at start
 
         return seed
@@ -73,21 +74,31 @@ class DeadProcesses:
         else:
             activity = activities.message(ref, "Working on it…")
         async with ConnectorPool() as pool:
-            return await pool.get(fake.url).reply(ref.conversation_id, ref.activity_id or "",
-                                                  activity)
+            return await pool.get(fake.url).reply(
+                ref.conversation_id, ref.activity_id or "", activity
+            )
 
 
 def replies_to(calls: list[ConnectorCall], activity_id: str) -> list[ConnectorCall]:
-    return [c for c in calls if c.operation == "reply_to_activity"
-            and c.activity_id == activity_id and c.activity_type == "message"]
+    return [
+        c
+        for c in calls
+        if c.operation == "reply_to_activity"
+        and c.activity_id == activity_id
+        and c.activity_type == "message"
+    ]
 
 
 async def test_a_turn_its_dead_process_started_is_answered_in_place_of_its_card(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     dead = DeadProcesses()
-    async with teams_bot(monkeypatch, ["There were 42 orders."], turn_queue=dead.queue,
-                         seed=dead.seed("groupChat", posted="card")) as bot:
+    async with teams_bot(
+        monkeypatch,
+        ["There were 42 orders."],
+        turn_queue=dead.queue,
+        seed=dead.seed("groupChat", posted="card"),
+    ) as bot:
         (card,) = replies_to(bot.fake.calls, dead.activity["id"])  # the dead run's
         final = await bot.final(count=2)
         assert final.operation == "update_activity" and final.activity_id == dead.answer_id
@@ -96,38 +107,55 @@ async def test_a_turn_its_dead_process_started_is_answered_in_place_of_its_card(
 
 
 async def test_a_turn_whose_dead_process_was_streaming_is_closed_with_the_answer(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     dead = DeadProcesses()
-    async with teams_bot(monkeypatch, ["There were 42 orders."], turn_queue=dead.queue,
-                         seed=dead.seed("personal", posted="stream")) as bot:
+    async with teams_bot(
+        monkeypatch,
+        ["There were 42 orders."],
+        turn_queue=dead.queue,
+        seed=dead.seed("personal", posted="stream"),
+    ) as bot:
         final = await bot.final()
         started = next(c for c in bot.fake.calls if c.stream_info)
-        assert final.stream_info == {"type": "streaminfo", "streamType": "final",
-                                     "streamId": dead.answer_id}
+        assert final.stream_info == {
+            "type": "streaminfo",
+            "streamType": "final",
+            "streamId": dead.answer_id,
+        }
         assert final.text == "There were 42 orders."
-        created = [c for c in bot.fake.calls if c.operation == "reply_to_activity"
-                   and c.activity_type == "message" and not c.stream_info]
+        created = [
+            c
+            for c in bot.fake.calls
+            if c.operation == "reply_to_activity"
+            and c.activity_type == "message"
+            and not c.stream_info
+        ]
         assert not created and started.status == 201
 
 
 async def test_a_turn_that_never_started_posting_is_simply_answered(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     dead = DeadProcesses()
-    async with teams_bot(monkeypatch, ["There were 42 orders."], turn_queue=dead.queue,
-                         seed=dead.seed("groupChat")) as bot:
+    async with teams_bot(
+        monkeypatch, ["There were 42 orders."], turn_queue=dead.queue, seed=dead.seed("groupChat")
+    ) as bot:
         final = await bot.final()
         assert final.operation == "reply_to_activity" and final.text == "There were 42 orders."
         assert bot.llm.requests[0].messages[-1].content == "how many orders?"
 
 
 async def test_a_turn_that_keeps_killing_its_process_tells_the_user_in_place(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     dead = DeadProcesses()
-    async with teams_bot(monkeypatch, ["never sent"], turn_queue=dead.queue,
-                         seed=dead.seed("groupChat", runs=3, posted="card")) as bot:
+    async with teams_bot(
+        monkeypatch,
+        ["never sent"],
+        turn_queue=dead.queue,
+        seed=dead.seed("groupChat", runs=3, posted="card"),
+    ) as bot:
         told = await bot.fake.wait_for(lambda c: c.operation == "update_activity")
         assert told.text == INTERRUPTED and told.activity_id == dead.answer_id
         await bot.host.turns.idle()
@@ -144,11 +172,10 @@ def stop_card(call: ConnectorCall) -> str | None:
     return None
 
 
-async def test_a_slow_group_answer_replaces_its_stop_card(
-    monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async with teams_bot(monkeypatch, [ScriptedResponse(text="Done.", latency=0.4)],
-                         stop_button_after=0.05) as bot:
+async def test_a_slow_group_answer_replaces_its_stop_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with teams_bot(
+        monkeypatch, [ScriptedResponse(text="Done.", latency=0.4)], stop_button_after=0.05
+    ) as bot:
         asked = bot.message("slow one", kind="groupChat")
         await bot.post(asked)
         card = await bot.fake.wait_for(lambda c: stop_card(c) is not None)
@@ -161,17 +188,25 @@ async def test_a_slow_group_answer_replaces_its_stop_card(
 
 
 async def test_only_the_asker_can_stop_an_answer_with_its_stop_card(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     long = ScriptedResponse(text=" ".join(["word"] * 400), chunk_delay=0.02)
     async with teams_bot(monkeypatch, [long], stop_button_after=0.05) as bot:
         await bot.post(bot.message("a long one", kind="groupChat"))
         card = await bot.fake.wait_for(lambda c: stop_card(c) is not None)
         turn_id = stop_card(card)
-        value = {"action": {"type": "Action.Execute", "verb": "threadline.stop",
-                            "data": {"threadline_stop": turn_id}}}
-        other = await bot.post(bot.invoke("adaptiveCard/action", value, kind="groupChat",
-                                          user="aad-bo", user_name="Bo"))
+        value = {
+            "action": {
+                "type": "Action.Execute",
+                "verb": "threadline.stop",
+                "data": {"threadline_stop": turn_id},
+            }
+        }
+        other = await bot.post(
+            bot.invoke(
+                "adaptiveCard/action", value, kind="groupChat", user="aad-bo", user_name="Bo"
+            )
+        )
         assert other.status == 200
         response = await bot.post(bot.invoke("adaptiveCard/action", value, kind="groupChat"))
         assert response.status == 200 and (await response.json())["value"] == "Stopping."
@@ -183,7 +218,7 @@ async def test_only_the_asker_can_stop_an_answer_with_its_stop_card(
 
 
 async def test_another_host_messages_a_conversation_proactively(
-    monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Any process can message a conversation: its reference is in the shared records and
     the connector comes from botbuilder's factory, with no inbound request."""
@@ -216,8 +251,13 @@ async def test_redis_down_at_ingress_every_request_is_answered_and_the_user_told
             assert (await bot.post(asked)).status == 201
             told = await bot.fake.wait_for(lambda c: c.activity_id == asked["id"])
             assert told.text == "Threadline is temporarily unavailable. Please try again shortly."
-            value = {"action": {"type": "Action.Execute", "verb": "threadline.action",
-                                "data": {"threadline_action": "weekly report"}}}
+            value = {
+                "action": {
+                    "type": "Action.Execute",
+                    "verb": "threadline.action",
+                    "data": {"threadline_action": "weekly report"},
+                }
+            }
             click = await bot.post(bot.invoke("adaptiveCard/action", value))
             assert click.status == 200 and (await click.json())["value"] == told.text
             health = await bot.http.get("/healthz")

@@ -28,13 +28,21 @@ from tests.support.hostile import JSON, mutated, nested
 from tests.support.wire import LoopThread, post, served
 
 BOUNDED = settings(
-    max_examples=120, deadline=None,
+    max_examples=120,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)  # fmt: skip
-CONTENT_TYPES = st.sampled_from([
-    b"application/json", b"application/json; charset=klingon", b"application/json; charset=utf-7",
-    b"text/plain", b"", b"application/x-www-form-urlencoded", b"APPLICATION/JSON",
-])  # fmt: skip
+)
+CONTENT_TYPES = st.sampled_from(
+    [
+        b"application/json",
+        b"application/json; charset=klingon",
+        b"application/json; charset=utf-7",
+        b"text/plain",
+        b"",
+        b"application/x-www-form-urlencoded",
+        b"APPLICATION/JSON",
+    ]
+)
 
 
 class Endpoint:
@@ -66,9 +74,10 @@ def endpoint() -> Iterator[Endpoint]:
         llm = ScriptedLlmService(then=lambda request: "ok")
         return Agent(llm_service=llm, tool_registry=ToolRegistry(), user_resolver=resolver)
 
-    with pytest.MonkeyPatch.context() as monkeypatch, served(
-        lambda: teams_bot(monkeypatch, agent_factory=agent)
-    ) as (loop, harness):
+    with (
+        pytest.MonkeyPatch.context() as monkeypatch,
+        served(lambda: teams_bot(monkeypatch, agent_factory=agent)) as (loop, harness),
+    ):
         endpoint = Endpoint(loop, harness)
         endpoint.send(b"{}", [(b"Content-Type", b"application/json")])  # keys fetched first
         yield endpoint
@@ -81,8 +90,14 @@ def served_activity(value: Any) -> bool:
         return False
 
 
-def check(endpoint: Endpoint, body: bytes, headers: list[tuple[bytes, bytes]], *,
-          authenticated: bool, value: Any = None) -> int:  # fmt: skip
+def check(
+    endpoint: Endpoint,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    *,
+    authenticated: bool,
+    value: Any = None,
+) -> int:
     status = endpoint.send(body, headers)
     assert status < 500
     if not authenticated:
@@ -100,12 +115,17 @@ def with_service_url(activity: Any, endpoint: Endpoint) -> Any:
 
 
 @BOUNDED
-@given(body=st.binary(max_size=300), content_type=CONTENT_TYPES,
-       authorization=st.sampled_from([b"", b"Bearer x", b"Bearer a.b.c", "Bearer é".encode()]))
-@example(body=json.dumps(message("hi")).encode(), content_type=b"application/json",
-         authorization=b"")  # fmt: skip
-def test_unauthenticated_bytes(endpoint: Endpoint, body: bytes, content_type: bytes,
-                               authorization: bytes) -> None:  # fmt: skip
+@given(
+    body=st.binary(max_size=300),
+    content_type=CONTENT_TYPES,
+    authorization=st.sampled_from([b"", b"Bearer x", b"Bearer a.b.c", "Bearer é".encode()]),
+)
+@example(
+    body=json.dumps(message("hi")).encode(), content_type=b"application/json", authorization=b""
+)
+def test_unauthenticated_bytes(
+    endpoint: Endpoint, body: bytes, content_type: bytes, authorization: bytes
+) -> None:
     headers = [(b"Content-Type", content_type), (b"Authorization", authorization)]
     check(endpoint, body, headers, authenticated=False)
 
@@ -126,14 +146,21 @@ def test_authenticated_json(endpoint: Endpoint, value: Any) -> None:
 
 @BOUNDED
 @given(activity=st.sampled_from(SAMPLES).flatmap(mutated), content_type=CONTENT_TYPES)
-@example(activity={k: v for k, v in SAMPLES[0].items() if k != "serviceUrl"},
-         content_type=b"application/json")  # fmt: skip
-@example(activity={k: v for k, v in SAMPLES[0].items() if k != "from"},
-         content_type=b"application/json; charset=klingon")  # fmt: skip
-@example(activity={k: v for k, v in SAMPLES[0].items() if k != "conversation"},
-         content_type=b"application/json")  # fmt: skip
-def test_authenticated_mutated_activities(endpoint: Endpoint, activity: dict[str, Any],
-                                          content_type: bytes) -> None:  # fmt: skip
+@example(
+    activity={k: v for k, v in SAMPLES[0].items() if k != "serviceUrl"},
+    content_type=b"application/json",
+)
+@example(
+    activity={k: v for k, v in SAMPLES[0].items() if k != "from"},
+    content_type=b"application/json; charset=klingon",
+)
+@example(
+    activity={k: v for k, v in SAMPLES[0].items() if k != "conversation"},
+    content_type=b"application/json",
+)
+def test_authenticated_mutated_activities(
+    endpoint: Endpoint, activity: dict[str, Any], content_type: bytes
+) -> None:
     activity = with_service_url(activity, endpoint)
     body = json.dumps(activity).encode()
     headers = [(b"Content-Type", content_type), (b"Authorization", endpoint.sign())]
@@ -143,8 +170,9 @@ def test_authenticated_mutated_activities(endpoint: Endpoint, activity: dict[str
         assert endpoint.quiet
 
 
-@settings(max_examples=10, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(depth=st.sampled_from([10, 100, 1_000, 10_000, 100_000]), sign=st.booleans())
 def test_deep_nesting(endpoint: Endpoint, depth: int, sign: bool) -> None:
     body = nested(depth).encode()

@@ -90,9 +90,13 @@ class Tenant:
         conversation = answered.asked["conversation"]
         value = {"actionName": "feedback", "actionValue": {"reaction": "like"}}
         invoke = self.bot.invoke(
-            "message/submitAction", value, kind=conversation["conversationType"],
-            conversation=conversation["id"], user=user, user_name=NAMES[user],
-        )  # fmt: skip
+            "message/submitAction",
+            value,
+            kind=conversation["conversationType"],
+            conversation=conversation["id"],
+            user=user,
+            user_name=NAMES[user],
+        )
         invoke["replyToId"] = answer_id(answered.calls)
         assert (await self.bot.post(invoke)).status == 200
 
@@ -100,8 +104,11 @@ class Tenant:
 def answer_id(calls: list[ConnectorCall]) -> str:
     """The id of the message among ``calls`` that carries the feedback buttons: a closed
     stream (personal chat) or the progress card the answer replaced (channel)."""
-    [answer] = [c for c in calls if isinstance(c.body, dict)
-                and (c.body.get("channelData") or {}).get("feedbackLoop")]  # fmt: skip
+    [answer] = [
+        c
+        for c in calls
+        if isinstance(c.body, dict) and (c.body.get("channelData") or {}).get("feedbackLoop")
+    ]
     if answer.stream_info is not None:
         return str(answer.stream_info["streamId"])
     assert answer.operation == "update_activity" and answer.activity_id

@@ -15,13 +15,18 @@ from bots.teams.package import build_manifest
 from tests.adapters.teams.schemas import assert_valid_manifest
 
 APP_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
-URLS = ["--website", "https://acme.io", "--privacy-url", "https://acme.io/privacy",
-        "--terms-url", "https://acme.io/terms"]
+URLS = [
+    "--website",
+    "https://acme.io",
+    "--privacy-url",
+    "https://acme.io/privacy",
+    "--terms-url",
+    "https://acme.io/terms",
+]
 
 
 def test_manifest_is_valid_against_the_schema() -> None:
-    manifest = build_manifest(app_id=APP_ID, domains=["bot.contoso.com"],
-                              targeted_messages=True)
+    manifest = build_manifest(app_id=APP_ID, domains=["bot.contoso.com"], targeted_messages=True)
     assert_valid_manifest(manifest)
     (bot,) = manifest["bots"]
     assert bot["botId"] == APP_ID
@@ -39,8 +44,9 @@ def test_bad_values_are_refused(app_id: str, color: str) -> None:
         build_manifest(app_id=app_id, accent_color=color)
 
 
-def test_command_writes_manifest_icons_and_zip(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_command_writes_manifest_icons_and_zip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["teams-package", "--app-id", APP_ID, "--out", str(tmp_path), *URLS]) == 0
     assert "threadline-teams.zip" in capsys.readouterr().out
     with zipfile.ZipFile(tmp_path / "threadline-teams.zip") as archive:
@@ -58,20 +64,36 @@ def test_command_writes_manifest_icons_and_zip(tmp_path: Path,
     assert any(p[3] == 0 for p in pixels), "outline: transparent background"
 
 
-def test_command_without_an_app_id_explains(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_command_without_an_app_id_explains(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("MicrosoftAppId", raising=False)
     assert main(["teams-package", "--out", str(tmp_path)]) == 2
     assert "MicrosoftAppId" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("urls", [
-    [],
-    ["--website", "https://acme.io", "--privacy-url", "https://example.com/privacy",
-     "--terms-url", "https://acme.io/terms"],
-    ["--website", "http://acme.io", "--privacy-url", "https://acme.io/p",
-     "--terms-url", "https://acme.io/t"],
-])
+@pytest.mark.parametrize(
+    "urls",
+    [
+        [],
+        [
+            "--website",
+            "https://acme.io",
+            "--privacy-url",
+            "https://example.com/privacy",
+            "--terms-url",
+            "https://acme.io/terms",
+        ],
+        [
+            "--website",
+            "http://acme.io",
+            "--privacy-url",
+            "https://acme.io/p",
+            "--terms-url",
+            "https://acme.io/t",
+        ],
+    ],
+)
 def test_placeholder_urls_are_refused_unless_allowed(
     urls: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -81,8 +103,15 @@ def test_placeholder_urls_are_refused_unless_allowed(
     error = capsys.readouterr().err
     assert "--allow-placeholders" in error
     assert not (tmp_path / "threadline-teams.zip").exists()
-    allowed = ["teams-package", "--app-id", APP_ID, "--out", str(tmp_path), *urls,
-               "--allow-placeholders"]
+    allowed = [
+        "teams-package",
+        "--app-id",
+        APP_ID,
+        "--out",
+        str(tmp_path),
+        *urls,
+        "--allow-placeholders",
+    ]
     assert main(allowed) == 0
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert_valid_manifest(manifest)
@@ -95,8 +124,11 @@ async def test_every_command_teams_suggests_is_one_the_agent_answers() -> None:
     from agent_core.users import User
     from agent_core.workflow import DefaultWorkflowHandler
 
-    agent = Agent(llm_service=ScriptedLlmService(["hi"]), tool_registry=ToolRegistry(),
-                  agent_memory=InMemoryAgentMemory())
+    agent = Agent(
+        llm_service=ScriptedLlmService(["hi"]),
+        tool_registry=ToolRegistry(),
+        agent_memory=InMemoryAgentMemory(),
+    )
     ana = User(id="ana", group_memberships=["user"])
     (bot,) = build_manifest(app_id=APP_ID)["bots"]
     titles = [c["title"] for c in bot["commandLists"][0]["commands"]]

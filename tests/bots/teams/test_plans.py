@@ -23,23 +23,34 @@ from tests.bots.teams.harness import teams_bot
 
 def texts(card: dict[str, Any]) -> list[str]:
     """Each line of a card as it reads: a TextBlock's text, a RichTextBlock's runs."""
-    return [b["text"] if b["type"] == "TextBlock" else "".join(r["text"] for r in b["inlines"])
-            for b in card["body"] if b["type"] in ("TextBlock", "RichTextBlock")]  # fmt: skip
+    return [
+        b["text"] if b["type"] == "TextBlock" else "".join(r["text"] for r in b["inlines"])
+        for b in card["body"]
+        if b["type"] in ("TextBlock", "RichTextBlock")
+    ]
 
 
 async def test_steps_stream_as_progress_then_a_task_list_in_the_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    script = [ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
-              ScriptedResponse(tool_calls=ScriptedResponse.tools(
-                  ("run_sql", {"sql": "select 2"}), ("draw_chart", {})).tool_calls,
-                  latency=0.5),  # a progress line has time to show
-              "Spend and signups are up."]  # fmt: skip
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select 1"}),
+        ScriptedResponse(
+            tool_calls=ScriptedResponse.tools(
+                ("run_sql", {"sql": "select 2"}), ("draw_chart", {})
+            ).tool_calls,
+            latency=0.5,
+        ),  # a progress line has time to show
+        "Spend and signups are up.",
+    ]
     async with teams_bot(monkeypatch, script) as bot:
         await bot.post(bot.message("spend and signups?"))
         final = await bot.final()
-        informative = [c.text for c in bot.fake.calls if c.stream_info
-                       and c.stream_info.get("streamType") == "informative"]  # fmt: skip
+        informative = [
+            c.text
+            for c in bot.fake.calls
+            if c.stream_info and c.stream_info.get("streamType") == "informative"
+        ]
         assert informative  # progress lines while the steps ran (the model's 0.5 s pause)
         cards = cards_in(final.body)
         for card in cards:
@@ -58,8 +69,9 @@ async def test_one_step_has_no_task_list(monkeypatch: pytest.MonkeyPatch) -> Non
     async with teams_bot(monkeypatch, script) as bot:
         await bot.post(bot.message("rows?"))
         final = await bot.final()
-        assert all(not texts(c)[0].startswith(("Finished", "Working"))
-                   for c in cards_in(final.body))  # fmt: skip
+        assert all(
+            not texts(c)[0].startswith(("Finished", "Working")) for c in cards_in(final.body)
+        )
 
 
 async def test_a_plan_with_50_steps_fits_one_valid_card(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,9 +96,11 @@ def planning_agent(script: list[object]) -> Callable[[UserResolver, TeamsSetting
         for tool in (RunSql(), DrawChart(), PlanTool()):
             registry.register_local_tool(tool, access_groups=["user", "admin"])
         return agent_class()(
-            llm_service=ScriptedLlmService(script), tool_registry=registry,  # type: ignore[arg-type]
-            user_resolver=resolver, agent_memory=InMemoryAgentMemory(),
-        )  # fmt: skip
+            llm_service=ScriptedLlmService(script),
+            tool_registry=registry,  # type: ignore[arg-type]
+            user_resolver=resolver,
+            agent_memory=InMemoryAgentMemory(),
+        )
 
     return build
 
@@ -109,12 +123,20 @@ async def test_the_models_stated_plan_lists_each_steps_tool_calls_under_it(
     async with teams_bot(monkeypatch, agent_factory=planning_agent(script)) as bot:
         await bot.post(bot.message("revenue trend"))
         final = await bot.final()
-        informative = [c.text for c in bot.fake.calls if c.stream_info
-                       and c.stream_info.get("streamType") == "informative"]  # fmt: skip
+        informative = [
+            c.text
+            for c in bot.fake.calls
+            if c.stream_info and c.stream_info.get("streamType") == "informative"
+        ]
         assert "Step 1 of 2: Query revenue…" in informative
         plan = cards_in(final.body)[0]
         assert_valid_card(plan)
         lines = [line.split(" · ")[0] for line in texts(plan)]
-        assert lines == ["Finished 2 steps", "✅ Query revenue", "↳ ✅ run_sql",
-                         "✅ Draw the trend", "↳ ✅ draw_chart"]  # fmt: skip
+        assert lines == [
+            "Finished 2 steps",
+            "✅ Query revenue",
+            "↳ ✅ run_sql",
+            "✅ Draw the trend",
+            "↳ ✅ draw_chart",
+        ]
         assert "plan" not in " ".join(lines)  # bookkeeping, not a step

@@ -37,11 +37,14 @@ async def test_children_are_started_and_stopped_together() -> None:
 
 async def test_a_child_that_dies_is_started_again(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
-    child = ("import pathlib, sys, time; p = pathlib.Path(sys.argv[1]); "
-             "p.write_text(p.read_text() + 'x' if p.exists() else 'x'); "
-             "sys.exit(1) if len(p.read_text()) == 1 else time.sleep(60)")
-    supervisor = Supervisor([sys.executable, "-c", child, str(starts)], count=1,
-                            restart_delay=0.01, grace=5)
+    child = (
+        "import pathlib, sys, time; p = pathlib.Path(sys.argv[1]); "
+        "p.write_text(p.read_text() + 'x' if p.exists() else 'x'); "
+        "sys.exit(1) if len(p.read_text()) == 1 else time.sleep(60)"
+    )
+    supervisor = Supervisor(
+        [sys.executable, "-c", child, str(starts)], count=1, restart_delay=0.01, grace=5
+    )
     running = asyncio.create_task(supervisor.run())
     await until(lambda: starts.exists() and starts.read_text() == "xx")
     supervisor.stop()
@@ -49,8 +52,12 @@ async def test_a_child_that_dies_is_started_again(tmp_path: Path) -> None:
 
 
 async def test_a_child_that_cannot_start_as_configured_stops_everything() -> None:
-    supervisor = Supervisor([sys.executable, "-c", f"raise SystemExit({CONFIG_ERROR})"],
-                            count=2, restart_delay=0.01, grace=5)
+    supervisor = Supervisor(
+        [sys.executable, "-c", f"raise SystemExit({CONFIG_ERROR})"],
+        count=2,
+        restart_delay=0.01,
+        grace=5,
+    )
     assert await asyncio.wait_for(supervisor.run(), 10) == CONFIG_ERROR
 
 
@@ -72,7 +79,9 @@ def test_the_reserved_port_is_shared_but_receives_nothing() -> None:
 
 @pytest.mark.parametrize("extra", [["--ephemeral"], []])
 def test_many_processes_need_redis(
-    extra: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
     monkeypatch.delenv("REDIS_URL", raising=False)

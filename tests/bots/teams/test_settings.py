@@ -14,10 +14,16 @@ APP = {"MicrosoftAppId": "app-1", "MicrosoftAppPassword": "secret-value"}
 def test_multi_tenant_defaults() -> None:
     settings = TeamsSettings.from_env(APP)
     assert (settings.app_type, settings.auth_enabled, settings.parameterized) == (
-        "MultiTenant", True, False)
+        "MultiTenant",
+        True,
+        False,
+    )
     config = settings.botbuilder_configuration()
     assert (config.APP_ID, config.APP_PASSWORD, config.APP_TYPE) == (
-        "app-1", "secret-value", "MultiTenant")
+        "app-1",
+        "secret-value",
+        "MultiTenant",
+    )
     assert not hasattr(config, "TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL")
     assert "secret-value" not in repr(settings)
 
@@ -29,19 +35,30 @@ def test_no_app_id_means_auth_off() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"MicrosoftAppType": "SingleTenant", **APP},
-         "MicrosoftAppType=SingleTenant needs MicrosoftAppTenantId"),
-        ({"MicrosoftAppType": "singletenant", "MicrosoftAppId": "a",
-          "MicrosoftAppTenantId": "t"},
-         "MicrosoftAppType=SingleTenant needs MicrosoftAppPassword"),
-        ({"MicrosoftAppType": "UserAssignedMSI", "MicrosoftAppId": "a"},
-         "MicrosoftAppType=UserAssignedMSI needs MicrosoftAppTenantId"),
+        (
+            {"MicrosoftAppType": "SingleTenant", **APP},
+            "MicrosoftAppType=SingleTenant needs MicrosoftAppTenantId",
+        ),
+        (
+            {
+                "MicrosoftAppType": "singletenant",
+                "MicrosoftAppId": "a",
+                "MicrosoftAppTenantId": "t",
+            },
+            "MicrosoftAppType=SingleTenant needs MicrosoftAppPassword",
+        ),
+        (
+            {"MicrosoftAppType": "UserAssignedMSI", "MicrosoftAppId": "a"},
+            "MicrosoftAppType=UserAssignedMSI needs MicrosoftAppTenantId",
+        ),
         ({"MicrosoftAppId": "a"}, "MultiTenant needs MicrosoftAppPassword"),
         ({"MicrosoftAppPassword": "p"}, "MicrosoftAppPassword is set but MicrosoftAppId is not"),
         ({"MicrosoftAppType": "Federated", **APP}, "app_type"),
         ({"CHANNEL_SERVICE": "https://botframework.cn", **APP}, "CHANNEL_SERVICE must be unset"),
-        ({"TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL": "https://x/openid", **APP},
-         "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER must be set"),
+        (
+            {"TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL": "https://x/openid", **APP},
+            "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER must be set",
+        ),
         ({"TEAMS_GROUP_MAP": "{nope", **APP}, "TEAMS_GROUP_MAP is not valid JSON"),
         ({"TEAMS_STREAM_INTERVAL": "-1", **APP}, "stream_interval"),
     ],
@@ -53,12 +70,15 @@ def test_incomplete_configuration_is_explained(env: dict[str, str], message: str
 
 def test_sovereign_cloud_endpoints_go_to_botbuilder() -> None:
     env = {
-        **APP, "MicrosoftAppType": "SingleTenant", "MicrosoftAppTenantId": "t",
+        **APP,
+        "MicrosoftAppType": "SingleTenant",
+        "MicrosoftAppTenantId": "t",
         "TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL": "https://login.example/openid",
         "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER": "https://api.example",
         "TO_CHANNEL_FROM_BOT_LOGIN_URL": "https://login.example/t",
         "TO_CHANNEL_FROM_BOT_OAUTH_SCOPE": "https://api.example",
-        "OAUTH_URL": "https://token.example", "VALIDATE_AUTHORITY": "false",
+        "OAUTH_URL": "https://token.example",
+        "VALIDATE_AUTHORITY": "false",
     }
     config = TeamsSettings.from_env(env).botbuilder_configuration()
     assert config.TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL == "https://login.example/openid"
@@ -72,13 +92,17 @@ def test_sovereign_cloud_endpoints_go_to_botbuilder() -> None:
 def test_us_government_channel_service() -> None:
     env = {**APP, "CHANNEL_SERVICE": "https://botframework.azure.us"}
     assert TeamsSettings.from_env(env).botbuilder_configuration().CHANNEL_SERVICE == (
-        "https://botframework.azure.us")
+        "https://botframework.azure.us"
+    )
 
 
 def test_group_mapping_merges_lists_and_json() -> None:
     env = {
-        **APP, "TEAMS_ADMIN_USERS": "OID-1", "TEAMS_ADMIN_EMAILS": "Boss@Contoso.com",
-        "TEAMS_ADMIN_GROUPS": "g-admins", "TEAMS_DEFAULT_GROUPS": "user",
+        **APP,
+        "TEAMS_ADMIN_USERS": "OID-1",
+        "TEAMS_ADMIN_EMAILS": "Boss@Contoso.com",
+        "TEAMS_ADMIN_GROUPS": "g-admins",
+        "TEAMS_DEFAULT_GROUPS": "user",
         "TEAMS_ALLOWED_TENANTS": "t1",
         "TEAMS_GROUP_MAP": '{"aad_groups": {"g-analysts": ["analyst"]}, "users": {"oid-1": ["x"]}}',
     }
@@ -90,8 +114,12 @@ def test_group_mapping_merges_lists_and_json() -> None:
 
 
 def test_reply_options_follow_settings() -> None:
-    env = {**APP, "TEAMS_STREAM_INTERVAL": "1.5", "TEAMS_FEEDBACK": "0",
-           "TEAMS_TARGETED_MESSAGES": "yes"}
+    env = {
+        **APP,
+        "TEAMS_STREAM_INTERVAL": "1.5",
+        "TEAMS_FEEDBACK": "0",
+        "TEAMS_TARGETED_MESSAGES": "yes",
+    }
     options = TeamsSettings.from_env(env).reply_options()
     assert (options.pace, options.feedback_loop, options.targeted_messages) == (1.5, False, True)
 

@@ -28,8 +28,9 @@ def store(tmp_path: Path, **limits: Any) -> SharedFiles:
     return SharedFiles(tables, allow_http=True)  # the fake's download URL is plain http
 
 
-def with_file(bot: TeamsHarness, text: str, *files: dict[str, Any], **kwargs: Any
-              ) -> dict[str, Any]:  # fmt: skip
+def with_file(
+    bot: TeamsHarness, text: str, *files: dict[str, Any], **kwargs: Any
+) -> dict[str, Any]:
     activity = bot.message(text, **kwargs)
     activity["attachments"] = list(files)
     return activity
@@ -75,8 +76,9 @@ async def test_a_corrupt_xlsx_is_told_and_the_question_still_answered(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     corrupt = b"PK\x03\x04" + b"\x00not a workbook" * 50
-    async with teams_bot(monkeypatch, ["I could not open it."],
-                         shared_files=store(tmp_path)) as bot:  # fmt: skip
+    async with teams_bot(
+        monkeypatch, ["I could not open it."], shared_files=store(tmp_path)
+    ) as bot:
         await bot.post(with_file(bot, "sum it", bot.fake.share_file("book.xlsx", corrupt)))
         final = await bot.final()
         assert "book.xlsx is not a valid XLSX workbook" in texts(bot)
@@ -88,8 +90,9 @@ async def test_a_file_over_the_limit_stops_downloading_at_the_limit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     big = b"n\n" + b"1\n" * 10_000
-    async with teams_bot(monkeypatch, ["Too big."],
-                         shared_files=store(tmp_path, max_bytes=2_000)) as bot:  # fmt: skip
+    async with teams_bot(
+        monkeypatch, ["Too big."], shared_files=store(tmp_path, max_bytes=2_000)
+    ) as bot:
         await bot.post(with_file(bot, "sum it", bot.fake.share_file("big.csv", big)))
         await bot.final()
         assert "big.csv is larger than" in texts(bot)

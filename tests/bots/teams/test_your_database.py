@@ -36,10 +36,12 @@ async def test_rows_arrive_as_a_table_and_a_delete_is_refused(
     state = build_state(StateSettings(ephemeral=True))
     async with FakeAnthropic() as llm:
         for name, value in {
-            "THREADLINE_DATABASE_URL": pg_shop.reader_url, "THREADLINE_DATA_DIR": str(tmp_path),
-            "ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": llm.base_url,
+            "THREADLINE_DATABASE_URL": pg_shop.reader_url,
+            "THREADLINE_DATA_DIR": str(tmp_path),
+            "ANTHROPIC_API_KEY": "sk-ant-test",
+            "ANTHROPIC_BASE_URL": llm.base_url,
             "ANTHROPIC_MODEL": "claude-test-model",
-        }.items():  # fmt: skip
+        }.items():
             monkeypatch.setenv(name, value)
 
         config = load_config(argparse.Namespace(command="teams"))
@@ -59,8 +61,10 @@ async def test_rows_arrive_as_a_table_and_a_delete_is_refused(
                 assert '"type": "Table"' in answer
                 assert all(name in answer for name in ("Acme", "Globex", "Initech"))
 
-                llm.queue(Reply.tool("run_sql", {"sql": "DELETE FROM orders"}),
-                          Reply.text("I can only read the data."))  # fmt: skip
+                llm.queue(
+                    Reply.tool("run_sql", {"sql": "DELETE FROM orders"}),
+                    Reply.text("I can only read the data."),
+                )
                 await bot.post(bot.message("Delete every order", kind="groupChat"))
                 refused = json.dumps((await bot.final(count=2)).body)
                 assert "I can only read the data." in refused
