@@ -28,6 +28,7 @@ remembers where each value came from, for ``threadline config``.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 import tomllib
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, BeforeValidator, SecretStr, ValidationError
+from pydantic import AliasChoices, BeforeValidator, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -48,8 +49,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from agent_core.errors import ThreadlineError
+
 CONFIG_FILE = "threadline.toml"
 DOTENV_FILE = ".env"
+
+log = logging.getLogger("threadline.settings")
 
 S = TypeVar("S", bound="Section")
 
@@ -82,6 +87,22 @@ class Section(BaseSettings):
         case_sensitive=True, env_ignore_empty=True, extra="ignore", populate_by_name=True
     )
     table: ClassVar[str] = ""
+    renamed: ClassVar[Mapping[str, str]] = {}
+    """Old names (keys of the file, environment variables) -> the setting they now set:
+    still read, with a deprecation line in the log each time one is used."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, values: Any) -> Any:
+        """``Section(old_name=...)`` sets the new name (and says so in the log)."""
+        if not isinstance(values, dict) or not cls.renamed:
+            return values
+        source = _Source()
+        _add_renamed(cls, source, values, "argument")
+        if not source.values:
+            return values
+        kept = {key: value for key, value in values.items() if key not in cls.renamed}
+        return {**{name: value for name, (value, _) in source.values.items()}, **kept}
 
     @classmethod
     def settings_customise_sources(
@@ -122,7 +143,7 @@ class ConfigProblem:
         return f"{self.where}: {self.problem}" + (f" ({self.fix})" if self.fix else "")
 
 
-class ConfigError(ValueError):
+class ConfigError(ThreadlineError, ValueError):
     """Every problem found, one per line."""
 
     def __init__(self, problems: Sequence[ConfigProblem]) -> None:
@@ -199,7 +220,24 @@ def _named(kind: type[Section], variables: Mapping[str, str | None], label: str)
         variable = next((v for v in _variables(kind, name) if variables.get(v)), None)
         if variable is not None:
             values[name] = variables[variable]
-    return _labelled(kind, values, variables, label)
+    source = _labelled(kind, values, variables, label)
+    _add_renamed(kind, source, variables, label)
+    return source
+
+
+def _add_renamed(
+    kind: type[Section], source: _Source, variables: Mapping[str, Any], label: str
+) -> None:
+    """The values ``variables`` give under an old name (``Section.renamed``), where the new
+    name gives none; each one used is logged as deprecated."""
+    for old, name in kind.renamed.items():
+        value = variables.get(old)
+        if value is None or value == "" or name not in kind.model_fields:
+            continue
+        new = f"[{kind.table}] {name}" if kind.table else name
+        log.warning("%s %s is deprecated: it sets %s; use that name", label, old, new)
+        if name not in source.values:
+            source.values[name] = (value, f"{label} {old} (deprecated)")
 
 
 def _labelled(
@@ -228,6 +266,8 @@ def _from_file(
     for name, value in table.items():
         if name in kind.model_fields:
             source.values[name] = (value, lines.where(kind.table, name))
+    old = {name: value for name, value in table.items() if name in kind.renamed}
+    _add_renamed(kind, source, old, lines.label)
     return source
 
 
@@ -242,10 +282,13 @@ def _sources(
     """Highest priority first: the command line, the environment, ``.env``, the file."""
     command_line = _Source({k: (v, f"--{k.replace('_', '-')}") for k, v in given.items()})
     environment = _labelled(kind, EnvSettingsSource(kind)(), os.environ, "environment")
+    _add_renamed(kind, environment, os.environ, "environment")
     dotenv_source = _Source()
     if dotenv is not None and dotenv.exists():
         values = DotEnvSettingsSource(kind, env_file=dotenv)()
-        dotenv_source = _labelled(kind, values, dotenv_values(dotenv), dotenv.name)
+        found = dotenv_values(dotenv)
+        dotenv_source = _labelled(kind, values, found, dotenv.name)
+        _add_renamed(kind, dotenv_source, found, dotenv.name)
     return [command_line, environment, dotenv_source, _from_file(kind, file, lines, document)]
 
 
@@ -280,7 +323,7 @@ def _unknown_keys(
         if is_table:
             fields = known[key].model_fields
             for inner in value:
-                if inner not in fields:
+                if inner not in fields and inner not in known[key].renamed:
                     problems.append(_unknown(lines.where(key, inner), inner, fields))
         elif key not in known.get("", Section).model_fields:
             choices = {**known.get("", Section).model_fields, **{t: None for t in known if t}}

@@ -12,8 +12,8 @@ trusting dict keys, and ``read_delivery`` checks a whole delivery before bolt se
     other interactions  -> Interaction (the objects bolt reads are objects)
     url_verification    -> UrlVerification
 
-Anything else raises ``MalformedPayload`` (a ``ValueError``) with a short reason and never
-the payload itself. Unknown fields are ignored: Slack adds fields all the time.
+Anything else raises ``agent_core.errors.MalformedPayload`` (a ``ValueError``) with a short
+reason and never the payload itself. Unknown fields are ignored: Slack adds fields all the time.
 
 >>> read_delivery({"type": "event_callback", "team_id": "T1",
 ...                "event": {"type": "app_mention", "channel": "C1", "ts": "1.0"}}).kind
@@ -21,7 +21,7 @@ the payload itself. Unknown fields are ignored: Slack adds fields all the time.
 >>> read_delivery({"type": "event_callback", "event": None})
 Traceback (most recent call last):
 ...
-adapters.slack.payloads.MalformedPayload: event_callback: event: input should be a valid dictionary
+agent_core.errors.MalformedPayload: event_callback: event: input should be a valid dictionary
 """
 
 from __future__ import annotations
@@ -32,17 +32,16 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic import ValidationError as PydanticError
 
+from agent_core.errors import MalformedPayload
+
+__all__ = ["MalformedPayload"]  # with the models and readers below
+
 USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 """Message subtypes a person writes (edits, joins and bot messages are not questions)."""
 
 
 Id = Annotated[str, StringConstraints(min_length=1)]
 """An id (user, channel, ts...): text, never empty."""
-
-
-class MalformedPayload(ValueError):
-    """A payload whose shape is not one Slack sends (the reason names the field, never its
-    value)."""
 
 
 class Shape(BaseModel):

@@ -132,6 +132,11 @@ class AnswerSlot:
     def current(self) -> PostedMessages:
         return self._current
 
+    @property
+    def client(self) -> AsyncWebClient:
+        """The Web API client of the answer's workspace."""
+        return self._client
+
     async def posted(self, ts: str) -> None:
         """Note a message the answer posted in the thread."""
         await self._note(replace(self._current, ts=(*self._current.ts, ts)))

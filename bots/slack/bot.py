@@ -92,11 +92,12 @@ from agent_core.errors import StateUnavailableError
 from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.files import SharedFiles
+from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
-from bots.slack.metrics import SlackMetrics
 from bots.slack.settings import SlackSettings
-from bots.slack.turns import QueuedTurn, SlackTurns
+from bots.slack.turns import QueuedTurn, SlackWing
+from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
 
@@ -127,13 +128,13 @@ class SlackBot:
         *,
         state: State | None = None,
         clients: WorkspaceClients | None = None,
-        metrics: SlackMetrics | None = None,
+        metrics: ChannelMetrics | None = None,
         files: SharedFiles | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
         self.state = state or build_state(StateSettings(ephemeral=True))
-        self.metrics = metrics or SlackMetrics()
+        self.metrics = metrics or ChannelMetrics("slack")
         self.clients = clients or default_clients(settings, self.state)
         self.client = self.clients.default
         self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
@@ -141,20 +142,24 @@ class SlackBot:
         self.history = HistoryGate(self.state.cache, interval=settings.history_interval)
         self.transcript = ThreadTranscript(self.state.cache)
         context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
-        self.turns = SlackTurns(
-            agent,
-            self.state.turns,
+        wing = SlackWing(
             self.clients,
             self.threads,
             context,
-            metrics=self.metrics,
             queries=self.queries,
-            files=files,
-            concurrency=settings.turn_concurrency,
-            dedupe_ttl=settings.dedupe_ttl,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
-            flush_interval=settings.flush_interval,
+            stream_interval=settings.stream_interval,
+        )
+        self.turns = TurnHost(
+            agent,
+            self.state.turns,
+            wing,
+            metrics=self.metrics,
+            files=files,
+            concurrency=settings.turn_concurrency,
+            per_person=settings.turns_per_person,
+            dedupe_ttl=settings.dedupe_ttl,
         )
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
         if files is not None:
@@ -230,12 +235,23 @@ class SlackBot:
         while the state is down, ack anyway and tell the asker plainly (after the ack: the
         post is not on its path)."""
         try:
-            await self.turns.accept(queued, dedupe_key=dedupe_key, flag=joins)
+            await self._record(queued, dedupe_key, joins)
         except StateUnavailableError as error:
             self._unavailable(client, queued, error, dedupe_key)
             return
         if joins is not None:
             self.threads.joined(joins)
+
+    async def _record(
+        self, queued: QueuedTurn, dedupe_key: str | None = None, joins: Flag | None = None
+    ) -> str | None:
+        return await self.turns.accept(
+            queued.turn_key,
+            queued.payload(),
+            owner=queued.owner,
+            dedupe_key=dedupe_key,
+            flag=joins,
+        )
 
     def _unavailable(
         self,
@@ -249,7 +265,7 @@ class SlackBot:
         if delivery is not None and not self.told_unavailable.first(delivery):
             self.metrics.duplicates.inc()  # Slack's retry of a delivery already told
             return
-        self.metrics.turns.labels(outcome="unavailable").inc()
+        self.metrics.unavailable.inc()
         self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
 
     async def _unavailable_if_in_thread(
@@ -362,10 +378,10 @@ class SlackBot:
             enterprise_install=bool(context.is_enterprise_install),
         )
         try:
-            await self.turns.accept(queued)
+            await self._record(queued)
         except StateUnavailableError as error:
             log.warning("slack: could not accept a command from %s: %s", queued.owner, error)
-            self.metrics.turns.labels(outcome="unavailable").inc()
+            self.metrics.unavailable.inc()
             await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
             return
         if queued.private:

@@ -37,7 +37,7 @@ async def test_a_turn_cut_short_by_a_restart_is_answered_once_after_it(tmp_path:
     partial answer and answers again. The thread ends with one complete answer."""
     async with FakeSlackApi() as fake:
         state = build_state(StateSettings(data_dir=tmp_path))
-        async with running_bot(tmp_path, [SLOW], state=state, fake=fake, flush_interval=0.01) as h:
+        async with running_bot(tmp_path, [SLOW], state=state, fake=fake, stream_interval=0.01) as h:
             await h.event(mention("<@UBOT> tell me everything"))
             await fake.wait_for(lambda f: bool(f.calls_to("chat.appendStream")))
         await state.aclose()
@@ -65,7 +65,7 @@ async def test_a_turn_that_never_finishes_is_given_up_with_a_plain_message(
             state = build_state(StateSettings(data_dir=tmp_path))
             try:
                 async with running_bot(
-                    tmp_path, [SLOW], state=state, fake=fake, flush_interval=0.01
+                    tmp_path, [SLOW], state=state, fake=fake, stream_interval=0.01
                 ) as h:
                     if run == 0:
                         await h.event(mention("<@UBOT> doomed"))
@@ -253,7 +253,7 @@ async def test_serve_applies_the_quota_and_keeps_state_across_restarts(tmp_path:
             host="127.0.0.1",
             port=free_port(),
             data_dir=tmp_path,
-            flush_interval=0,
+            stream_interval=0,
             rate_limit="2/3600",
         )
         state = StateSettings(data_dir=tmp_path)

@@ -227,7 +227,7 @@ async def test_another_host_messages_a_conversation_proactively(
         asked = bot.message("hi", kind="groupChat")
         await bot.post(asked)
         await bot.final()
-        other = ThreadlineTeamsBot(bot.agent, settings_for(bot.fake), records=state.records)
+        other = ThreadlineTeamsBot(bot.agent, settings_for(bot.fake), state=state)
         try:
             conversation = asked["conversation"]["id"]
             sent = await other.outbound.send(payloads.TENANT, conversation, "Report ready.")
@@ -261,7 +261,7 @@ async def test_redis_down_at_ingress_every_request_is_answered_and_the_user_told
             click = await bot.post(bot.invoke("adaptiveCard/action", value))
             assert click.status == 200 and (await click.json())["value"] == told.text
             health = await bot.http.get("/healthz")
-            assert health.status == 503 and (await health.json())["status"] == "unavailable"
+            assert health.status == 503 and (await health.json())["ok"] is False
             await bot.host.turns.idle()
             assert not bot.llm.requests
             assert bot.host.metrics.unavailable._value.get() == 2
