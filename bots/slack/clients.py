@@ -30,6 +30,11 @@ from bots.slack.settings import BOT_SCOPES, SlackSettings
 
 log = logging.getLogger(__name__)
 
+DELIVERY = "threadline_delivery"
+"""Where a request's ``adapters.slack.payloads.SlackDelivery`` waits for its listener in
+bolt's context: read once, by ``bots.slack.ingress`` over HTTP, by the bot's first
+middleware in Socket Mode (``bots.slack.bot``)."""
+
 
 def build_client(
     settings: SlackSettings,
@@ -128,7 +133,9 @@ def build_bolt_app(
         "name": "threadline.slack.bolt",
         "client": clients.default,
         "signing_secret": secret,
-        "request_verification_enabled": settings.mode == "http",
+        # verified once, by bots.slack.ingress, before bolt sees the request (Socket Mode
+        # deliveries come over Slack's own authenticated WebSocket)
+        "request_verification_enabled": False,
         # the ack is sent when the listener returns, so every accepted turn is recorded
         # before Slack hears back (and its retries then find it deduplicated)
         "process_before_response": True,

@@ -29,7 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.teams.payloads import read_activity
 from agent_core.errors import MalformedPayload, Unauthenticated
@@ -38,7 +38,7 @@ from bots.teams.signing_keys import KeysUnavailable, SigningKey, SigningKeys
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from bots.teams.bot import ThreadlineTeamsBot
+    from bots.metrics import ChannelMetrics
     from bots.teams.settings import TeamsSettings
 
 ALGORITHMS = ("RS256", "RS384", "RS512")
@@ -248,7 +248,17 @@ class TokenCheck:
                 log.warning("teams: could not prefetch signing keys from %s (%s)", keys.url, error)
 
 
-async def receive(bot: ThreadlineTeamsBot, body: Any, authorization: str) -> tuple[int, Any]:
+class Endpoint(Protocol):
+    """What ``/api/messages`` hands a request to (``bots.teams.bot.ThreadlineTeamsBot``)."""
+
+    settings: TeamsSettings
+    metrics: ChannelMetrics
+    authentication: TokenCheck
+
+    async def handle(self, activity: Mapping[str, Any]) -> tuple[int, Any]: ...
+
+
+async def receive(bot: Endpoint, body: Any, authorization: str) -> tuple[int, Any]:
     """One parsed request body, transport-free (what ``/api/messages`` runs after reading
     the body): ``MalformedPayload`` when it is not an activity, ``Unauthenticated`` when its
     token does not verify; else the status and JSON body the bot answers with."""
@@ -258,7 +268,7 @@ async def receive(bot: ThreadlineTeamsBot, body: Any, authorization: str) -> tup
     return await bot.handle(body)
 
 
-async def handle_messages(bot: ThreadlineTeamsBot, request: web.Request) -> web.StreamResponse:
+async def handle_messages(bot: Endpoint, request: web.Request) -> web.StreamResponse:
     """``POST /api/messages`` (see the module docstring)."""
     from aiohttp import web
 
@@ -282,7 +292,7 @@ async def handle_messages(bot: ThreadlineTeamsBot, request: web.Request) -> web.
     return web.json_response(answer, status=status)
 
 
-def _refused(bot: ThreadlineTeamsBot, status: int, why: str) -> web.Response:
+def _refused(bot: Endpoint, status: int, why: str) -> web.Response:
     """Refuse a request before authentication: counted, logged once (never the body or the
     token), no side effect."""
     from aiohttp import web
