@@ -473,6 +473,11 @@ def turn_key(context: RequestContext, *, private: bool = False, opens_thread: bo
     """The turn queue's ordering key: the conversation (a private one per asker; public slash
     commands, each opening a thread of its own, in order per asker and channel).
 
+    Both channels order the turns of one conversation; Teams also splits it per asker
+    (``adapters.teams.context.turn_key``), Slack cannot: a Slack thread has one status line
+    (``assistant.threads.setStatus``) and one answer streams in it at a time, so two answers
+    running at once in a thread would overwrite each other's progress.
+
     >>> ctx = RequestContext(metadata={"workspace_id": "T1", "channel_id": "C1",
     ...                                "thread_id": "1.0", "user_id": "U1"})
     >>> turn_key(ctx), turn_key(ctx, private=True), turn_key(ctx, opens_thread=True)
