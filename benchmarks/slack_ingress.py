@@ -4,8 +4,8 @@
    the signature check, the body parsed and read once, bolt's dispatch, the listener, the
    thread flag and the turn recorded in one step) until bolt returns the ack, vs a bare
    bolt ``AsyncApp`` (which checks the signature itself) whose listener only acks. Same
-   process, alternating dispatches; p50 ratio with the bot's state in memory (goal <= 1.3), SQLite and Redis
-   (goal <= 2). No worker runs: only the path to the ack counts.
+   process, alternating dispatches; p50 ratio with the bot's state in memory (goal <= 1.3),
+   SQLite and Redis (goal <= 2). No worker runs: only the path to the ack counts.
 2. Loopback HTTP: the bot's aiohttp server and a bare bolt server each run in a subprocess;
    50 concurrent clients send signed events (bounded by count and time). For the bot, 500
    turns (scripted LLM, 1 s latency) are accepted first; its worker answers them (64 at a
