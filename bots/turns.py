@@ -47,7 +47,7 @@ from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.stream import ReplyStream
 from agent_core.components import UiComponent
-from agent_core.errors import StateUnavailableError
+from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
 from agent_core.state.turns import Turn, TurnQueue
@@ -324,9 +324,9 @@ class TurnHost:
                 await self._talk(answering)
             except asyncio.CancelledError:
                 outcome = await self._cancelled(turn, reply)
-            except Exception:
+            except Exception as error:
                 outcome = "failed"
-                log.exception("%s: turn %s failed while replying", self._platform, turn.id)
+                log_failure(log, error, f"{self._platform}: turn {turn.id}, while replying")
             if outcome != "stopped":  # settled already
                 await reply.finish()
         await _record(turn, at_end=True, answered=True)

@@ -97,7 +97,7 @@ from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
 from agent_core.config import UiFeature
-from agent_core.errors import StateUnavailableError
+from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.files import SharedFiles
@@ -564,7 +564,7 @@ class SlackBot:
             log.warning("slack: dropped a malformed %s (%s)", kind, str(error)[:200])
             self.metrics.dropped.labels(reason="malformed").inc()
         else:
-            log.error("slack: listener failed for %s", kind, exc_info=error)
+            log_failure(log, error, f"slack: the listener of a {kind}")
             self.metrics.dropped.labels(reason="failed").inc()
         return BoltResponse(status=200, body="")
 

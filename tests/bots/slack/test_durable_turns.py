@@ -313,3 +313,26 @@ def test_process_counts_that_cannot_work_are_refused(
         monkeypatch.setenv(name, value)
     assert main(["slack", "--scripted", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+async def test_a_refusal_is_logged_once_without_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression (issue 23): a quota reached (the bot doing its job) was logged at ERROR
+    with a traceback, which pages someone for nothing; an unexpected error still is."""
+    async with running_bot(tmp_path, ["One.", RuntimeError("model exploded")]) as h:
+        quota = h.bot.state.rate_limit_hook(limit=1, window=3600)
+        for served in h.agent.served_agents():
+            served.lifecycle_hooks.append(quota)
+        caplog.set_level(logging.INFO)
+        await h.event(mention("<@UBOT> one", ts="100.000100"))
+        await h.event(mention("<@UBOT> two", ts="101.000100"))
+        await h.idle()
+        refusals = [r for r in caplog.records if "refused: You have reached" in r.getMessage()]
+        assert [(r.levelno, r.exc_info) for r in refusals] == [(logging.INFO, None)]
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+        caplog.clear()
+        await h.event(mention("<@UBOT> three", ts="102.000100", user="UADMIN"))
+        await h.idle()
+        [failed] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert failed.exc_info is not None and "model exploded" in str(failed.exc_info[1])
