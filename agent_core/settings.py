@@ -38,7 +38,13 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, BeforeValidator, SecretStr, ValidationError, model_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -91,6 +97,34 @@ class Section(BaseSettings):
     """Old names (keys of the file, environment variables) -> the setting they now set:
     still read, with a deprecation line in the log each time one is used."""
 
+    def problems(self) -> list[str]:
+        """What the section lacks as a whole (settings that need each other), each said so
+        a person can fix it; empty when it is complete. A section with problems does not
+        validate, except when read ``partial`` (``threadline doctor`` checks the rest)."""
+        return []
+
+    partial: ClassVar[bool] = False
+    """True for ``partial_kind()``: validated without ``problems()``."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if not self.partial and (problems := self.problems()):
+            raise ValueError("; ".join(problems))
+        return self
+
+    @classmethod
+    def partial_kind(cls) -> type[Self]:
+        """The section, validated without what it lacks as a whole (its ``problems()`` are
+        the caller's to report): ``threadline doctor`` still checks the rest."""
+        found = _PARTIAL.get(cls)
+        if found is None:
+            namespace = {
+                "__module__": cls.__module__,
+                "__annotations__": {"partial": "ClassVar[bool]"},
+            }
+            found = _PARTIAL[cls] = type(cls.__name__, (cls,), {**namespace, "partial": True})
+        return found  # type: ignore[return-value]
+
     @model_validator(mode="before")
     @classmethod
     def _renamed_keys(cls, values: Any) -> Any:
@@ -128,6 +162,10 @@ class Section(BaseSettings):
         if section is None:
             raise ConfigError(problems)
         return section
+
+
+_PARTIAL: dict[type[Section], type[Section]] = {}
+"""``Section.partial_kind`` of each section, made once."""
 
 
 @dataclass(frozen=True)
@@ -341,7 +379,7 @@ def _unknown(where: str, key: str, choices: Iterable[str]) -> ConfigProblem:
 
 
 def _validate(
-    kind: type[S], sources: Sequence[_Source]
+    kind: type[S], sources: Sequence[_Source], *, partial: bool = False
 ) -> tuple[S | None, dict[str, str], list[ConfigProblem]]:
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
@@ -350,7 +388,7 @@ def _validate(
             merged[name], origins[name] = value, where
     try:
         # the sources are read already: validate exactly what they gave, nothing else
-        section = kind.model_validate(merged)
+        section = (kind.partial_kind() if partial else kind).model_validate(merged)
     except ValidationError as error:
         return None, origins, [_problem(kind, item, origins) for item in error.errors()]
     return section, origins, []
@@ -400,11 +438,13 @@ def load_sections(
     dotenv: Path | None = None,
     overrides: Mapping[type[Section], Mapping[str, Any]] | None = None,
     known: Sequence[type[Section]] = (),
+    partial: bool = False,
 ) -> Loaded:
     """Read and validate ``kinds`` from ``overrides`` (command-line options), the
     environment, ``dotenv`` and ``file``, in that order of priority; raise ``ConfigError``
     listing every problem at once. The file may also hold the tables of ``known`` sections
-    (another command's), which are not validated here."""
+    (another command's), which are not validated here. ``partial`` leaves out what a
+    section lacks as a whole (``Section.problems``: the caller asks for them)."""
     document, lines, problems = read_file(file)
     if problems:  # a file that does not parse: say so before anything it would hide
         raise ConfigError(problems)
@@ -414,7 +454,7 @@ def load_sections(
     for kind in kinds:
         given = (overrides or {}).get(kind, {})
         sources = _sources(kind, file, dotenv, lines, document, given)
-        section, found, section_problems = _validate(kind, sources)
+        section, found, section_problems = _validate(kind, sources, partial=partial)
         problems += section_problems
         origins.update({(kind.table, name): where for name, where in found.items()})
         if section is not None:

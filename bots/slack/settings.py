@@ -113,16 +113,27 @@ class SlackSettings(ChannelSettings):
         return values
 
     @model_validator(mode="after")
-    def _check(self) -> SlackSettings:
+    def _command_starts_with_a_slash(self) -> SlackSettings:
         if not self.command.startswith("/"):
             self.command = "/" + self.command
-        if self.mode == "socket" and self.app_token is None:
-            raise ValueError("Socket Mode needs SLACK_APP_TOKEN (xapp-...)")
-        if self.bot_token is None and not self.oauth_enabled:
-            raise ValueError("set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID + SLACK_CLIENT_SECRET")
-        if self.mode == "http" and self.signing_secret is None:
-            raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET")
         return self
+
+    def problems(self) -> list[str]:
+        """Settings the bot needs together (see ``Section.problems``).
+
+        >>> for problem in SlackSettings.partial_kind()().problems():
+        ...     print(problem)
+        set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID + SLACK_CLIENT_SECRET
+        HTTP mode needs SLACK_SIGNING_SECRET
+        """
+        problems = []
+        if self.mode == "socket" and self.app_token is None:
+            problems.append("Socket Mode needs SLACK_APP_TOKEN (xapp-...)")
+        if self.bot_token is None and not self.oauth_enabled:
+            problems.append("set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID + SLACK_CLIENT_SECRET")
+        if self.mode == "http" and self.signing_secret is None:
+            problems.append("HTTP mode needs SLACK_SIGNING_SECRET")
+        return problems
 
     @property
     def oauth_enabled(self) -> bool:

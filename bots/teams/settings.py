@@ -54,7 +54,7 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator
 
 from adapters.teams.identity import GroupMapping
 from adapters.teams.stream import ReplyOptions
@@ -184,12 +184,9 @@ class TeamsSettings(ChannelSettings):
         """Whether endpoints are given explicitly (botbuilder's parameterized auth)."""
         return any(getattr(self, field) for field in _ENDPOINTS)
 
-    @model_validator(mode="after")
-    def _complete(self) -> TeamsSettings:
-        problems = self._identity_problems() + self._endpoint_problems()
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
+    def problems(self) -> list[str]:
+        """Settings the bot needs together (see ``Section.problems``)."""
+        return self._identity_problems() + self._endpoint_problems()
 
     def _identity_problems(self) -> list[str]:
         problems: list[str] = []
