@@ -65,8 +65,8 @@ from agent_core.feedback import Feedback
 from agent_core.state import State, StateSettings, build_state
 from agent_core.state.testing import RedisServer, redis_available
 from agent_core.users import RequestContext
-from bots.teams.app import web_app
-from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.app import build_web_app
+from bots.teams.bot import TeamsBot
 from bots.teams.ingress import receive
 from bots.teams.settings import TeamsSettings
 
@@ -180,8 +180,8 @@ async def stock_sequential(stub: FakeBotConnector, header: str) -> list[float]:
     return await timed(SEQUENTIAL, run, stub, lambda _: header)
 
 
-def make_host(stub: FakeBotConnector, state: State | None, agent: Any) -> ThreadlineTeamsBot:
-    return ThreadlineTeamsBot(agent, settings_for(stub), state=state)
+def make_host(stub: FakeBotConnector, state: State | None, agent: Any) -> TeamsBot:
+    return TeamsBot(agent, settings_for(stub), state=state)
 
 
 async def ours_sequential(
@@ -285,7 +285,7 @@ async def ours_http(
 ) -> dict[str, float]:
     host = make_host(stub, state, EchoAgent())
     await host.open()
-    runner, url = await serve(web_app(host))
+    runner, url = await serve(build_web_app(host))
     try:
         return await load(url, stub, header, host.turns.idle)
     finally:

@@ -59,7 +59,7 @@ class HttpLimits:
 
 
 class Served(Protocol):
-    """What ``serve`` runs: a channel's bot (``SlackBot``, ``ThreadlineTeamsBot``)."""
+    """What ``serve`` runs: a channel's bot (``SlackBot``, ``TeamsBot``)."""
 
     state: State
     turns: TurnHost

@@ -1,6 +1,6 @@
 """``threadline teams``: run the Teams bot (``/api/messages``, ``/healthz``, ``/metrics``).
 
-``run`` goes settings -> state -> bot (``bots.teams.bot``) -> transport: ``web_app(bot)`` is
+``run`` goes settings -> state -> bot (``bots.teams.bot``) -> transport: ``build_web_app(bot)`` is
 the aiohttp application, thin on purpose (``bots.teams.ingress`` reads the request, hands it
 to the bot and answers with what it says, never with a 5xx). Prometheus ``/metrics`` and
 ``/healthz`` (red while the state backend is down) sit beside ``/api/messages``.
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from bots.files import SharedFiles
     from bots.profiles import ProfileRouter
     from bots.serving import Config
-    from bots.teams.bot import ThreadlineTeamsBot
+    from bots.teams.bot import TeamsBot
     from bots.teams.settings import TeamsSettings
 
     AgentFactory = Callable[[State, UserResolver], Agent | ProfileRouter]
@@ -182,7 +182,7 @@ async def serve(
     from bots.server import listen_host
     from bots.server import serve as serve_until_terminated
     from bots.serving import add_quota
-    from bots.teams.bot import ThreadlineTeamsBot, user_resolver
+    from bots.teams.bot import TeamsBot, user_resolver
     from bots.teams.connector import ConnectorPool
 
     state = build_state(state_settings)
@@ -191,7 +191,7 @@ async def serve(
         pool = ConnectorPool()
         agent = build_agent(state, user_resolver(settings, pool, state.cache))
         add_quota(agent, state, settings.rate_limit)
-        bot = ThreadlineTeamsBot(agent, settings, state=state, pool=pool, files=files)
+        bot = TeamsBot(agent, settings, state=state, pool=pool, files=files)
         host = listen_host(
             settings.host,
             authenticated=settings.auth_enabled,
@@ -199,13 +199,18 @@ async def serve(
             what="threadline teams",
         )
         await serve_until_terminated(
-            bot, web_app(bot), host=host, port=settings.port, logger=log, reuse_port=reuse_port
+            bot,
+            build_web_app(bot),
+            host=host,
+            port=settings.port,
+            logger=log,
+            reuse_port=reuse_port,
         )
     finally:
         await state.aclose()
 
 
-def web_app(bot: ThreadlineTeamsBot) -> web.Application:
+def build_web_app(bot: TeamsBot) -> web.Application:
     """The aiohttp application serving ``bot``: ``/api/messages``, ``/healthz``, ``/metrics``
     (``bots.server.serve`` opens and closes the bot around it)."""
     from aiohttp import web

@@ -1,4 +1,4 @@
-"""``ThreadlineTeamsBot``: the handlers that turn authenticated activities into durable turns.
+"""``TeamsBot``: the handlers that turn authenticated activities into durable turns.
 
     message                 -> a turn (``bots.teams.turns``), answered by any process
     conversationUpdate      -> the starter UI, when the bot was just added to a personal chat
@@ -21,7 +21,7 @@ everything in this process); ``bots.teams.app`` serves it over HTTP::
 
     pool = ConnectorPool()
     agent = build_agent(user_resolver(settings, pool, state.cache), ...)
-    bot = ThreadlineTeamsBot(agent, settings, state=state, pool=pool)
+    bot = TeamsBot(agent, settings, state=state, pool=pool)
     status, body = await bots.teams.ingress.receive(bot, activity_json, authorization)
 """
 
@@ -98,17 +98,17 @@ def user_resolver(
     )
 
 
-class ThreadlineTeamsBot:
+class TeamsBot:
     """An ``Agent`` and a ``State`` behind ``/api/messages``; see the module docstring.
     ``await bot.open()`` starts this process's turn worker, ``close()`` drains it.
 
     ``file_offers`` keeps the files offered for download until the user consents (Teams'
     file consent flow, which Slack has no counterpart of); by default in ``state.cache``.
 
-    >>> ThreadlineTeamsBot._welcomes({"recipient": {"id": "28:b"}, "membersAdded": [
+    >>> TeamsBot._welcomes({"recipient": {"id": "28:b"}, "membersAdded": [
     ...     {"id": "28:b"}], "conversation": {"conversationType": "personal"}})
     True
-    >>> bot = ThreadlineTeamsBot(None, TeamsSettings())  # type: ignore[arg-type]
+    >>> bot = TeamsBot(None, TeamsSettings())  # type: ignore[arg-type]
     >>> bot.settings.auth_enabled, bot.state.backend
     (False, 'memory')
     """

@@ -5,7 +5,7 @@
     Authorization: the Bot Framework's token, ``verified`` for this bot, this
       activity's channel and service URL, with a key its issuer publishes          else 401
     ------------------------------------------------------------- authenticated from here on
-    the bot's handlers (``ThreadlineTeamsBot.handle``)              a failure: dropped (200)
+    the bot's handlers (``TeamsBot.handle``)              a failure: dropped (200)
 
 Nothing before authentication has a side effect. ``verified`` is a pure step, like Slack's
 ``signed``: the token's signature, expiry (5 minutes of clock skew), issuer, audience and
@@ -249,7 +249,7 @@ class TokenCheck:
 
 
 class Endpoint(Protocol):
-    """What ``/api/messages`` hands a request to (``bots.teams.bot.ThreadlineTeamsBot``)."""
+    """What ``/api/messages`` hands a request to (``bots.teams.bot.TeamsBot``)."""
 
     settings: TeamsSettings
     metrics: ChannelMetrics

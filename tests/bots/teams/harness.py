@@ -28,8 +28,8 @@ from agent_core.state import State, StateSettings, build_state
 from agent_core.state.turns import TurnQueue
 from agent_core.users import UserResolver
 from bots.files import SharedFiles
-from bots.teams.app import web_app
-from bots.teams.bot import ThreadlineTeamsBot, user_resolver
+from bots.teams.app import build_web_app
+from bots.teams.bot import TeamsBot, user_resolver
 from bots.teams.connector import ConnectorPool
 from bots.teams.settings import TeamsSettings
 from tests.adapters.teams import payloads
@@ -44,7 +44,7 @@ class TeamsHarness:
     """Drive the bot as Teams would; assert on ``harness.fake``."""
 
     def __init__(
-        self, fake: FakeBotConnector, host: ThreadlineTeamsBot, http: TestClient, agent: Agent
+        self, fake: FakeBotConnector, host: TeamsBot, http: TestClient, agent: Agent
     ) -> None:
         self.fake = fake
         self.host = host
@@ -147,7 +147,7 @@ async def teams_bot(
         bot_state = state or build_state(StateSettings(ephemeral=True))
         if turn_queue is not None:
             bot_state = dataclasses.replace(bot_state, turns=turn_queue)
-        host = ThreadlineTeamsBot(
+        host = TeamsBot(
             agent,
             bot_settings,
             state=bot_state,
@@ -158,7 +158,7 @@ async def teams_bot(
         )
         await host.open()
         try:
-            async with TestClient(TestServer(web_app(host), host="127.0.0.1")) as http:
+            async with TestClient(TestServer(build_web_app(host), host="127.0.0.1")) as http:
                 yield TeamsHarness(fake, host, http, agent)
         finally:
             await host.close(timeout=0)

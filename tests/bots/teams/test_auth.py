@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from adapters.teams.testing import rsa_key
-from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.bot import TeamsBot
 from tests.bots.teams.harness import TeamsHarness, teams_bot
 
 
@@ -173,7 +173,7 @@ async def test_auth_off_without_an_app_id(
         token_issuer=None,
         oauth_scope=None,
     ) as bot:
-        assert isinstance(bot.host, ThreadlineTeamsBot) and not bot.host.settings.auth_enabled
+        assert isinstance(bot.host, TeamsBot) and not bot.host.settings.auth_enabled
         assert "AUTHENTICATION IS OFF" in caplog.text
         assert (await bot.post(bot.message("hi", kind="groupChat"), auth=None)).status == 201
         final = await bot.final()

@@ -20,7 +20,7 @@ from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue, StateSettings, build_state
 from agent_core.users import UserResolver
 from bots.serving import add_quota, agent_factory, load_config
-from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.bot import TeamsBot
 from bots.teams.connector import ConnectorPool
 from bots.teams.settings import TeamsSettings
 from tests.adapters.teams import payloads
@@ -227,7 +227,7 @@ async def test_another_host_messages_a_conversation_proactively(
         asked = bot.message("hi", kind="groupChat")
         await bot.post(asked)
         await bot.final()
-        other = ThreadlineTeamsBot(bot.agent, settings_for(bot.fake), state=state)
+        other = TeamsBot(bot.agent, settings_for(bot.fake), state=state)
         try:
             conversation = asked["conversation"]["id"]
             sent = await other.outbound.send(payloads.TENANT, conversation, "Report ready.")
