@@ -33,6 +33,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.files import SharedFile
 from adapters.slack.context import (
     ReplyTarget,
+    SlackMetadata,
     asker_id,
     conversation_id,
     reply_target,
@@ -68,7 +69,7 @@ class QueuedTurn(BaseModel):
     ('T1:U1', 'slack:T1:C1:1.0')
     """
 
-    context: dict[str, Any]
+    context: SlackMetadata
     text: str
     private: bool = False
     response_url: str | None = None
@@ -91,18 +92,18 @@ class QueuedTurn(BaseModel):
     @property
     def owner(self) -> str:
         """Who may stop the turn (``request_stop(by=...)``)."""
-        return asker_id(RequestContext(metadata=self.context))
+        return asker_id(RequestContext(metadata=dict(self.context)))
 
     @property
     def turn_key(self) -> str:
         """The queue's ordering key (see ``adapters.slack.context.turn_key``)."""
-        context = RequestContext(metadata=self.context)
+        context = RequestContext(metadata=dict(self.context))
         return turn_key(context, private=self.private, opens_thread=self.open_thread)
 
     def target(self, *, thread_ts: str | None = None, turn_id: str | None = None) -> ReplyTarget:
         """Where the answer goes (privately while a slash command has no thread yet)."""
         return reply_target(
-            RequestContext(metadata=self.context),
+            RequestContext(metadata=dict(self.context)),
             thread_ts=thread_ts,
             private=self.private,
             response_url=self.response_url,
