@@ -21,6 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.errors import SlackWebClient
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
@@ -42,8 +43,9 @@ def build_client(
     *,
     session: aiohttp.ClientSession | None = None,
 ) -> AsyncWebClient:
-    """A Web API client that honours 429 Retry-After (slack_sdk's async retry handler)."""
-    return AsyncWebClient(
+    """A Web API client that honours 429 Retry-After (slack_sdk's async retry handler) and
+    says how a call failed with one error (``adapters.slack.errors.SlackWebClient``)."""
+    return SlackWebClient(
         token=token,
         base_url=settings.api_url or AsyncWebClient.BASE_URL,
         session=session,
