@@ -393,7 +393,7 @@ class FakeAnthropic:
         self.refused: list[RecordedRequest] = []
         """Requests refused before the script was read (authentication, unknown path)."""
         self.api_keys: set[str] | None = None
-        """Keys ``GET /v1/models/{id}`` accepts (``None``: any)."""
+        """Keys the API accepts, in ``x-api-key`` or as a bearer token (``None``: any)."""
         self.sent_events: list[str] = []
         self.cache = PromptCache()
         self._script: list[Entry] = []
@@ -435,6 +435,9 @@ class FakeAnthropic:
 
     def authorize(self, request: HttpRequest) -> StatusError | None:
         """The error for a request whose credentials this platform refuses (``None``: ok)."""
+        key = request.header("x-api-key") or request.header("authorization").removeprefix("Bearer ")
+        if self.api_keys is not None and key not in self.api_keys:
+            return StatusError(401, "authentication_error", "invalid x-api-key")
         return None
 
     def frame(self, name: str, data: dict[str, Any]) -> bytes:
