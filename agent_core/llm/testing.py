@@ -394,6 +394,8 @@ class FakeAnthropic:
         """Requests refused before the script was read (authentication, unknown path)."""
         self.api_keys: set[str] | None = None
         """Keys the API accepts, in ``x-api-key`` or as a bearer token (``None``: any)."""
+        self.models: set[str] | None = None
+        """The models this API serves (``None``: any); another is refused in its words."""
         self.sent_events: list[str] = []
         self.cache = PromptCache()
         self._script: list[Entry] = []
@@ -440,6 +442,10 @@ class FakeAnthropic:
             return StatusError(401, "authentication_error", "invalid x-api-key")
         return None
 
+    def model_refusal(self, model: str) -> StatusError:
+        """How this platform refuses a model it does not serve."""
+        return StatusError(404, "not_found_error", f"model: {model}")
+
     def frame(self, name: str, data: dict[str, Any]) -> bytes:
         """One stream event as this platform sends it."""
         return sse(name, data)
@@ -480,6 +486,8 @@ class FakeAnthropic:
             error = StatusError(400, "invalid_request_error", "not JSON")
             return await self.send_error(response, error)
         self.requests.append(RecordedRequest(request.path, dict(request.headers), body))
+        if self.models is not None and route[0] not in self.models:
+            return await self.send_error(response, self.model_refusal(route[0]))
         if not self._script:
             error = StatusError(500, message=f"{type(self).__name__}: no scripted response left")
             return await self.send_error(response, error)

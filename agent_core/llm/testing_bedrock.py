@@ -50,12 +50,14 @@ from typing import Any
 from urllib.parse import unquote
 
 from agent_core.llm import eventstream
-from agent_core.llm.loopback import HttpRequest
+from agent_core.llm.loopback import HttpRequest, HttpResponse
 from agent_core.llm.sigv4 import AwsKey, SignatureError, verify
-from agent_core.llm.testing import FakeAnthropic, StatusError
+from agent_core.llm.testing import CHARS_PER_TOKEN, FakeAnthropic, RecordedRequest, StatusError
 
 EVENT_STREAM = "application/vnd.amazon.eventstream"
-_PATH = re.compile(r"^/model/(?P<model>[^/]+)/(?P<action>invoke|invoke-with-response-stream)$")
+_PATH = re.compile(
+    r"^/model/(?P<model>[^/]+)/(?P<action>invoke|invoke-with-response-stream|count-tokens)$"
+)
 
 _STATUS_TYPES = {
     400: "ValidationException",
@@ -100,12 +102,37 @@ class FakeBedrock(FakeAnthropic):
         self.keys: dict[str, AwsKey] = {self.key.access_key_id: self.key}
         self.api_keys: set[str] | None = set()
         self.clock = clock
+        self.token_counts: list[RecordedRequest] = []
 
     def route(self, request: HttpRequest, body: dict[str, Any]) -> tuple[str, bool] | None:
         match = _PATH.match(request.path)
-        if request.method != "POST" or match is None:
+        if request.method != "POST" or match is None or match["action"] == "count-tokens":
             return None
         return unquote(match["model"]), match["action"] == "invoke-with-response-stream"
+
+    def model_refusal(self, model: str) -> StatusError:
+        return StatusError(400, "ValidationException", "The provided model identifier is invalid.")
+
+    async def special(self, request: HttpRequest, response: HttpResponse) -> bool:
+        """``CountTokens`` (``POST /model/{id}/count-tokens``), signed like the rest."""
+        match = _PATH.match(request.path)
+        if request.method != "POST" or match is None or match["action"] != "count-tokens":
+            return False
+        model = unquote(match["model"])
+        if (refusal := self.authorize(request)) is not None:
+            self.refused.append(RecordedRequest(request.path, dict(request.headers), {}))
+        elif self.models is not None and model not in self.models:
+            refusal = self.model_refusal(model)
+        if refusal is not None:
+            await self.send_error(response, refusal)
+            return True
+        body = json.loads(request.body or b"{}")
+        invoke = json.loads(base64.b64decode(body["input"]["invokeModel"]["body"]))
+        self.token_counts.append(RecordedRequest(request.path, dict(request.headers), invoke))
+        counted = max(1, len(json.dumps(invoke.get("messages", []))) // CHARS_PER_TOKEN)
+        answer = json.dumps({"inputTokens": counted}).encode()
+        await response.send(200, {"Content-Type": "application/json"}, answer)
+        return True
 
     def authorize(self, request: HttpRequest) -> StatusError | None:
         bearer = request.header("authorization")

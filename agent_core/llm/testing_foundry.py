@@ -71,6 +71,13 @@ class FakeFoundry(FakeAnthropic):
             return None
         return str(body.get("model", "")), bool(body.get("stream"))
 
+    def model_refusal(self, model: str) -> StatusError:
+        return StatusError(
+            404,
+            "not_found_error",
+            f"The API deployment {model!r} for this resource does not exist.",
+        )
+
     def authorize(self, request: HttpRequest) -> StatusError | None:
         bearer = request.header("authorization")
         if bearer.startswith("Bearer ") and bearer.removeprefix("Bearer ") in self.tokens:
@@ -93,6 +100,10 @@ class FakeFoundry(FakeAnthropic):
             await self.send_error(response, refusal)
             return True
         body = json.loads(request.body or b"{}")
+        model = str(body.get("model", ""))
+        if self.models is not None and model not in self.models:
+            await self.send_error(response, self.model_refusal(model))
+            return True
         self.token_counts.append(RecordedRequest(request.path, dict(request.headers), body))
         characters = len(json.dumps(body.get("messages", [])))
         counted = {"input_tokens": max(1, characters // CHARS_PER_TOKEN)}

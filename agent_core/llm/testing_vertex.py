@@ -10,8 +10,10 @@ Point the real ``AsyncAnthropicVertex`` (or ``vertex_service``) at ``fake.base_u
 - ``Authorization: Bearer`` must carry one of ``tokens`` (an OAuth access token: give the
   client ``access_token=`` or a google-auth credential holding it), else 401
   ``UNAUTHENTICATED``; ``POST /token`` is an OAuth token endpoint that trades one of
-  ``refresh_tokens`` for ``token`` (so application default credentials from an
-  ``authorized_user`` file whose ``token_uri`` is the fake work end to end);
+  ``refresh_tokens``, or a service account's signed JWT (``jwt-bearer`` grant, its RS256
+  signature checked against ``service_accounts``' public keys) for ``token``, so
+  application default credentials from a service-account key file whose ``token_uri``
+  is the fake work end to end;
 - the body is the Messages request without ``model`` and with ``anthropic_version``;
 - errors are Google's: ``{"error": {"code", "message", "status"}}``.
 
@@ -50,6 +52,9 @@ _PATH = re.compile(
     r"models/(?P<model>[^/:]+):(?P<action>rawPredict|streamRawPredict)$"
 )
 
+GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
+"""The audience of a service account's assertion, whichever endpoint it is sent to."""
+
 _GOOGLE_STATUS = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -81,6 +86,9 @@ class FakeVertex(FakeAnthropic):
         self.token = token
         self.tokens = {token}
         self.refresh_tokens = {refresh_token}
+        self.service_accounts: dict[str, bytes] = {}
+        """Service-account key ids (``private_key_id``) and the public keys (PEM) the token
+        endpoint checks their assertions with."""
         self.token_requests: list[dict[str, str]] = []
         self.token_counts: list[RecordedRequest] = []
 
@@ -95,6 +103,16 @@ class FakeVertex(FakeAnthropic):
         if (match["project"], match["region"]) != (self.project, self.region):
             return None
         return unquote(match["model"]), match["action"] == "streamRawPredict"
+
+    def model_refusal(self, model: str) -> StatusError:
+        name = (
+            f"projects/{self.project}/locations/{self.region}/publishers/anthropic/models/{model}"
+        )
+        return StatusError(
+            404,
+            "NOT_FOUND",
+            f"Publisher Model `{name}` was not found or your project does not have access to it.",
+        )
 
     def authorize(self, request: HttpRequest) -> StatusError | None:
         if request.path == "/token":
@@ -124,7 +142,7 @@ class FakeVertex(FakeAnthropic):
     async def _token(self, request: HttpRequest, response: HttpResponse) -> None:
         form = dict(parse_qsl(request.body.decode()))
         self.token_requests.append(form)
-        if form.get("refresh_token") not in self.refresh_tokens:
+        if not self._grants(form):
             refused = {"error": "invalid_grant", "error_description": "Bad Request"}
             await response.send(
                 400, {"Content-Type": "application/json"}, json.dumps(refused).encode()
@@ -137,8 +155,30 @@ class FakeVertex(FakeAnthropic):
         }
         await response.send(200, {"Content-Type": "application/json"}, json.dumps(body).encode())
 
+    def _grants(self, form: dict[str, str]) -> bool:
+        """Whether the token request proves an identity this fake trusts."""
+        if form.get("grant_type") == "refresh_token":
+            return form.get("refresh_token") in self.refresh_tokens
+        if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            return False
+        from google.auth import exceptions, jwt  # the vertex extra: what signed it reads it
+
+        decode: Any = jwt.decode  # google-auth ships no type hints
+        try:
+            claims = decode(
+                form.get("assertion", ""),
+                certs=self.service_accounts,
+                audience=GOOGLE_TOKEN_AUDIENCE,
+            )
+        except (exceptions.GoogleAuthError, ValueError):
+            return False
+        return bool(claims.get("iss"))
+
     async def _count(self, request: HttpRequest, response: HttpResponse) -> None:
         body = json.loads(request.body or b"{}")
+        model = str(body.get("model", ""))
+        if self.models is not None and model not in self.models:
+            return await self.send_error(response, self.model_refusal(model))
         self.token_counts.append(RecordedRequest(request.path, dict(request.headers), body))
         characters = len(json.dumps(body.get("messages", [])))
         counted = {"input_tokens": max(1, characters // CHARS_PER_TOKEN)}
