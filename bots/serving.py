@@ -35,6 +35,8 @@ from agent_core.settings import (
     load_sections,
 )
 from agent_core.state.factory import StateSettings
+from agent_core.usage.budget_settings import BudgetSettings
+from agent_core.usage.settings import UsageSettings
 from bots.profiles import Profile, check_profiles
 
 if TYPE_CHECKING:
@@ -91,6 +93,8 @@ SHARED: tuple[type[Section], ...] = (
     ModelSettings,
     StateSettings,
     DatabaseSettings,
+    UsageSettings,
+    BudgetSettings,
 )
 
 
@@ -227,24 +231,32 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
             user_resolver=resolver,
             llm_service=model_service(config.model),
         )
-        default = _agent(config, runtime, config.general.app)
-        profiles = config.general.profiles
-        if not profiles:
-            return default
-        from bots.profiles import ProfileRouter, profile_agent
+        from bots.usage import attach_usage
 
-        routed = {
-            profile.name: profile_agent(
-                profile,
-                runtime,
-                lambda app, rt: _agent(config, rt, app),
-                default_app=config.general.app,
-            )
-            for profile in profiles
-        }
-        return ProfileRouter(default, profiles, routed)
+        served = _served(config, runtime)
+        attach_usage(served, state, config)  # usage recorded, budgets held, /usage
+        return served
 
     return build
+
+
+def _served(config: Config, runtime: Runtime) -> Agent | ProfileRouter:
+    default = _agent(config, runtime, config.general.app)
+    profiles = config.general.profiles
+    if not profiles:
+        return default
+    from bots.profiles import ProfileRouter, profile_agent
+
+    routed = {
+        profile.name: profile_agent(
+            profile,
+            runtime,
+            lambda app, rt: _agent(config, rt, app),
+            default_app=config.general.app,
+        )
+        for profile in profiles
+    }
+    return ProfileRouter(default, profiles, routed)
 
 
 def _agent(config: Config, runtime: Runtime, app: str | None) -> Agent:

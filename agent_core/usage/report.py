@@ -35,11 +35,16 @@ def totals_text(totals: Totals) -> str:
     )
 
 
+def _span(summary: UsageSummary) -> str:
+    count = (summary.last - summary.first).days + 1
+    return "today" if count == 1 else f"last {count} days"
+
+
 def _top(summary: UsageSummary, dimension: Dimension, title: str, limit: int) -> list[str]:
     ranked = summary.top(dimension, limit)
     if not ranked:
         return []
-    lines = [f"**Top {title}, last 7 days**"]
+    lines = [f"**Top {title}, {_span(summary)}**"]
     lines += [
         f"{n}. `{r.key}`: {r.totals.tokens.total:,} tokens, {cost_text(r.totals)}"
         for n, r in enumerate(ranked, start=1)
@@ -52,7 +57,7 @@ def report_text(today: UsageSummary, week: UsageSummary, *, limit: int = 5) -> s
     lines = [
         "**LLM usage** (UTC days)",
         f"- Today ({today.first}): {totals_text(today.total)}",
-        f"- Last 7 days ({week.first} to {week.last}): {totals_text(week.total)}",
+        f"- {_span(week).capitalize()} ({week.first} to {week.last}): {totals_text(week.total)}",
     ]
     sections: tuple[tuple[Dimension, str], ...] = (
         ("person", "people"),
