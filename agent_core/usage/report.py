@@ -15,13 +15,23 @@ from agent_core.usage.ledger import Dimension, Totals, UsageSummary
 from agent_core.usage.prices import usd
 
 
+def dollars(nano: int) -> str:
+    """``$1,234.56``; under a dollar to a hundredth of a cent (``$0.0034``).
+
+    >>> dollars(3_401_500), dollars(12_345_000_000)
+    ('$0.0034', '$12.35')
+    """
+    amount = usd(nano)
+    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"
+
+
 def cost_text(totals: Totals) -> str:
     """``$1.23``; ``$1.23 + unknown`` when some tokens had no price; ``unknown`` for none."""
     if totals.unpriced_tokens == 0:
-        return f"${usd(totals.cost_nano):,.2f}"
+        return dollars(totals.cost_nano)
     if totals.cost_nano == 0:
         return "unknown"
-    return f"${usd(totals.cost_nano):,.2f} + unknown"
+    return f"{dollars(totals.cost_nano)} + unknown"
 
 
 def totals_text(totals: Totals) -> str:
@@ -31,7 +41,7 @@ def totals_text(totals: Totals) -> str:
     return (
         f"{tokens.total:,} tokens ({tokens.input:,} input, {tokens.cache_read:,} cache read, "
         f"{tokens.cache_write:,} cache write, {tokens.output:,} output) in {totals.calls:,} "
-        f"calls, cost {cost_text(totals)}"
+        f"call{'s' if totals.calls != 1 else ''}, cost {cost_text(totals)}"
     )
 
 
