@@ -200,7 +200,7 @@ COMMANDS: dict[str, Command] = {
         reads=_all_reads,
     ),
     "usage": Command(
-        "bots.usage",
+        "bots.usage_command",
         "what the LLM cost today and lately, and who spent it",
         "Prints the LLM usage the bots recorded in the state (SQLite in THREADLINE_DATA_DIR, "
         "or Redis): today's and the period's tokens (input, cache read, cache write, output), "

@@ -234,7 +234,8 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
         from bots.usage import attach_usage
 
         served = _served(config, runtime)
-        attach_usage(served, state, config)  # usage recorded, budgets held, /usage
+        # usage recorded, budgets held, /usage
+        attach_usage(served, state, config.get(UsageSettings), config.get(BudgetSettings))
         return served
 
     return build

@@ -1,6 +1,7 @@
-"""What each answer costs, wired into every agent a command serves, and ``threadline usage``.
+"""What each answer costs, wired into every agent a command serves.
 
-``attach_usage(served, state, config)`` gives each served agent (each profile's its own):
+``attach_usage(served, state, usage, budgets)`` gives each served agent (each profile's its
+own):
 
 - a ``UsageRecorder``: every LLM call recorded in ``state.usage`` (SQLite in one process,
   Redis across many), priced at ``[usage.prices]`` over the dated list prices;
@@ -8,24 +9,20 @@
   the state's quota store, so they hold across processes and restarts;
 - ``/usage`` for admins.
 
-``threadline usage`` prints the same report from the state the bots write to.
+``threadline usage`` (``bots.usage_command``) prints the same report from the state the
+bots write to.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import datetime as dt
-import json
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.state import State
-    from agent_core.usage.ledger import Totals, UsageSummary
+    from agent_core.usage.budget_settings import BudgetSettings
+    from agent_core.usage.settings import UsageSettings
     from bots.profiles import ProfileRouter
-    from bots.serving import Config
 
 
 def _profiled(served: Agent | ProfileRouter) -> list[tuple[str | None, Agent]]:
@@ -44,15 +41,14 @@ def _profiled(served: Agent | ProfileRouter) -> list[tuple[str | None, Agent]]:
     return unique
 
 
-def attach_usage(served: Agent | ProfileRouter, state: State, config: Config) -> None:
+def attach_usage(
+    served: Agent | ProfileRouter, state: State, usage: UsageSettings, limits: BudgetSettings
+) -> None:
     """Recorder, budgets and ``/usage`` on every agent of ``served`` (see the module)."""
-    from agent_core.usage.budget_settings import BudgetSettings
     from agent_core.usage.budgets import Budgets
     from agent_core.usage.command import UsageCommand
     from agent_core.usage.recorder import BudgetHook, UsageRecorder
-    from agent_core.usage.settings import UsageSettings
 
-    usage, limits = config.get(UsageSettings), config.get(BudgetSettings)
     if not usage.record:
         return
     prices = usage.price_table()
@@ -70,76 +66,3 @@ def attach_usage(served: Agent | ProfileRouter, state: State, config: Config) ->
         if budgets is not None:
             agent.lifecycle_hooks.insert(0, BudgetHook(budgets, profile=profile))
         agent.workflow_handler = UsageCommand(state.usage, agent.workflow_handler)
-
-
-# -- threadline usage -----------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from bots.serving import add_config_arguments
-
-    add_config_arguments(parser)
-    parser.add_argument(
-        "--days", type=int, default=7, help="the period, in UTC days up to today (default 7)"
-    )
-    parser.add_argument("--top", type=int, default=5, help="how many people/profiles to list")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def _totals(totals: Totals) -> dict[str, Any]:
-    from agent_core.usage.prices import usd
-
-    return {
-        **totals.tokens.as_dict(),
-        "total_tokens": totals.tokens.total,
-        "calls": totals.calls,
-        "cost_usd": round(usd(totals.cost_nano), 6) if totals.calls else 0.0,
-        "cost_known": totals.cost_known,
-        "unpriced_tokens": totals.unpriced_tokens,
-    }
-
-
-def as_json(today: UsageSummary, period: UsageSummary, top: int) -> dict[str, Any]:
-    return {
-        "today": {"day": str(today.first), **_totals(today.total)},
-        "period": {"first": str(period.first), "last": str(period.last), **_totals(period.total)},
-        "top": {
-            dimension: [{"key": r.key, **_totals(r.totals)} for r in period.top(dimension, top)]
-            for dimension in ("person", "profile", "workspace", "model")
-        },
-    }
-
-
-async def _read(config: Config, days: int) -> tuple[UsageSummary, UsageSummary]:
-    from agent_core.state import build_state
-
-    state = build_state(config.state)
-    try:
-        today = dt.datetime.now(dt.UTC).date()
-        day = await state.usage.summary(today, today)
-        period = await state.usage.summary(today - dt.timedelta(days=days - 1), today)
-    finally:
-        await state.aclose()
-    return day, period
-
-
-def run(args: argparse.Namespace) -> int:
-    from agent_core.errors import StateUnavailableError
-    from agent_core.settings import ConfigError
-    from agent_core.usage.report import report_text
-    from bots.serving import load_config
-
-    if args.days < 1 or args.top < 1:
-        print("threadline usage: --days and --top must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        config = load_config(args)
-        today, period = asyncio.run(_read(config, args.days))
-    except (ConfigError, StateUnavailableError) as error:
-        print(f"threadline usage: {error}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(as_json(today, period, args.top)))
-    else:
-        print(report_text(today, period, limit=args.top).replace("**", ""))
-    return 0
