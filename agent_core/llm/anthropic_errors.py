@@ -108,6 +108,8 @@ def translate_error(error: BaseException, provider: str = "anthropic") -> LlmErr
         return LlmServerError(f"The model's response could not be read: {error}")
     if isinstance(error, anthropic.CredentialsError):
         return LlmAuthenticationError(f"No usable {name} credentials: {error}")
+    if type(error).__module__ == "botocore.eventstream":  # a Bedrock frame that does not hold
+        return LlmServerError(f"The model's response could not be read: {error}")
     if type(error).__module__.startswith(_CREDENTIAL_LIBRARIES):
         return LlmAuthenticationError(f"No usable {name} credentials: {error}")
     return None
