@@ -230,3 +230,21 @@ def test_periods_end_at_utc_midnight_and_month_ends() -> None:
     assert period_bounds("day", NOW) == ("day:2026-11-26", dt.datetime(2026, 11, 27, tzinfo=dt.UTC))
     assert period_bounds("month", NOW)[1] == dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
     assert BUDGET_STOP == "budget"
+
+
+async def test_a_refusal_and_a_providers_refusal_are_logged_once_without_a_traceback(
+    fake: FakeAnthropic, service: AnthropicLlmService, caplog: pytest.LogCaptureFixture
+) -> None:
+    from agent_core.llm.testing import StatusError
+
+    fake.queue(StatusError(400, "invalid_request_error", "model: claude-nope is not available"))
+    agent, _, _ = budgeted(service, [BudgetLimit(scope="person", period="day", tokens=0)])
+    with caplog.at_level("WARNING", logger="threadline.agent"):
+        await ask(agent, "refused by the budget")
+        plain, _, _ = budgeted(service, [])
+        await ask(plain, "refused by the provider")
+    said = [r for r in caplog.records if r.name == "threadline.agent"]
+    assert [r.levelname for r in said] == ["WARNING", "WARNING"]
+    assert "is zero" in said[0].getMessage()
+    assert "Anthropic API error 400: model: claude-nope is not available" in said[1].getMessage()
+    assert all(r.exc_info is None for r in said)
