@@ -122,7 +122,10 @@ asyncio.run(main())
 
 
 def test_require_names_what_is_missing() -> None:
-    assert set(EXTRAS) == {"slack", "teams", "charts", "graph", "files"}
+    assert set(EXTRAS) == {
+        *("slack", "teams", "charts", "graph", "files"),
+        *("bedrock", "vertex", "foundry"),
+    }
     assert missing("slack") == []  # the test environment installs every extra
     require("teams")
     with pytest.raises(MissingExtra, match=r"pip install 'threadline\[charts\]'"):
