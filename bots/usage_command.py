@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--top", type=int, default=5, help="how many people/profiles to list")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--turn", metavar="TURN_ID", help="one turn's calls instead (kept for 7 days)"
+    )
 
 
 def _totals(totals: Totals) -> dict[str, Any]:
@@ -66,6 +69,26 @@ async def _read(config: Config, days: int) -> tuple[UsageSummary, UsageSummary]:
     return day, period
 
 
+async def _turn(config: Config, turn_id: str) -> Totals:
+    from agent_core.state import build_state
+
+    state = build_state(config.state)
+    try:
+        return await state.usage.turn(turn_id)
+    finally:
+        await state.aclose()
+
+
+def _print_turn(config: Config, turn_id: str, as_json: bool) -> None:
+    from agent_core.usage.report import totals_text
+
+    totals = asyncio.run(_turn(config, turn_id))
+    if as_json:
+        print(json.dumps({"turn": turn_id, **_totals(totals)}))
+    else:
+        print(f"turn {turn_id}: {totals_text(totals)}")
+
+
 def run(args: argparse.Namespace) -> int:
     from agent_core.errors import StateUnavailableError
     from agent_core.settings import ConfigError
@@ -77,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         config = load_config(args)
+        if args.turn:
+            _print_turn(config, args.turn, args.json)
+            return 0
         today, period = asyncio.run(_read(config, args.days))
     except (ConfigError, StateUnavailableError) as error:
         print(f"threadline usage: {error}", file=sys.stderr)

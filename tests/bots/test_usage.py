@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,6 +199,12 @@ async def test_usage_for_admins_metrics_and_the_command_line(
     assert printed["top"]["person"][0]["key"] == "slack:T1:U1"
     assert await asyncio.to_thread(main, ["usage"]) == 0
     assert "Today (" in capsys.readouterr().out
+
+    with sqlite3.connect(folder / "data" / "state.db") as db:
+        (turn_id,) = db.execute("SELECT turn_id FROM llm_usage").fetchone()
+    assert await asyncio.to_thread(main, ["usage", "--turn", turn_id, "--json"]) == 0
+    one_turn = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert one_turn["calls"] == 1 and one_turn["output"] == 7
 
 
 def test_config_shows_the_provider_settings_with_secrets_masked(
