@@ -22,7 +22,12 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from agent_core.components import CardComponent, SimpleTextComponent, UiComponent
+from agent_core.components import (
+    CardComponent,
+    RichTextComponent,
+    SimpleTextComponent,
+    UiComponent,
+)
 from agent_core.components.text import StatusLevel
 from agent_core.conversations import Conversation
 from agent_core.usage.ledger import UsageLedger
@@ -39,6 +44,18 @@ def _card(title: str, text: str, status: StatusLevel) -> UiComponent:
         simple_component=SimpleTextComponent(text=f"{title}\n{text}"),
         audience="requester",
     )
+
+
+_HELP = UiComponent(
+    rich_component=RichTextComponent(
+        content=f"- `{COMMAND}` - what the LLM cost today and this week, and who spent it",
+        markdown=True,
+        generated=False,
+    ),
+    simple_component=SimpleTextComponent(text=f"{COMMAND}: what the LLM cost, and who spent it"),
+    audience="requester",
+)
+"""The line an admin's ``/help`` gains."""
 
 
 class UsageCommand(WorkflowHandler):
@@ -58,8 +75,12 @@ class UsageCommand(WorkflowHandler):
     async def try_handle(
         self, agent: Any, user: User, conversation: Conversation, message: str
     ) -> WorkflowResult:
-        if message.strip().split(" ", 1)[0].lower() != COMMAND:
-            return await self.inner.try_handle(agent, user, conversation, message)
+        command = message.strip().split(" ", 1)[0].lower()
+        if command != COMMAND:
+            result = await self.inner.try_handle(agent, user, conversation, message)
+            if command in ("/help", "/h") and result.should_skip_llm and user.is_admin:
+                result.components.append(_HELP)
+            return result
         if not user.is_admin:
             text = f"`{COMMAND}` is only available to administrators."
             return WorkflowResult(True, [_card("Access Denied", text, "error")])
