@@ -38,6 +38,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -199,6 +200,7 @@ class SlackCommand:
             cwd=self.cwd,
             env=self.env,
             stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group: the N workers end with it
         )
         listening = asyncio.Event()
         self._reader = asyncio.create_task(self._read(listening))
@@ -218,9 +220,11 @@ class SlackCommand:
         listening.set()
 
     async def stop(self) -> None:
+        """End every process of the command at once: the figures are in, and a graceful
+        drain (seconds) would only make the benchmark longer."""
         if self.process is not None and self.process.returncode is None:
-            self.process.terminate()
-            await asyncio.wait_for(self.process.wait(), 60)
+            os.killpg(self.process.pid, signal.SIGKILL)
+            await asyncio.wait_for(self.process.wait(), 30)
         if self._reader is not None:
             await self._reader
 
