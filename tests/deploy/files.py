@@ -90,7 +90,7 @@ def _pattern(text: str) -> re.Pattern[str]:
             parts.append("[^/]")
         elif char == "[":
             end = text.index("]", i)
-            parts.append("[" + text[i + 1 : end].replace("^", "\\^", 1).replace("!", "^", 1) + "]")
+            parts.append(text[i : end + 1])  # a class reads the same in Go and in Python
             i = end
         else:
             parts.append(re.escape(char))

@@ -27,6 +27,8 @@ from tests.deploy.files import ROOT, build_context, excluded, ignore_rules
         ("*.md\n!README.md", "CHANGES.md", True),
         ("*.md\n!README*.md\nREADME-secret.md", "README-secret.md", True),
         ("*.md\n!README*.md\nREADME-secret.md", "README-public.md", False),
+        ("[a-c]at", "bat", True),
+        ("[^a-c]at", "bat", False),
         ("/build", "build/lib/x.py", True),  # a folder left out takes its contents along
         ("*\n!src/", "src/pkg/mod.py", False),
         ("*\n!src/", "tests/test_x.py", True),
