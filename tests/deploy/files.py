@@ -187,3 +187,17 @@ def setting_variables() -> set[str]:
             if isinstance(info.validation_alias, AliasChoices):
                 names |= {str(choice) for choice in info.validation_alias.choices[1:]}
     return names
+
+
+def secret_variables() -> set[str]:
+    """The environment variables of every secret setting (``SecretStr``), from the code."""
+    names: set[str] = set()
+    from pydantic import SecretStr
+
+    from bots.serving import SHARED, channel_sections
+
+    for kind in (*SHARED, *channel_sections()):
+        for info in kind.model_fields.values():
+            if SecretStr in getattr(info.annotation, "__args__", (info.annotation,)):
+                names |= {str(c) for c in info.validation_alias.choices[1:]}
+    return names

@@ -15,15 +15,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from agent_core.settings import CONFIG_FILE, DOTENV_FILE
 from agent_core.state.factory import StateSettings
 from bots.dev.server import IN_CONTAINER
-from bots.serving import SHARED, channel_sections
 from bots.slack.settings import SlackSettings
 from bots.teams.settings import TeamsSettings
-from tests.deploy.files import DEPLOY, DOCKERFILE, ROOT, Stage, build_context, stages
+from tests.deploy.files import (
+    DEPLOY,
+    DOCKERFILE,
+    ROOT,
+    Stage,
+    build_context,
+    secret_variables,
+    stages,
+)
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PINNED = re.compile(r"^[\w./-]+(:[\w.-]*\d+\.\d+\.\d+[\w.-]*)?(@sha256:[0-9a-f]{64})?$")
@@ -45,16 +51,6 @@ def build(image: Image) -> Stage:
 def env_name(kind: type, field: str) -> str:
     """The environment variable a setting is read from (its first alias after the key)."""
     return str(kind.model_fields[field].validation_alias.choices[1])
-
-
-def secret_variables() -> set[str]:
-    """The environment variables of every secret setting (``SecretStr``), from the code."""
-    names: set[str] = set()
-    for kind in (*SHARED, *channel_sections()):
-        for info in kind.model_fields.values():
-            if SecretStr in getattr(info.annotation, "__args__", (info.annotation,)):
-                names |= {str(c) for c in info.validation_alias.choices[1:]}
-    return names
 
 
 def check_every_base_is_a_pinned_slim_python_3_11(image: Image) -> None:

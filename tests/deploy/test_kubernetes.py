@@ -23,8 +23,15 @@ from bots.slack.bot import SlackBot
 from bots.slack.settings import SlackSettings
 from bots.teams.settings import TeamsSettings
 from bots.teams.turns import TeamsTurns
-from tests.deploy.files import KUBERNETES, by_name, manifests, objects, setting_variables, stages
-from tests.deploy.test_dockerfile import secret_variables
+from tests.deploy.files import (
+    KUBERNETES,
+    by_name,
+    manifests,
+    objects,
+    secret_variables,
+    setting_variables,
+    stages,
+)
 
 VERSIONS = ["1.30.0", kubernetes_validate.latest_version()]
 """The oldest Kubernetes we support (preStop exec, autoscaling/v2, policy/v1 PDBs) and the
