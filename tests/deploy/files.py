@@ -191,11 +191,11 @@ def setting_variables() -> set[str]:
 
 def secret_variables() -> set[str]:
     """The environment variables of every secret setting (``SecretStr``), from the code."""
-    names: set[str] = set()
     from pydantic import SecretStr
 
     from bots.serving import SHARED, channel_sections
 
+    names: set[str] = set()
     for kind in (*SHARED, *channel_sections()):
         for info in kind.model_fields.values():
             if SecretStr in getattr(info.annotation, "__args__", (info.annotation,)):
