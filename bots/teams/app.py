@@ -184,6 +184,7 @@ async def serve(
     from bots.serving import add_quota
     from bots.teams.bot import TeamsBot, user_resolver
     from bots.teams.connector import ConnectorPool
+    from bots.usage_metrics import watch_usage
 
     state = build_state(state_settings)
     log.info("threadline teams: state in %s", state_settings.describe())
@@ -192,6 +193,7 @@ async def serve(
         agent = build_agent(state, user_resolver(settings, pool, state.cache))
         add_quota(agent, state, settings.rate_limit)
         bot = TeamsBot(agent, settings, state=state, pool=pool, files=files)
+        watch_usage(bot.metrics.registry, state.usage)  # LLM tokens and cost on /metrics
         host = listen_host(
             settings.host,
             authenticated=settings.auth_enabled,
