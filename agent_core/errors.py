@@ -39,8 +39,8 @@ about::
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a
-workspace that uninstalled the app) and a known outage is someone else's (the model, the
-state, a platform): ``log_failure`` logs either once, at WARNING, without a traceback; only
+workspace that uninstalled the app): ``log_failure`` logs it once, at INFO, without a
+traceback. A known outage (the model, the state, a platform) is a WARNING without one; only
 an unexpected error is logged at ERROR with its traceback.
 
 Cancellation (the user's Stop) is ``asyncio.CancelledError``: a control-flow signal, not an
@@ -153,10 +153,13 @@ def log_failure(logger: logging.Logger, error: BaseException, doing: str) -> Non
     >>> logging.basicConfig(stream=sys.stdout, format="%(levelname)s %(message)s", force=True)
     >>> log_failure(logging.getLogger("doc"), AgentError("You have reached your limit."),
     ...             "turn 1")
-    WARNING turn 1 refused: You have reached your limit.
+    >>> logging.getLogger("doc").setLevel(logging.INFO)
+    >>> log_failure(logging.getLogger("doc"), AgentError("You have reached your limit."),
+    ...             "turn 1")
+    INFO turn 1 refused: You have reached your limit.
     """
     if isinstance(error, AgentError):
-        logger.warning("%s refused: %s", doing, error)
+        logger.info("%s refused: %s", doing, error)
     elif isinstance(error, ThreadlineError):
         logger.warning("%s failed: %s: %s", doing, type(error).__name__, error)
     else:

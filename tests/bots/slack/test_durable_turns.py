@@ -329,7 +329,7 @@ async def test_a_refusal_is_logged_once_without_a_traceback(
         await h.event(mention("<@UBOT> two", ts="101.000100"))
         await h.idle()
         refusals = [r for r in caplog.records if "refused: You have reached" in r.getMessage()]
-        assert [(r.levelno, r.exc_info) for r in refusals] == [(logging.WARNING, None)]
+        assert [(r.levelno, r.exc_info) for r in refusals] == [(logging.INFO, None)]
         assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
         caplog.clear()
         await h.event(mention("<@UBOT> three", ts="102.000100", user="UADMIN"))
