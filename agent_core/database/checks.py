@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+from agent_core.database.privileges import PrivilegedUserError
 from agent_core.tools.sql import SqlError
 
 if TYPE_CHECKING:
@@ -67,16 +68,23 @@ class WriteAccess(BaseModel):
 
 
 class DatabaseReport(BaseModel):
-    """What the start-up check found."""
+    """What the start-up check found; ``refused``: the user is too powerful to be used
+    (``agent_core.database.privileges``), so no query will run."""
 
     url: str
     dialect: str
     reachable: bool
     error: str | None = None
+    refused: bool = False
     read_only_mode: str = ""
     write_access: WriteAccess | None = None
 
     def lines(self) -> list[str]:
+        if self.refused:
+            return [
+                f"database {self.url} ({self.dialect}): REFUSED: {self.error}",
+                "  No question can use it until the configuration changes.",
+            ]
         if not self.reachable:
             return [
                 f"database {self.url} ({self.dialect}): UNREACHABLE: {self.error}",
@@ -145,15 +153,19 @@ async def check_database(runner: SqlAlchemyRunner) -> DatabaseReport:
     try:
         await runner.run_trusted("SELECT 1", timeout=15.0)
         access = await check_write_access(runner)
+    except PrivilegedUserError as error:
+        return report.model_copy(update={"error": str(error), "reachable": True, "refused": True})
     except SqlError as error:
         return report.model_copy(update={"error": str(error)})
     return report.model_copy(update={"reachable": True, "write_access": access})
 
 
 def log_report(report: DatabaseReport) -> None:
-    """The start-up log lines: WARNING when unreachable or the user can write."""
+    """The start-up log lines: ERROR when the user is refused, WARNING when the database is
+    unreachable or the user can write."""
     loud = not report.reachable or (
         report.write_access is not None and report.write_access.status == "can_write"
     )
+    level = logging.ERROR if report.refused else logging.WARNING if loud else logging.INFO
     for line in report.lines():
-        logger.log(logging.WARNING if loud else logging.INFO, "%s", line)
+        logger.log(level, "%s", line)

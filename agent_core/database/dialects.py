@@ -20,8 +20,13 @@ BigQuery      none exists: grant Data Viewer only        (none)                 
 ============  =========================================  ======================  ===========
 
 Everywhere, the statement check (``agent_core.database.statements``) admits one read
-statement, and the transaction is always rolled back. Where the database has no read-only
-mode, the start-up check (``agent_core.database.checks``) says when the user can write.
+statement calling only allowed functions, and the transaction is always rolled back; a
+PostgreSQL connection is also ``DISCARD ALL``-ed before it is reused (an advisory lock or a
+setting never reaches the next query), and refused outright when its user is a superuser or
+may reach the server's files or other sessions (``agent_core.database.privileges``).
+Embedded engines are bounded by ``EngineLimits`` (memory, threads, value length). Where the
+database has no read-only mode, the start-up check (``agent_core.database.checks``) says
+when the user can write.
 
 >>> rules_for("postgresql").session_sql(timeout_ms=5000)
 ['SET TRANSACTION READ ONLY', 'SET LOCAL statement_timeout = 5000']
@@ -36,6 +41,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy.engine import URL
+
+from agent_core.database.limits import EngineLimits
+
+DEFAULT_LIMITS = EngineLimits()
 
 CancelMethod = Literal["connection", "cursor", "interrupt", "kill_query", "none"]
 """``connection``: the driver cancels the running query (libpq); ``cursor``: the ODBC cursor's
@@ -53,13 +62,25 @@ class DialectRules:
     cancel: CancelMethod = "none"
     read_only_note: str = "no read-only mode: use a database user that may only read"
 
-    def connect_args(self, url: URL, *, writable: bool) -> dict[str, Any]:
+    def connect_args(
+        self, url: URL, *, writable: bool, limits: EngineLimits = DEFAULT_LIMITS
+    ) -> dict[str, Any]:
         """Driver arguments for every new connection."""
         return {}
 
-    def creator(self, url: URL, *, writable: bool) -> Callable[[], Any] | None:
+    def creator(
+        self, url: URL, *, writable: bool, limits: EngineLimits = DEFAULT_LIMITS
+    ) -> Callable[[], Any] | None:
         """A function that opens a DBAPI connection, when the URL alone cannot say how."""
         return None
+
+    def on_connect(self, dbapi_connection: Any, *, allow_privileged: bool) -> None:
+        """Checks on every new connection before it serves a query (PostgreSQL: refuse a
+        superuser, ``agent_core.database.privileges``)."""
+
+    def discard_session(self, dbapi_connection: Any) -> None:
+        """After the rollback of a connection returned to the pool: drop whatever outlives a
+        transaction (PostgreSQL: advisory locks, settings), so the next query starts new."""
 
     def session_sql(self, *, timeout_ms: int, writable: bool = False) -> list[str]:
         """Statements run at the start of each query's transaction."""
@@ -79,7 +100,9 @@ class DialectRules:
 
 
 class _Postgres(DialectRules):
-    def connect_args(self, url: URL, *, writable: bool) -> dict[str, Any]:
+    def connect_args(
+        self, url: URL, *, writable: bool, limits: EngineLimits = DEFAULT_LIMITS
+    ) -> dict[str, Any]:
         options = "" if writable else "-c default_transaction_read_only=on"
         args: dict[str, Any] = {"application_name": "threadline", "connect_timeout": 5}
         return {**args, "options": options} if options else args
@@ -92,9 +115,27 @@ class _Postgres(DialectRules):
         # a named (server-side) cursor: rows come over in batches, never all at once
         return dbapi_connection.cursor(name="threadline_query")
 
+    def on_connect(self, dbapi_connection: Any, *, allow_privileged: bool) -> None:
+        from agent_core.database.privileges import refuse_privileged
+
+        refuse_privileged(dbapi_connection, allow=allow_privileged)
+
+    def discard_session(self, dbapi_connection: Any) -> None:
+        # DISCARD ALL: session advisory locks (pg_advisory_unlock_all), settings (RESET
+        # ALL), prepared statements, temporary tables; it runs outside a transaction
+        dbapi_connection.autocommit = True
+        try:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("DISCARD ALL")
+            cursor.close()
+        finally:
+            dbapi_connection.autocommit = False
+
 
 class _MySql(DialectRules):
-    def connect_args(self, url: URL, *, writable: bool) -> dict[str, Any]:
+    def connect_args(
+        self, url: URL, *, writable: bool, limits: EngineLimits = DEFAULT_LIMITS
+    ) -> dict[str, Any]:
         args: dict[str, Any] = {"connect_timeout": 5}
         if not writable:
             args["init_command"] = "SET SESSION TRANSACTION READ ONLY"
@@ -117,22 +158,30 @@ class _MySql(DialectRules):
 
 
 class _Sqlite(DialectRules):
-    def creator(self, url: URL, *, writable: bool) -> Callable[[], Any]:
+    def creator(
+        self, url: URL, *, writable: bool, limits: EngineLimits = DEFAULT_LIMITS
+    ) -> Callable[[], Any]:
         path = Path(url.database or "")
         mode = "rw" if writable else "ro"
 
         def connect() -> sqlite3.Connection:
             # never creates a file: a missing database is an error, not an empty database
             uri = f"{path.resolve().as_uri()}?mode={mode}"
-            return sqlite3.connect(uri, uri=True, check_same_thread=False)
+            connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            limits.apply_sqlite(connection)
+            return connection
 
         return connect
 
 
 class _DuckDb(DialectRules):
-    def connect_args(self, url: URL, *, writable: bool) -> dict[str, Any]:
+    def connect_args(
+        self, url: URL, *, writable: bool, limits: EngineLimits = DEFAULT_LIMITS
+    ) -> dict[str, Any]:
         in_memory = url.database in (None, "", ":memory:")
-        config = {} if writable else {"enable_external_access": False}
+        config = limits.duckdb_config()
+        if not writable:
+            config["enable_external_access"] = False
         return {"read_only": not (writable or in_memory), "config": config}
 
 

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +25,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agent_core.database.cancel import CancelReason, QueryHandle
 from agent_core.database.failures import translate
-from agent_core.database.pools import DEFAULT_WORKERS, pool_for
+from agent_core.database.functions import FunctionPolicy
+from agent_core.database.limits import HARD_STOP_GRACE, EngineLimits
+from agent_core.database.pools import DEFAULT_WORKERS, PoolOptions, pool_for
 from agent_core.database.results import read_result
 from agent_core.database.sqlite_guard import SqliteGuard
 from agent_core.database.statements import check_statement
@@ -41,7 +43,9 @@ class SqlAlchemyRunner(SqlRunner):
     """Runs one read query at a time on any SQLAlchemy URL; read-only unless ``allow_writes``.
 
     After the first ``max_rows`` rows the rest are counted, not kept, up to ``count_limit``
-    more; queries stop at ``timeout`` and when the awaiting task is cancelled.
+    more; queries stop at ``timeout`` and when the awaiting task is cancelled. ``functions``
+    adds the operator's own functions to the dialect's allow list; ``allow_privileged``
+    keeps a PostgreSQL superuser (a sandbox only); ``limits`` bound embedded engines.
 
     >>> import asyncio, os, sqlite3, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
@@ -60,14 +64,23 @@ class SqlAlchemyRunner(SqlRunner):
         allow_writes: bool = False,
         count_limit: int = 1_000_000,
         workers: int = DEFAULT_WORKERS,
+        functions: Iterable[str] = (),
+        allow_privileged: bool = False,
+        limits: EngineLimits | None = None,
     ) -> None:
         self.url = parse_url(url)
         self.allow_writes = allow_writes
         self.count_limit = count_limit
-        self.pool = pool_for(self.url, writable=allow_writes, workers=workers)
+        options = PoolOptions(
+            writable=allow_writes,
+            allow_privileged=allow_privileged,
+            limits=limits or EngineLimits(),
+        )
+        self.pool = pool_for(self.url, options, workers=workers)
         self.rules = self.pool.rules
         self.dialect = self.rules.label
         self.parser_dialect = self.rules.sqlglot
+        self.functions = FunctionPolicy.for_dialect(self.rules.sqlglot, functions)
         self._dbapi_errors: tuple[type[BaseException], ...] = (
             SQLAlchemyError,
             _dbapi_error(self.pool.engine.dialect),
@@ -141,12 +154,17 @@ class SqlAlchemyRunner(SqlRunner):
         future = loop.run_in_executor(self.pool.executor, guarded)
         timer = loop.call_later(timeout, self._cancel, handle, "timeout")
         try:
-            return await future
+            done, _ = await asyncio.wait({future}, timeout=timeout + HARD_STOP_GRACE)
         except asyncio.CancelledError:
             self._cancel(handle, "stop")  # Stop: end the query on the server, not just here
             raise
         finally:
             timer.cancel()
+        if not done:  # one long engine call (SQLite's printf) ignores the cancel for a while
+            self._cancel(handle, "timeout")
+            future.add_done_callback(_retrieved)
+            raise SqlError(f"the query was stopped after {timeout:g} s", reason="timeout")
+        return future.result()
 
     def _cancel(self, handle: QueryHandle, reason: CancelReason) -> None:
         if handle.request(reason):
@@ -192,7 +210,9 @@ class SqlAlchemyRunner(SqlRunner):
         started = time.perf_counter()
         deadline = started + timeout
         if check:
-            check_statement(sql, self.rules.sqlglot, allow_writes=self.allow_writes)
+            check_statement(
+                sql, self.rules.sqlglot, allow_writes=self.allow_writes, functions=self.functions
+            )
         guard = self._guard(deadline, handle)
         with self._connect(handle, timeout) as connection:
             try:
@@ -270,6 +290,12 @@ class SqlAlchemyRunner(SqlRunner):
             finally:
                 handle.finish()
                 self._end(connection, None)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Take the late result of a query its caller stopped waiting for (never re-raised)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _dbapi_error(dialect: Any) -> type[BaseException]:
