@@ -41,6 +41,8 @@ from agent_core.database.file_formats import (
     xlsx_sheets,
 )
 from agent_core.database.file_queries import Attached, ScopeRunner
+from agent_core.database.limits import EngineLimits
+from agent_core.database.xlsx_bounds import MAX_RATIO, MAX_UNZIPPED_BYTES, check_workbook
 from agent_core.tools.sql import SqlRunner
 
 logger = logging.getLogger(__name__)
@@ -59,6 +61,10 @@ class FileLimits:
     """Tables one person may have in one conversation."""
     max_cells: int = 5_000_000
     """Cells of one XLSX workbook (a small zip can hold a huge sheet)."""
+    max_unzipped_bytes: int = MAX_UNZIPPED_BYTES
+    """How large an XLSX workbook may be once decompressed."""
+    max_ratio: float = MAX_RATIO
+    """How many times one part of a workbook may inflate."""
     memory_limit: str = "512MB"
     keep_seconds: float = 7 * 24 * 3600.0
     """A conversation's tables are dropped this long after its last file was shared."""
@@ -209,7 +215,15 @@ class FileTables:
         """(table, format, bytes) for each table the file makes."""
         if kind != "xlsx":
             return [(table_name(name), kind, content)]
-        sheets = list(xlsx_sheets(name, content, max_cells=self.limits.max_cells))
+        limits = self.limits
+        check_workbook(
+            name,
+            content,
+            max_cells=limits.max_cells,
+            max_unzipped_bytes=limits.max_unzipped_bytes,
+            max_ratio=limits.max_ratio,
+        )
+        sheets = list(xlsx_sheets(name, content, max_cells=limits.max_cells))
         if not sheets:
             raise FileLoadError(f"{name} has no data in any sheet")
         if len(sheets) == 1:
@@ -223,7 +237,7 @@ class FileTables:
             return _tables(connection)
 
     def config(self, *, locked: bool = False) -> dict[str, Any]:
-        config: dict[str, Any] = {"threads": 2, "memory_limit": self.limits.memory_limit}
+        config = EngineLimits(memory_limit=self.limits.memory_limit).duckdb_config()
         if locked:
             config |= {"enable_external_access": False, "autoload_known_extensions": False}
         return config

@@ -213,7 +213,7 @@ class SqlAlchemyRunner(SqlRunner):
             check_statement(
                 sql, self.rules.sqlglot, allow_writes=self.allow_writes, functions=self.functions
             )
-        guard = self._guard(deadline, handle)
+        guard = self._guard(deadline, handle, checked=check)
         with self._connect(handle, timeout) as connection:
             try:
                 dbapi = self._begin(connection, deadline, handle)
@@ -230,11 +230,14 @@ class SqlAlchemyRunner(SqlRunner):
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def _guard(self, deadline: float, handle: QueryHandle) -> SqliteGuard | None:
+    def _guard(self, deadline: float, handle: QueryHandle, *, checked: bool) -> SqliteGuard | None:
         if self.backend != "sqlite":
             return None
         return SqliteGuard(
-            allow_writes=self.allow_writes, deadline=deadline, cancel=handle.requested
+            allow_writes=self.allow_writes,
+            deadline=deadline,
+            cancel=handle.requested,
+            functions=self.functions.allowed if checked else None,
         )
 
     def _execute(
