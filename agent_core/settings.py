@@ -48,6 +48,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from agent_core.masking import mask_secrets
+
 CONFIG_FILE = "threadline.toml"
 DOTENV_FILE = ".env"
 
@@ -180,7 +182,7 @@ def masked(value: object) -> str:
         text = ", ".join(str(getattr(item, "name", item)) for item in value)
     else:
         text = str(value)
-    return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", text)
+    return mask_secrets(text)
 
 
 # -- reading the sources (pydantic-settings' own) ------------------------------------------

@@ -74,8 +74,9 @@ def _table(kind: type[Section], only: Sequence[str] | None = None) -> tuple[str,
 
 
 def _shared(*, local: bool) -> list[tuple[str, list[str]]]:
+    from agent_core.database.settings import DatabaseSettings
     from agent_core.state.factory import StateSettings
-    from bots.serving import DatabaseSettings, GeneralSettings, ModelSettings
+    from bots.serving import GeneralSettings, ModelSettings
 
     state = ["data_dir"] if local else None
     return [

@@ -115,16 +115,24 @@ async def _database(config: Config) -> Check:
     from agent_core.database.urls import DatabaseConfigError
     from bots.checks import Check
 
-    url = config.database.url
-    if url is None:
+    settings = config.database
+    if settings.url is None:
         return Check.skipped("database", "none set (THREADLINE_DATABASE_URL): the demo shop")
     try:
-        runner = SqlAlchemyRunner(url)
+        runner = SqlAlchemyRunner(
+            settings.url,
+            functions=settings.allowed_functions,
+            allow_privileged=settings.allow_privileged_user,
+        )
     except DatabaseConfigError as error:
         return Check.failed("database", str(error))
     report = await check_database(runner)
+    if report.refused:
+        return Check.failed("database", f"{report.url}: {report.error}")
     if not report.reachable:
         return Check.failed("database", f"{report.url}: unreachable: {report.error}")
+    if report.privileged:
+        return Check.warned("database", f"{report.url}: {report.privileged}")
     access = report.write_access
     if access is not None and access.status == "can_write":
         return Check.warned("database", f"{report.url}: {access.message}")

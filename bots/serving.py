@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, SecretStr
 
+from agent_core.database.settings import DatabaseSettings
 from agent_core.settings import (
     CONFIG_FILE,
     DOTENV_FILE,
@@ -84,31 +85,6 @@ class ModelSettings(Section):
     @property
     def uses_claude(self) -> bool:
         return self.api_key is not None and not self.scripted
-
-
-class DatabaseSettings(Section):
-    """``[database]``: the data the built-in SQL agent answers from (the demo shop when
-    ``url`` is unset)."""
-
-    table = "database"
-
-    url: str | None = Field(None, validation_alias=env("url", "THREADLINE_DATABASE_URL"))
-    """A SQLAlchemy URL (``postgresql://user:password@host/db``); the password is masked."""
-    training_dir: Path | None = Field(
-        None, validation_alias=env("training_dir", "THREADLINE_TRAINING_DIR")
-    )
-    """Documentation (``*.md``) and question -> SQL examples (``*.sql``) about the data."""
-    schema_max_tokens: int = Field(
-        8000, gt=0, validation_alias=env("schema_max_tokens", "THREADLINE_SCHEMA_MAX_TOKENS")
-    )
-    """The most schema text (in tokens) one question's prompt gets."""
-    files: bool = Field(True, validation_alias=env("files", "THREADLINE_FILES"))
-    """Read files shared with a question (CSV, TSV, XLSX, Parquet, JSON) as the asker's
-    tables in that conversation (needs the ``files`` extra)."""
-    files_max_mb: float = Field(
-        25.0, gt=0, le=1024, validation_alias=env("files_max_mb", "THREADLINE_FILES_MAX_MB")
-    )
-    """The largest shared file read, in MB; larger ones are refused with a message."""
 
 
 SHARED: tuple[type[Section], ...] = (

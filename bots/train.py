@@ -45,8 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _settings(args: argparse.Namespace) -> tuple[str | None, Path, Path | None]:
     """The database URL, data and training folders: the options over the configuration."""
+    from agent_core.database.settings import DatabaseSettings
     from agent_core.state import StateSettings
-    from bots.serving import DatabaseSettings, load_config
+    from bots.serving import load_config
 
     database = {
         k: v

@@ -36,7 +36,7 @@ class EngineLimits:
     """The longest string or blob one SQLite value may be."""
     max_sql_bytes: int = 1024 * 1024
     max_like_pattern: int = 1000
-    max_expression_depth: int = 200
+    max_expression_depth: int = 1000
 
     def duckdb_config(self) -> dict[str, Any]:
         """DuckDB settings for a connection: bounded memory and threads, no spilling to disk
