@@ -7,7 +7,8 @@
     timeout       the query ran past its time and was cancelled on the server
     unavailable   the database cannot be reached (down, wrong credentials, missing file)
 
-Messages never hold a password: the URL's password is masked wherever a driver echoes it.
+Messages never hold a password (the URL's password is masked wherever a driver echoes it)
+nor a server's file path (``<path>``).
 
 >>> translate_message("FATAL:  password authentication failed for user \\"bo\\"", "")
 'unavailable'
@@ -21,6 +22,7 @@ from typing import Any
 from agent_core.database.cancel import QueryHandle
 from agent_core.database.sqlite_guard import SqliteGuard
 from agent_core.database.urls import mask_text
+from agent_core.masking import hide_paths
 from agent_core.tools.sql import SqlError, SqlErrorReason
 
 READ_ONLY_STATES = frozenset({"25006"})
@@ -111,7 +113,7 @@ def translate(
     if handle.reason == "timeout" or (guard is not None and guard.timed_out):
         return SqlError(f"the query was stopped after {timeout:g} s", reason="timeout")
     driver = _driver_error(error)
-    message = mask_text(str(driver).strip() or type(driver).__name__, secret)
+    message = hide_paths(mask_text(str(driver).strip() or type(driver).__name__, secret))
     disconnected = connecting or bool(getattr(error, "connection_invalidated", False))
     reason = _reason(driver, disconnected=disconnected)
     if isinstance(driver, sqlite3.OperationalError) and connecting:

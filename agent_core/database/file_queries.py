@@ -20,6 +20,7 @@ from typing import Any, Literal
 from agent_core.database.file_formats import duckdb_module
 from agent_core.database.results import read_result
 from agent_core.database.statements import check_statement
+from agent_core.masking import hide_paths
 from agent_core.tools.sql import SqlError, SqlResult, SqlRunner
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ def _attach(connection: Any, attach: Attached) -> None:
 
 def _translate(error: Exception, handle: Interrupt) -> SqlError:
     duckdb = duckdb_module()
-    first = str(error).splitlines()[0][:300]
+    first = hide_paths(str(error).splitlines()[0])[:300]  # never the server's file paths
     if isinstance(error, duckdb.InterruptException) or handle.reason is not None:
         reason = handle.reason or "timeout"
         return SqlError(f"the query was stopped ({reason})", reason="timeout")
