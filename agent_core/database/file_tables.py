@@ -5,8 +5,9 @@ has its own DuckDB database file under ``root``; nothing is shared between scope
 file never reaches another person, thread or profile. Loading runs Threadline's own
 statements (``agent_core.database.file_formats``); a file's tables are staged, then
 published together. The LLM's queries (``runner(scope)``) run read-only with file access
-locked (``agent_core.database.file_queries``); ``attach`` joins the configured database,
-when DuckDB can open it, read-only as ``db``.
+locked (``agent_core.database.file_queries``); a runner may join a database DuckDB can
+open, read-only as ``db``, when its caller says so (``agent_core.tools.files`` decides who
+may: those who may run ``run_sql``, as the data identity ``run_sql`` gives them).
 
 >>> import asyncio, tempfile
 >>> files = FileTables(Path(tempfile.mkdtemp()))
@@ -107,12 +108,9 @@ def _sql_name(name: str) -> str:
 class FileTables:
     """The store; see the module docstring."""
 
-    def __init__(
-        self, root: Path, *, limits: FileLimits | None = None, attach: Attached | None = None
-    ) -> None:
+    def __init__(self, root: Path, *, limits: FileLimits | None = None) -> None:
         self.root = root
         self.limits = limits or FileLimits()
-        self.attach = attach
         self._locks: dict[str, asyncio.Lock] = {}
 
     def path(self, scope: str) -> Path:
@@ -145,11 +143,11 @@ class FileTables:
         async with self.lock(scope):
             return await asyncio.to_thread(self._read_tables, scope)
 
-    def runner(self, scope: str) -> SqlRunner:
+    def runner(self, scope: str, *, attach: Attached | None = None) -> SqlRunner:
         """A ``SqlRunner`` over the scope's tables (read-only:
-        ``agent_core.database.file_queries``)."""
+        ``agent_core.database.file_queries``), with ``attach`` joined as ``db``."""
         return ScopeRunner(
-            self.path(scope), self.lock(scope), config=self.config(locked=True), attach=self.attach
+            self.path(scope), self.lock(scope), config=self.config(locked=True), attach=attach
         )
 
     def sweep(self) -> int:

@@ -22,6 +22,7 @@ from agent_core.context import ToolContext
 from agent_core.errors import ToolExecutionError
 from agent_core.tools.base import Tool, ToolResult
 from agent_core.tools.tabular import bounded_csv, cell_value, text_table
+from agent_core.users import User
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,12 @@ class SqlRunner(ABC):
     async def describe(self) -> str:
         """The schema as text for prompts (``CREATE`` statements); empty when unknown."""
         return ""
+
+    def for_user(self, user: User) -> SqlRunner:
+        """The runner of ``user``'s queries: this one, unless the runner maps people to
+        database identities (``agent_core.database.access``), which may refuse with
+        ``NoDataAccess``."""
+        return self
 
 
 class RunSqlArgs(BaseModel):

@@ -212,16 +212,16 @@ async def test_a_duckdb_database_is_joined_read_only(tmp_path: Path) -> None:
     shop = tmp_path / "shop.duckdb"
     with duckdb.connect(str(shop)) as made:
         made.execute("CREATE TABLE regions AS SELECT 'EU' AS region, 'Europe' AS name")
-    files = FileTables(tmp_path / "files", attach=Attached(shop))
+    files = FileTables(tmp_path / "files")
     await files.add(SCOPE, "sales.csv", SALES)
-    joined = await files.runner(SCOPE).run_sql(
+    joined = await files.runner(SCOPE, attach=Attached(shop)).run_sql(
         "SELECT r.name, sum(s.amount) FROM sales s JOIN db.regions r USING (region) GROUP BY 1"
     )
     assert joined.rows == [["Europe", 15]]
     with pytest.raises(SqlError):
-        await files.runner(SCOPE).run_sql("DELETE FROM db.regions")
+        await files.runner(SCOPE, attach=Attached(shop)).run_sql("DELETE FROM db.regions")
     with pytest.raises(SqlError, match=r"does not exist|refused"):  # no file is read
-        await files.runner(SCOPE).run_sql("SELECT * FROM '/etc/passwd'")
+        await files.runner(SCOPE, attach=Attached(shop)).run_sql("SELECT * FROM '/etc/passwd'")
 
 
 async def test_idle_conversations_are_swept(tmp_path: Path) -> None:
@@ -293,8 +293,8 @@ async def test_no_server_path_reaches_the_model(tmp_path: Path, sql: str) -> Non
     shop = tmp_path / "shop.duckdb"
     with duckdb.connect(str(shop)) as made:
         made.execute("CREATE TABLE regions AS SELECT 'EU' AS region")
-    files = FileTables(tmp_path / "files", attach=Attached(shop))
+    files = FileTables(tmp_path / "files")
     await files.add(SCOPE, "sales.csv", SALES)
     with pytest.raises(SqlError) as refused:
-        await files.runner(SCOPE).run_sql(sql)
+        await files.runner(SCOPE, attach=Attached(shop)).run_sql(sql)
     assert str(tmp_path) not in str(refused.value) and "/etc/passwd" not in str(refused.value)
