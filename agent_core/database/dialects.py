@@ -8,7 +8,7 @@ timeout, and how a running query is cancelled on the server:
 database      read-only by construction                  timeout (server side)   Stop/timeout
 ============  =========================================  ======================  ===========
 PostgreSQL    session ``default_transaction_read_only``  ``statement_timeout``   libpq cancel
-              + ``SET TRANSACTION READ ONLY``
+              + ``transaction_read_only`` per query
 MySQL         session ``TRANSACTION READ ONLY``          ``MAX_EXECUTION_TIME``  ``KILL QUERY``
               + ``START TRANSACTION READ ONLY``
 SQLite        file opened ``mode=ro`` + an authorizer    (progress handler)      interrupt
@@ -28,14 +28,18 @@ Embedded engines are bounded by ``EngineLimits`` (memory, threads, value length)
 database has no read-only mode, the start-up check (``agent_core.database.checks``) says
 when the user can write.
 
->>> rules_for("postgresql").session_sql(timeout_ms=5000)
-['SET TRANSACTION READ ONLY', 'SET LOCAL statement_timeout = 5000']
+A PostgreSQL query's transaction starts with one statement: read-only, its timeout, and
+the asker's role and settings ("data follows the asker"), each ``SET LOCAL``:
+
+>>> sql, values = rules_for("postgresql").begin_statements(timeout_ms=5000, role="fin")[0]
+>>> sql.count("set_config"), sorted(values.values())
+(3, ['5000', 'fin', 'on', 'role', 'statement_timeout', 'transaction_read_only'])
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -45,6 +49,9 @@ from sqlalchemy.engine import URL
 from agent_core.database.limits import EngineLimits
 
 DEFAULT_LIMITS = EngineLimits()
+
+Statement = tuple[str, dict[str, str]]
+"""SQL and its parameters (``%(name)s``)."""
 
 CancelMethod = Literal["connection", "cursor", "interrupt", "kill_query", "none"]
 """``connection``: the driver cancels the running query (libpq); ``cursor``: the ODBC cursor's
@@ -86,6 +93,19 @@ class DialectRules:
         """Statements run at the start of each query's transaction."""
         return []
 
+    def begin_statements(
+        self,
+        *,
+        timeout_ms: int,
+        writable: bool = False,
+        role: str | None = None,
+        settings: Mapping[str, str] | None = None,
+    ) -> list[Statement]:
+        """The statements (with their parameters) that start a query's transaction: read-only,
+        bounded in time and, where the dialect sets one per transaction, as ``role`` with the
+        person's ``settings`` (PostgreSQL)."""
+        return [(sql, {}) for sql in self.session_sql(timeout_ms=timeout_ms, writable=writable)]
+
     def connection_id_sql(self) -> str | None:
         """How to learn the server's id of a connection (for ``KILL QUERY``)."""
         return None
@@ -107,9 +127,29 @@ class _Postgres(DialectRules):
         args: dict[str, Any] = {"application_name": "threadline", "connect_timeout": 5}
         return {**args, "options": options} if options else args
 
-    def session_sql(self, *, timeout_ms: int, writable: bool = False) -> list[str]:
-        read_only = [] if writable else ["SET TRANSACTION READ ONLY"]
-        return [*read_only, f"SET LOCAL statement_timeout = {int(timeout_ms)}"]
+    def begin_statements(
+        self,
+        *,
+        timeout_ms: int,
+        writable: bool = False,
+        role: str | None = None,
+        settings: Mapping[str, str] | None = None,
+    ) -> list[Statement]:
+        # one round trip: set_config(..., true) is SET LOCAL, with every value a bound
+        # parameter (a role name is never formatted into SQL); all of it ends with the
+        # transaction, so nothing reaches the pooled connection's next query
+        values = {} if writable else {"transaction_read_only": "on"}
+        values["statement_timeout"] = str(int(timeout_ms))
+        if role is not None:
+            values["role"] = role
+        values.update(settings or {})
+        calls = [f"set_config(%(k{n})s, %(v{n})s, true)" for n in range(len(values))]
+        params = {
+            f"{kind}{n}": text
+            for n, item in enumerate(values.items())
+            for kind, text in zip("kv", item, strict=True)
+        }
+        return [("SELECT " + ", ".join(calls), params)]
 
     def streaming_cursor(self, dbapi_connection: Any) -> Any:
         # a named (server-side) cursor: rows come over in batches, never all at once

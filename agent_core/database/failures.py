@@ -125,3 +125,22 @@ def translate(
     if reason == "unavailable":
         return SqlError(f"the database is unavailable ({message})", reason=reason)
     return SqlError(message, reason=reason)
+
+
+def role_error(role: str, error: BaseException) -> SqlError:
+    """The error for a mapped role the database will not let Threadline's user become: it
+    does not exist, or that user is not a member of it (never a traceback in chat).
+
+    >>> str(role_error("fin", Exception('role "fin" does not exist')))[:47]
+    "your data role 'fin' does not exist in the data"
+    """
+    driver = str(_driver_error(error)).lower()
+    why = (
+        "does not exist in the database"
+        if "does not exist" in driver
+        else "cannot be taken by Threadline's database user (it must be a member of it)"
+    )
+    return SqlError(
+        f"your data role {role!r} {why}: an admin must fix [database.roles]",
+        reason="unavailable",
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -24,8 +25,9 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_core.database.cancel import CancelReason, QueryHandle
-from agent_core.database.failures import translate
+from agent_core.database.failures import role_error, translate
 from agent_core.database.functions import FunctionPolicy
+from agent_core.database.identity import DataIdentity
 from agent_core.database.limits import HARD_STOP_GRACE, EngineLimits
 from agent_core.database.pools import DEFAULT_WORKERS, PoolOptions, pool_for
 from agent_core.database.results import read_result
@@ -81,6 +83,9 @@ class SqlAlchemyRunner(SqlRunner):
         self.dialect = self.rules.label
         self.parser_dialect = self.rules.sqlglot
         self.functions = FunctionPolicy.for_dialect(self.rules.sqlglot, functions)
+        self.identity: DataIdentity | None = None
+        """Whose queries ``run_sql`` runs (``as_identity``); Threadline's own queries
+        (``run_trusted``, introspection) always run as the URL's user."""
         self._dbapi_errors: tuple[type[BaseException], ...] = (
             SQLAlchemyError,
             _dbapi_error(self.pool.engine.dialect),
@@ -90,6 +95,14 @@ class SqlAlchemyRunner(SqlRunner):
     def sqlite(cls, path: str | Path, **options: Any) -> SqlAlchemyRunner:
         """A runner on a SQLite file (never created: a missing file is ``unavailable``)."""
         return cls(URL.create("sqlite", database=str(path)), **options)
+
+    def as_identity(self, identity: DataIdentity) -> SqlAlchemyRunner:
+        """This runner (the same pool) running the model's queries as ``identity``: in
+        PostgreSQL its role and settings are set in each query's transaction
+        (``set_config(..., true)``), and end with it."""
+        bound = copy.copy(self)
+        bound.identity = identity
+        return bound
 
     @property
     def masked_url(self) -> str:
@@ -183,14 +196,30 @@ class SqlAlchemyRunner(SqlRunner):
                 error, handle=handle, timeout=timeout, secret=self.url.password, connecting=True
             ) from None
 
-    def _begin(self, connection: Connection, deadline: float, handle: QueryHandle) -> Any:
-        """Start the transaction the dialect's way; the DBAPI connection, attached."""
+    def _begin(
+        self, connection: Connection, deadline: float, handle: QueryHandle, *, as_person: bool
+    ) -> Any:
+        """Start the transaction the dialect's way (as the bound identity's role, with its
+        settings, for the person's queries); the DBAPI connection, attached."""
         remaining_ms = max(1, int((deadline - time.perf_counter()) * 1000))
         connection.begin()  # the dialect's own begin (DuckDB needs one; most DBAPIs imply it)
-        for statement in self.rules.session_sql(
-            timeout_ms=remaining_ms, writable=self.allow_writes
-        ):
-            connection.exec_driver_sql(statement)
+        identity = self.identity if as_person else None
+        statements = self.rules.begin_statements(
+            timeout_ms=remaining_ms,
+            writable=self.allow_writes,
+            role=identity.role if identity else None,
+            settings=identity.settings() if identity else None,
+        )
+        try:
+            for sql, parameters in statements:
+                if parameters:
+                    connection.exec_driver_sql(sql, parameters)
+                else:
+                    connection.exec_driver_sql(sql)
+        except self._dbapi_errors as error:
+            if identity is not None and identity.role is not None:
+                raise role_error(identity.role, error) from None
+            raise
         dbapi = connection.connection.dbapi_connection
         handle.attach(dbapi, self._connection_id(connection))
         return dbapi
@@ -216,7 +245,7 @@ class SqlAlchemyRunner(SqlRunner):
         guard = self._guard(deadline, handle, checked=check)
         with self._connect(handle, timeout) as connection:
             try:
-                dbapi = self._begin(connection, deadline, handle)
+                dbapi = self._begin(connection, deadline, handle, as_person=check)
                 result = self._execute(dbapi, sql, max_rows, deadline, handle, guard)
                 if self.allow_writes:
                     connection.commit()
@@ -284,7 +313,7 @@ class SqlAlchemyRunner(SqlRunner):
         deadline = time.perf_counter() + timeout
         with self._connect(handle, timeout) as connection:
             try:
-                self._begin(connection, deadline, handle)
+                self._begin(connection, deadline, handle, as_person=False)
                 return work(connection)
             except self._dbapi_errors as error:
                 raise translate(

@@ -106,6 +106,15 @@ class DatabaseConfig(Section):
         return urls
 
     @model_validator(mode="after")
+    def _refusing_needs_a_mapping(self) -> DatabaseConfig:
+        if self.unmapped == "refuse" and not self.maps_people:
+            raise ValueError(
+                'unmapped = "refuse" with no [database.roles] or [database.urls]: nobody '
+                "could ask; map groups, or leave unmapped at its default"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _roles_need_a_dialect_with_roles(self) -> DatabaseConfig:
         if not self.roles:
             return self
