@@ -105,6 +105,10 @@ class SqlAlchemyRunner(SqlRunner):
         return bound
 
     @property
+    def identity_label(self) -> str | None:
+        return self.identity.label if self.identity is not None else None
+
+    @property
     def masked_url(self) -> str:
         return mask_url(self.url)
 

@@ -1,0 +1,166 @@
+"""``DataAccess``: one configured database, and each person's queries run as their own data
+identity in it ("data follows the asker").
+
+It is the ``SqlRunner`` the built-in tools hold: ``for_user(user)`` gives the runner of that
+person's queries (``agent_core.database.identity`` decides who they are), so ``run_sql``,
+``visualize_data`` and ``query_files``' join all run as the asker. Per identity it also
+keeps what the model may learn: the schema index filtered to the tables the identity may
+read (PostgreSQL: per role, ``agent_core.database.visibility``; other dialects: the catalog
+of the identity's own URL). ``resolver`` marks each resolved user with their identity's
+key (memories and verified examples are shared only within one), ``gate`` refuses a turn
+of someone with no data access, and ``startup`` / ``check`` report each mapped identity.
+
+For scheduled questions and other callers without a turn::
+
+    access = DataAccess(config, name="finance", data_dir=data_dir)
+    identity = access.identity(user)          # NoDataAccess when refused
+    result = await access.runner(identity).run_sql("SELECT ...")
+
+>>> import os, sqlite3, tempfile
+>>> from agent_core.database.settings import DatabaseConfig
+>>> path = os.path.join(tempfile.mkdtemp(), "t.db"); sqlite3.connect(path).close()
+>>> access = DataAccess(DatabaseConfig(url=f"sqlite:///{path}"))
+>>> access.identity(User(id="ana")).is_default, access.dialect
+(True, 'SQLite')
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from agent_core.database.identity import DataIdentity, NoDataAccess, data_identity
+from agent_core.database.runner import SqlAlchemyRunner
+from agent_core.database.schema_index import SchemaIndex
+from agent_core.database.schema_source import SchemaSource, cache_path_for
+from agent_core.database.settings import DatabaseConfig
+from agent_core.database.urls import DatabaseConfigError, backend_of, mask_url, parse_url
+from agent_core.database.visibility import RoleViews
+from agent_core.tools.sql import SqlError, SqlResult, SqlRunner
+from agent_core.users import User
+
+logger = logging.getLogger("threadline.database")
+
+NOBODY = User(id="")
+"""Who a query without a person runs as: the unmapped rule applies to it."""
+
+
+class DataAccess(SqlRunner):
+    """One configured database (``[database]`` or a profile's) and who runs as whom in it;
+    see the module docstring."""
+
+    def __init__(
+        self, config: DatabaseConfig, *, name: str = "default", data_dir: Path | None = None
+    ) -> None:
+        if not config.url:
+            raise DatabaseConfigError(f"the database {name!r} has no url")
+        self.config = config
+        self.name = name
+        self.data_dir = data_dir
+        self._bases: dict[tuple[str, str | None], SqlAlchemyRunner] = {}
+        self._sources: dict[str | None, SchemaSource] = {}
+        self._views: dict[str | None, RoleViews] = {}
+        self.default = self._base(config.url, None)
+        for url in config.urls.values():
+            self._base(url, None)  # a URL whose driver is missing fails now, not mid-question
+        self.dialect = self.default.dialect
+        self.parser_dialect = self.default.parser_dialect
+
+    # -- who runs as whom ------------------------------------------------------------------
+
+    @property
+    def url(self) -> object:
+        """The database's own URL (what ``query_files`` would join for the default)."""
+        return self.default.url
+
+    @property
+    def masked_url(self) -> str:
+        return self.default.masked_url
+
+    def identity(self, user: User) -> DataIdentity:
+        """``user``'s data identity here (``NoDataAccess`` when refused)."""
+        return data_identity(user, self.config, database=self.name)
+
+    def runner(self, identity: DataIdentity) -> SqlAlchemyRunner:
+        """The runner of ``identity``'s queries: its URL's pool, as its role (PostgreSQL:
+        in each transaction; Snowflake: a connection with ``role=``)."""
+        url = self.config.urls[identity.url_name] if identity.url_name else self.config.url
+        assert url is not None
+        backend = backend_of(url)
+        base = self._base(url, identity.role if backend == "snowflake" else None)
+        return base.as_identity(identity) if backend == "postgresql" else base
+
+    def for_user(self, user: User) -> SqlRunner:
+        return self.runner(self.identity(user))
+
+    def _base(self, url: str, role: str | None) -> SqlAlchemyRunner:
+        runner = self._bases.get((url, role))
+        if runner is None:
+            target = parse_url(url)
+            if role is not None:  # Snowflake's connection parameter (a bound value, not SQL)
+                target = target.update_query_dict({"role": role})
+            runner = SqlAlchemyRunner(
+                target,
+                functions=self.config.allowed_functions,
+                allow_privileged=self.config.allow_privileged_user,
+            )
+            self._bases[(url, role)] = runner
+        return runner
+
+    # -- the SqlRunner contract, for callers without a person --------------------------------
+
+    async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
+        """A query nobody in particular asked: run as the unmapped rule says."""
+        return await self.for_user(NOBODY).run_sql(sql, max_rows=max_rows, timeout=timeout)
+
+    async def describe(self) -> str:
+        return await self.default.describe()
+
+    # -- what the model may learn ----------------------------------------------------------
+
+    def source(self, url_name: str | None = None) -> SchemaSource:
+        """The schema source of the database's URL, or of a ``[database.urls]`` entry."""
+        source = self._sources.get(url_name)
+        if source is None:
+            url = self.config.urls[url_name] if url_name else self.config.url
+            assert url is not None
+            runner = self._base(url, None)
+            cache = cache_path_for(self.data_dir, runner) if self.data_dir else None
+            source = SchemaSource(runner, cache_path=cache, training_dir=self.config.training_dir)
+            self._sources[url_name] = source
+        return source
+
+    async def schema(self, identity: DataIdentity) -> SchemaIndex | None:
+        """The schema index ``identity`` may see (None while its database is unreachable;
+        ``SqlError`` when the database cannot say what the role may read)."""
+        source = self.source(identity.url_name)
+        index = await source.current()
+        if index is None or source.runner.backend != "postgresql":
+            return index
+        views = self._views.setdefault(identity.url_name, RoleViews(source.runner))
+        return await views.index(index, identity.role)
+
+    async def schema_for(self, user: User) -> tuple[SchemaIndex | None, str | None]:
+        """``user``'s schema index, or None and why not (for the prompt)."""
+        try:
+            identity = self.identity(user)
+        except NoDataAccess as refused:
+            return None, str(refused)
+        try:
+            index = await self.schema(identity)
+        except SqlError as error:
+            logger.warning("schema for %s not read: %s", identity.label, error)
+            return None, str(error)
+        return index, self.source(identity.url_name).error
+
+    # -- what people and admins are told ---------------------------------------------------
+
+    def mapping_lines(self) -> list[str]:
+        """The mapping, as ``/status`` shows it to admins (URLs masked)."""
+        where = "" if self.name == "default" else f" ({self.name})"
+        lines = [f"Database{where}: {self.dialect}, `{self.masked_url}`"]
+        lines += [f"- `{key}` -> `{mask_url(url)}`" for key, url in self.config.urls.items()]
+        lines += [f"- `{key}` -> role `{role}`" for key, role in self.config.roles.items()]
+        if self.config.maps_people:
+            lines.append(f"- anyone else: {self.config.unmapped}")
+        return lines
