@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.database.settings import DatabaseConfig
 from agent_core.settings import ConfigProblem
 from agent_core.users import RequestContext, User, UserResolver
 
@@ -59,6 +60,12 @@ class Profile(BaseModel):
     """Who may ask here (empty: everyone the workspace resolves)."""
     admins: list[str] = Field(default_factory=list)
     """Platform user ids (Slack ``U...``, Teams Entra object ids) made admins here."""
+    database: DatabaseConfig | None = None
+    """This profile's own database (the keys of ``[database]``: url, roles, urls,
+    training_dir...); unset: the ``[database]`` one."""
+    answers: Literal["public", "private"] = "public"
+    """``private``: answers go to the asker alone (Slack: ephemeral in the thread; Teams:
+    a 1:1 chat), for data nobody should read over a colleague's shoulder."""
 
     def claims(self, metadata: Mapping[str, Any]) -> bool:
         """Whether a request with this channel metadata belongs to this profile."""

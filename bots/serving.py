@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, SecretStr
 
-from agent_core.database.settings import DatabaseSettings
+from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.settings import (
     CONFIG_FILE,
     DOTENV_FILE,
@@ -282,15 +282,16 @@ def user_agent(target: str, runtime: Runtime) -> Agent:
 
 
 def builtin_agent(config: Config, runtime: Runtime) -> Agent:
-    """The built-in SQL agent (the demo shop unless ``[database] url`` is set)."""
+    """The built-in SQL agent: over the profile's own database when it names one, else over
+    ``[database]`` (the demo shop unless its ``url`` is set)."""
     from bots.demo.agent import DemoSettings, build_demo_agent
 
-    model, database = config.model, config.database
+    model = config.model
+    name, database = database_of(config, runtime.profile)
     settings = DemoSettings(
         data_dir=config.state.data_dir,
-        database_url=SecretStr(database.url) if database.url else None,
-        training_dir=database.training_dir,
-        schema_max_tokens=database.schema_max_tokens,
+        database=database,
+        database_name=name,
         anthropic_api_key=model.api_key,
         anthropic_model=model.model,
         anthropic_base_url=model.base_url,
@@ -301,6 +302,15 @@ def builtin_agent(config: Config, runtime: Runtime) -> Agent:
         user_resolver=runtime.user_resolver,
     )
     return build_demo_agent(settings)
+
+
+def database_of(config: Config, profile: str | None) -> tuple[str, DatabaseConfig]:
+    """The database a profile answers from: its own ``database`` (named after the profile),
+    else ``[database]`` (``default``)."""
+    for candidate in config.general.profiles:
+        if candidate.name == profile and candidate.database is not None:
+            return candidate.name, candidate.database
+    return "default", config.database.config()
 
 
 def add_quota(served: Agent | ProfileRouter, state: State, quota: tuple[int, float] | None) -> None:

@@ -26,7 +26,9 @@ For scheduled questions and other callers without a turn::
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from pathlib import Path
 
 from agent_core.database.identity import DataIdentity, NoDataAccess, data_identity
@@ -152,6 +154,39 @@ class DataAccess(SqlRunner):
             logger.warning("schema for %s not read: %s", identity.label, error)
             return None, str(error)
         return index, self.source(identity.url_name).error
+
+    # -- start-up ------------------------------------------------------------------------
+
+    @property
+    def started(self) -> threading.Event:
+        """Set once the start-up checks and the first introspection are over."""
+        return self.source().started
+
+    async def startup(self) -> None:
+        """Check the database and every mapped identity (logged, loudly when one fails),
+        then read the schema; never raises."""
+        from agent_core.database.access_checks import check_access, log_access
+
+        source = self.source()
+        try:
+            report = await check_access(self)
+            log_access(report)
+            database = report.database
+            if database is not None and database.reachable and not database.refused:
+                await source.refresh_quietly()
+            else:
+                source.unreachable(database.error if database else None)
+        finally:
+            source.started.set()
+
+    def start(self) -> threading.Thread:
+        """Run ``startup`` on a thread of its own (callers need no event loop)."""
+        self.source().load_cache()
+        thread = threading.Thread(
+            target=asyncio.run, args=(self.startup(),), name="threadline-schema", daemon=True
+        )
+        thread.start()
+        return thread
 
     # -- what people and admins are told ---------------------------------------------------
 

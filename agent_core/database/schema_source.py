@@ -147,6 +147,15 @@ class SchemaSource:
         self._write_cache(catalog)
         return index
 
+    def unreachable(self, error: str | None) -> None:
+        """The start-up check found the database unreachable: say so until the retry."""
+        self.error = error
+        self._attempted_at = self._clock()
+
+    async def refresh_quietly(self) -> None:
+        """``refresh``, logged instead of raised; one at a time."""
+        await self._refresh_quietly()
+
     async def _refresh_quietly(self) -> None:
         with self._lock:
             if self._refreshing:
