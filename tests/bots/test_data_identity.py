@@ -1,0 +1,196 @@
+"""The built-in agent on a warehouse whose roles and row-level-security policies decide who
+sees what (issue 24), through the real Anthropic client and the shipped fake Messages API:
+what the model learns, which memories are offered, who is refused, what the audit says."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_core.audit import AuditEventType, InMemoryAuditLogger
+from agent_core.database.settings import DatabaseConfig
+from agent_core.llm.testing import FakeAnthropic, Reply
+from agent_core.memory.in_memory import InMemoryAgentMemory
+from agent_core.users import RequestContext, User, UserResolver
+from bots.demo.agent import DemoSettings, build_demo_agent
+from tests.support.postgres_identity import Warehouse, create_warehouse
+from tests.support.postgres_server import PostgresServer
+
+pytestmark = pytest.mark.postgres
+
+PEOPLE = {
+    "UANA": User(id="slack:T1:UANA", email="ana@example.com", group_memberships=["user", "sales"]),
+    "UCFO": User(
+        id="slack:T1:UCFO", email="cfo@example.com", group_memberships=["user", "finance"]
+    ),
+    "UEVE": User(
+        id="slack:T1:UEVE", email="eve@example.com", group_memberships=["user", "marketing"]
+    ),
+}
+
+
+class Directory(UserResolver):
+    """The workspace as it is now: a person's groups may change between two questions."""
+
+    def __init__(self) -> None:
+        self.people = dict(PEOPLE)
+
+    async def resolve_user(self, request_context: RequestContext) -> User:
+        user = self.people[str(request_context.metadata["user_id"])]
+        return user.model_copy(update={"metadata": {"workspace_id": "T1"}})
+
+
+def asked_by(user_id: str) -> RequestContext:
+    return RequestContext(
+        metadata={
+            "platform": "slack",
+            "workspace_id": "T1",
+            "channel_id": "C1",
+            "thread_id": "1.0",
+            "user_id": user_id,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def warehouse(postgres_server: PostgresServer) -> Warehouse:
+    postgres_server.start()
+    return create_warehouse(postgres_server)
+
+
+@asynccontextmanager
+async def served(
+    warehouse: Warehouse, tmp_path: Path, directory: Directory
+) -> AsyncIterator[tuple[Any, FakeAnthropic]]:
+    """The built-in agent on the warehouse, talking to the fake Messages API."""
+    async with FakeAnthropic() as fake:
+        agent = built(warehouse, fake, tmp_path, directory)
+        try:
+            yield agent, fake
+        finally:
+            await agent.llm_service.aclose()
+
+
+def built(warehouse: Warehouse, fake: FakeAnthropic, tmp_path: Path, directory: Directory) -> Any:
+    config = DatabaseConfig(
+        url=warehouse.url,
+        roles={"finance": "finance_reader", "sales": "sales_reader"},
+        unmapped="refuse",
+    )
+    agent = build_demo_agent(
+        DemoSettings(
+            data_dir=tmp_path,
+            database=config,
+            anthropic_api_key="sk-ant-test",  # type: ignore[arg-type]
+            anthropic_base_url=fake.base_url,
+            agent_memory=InMemoryAgentMemory(),
+            user_resolver=directory,
+        )
+    )
+    audit = InMemoryAuditLogger()
+    agent.audit_logger = agent.tool_registry.audit_logger = audit
+    agent.tool_registry.audit_config = agent.config.audit_config
+    agent.llm_context_enhancer.source.started.wait(30)  # the start-up checks are done
+    return agent
+
+
+async def ask(agent: Any, user_id: str, question: str) -> str:
+    parts = [
+        c.model_dump(mode="json")
+        async for c in agent.send_message(
+            asked_by(user_id), question, conversation_id=f"thread-{user_id}"
+        )
+    ]
+    return json.dumps(parts)
+
+
+def sent(fake: FakeAnthropic, start: int = 0) -> str:
+    return json.dumps([request.body for request in fake.requests[start:]])
+
+
+async def test_each_asker_sees_their_rows_and_the_model_only_their_tables(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    directory = Directory()
+    async with served(warehouse, tmp_path, directory) as (agent, fake):
+        deals = "SELECT id, amount FROM deals ORDER BY id"
+        fake.queue(Reply.tool("run_sql", {"sql": deals}), Reply.text("Your deals."))
+        answer = await ask(agent, "UANA", "what are my deals, and what do we pay people?")
+        ana_saw = sent(fake)
+        assert "salaries" not in ana_saw.lower() and "Pay of every employee" not in ana_saw
+        assert '"card"' not in ana_saw and "customers" in ana_saw  # columns granted only
+        assert "ben@example.com" not in ana_saw and '"7"' not in answer
+
+        fake.queue(Reply.tool("run_sql", {"sql": deals}), Reply.text("All deals."))
+        before = len(fake.requests)
+        await ask(agent, "UCFO", "what are the deals, and what do we pay people?")
+        cfo_saw = sent(fake, before)
+        assert "salaries" in cfo_saw and "Pay of every employee" in cfo_saw
+
+        results = agent.audit_logger.of_type(AuditEventType.TOOL_RESULT)
+        assert [e.details["data_identity"] for e in results] == [
+            "role 'sales_reader'",
+            "role 'finance_reader'",
+        ]
+        assert [e.user_email for e in results] == ["ana@example.com", "cfo@example.com"]
+
+
+async def test_a_memory_made_as_one_role_is_not_offered_to_another(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    directory = Directory()
+    async with served(warehouse, tmp_path, directory) as (agent, fake):
+        sql = "SELECT sum(amount) FROM deals"
+        fake.queue(Reply.tool("run_sql", {"sql": sql}), Reply.text("150."))
+        await ask(agent, "UANA", "total deal amount")
+        memory = agent.agent_memory
+        contexts = {}
+        for who in ("UANA", "UCFO"):
+            user = await agent.user_resolver.resolve_user(asked_by(who))
+            contexts[who] = agent.tool_context(
+                user, conversation_id=f"thread-{who}", request_id="r", request={}
+            )
+        mine = await memory.get_recent_memories(contexts["UANA"])
+        assert [m.args for m in mine] == [{"sql": sql}]
+        await memory.rate_turn(contexts["UANA"], mine[0].turn_id or "", good=True)
+        # verified by its owner: offered to the whole scope, yet never to another role
+        assert await memory.get_recent_memories(contexts["UCFO"]) == []
+        found = await memory.search_similar_usage("total deal amount", contexts["UCFO"])
+        assert found == []
+
+
+async def test_an_unmapped_person_gets_one_sentence_and_nothing_runs(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    directory = Directory()
+    async with served(warehouse, tmp_path, directory) as (agent, fake):
+        answer = await ask(agent, "UEVE", "what are the deals?")
+        assert "You have no data access here" in answer
+        assert fake.requests == []  # no LLM call, no query
+
+
+async def test_the_next_question_runs_as_the_new_identity_when_groups_change(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    directory = Directory()
+    count = "SELECT count(*) AS n FROM deals"
+    async with served(warehouse, tmp_path, directory) as (agent, fake):
+        fake.queue(Reply.tool("run_sql", {"sql": count}), Reply.text("2."))
+        await ask(agent, "UANA", "how many deals?")
+        directory.people["UANA"] = PEOPLE["UANA"].model_copy(
+            update={"group_memberships": ["user", "finance"]}
+        )
+        fake.queue(Reply.tool("run_sql", {"sql": count}), Reply.text("3."))
+        await ask(agent, "UANA", "and now?")
+        last = fake.requests[-1].body["messages"][-1]["content"][0]["content"]
+        assert last.endswith("n\n3")
+        audit = agent.audit_logger.of_type(AuditEventType.TOOL_RESULT)
+        assert [e.details["data_identity"] for e in audit] == [
+            "role 'sales_reader'",
+            "role 'finance_reader'",
+        ]
