@@ -5,6 +5,8 @@ what the model learns, which memories are offered, who is refused, what the audi
 from __future__ import annotations
 
 import json
+import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,8 +19,10 @@ from agent_core.database.settings import DatabaseConfig
 from agent_core.llm.testing import FakeAnthropic, Reply
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.users import RequestContext, User, UserResolver
+from bots.cli import main
+from bots.database_agent import build_database_parts
 from bots.demo.agent import DemoSettings, build_demo_agent
-from tests.support.postgres_identity import Warehouse, create_warehouse
+from tests.support.postgres_identity import BOT_PASSWORD, Warehouse, create_warehouse
 from tests.support.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.postgres
@@ -194,3 +198,50 @@ async def test_the_next_question_runs_as_the_new_identity_when_groups_change(
             "role 'sales_reader'",
             "role 'finance_reader'",
         ]
+
+
+def test_doctor_config_and_the_start_up_log_check_each_mapped_identity(
+    warehouse: Warehouse,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 24 item 4: the start-up log and doctor list each mapped role (exists, can be
+    taken, could write, sees a table) and each profile's own database; config shows them,
+    passwords masked."""
+
+    for name in [n for n in os.environ if n.startswith(("THREADLINE_", "REDIS"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "threadline.toml").write_text(
+        f'[database]\nurl = "{warehouse.url}"\nunmapped = "refuse"\n'
+        '[database.roles]\nfinance = "finance_reader"\nsales = "ghost_role"\n'
+        'ops = "writer_role"\n'
+        '[[profiles]]\nname = "fin"\nslack_channels = ["CFIN"]\n'
+        f'database = {{ url = "{warehouse.url}", roles = {{ finance = "finance_reader" }} }}\n',
+        encoding="utf-8",
+    )
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "database" in line]
+    assert any(line.startswith("✓ database role 'finance_reader': reads") for line in lines)
+    assert any(
+        line.startswith("✗ database role 'ghost_role'") and "does not exist" in line
+        for line in lines
+    )
+    assert any(line.startswith("! database role 'writer_role'") for line in lines)
+    assert any(line.startswith("✓ database (fin) role 'finance_reader'") for line in lines)
+    assert BOT_PASSWORD not in out
+
+    assert main(["config"]) == 0
+    shown = capsys.readouterr().out
+    assert "profiles.fin.database.url" in shown and BOT_PASSWORD not in shown
+    assert "database.roles" in shown and "ghost_role" in shown
+
+    caplog.set_level(logging.INFO)
+    config = DatabaseConfig(url=warehouse.url, roles={"sales": "ghost_role"})
+    parts = build_database_parts(config, data_dir=tmp_path, memory=InMemoryAgentMemory())
+    assert parts.access.started.wait(30)
+    [line] = [r for r in caplog.records if "ghost_role" in r.getMessage()]
+    assert line.levelno == logging.ERROR and "does not exist" in line.getMessage()
