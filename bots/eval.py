@@ -238,10 +238,11 @@ def summary(results: list[CaseResult], *, model: str, database: str, file: Path)
 
 def asker(value: str | None) -> User:
     """Who the questions come from: ``--as EMAIL``, ``--as GROUP`` or both, comma-separated
-    (``ana@example.com,finance``); without ``--as``, the local user.
+    (``ana@example.com,finance``), in the channels' default group ``user`` too; without
+    ``--as``, the local user.
 
     >>> asker("ana@example.com,finance").email, asker("finance,sales").group_memberships
-    ('ana@example.com', ['finance', 'sales'])
+    ('ana@example.com', ['user', 'finance', 'sales'])
     """
     from agent_core.agent import LOCAL_USER
 
@@ -250,7 +251,11 @@ def asker(value: str | None) -> User:
     parts = [part.strip() for part in value.split(",") if part.strip()]
     email = next((part for part in parts if "@" in part), None)
     groups = [part for part in parts if "@" not in part]
-    return User(id=f"eval:{email or ','.join(groups)}", email=email, group_memberships=groups)
+    return User(
+        id=f"eval:{email or ','.join(groups)}",
+        email=email,
+        group_memberships=list(dict.fromkeys(["user", *groups])),
+    )
 
 
 def build_agent(args: argparse.Namespace) -> Agent:

@@ -245,3 +245,44 @@ def test_doctor_config_and_the_start_up_log_check_each_mapped_identity(
     assert parts.access.started.wait(30)
     [line] = [r for r in caplog.records if "ghost_role" in r.getMessage()]
     assert line.levelno == logging.ERROR and "does not exist" in line.getMessage()
+
+
+@pytest.mark.parametrize(("asker", "deals"), [("ana@example.com,sales", 2), ("finance", 3)])
+async def test_eval_asks_as_a_chosen_person_and_group(
+    warehouse: Warehouse,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    asker: str,
+    deals: int,
+) -> None:
+    """``threadline eval --as``: the agent's query and the expected SQL both run as the
+    asker's data identity, so a team sees what each role gets before rollout."""
+    import asyncio
+
+    from bots import eval as eval_command
+    from bots.cli import build_parser
+
+    questions = tmp_path / "q.jsonl"
+    count = "SELECT count(*) FROM deals"
+    questions.write_text(json.dumps({"question": "How many deals?", "expected": deals}) + "\n")
+    (tmp_path / "threadline.toml").write_text(
+        f'[database]\nurl = "{warehouse.url}"\nunmapped = "refuse"\n'
+        '[database.roles]\nfinance = "finance_reader"\nsales = "sales_reader"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    async with FakeAnthropic() as fake:
+        fake.queue(Reply.tool("run_sql", {"sql": count}), Reply.text(f"{deals}."))
+        for name, value in {
+            "ANTHROPIC_API_KEY": "sk-ant-test",
+            "ANTHROPIC_BASE_URL": fake.base_url,
+        }.items():
+            monkeypatch.setenv(name, value)
+        args = build_parser().parse_args(
+            ["eval", str(questions), "--as", asker, "--data-dir", str(tmp_path)]
+        )
+        assert await asyncio.to_thread(eval_command.run, args) == 0
+    out = capsys.readouterr().out
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["passed"] == 1, out
