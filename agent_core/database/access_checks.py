@@ -10,19 +10,31 @@ mapped in it: the database's own URL (``agent_core.database.checks``), each grou
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import BaseModel
 
 from agent_core.database.checks import DatabaseReport, check_database, log_report
 from agent_core.database.identity import DataIdentity
 from agent_core.database.role_checks import RoleReport, check_roles
+from agent_core.database.runner import SqlAlchemyRunner
+from agent_core.database.schema_source import SchemaSource
+from agent_core.database.settings import DatabaseConfig
 from agent_core.tools.sql import SqlError
 
-if TYPE_CHECKING:
-    from agent_core.database.access import DataAccess
-
 logger = logging.getLogger("threadline.database")
+
+
+class Checked(Protocol):
+    """What the checks read of a ``DataAccess`` (``agent_core.database.access``)."""
+
+    name: str
+    config: DatabaseConfig
+    default: SqlAlchemyRunner
+
+    def source(self, url_name: str | None = None) -> SchemaSource: ...
+
+    def runner(self, identity: DataIdentity) -> SqlAlchemyRunner: ...
 
 
 class AccessReport(BaseModel):
@@ -58,7 +70,7 @@ class AccessReport(BaseModel):
         return lines
 
 
-async def check_access(access: DataAccess) -> AccessReport:
+async def check_access(access: Checked) -> AccessReport:
     """Check the database, each group URL and each mapped PostgreSQL role; never raises."""
     report = AccessReport(name=access.name, database=await check_database(access.default))
     for key in access.config.urls:
