@@ -20,12 +20,17 @@ from agent_core.database.access import DataAccess
 from agent_core.database.askers import DataAccessGate, IdentityResolver
 from agent_core.database.enhancer import SchemaContextEnhancer
 from agent_core.database.settings import DatabaseConfig
+from agent_core.database.urls import DatabaseConfigError
 from agent_core.extensions.enhancer import DefaultLlmContextEnhancer
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.memory.base import AgentMemory
 from agent_core.users import UserResolver
 
 logger = logging.getLogger("threadline.database")
+
+CHECK_WAIT = 15.0
+"""Seconds the start waits for the database's verdict on its user (a connection refused or
+timed out says "unreachable" sooner, and the start goes on)."""
 
 DATABASE_PROMPT = """You are Threadline, a data assistant in a chat thread (Slack or Microsoft \
 Teams). You answer questions about the team's {dialect} database.
@@ -89,13 +94,18 @@ def build_database_parts(
 ) -> DatabaseParts:
     """The database, schema enhancer and prompt for ``config`` (``DatabaseConfigError`` when
     a URL is malformed or its driver is missing); ``start``: begin the start-up checks (the
-    database, each mapped identity) and introspection now, on a thread of their own."""
+    database, each mapped identity) and introspection now, on a thread of their own, and
+    refuse to start (``DatabaseConfigError``) when the database's user is a superuser or may
+    reach the server (``agent_core.database.privileges``)."""
     access = DataAccess(config, name=name, data_dir=data_dir)
     if start:
         logger.info(
             "database %s (%s): starting the schema check", access.masked_url, access.dialect
         )
         access.start()
+        # a user too powerful to be used stops the start (an unreachable one does not)
+        if access.checked.wait(CHECK_WAIT) and access.refusal is not None:
+            raise DatabaseConfigError(f"{access.masked_url}: {access.refusal}")
     enhancer = SchemaContextEnhancer(
         access, inner=DefaultLlmContextEnhancer(memory), max_tokens=config.schema_max_tokens
     )

@@ -62,6 +62,10 @@ class DataAccess(SqlRunner):
         self._bases: dict[tuple[str, str | None], SqlAlchemyRunner] = {}
         self._sources: dict[str | None, SchemaSource] = {}
         self._views: dict[str | None, RoleViews] = {}
+        self.checked = threading.Event()
+        """Set once the start-up check of the database's own URL is over."""
+        self.refusal: str | None = None
+        """Why the start-up check refused the database (a superuser...): nothing may run."""
         self.default = self._base(config.url, None)
         for url in config.urls.values():
             self._base(url, None)  # a URL whose driver is missing fails now, not mid-question
@@ -166,17 +170,20 @@ class DataAccess(SqlRunner):
         """Check the database and every mapped identity (logged, loudly when one fails),
         then read the schema; never raises."""
         from agent_core.database.access_checks import check_access, log_access
+        from agent_core.database.checks import check_database
 
         source = self.source()
         try:
-            report = await check_access(self)
-            log_access(report)
-            database = report.database
-            if database is not None and database.reachable and not database.refused:
+            database = await check_database(self.default)
+            self.refusal = database.error if database.refused else None
+            self.checked.set()
+            log_access(await check_access(self, database=database))
+            if database.reachable and not database.refused:
                 await source.refresh_quietly()
             else:
-                source.unreachable(database.error if database else None)
+                source.unreachable(database.error)
         finally:
+            self.checked.set()
             source.started.set()
 
     def start(self) -> threading.Thread:

@@ -70,9 +70,11 @@ class AccessReport(BaseModel):
         return lines
 
 
-async def check_access(access: Checked) -> AccessReport:
-    """Check the database, each group URL and each mapped PostgreSQL role; never raises."""
-    report = AccessReport(name=access.name, database=await check_database(access.default))
+async def check_access(access: Checked, *, database: DatabaseReport | None = None) -> AccessReport:
+    """Check the database (unless ``database`` is its report already), each group URL and
+    each mapped role; never raises."""
+    database = database or await check_database(access.default)
+    report = AccessReport(name=access.name, database=database)
     for key in access.config.urls:
         report.urls[key] = await check_database(access.source(key).runner)
     roles = list(dict.fromkeys(access.config.roles.values()))
