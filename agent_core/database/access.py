@@ -96,8 +96,10 @@ class DataAccess(SqlRunner):
         base = self._base(url, identity.role if backend == "snowflake" else None)
         return base.as_identity(identity) if backend == "postgresql" else base
 
-    def for_user(self, user: User) -> SqlRunner:
-        return self.runner(self.identity(user))
+    def for_user(self, user: User) -> AskerRunner:
+        """``user``'s runner: their queries and their schema (``NoDataAccess`` when
+        refused)."""
+        return AskerRunner(self, self.identity(user))
 
     def _base(self, url: str, role: str | None) -> SqlAlchemyRunner:
         runner = self._bases.get((url, role))
@@ -113,7 +115,7 @@ class DataAccess(SqlRunner):
             self._bases[(url, role)] = runner
         return runner
 
-    # -- the SqlRunner contract, for callers without a person --------------------------------
+    # -- the SqlRunner contract, for callers without a person -------------------------------
 
     async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
         """A query nobody in particular asked: run as the unmapped rule says."""
@@ -206,3 +208,33 @@ class DataAccess(SqlRunner):
         if self.config.maps_people:
             lines.append(f"- anyone else: {self.config.unmapped}")
         return lines
+
+
+class AskerRunner(SqlRunner):
+    """One person's queries and schema in a ``DataAccess``: what ``for_user`` gives the
+    tools (and scheduled questions: ``run_sql`` runs as the identity, ``describe`` renders
+    only the tables it may read).
+    """
+
+    def __init__(self, access: DataAccess, identity: DataIdentity) -> None:
+        self.access = access
+        self.identity = identity
+        self.runner = access.runner(identity)
+        self.dialect = self.runner.dialect
+        self.parser_dialect = self.runner.parser_dialect
+
+    @property
+    def url(self) -> object:
+        """The identity's database URL (what ``query_files`` may join)."""
+        return self.runner.url
+
+    @property
+    def identity_label(self) -> str | None:
+        return self.identity.label
+
+    async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
+        return await self.runner.run_sql(sql, max_rows=max_rows, timeout=timeout)
+
+    async def describe(self) -> str:
+        index = await self.access.schema(self.identity)
+        return index.catalog.render() if index is not None else ""

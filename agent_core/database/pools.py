@@ -65,8 +65,10 @@ class DatabasePool:
             connection.exec_driver_sql(sql)
 
     def dispose(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        self.cancellers.shutdown(wait=False, cancel_futures=True)
+        """Close the pool: queued queries dropped, running ones let finish (each is bounded
+        by its timeout and cancelled at it), so every connection is back and closed."""
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.cancellers.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()
 
 

@@ -168,7 +168,10 @@ class SqlAlchemyRunner(SqlRunner):
             finally:
                 handle.finish()  # however the job ended, no cancel waits for it any more
 
-        future = loop.run_in_executor(self.pool.executor, guarded)
+        try:
+            future = loop.run_in_executor(self.pool.executor, guarded)
+        except RuntimeError:  # the pool was closed (the process is shutting down)
+            raise SqlError("the database connection pool is closed", reason="unavailable") from None
         timer = loop.call_later(timeout, self._cancel, handle, "timeout")
         try:
             done, _ = await asyncio.wait({future}, timeout=timeout + HARD_STOP_GRACE)
