@@ -31,6 +31,8 @@ import logging
 import threading
 from pathlib import Path
 
+from sqlalchemy.engine import URL
+
 from agent_core.database.identity import DataIdentity, NoDataAccess, data_identity
 from agent_core.database.runner import SqlAlchemyRunner
 from agent_core.database.schema_index import SchemaIndex
@@ -104,11 +106,8 @@ class DataAccess(SqlRunner):
     def _base(self, url: str, role: str | None) -> SqlAlchemyRunner:
         runner = self._bases.get((url, role))
         if runner is None:
-            target = parse_url(url)
-            if role is not None:  # Snowflake's connection parameter (a bound value, not SQL)
-                target = target.update_query_dict({"role": role})
             runner = SqlAlchemyRunner(
-                target,
+                role_url(url, role),
                 functions=self.config.allowed_functions,
                 allow_privileged=self.config.allow_privileged_user,
             )
@@ -208,6 +207,17 @@ class DataAccess(SqlRunner):
         if self.config.maps_people:
             lines.append(f"- anyone else: {self.config.unmapped}")
         return lines
+
+
+def role_url(url: str, role: str | None) -> URL:
+    """``url`` connecting as ``role`` (Snowflake's ``role`` connection parameter: a value the
+    driver sends, never SQL); ``url`` as it is without one.
+
+    >>> role_url("snowflake://me@acct/db/public", "ANALYST").query["role"]
+    'ANALYST'
+    """
+    parsed = parse_url(url)
+    return parsed if role is None else parsed.update_query_dict({"role": role})
 
 
 class AskerRunner(SqlRunner):

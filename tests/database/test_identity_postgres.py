@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -212,3 +213,47 @@ async def test_a_person_whose_groups_change_asks_next_as_the_new_identity(
     assert await rows(access, ana, "SELECT count(*) FROM deals") == [[2]]
     promoted = ana.model_copy(update={"group_memberships": ["finance"]})
     assert await rows(access, promoted, "SELECT count(*) FROM deals") == [[3]]
+
+
+async def test_training_notes_and_examples_naming_hidden_tables_are_left_out(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The model only learns what the asker may see: a verified example reading a table the
+    role may not read, or a note naming it, is not offered to that role."""
+    training = tmp_path / "training"
+    training.mkdir()
+    (training / "pay.sql").write_text(
+        "-- total payroll\nSELECT sum(pay) FROM finance.salaries;\n"
+        "-- deals per person\nSELECT owner_email, count(*) FROM deals GROUP BY 1;\n"
+    )
+    (training / "notes.md").write_text(
+        "The salaries table holds gross pay.\n\nDeals are counted when signed.\n"
+    )
+    access = DataAccess(config(warehouse).model_copy(update={"training_dir": training}))
+    await access.source().refresh()
+    sales = await access.schema(access.identity(ANA))
+    finance = await access.schema(access.identity(CFO))
+    assert sales is not None and finance is not None
+    assert [e.question for e in sales.training.examples] == ["deals per person"]
+    assert [n.text for n in sales.training.notes] == []
+    assert len(finance.training.examples) == 2 and len(finance.training.notes) == 1
+    assert "salaries" not in (await access.for_user(ANA).describe())
+
+
+async def test_an_unreachable_database_is_said_as_before_under_identities(
+    tmp_path: Path,
+) -> None:
+    """Bad input: the database down. Each asker hears it is unreachable (as without
+    identities), and their schema says why; nothing hangs."""
+    down = PostgresServer()  # never started
+    try:
+        access = DataAccess(
+            DatabaseConfig(url=down.url(BOT, "x", "warehouse"), roles={"sales": "sales_reader"})
+        )
+        with pytest.raises(SqlError) as unavailable:
+            await rows(access, ANA, "SELECT 1")
+        assert unavailable.value.reason == "unavailable"
+        index, error = await access.schema_for(ANA)
+        assert index is None and error is not None and "unavailable" in error
+    finally:
+        down.remove()
