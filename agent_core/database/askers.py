@@ -8,7 +8,9 @@ command). Groups are resolved afresh on every request, so a person whose groups 
 asks their next question as their new identity.
 
 ``DataAccessGate`` refuses the turn of a person with no data access (``unmapped =
-"refuse"``) before anything runs: one sentence, no LLM call, no query.
+"refuse"``) before anything runs: one sentence, no LLM call, no query. Commands (``/help``,
+an admin's ``/status``) still answer: they read no data (a refused person's memories are a
+partition of their own, ``data:none``).
 
 >>> import asyncio
 >>> from agent_core.database.settings import DatabaseConfig
@@ -68,5 +70,6 @@ class DataAccessGate(LifecycleHook):
         self.access = access
 
     async def before_message(self, user: User, message: str) -> str | None:
-        self.access.identity(user)  # raises NoDataAccess for a refused person
+        if not message.lstrip().startswith("/"):
+            self.access.identity(user)  # raises NoDataAccess for a refused person
         return None

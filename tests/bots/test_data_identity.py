@@ -286,3 +286,15 @@ async def test_eval_asks_as_a_chosen_person_and_group(
     out = capsys.readouterr().out
     report = json.loads(out.strip().splitlines()[-1])
     assert report["passed"] == 1, out
+
+
+async def test_status_shows_admins_the_mapping(warehouse: Warehouse, tmp_path: Path) -> None:
+    directory = Directory()
+    directory.people["UADM"] = User(
+        id="slack:T1:UADM", email="adm@example.com", group_memberships=["user", "admin"]
+    )
+    async with served(warehouse, tmp_path, directory) as (agent, fake):
+        shown = await ask(agent, "UADM", "/status")
+        assert "`finance` -> role `finance_reader`" in shown
+        assert "`sales` -> role `sales_reader`" in shown and "anyone else: refuse" in shown
+        assert BOT_PASSWORD not in shown and fake.requests == []
