@@ -49,7 +49,10 @@ SMALL = {
     "schema_retrieval.py": (["--tables-per-branch", "2", "--questions", "10"], []),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
     "shared_files.py": (
-        ["--rows", "100", "--xlsx-rows", "10", "--rounds", "1", "--queries", "2"],
+        [
+            *("--rows", "100", "--xlsx-rows", "10", "--rounds", "1", "--queries", "2"),
+            *("--bomb-cells", "2000", "--max-cells", "1000"),
+        ],
         [],
     ),
     "slack_plan_calls.py": (["--turns", "1", "--steps", "2"], []),
