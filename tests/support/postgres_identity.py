@@ -6,7 +6,8 @@ decide who sees which rows ("data follows the asker", issue 24).
 ``outsider_role``; ``ghost_role`` does not exist. ``deals`` rows are visible to a
 ``sales_reader`` session only when ``owner_email`` is the asker's
 ``current_setting('threadline.email')``; ``finance.salaries`` is granted to
-``finance_reader`` alone; ``customers.card`` to nobody but its owner.
+``finance_reader`` alone; ``customers.card`` to nobody but its owner. ``accounts`` rows are
+the fake Slack's and Teams' people's (by their workspace email), for the bots' tests.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ SETUP = [
     "CREATE POLICY own_deals ON deals FOR SELECT TO sales_reader "
     "USING (owner_email = current_setting('threadline.email', true))",
     "CREATE POLICY all_deals ON deals FOR SELECT TO finance_reader USING (true)",
+    "CREATE TABLE accounts (owner_email text NOT NULL, account text NOT NULL)",
+    "INSERT INTO accounts VALUES ('ana@acme.io', 'acct-ana-slack'), "
+    "('bo@acme.io', 'acct-bo-slack'), ('aad-ana@contoso.com', 'acct-ana-teams'), "
+    "('aad-bo@contoso.com', 'acct-bo-teams')",
+    "ALTER TABLE accounts ENABLE ROW LEVEL SECURITY",
+    "CREATE POLICY own_accounts ON accounts FOR SELECT TO sales_reader "
+    "USING (owner_email = current_setting('threadline.email', true))",
+    "CREATE POLICY all_accounts ON accounts FOR SELECT TO finance_reader USING (true)",
+    "GRANT SELECT ON accounts TO sales_reader, finance_reader",
     "CREATE TABLE orders (id int PRIMARY KEY, placed_on date, total numeric)",
     "INSERT INTO orders SELECT g, date '2024-01-01' + g, g FROM generate_series(1, 30) g",
     "CREATE TABLE customers (id int PRIMARY KEY, name text, card text)",
