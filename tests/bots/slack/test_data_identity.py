@@ -49,7 +49,7 @@ def mapping(warehouse: Warehouse) -> DatabaseConfig:
 
 @asynccontextmanager
 async def data_bot(
-    warehouse: Warehouse, tmp_path: Path
+    warehouse: Warehouse, tmp_path: Path, config: DatabaseConfig | None = None, **settings: Any
 ) -> AsyncIterator[tuple[SlackHarness, FakeAnthropic]]:
     """The Slack bot serving the built-in agent on the warehouse, Claude being the fake."""
     async with FakeAnthropic() as claude:
@@ -58,7 +58,7 @@ async def data_bot(
             agent = build_demo_agent(
                 DemoSettings(
                     data_dir=tmp_path,
-                    database=mapping(warehouse),
+                    database=config or mapping(warehouse),
                     anthropic_api_key="sk-ant-test",  # type: ignore[arg-type]
                     anthropic_base_url=claude.base_url,
                     user_resolver=resolver,
@@ -69,7 +69,7 @@ async def data_bot(
             agent.llm_context_enhancer.source.started.wait(30)
             return agent
 
-        async with running_bot(tmp_path, [], agent_factory=build) as h:
+        async with running_bot(tmp_path, [], agent_factory=build, **settings) as h:
             try:
                 yield h, claude
             finally:
@@ -129,3 +129,43 @@ async def test_a_person_without_a_mapping_is_refused_and_nothing_runs(
         await h.idle()
         assert any("You have no data access here" in p for p in posted(h))
         assert claude.requests == []
+
+
+async def test_a_verified_example_made_as_one_role_is_not_offered_to_another(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """Ana (sales) gets an answer and rates it good: her SQL becomes a verified example.
+    Alex (an admin, sales too) is offered it; Bo (an admin, finance) is not."""
+    from adapters.slack.controls import FEEDBACK_ACTION
+    from tests.bots.slack.test_memory_privacy import feedback_on
+
+    marked = "SELECT account AS verified_marker FROM accounts"
+    search = Reply.tool("search_saved_correct_tool_uses", {"question": "which accounts are mine"})
+    roles = {"user:ana@acme.io": "sales_reader", "user:alex@acme.io": "sales_reader"}
+    mapped = mapping(warehouse).model_copy(
+        update={"roles": {**roles, "user:bo@acme.io": "finance_reader"}}
+    )
+    async with data_bot(warehouse, tmp_path, mapped, admin_users=["UADMIN", "U2"]) as (h, claude):
+        claude.queue(Reply.tool("run_sql", {"sql": marked}), Reply.text("Here."))
+        await h.event(mention("<@UBOT> which accounts are mine?"))
+        await h.idle()
+        block_id, answer = feedback_on(h, h.fake.calls)
+        await h.action(
+            FEEDBACK_ACTION,
+            "positive",
+            user="U1",
+            channel="C1",
+            message_ts=answer.ts,
+            thread_ts=answer.thread_ts,
+            block_id=block_id,
+        )
+        await h.idle()
+        offered = {}
+        for user, ts in (("UADMIN", "400.000100"), ("U2", "500.000100")):
+            before = len(claude.requests)
+            claude.queue(search, Reply.text("Done."))
+            await h.event(mention("<@UBOT> which accounts are mine?", ts=ts, user=user))
+            await h.idle()
+            offered[user] = json.dumps([r.body["messages"][-1] for r in claude.requests[before:]])
+        assert "verified_marker" in offered["UADMIN"]
+        assert "verified_marker" not in offered["U2"]

@@ -48,7 +48,11 @@ def mapping(warehouse: Warehouse) -> DatabaseConfig:
 
 @asynccontextmanager
 async def data_bot(
-    monkeypatch: pytest.MonkeyPatch, warehouse: Warehouse, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch,
+    warehouse: Warehouse,
+    tmp_path: Path,
+    config: DatabaseConfig | None = None,
+    **settings: Any,
 ) -> AsyncIterator[tuple[TeamsHarness, FakeAnthropic]]:
     """The Teams bot serving the built-in agent on the warehouse, Claude being the fake."""
     async with FakeAnthropic() as claude:
@@ -57,7 +61,7 @@ async def data_bot(
             agent = build_demo_agent(
                 DemoSettings(
                     data_dir=tmp_path,
-                    database=mapping(warehouse),
+                    database=config or mapping(warehouse),
                     anthropic_api_key="sk-ant-test",  # type: ignore[arg-type]
                     anthropic_base_url=claude.base_url,
                     user_resolver=resolver,
@@ -66,7 +70,7 @@ async def data_bot(
             agent.llm_context_enhancer.source.started.wait(30)
             return agent
 
-        async with teams_bot(monkeypatch, agent_factory=build) as bot:
+        async with teams_bot(monkeypatch, agent_factory=build, **settings) as bot:
             try:
                 yield bot, claude
             finally:
@@ -129,3 +133,52 @@ async def test_a_person_without_a_mapping_is_refused_and_nothing_runs(
         await bot.final()
         assert any("You have no data access here" in text for text in said(bot))
         assert claude.requests == []
+
+
+async def test_a_verified_example_made_as_one_role_is_not_offered_to_another(
+    monkeypatch: pytest.MonkeyPatch, warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """Ana (sales) gets an answer and rates it good: her SQL becomes a verified example.
+    Alex (an admin, sales too) is offered it; Bo (an admin, finance) is not."""
+    marked = "SELECT account AS verified_marker FROM accounts"
+    search = Reply.tool("search_saved_correct_tool_uses", {"question": "which accounts are mine"})
+    roles = {
+        f"user:{MEMBER}@contoso.com": "sales_reader",
+        f"user:{ADMIN}@contoso.com": "sales_reader",
+        f"user:{BO}@contoso.com": "finance_reader",
+    }
+    config = mapping(warehouse).model_copy(update={"roles": roles})
+    async with data_bot(monkeypatch, warehouse, tmp_path, config, admin_users=[ADMIN, BO]) as (
+        bot,
+        claude,
+    ):
+        claude.queue(Reply.tool("run_sql", {"sql": marked}), Reply.text("Here."))
+        thread = "19:general@thread.tacv2;messageid=1800000000001"
+        asked = bot.message("which accounts are mine?", kind="channel", conversation=thread)
+        await bot.post(asked)
+        await bot.final()
+        value = {"actionName": "feedback", "actionValue": {"reaction": "like"}}
+        like = bot.invoke("message/submitAction", value, kind="channel", conversation=thread)
+        [answer] = [  # the channel's answer: a reply carrying the feedback buttons
+            c for c in bot.answers() if (c.body.get("channelData") or {}).get("feedbackLoop")
+        ]
+        like["replyToId"] = answer.response["id"]
+        assert (await bot.post(like)).status == 200
+        offered = {}
+        for number, user in enumerate((ADMIN, BO), start=2):
+            before = len(claude.requests)
+            claude.queue(search, Reply.text("Done."))
+            other = f"19:general@thread.tacv2;messageid=180000000000{number}"
+            await bot.post(
+                bot.message(
+                    "which accounts are mine?",
+                    kind="channel",
+                    conversation=other,
+                    user=user,
+                    user_name=user,
+                )
+            )
+            await bot.final(count=number)
+            offered[user] = json.dumps([r.body["messages"][-1] for r in claude.requests[before:]])
+        assert "verified_marker" in offered[ADMIN]
+        assert "verified_marker" not in offered[BO]
