@@ -1,6 +1,6 @@
 """Secrets never shown: passwords inside URLs, secret query parameters, and given secrets,
 masked wherever text reaches a person or a log (``threadline config``, ``doctor``, errors,
-log lines through ``SecretsFilter``).
+and every log record of a ``threadline`` command: ``mask_every_log``).
 
 Every ``scheme://`` in a text is masked, whatever the scheme (``redis://:pw@cache``,
 ``postgresql://bo:pw@db``, ``https://user:pw@host``): the password is everything between
@@ -101,8 +101,7 @@ def hide_paths(text: str) -> str:
 
 
 class SecretsFilter(logging.Filter):
-    """Masks URLs' passwords in every record it passes (message and arguments); install it
-    on the handlers of a process's logging.
+    """Masks URLs' passwords in every record it passes (message and arguments).
 
     >>> record = logging.LogRecord("x", logging.INFO, "", 0, "url %s", ("redis://:pw@c",), None)
     >>> SecretsFilter().filter(record), record.getMessage()
@@ -124,8 +123,30 @@ def _masked_argument(arg: Any) -> Any:
     return arg
 
 
-def mask_logs(handlers: list[logging.Handler] | None = None) -> None:
-    """Add ``SecretsFilter`` to ``handlers`` (the root logger's by default)."""
-    for handler in handlers if handlers is not None else logging.getLogger().handlers:
-        if not any(isinstance(f, SecretsFilter) for f in handler.filters):
-            handler.addFilter(SecretsFilter())
+class MaskingRecords:
+    """A log record factory: every record of the process is masked as it is made (its
+    message, arguments and traceback), whichever logger or handler it goes to. The
+    command line installs it once (``mask_every_log``).
+
+    >>> factory = MaskingRecords(logging.LogRecord)
+    >>> factory("x", logging.INFO, "", 0, "at %s", ("redis://:pw@c",), None).getMessage()
+    'at redis://:***@c'
+    """
+
+    def __init__(self, make: Any) -> None:
+        self.make = make
+        self._filter = SecretsFilter()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = self.make(*args, **kwargs)
+        self._filter.filter(record)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = mask_secrets(logging.Formatter().formatException(record.exc_info))
+        return record
+
+
+def mask_every_log() -> None:
+    """Mask every log record this process makes from now on (idempotent)."""
+    current = logging.getLogRecordFactory()
+    if not isinstance(current, MaskingRecords):
+        logging.setLogRecordFactory(MaskingRecords(current))

@@ -331,8 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from agent_core.masking import mask_every_log
     from bots.extras import MissingExtra, require
 
+    mask_every_log()  # no password inside a URL reaches a log line, whoever logs it
     args = build_parser().parse_args(argv)
     name = args.command_name  # ``args.command`` may be an option of the command (slack)
     try:
