@@ -16,6 +16,7 @@ from __future__ import annotations
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from agent_core.errors import ThreadlineError
 from agent_core.masking import mask_secrets
 
 EXTRAS: dict[str, str] = {
@@ -39,7 +40,7 @@ DEFAULT_DRIVERS: dict[str, str] = {
 _ALIASES = {"postgres": "postgresql"}
 
 
-class DatabaseConfigError(ValueError):
+class DatabaseConfigError(ThreadlineError, ValueError):
     """The database URL cannot be used as configured (malformed, unknown database, or its
     driver is not installed); the message says how to fix it and never holds a password."""
 
