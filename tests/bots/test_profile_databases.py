@@ -50,6 +50,14 @@ def configured(folder: Path, claude: FakeAnthropic) -> Config:
     return load_config(argparse.Namespace(command="slack", config=None, app=None))
 
 
+def started(served: Any) -> Any:
+    """``served`` once every agent's database has been checked and read."""
+    for agent in served.served_agents():
+        enhancer = agent.llm_context_enhancer
+        assert enhancer.source.started.wait(30)
+    return served
+
+
 def mention(channel: str, ts: str) -> dict[str, Any]:
     text = "<@UBOT> what is in the ledger?"
     return {"type": "app_mention", "user": "U1", "text": text, "ts": ts, "channel": channel}
@@ -67,7 +75,7 @@ async def test_slack_a_profiles_database_answers_in_its_channel_only(folder: Pat
         config = configured(folder, claude)
 
         def build(resolver: Any, state: Any) -> Any:
-            return agent_factory(config, "slack")(state, resolver)
+            return started(agent_factory(config, "slack")(state, resolver))
 
         async with running_bot(folder, [], agent_factory=build) as h:
             claude.queue(Reply.tool("run_sql", {"sql": LEDGER}), Reply.text("One entry."))
@@ -95,9 +103,8 @@ async def test_teams_a_profiles_database_answers_in_its_channel_only(
         def build(resolver: Any, settings: Any) -> Any:
             from agent_core.state import StateSettings, build_state
 
-            return agent_factory(config, "teams")(
-                build_state(StateSettings(ephemeral=True)), resolver
-            )
+            state = build_state(StateSettings(ephemeral=True))
+            return started(agent_factory(config, "teams")(state, resolver))
 
         async with teams_bot(monkeypatch, agent_factory=build) as bot:
             claude.queue(Reply.tool("run_sql", {"sql": LEDGER}), Reply.text("One entry."))
