@@ -169,13 +169,16 @@ async def test_a_memory_made_as_one_role_is_not_offered_to_another(
 
 
 async def test_an_unmapped_person_gets_one_sentence_and_nothing_runs(
-    warehouse: Warehouse, tmp_path: Path
+    warehouse: Warehouse, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     directory = Directory()
     async with served(warehouse, tmp_path, directory) as (agent, fake):
+        caplog.set_level(logging.INFO)
         answer = await ask(agent, "UEVE", "what are the deals?")
         assert "You have no data access here" in answer
         assert fake.requests == []  # no LLM call, no query
+    [refusal] = [r for r in caplog.records if "You have no data access" in r.getMessage()]
+    assert refusal.levelno == logging.INFO and refusal.exc_info is None  # the bot's job
 
 
 async def test_the_next_question_runs_as_the_new_identity_when_groups_change(
