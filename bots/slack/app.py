@@ -203,15 +203,10 @@ async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> Non
 
 def check_processes(settings: SlackSettings, state: StateSettings, processes: int) -> None:
     """Refuse process counts that cannot work, naming what to change."""
-    if processes < 1:
-        raise ValueError("--processes must be at least 1")
-    if processes == 1:
-        return
-    if state.backend != "redis":
-        raise ValueError(
-            f"--processes {processes} needs REDIS_URL: the processes share conversations, "
-            "turns and caches through Redis (SQLite and --ephemeral state belong to one process)"
-        )
+    from bots.processes import check_processes as check_shared
+
+    check_shared(processes, state)
+    # Slack-only: Slack caps the Socket Mode connections of one app (HTTP mode has no cap)
     if settings.mode == "socket" and processes > MAX_SOCKET_CONNECTIONS:
         raise ValueError(
             f"Slack allows at most {MAX_SOCKET_CONNECTIONS} Socket Mode connections per app"

@@ -100,12 +100,15 @@ def run(args: argparse.Namespace) -> int:
             level=getattr(logging, str(args.log_level).upper(), logging.INFO),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
+        from bots.processes import check_processes
+
+        check_processes(args.processes, config.state)
         if args.processes > 1:
             return _run_many(args, config)
         return _serve(config)
     except KeyboardInterrupt:
         return 0
-    except (ConfigError, AppError) as error:
+    except (ConfigError, AppError, ValueError) as error:  # each names what to change
         print(f"threadline teams: {error}", file=sys.stderr)
         return 2
 
@@ -128,14 +131,7 @@ def _run_many(args: argparse.Namespace, config: Config) -> int:
     from bots.processes import run_processes
     from bots.teams.settings import TeamsSettings
 
-    settings, state_settings = config.get(TeamsSettings), config.state
-    if state_settings.backend != "redis":
-        print(
-            "threadline teams: --processes needs shared state: set REDIS_URL "
-            f"(state is {state_settings.describe()})",
-            file=sys.stderr,
-        )
-        return 2
+    settings = config.get(TeamsSettings)
     argv = ["teams", "--log-level", str(args.log_level)]
     for name in ("config", "app"):
         if getattr(args, name, None) is not None:
