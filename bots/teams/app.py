@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from bots.serving import add_config_arguments
+    from bots.serving import add_config_arguments, add_log_level
 
     add_config_arguments(parser)
     parser.add_argument(
@@ -78,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run N processes on the same port (Linux SO_REUSEPORT; needs REDIS_URL); "
         "default $THREADLINE_PROCESSES or 1",
     )
-    parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    add_log_level(parser)
     parser.add_argument(
         "--allow-unauthenticated-remote",
         action="store_true",
@@ -96,10 +96,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = load_config(args, TeamsSettings, overrides=_overrides(args))
-        logging.basicConfig(
-            level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
+        from bots.serving import log_to_stderr
+
+        log_to_stderr(args.log_level)
         from bots.processes import check_processes
 
         check_processes(args.processes, config.state)
