@@ -1,4 +1,8 @@
-"""``RedisKeyValueStore``: the key/value store shared by every process through Redis."""
+"""``RedisKeyValueStore``: the key/value store shared by every process through Redis.
+
+While a Redis turn worker runs a turn, a ``get`` takes the value read as the turn started
+when there is one (the asker's identity in the cache, usually), and the store's writes make
+such a value stale for the rest of the turn (``agent_core.state.turn_writes``)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_core.state.keyvalue import KeyValueStore, encode
 from agent_core.state.redis_client import redis_boundary
+from agent_core.state.turn_writes import staging_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -39,28 +44,41 @@ class RedisKeyValueStore(KeyValueStore):
         """Whether this store talks to ``redis`` (so one script can write to both)."""
         return self._redis is redis
 
+    def _written(self, name: str) -> str:
+        """``name`` is about to be written: a value read ahead for it is stale now."""
+        if (turn := staging_for(self._redis)) is not None:
+            turn.wrote(name)
+        return name
+
     @redis_boundary
     async def get(self, key: str) -> Any | None:
-        text = await self._redis.get(self.key(key))
+        name = self.key(key)
+        text: str | bytes | None
+        found, text = False, None
+        if (turn := staging_for(self._redis)) is not None:
+            found, text = turn.read(name)  # read as the turn started (turn_writes)
+        if not found:
+            text = await self._redis.get(name)
         return None if text is None else json.loads(text)
 
     @redis_boundary
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
-        await self._redis.set(self.key(key), encode(value), px=milliseconds(ttl))
+        await self._redis.set(self._written(self.key(key)), encode(value), px=milliseconds(ttl))
 
     @redis_boundary
     async def add(self, key: str, value: Any = True, *, ttl: float | None = None) -> bool:
-        stored = await self._redis.set(self.key(key), encode(value), px=milliseconds(ttl), nx=True)
+        name = self._written(self.key(key))
+        stored = await self._redis.set(name, encode(value), px=milliseconds(ttl), nx=True)
         return bool(stored)
 
     @redis_boundary
     async def delete(self, key: str) -> None:
-        await self._redis.delete(self.key(key))
+        await self._redis.delete(self._written(self.key(key)))
 
     @redis_boundary
     async def _append(self, key: str, items: list[Any], keep: int, ttl: float | None) -> list[Any]:
         """A Redis list: push, trim, expire and read in one ``MULTI`` (one round trip)."""
-        name = self.key(key)
+        name = self._written(self.key(key))
         async with self._redis.pipeline(transaction=True) as pipe:
             if items:
                 pipe.rpush(name, *(encode(item) for item in items))
