@@ -112,7 +112,7 @@ class DrainingTurnQueue(TurnQueue):
         return await self.inner.renew(delivery, consumer)
 
     def turn_writes(
-        self, read_ahead: Mapping[str, str | None] | None = None
+        self, read_ahead: Mapping[str, Any] | None = None
     ) -> contextlib.AbstractContextManager[object]:
         return self.inner.turn_writes(read_ahead)
 

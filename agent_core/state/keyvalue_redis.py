@@ -1,8 +1,9 @@
 """``RedisKeyValueStore``: the key/value store shared by every process through Redis.
 
 While a Redis turn worker runs a turn, a ``get`` takes the value read as the turn started
-when there is one (the asker's identity in the cache, usually), and the store's writes make
-such a value stale for the rest of the turn (``agent_core.state.turn_writes``)."""
+when there is one (the asker's identity in the cache, usually), an ``append`` to a log read
+that way is staged for the turn's next write, and the store's other writes make such a
+value stale for the rest of the turn (``agent_core.state.turn_writes``)."""
 
 from __future__ import annotations
 
@@ -77,11 +78,19 @@ class RedisKeyValueStore(KeyValueStore):
 
     @redis_boundary
     async def _append(self, key: str, items: list[Any], keep: int, ttl: float | None) -> list[Any]:
-        """A Redis list: push, trim, expire and read in one ``MULTI`` (one round trip)."""
-        name = self._written(self.key(key))
+        """A Redis list: push, trim, expire and read in one ``MULTI`` (one round trip); in a
+        turn whose start read the list, none: the push is staged for the turn's next write
+        (``agent_core.state.turn_writes``)."""
+        name, encoded = self.key(key), [encode(item) for item in items]
+        if (turn := staging_for(self._redis)) is not None:
+            ttl_ms = milliseconds(ttl) or 0
+            log = turn.append(name, encoded, keep=keep, ttl_ms=ttl_ms)
+            if log is not None:
+                return [json.loads(text) for text in log]
+            turn.wrote(name)
         async with self._redis.pipeline(transaction=True) as pipe:
             if items:
-                pipe.rpush(name, *(encode(item) for item in items))
+                pipe.rpush(name, *encoded)
                 pipe.ltrim(name, -keep, -1)
                 if ttl is None:
                     pipe.persist(name)

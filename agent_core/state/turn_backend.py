@@ -60,8 +60,9 @@ class Readiness(enum.Enum):
 @dataclass(frozen=True)
 class Start:
     """``begin``'s answer; when ``RUN``, the attempt number, the recorded progress and what
-    the back end read ahead for the turn's stores (``read_ahead``: key -> value as the turn
-    began, ``None`` for a key that did not exist; see ``agent_core.state.turn_writes``).
+    the back end read ahead for the turn's stores (``read_ahead``: key -> a string, a list's
+    items, or ``None`` for a key that did not exist, as the turn began; see
+    ``agent_core.state.turn_writes``).
 
     >>> Start(Readiness.RUN, 2, {"reply_ts": "1.2"}).attempt
     2
@@ -70,7 +71,7 @@ class Start:
     readiness: Readiness
     attempt: int = 0
     progress: dict[str, Any] = field(default_factory=dict)
-    read_ahead: dict[str, str | None] = field(default_factory=dict)
+    read_ahead: dict[str, Any] = field(default_factory=dict)
 
 
 class Intake(Protocol):
@@ -145,7 +146,7 @@ class TurnBackend(ABC):
         """Stop requests as they arrive, for one worker."""
 
     def turn_writes(
-        self, read_ahead: Mapping[str, str | None] | None = None
+        self, read_ahead: Mapping[str, Any] | None = None
     ) -> contextlib.AbstractContextManager[object]:
         """Around one turn on a worker: what the turn's other stores may hand the queue to
         write with its next progress record or completion (Redis: the conversation commit),

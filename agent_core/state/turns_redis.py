@@ -47,9 +47,11 @@ from agent_core.state.redis_client import (
 )
 from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
 from agent_core.state.turn_writes import (
+    NOTHING,
     READ_AHEAD_BYTES,
+    READ_AHEAD_ITEMS,
+    Value,
     collecting,
-    keys_and_arguments,
     staging_for,
 )
 from agent_core.state.turns import TurnQueue
@@ -136,6 +138,7 @@ class RedisTurnQueue(TurnQueue):
             GROUP,
             self._base + "progress:",
             READ_AHEAD_BYTES,
+            READ_AHEAD_ITEMS,
         ]
         first = ""
         if flag is not None:
@@ -228,7 +231,7 @@ class RedisTurnQueue(TurnQueue):
         keys = [self.stream_key, self._thread_key(delivery.thread_key)]
         keys += [self._progress_key(delivery.id), self._reads_key(delivery.owner)]
         arguments: list[str | int] = [GROUP, delivery.id, consumer, KEEP_SECONDS]
-        arguments += [delivery.thread_key, READ_AHEAD_BYTES]
+        arguments += [delivery.thread_key, READ_AHEAD_BYTES, READ_AHEAD_ITEMS]
         reply = await self._begin(keys, arguments)
         if reply[0] == 1:
             return Start(Readiness.WAIT)
@@ -241,10 +244,10 @@ class RedisTurnQueue(TurnQueue):
         return bool(await self._renew([self.stream_key], [GROUP, delivery.id, consumer]))
 
     def turn_writes(
-        self, read_ahead: Mapping[str, str | None] | None = None
+        self, read_ahead: Mapping[str, Value] | None = None
     ) -> contextlib.AbstractContextManager[object]:
-        """Stage the turn's conversation commits for its next script and offer its stores
-        what was read as it started (``turn_writes``)."""
+        """Stage the turn's writes for its next script and offer its stores what was read as
+        it started (``turn_writes``)."""
         return collecting(self._redis, read_ahead)
 
     @redis_boundary
@@ -252,15 +255,14 @@ class RedisTurnQueue(TurnQueue):
         if not progress:
             return
         fields = [part for name, value in progress.items() for part in (name, encode(value))]
-        staged = staging_for(self._redis)
-        commits = staged.staged() if staged is not None else []
-        keys, arguments = keys_and_arguments(commits)
+        turn = staging_for(self._redis)
+        staged = turn.staged() if turn is not None else NOTHING
+        keys, arguments = staged.keys_and_arguments()
         await self._save_progress(
-            [self._progress_key(delivery.id), *keys],
-            [KEEP_SECONDS, len(commits), *arguments, *fields],
+            [self._progress_key(delivery.id), *keys], [KEEP_SECONDS, *arguments, *fields]
         )
-        if staged is not None:
-            staged.written(commits)
+        if turn is not None:
+            turn.written(staged)
 
     async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         """While a worker runs the turn, nothing to write: the completion script writes the
@@ -271,12 +273,12 @@ class RedisTurnQueue(TurnQueue):
 
     @redis_boundary
     async def complete(self, delivery: Delivery, consumer: str) -> bool:
-        staged = staging_for(self._redis)
-        commits = staged.staged() if staged is not None else []
+        turn = staging_for(self._redis)
+        staged = turn.staged() if turn is not None else NOTHING
         reads = ""
-        if staged is not None and staged.reads and delivery.owner:
-            reads = encode(staged.taught(delivery.thread_key))
-        keys, arguments = keys_and_arguments(commits)
+        if turn is not None and turn.reads and delivery.owner:
+            reads = encode(turn.taught(delivery.thread_key))
+        keys, arguments = staged.keys_and_arguments()
         keys = [
             self.stream_key,
             self._thread_key(delivery.thread_key),
@@ -284,10 +286,10 @@ class RedisTurnQueue(TurnQueue):
             self._reads_key(delivery.owner),
             *keys,
         ]
-        head: list[str | int] = [GROUP, delivery.id, consumer, reads, KEEP_SECONDS, len(commits)]
+        head: list[str | int] = [GROUP, delivery.id, consumer, reads, KEEP_SECONDS]
         done = bool(await self._complete(keys, [*head, *arguments]))
-        if staged is not None and done:
-            staged.written(commits)
+        if turn is not None and done:
+            turn.written(staged)
         return done
 
     @redis_boundary

@@ -16,7 +16,7 @@ server, not a cluster.
 
 from __future__ import annotations
 
-from agent_core.state.turn_writes import COMMIT_LUA
+from agent_core.state.turn_writes import STAGED_LUA
 
 OWNED = """
 local function owned(stream, id, consumer)
@@ -37,15 +37,27 @@ end
 """
 
 # The run counts as an attempt; the keys its owner's last turn read are read ahead, each
-# with the turn's ordering key in place of the mark (``turn_writes.MARK``). A key that is not
-# a string, or holds more than ARGV[n] bytes, is skipped: the store reads it itself.
+# with the turn's ordering key in place of the mark (``turn_writes.MARK``): a string, or a
+# list's items, of at most ARGV[limit] bytes or ARGV[limit + 1] items (another key, or a
+# larger value, is skipped: the store reads it itself).
 STARTED = """
 local function expanded(template, turn)
   local at = string.find(template, '\\0', 1, true)
   if not at then return template end
   return string.sub(template, 1, at - 1) .. turn .. string.sub(template, at + 1)
 end
-local function started(progress, keep, reads, turn, limit)
+local function value_of(key, bytes, items)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then return true, false end
+  if kind == 'string' and redis.call('STRLEN', key) <= bytes then
+    return true, redis.call('GET', key)
+  end
+  if kind == 'list' and redis.call('LLEN', key) <= items then
+    return true, redis.call('LRANGE', key, 0, -1)
+  end
+  return false, nil
+end
+local function started(progress, keep, reads, turn, bytes, items)
   local attempt = redis.call('HINCRBY', progress, '_attempt', 1)
   redis.call('EXPIRE', progress, keep)
   local found = {}
@@ -53,10 +65,10 @@ local function started(progress, keep, reads, turn, limit)
   if ok and type(templates) == 'table' then
     for _, template in ipairs(templates) do
       local key = expanded(tostring(template), turn)
-      local size = redis.pcall('STRLEN', key)
-      if type(size) == 'number' and size <= tonumber(limit) then
+      local readable, value = value_of(key, tonumber(bytes), tonumber(items))
+      if readable then
         table.insert(found, key)
-        table.insert(found, redis.call('GET', key))
+        table.insert(found, value)
       end
     end
   end
@@ -84,8 +96,8 @@ end
 
 # KEYS: stream, seen, thread list, the owner's reads[, flag]. ARGV: dedupe?, dedupe ttl ms,
 # thread, payload, at, keep, owner, consumer ('': none here), group, progress key prefix,
-# read-ahead size limit[, flag value, flag ttl ms (0: none), payload when the flag is added
-# ('': same)]
+# read-ahead limits (bytes, items)[, flag value, flag ttl ms (0: none), payload when the
+# flag is added ('': same)]
 # -> false (a duplicate) | {id, 1 when the flag was added, handed: 0 no | 1 waits | 2 started
 #    [, attempt, progress..., read ahead...]}
 ENQUEUE = (
@@ -99,14 +111,14 @@ end
 local payload, added = ARGV[4], 0
 if KEYS[5] then
   local set
-  if ARGV[13] == '0' then
-    set = redis.call('SET', KEYS[5], ARGV[12], 'NX')
+  if ARGV[14] == '0' then
+    set = redis.call('SET', KEYS[5], ARGV[13], 'NX')
   else
-    set = redis.call('SET', KEYS[5], ARGV[12], 'NX', 'PX', ARGV[13])
+    set = redis.call('SET', KEYS[5], ARGV[13], 'NX', 'PX', ARGV[14])
   end
   if set then
     added = 1
-    if ARGV[14] ~= '' then payload = ARGV[14] end
+    if ARGV[15] ~= '' then payload = ARGV[15] end
   end
 end
 local id = redis.call('XADD', KEYS[1], '*', 'thread', ARGV[3], 'payload', payload, 'at', ARGV[5],
@@ -116,14 +128,15 @@ redis.call('EXPIRE', KEYS[3], ARGV[6])
 if ARGV[8] == '' or not next_undelivered(KEYS[1], ARGV[9], id) then return {id, added, 0} end
 redis.call('XREADGROUP', 'GROUP', ARGV[9], ARGV[8], 'COUNT', 1, 'STREAMS', KEYS[1], '>')
 if not first_in_thread(KEYS[1], KEYS[3], id) then return {id, added, 1} end
-local attempt, progress, found = started(ARGV[10] .. id, ARGV[6], KEYS[4], ARGV[3], ARGV[11])
+local attempt, progress, found = started(ARGV[10] .. id, ARGV[6], KEYS[4], ARGV[3], ARGV[11],
+                                         ARGV[12])
 return {id, added, 2, attempt, progress, found}
 """
 )
 
 # KEYS: stream, thread list, progress, the owner's reads. ARGV: group, id, consumer, keep,
-# thread, read-ahead size limit -> {0, attempt, progress..., read ahead...} run | {1} wait |
-# {2} gone
+# thread, read-ahead limits (bytes, items) -> {0, attempt, progress..., read ahead...} run |
+# {1} wait | {2} gone
 BEGIN = (
     OWNED
     + FIRST_IN_THREAD
@@ -131,7 +144,7 @@ BEGIN = (
     + """
 if not owned(KEYS[1], ARGV[2], ARGV[3]) then return {2} end
 if not first_in_thread(KEYS[1], KEYS[2], ARGV[2]) then return {1} end
-local attempt, progress, found = started(KEYS[3], ARGV[4], KEYS[4], ARGV[5], ARGV[6])
+local attempt, progress, found = started(KEYS[3], ARGV[4], KEYS[4], ARGV[5], ARGV[6], ARGV[7])
 return {0, attempt, progress, found}
 """
 )
@@ -146,26 +159,26 @@ return 1
 """
 )
 
-# KEYS: progress, then two per commit. ARGV: keep, commits, their arguments (four each),
-# then the fields. One round trip: the fields, the record's expiry and the turn's staged
-# conversation commits (``turn_writes``).
+# KEYS: progress, then the staged writes' keys. ARGV: keep, the staged writes' arguments,
+# then the fields. One round trip: the fields, the record's expiry and what the turn staged
+# (``turn_writes``).
 SAVE_PROGRESS = (
-    COMMIT_LUA
+    STAGED_LUA
     + """
-local n = tonumber(ARGV[2])
-commits(2, 3, n)
-redis.call('HSET', KEYS[1], unpack(ARGV, 3 + 4 * n))
+local fields = staged_writes(2, 2)
+redis.call('HSET', KEYS[1], unpack(ARGV, fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
 )
 
-# KEYS: stream, thread list, progress, the owner's reads, then two per commit. ARGV: group,
-# id, consumer, the keys the turn read (JSON templates; '': none), keep, commits, their
-# arguments (four each). Only the worker owning the turn writes what it staged and read.
+# KEYS: stream, thread list, progress, the owner's reads, then the staged writes' keys.
+# ARGV: group, id, consumer, the keys the turn read (JSON templates; '': none), keep, then
+# the staged writes' arguments. Only the worker owning the turn writes what it staged and
+# what it read.
 COMPLETE = (
     OWNED
-    + COMMIT_LUA
+    + STAGED_LUA
     + """
 if not owned(KEYS[1], ARGV[2], ARGV[3]) then return 0 end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
@@ -173,7 +186,7 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('DEL', KEYS[3])
 if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[5]) end
-commits(5, 7, tonumber(ARGV[6]))
+staged_writes(5, 6)
 return 1
 """
 )

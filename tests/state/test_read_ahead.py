@@ -123,12 +123,14 @@ async def elsewhere(redis_url: str, key_prefix: str) -> AsyncIterator[State]:
 
 
 @contextlib.asynccontextmanager
-async def answering(state: State, handler: Reading) -> AsyncIterator[None]:
+async def answering(
+    state: State, handler: Callable[[Turn], Awaitable[None]]
+) -> AsyncIterator[None]:
     queue = state.turns
     assert isinstance(queue, RedisTurnQueue)
     async with working(queue, handler, consumer="here"):
         async with asyncio.timeout(DEADLINE):
-            while not await handler.redis.exists(queue.stream_key):
+            while not await queue._redis.exists(queue.stream_key):
                 await asyncio.sleep(0.005)  # the worker's first fetch creates the group
         yield
 
@@ -237,3 +239,33 @@ async def test_another_asker_or_another_name_reads_only_their_own(
         "cache:identity:slack:E1:ANA",  # its own identity and conversation
         "conv:{slack%3AE1%3AANA}:slack:T1:C1:1.0",
     ]
+
+
+async def test_a_logs_append_is_written_with_the_turns_completion(
+    state: State, elsewhere: State, redis: Redis, redis_url: str
+) -> None:
+    """A bounded log read as the turn started (a Slack thread's transcript): the turn's
+    append costs no round trip and reaches Redis with the turn's completion, after what
+    others appended meanwhile; the turn sees the log as it now is."""
+    seen: dict[str, list[Any]] = {}
+    in_redis: dict[str, list[Any]] = {}
+
+    async def mark(turn: Turn) -> None:
+        key, name = f"transcript:{turn.thread_key}", turn.payload["name"]
+        await redis.echo(f"start-{name}")
+        seen[name] = await state.cache.append(key, [{"told": name}], keep=3)
+        await redis.echo(f"end-{name}")
+        in_redis[name] = await elsewhere.cache.append(key, [], keep=3)
+
+    async with Sent(redis_url) as sent, answering(state, mark):
+        await turn(state, "slack:T1:C1:1.0", "first")
+        await elsewhere.cache.append("transcript:slack:T1:C1:1.0", [{"app": "alert"}], keep=3)
+        await turn(state, "slack:T1:C1:1.0", "second")
+        await turn(state, "slack:T1:C1:1.0", "third")
+        second = await sent.between("start-second", "end-second")
+    assert [c for c in second if not c.startswith(("ECHO", "XREADGROUP"))] == []
+    assert seen["second"] == [{"told": "first"}, {"app": "alert"}, {"told": "second"}]
+    assert in_redis["second"] == [{"told": "first"}, {"app": "alert"}]  # not yet: staged
+    assert seen["third"] == [{"app": "alert"}, {"told": "second"}, {"told": "third"}]
+    stored = await elsewhere.cache.append("transcript:slack:T1:C1:1.0", [], keep=3)
+    assert stored == seen["third"]
