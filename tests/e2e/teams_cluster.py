@@ -165,7 +165,8 @@ class BotProcess:
         return self.process.returncode
 
     def output(self) -> str:
-        self._log_file.flush()
+        if not self._log_file.closed:  # stop() closes it; its log is still there to read
+            self._log_file.flush()
         return self.log.read_text(errors="replace")[-4000:]
 
 
