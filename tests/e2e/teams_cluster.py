@@ -156,8 +156,8 @@ class BotProcess:
     def stop(self) -> int:
         if self.process.poll() is None:
             self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
+            try:  # past the bot's own 30 s drain: a loaded machine is slow, not a hang
+                self.process.wait(timeout=45)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
