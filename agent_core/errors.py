@@ -36,6 +36,10 @@ about::
     ├── DatabaseConfigError         the database URL cannot be used (agent_core.database.urls)
     ├── ChartError                  the data cannot make the chart (agent_core.tools.visualize)
     ├── AppError                    ``--app`` gives no agent (bots.apps)
+    ├── FrameError                  a Bedrock event-stream frame that does not hold
+    │                               (agent_core.llm.eventstream; also a ValueError)
+    ├── SignatureError              a request AWS would refuse (agent_core.llm.sigv4, as the
+    │                               Bedrock fake checks it; also a ValueError)
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a
