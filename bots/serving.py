@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, SecretStr
 
+from adapters.fetch import OutboundSettings
 from agent_core.settings import (
     CONFIG_FILE,
     DOTENV_FILE,
@@ -116,6 +117,7 @@ SHARED: tuple[type[Section], ...] = (
     ModelSettings,
     StateSettings,
     DatabaseSettings,
+    OutboundSettings,
 )
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.fetch import FetchPolicy
 from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.slack.context import (
@@ -444,9 +445,10 @@ class SlackTurns:
         """Load the files shared with the message into the asker's tables (telling the
         asker what could not be read); the question, with what the files became."""
         limit = self.files.max_bytes if self.files is not None else 0
+        policy = self.files.policy if self.files is not None else FetchPolicy()
 
         async def fetch(file: SharedFile) -> bytes:
-            return await download(client, file, max_bytes=limit)
+            return await download(client, file, max_bytes=limit, policy=policy)
 
         taken = await take_files(
             self.files,

@@ -392,6 +392,6 @@ class ThreadlineTeamsBot:
             ref = ConversationRef.from_activity(activity)
             self.turns.background(
                 upload_offered_file(
-                    self.pool.session, connector, ref, url, offered, dict(answer.upload_info)
+                    self.files.policy, connector, ref, url, offered, dict(answer.upload_info)
                 )
             )

@@ -35,8 +35,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
-import aiohttp
-
+from adapters.fetch import Fetcher, FetchPolicy
 from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.stream import ReplyStream
@@ -265,11 +264,11 @@ class TeamsTurns:
         what could not be read); the question, with what the files became."""
         store = self._shared_files
         limit = store.max_bytes if store is not None else 0
-        allow_http = store.allow_http if store is not None else False
+        policy = store.policy if store is not None else FetchPolicy()
 
         async def fetch(file: SharedFile) -> bytes:
-            async with aiohttp.ClientSession() as session:
-                return await download(session, file, max_bytes=limit, allow_http=allow_http)
+            async with Fetcher(policy) as fetcher:
+                return await download(fetcher, file, max_bytes=limit)
 
         taken = await take_files(
             store,

@@ -18,6 +18,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 from botframework.connector.auth import ManagedIdentityAppCredentials
 
+from adapters.fetch import FetchPolicy
 from adapters.teams.files import FileOffers
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core import Agent, LifecycleHook
@@ -166,11 +167,11 @@ def add_members(fake: FakeBotConnector) -> None:
 def _stores(state: State | None, turn_queue: TurnQueue | None) -> dict[str, Any]:
     # the fake's upload URL is plain http on 127.0.0.1; production requires https
     if state is None:
-        return {"turn_queue": turn_queue, "files": FileOffers(allow_http=True)}
+        return {"turn_queue": turn_queue, "files": FileOffers(policy=FetchPolicy.local_fakes())}
     return {
         "turn_queue": turn_queue or state.turns,
         "records": state.records,
         "deliveries": state.cache,
         "health": state.health,
-        "files": FileOffers(state.cache, allow_http=True),
+        "files": FileOffers(state.cache, policy=FetchPolicy.local_fakes()),
     }
