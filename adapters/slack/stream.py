@@ -54,6 +54,7 @@ from adapters.slack.controls import (
 )
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from adapters.slack.limits import SlackMessage
+from adapters.slack.markdown import escape
 from adapters.slack.plan import SlackPlan
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
 from adapters.slack.render import render
@@ -304,7 +305,7 @@ class SlackReplyStream:
             sources, self._sources = self._sources, None
             await self._private.deliver(UiComponent.of(sources, sources.summary()))
         elif (cited := self._cited()) is not None:
-            await self._post(SlackMessage(text=self._sources_text, blocks=[cited]))
+            await self._post(SlackMessage(text=escape(self._sources_text), blocks=[cited]))
 
     def _cited(self) -> dict[str, object] | None:
         """The sources line for the answer being finished (once), with "Show query" where
