@@ -30,8 +30,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.elements import markdown_blocks
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.escape import escape
 from adapters.slack.limits import MAX_MARKDOWN_TOTAL, MAX_TEXT_FALLBACK
-from adapters.slack.markdown import escape, truncate
+from adapters.slack.markdown import truncate
 from adapters.text import split_text
 
 log = logging.getLogger(__name__)

@@ -36,8 +36,9 @@ from slack_sdk.models.blocks import (
 
 from adapters.slack.context import action_context, conversation_id
 from adapters.slack.elements import ACTION_BUTTON, context
+from adapters.slack.escape import escape
 from adapters.slack.limits import MAX_SECTION_TEXT, SlackMessage, pack_messages
-from adapters.slack.markdown import escape, truncate
+from adapters.slack.markdown import truncate
 from adapters.slack.payloads import Action, Click, MalformedPayload, parse_shape
 from agent_core.components import (
     ButtonGroupComponent,

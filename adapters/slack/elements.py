@@ -26,6 +26,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from adapters.slack.escape import escape
 from adapters.slack.limits import (
     MAX_ACTIONS,
     MAX_BUTTON_TEXT,
@@ -36,7 +37,7 @@ from adapters.slack.limits import (
     MAX_MARKDOWN_TOTAL,
     MAX_SECTION_TEXT,
 )
-from adapters.slack.markdown import escape, truncate
+from adapters.slack.markdown import truncate
 from adapters.text import split_text
 
 log = logging.getLogger(__name__)

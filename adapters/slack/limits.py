@@ -27,7 +27,8 @@ from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.basic_objects import JsonValidator
 from slack_sdk.models.blocks import Block
 
-from adapters.slack.markdown import escape, truncate
+from adapters.slack.escape import escape
+from adapters.slack.markdown import truncate
 
 MAX_BLOCKS = 50
 MAX_SECTION_TEXT = 3000

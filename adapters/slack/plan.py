@@ -42,8 +42,9 @@ from adapters.slack.answer import falls_back
 from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import TASK_STATUS
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.escape import escape
 from adapters.slack.limits import MAX_PLAN_TASKS, MAX_TASK_DETAIL, MAX_TASK_TITLE, validate_block
-from adapters.slack.markdown import escape, truncate
+from adapters.slack.markdown import truncate
 from adapters.tasks import PlanTask, TaskBoard
 from agent_core.components import TaskListComponent, TaskTrackerUpdateComponent
 

@@ -42,8 +42,9 @@ from adapters.slack.elements import (
     sections,
     status_emoji,
 )
+from adapters.slack.escape import escape, link
 from adapters.slack.limits import MAX_SECTION_TEXT, FileUpload, SlackMessage, pack_messages
-from adapters.slack.markdown import escape, link, to_mrkdwn, truncate
+from adapters.slack.markdown import to_mrkdwn, truncate
 from adapters.slack.tables import render_dataframe
 from agent_core.components import (
     ArtifactComponent,

@@ -37,7 +37,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.notices import INTERRUPTED
 from adapters.slack.context import ReplyTarget
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
-from adapters.slack.markdown import escape, truncate
+from adapters.slack.escape import escape
+from adapters.slack.markdown import truncate
 from adapters.slack.private import PrivateDelivery
 from adapters.slack.render import render
 from agent_core.components import NotificationComponent, UiComponent

@@ -53,8 +53,8 @@ from adapters.slack.controls import (
     suggested_prompts,
 )
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.escape import escape
 from adapters.slack.limits import SlackMessage
-from adapters.slack.markdown import escape
 from adapters.slack.plan import SlackPlan
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
 from adapters.slack.render import render

@@ -24,6 +24,7 @@ from slack_sdk.models.blocks import TableBlock
 
 from adapters.number_format import format_number
 from adapters.slack.elements import context, sections
+from adapters.slack.escape import escape
 from adapters.slack.limits import (
     MAX_TABLE_COLUMNS,
     MAX_TABLE_ROWS,
@@ -31,7 +32,7 @@ from adapters.slack.limits import (
     SlackMessage,
     pack_messages,
 )
-from adapters.slack.markdown import escape, truncate
+from adapters.slack.markdown import truncate
 from agent_core.components import DataFrameComponent
 from agent_core.tools.tabular import spreadsheet_safe
 

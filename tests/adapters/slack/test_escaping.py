@@ -15,88 +15,22 @@ from hypothesis import strategies as st
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.context import ReplyTarget
+from adapters.slack.escape import escape, link
 from adapters.slack.home import post_welcome
-from adapters.slack.markdown import escape, link, to_mrkdwn
+from adapters.slack.markdown import to_mrkdwn
 from adapters.slack.stream import SlackReplyStream
 from adapters.slack.testing import Call, FakeSlackApi
-from agent_core.components import (
-    ArtifactComponent,
-    BadgeComponent,
-    CardComponent,
-    DataFrameComponent,
-    IconTextComponent,
-    LogEntry,
-    LogViewerComponent,
-    NotificationComponent,
-    ProgressDisplayComponent,
-    RichTextComponent,
-    Source,
-    SourcesComponent,
-    StatusCardComponent,
-    StatusIndicatorComponent,
-    Task,
-    TaskListComponent,
-    UiComponent,
-)
 from agent_core.users import RequestContext
-from tests.adapters.inert import FRAGMENTS, MARKDOWN_LINK, SLACK_MARKUP, slack_problems
+from tests.adapters.inert import (
+    MARKDOWN_LINK,
+    SLACK_MARKUP,
+    components,
+    hostile,
+    slack_problems,
+    streamed,
+)
 
 ATTACK = "<!channel> <@U0123> <https://evil.example|click here>"
-
-hostile = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), min_size=1, max_size=12
-).map("".join)
-
-
-def components(text: str) -> list[UiComponent]:
-    """One of each component a turn may show, every field carrying ``text``."""
-    table = DataFrameComponent.from_records([{"name": text, "n": 1}], title=text, description=text)
-    return [
-        UiComponent.of(CardComponent(title=text, content=text, subtitle=text, icon=text), text),
-        UiComponent.of(CardComponent(title="t", content=text, markdown=True, status="info"), "c"),
-        UiComponent.of(NotificationComponent(title=text, message=text, level="warning"), text),
-        UiComponent.of(
-            StatusCardComponent(
-                title=text, status="failed", description=text, icon=text, metadata={text: text}
-            ),
-            text,
-        ),
-        UiComponent.of(ProgressDisplayComponent(label=text, value=0.5, description=text), text),
-        UiComponent.of(StatusIndicatorComponent(status="info", message=text), text),
-        UiComponent.of(BadgeComponent(text=text, icon=text), text),
-        UiComponent.of(IconTextComponent(icon=text, text=text), text),
-        UiComponent.of(LogViewerComponent(title=text, entries=[LogEntry(message=text)]), text),
-        UiComponent.of(TaskListComponent(title=text, tasks=[Task(title=text)]), text),
-        UiComponent.of(
-            ArtifactComponent(
-                artifact_id="a1", artifact_type="html", content="x", title=text, description=text
-            ),
-            text,
-        ),
-        UiComponent(rich_component=table),
-        UiComponent(rich_component=RichTextComponent(content=text)),
-        UiComponent(rich_component=RichTextComponent(content=text, code_language=text[:20])),
-        UiComponent(
-            rich_component=RichTextComponent(content=text, markdown=True), audience="requester"
-        ),
-        UiComponent.of(
-            SourcesComponent(sources=[Source(tool="run_sql", query=text, tables=[text])]), text
-        ),
-    ]
-
-
-def streamed(text: str, cuts: list[int]) -> list[UiComponent]:
-    """The answer as the agent streams it: deltas cut at ``cuts``, then the final version."""
-    answer = RichTextComponent(content="", markdown=True, streaming=True)
-    versions, start = [], 0
-    for cut in sorted({min(c, len(text)) for c in cuts} | {len(text)}):
-        delta = text[start:cut]
-        start = cut
-        if delta:
-            answer = answer.model_copy(update={"content": answer.content + delta, "delta": delta})
-            versions.append(UiComponent(rich_component=answer))
-    final = answer.model_copy(update={"streaming": False, "delta": None})
-    return [*versions, UiComponent(rich_component=final)]
 
 
 async def shown(text: str, cuts: list[int]) -> list[Call]:

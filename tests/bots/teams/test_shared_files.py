@@ -67,7 +67,8 @@ async def test_a_csv_sent_in_a_personal_chat_is_queried(
         (card,) = cards_in(final.body)
         assert_valid_card(card)
         table = next(e for e in card["body"] if e["type"] == "Table")
-        assert [c["items"][0]["text"] for c in table["rows"][1]["cells"]] == ["EU", "15"]
+        cells = [c["items"][0]["inlines"][0]["text"] for c in table["rows"][1]["cells"]]
+        assert cells == ["EU", "15"]
         assert final.text.startswith("EU leads with 15.")  # then its sources: the file's table
         [entity] = [e for e in final.body["entities"] if e.get("@type") == "Message"]
         assert "sales" in json.dumps(entity["citation"])
