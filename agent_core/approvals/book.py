@@ -1,0 +1,150 @@
+"""``ApprovalBook``: pending approvals in the state store, decided exactly once.
+
+Every process sees the same book (a ``KeyValueStore``: SQLite for one process, Redis for
+many), so a click landing on any process finds the approval, and a turn paused on one is
+resumed on another. The one decision is an atomic ``add``: of two approvers clicking at
+once, or a click racing the expiry sweep, exactly one wins and the other is told what
+happened; running the approved calls is claimed the same way (``claim_run``), so a resumed
+turn run twice (a re-run after a crash) never runs a tool twice.
+
+Keys (``approval:`` prefix): the record, its decision, its run claim, where a channel showed
+it, the index of approvals (for the expiry sweep), and ``ask_once`` approvals remembered.
+
+>>> import asyncio
+>>> from agent_core.approvals.record import ApprovalRecord
+>>> from agent_core.state import MemoryKeyValueStore
+>>> book = ApprovalBook(MemoryKeyValueStore())
+>>> async def demo():
+...     await book.open(ApprovalRecord.example())
+...     first = await book.decide("a1", "approved", by=None)
+...     second = await book.decide("a1", "denied", by=None)
+...     return first is not None, second is None, (await book.get("a1")).state
+>>> asyncio.run(demo())
+(True, True, 'approved')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agent_core.approvals.record import ApprovalRecord
+from agent_core.components import ApprovalState
+from agent_core.users import User
+
+if TYPE_CHECKING:
+    from agent_core.state.keyvalue import KeyValueStore
+
+KEEP_AFTER = 7 * 24 * 3600.0
+"""How long a decided approval stays readable (a late click is told what happened)."""
+INDEX = "approval:index"
+INDEX_SIZE = 10_000
+
+
+class ApprovalBook:
+    """The approvals of every conversation; see the module docstring.
+
+    ``store`` is the state store (``None``: one in this process, made on first use);
+    ``clock`` is injectable so tests move time instead of waiting.
+    """
+
+    def __init__(
+        self, store: KeyValueStore | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._store = store
+        self.clock = clock
+        self._settled: set[str] = set()  # decided ones this process saw: the sweep skips them
+
+    @property
+    def store(self) -> KeyValueStore:
+        if self._store is None:
+            from agent_core.state.keyvalue import MemoryKeyValueStore
+
+            self._store = MemoryKeyValueStore(max_entries=10_000)
+        return self._store
+
+    @staticmethod
+    def _key(approval_id: str, part: str = "") -> str:
+        return f"approval:{approval_id}" + (f":{part}" if part else "")
+
+    def _ttl(self, record: ApprovalRecord) -> float:
+        return max(1.0, record.expires_at - self.clock()) + KEEP_AFTER
+
+    async def open(self, record: ApprovalRecord) -> None:
+        """Keep a new pending approval (and list it for the expiry sweep)."""
+        await self.store.set(
+            self._key(record.id), record.model_dump(mode="json"), ttl=self._ttl(record)
+        )
+        await self.store.append(INDEX, [record.id], keep=INDEX_SIZE, ttl=KEEP_AFTER)
+
+    async def get(self, approval_id: str) -> ApprovalRecord | None:
+        """The approval as it stands (its decision applied), or None when unknown."""
+        stored = await self.store.get(self._key(approval_id))
+        if not isinstance(stored, dict):
+            return None
+        record = ApprovalRecord.model_validate(stored)
+        decision = await self.store.get(self._key(approval_id, "decision"))
+        if isinstance(decision, dict):
+            record = record.model_copy(update=decision)
+        message = await self.store.get(self._key(approval_id, "message"))
+        if isinstance(message, dict):
+            record = record.model_copy(update={"message": message})
+        return record
+
+    async def decide(
+        self, approval_id: str, state: ApprovalState, *, by: User | None, note: str | None = None
+    ) -> ApprovalRecord | None:
+        """Record the one decision; the decided record, or None when another decision came
+        first (or the approval is unknown)."""
+        record = await self.get(approval_id)
+        if record is None or not record.pending:
+            return None
+        decided = record.decided(state, by=by, at=self.clock(), note=note)
+        fields = ("state", "decided_by_id", "decided_by", "decided_at", "note")
+        decision = decided.model_dump(mode="json", include=set(fields))
+        if not await self.store.add(
+            self._key(approval_id, "decision"), decision, ttl=self._ttl(record)
+        ):
+            return None
+        return decided
+
+    async def claim_run(self, approval_id: str) -> bool:
+        """True once: the caller runs the approved calls; anyone after it must not."""
+        return await self.store.add(self._key(approval_id, "ran"), self.clock(), ttl=KEEP_AFTER)
+
+    async def note_message(self, approval_id: str, where: dict[str, Any]) -> None:
+        """Where a channel showed the approval (its message), to update it in place later."""
+        await self.store.set(self._key(approval_id, "message"), where, ttl=KEEP_AFTER)
+
+    async def due(self, now: float | None = None) -> list[ApprovalRecord]:
+        """Pending approvals whose time is up (for the expiry sweep)."""
+        now = self.clock() if now is None else now
+        listed = await self.store.append(INDEX, [], keep=INDEX_SIZE)
+        found: list[ApprovalRecord] = []
+        for approval_id in dict.fromkeys(str(item) for item in listed):
+            if approval_id in self._settled:
+                continue
+            record = await self.get(approval_id)
+            if record is None or not record.pending:
+                self._settled.add(approval_id)
+            elif record.expired(now):
+                found.append(record)
+        return found
+
+    # --- ask_once ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _once(conversation_id: str, user_id: str, tool: str, shape: str) -> str:
+        return f"approval:once:{conversation_id}:{user_id}:{tool}:{shape}"
+
+    async def remember_once(
+        self, conversation_id: str, user_id: str, tool: str, shape: str, *, ttl: float
+    ) -> None:
+        """``ask_once``: this person approved this tool with arguments of this shape here."""
+        await self.store.set(self._once(conversation_id, user_id, tool, shape), True, ttl=ttl)
+
+    async def approved_once(
+        self, conversation_id: str, user_id: str, tool: str, shape: str
+    ) -> bool:
+        return await self.store.get(self._once(conversation_id, user_id, tool, shape)) is True
