@@ -156,7 +156,7 @@ def stop_message(turn_id: str) -> SlackMessage:
 # --- clicks on the controls ---------------------------------------------------------------------
 
 
-def _action(body: Mapping[str, Any]) -> Action:
+def clicked(body: Mapping[str, Any]) -> Action:
     """The clicked element of a ``block_actions`` payload (bolt routes one at a time);
     ``MalformedPayload`` when the payload has none."""
     actions = body.get("actions")
@@ -177,11 +177,11 @@ def feedback_of(body: Mapping[str, Any]) -> Feedback | None:
     >>> feedback.conversation_id, feedback.message_id, feedback.positive, feedback.turn_id
     ('slack:T1:C1:6.0', '7.0', False, '42')
     """
-    action = _action(body)
+    action = clicked(body)
     if action.action_id != FEEDBACK_ACTION:
         return None
-    clicked: Click = parse_shape(Click, body, "block_actions")
-    container, message = clicked.container, clicked.message
+    payload: Click = parse_shape(Click, body, "block_actions")
+    container, message = payload.container, payload.message
     message_ts = (container and container.message_ts) or (message and message.ts) or ""
     return Feedback(
         conversation_id=conversation_id(action_context(body)),
@@ -197,7 +197,7 @@ def stop_request_of(body: Mapping[str, Any]) -> str | None:
     >>> stop_request_of({"actions": [{"action_id": "threadline_stop", "value": "17-0"}]})
     '17-0'
     """
-    action = _action(body)
+    action = clicked(body)
     if action.action_id != STOP_ACTION or not action.value:
         return None
     return action.value
@@ -209,7 +209,7 @@ def show_query_of(body: Mapping[str, Any]) -> str | None:
     >>> show_query_of({"actions": [{"action_id": "threadline_show_query", "value": "17-0"}]})
     '17-0'
     """
-    action = _action(body)
+    action = clicked(body)
     if action.action_id != SHOW_QUERY_ACTION or not action.value:
         return None
     return action.value
@@ -222,7 +222,7 @@ def button_message_of(body: Mapping[str, Any]) -> str | None:
     >>> button_message_of({"actions": [{"action_id": "threadline_button:0", "value": "Top?"}]})
     'Top?'
     """
-    action = _action(body)
+    action = clicked(body)
     if not action.action_id.startswith(f"{ACTION_BUTTON}:"):
         return None
     return action.value or ""

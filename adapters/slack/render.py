@@ -31,6 +31,7 @@ from slack_sdk.models.blocks import (
 
 from adapters.details import readable
 from adapters.render import ComponentRenderer
+from adapters.slack.approval import approval_message
 from adapters.slack.charts import render_chart
 from adapters.slack.controls import TASK_STATUS, sources_block
 from adapters.slack.elements import (
@@ -47,6 +48,7 @@ from adapters.slack.limits import MAX_SECTION_TEXT, FileUpload, SlackMessage, pa
 from adapters.slack.markdown import to_mrkdwn, truncate
 from adapters.slack.tables import render_dataframe
 from agent_core.components import (
+    ApprovalComponent,
     ArtifactComponent,
     BadgeComponent,
     ButtonComponent,
@@ -151,6 +153,10 @@ class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
 
     def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> list[SlackMessage]:
         return []  # task_update chunks of the streamed answer, shown by the stream
+
+    def on_approval(self, approval: ApprovalComponent) -> list[SlackMessage]:
+        """Approve / Deny in the thread, updated in place once decided."""
+        return approval_message(approval)
 
     def on_sources(self, sources: SourcesComponent) -> list[SlackMessage]:
         """The sources line alone (the reply stream puts it, with "Show query", under the

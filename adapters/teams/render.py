@@ -23,10 +23,12 @@ from adapters.details import readable
 from adapters.render import ComponentRenderer
 from adapters.teams import elements
 from adapters.teams.activities import Citation
+from adapters.teams.approval import approval_card
 from adapters.teams.charts import render_chart
 from adapters.teams.markdown import card_elements
 from adapters.teams.tables import render_dataframe
 from agent_core.components import (
+    ApprovalComponent,
     BadgeComponent,
     ButtonComponent,
     ButtonGroupComponent,
@@ -326,6 +328,10 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
 
     def on_icon_text(self, icon: IconTextComponent) -> Rendering:
         return Rendering(card=elements.card([elements.plain_block(f"{icon.icon} {icon.text}")]))
+
+    def on_approval(self, approval: ApprovalComponent) -> Rendering:
+        """Approve / Deny as universal actions; the card is refreshed once decided."""
+        return Rendering(card=approval_card(approval))
 
     def on_chat_input_update(self, update: ChatInputUpdateComponent) -> Rendering:
         return self.nothing()  # UI state with no meaning in a chat

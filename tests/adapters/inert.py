@@ -24,6 +24,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from agent_core.components import (
+    ApprovalCallView,
+    ApprovalComponent,
     ArtifactComponent,
     BadgeComponent,
     CardComponent,
@@ -89,7 +91,16 @@ hostile = st.lists(
 def components(text: str) -> list[UiComponent]:
     """One of each component a turn may show, every field carrying ``text``."""
     table = DataFrameComponent.from_records([{"name": text, "n": 1}], title=text, description=text)
+    approval = ApprovalComponent(
+        approval_id="a1",
+        calls=[ApprovalCallView(tool=text or "t", arguments={"note": text})],
+        asker=text,
+        approvers=text,
+        expires_at=0,
+    )
     return [
+        UiComponent.of(approval, text),
+        UiComponent.of(approval.update(state="denied", decided_by=text, decided_at=0), text),
         UiComponent.of(CardComponent(title=text, content=text, subtitle=text, icon=text), text),
         UiComponent.of(CardComponent(title="t", content=text, markdown=True, status="info"), "c"),
         UiComponent.of(NotificationComponent(title=text, message=text, level="warning"), text),

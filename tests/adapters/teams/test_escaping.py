@@ -82,6 +82,7 @@ def test_a_database_value_shaped_like_a_link_shows_as_text_in_a_table_cell() -> 
     assert teams_problems({"attachments": [{"content": rendering.card}]}) == []
 
 
+@settings(deadline=None)
 @given(hostile)
 def test_every_markdown_builder_leaves_no_link(text: str) -> None:
     elements = [text_block(text), fact_set([(text, text)]), table([text], [[text]], markdown=True)]

@@ -1,0 +1,115 @@
+"""The approval message in Slack: Block Kit validated through slack_sdk's models, within
+Slack's limits, markup in arguments and names inert, and the clicks read back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from slack_sdk.models.blocks import Block
+
+from adapters.slack.approval import APPROVAL_ACTION, approval_click_of, approval_message
+from adapters.slack.payloads import MalformedPayload
+from adapters.slack.render import render
+from agent_core.components import ApprovalCallView, ApprovalComponent, UiComponent
+from tests.adapters.inert import hostile, slack_problems
+
+
+def view(**changes: Any) -> ApprovalComponent:
+    values: dict[str, Any] = {
+        "approval_id": "a1",
+        "calls": [ApprovalCallView(tool="refund", arguments={"order": 42})],
+        "asker": "Ana",
+        "approvers": "Ana, or anyone in finance",
+        "expires_at": 3600.0,
+    }
+    return ApprovalComponent(**{**values, **changes})
+
+
+def valid(blocks: list[dict[str, Any]]) -> None:
+    for block in blocks:
+        parsed = Block.parse(block)
+        assert parsed is not None and parsed.to_dict() == block
+
+
+def test_pending_approval_is_a_valid_block_kit_message_with_two_buttons() -> None:
+    [message] = render(UiComponent(rich_component=view()))
+    valid(message.blocks)
+    assert message.blocks[0]["text"]["text"] == "Approval needed"
+    assert "*refund*" in message.blocks[2]["text"]["text"]
+    assert '"order": 42' in message.blocks[2]["text"]["text"]
+    footer = message.blocks[3]["elements"][0]["text"]
+    assert footer == "Only Ana, or anyone in finance may approve · expires 01:00 UTC"
+    buttons = message.blocks[-1]["elements"]
+    assert [(b["text"]["text"], b["style"], b["value"]) for b in buttons] == [
+        ("Approve", "primary", "a1"),
+        ("Deny", "danger", "a1"),
+    ]
+    assert message.text == "Ana asks to run refund. Only Ana, or anyone in finance may approve."
+
+
+@pytest.mark.parametrize(
+    ("state", "headline", "footer"),
+    [
+        ("approved", "Approved", "Approved by Bo · 00:10 UTC"),
+        ("denied", "Denied", "Denied by Bo · 00:10 UTC"),
+        ("cancelled", "Stopped", "Stopped by Bo · 00:10 UTC"),
+    ],
+)
+def test_a_decided_approval_says_who_and_when_and_has_no_buttons(
+    state: str, headline: str, footer: str
+) -> None:
+    decided = view(state=state, decided_by="Bo", decided_at=600.0)
+    [message] = approval_message(decided)
+    valid(message.blocks)
+    assert message.blocks[0]["text"]["text"] == headline
+    assert message.blocks[-1]["type"] == "context"
+    assert message.blocks[-1]["elements"][0]["text"] == footer
+
+
+def test_many_calls_and_huge_arguments_stay_within_slacks_limits() -> None:
+    calls = [ApprovalCallView(tool=f"t{i}", arguments={"x": "y" * 10_000}) for i in range(30)]
+    [message] = approval_message(view(calls=calls))
+    valid(message.blocks)
+    assert len(message.blocks) <= 50
+    assert all(len(b.get("text", {}).get("text", "")) <= 3000 for b in message.blocks)
+    assert any("and 20 more calls" in str(b) for b in message.blocks)
+
+
+@settings(deadline=None)
+@given(hostile, hostile, hostile)
+def test_markup_in_arguments_and_names_arrives_inert(value: str, asker: str, tool: str) -> None:
+    hostile_view = view(
+        calls=[ApprovalCallView(tool=tool or "t", arguments={"note": value, value[:20]: 1})],
+        asker=asker or "a",
+        approvers=asker or "a",
+    )
+    for decided in (hostile_view, hostile_view.update(state="denied", decided_by=asker)):
+        for message in approval_message(decided):
+            valid(message.blocks)
+            args = {"text": message.text, "blocks": message.blocks}
+            assert slack_problems(args) == []
+
+
+def click(action_id: str, value: str = "a1") -> dict[str, Any]:
+    return {"actions": [{"action_id": action_id, "value": value, "block_id": "b"}]}
+
+
+def test_clicks_are_read_from_the_buttons() -> None:
+    assert approval_click_of(click(f"{APPROVAL_ACTION}:approve")).approve  # type: ignore[union-attr]
+    assert not approval_click_of(click(f"{APPROVAL_ACTION}:deny")).approve  # type: ignore[union-attr]
+    assert approval_click_of(click(f"{APPROVAL_ACTION}:maybe")) is None
+    assert approval_click_of(click(f"{APPROVAL_ACTION}:approve", value="")) is None
+    assert approval_click_of(click("threadline_stop")) is None
+    with pytest.raises(MalformedPayload):
+        approval_click_of({"actions": []})
+
+
+@given(st.text(max_size=30), st.text(max_size=300))
+def test_any_click_payload_is_read_or_refused_never_crashes(action_id: str, value: str) -> None:
+    try:
+        approval_click_of(click(action_id, value))
+    except MalformedPayload:
+        pass
