@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Literal
 
 from agent_core.components import ApprovalComponent
+
+Decision = Literal["approve", "deny", "stop"]
+DECISIONS: tuple[Decision, ...] = ("approve", "deny", "stop")
+"""The buttons of an approval message: Approve and Deny for its approvers, Stop for its
+asker (the request withdrawn: the turn ends)."""
 
 MAX_CALLS_SHOWN = 10
 """Calls one approval message shows (the rest are counted)."""
@@ -35,15 +41,15 @@ _HEADLINES = {
 
 @dataclass(frozen=True, slots=True)
 class ApprovalClick:
-    """A click on an approval message's Approve or Deny, as the channel read it from the
-    signed payload (who clicked comes from that payload too, never from here).
+    """A click on an approval message's Approve, Deny or Stop, as the channel read it from
+    the signed payload (who clicked comes from that payload too, never from here).
 
-    >>> ApprovalClick("a1", approve=False).approve
-    False
+    >>> ApprovalClick("a1", "deny").decision
+    'deny'
     """
 
     approval_id: str
-    approve: bool
+    decision: Decision
 
 
 def clock(timestamp: float | None) -> str:

@@ -3,10 +3,11 @@
 ``approval_message(view)`` is a Block Kit message (validated through slack_sdk's models,
 within Slack's limits): a header, who asks to run what, each call's arguments in a code
 block (escaped: a ``<!channel>`` in an argument is text; cut to ``ARGUMENT_CHARS``), who may
-approve and until when, and, while pending, Approve / Deny buttons carrying only the
-approval id. Once decided, the same message (``chat.update``) says who decided and when,
-without buttons. ``approval_click_of(body)`` reads a click on those buttons from a signed
-``block_actions`` payload; whether the clicker may decide is the agent's check, at the click.
+approve and until when, and, while pending, Approve / Deny buttons (and Stop, for the asker)
+carrying only the approval id. Once decided, the same message (``chat.update``) says who
+decided and when, without buttons. ``approval_click_of(body)`` reads a click on those
+buttons from a signed ``block_actions`` payload; whether the clicker may decide is the
+agent's check, at the click.
 
 >>> from agent_core.components import ApprovalCallView, ApprovalComponent
 >>> view = ApprovalComponent(approval_id="a1", calls=[ApprovalCallView(tool="refund",
@@ -15,7 +16,7 @@ without buttons. ``approval_click_of(body)`` reads a click on those buttons from
 >>> [b["type"] for b in message.blocks]
 ['header', 'section', 'section', 'context', 'actions']
 >>> approval_click_of({"actions": [{"action_id": "threadline_approval:deny", "value": "a1"}]})
-ApprovalClick(approval_id='a1', approve=False)
+ApprovalClick(approval_id='a1', decision='deny')
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from slack_sdk.models.blocks import ActionsBlock, ButtonElement
 
 from adapters.approval import (
     ARGUMENT_CHARS,
+    DECISIONS,
     MAX_CALLS_SHOWN,
     ApprovalClick,
     footer,
@@ -62,7 +64,8 @@ def _buttons(view: ApprovalComponent) -> list[dict[str, Any]]:
     deny = ButtonElement(
         text="Deny", action_id=f"{APPROVAL_ACTION}:deny", value=value, style="danger"
     )
-    return [ActionsBlock(block_id=APPROVAL_BLOCK, elements=[approve, deny]).to_dict()]
+    stop = ButtonElement(text="Stop", action_id=f"{APPROVAL_ACTION}:stop", value=value)
+    return [ActionsBlock(block_id=APPROVAL_BLOCK, elements=[approve, deny, stop]).to_dict()]
 
 
 def approval_message(view: ApprovalComponent) -> list[SlackMessage]:
@@ -78,9 +81,13 @@ def approval_message(view: ApprovalComponent) -> list[SlackMessage]:
 
 
 def approval_click_of(body: Mapping[str, Any]) -> ApprovalClick | None:
-    """The Approve / Deny click a ``block_actions`` payload carries, or None for others."""
+    """The Approve / Deny / Stop click a ``block_actions`` payload carries, or None for
+    others."""
     action = clicked(body)
     prefix, _, decision = action.action_id.partition(":")
-    if prefix != APPROVAL_ACTION or decision not in ("approve", "deny") or not action.value:
+    if prefix != APPROVAL_ACTION or not action.value:
         return None
-    return ApprovalClick(action.value, approve=decision == "approve")
+    for known in DECISIONS:
+        if decision == known:
+            return ApprovalClick(action.value, known)
+    return None

@@ -3,24 +3,25 @@
 ``approval_card(view)`` is an Adaptive Card 1.5: a headline, who asks to run what, each
 call's arguments in a monospace block (TextRuns: never parsed as Markdown, so markup in an
 argument shows as text; cut to ``ARGUMENT_CHARS``), who may approve and until when, and,
-while pending, ``Action.Execute`` Approve / Deny (verb ``threadline.approval``, data: the
-approval id and the decision) - Teams' universal actions, in channels and chats alike. The
-card's ``refresh`` action (verb ``threadline.approval.refresh``) lets a client fetch the
-card as it now stands; after a decision the bot answers the click with the refreshed card
-and updates the message for everyone. ``approval_click_of(activity)`` reads a click from
-the signed ``adaptiveCard/action`` invoke; whether the clicker may decide is the agent's
-check, at the click.
+while pending, ``Action.Execute`` Approve / Deny, and Stop for the asker (verb
+``threadline.approval``, data: the approval id and the decision) - Teams' universal actions,
+in channels and chats alike. The card's ``refresh`` action (verb
+``threadline.approval.refresh``) lets a client fetch the card as it now stands; after a
+decision the bot answers the click with the refreshed card and updates the message for
+everyone. ``approval_click_of(activity)`` reads a click from the signed
+``adaptiveCard/action`` invoke; whether the clicker may decide is the agent's check, at the
+click.
 
 >>> from agent_core.components import ApprovalCallView, ApprovalComponent
 >>> view = ApprovalComponent(approval_id="a1", calls=[ApprovalCallView(tool="refund")],
 ...                          asker="Ana", approvers="Ana", expires_at=0)
 >>> card = approval_card(view)
 >>> [a["title"] for a in card["actions"]], card["refresh"]["action"]["verb"]
-(['Approve', 'Deny'], 'threadline.approval.refresh')
+(['Approve', 'Deny', 'Stop'], 'threadline.approval.refresh')
 >>> approval_click_of({"type": "invoke", "name": "adaptiveCard/action", "value": {"action": {
 ...     "verb": "threadline.approval", "data": {"threadline_approval": "a1",
 ...     "decision": "approve"}}}})
-ApprovalClick(approval_id='a1', approve=True)
+ApprovalClick(approval_id='a1', decision='approve')
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 from adapters.approval import (
     ARGUMENT_CHARS,
+    DECISIONS,
     MAX_CALLS_SHOWN,
     ApprovalClick,
     footer,
@@ -90,6 +92,7 @@ def approval_card(view: ApprovalComponent) -> elements.Element:
         [
             _decision(view, "Approve", "approve", "positive"),
             _decision(view, "Deny", "deny", "destructive"),
+            _decision(view, "Stop", "stop", "default"),
         ]
         if view.pending
         else []
@@ -121,14 +124,15 @@ def _approval_id(action: Mapping[str, Any]) -> str | None:
 
 
 def approval_click_of(activity: Wire) -> ApprovalClick | None:
-    """The Approve / Deny click an invoke carries, or None for other invokes."""
+    """The Approve / Deny / Stop click an invoke carries, or None for other invokes."""
     action = _action(activity)
     if action.get("verb") != APPROVAL_VERB or (approval_id := _approval_id(action)) is None:
         return None
     decision = action["data"].get("decision")
-    if decision not in ("approve", "deny"):
-        return None
-    return ApprovalClick(approval_id, approve=decision == "approve")
+    for known in DECISIONS:
+        if decision == known:
+            return ApprovalClick(approval_id, known)
+    return None
 
 
 def approval_refresh_of(activity: Wire) -> str | None:

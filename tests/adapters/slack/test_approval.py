@@ -43,9 +43,10 @@ def test_pending_approval_is_a_valid_block_kit_message_with_two_buttons() -> Non
     footer = message.blocks[3]["elements"][0]["text"]
     assert footer == "Only Ana, or anyone in finance may approve · expires 01:00 UTC"
     buttons = message.blocks[-1]["elements"]
-    assert [(b["text"]["text"], b["style"], b["value"]) for b in buttons] == [
+    assert [(b["text"]["text"], b.get("style"), b["value"]) for b in buttons] == [
         ("Approve", "primary", "a1"),
         ("Deny", "danger", "a1"),
+        ("Stop", None, "a1"),
     ]
     assert message.text == "Ana asks to run refund. Only Ana, or anyone in finance may approve."
 
@@ -98,8 +99,9 @@ def click(action_id: str, value: str = "a1") -> dict[str, Any]:
 
 
 def test_clicks_are_read_from_the_buttons() -> None:
-    assert approval_click_of(click(f"{APPROVAL_ACTION}:approve")).approve  # type: ignore[union-attr]
-    assert not approval_click_of(click(f"{APPROVAL_ACTION}:deny")).approve  # type: ignore[union-attr]
+    for decision in ("approve", "deny", "stop"):
+        read = approval_click_of(click(f"{APPROVAL_ACTION}:{decision}"))
+        assert read is not None and (read.approval_id, read.decision) == ("a1", decision)
     assert approval_click_of(click(f"{APPROVAL_ACTION}:maybe")) is None
     assert approval_click_of(click(f"{APPROVAL_ACTION}:approve", value="")) is None
     assert approval_click_of(click("threadline_stop")) is None

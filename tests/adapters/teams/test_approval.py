@@ -57,20 +57,12 @@ def test_pending_approval_is_a_valid_card_with_universal_actions() -> None:
     assert runs(card)[:3] == ["Approval needed", "Ana asks to run refund.", "refund"]
     assert '"order": 42' in runs(card)[3]
     assert runs(card)[-1] == "Only Ana may approve · expires 01:00 UTC"
-    assert [(a["type"], a["verb"], a["data"], a["style"]) for a in card["actions"]] == [
-        (
-            "Action.Execute",
-            APPROVAL_VERB,
-            {"threadline_approval": "a1", "decision": "approve"},
-            "positive",
-        ),
-        (
-            "Action.Execute",
-            APPROVAL_VERB,
-            {"threadline_approval": "a1", "decision": "deny"},
-            "destructive",
-        ),
+    assert [(a["verb"], a["data"]["decision"], a["style"]) for a in card["actions"]] == [
+        (APPROVAL_VERB, "approve", "positive"),
+        (APPROVAL_VERB, "deny", "destructive"),
+        (APPROVAL_VERB, "stop", "default"),
     ]
+    assert {a["data"]["threadline_approval"] for a in card["actions"]} == {"a1"}
     assert card["refresh"]["action"]["verb"] == REFRESH_VERB
 
 
@@ -111,11 +103,11 @@ def test_clicks_and_refreshes_are_read_from_the_invoke() -> None:
     approve = approval_click_of(
         invoke(APPROVAL_VERB, {"threadline_approval": "a1", "decision": "approve"})
     )
-    assert approve is not None and approve.approve and approve.approval_id == "a1"
+    assert approve is not None and (approve.approval_id, approve.decision) == ("a1", "approve")
     deny = approval_click_of(
         invoke(APPROVAL_VERB, {"threadline_approval": "a1", "decision": "deny"})
     )
-    assert deny is not None and not deny.approve
+    assert deny is not None and deny.decision == "deny"
     assert approval_click_of(invoke(APPROVAL_VERB, {"threadline_approval": "a1"})) is None
     assert approval_click_of(invoke("threadline.stop", {"threadline_stop": "1"})) is None
     assert approval_refresh_of(invoke(REFRESH_VERB, {"threadline_approval": "a1"})) == "a1"
