@@ -8,7 +8,8 @@ happened; running the approved calls is claimed the same way (``claim_run``), so
 turn run twice (a re-run after a crash) never runs a tool twice.
 
 Keys (``approval:`` prefix): the record, its decision, its run claim, where a channel showed
-it, the index of approvals (for the expiry sweep), and ``ask_once`` approvals remembered.
+it, the expiry index (a list per hour: a sweep reads a few short lists, never all), and
+``ask_once`` approvals remembered.
 
 >>> import asyncio
 >>> from agent_core.approvals.record import ApprovalRecord
@@ -38,8 +39,22 @@ if TYPE_CHECKING:
 
 KEEP_AFTER = 7 * 24 * 3600.0
 """How long a decided approval stays readable (a late click is told what happened)."""
-INDEX = "approval:index"
-INDEX_SIZE = 10_000
+SHARDS = 8
+"""The expiry index: per minute of expiry, ``SHARDS`` short lists (one an approval joins)."""
+CATCH_UP = 24 * 60
+"""The most minutes one sweep reads back (after the sweepers were stopped for a long time;
+an approval older than that still expires at its next click)."""
+SWEPT = "approval:swept"
+"""The minute every sweep has read up to (shared: no process reads a minute twice)."""
+BUCKET_SIZE = 10_000
+
+
+def _hex(text: str) -> bool:
+    try:
+        int(text[:8], 16)
+    except ValueError:
+        return False
+    return True
 
 
 class ApprovalBook:
@@ -54,7 +69,6 @@ class ApprovalBook:
     ) -> None:
         self._store = store
         self.clock = clock
-        self._settled: set[str] = set()  # decided ones this process saw: the sweep skips them
 
     @property
     def store(self) -> KeyValueStore:
@@ -71,12 +85,21 @@ class ApprovalBook:
     def _ttl(self, record: ApprovalRecord) -> float:
         return max(1.0, record.expires_at - self.clock()) + KEEP_AFTER
 
+    @staticmethod
+    def _bucket(minute: int, shard: int) -> str:
+        return f"approval:due:{minute}:{shard}"
+
     async def open(self, record: ApprovalRecord) -> None:
         """Keep a new pending approval (and list it for the expiry sweep)."""
         await self.store.set(
             self._key(record.id), record.model_dump(mode="json"), ttl=self._ttl(record)
         )
-        await self.store.append(INDEX, [record.id], keep=INDEX_SIZE, ttl=KEEP_AFTER)
+        shard = int(record.id[:8], 16) % SHARDS if _hex(record.id) else 0
+        minute = int(record.expires_at // 60)
+        await self.store.append(
+            self._bucket(minute, shard), [record.id], keep=BUCKET_SIZE, ttl=self._ttl(record)
+        )
+        await self.store.add(SWEPT, minute, ttl=KEEP_AFTER)  # the first approval starts it
 
     async def get(self, approval_id: str) -> ApprovalRecord | None:
         """The approval as it stands (its decision applied), or None when unknown."""
@@ -118,18 +141,26 @@ class ApprovalBook:
         await self.store.set(self._key(approval_id, "message"), where, ttl=KEEP_AFTER)
 
     async def due(self, now: float | None = None) -> list[ApprovalRecord]:
-        """Pending approvals whose time is up (for the expiry sweep)."""
+        """Pending approvals whose time is up (for the expiry sweep): those of the minutes
+        no sweep has read yet, and of this minute (read again by the next sweep)."""
         now = self.clock() if now is None else now
-        listed = await self.store.append(INDEX, [], keep=INDEX_SIZE)
+        minute = int(now // 60)
+        swept = await self.store.get(SWEPT)
+        start = max(int(swept) if isinstance(swept, int | float) else minute, minute - CATCH_UP)
+        listed: list[str] = []
+        for past in range(start, minute + 1):
+            for shard in range(SHARDS):
+                ids = await self.store.append(self._bucket(past, shard), [], keep=BUCKET_SIZE)
+                listed += [str(item) for item in ids]
         found: list[ApprovalRecord] = []
-        for approval_id in dict.fromkeys(str(item) for item in listed):
-            if approval_id in self._settled:
-                continue
+        for approval_id in dict.fromkeys(listed):
             record = await self.get(approval_id)
-            if record is None or not record.pending:
-                self._settled.add(approval_id)
-            elif record.expired(now):
+            if record is not None and record.pending and record.expired(now):
                 found.append(record)
+        # the next sweep starts at the earliest minute found due: if this process stops
+        # before deciding them, the next one finds them again (a decided one is skipped)
+        earliest = min([int(record.expires_at // 60) for record in found] + [minute])
+        await self.store.set(SWEPT, earliest, ttl=KEEP_AFTER)
         return found
 
     # --- ask_once ---------------------------------------------------------------------------

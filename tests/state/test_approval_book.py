@@ -56,8 +56,8 @@ async def test_the_expiry_sweep_expires_once_across_processes(
         await books[0].open(ApprovalRecord.example(id="a-late", expires_at=1100.0))
         assert [await b.due() for b in books] == [[], [], []]
         now[0] = 1200.0
-        due = [await b.due() for b in books]
-        assert all([r.id for r in found] == ["a-late"] for found in due)
+        due = await asyncio.gather(*(b.due() for b in books))
+        assert {r.id for found in due for r in found} == {"a-late"}
         decided = await asyncio.gather(*(b.decide("a-late", "expired", by=None) for b in books))
         assert sum(d is not None for d in decided) == 1
         assert [await b.due() for b in books] == [[], [], []]
@@ -100,3 +100,20 @@ async def test_an_outage_while_waiting_fails_clearly_and_loses_nothing(tmp_path:
     finally:
         await client.aclose()
         server.stop()
+
+
+async def test_a_sweep_that_stopped_before_deciding_is_repeated_by_the_next() -> None:
+    """The sweep's cursor stays at the earliest approval it found due: a process that read
+    it and stopped before deciding leaves it for the next sweep, on any process."""
+    from agent_core.state import MemoryKeyValueStore
+
+    now = [1000.0]
+    store = MemoryKeyValueStore()
+    first, second = (ApprovalBook(store, clock=lambda: now[0]) for _ in range(2))
+    await first.open(ApprovalRecord.example(id="a-left", expires_at=1010.0))
+    now[0] = 5000.0
+    assert [r.id for r in await first.due()] == ["a-left"]  # ... and this process stops
+    now[0] = 5030.0
+    assert [r.id for r in await second.due()] == ["a-left"]
+    assert await second.decide("a-left", "expired", by=None) is not None
+    assert await second.due() == []
