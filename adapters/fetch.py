@@ -60,12 +60,20 @@ NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 class FetchRefused(AgentError):
     """An outbound fetch refused before anything was sent: a scheme, a redirect, a host or
-    an address the policy does not allow. ``str(error)`` says which (never a credential)."""
+    an address the policy does not allow. ``str(error)`` says which (never a credential).
+
+    >>> str(FetchRefused("a redirect from https to http"))
+    'a redirect from https to http'
+    """
 
 
 class AddressRefused(OSError):
     """Raised where the socket is made for an address the policy refuses (aiohttp reports
-    it as the connection's ``os_error``)."""
+    it as the connection's ``os_error``).
+
+    >>> isinstance(AddressRefused("10.0.0.5 is a private address"), OSError)
+    True
+    """
 
 
 def _kind(address: IPAddress) -> str | None:

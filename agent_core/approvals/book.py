@@ -62,6 +62,9 @@ class ApprovalBook:
 
     ``store`` is the state store (``None``: one in this process, made on first use);
     ``clock`` is injectable so tests move time instead of waiting.
+
+    >>> ApprovalBook(clock=lambda: 42.0).clock()
+    42.0
     """
 
     def __init__(

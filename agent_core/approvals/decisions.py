@@ -32,7 +32,10 @@ Reason = Literal[
 
 class ApprovalAnswer(BaseModel):
     """What a click (or Stop, or expiry) did: ``decided`` by this call or not, why, the
-    words for whoever clicked, and the approval as it now stands."""
+    words for whoever clicked, and the approval as it now stands.
+
+    >>> ApprovalAnswer(decided=False, reason="not_approver", message="Only Ana may approve.").view()
+    """
 
     model_config = ConfigDict(defer_build=True)
 

@@ -52,7 +52,11 @@ def argument_shape(arguments: dict[str, Any]) -> str:
 
 class HeldCall(BaseModel):
     """A tool call waiting for the decision: its id in the conversation, the tool, its
-    validated arguments (as JSON) and who may approve it."""
+    validated arguments (as JSON) and who may approve it.
+
+    >>> HeldCall(id="call-1", tool="refund", arguments={"order": 42}, approvers=["asker"]).tool
+    'refund'
+    """
 
     model_config = ConfigDict(defer_build=True)
 
@@ -63,7 +67,11 @@ class HeldCall(BaseModel):
 
 
 class ApprovalRecord(BaseModel):
-    """One pending (or decided) approval; see the module docstring."""
+    """One pending (or decided) approval; see the module docstring.
+
+    >>> ApprovalRecord.example(state="denied").component().outcome()
+    'Denied'
+    """
 
     model_config = ConfigDict(defer_build=True)
 

@@ -31,7 +31,11 @@ from agent_core.settings import CommaList, Section, env
 
 
 class ApprovalSettings(Section):
-    """``[approvals]``: how long an approval waits and who approves by default."""
+    """``[approvals]``: how long an approval waits and who approves by default.
+
+    >>> ApprovalSettings().approvers
+    ['asker']
+    """
 
     table = "approvals"
 
@@ -53,7 +57,11 @@ class ApprovalSettings(Section):
 
 
 class ToolSettings(Section):
-    """``[tools.<name>]`` tables at the top level of the file: each a ``ToolApproval``."""
+    """``[tools.<name>]`` tables at the top level of the file: each a ``ToolApproval``.
+
+    >>> ToolSettings(tools='{"refund": {"approvers": ["finance"]}}').tools["refund"].approvers
+    ['finance']
+    """
 
     tools: dict[str, ToolApproval] = Field(
         default_factory=dict, validation_alias=env("tools", "THREADLINE_TOOLS")

@@ -53,7 +53,12 @@ _ENDED: dict[ApprovalState, str] = {
 
 
 class ApprovalComponent(RichComponent):
-    """A pending approval, or its outcome; see the module docstring."""
+    """A pending approval, or its outcome; see the module docstring.
+
+    >>> ApprovalComponent(approval_id="a1", calls=[], asker="Ana", approvers="Ana",
+    ...                   state="approved", decided_by="Bo").outcome()
+    'Approved by Bo'
+    """
 
     type: ComponentType = ComponentType.APPROVAL
     interactive: bool = True
