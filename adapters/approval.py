@@ -9,7 +9,7 @@ same thing. Names and arguments are data: each channel escapes them.
 >>> view = ApprovalComponent(approval_id="a1", calls=[ApprovalCallView(tool="refund")],
 ...                          asker="Ana", approvers="Ana", expires_at=0)
 >>> headline(view), footer(view)
-('Approval needed', 'Only Ana may approve · expires 00:00 UTC')
+('Waiting for approval', 'Only Ana may approve · expires 00:00 UTC')
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ ARGUMENT_CHARS = 2400
 """Characters of one call's arguments shown (cut with a note)."""
 
 _HEADLINES = {
-    "pending": "Approval needed",
+    "pending": "Waiting for approval",
     "approved": "Approved",
     "denied": "Denied",
     "expired": "Expired",

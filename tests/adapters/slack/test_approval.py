@@ -37,7 +37,7 @@ def valid(blocks: list[dict[str, Any]]) -> None:
 def test_pending_approval_is_a_valid_block_kit_message_with_two_buttons() -> None:
     [message] = render(UiComponent(rich_component=view()))
     valid(message.blocks)
-    assert message.blocks[0]["text"]["text"] == "Approval needed"
+    assert message.blocks[0]["text"]["text"] == "Waiting for approval"
     assert "*refund*" in message.blocks[2]["text"]["text"]
     assert '"order": 42' in message.blocks[2]["text"]["text"]
     footer = message.blocks[3]["elements"][0]["text"]

@@ -54,7 +54,7 @@ def test_pending_approval_is_a_valid_card_with_universal_actions() -> None:
     assert rendering is not None and rendering.card is not None
     card = rendering.card
     assert_valid_card(card)
-    assert runs(card)[:3] == ["Approval needed", "Ana asks to run refund.", "refund"]
+    assert runs(card)[:3] == ["Waiting for approval", "Ana asks to run refund.", "refund"]
     assert '"order": 42' in runs(card)[3]
     assert runs(card)[-1] == "Only Ana may approve · expires 01:00 UTC"
     assert [(a["verb"], a["data"]["decision"], a["style"]) for a in card["actions"]] == [
