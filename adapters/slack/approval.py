@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, ButtonElement
+from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.approval import (
     ARGUMENT_CHARS,
@@ -78,6 +79,16 @@ def approval_message(view: ApprovalComponent) -> list[SlackMessage]:
         *(_buttons(view) if view.pending else []),
     ]
     return pack_messages(blocks, text=view.summary())
+
+
+async def update_approval(
+    client: AsyncWebClient, where: Mapping[str, Any], view: ApprovalComponent
+) -> None:
+    """Show ``view`` in place of the approval message at ``where`` (``chat.update``)."""
+    [message] = approval_message(view)
+    await client.chat_update(
+        channel=str(where["channel"]), ts=str(where["ts"]), text=message.text, blocks=message.blocks
+    )
 
 
 def approval_click_of(body: Mapping[str, Any]) -> ApprovalClick | None:

@@ -39,7 +39,9 @@ from adapters.approval import (
     hidden_calls,
     request_line,
 )
-from adapters.teams import elements
+from adapters.teams import activities, elements
+from adapters.teams.activities import ConversationRef
+from adapters.teams.connector import TeamsConnector
 from adapters.teams.context import Wire
 from adapters.teams.controls import CARD_ACTION
 from agent_core.components import ApprovalComponent
@@ -107,6 +109,16 @@ def approval_card(view: ApprovalComponent) -> elements.Element:
         }
     }
     return card
+
+
+async def update_approval(
+    connector: TeamsConnector, where: Mapping[str, Any], view: ApprovalComponent
+) -> None:
+    """Show ``view`` in place of the approval message at ``where`` (Bot Connector update:
+    the message holds the approval alone, so it is replaced whole)."""
+    ref = ConversationRef.from_record(where["conversation"])
+    message = activities.message(ref, attachments=[elements.attachment(approval_card(view))])
+    await connector.update(ref.conversation_id, str(where["activity_id"]), message)
 
 
 def _action(activity: Wire) -> Mapping[str, Any]:

@@ -26,8 +26,9 @@ it, the expiry index (a list per hour: a sweep reads a few short lists, never al
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_core.approvals.record import ApprovalRecord
@@ -36,6 +37,11 @@ from agent_core.users import User
 
 if TYPE_CHECKING:
     from agent_core.state.keyvalue import KeyValueStore
+
+log = logging.getLogger(__name__)
+
+OnDecided = Callable[[ApprovalRecord], Awaitable[None]]
+"""Told of each decision this process made (the record, decided, with where it was shown)."""
 
 KEEP_AFTER = 7 * 24 * 3600.0
 """How long a decided approval stays readable (a late click is told what happened)."""
@@ -61,17 +67,25 @@ class ApprovalBook:
     """The approvals of every conversation; see the module docstring.
 
     ``store`` is the state store (``None``: one in this process, made on first use);
-    ``clock`` is injectable so tests move time instead of waiting.
+    ``clock`` is injectable so tests move time instead of waiting. ``on_decided`` hears of
+    each decision this process made (a click, a Stop, an expiry, a newer message), with the
+    record and where a channel showed it: the channel updates that message in place; its
+    failure is logged, never undoes the decision.
 
     >>> ApprovalBook(clock=lambda: 42.0).clock()
     42.0
     """
 
     def __init__(
-        self, store: KeyValueStore | None = None, *, clock: Callable[[], float] = time.time
+        self,
+        store: KeyValueStore | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        on_decided: OnDecided | None = None,
     ) -> None:
         self._store = store
         self.clock = clock
+        self.on_decided = on_decided
 
     @property
     def store(self) -> KeyValueStore:
@@ -133,6 +147,11 @@ class ApprovalBook:
             self._key(approval_id, "decision"), decision, ttl=self._ttl(record)
         ):
             return None
+        if self.on_decided is not None:
+            try:
+                await self.on_decided(decided)
+            except Exception as error:  # the decision stands; its message stays as it was
+                log.warning("approval %s: its message was not updated (%s)", decided.id, error)
         return decided
 
     async def claim_run(self, approval_id: str) -> bool:

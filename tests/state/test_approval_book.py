@@ -117,3 +117,21 @@ async def test_a_sweep_that_stopped_before_deciding_is_repeated_by_the_next() ->
     assert [r.id for r in await second.due()] == ["a-left"]
     assert await second.decide("a-left", "expired", by=None) is not None
     assert await second.due() == []
+
+
+async def test_each_decision_is_told_once_with_where_it_was_shown() -> None:
+    from agent_core.state import MemoryKeyValueStore
+
+    told: list[tuple[str, str, dict[str, object] | None]] = []
+
+    async def on_decided(record: ApprovalRecord) -> None:
+        told.append((record.id, record.state, record.message))
+        raise RuntimeError("Slack is down")  # logged; the decision stands
+
+    book = ApprovalBook(MemoryKeyValueStore(), on_decided=on_decided)
+    await book.open(ApprovalRecord.example(id="a-told"))
+    await book.note_message("a-told", {"channel": "C1", "ts": "9.0"})
+    assert await book.decide("a-told", "approved", by=BO) is not None
+    assert await book.decide("a-told", "denied", by=BO) is None
+    assert told == [("a-told", "approved", {"channel": "C1", "ts": "9.0"})]
+    assert (await book.get("a-told")).state == "approved"  # type: ignore[union-attr]

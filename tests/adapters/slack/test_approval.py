@@ -9,10 +9,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from slack_sdk.models.blocks import Block
+from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.approval import APPROVAL_ACTION, approval_click_of, approval_message
+from adapters.slack.approval import (
+    APPROVAL_ACTION,
+    approval_click_of,
+    approval_message,
+    update_approval,
+)
+from adapters.slack.context import ReplyTarget
 from adapters.slack.payloads import MalformedPayload
 from adapters.slack.render import render
+from adapters.slack.stream import SlackReplyStream
+from adapters.slack.testing import FakeSlackApi
 from agent_core.components import ApprovalCallView, ApprovalComponent, UiComponent
 from tests.adapters.inert import hostile, slack_problems
 
@@ -115,3 +124,27 @@ def test_any_click_payload_is_read_or_refused_never_crashes(action_id: str, valu
         approval_click_of(click(action_id, value))
     except MalformedPayload:
         pass
+
+
+async def test_the_reply_stream_posts_it_says_where_and_it_is_updated_in_place() -> None:
+
+    noted: list[tuple[str, dict[str, Any]]] = []
+
+    async def on_approval(approval_id: str, where: dict[str, Any]) -> None:
+        noted.append((approval_id, where))
+
+    async with FakeSlackApi() as fake:
+        client = AsyncWebClient(token="xoxb-test", base_url=fake.base_url)
+        target = ReplyTarget("C1", "1.0", "T1", "U1")
+        async with SlackReplyStream(client, target, on_approval=on_approval) as reply:
+            await reply.handle(UiComponent(rich_component=view()))
+            await reply.finish()
+        [(approval_id, where)] = noted
+        [posted] = fake.calls_to("chat.postMessage")
+        assert approval_id == "a1" and where["ts"] == posted.response["ts"]
+        assert (where["channel"], where["thread_ts"], where["team"]) == ("C1", "1.0", "T1")
+        await update_approval(client, where, view(state="approved", decided_by="Bo"))
+        [updated] = fake.calls_to("chat.update")
+        assert updated.args["ts"] == where["ts"]
+        assert [b["type"] for b in updated.args["blocks"]][-1] == "context"  # no buttons
+        assert "Approved by Bo" in str(updated.args["blocks"])

@@ -5,20 +5,32 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapters.teams.activities import ConversationRef
 from adapters.teams.approval import (
     APPROVAL_VERB,
     REFRESH_VERB,
     approval_card,
     approval_click_of,
     approval_refresh_of,
+    update_approval,
 )
 from adapters.teams.render import render
-from agent_core.components import ApprovalCallView, ApprovalComponent, UiComponent
+from adapters.teams.stream import ReplyOptions, TeamsReplyStream
+from adapters.teams.testing import FakeBotConnector
+from agent_core.components import (
+    ApprovalCallView,
+    ApprovalComponent,
+    RichTextComponent,
+    UiComponent,
+)
+from bots.teams.connector import ConnectorPool
 from tests.adapters.inert import hostile, teams_problems
-from tests.adapters.teams.schemas import assert_valid_card
+from tests.adapters.teams.payloads import message
+from tests.adapters.teams.schemas import assert_valid_card, cards_in
 
 
 def view(**changes: Any) -> ApprovalComponent:
@@ -119,3 +131,40 @@ def test_any_invoke_is_read_or_ignored_never_crashes(data: Any, verb: str) -> No
     approval_click_of(invoke(verb, data))
     approval_refresh_of(invoke(verb, data))
     approval_click_of({"type": "invoke", "name": "adaptiveCard/action", "value": data})
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "messages"),
+    [("personal", None, 1), ("groupChat", "I'll refund it once approved.", 2)],
+)
+async def test_the_reply_stream_sends_it_alone_says_where_and_it_is_replaced_whole(
+    kind: str, text: str | None, messages: int
+) -> None:
+
+    noted: list[tuple[str, dict[str, Any]]] = []
+
+    async def on_approval(approval_id: str, where: dict[str, Any]) -> None:
+        noted.append((approval_id, where))
+
+    async with FakeBotConnector() as fake, ConnectorPool() as pool:
+        ref = ConversationRef.from_activity(message("q", kind=kind, service_url=fake.url))
+        connector = pool.get(fake.url)
+        reply = TeamsReplyStream(
+            connector, ref, options=ReplyOptions(pace=0.0), on_approval=on_approval
+        )
+        async with reply:
+            if text:
+                await reply.handle(UiComponent(rich_component=RichTextComponent(content=text)))
+            await reply.handle(UiComponent(rich_component=view()))
+            await reply.finish()
+        sent = [c for c in fake.calls if c.activity_type == "message"]
+        assert len(sent) == messages
+        [(approval_id, where)] = noted
+        assert approval_id == "a1" and where["activity_id"] == reply.message_ids[-1]
+        (card,) = cards_in(sent[-1].body)
+        assert card["actions"][0]["title"] == "Approve"
+        await update_approval(connector, where, view(state="denied", decided_by="Bo"))
+        [update] = [c for c in fake.calls if c.operation == "update_activity"]
+        (updated,) = cards_in(update.body)
+        assert_valid_card(updated)
+        assert "actions" not in updated and "Denied by Bo" in str(updated)
