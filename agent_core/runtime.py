@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from agent_core.approvals.book import ApprovalBook
+from agent_core.approvals.policy import ApprovalPolicy
 from agent_core.conversations import ConversationStore
 from agent_core.extensions.observability import ObservabilityProvider
 from agent_core.llm.base import LlmService
@@ -55,6 +56,9 @@ class Runtime:
     approval_book: ApprovalBook | None = None
     """Where approvals wait (the state store: any process decides and resumes them);
     ``None``: the agent keeps its own."""
+    approvals: ApprovalPolicy | None = None
+    """The configuration's approval policy (``[approvals]``, ``[tools.<name>]``), laid over
+    the agent's own (``ApprovalPolicy.configured``)."""
 
 
 def attach(agent: Agent, runtime: Runtime) -> list[str]:
@@ -79,4 +83,7 @@ def attach(agent: Agent, runtime: Runtime) -> list[str]:
             kept.append(part)
     if agent.observability_provider is None and runtime.observability_provider is not None:
         agent.observability_provider = runtime.observability_provider
+    if runtime.approvals is not None:
+        policy = agent.config.approvals.configured(runtime.approvals)
+        agent.config = agent.config.model_copy(update={"approvals": policy})
     return kept

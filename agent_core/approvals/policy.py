@@ -106,6 +106,25 @@ class ApprovalPolicy(BaseModel):
             return float(configured.expires_after)
         return float(self.expires_after)
 
+    def configured(self, configuration: ApprovalPolicy) -> ApprovalPolicy:
+        """This (an agent's own) policy under ``configuration`` (``threadline.toml``): its
+        defaults win, and its tools' tables, field by field.
+
+        >>> own = ApprovalPolicy(tools={"refund": ToolApproval(approval="always")})
+        >>> file = ApprovalPolicy(expires_after=60, tools={"refund": ToolApproval(
+        ...     approvers=["finance"])})
+        >>> mixed = own.configured(file)
+        >>> mixed.expires_after, mixed.tools["refund"].approval, mixed.tools["refund"].approvers
+        (60.0, 'always', ['finance'])
+        """
+        mixed = self.merged(configuration.tools)
+        return mixed.model_copy(
+            update={
+                "expires_after": configuration.expires_after,
+                "approvers": list(configuration.approvers),
+            }
+        )
+
     def merged(self, overrides: dict[str, ToolApproval]) -> ApprovalPolicy:
         """This policy with ``overrides`` (a profile's) applied per tool, field by field."""
         tools = dict(self.tools)
