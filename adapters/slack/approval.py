@@ -5,7 +5,7 @@ within Slack's limits): a header, who asks to run what, each call's arguments in
 block (escaped: a ``<!channel>`` in an argument is text; cut to ``ARGUMENT_CHARS``), who may
 approve and until when, and, while pending, Approve / Deny buttons (and Stop, for the asker)
 carrying only the approval id. Once decided, the same message (``chat.update``) says who
-decided and when, without buttons. ``approval_click_of(body)`` reads a click on those
+decided and when, without buttons. ``approval_click_of(click)`` reads a click on those
 buttons from a signed ``block_actions`` payload; whether the clicker may decide is the
 agent's check, at the click.
 
@@ -15,7 +15,8 @@ agent's check, at the click.
 >>> [message] = approval_message(view)
 >>> [b["type"] for b in message.blocks]
 ['header', 'section', 'section', 'context', 'actions']
->>> approval_click_of({"actions": [{"action_id": "threadline_approval:deny", "value": "a1"}]})
+>>> approval_click_of(BlockActions(type="block_actions", user={"id": "U1"},
+...     actions=[{"action_id": "threadline_approval:deny", "value": "a1"}]))
 ApprovalClick(approval_id='a1', decision='deny')
 """
 
@@ -37,10 +38,10 @@ from adapters.approval import (
     hidden_calls,
     request_line,
 )
-from adapters.slack.controls import clicked
 from adapters.slack.elements import context, header, sections
 from adapters.slack.escape import escape
 from adapters.slack.limits import SlackMessage, pack_messages
+from adapters.slack.payloads import BlockActions
 from agent_core.components import ApprovalComponent
 
 APPROVAL_ACTION = "threadline_approval"
@@ -91,10 +92,10 @@ async def update_approval(
     )
 
 
-def approval_click_of(body: Mapping[str, Any]) -> ApprovalClick | None:
+def approval_click_of(click: BlockActions) -> ApprovalClick | None:
     """The Approve / Deny / Stop click a ``block_actions`` payload carries, or None for
     others."""
-    action = clicked(body)
+    action = click.actions[0]  # bolt routes one action at a time
     prefix, _, decision = action.action_id.partition(":")
     if prefix != APPROVAL_ACTION or not action.value:
         return None

@@ -57,7 +57,7 @@ from adapters.slack.controls import (
     stop_message,
     suggested_prompts,
 )
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.escape import escape
 from adapters.slack.limits import SlackMessage
 from adapters.slack.plan import SlackPlan
@@ -111,7 +111,7 @@ class SlackReplyStream:
         update_interval: float = 1.0,
         on_approval: OnApproval | None = None,
     ) -> None:
-        self._client = client
+        self._client = web_client(client)
         self._on_approval = on_approval
         self.target = target
         self.slot = slot if slot is not None else AnswerSlot(client, target)
@@ -228,15 +228,15 @@ class SlackReplyStream:
             await self._flush_pending(force=True)
             await self._remove_stop()
             await self.status.clear()
-        except SLACK_FAILURES as error:
-            log.warning("slack: could not finish the reply (%s)", slack_failure(error))
+        except SlackCallFailed as error:
+            log.warning("slack: could not finish the reply (%s)", error.failure)
 
     # --- the Stop message ---------------------------------------------------------------------
 
     async def _show_stop_later(self, turn_id: str, delay: float) -> None:
         await asyncio.sleep(delay)
         self._stop_posting = True  # from here on, closing waits for the message's ts
-        with contextlib.suppress(*SLACK_FAILURES):
+        with contextlib.suppress(SlackCallFailed):
             self._stop_ts = await self._post(stop_message(turn_id))
 
     async def _cancel_stop_timer(self) -> None:
@@ -250,7 +250,7 @@ class SlackReplyStream:
     async def _remove_stop(self) -> None:
         stop_ts, self._stop_ts = self._stop_ts, None
         if stop_ts is not None:
-            with contextlib.suppress(*SLACK_FAILURES):
+            with contextlib.suppress(SlackCallFailed):
                 await self._client.chat_delete(channel=self.target.channel, ts=stop_ts)
 
     # --- status and tasks ---------------------------------------------------------------------
@@ -359,8 +359,8 @@ class SlackReplyStream:
                 prompts=prompts,
                 title="Try asking",
             )
-        except SLACK_FAILURES as error:
-            log.info("slack: suggested prompts refused (%s)", slack_failure(error))
+        except SlackCallFailed as error:
+            log.info("slack: suggested prompts refused (%s)", error.failure)
             return False
         return True
 
@@ -372,7 +372,7 @@ class SlackReplyStream:
         if rich.lifecycle is ComponentLifecycle.REMOVE or not rich.visible:
             self._pending.pop(rich.id, None)
             for ts in self._messages.pop(rich.id, []):
-                with contextlib.suppress(*SLACK_FAILURES):
+                with contextlib.suppress(SlackCallFailed):
                     await self._client.chat_delete(channel=self.target.channel, ts=ts)
             return
         if known is None:
@@ -417,7 +417,7 @@ class SlackReplyStream:
             elif index >= len(old) and (ts := await self._post(message)):
                 kept.append(ts)
         for ts in old[len(messages) :]:
-            with contextlib.suppress(*SLACK_FAILURES):
+            with contextlib.suppress(SlackCallFailed):
                 await self._client.chat_delete(channel=self.target.channel, ts=ts)
         self._messages[component_id] = kept
 
@@ -444,8 +444,8 @@ class SlackReplyStream:
                     alt_txt=upload.alt_text,
                     initial_comment=None if message.blocks else (message.text or None),
                 )
-            except SLACK_FAILURES as error:
-                failure = slack_failure(error)
+            except SlackCallFailed as error:
+                failure = error.failure
                 log.warning("slack: could not upload %s (%s)", upload.filename, failure)
             else:
                 self.status.replied()

@@ -191,7 +191,7 @@ async def running_bot(
             "api_url": fake.base_url,
             "admin_users": ["UADMIN"],
             "group_map": {"S1": ["analysts"]},
-            "flush_interval": 0,
+            "stream_interval": 0,
             "stop_button_after": 60,
             **settings,
         }
