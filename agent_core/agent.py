@@ -326,12 +326,13 @@ class Agent:
             self.deps, request_context, approval_id, conversation_id=conversation_id
         )
 
-    async def expire_approvals(self) -> list[ApprovalAnswer]:
-        """Expire every pending approval whose time is up (a periodic sweep); each answer
-        is to be resumed (an expiry is a denial that says so)."""
+    async def expire_approvals(self, platform: str | None = None) -> list[ApprovalAnswer]:
+        """Expire every pending approval asked in ``platform`` (the channel's
+        ``metadata["platform"]``; None: asked without one) whose time is up: a channel's
+        periodic sweep. Each answer is to be resumed (an expiry is a denial that says so)."""
         from agent_core.approvals.decisions import expire_due
 
-        return await expire_due(self.deps)
+        return await expire_due(self.deps, platform)
 
     async def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]:
         """Continue the turn that waited for ``approval_id``, now decided: approved calls

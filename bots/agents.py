@@ -23,6 +23,7 @@ from agent_core.users import RequestContext, UserResolver
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
+    from agent_core.approvals.book import ApprovalBook
     from agent_core.approvals.decisions import ApprovalAnswer
 
 
@@ -34,6 +35,9 @@ class ServedAgent(Protocol):
 
     @property
     def llm_service(self) -> LlmService: ...
+
+    @property
+    def approval_book(self) -> ApprovalBook: ...
 
     def send_message(
         self, request_context: RequestContext, message: str, *, conversation_id: str | None = None
@@ -58,7 +62,7 @@ class ServedAgent(Protocol):
         self, request_context: RequestContext, approval_id: str, *, conversation_id: str
     ) -> ApprovalAnswer: ...
 
-    async def expire_approvals(self) -> list[ApprovalAnswer]: ...
+    async def expire_approvals(self, platform: str | None = None) -> list[ApprovalAnswer]: ...
 
     def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]: ...
 

@@ -32,6 +32,7 @@ from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
+    from agent_core.approvals.book import ApprovalBook
     from agent_core.approvals.decisions import ApprovalAnswer
     from agent_core.components import UiComponent
     from agent_core.feedback import Feedback
@@ -178,6 +179,10 @@ class ProfileRouter:
     def llm_service(self) -> LlmService:
         return self.default.llm_service
 
+    @property
+    def approval_book(self) -> ApprovalBook:
+        return self.default.approval_book
+
     def route(self, context: RequestContext) -> tuple[Agent, RequestContext, str | None]:
         for profile in self.profiles:
             if profile.claims(context.metadata):
@@ -232,16 +237,16 @@ class ProfileRouter:
             conversation_id = f"profile:{profile}:{conversation_id}"
         return await agent.cancel_approval(context, approval_id, conversation_id=conversation_id)
 
-    async def expire_approvals(self) -> list[ApprovalAnswer]:
+    async def expire_approvals(self, platform: str | None = None) -> list[ApprovalAnswer]:
         """Every served agent's expired approvals (decided once, whichever agent finds one)."""
         answers: list[ApprovalAnswer] = []
         for agent in self.served_agents():
-            answers += await agent.expire_approvals()
+            answers += await agent.expire_approvals(platform)
         return answers
 
     async def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]:
         """The turn that waited for ``approval_id``, on the agent of the place it was asked."""
-        record = await self.default.approval_book.get(approval_id)
+        record = await self.approval_book.get(approval_id)
         if record is None:
             return
         agent, _, _ = self.route(RequestContext(metadata=record.request))

@@ -8,8 +8,8 @@ happened; running the approved calls is claimed the same way (``claim_run``), so
 turn run twice (a re-run after a crash) never runs a tool twice.
 
 Keys (``approval:`` prefix): the record, its decision, its run claim, where a channel showed
-it, the expiry index (a list per hour: a sweep reads a few short lists, never all), and
-``ask_once`` approvals remembered.
+it, the expiry index (per channel, a few short lists per minute: a sweep reads those it has
+not read yet, never all), and ``ask_once`` approvals remembered.
 
 >>> import asyncio
 >>> from agent_core.approvals.record import ApprovalRecord
@@ -51,8 +51,19 @@ CATCH_UP = 24 * 60
 """The most minutes one sweep reads back (after the sweepers were stopped for a long time;
 an approval older than that still expires at its next click)."""
 SWEPT = "approval:swept"
-"""The minute every sweep has read up to (shared: no process reads a minute twice)."""
+"""The minute every sweep of a channel has read up to (shared: no process reads a minute
+twice); one per channel, as the expiry index (``lane_of``)."""
 BUCKET_SIZE = 10_000
+
+
+def lane_of(platform: object) -> str:
+    """The expiry index an approval joins: its channel's, so each channel's bots sweep (and
+    resume) their own even when Slack and Teams share one store.
+
+    >>> lane_of("slack"), lane_of(None)
+    ('slack', 'any')
+    """
+    return str(platform or "any")
 
 
 def _hex(text: str) -> bool:
@@ -103,8 +114,8 @@ class ApprovalBook:
         return max(1.0, record.expires_at - self.clock()) + KEEP_AFTER
 
     @staticmethod
-    def _bucket(minute: int, shard: int) -> str:
-        return f"approval:due:{minute}:{shard}"
+    def _bucket(lane: str, minute: int, shard: int) -> str:
+        return f"approval:due:{lane}:{minute}:{shard}"
 
     async def open(self, record: ApprovalRecord) -> None:
         """Keep a new pending approval (and list it for the expiry sweep)."""
@@ -112,11 +123,11 @@ class ApprovalBook:
             self._key(record.id), record.model_dump(mode="json"), ttl=self._ttl(record)
         )
         shard = int(record.id[:8], 16) % SHARDS if _hex(record.id) else 0
-        minute = int(record.expires_at // 60)
+        minute, lane = int(record.expires_at // 60), lane_of(record.request.get("platform"))
         await self.store.append(
-            self._bucket(minute, shard), [record.id], keep=BUCKET_SIZE, ttl=self._ttl(record)
+            self._bucket(lane, minute, shard), [record.id], keep=BUCKET_SIZE, ttl=self._ttl(record)
         )
-        await self.store.add(SWEPT, minute, ttl=KEEP_AFTER)  # the first approval starts it
+        await self.store.add(f"{SWEPT}:{lane}", minute, ttl=KEEP_AFTER)  # the first one starts it
 
     async def get(self, approval_id: str) -> ApprovalRecord | None:
         """The approval as it stands (its decision applied), or None when unknown."""
@@ -162,17 +173,21 @@ class ApprovalBook:
         """Where a channel showed the approval (its message), to update it in place later."""
         await self.store.set(self._key(approval_id, "message"), where, ttl=KEEP_AFTER)
 
-    async def due(self, now: float | None = None) -> list[ApprovalRecord]:
-        """Pending approvals whose time is up (for the expiry sweep): those of the minutes
-        no sweep has read yet, and of this minute (read again by the next sweep)."""
+    async def due(
+        self, now: float | None = None, *, platform: str | None = None
+    ) -> list[ApprovalRecord]:
+        """Pending approvals asked in ``platform`` (None: asked without one) whose time is
+        up, for the expiry sweep of that channel: those of the minutes no sweep has read
+        yet, and of this minute (read again by the next sweep)."""
         now = self.clock() if now is None else now
-        minute = int(now // 60)
-        swept = await self.store.get(SWEPT)
+        minute, lane = int(now // 60), lane_of(platform)
+        swept = await self.store.get(f"{SWEPT}:{lane}")
         start = max(int(swept) if isinstance(swept, int | float) else minute, minute - CATCH_UP)
         listed: list[str] = []
         for past in range(start, minute + 1):
             for shard in range(SHARDS):
-                ids = await self.store.append(self._bucket(past, shard), [], keep=BUCKET_SIZE)
+                bucket = self._bucket(lane, past, shard)
+                ids = await self.store.append(bucket, [], keep=BUCKET_SIZE)
                 listed += [str(item) for item in ids]
         found: list[ApprovalRecord] = []
         for approval_id in dict.fromkeys(listed):
@@ -182,7 +197,7 @@ class ApprovalBook:
         # the next sweep starts at the earliest minute found due: if this process stops
         # before deciding them, the next one finds them again (a decided one is skipped)
         earliest = min([int(record.expires_at // 60) for record in found] + [minute])
-        await self.store.set(SWEPT, earliest, ttl=KEEP_AFTER)
+        await self.store.set(f"{SWEPT}:{lane}", earliest, ttl=KEEP_AFTER)
         return found
 
     # --- ask_once ---------------------------------------------------------------------------

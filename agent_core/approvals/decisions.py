@@ -153,11 +153,11 @@ async def cancel(
     return await _settle(deps, found, "cancelled", stopper, None)
 
 
-async def expire_due(deps: TurnDeps) -> list[ApprovalAnswer]:
-    """Expire every pending approval whose time is up; the answers to resume (each one
-    decided here, exactly once across processes)."""
+async def expire_due(deps: TurnDeps, platform: str | None = None) -> list[ApprovalAnswer]:
+    """Expire every pending approval asked in ``platform`` whose time is up; the answers
+    to resume (each one decided here, exactly once across processes)."""
     answers = []
-    for record in await deps.approval_book.due():
+    for record in await deps.approval_book.due(platform=platform):
         minutes = round((record.expires_at - record.created_at) / 60)
         note = f"nobody decided within {minutes} minute{'s' if minutes != 1 else ''}"
         answer = await _settle(deps, record, "expired", None, note)

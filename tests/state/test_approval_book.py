@@ -135,3 +135,28 @@ async def test_each_decision_is_told_once_with_where_it_was_shown() -> None:
     assert await book.decide("a-told", "denied", by=BO) is None
     assert told == [("a-told", "approved", {"channel": "C1", "ts": "9.0"})]
     assert (await book.get("a-told")).state == "approved"  # type: ignore[union-attr]
+
+
+async def test_each_channel_sweeps_its_own_approvals_on_one_shared_store(
+    redis_url: str, key_prefix: str
+) -> None:
+    """Slack's and Teams' bots share one Redis: each sweep expires (and so resumes) only the
+    approvals asked in its own channel, and never moves the other's cursor."""
+    now = [1000.0]
+    client = connect_redis(redis_url)
+    book = ApprovalBook(RedisKeyValueStore(client, key_prefix=key_prefix), clock=lambda: now[0])
+    try:
+        for platform in ("slack", "teams"):
+            record = ApprovalRecord.example(
+                id=f"a-{platform}", expires_at=1100.0, request={"platform": platform}
+            )
+            await book.open(record)
+        now[0] = 1200.0
+        assert [r.id for r in await book.due(platform="slack")] == ["a-slack"]
+        await book.decide("a-slack", "expired", by=None)
+        assert await book.due(platform="slack") == []
+        now[0] = 5000.0  # the Teams bot sweeps much later: its approval is still found
+        assert [r.id for r in await book.due(platform="teams")] == ["a-teams"]
+        assert await book.due() == []  # nothing was asked without a channel
+    finally:
+        await client.aclose()
