@@ -55,7 +55,7 @@ class ResumedTurn(NamedTuple):
 
 Show = Callable[[ApprovalRecord], Awaitable[None]]
 """Update the approval message of a decided record in place (where it was noted)."""
-Resumed = Callable[[ApprovalRecord, Mapping[str, Any]], ResumedTurn | None]
+Resumed = Callable[[ApprovalRecord, Mapping[str, Any]], Awaitable[ResumedTurn | None]]
 """The turn that continues a decided record, with what the deciding click adds (a
 channel's hints, e.g. where a private answer goes; empty for an expiry); None when it
 cannot be answered in this channel (logged)."""
@@ -83,7 +83,8 @@ class Approvals:
     ...               user_resolver=StaticUserResolver(User(id="u")),
     ...               agent_memory=InMemoryAgentMemory())
     >>> async def show(record): ...
-    >>> approvals = Approvals(agent, None, show=show, resumed=lambda record, hints: None)
+    >>> async def resumed(record, hints): ...
+    >>> approvals = Approvals(agent, None, show=show, resumed=resumed)
     >>> agent.approval_book.on_decided is not None
     True
     """
@@ -153,7 +154,7 @@ class Approvals:
 
     async def resume(self, record: ApprovalRecord, hints: Mapping[str, Any]) -> None:
         """Queue the turn that continues ``record`` (once: see the module docstring)."""
-        turn = self._resumed(record, hints)
+        turn = await self._resumed(record, hints)
         if turn is None or self.host is None:
             return
         try:

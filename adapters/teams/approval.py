@@ -111,6 +111,24 @@ def approval_card(view: ApprovalComponent) -> elements.Element:
     return card
 
 
+def card_response(view: ApprovalComponent) -> dict[str, Any]:
+    """The invoke response to a click or a refresh: the card as it now stands (Teams shows
+    it in place of the one clicked, for the clicker at once).
+
+    >>> from agent_core.components import ApprovalCallView
+    >>> view = ApprovalComponent(approval_id="a1", calls=[ApprovalCallView(tool="refund")],
+    ...                          asker="Ana", approvers="Ana", expires_at=0, state="denied")
+    >>> response = card_response(view)
+    >>> response["type"], "actions" in response["value"]
+    ('application/vnd.microsoft.card.adaptive', False)
+    """
+    return {
+        "statusCode": 200,
+        "type": "application/vnd.microsoft.card.adaptive",
+        "value": approval_card(view),
+    }
+
+
 async def update_approval(
     connector: TeamsConnector, where: Mapping[str, Any], view: ApprovalComponent
 ) -> None:

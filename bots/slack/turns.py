@@ -294,7 +294,7 @@ class SlackWing:
             return ThreadView([])
 
 
-def resumed_turn(record: ApprovalRecord, hints: Mapping[str, Any]) -> ResumedTurn | None:
+async def resumed_turn(record: ApprovalRecord, hints: Mapping[str, Any]) -> ResumedTurn | None:
     """The turn that continues a decided approval asked in Slack, in the same thread (a
     private answer's, through the deciding click's ``response_url`` when it has one); None
     for an approval asked elsewhere.
@@ -302,7 +302,8 @@ def resumed_turn(record: ApprovalRecord, hints: Mapping[str, Any]) -> ResumedTur
     >>> from agent_core.approvals import ApprovalRecord
     >>> record = ApprovalRecord.example(request={"platform": "slack", "workspace_id": "T1",
     ...     "channel_id": "C1", "thread_id": "1.0", "user_id": "U1", "turn_id": "t0"})
-    >>> turn = resumed_turn(record, {})
+    >>> import asyncio
+    >>> turn = asyncio.run(resumed_turn(record, {}))
     >>> turn.key, turn.owner, turn.payload["resume"]
     ('slack:T1:C1:1.0', 'T1:U1', 'a1')
     """
