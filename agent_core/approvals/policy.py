@@ -15,7 +15,7 @@ checked against the clicker's groups as their signed payload resolves them at th
 >>> may_approve(User(id="bo", group_memberships=["finance"]), ["asker", "finance"], "ana")
 True
 >>> describe_approvers(["asker", "finance"], "Ana")
-'Ana, or anyone in finance'
+'Ana or anyone in finance'
 """
 
 from __future__ import annotations
@@ -147,10 +147,13 @@ def describe_approvers(approvers: list[str], asker_name: str) -> str:
     """Who may approve, in words, for the approval message ("only X may approve").
 
     >>> describe_approvers(["admin"], "Ana")
-    'anyone in admin'
+    'an admin'
+    >>> describe_approvers(["asker", "admin", "finance"], "Ana")
+    'Ana, an admin or anyone in finance'
     """
     parts = [asker_name] if ASKER in approvers else []
-    groups = [name for name in approvers if name != ASKER]
-    if groups:
-        parts.append("anyone in " + ", ".join(groups))
-    return ", or ".join(parts)
+    parts += ["an admin" if name == "admin" else f"anyone in {name}" for name in approvers]
+    parts = [part for part in parts if part != f"anyone in {ASKER}"]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " or " + parts[-1]

@@ -67,7 +67,7 @@ class ApprovalComponent(RichComponent):
     asker: str
     """Who asked (their name as the channel knows it)."""
     approvers: str
-    """Who may approve, in words ("Ana", "Ana, or anyone in data-leads")."""
+    """Who may approve, in words ("Ana", "Ana or anyone in data-leads")."""
     expires_at: float | None = None
     state: ApprovalState = "pending"
     decided_by: str | None = None

@@ -31,7 +31,7 @@ def view(**changes: Any) -> ApprovalComponent:
         "approval_id": "a1",
         "calls": [ApprovalCallView(tool="refund", arguments={"order": 42})],
         "asker": "Ana",
-        "approvers": "Ana, or anyone in finance",
+        "approvers": "Ana or anyone in finance",
         "expires_at": 3600.0,
     }
     return ApprovalComponent(**{**values, **changes})
@@ -50,14 +50,14 @@ def test_pending_approval_is_a_valid_block_kit_message_with_two_buttons() -> Non
     assert "*refund*" in message.blocks[2]["text"]["text"]
     assert '"order": 42' in message.blocks[2]["text"]["text"]
     footer = message.blocks[3]["elements"][0]["text"]
-    assert footer == "Only Ana, or anyone in finance may approve · expires 01:00 UTC"
+    assert footer == "Only Ana or anyone in finance may approve · expires 01:00 UTC"
     buttons = message.blocks[-1]["elements"]
     assert [(b["text"]["text"], b.get("style"), b["value"]) for b in buttons] == [
         ("Approve", "primary", "a1"),
         ("Deny", "danger", "a1"),
         ("Stop", None, "a1"),
     ]
-    assert message.text == "Ana asks to run refund. Only Ana, or anyone in finance may approve."
+    assert message.text == "Ana asks to run refund. Only Ana or anyone in finance may approve."
 
 
 @pytest.mark.parametrize(
