@@ -104,3 +104,16 @@ async def test_a_newer_message_supersedes_a_pending_approval(console: Console) -
     assert superseded in json.dumps(teams_updates)
     late = await console.click(approval_id, "approve")
     assert late.of("approval")[0]["reason"] == "already"
+
+
+async def test_unknown_and_misplaced_clicks_decide_nothing(console: Console) -> None:
+    asked = await console.ask("Refund order 15")
+    approval_id, _, _ = approval_of(asked)
+    unknown = await console.click("a0unknown", "approve")
+    elsewhere = await console.click(approval_id, "approve", thread="1700000000.000999")
+    reasons = [e.of("approval")[0]["reason"] for e in (unknown, elsewhere)]
+    assert reasons == ["unknown", "elsewhere"]
+    assert updated(unknown) == updated(elsewhere) == ([], [])
+    assert not unknown.components("text") and not elsewhere.components("text")
+    approved = await console.click(approval_id, "approve")
+    assert "Refunded order 15" in json.dumps(approved.components("text"))

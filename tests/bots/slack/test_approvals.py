@@ -272,11 +272,12 @@ async def test_forged_stale_and_misplaced_clicks_decide_nothing(tmp_path: Path) 
         assert (forged.status, stale.status) == (401, 401)
         await click(h, "approve", message, team="T2")  # the same app in another workspace
         await click(h, "approve", message, thread_ts="999.000100")  # another thread
+        await click(h, "approve", message, channel="C2")  # another channel
         await click(h, "approve", message, approval_id="a-unknown")
         assert refund.runs == []
         assert approval_id_of(message) is not None
         refusals = told(h, "U1")
-        assert len(refusals) == 3, refusals
+        assert len(refusals) == 4, refusals
         assert all("approv" in text.lower() for text in refusals)
         await click(h, "approve", message)
         assert refund.runs == [42]

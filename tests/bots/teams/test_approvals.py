@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from adapters.teams.testing import ConnectorCall
 from agent_core import InMemoryAuditLogger
@@ -269,7 +270,12 @@ async def test_forged_and_misplaced_clicks_decide_nothing(monkeypatch: pytest.Mo
         forged = h.invoke("adaptiveCard/action", value, kind="groupChat")
         unsigned = await h.post(forged, auth=None)
         wrong = await h.post(forged, auth="Bearer not-a-token")
-        assert (unsigned.status, wrong.status) == (401, 401)
+        another_bot = await h.post(forged, auth=h.fake.sign(audience="another-bots-app-id"))
+        stale = await h.post(forged, auth=h.fake.sign(expires_in=-3600))
+        not_microsofts = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        another_key = await h.post(forged, auth=h.fake.sign(key=not_microsofts))
+        statuses = {r.status for r in (unsigned, wrong, another_bot, stale, another_key)}
+        assert statuses == {401}
         elsewhere = await click(h, "approve", approval_id, conversation="19:other@thread.v2")
         unknown = await click(h, "approve", "a-unknown")
         assert elsewhere["type"] == unknown["type"] == "application/vnd.microsoft.activity.message"
