@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from slack_sdk.models.blocks import Block
 
-from adapters.slack.testing import Message
+from adapters.slack.testing import FakeSlackApi, Message
 from agent_core import InMemoryAuditLogger, ScriptedResponse
 from agent_core.audit import AuditEventType
 from agent_core.llm.scripted import ScriptEntry
@@ -359,3 +359,36 @@ async def test_a_state_outage_while_waiting_loses_no_decision(tmp_path: Path) ->
     finally:
         await state.aclose()
         server.stop()
+
+
+async def test_a_restart_while_waiting_resumes_the_turn_once_on_sqlite(tmp_path: Path) -> None:
+    """The bot stops (a restart) while the approval waits in its SQLite state; the click
+    reaches the new process, which decides it, updates the message and finishes the turn
+    once; a click replayed after that runs nothing."""
+    refund = Refund()
+    settings = StateSettings(data_dir=tmp_path / "state")
+    async with FakeSlackApi() as fake:
+        state = build_state(settings)
+        try:
+            async with approving_bot(tmp_path, refund=refund, state=state, fake=fake) as (h, _):
+                message = await ask(h)
+        finally:
+            await state.aclose()
+        assert refund.runs == [] and approval_id_of(message) is not None
+
+        state = build_state(settings)
+        try:
+            async with approving_bot(
+                tmp_path, ["Refunded."], refund=refund, state=state, fake=fake
+            ) as (h, _):
+                await click(h, "approve", message)
+                assert refund.runs == [42]
+                assert "Approved by Ana" in json.dumps(message.blocks)
+                assert [m.text for m in fake.thread("C1", message.thread_ts or "")].count(
+                    "Refunded."
+                ) == 1
+                await click(h, "approve", message)  # replayed after the decision
+                assert refund.runs == [42]
+                assert any(t.startswith("Already decided") for t in told(h, "U1"))
+        finally:
+            await state.aclose()
