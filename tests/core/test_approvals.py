@@ -537,3 +537,45 @@ async def test_a_resumed_turn_that_fails_leaves_the_conversation_consistent(
     messages = await stored(agent)
     assert_valid(messages)
     assert messages[0].content == "refund order 42"
+
+
+class WhoRan(Refund):
+    """Records who each run ran as (the user and groups the tool was given)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ran_as: list[tuple[str, list[str]]] = []
+
+    async def execute(self, context: ToolContext, args: RefundArgs) -> ToolResult:
+        self.ran_as.append((context.user.id, list(context.user.group_memberships)))
+        return await super().execute(context, args)
+
+
+async def test_an_admins_approval_runs_the_tool_as_the_asker_not_the_approver(
+    world: World,
+) -> None:
+    """Approving lends no authority: the call runs with the asker's identity and groups."""
+    tool = WhoRan()
+    policy = ApprovalPolicy(tools={"refund": ToolApproval(approvers=["asker", "admin"])})
+    agent = world.agent(refund(), "Done.", tools=[tool], policy=policy)
+    view = approval_of(await ask(agent, "refund order 42"))
+    assert (await decide(agent, view.approval_id, ADA)).decided
+    await resume(agent, view.approval_id)
+    assert tool.ran_as == [(ANA.id, ["user"])]
+
+
+async def test_an_asker_who_lost_the_tool_before_the_click_runs_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The permission check is made again when the approved call runs: the asker left the
+    group the tool is granted to while the approval waited."""
+    cat = User(id="u-cat", username="Cat", group_memberships=["user"])
+    monkeypatch.setitem(PEOPLE, cat.id, cat)
+    tool = WhoRan()
+    agent = world.agent(refund(), "Done.", tools=[tool], groups={"refund": ["user"]})
+    view = approval_of(await ask(agent, "refund order 42", cat))
+    monkeypatch.setitem(PEOPLE, cat.id, cat.model_copy(update={"group_memberships": []}))
+    assert (await decide(agent, view.approval_id, cat)).decided
+    await resume(agent, view.approval_id)
+    assert tool.ran_as == []
+    assert_valid(await stored(agent, cat))
