@@ -100,6 +100,9 @@ class ReplyOptions:
     ai_label: bool = True
     targeted_messages: bool = False
     """Deliver admin-only detail as Teams targeted messages (preview) before trying 1:1."""
+    say_when_empty: bool = True
+    """A turn that shows nothing says "I have nothing to add."; ``False``: it posts nothing
+    (the turn resumed after a Stopped approval: its card already says what came of it)."""
 
 
 class TeamsReplyStream:
@@ -354,6 +357,9 @@ class TeamsReplyStream:
             for approval_id, card in self._approvals.values()
         ]
         alone = bool(approvals) and self._says_nothing_else()
+        if not (self._options.say_when_empty or approvals or self._writer or self.slot.current):
+            if self._says_nothing_else():
+                return
         messages = [approvals[0][1]] if alone else await self._compose()
         first, rest = messages[0], messages[1:]
         try:

@@ -118,7 +118,11 @@ class BothChannels:
         service_url = f"{turn.base_url}/teams/"
         connector = console.teams.connector(console.http, service_url, token)
         options = ReplyOptions(
-            pace=console.options.pace, targeted_messages=console.options.teams_targeted
+            pace=console.options.pace,
+            targeted_messages=console.options.teams_targeted,
+            # as the bot resumes an approval's turn: not streamed, nothing said when empty
+            stream=turn.resume is None,
+            say_when_empty=turn.resume is None,
         )
         ref = conversation_ref(turn.persona, turn.thread_id, f"in-{turn.id}", service_url)
         return TeamsReplyStream(

@@ -161,7 +161,7 @@ class TeamsWing:
         reply = TeamsReplyStream(
             await self.outbound.connector(ref.service_url),
             ref,
-            options=replace(self.options, stream=False),
+            options=replace(self.options, stream=False, say_when_empty=False),
             on_stop=stop,
             files=self.files,
             slot=slot,

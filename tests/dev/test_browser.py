@@ -587,3 +587,27 @@ def test_an_approval_decided_by_the_persona_who_clicks(page: Page) -> None:
     assert "Waiting for approval" not in page.text(f"{SLACK} .msg.bot")
     assert not page.css(f"{SLACK} [data-slack-action='threadline_approval:approve']")
     page.shot("approval-approved")
+
+
+def test_an_approval_denied_and_one_stopped_in_both_channels(page: Page) -> None:
+    """Deny on Slack's message and Stop on the Teams card: both messages say so in place,
+    with no buttons left, and the turn goes on without running the tool."""
+    page.ask("Refund order 22")
+    page.idle()
+    page.click(f"{SLACK} [data-slack-action='threadline_approval:deny']")
+    page.idle()
+    for pane in (SLACK, TEAMS):
+        page.until(lambda d, p=pane: "Denied by Ana" in page.text(f"{p} .msg.bot"), pane)
+        page.until(lambda d, p=pane: "not refund order 22" in page.text(f"{p} .msg.bot"), pane)
+    page.shot("approval-denied")
+
+    page.ask("Refund order 23")
+    page.idle()
+    page.click(f"{TEAMS} .ac-pushButton", "Stop")
+    page.idle()
+    for pane in (SLACK, TEAMS):
+        page.until(lambda d, p=pane: "Stopped by Ana" in page.text(f"{p} .msg.bot"), pane)
+    assert not page.css(f"{SLACK} [data-slack-action^='threadline_approval']")
+    assert "Refunded order" not in page.text(f"{SLACK} .msg.bot")
+    assert "nothing to add" not in page.text(f"{TEAMS} .msg.bot")  # the card says it all
+    page.shot("approval-stopped")

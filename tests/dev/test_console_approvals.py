@@ -89,6 +89,7 @@ async def test_stop_while_waiting_and_a_click_after_it(console: Console) -> None
     stopped = await console.click(approval_id, "stop", persona(ALEX, "dm"), channel="teams")
     slack_updates, teams_updates = updated(stopped)
     assert "Stopped by Alex" in json.dumps(slack_updates) + json.dumps(teams_updates)
+    assert "nothing to add" not in json.dumps(stopped.teams_activities())
     late = await console.click(approval_id, "approve", persona(ALEX, "dm"))
     assert late.of("approval")[0]["reason"] == "already"
     assert not late.components("text")

@@ -237,6 +237,7 @@ async def test_stop_while_waiting_cancels_it(monkeypatch: pytest.MonkeyPatch) ->
         assert "Stopped by Ana Lima" in json.dumps(response["value"])
         assert len(updates_of(h, message_id)) == 1
         assert len(h.llm.requests) == asked
+        assert "nothing to add" not in answers_text(h)  # the card says it; nothing more
         after = await click(h, "approve", approval_id)  # a click after Stop
         assert "Stopped by Ana Lima" in json.dumps(after["value"])
         assert refund.runs == []
