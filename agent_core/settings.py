@@ -355,18 +355,17 @@ class _Lines:
 def _unknown_keys(
     kinds: Iterable[type[Section]], document: dict[str, Any], lines: _Lines
 ) -> list[ConfigProblem]:
-    known = {kind.table: kind for kind in kinds}
+    known = {kind.table: kind for kind in kinds if kind.table}
+    top = {name for kind in kinds if not kind.table for name in kind.model_fields}
     problems = []
     for key, value in document.items():
-        is_table = isinstance(value, dict) and key in known and key != ""
-        if is_table:
+        if isinstance(value, dict) and key in known:
             fields = known[key].model_fields
             for inner in value:
                 if inner not in fields and inner not in known[key].renamed:
                     problems.append(_unknown(lines.where(key, inner), inner, fields))
-        elif key not in known.get("", Section).model_fields:
-            choices = {**known.get("", Section).model_fields, **{t: None for t in known if t}}
-            problems.append(_unknown(lines.where("", key), key, choices))
+        elif key not in top:  # every section of the top level may name its keys there
+            problems.append(_unknown(lines.where("", key), key, [*top, *known]))
     return problems
 
 

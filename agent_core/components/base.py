@@ -51,6 +51,7 @@ class ComponentType(StrEnum):
     TASK_TRACKER_UPDATE = "task_tracker_update"
     CHAT_INPUT_UPDATE = "chat_input_update"
     SOURCES = "sources"
+    APPROVAL = "approval"
 
 
 class ComponentLifecycle(StrEnum):
