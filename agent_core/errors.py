@@ -13,6 +13,7 @@ about::
     │   ├── ValidationError         bad input (tool arguments, payloads)
     │   │   ├── FileLoadError       a shared file that cannot become a table (database)
     │   │   └── FileRefused         a shared file that is not downloaded (adapters.files)
+    │   ├── FetchRefused            an outbound fetch the policy refuses (adapters.fetch)
     │   └── ConversationNotFoundError
     ├── LlmError                    the model could not answer (``retryable``, ``retry_after``)
     │   ├── LlmRateLimitError       429; honours Retry-After
@@ -40,6 +41,8 @@ about::
     │                               (agent_core.llm.eventstream; also a ValueError)
     ├── SignatureError              a request AWS would refuse (agent_core.llm.sigv4, as the
     │                               Bedrock fake checks it; also a ValueError)
+    ├── AddressRefused              a socket to an address the outbound policy refuses
+    │                               (adapters.fetch; also an OSError, as aiohttp reports it)
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a

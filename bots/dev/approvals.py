@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.approval import update_approval as update_slack
@@ -43,7 +44,36 @@ from bots.dev.events import TurnFeed
 from bots.dev.identity import CHANNEL_IDS, Persona
 
 if TYPE_CHECKING:
-    from bots.dev.turns import Console
+    from bots.agents import ServedAgent
+    from bots.dev.slack_view import SlackView
+    from bots.dev.teams_view import TeamsView
+
+
+class RunningTurn(Protocol):
+    """What the approvals read of a console turn (``bots.dev.turns.Turn``)."""
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def conversation_id(self) -> str: ...
+
+    @property
+    def feed(self) -> TurnFeed: ...
+
+
+class Console(Protocol):
+    """What the approvals use of the console (``bots.dev.turns.Console``, which owns them:
+    named here, not imported, so the two modules do not import each other)."""
+
+    agent: ServedAgent
+    slack: SlackView
+    teams: TeamsView
+    http: aiohttp.ClientSession | None
+
+    @property
+    def turns(self) -> Mapping[str, RunningTurn]: ...
+
 
 log = logging.getLogger("threadline.dev")
 
