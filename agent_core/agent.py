@@ -251,7 +251,8 @@ class Agent:
             yield component
         if state.finished:
             return
-        await prepare(deps, state)
+        for component in await prepare(deps, state):
+            yield component
         while True:
             async for component in think(deps, state):
                 yield component
