@@ -47,6 +47,7 @@ from agent_core.components import (
     ProgressDisplayComponent,
     RichComponent,
     RichTextComponent,
+    SignInComponent,
     SimpleComponent,
     SourcesComponent,
     StatusBarUpdateComponent,
@@ -147,6 +148,9 @@ class ComponentRenderer(ABC, Generic[Out]):
     def on_sources(self, sources: SourcesComponent) -> Out | None:
         return None
 
+    def on_sign_in(self, prompt: SignInComponent) -> Out | None:
+        return None
+
 
 _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     RichTextComponent: ComponentRenderer.on_text,
@@ -169,6 +173,7 @@ _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     TaskTrackerUpdateComponent: ComponentRenderer.on_task_tracker_update,
     ChatInputUpdateComponent: ComponentRenderer.on_chat_input_update,
     SourcesComponent: ComponentRenderer.on_sources,
+    SignInComponent: ComponentRenderer.on_sign_in,
 }
 """Each rich type's hook (looked up by name, so a channel's override is the one called)."""
 
