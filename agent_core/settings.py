@@ -273,17 +273,19 @@ class _Lines:
 def _unknown_keys(
     kinds: Iterable[type[Section]], document: dict[str, Any], lines: _Lines
 ) -> list[ConfigProblem]:
-    known = {kind.table: kind for kind in kinds}
+    kinds = list(kinds)
+    known = {kind.table: kind for kind in kinds if kind.table}
+    # several sections may share the top level (``app``, ``[[profiles]]``, ``[[mcp]]``...)
+    top = {name: None for kind in kinds if not kind.table for name in kind.model_fields}
     problems = []
     for key, value in document.items():
-        is_table = isinstance(value, dict) and key in known and key != ""
-        if is_table:
+        if isinstance(value, dict) and key in known:
             fields = known[key].model_fields
             for inner in value:
                 if inner not in fields:
                     problems.append(_unknown(lines.where(key, inner), inner, fields))
-        elif key not in known.get("", Section).model_fields:
-            choices = {**known.get("", Section).model_fields, **{t: None for t in known if t}}
+        elif key not in top:
+            choices = {**top, **dict.fromkeys(known)}
             problems.append(_unknown(lines.where("", key), key, choices))
     return problems
 

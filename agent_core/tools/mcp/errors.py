@@ -85,11 +85,15 @@ class McpCallError(McpError):
 class SignInRequired(McpError):
     """The person must connect their own account to this server first.
 
-    ``url`` is where they sign in (the authorization server's page); it is theirs alone.
+    ``url`` is where they sign in (the authorization server's page) and ``state`` names the
+    sign-in it started; both are theirs alone.
     """
 
-    def __init__(self, server: str, url: str | None = None, *, reason: str = "") -> None:
+    def __init__(
+        self, server: str, url: str | None = None, *, state: str | None = None, reason: str = ""
+    ) -> None:
         self.url = url
+        self.state = state
         super().__init__(server, reason or "sign-in required")
 
     def describe(self) -> str:
