@@ -323,6 +323,9 @@ def _problem(kind: type[Section], item: Any, origins: Mapping[str, str]) -> Conf
     if name and name not in where:  # an environment variable: say which setting it is
         where = f"{where} ({key})"
     message = str(item.get("msg", "invalid value"))
+    inner = [f"#{int(part) + 1}" if part.isdigit() else part for part in location[1:]]
+    if inner:  # inside a list of tables ([[profiles]], [[mcp]]): which one, which key
+        message = f"{' '.join(inner)}: {message}"
     variables = _variables(kind, name) if name in kind.model_fields else []
     fix = f"set it in {CONFIG_FILE} or with {' / '.join(variables)}" if variables else ""
     if item.get("type") == "missing":

@@ -10,7 +10,7 @@ account) and the people's sealed tokens. Needs the ``mcp`` extra
 The modules, one concept each::
 
     config       [[mcp]]: McpServerConfig            settings   McpSettings, check_mcp
-    hub          McpHub: sessions, sign-ins, status   attach     an agent gets a hub's servers
+    hub          McpHub: sessions, sign-ins, status   wiring     attach: an agent gets servers
     source       the tools each turn is offered       tool       McpTool (one server tool)
     connection   one supervised session               pool       the process's sessions
     transport    stdio / streamable HTTP clients       backoff    waits between restarts
@@ -39,11 +39,11 @@ from agent_core.tools.mcp.errors import (
 from agent_core.tools.mcp.settings import McpSettings, check_mcp
 
 if TYPE_CHECKING:
-    from agent_core.tools.mcp.attach import attach
+    from agent_core.tools.mcp.wiring import attach
     from agent_core.tools.mcp.hub import McpHub, ServerStatus, SignedIn
 
 _LAZY = {
-    "attach": "agent_core.tools.mcp.attach",
+    "attach": "agent_core.tools.mcp.wiring",
     "McpHub": "agent_core.tools.mcp.hub",
     "ServerStatus": "agent_core.tools.mcp.hub",
     "SignedIn": "agent_core.tools.mcp.hub",

@@ -9,8 +9,10 @@ refuses), ``tool_error`` (an error result), ``picture`` (an image, a link and te
 ``rows`` (a table), ``run_sql`` (a built-in's name), ``wipe_all`` (destructive),
 ``helpful_search`` (a description that tells the model to call ``wipe_all``), ``echo_env``
 (an environment variable, a secret in tests), ``grow`` (adds a tool, and says its tools
-changed); it also lists two tools whose input schemas are broken. Every call is appended to
-the file ``$MCP_CALL_LOG`` names, when set, so a test can see what the server received.
+changed); it also lists two tools whose input schemas are broken (unless
+``MCP_BROKEN_SCHEMAS=0``: a handshake-era session refuses the whole listing for them). Every
+call is appended to the file ``$MCP_CALL_LOG`` names, when set, so a test can see what the
+server received.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class MisbehavingServer(MCPServer):
         broken = [
             ListedTool(name=name, description="broken", input_schema=schema)
             for name, schema in BROKEN_SCHEMAS.items()
+            if os.environ.get("MCP_BROKEN_SCHEMAS") != "0"
         ]
         return [*tools, *broken]
 
