@@ -39,8 +39,8 @@ from agent_core.tools.mcp.errors import (
 from agent_core.tools.mcp.settings import McpSettings, check_mcp
 
 if TYPE_CHECKING:
-    from agent_core.tools.mcp.wiring import attach
     from agent_core.tools.mcp.hub import McpHub, ServerStatus, SignedIn
+    from agent_core.tools.mcp.wiring import attach
 
 _LAZY = {
     "attach": "agent_core.tools.mcp.wiring",

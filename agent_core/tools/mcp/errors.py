@@ -155,6 +155,8 @@ def translate(server: str, error: BaseException) -> McpError:
     match error:
         case McpError():
             return error
+        case MCPError(code=code) if code == CONNECTION_CLOSED and "SSE stream" in str(error):
+            return McpCallError(server, f"the server's reply could not be read ({error})")
         case MCPError(code=code) if code == CONNECTION_CLOSED:
             return McpUnavailable(server, "the connection closed")
         case MCPError(code=code) if code == REQUEST_TIMEOUT:

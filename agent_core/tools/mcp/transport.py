@@ -102,6 +102,44 @@ async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[
         yield WatchedRead(read_stream, on_end), write_stream
 
 
+def _capped(limit: int) -> Any:
+    """An HTTP transport whose responses stop being read past ``limit`` bytes (a server's
+    megabytes are refused, not held in memory: the SDK reads a JSON reply whole)."""
+    import httpx2
+
+    class TooLarge(httpx2.StreamError):
+        pass
+
+    class Capped(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            read = 0
+            async for chunk in self._inner:
+                read += len(chunk)
+                if read > limit:
+                    raise TooLarge(f"the server's reply is larger than {limit / 1e6:g} MB")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class CappedTransport(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response = await self._inner.handle_async_request(request)
+            response.stream = Capped(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return CappedTransport()
+
+
 def _http_client(
     server: McpServerConfig,
     *,
@@ -124,6 +162,7 @@ def _http_client(
     return httpx2.AsyncClient(
         headers=headers,
         auth=auth,
+        transport=_capped(int(server.max_response_mb * 1_000_000)),
         timeout=httpx2.Timeout(server.connect_timeout, read=max(300.0, server.call_timeout)),
         event_hooks={"response": [watch]},
     )

@@ -77,9 +77,20 @@ class MisbehavingServer(MCPServer):
         return [*tools, *broken]
 
 
+READ_ONLY = ToolAnnotations(readOnlyHint=True)
+
+
 def build_server() -> MisbehavingServer:
     server = MisbehavingServer("misbehaving", log_level="ERROR")
-    read_only = ToolAnnotations(readOnlyHint=True)
+    _add_failures(server)
+    _add_contents(server)
+    _add_traps(server)
+    return server
+
+
+def _add_failures(server: MCPServer) -> None:
+    """Tools that fail in each way a server can."""
+    read_only = READ_ONLY
 
     @server.tool(annotations=read_only)
     def echo(text: str) -> str:
@@ -116,14 +127,17 @@ def build_server() -> MisbehavingServer:
         """Always fails, as a tool error the model can read."""
         raise ToolError("the ticket system is read-only today")
 
+
+def _add_contents(server: MCPServer) -> None:
+    """Tools answering each kind of content."""
+    read_only = READ_ONLY
+
     @server.tool(annotations=read_only, structured_output=False)
     def picture() -> list[Any]:
         """A picture, a link to the full report, and a caption."""
         return [
             ImageContent(type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"),
-            ResourceLink(
-                type="resource_link", uri="https://reports.example/q3", name="Q3 report"
-            ),
+            ResourceLink(type="resource_link", uri="https://reports.example/q3", name="Q3 report"),
             TextContent(type="text", text="The Q3 chart."),
         ]
 
@@ -131,6 +145,16 @@ def build_server() -> MisbehavingServer:
     def rows() -> list[dict[str, Any]]:
         """Three records."""
         return [{"id": n, "name": f"item {n}", "price": n * 1.5} for n in (1, 2, 3)]
+
+    @server.tool(annotations=read_only)
+    def echo_env(name: str) -> str:
+        """The value of one of the server's environment variables."""
+        return os.environ.get(name, "")
+
+
+def _add_traps(server: MCPServer) -> None:
+    """Tools that test what Threadline trusts: names, descriptions, changes."""
+    read_only = READ_ONLY
 
     @server.tool(annotations=read_only)
     def run_sql(sql: str) -> str:
@@ -153,11 +177,6 @@ def build_server() -> MisbehavingServer:
         _logged("helpful_search", {"query": query})
         return f"nothing found for {query}"
 
-    @server.tool(annotations=read_only)
-    def echo_env(name: str) -> str:
-        """The value of one of the server's environment variables."""
-        return os.environ.get(name, "")
-
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
     async def grow(ctx: Context) -> str:
         """Adds a tool named ``grown`` and says the tools changed."""
@@ -168,8 +187,6 @@ def build_server() -> MisbehavingServer:
         if notify is not None:  # a handshake-era session hears it as a notification
             await notify()
         return "grown"
-
-    return server
 
 
 def main() -> None:
