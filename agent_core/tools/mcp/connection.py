@@ -128,7 +128,7 @@ class McpConnection:
             self._ready = asyncio.get_running_loop().create_future()
             self._owner = asyncio.create_task(self._supervise(), name=f"mcp:{self.server.name}")
         elif self._ready is None or self._ready.done():
-            detail = self.last_error.detail if self.last_error else "the session ended"
+            detail = self.last_error.detail if self.last_error else _ended_how(self.server)
             raise McpUnavailable(self.server.name, detail, retry_in=self.retry_in())
         try:
             return await asyncio.wait_for(
@@ -189,6 +189,7 @@ class McpConnection:
                 ended = translate(self.server.name, error)
         if self._closing:
             return
+        self._backoff.up(since=self._up_since, now=self._clock())  # up long: failures forgiven
         if self._forgotten == self.sessions:
             logger.info("mcp: %s forgot its session; opening a new one", self.server.name)
             return
@@ -219,7 +220,6 @@ class McpConnection:
             return
         if was_up:  # once per outage, without a traceback: a server being down is news
             logger.warning("mcp: %s", error)
-        self._backoff.up(since=self._up_since, now=self._clock())
         self._changed()
 
     def _end(self) -> None:
