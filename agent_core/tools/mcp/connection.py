@@ -158,35 +158,22 @@ class McpConnection:
                 await asyncio.wait_for(self._stopping.wait(), timeout=delay)
 
     async def _hold(self) -> None:
-        from agent_core.tools.mcp.transport import open_session
-
+        """Open the session and keep it until it ends. Exceptions go through the session's
+        own exit (a failure inside the SDK's task groups cancels this task, and only that
+        exit turns the cancellation back into the failure)."""
         self._ended.clear()
         if self._closing:
             return
-        session = open_session(
-            self.server,
-            on_end=self._end,
-            on_forgotten=self._forget,
-            message_handler=self._on_message,
-            auth=self._auth,
-            environ=self._environ,
-        )
-        async with asyncio.timeout(self.server.connect_timeout):
-            client = await session.__aenter__()
         ended: McpError = McpUnavailable(self.server.name, _ended_how(self.server))
-        listener = asyncio.create_task(self._listen(client)) if _announces(client) else None
+        before = self.sessions
         try:
-            self._opened(client)
-            await self._ended.wait()
+            await self._open_and_wait()
+        except Exception as error:  # how the session ended, when it says
+            if self.sessions == before:
+                raise  # it never opened: one failure, which _supervise reports
+            ended = translate(self.server.name, error)
         finally:
             self._client = None
-            if listener is not None:
-                listener.cancel()
-                await asyncio.gather(listener, return_exceptions=True)
-            try:
-                await session.__aexit__(None, None, None)
-            except Exception as error:  # how the session ended, when it says
-                ended = translate(self.server.name, error)
         if self._closing:
             return
         self._backoff.up(since=self._up_since, now=self._clock())  # up long: failures forgiven
@@ -194,6 +181,28 @@ class McpConnection:
             logger.info("mcp: %s forgot its session; opening a new one", self.server.name)
             return
         self._failed(self._sign_in_or(ended))
+
+    async def _open_and_wait(self) -> None:
+        from agent_core.tools.mcp.transport import open_session
+
+        async with contextlib.AsyncExitStack() as stack:
+            async with asyncio.timeout(self.server.connect_timeout):
+                client = await stack.enter_async_context(
+                    open_session(
+                        self.server,
+                        on_end=self._end,
+                        on_forgotten=self._forget,
+                        message_handler=self._on_message,
+                        auth=self._auth,
+                        environ=self._environ,
+                    )
+                )
+            if _announces(client):
+                listener = asyncio.create_task(self._listen(client))
+                stack.push_async_callback(_cancelled, listener)
+            self._opened(client)
+            await self._ended.wait()
+            self._client = None
 
     def _opened(self, client: Client) -> None:
         self.sessions += 1
@@ -323,8 +332,9 @@ class McpConnection:
         return failure
 
 
-class _Ended(Exception):
-    """The session ended (asked to, or not): leave the task group that holds it."""
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 def _announces(client: Client) -> bool:

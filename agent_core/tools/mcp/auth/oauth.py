@@ -12,8 +12,9 @@ open a browser and wait for the redirect in the same process, a chat bot cannot 
 "Connect" button. The redirect reaches the bot's ``/oauth/mcp/callback`` (any process), and
 ``finish_sign_in`` exchanges the code (PKCE) for the person's tokens.
 
-When a refresh is refused (the refresh token expired or was revoked), the person's record is
-dropped and they are asked to connect again, once.
+An access token the server refuses early (revoked, or expired on the server's clock first) is
+refreshed before anything else is tried; when a refresh is refused (the refresh token expired
+or was revoked), the person's record is dropped and they are asked to connect again, once.
 
 Tokens never reach a log: the SDK's OAuth logger is kept from printing the flow's stop as an
 error (``_QuietSignIn``), and nothing here formats a token.
@@ -43,13 +44,19 @@ if TYPE_CHECKING:
 
 CLIENT_NAME = "Threadline"
 
+logger = logging.getLogger(__name__)
+
 
 class _QuietSignIn(logging.Filter):
     """Keeps the SDK's "OAuth flow error" traceback out of the log when the flow stopped only
-    because a person must sign in (the bot's normal path, not an error)."""
+    because a person must sign in, or a refresh was refused (the bot's normal path, not an
+    error: the person is asked to connect, and that is logged once, by the bot)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], SignInRequired))
+        from mcp.client.auth.exceptions import OAuthTokenError
+
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, SignInRequired | OAuthTokenError)
 
 
 _QUIET = _QuietSignIn()
@@ -98,6 +105,8 @@ class PersonalAuth(OAuthClientProvider):
         self._sign_ins = sign_ins
         self.pending: SignInRequired | None = None
         """Set when this person must sign in (again) before the server can be used."""
+        self._refreshing = False
+        """A refresh was tried for a refused token, and has not worked yet."""
         logging.getLogger("mcp.client.auth.oauth2").addFilter(_QUIET)
 
     def __repr__(self) -> str:
@@ -122,6 +131,8 @@ class PersonalAuth(OAuthClientProvider):
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if not self.context.is_token_valid():
             await self._initialize()  # another process may have refreshed them meanwhile
+        from mcp.client.auth.exceptions import OAuthTokenError
+
         flow = super().async_auth_flow(request)
         try:
             outgoing = await flow.__anext__()
@@ -129,12 +140,32 @@ class PersonalAuth(OAuthClientProvider):
                 response = yield outgoing
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
+            self._refreshing = False
             return
+        except OAuthTokenError:
+            if not self._refreshing:
+                raise
+            logger.info(
+                "mcp: a refresh for %s was refused; asking to connect again", self._server.name
+            )
+            self.context.clear_tokens()
+            await self._sign_in()
         finally:
             await flow.aclose()
 
     async def _perform_authorization(self) -> httpx2.Request:
-        """Keep the sign-in and stop: the person finishes it in their browser."""
+        """A refused token is refreshed first (the request returned is the refresh, whose
+        answer the SDK keeps); else keep the sign-in and stop: the person finishes it in
+        their browser."""
+        if self.context.can_refresh_token() and not self._refreshing:
+            self._refreshing = True
+            return await self._refresh_token()
+        self._refreshing = False
+        await self._sign_in()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _sign_in(self) -> None:
+        """Keep a new sign-in for the person and stop with ``SignInRequired``."""
         context = self.context
         if context.client_info is None:
             raise SignInRequired(self._server.name, reason="no OAuth client registration")

@@ -39,12 +39,14 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 CODE_SECONDS = 300
+ISSUER_URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
+"""Issuers compare as strings: ``http://127.0.0.1:9000``, never with a trailing ``/``."""
 
 
 class LocalAuthorizationServer:
@@ -240,7 +242,7 @@ class LocalAuthorizationServer:
         """The server's routes: the SDK's OAuth endpoints and the sign-in page."""
         routes = create_auth_routes(
             provider=self,
-            issuer_url=AnyHttpUrl(self.issuer),
+            issuer_url=ISSUER_URL.validate_python(self.issuer),
             client_registration_options=ClientRegistrationOptions(
                 enabled=True, valid_scopes=self.scopes, default_scopes=self.scopes
             ),
