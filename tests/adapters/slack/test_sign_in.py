@@ -43,10 +43,8 @@ async def play(fake: FakeSlackApi, target: ReplyTarget) -> None:
 def test_the_prompt_is_a_button_opening_the_sign_in_page() -> None:
     [message] = SlackRenderer().render(prompt())
     section, actions = message.blocks
-    assert (
-        section["text"]["text"] == "Connect &lt;tickets&gt; \\*now\\*"
-        or "&lt;tickets&gt;" in section["text"]["text"]
-    )
+    assert "&lt;tickets&gt;" in section["text"]["text"]  # escaped: no mention, no link
+    assert "<tickets>" not in section["text"]["text"]
     [button] = actions["elements"]
     assert (button["url"], button["action_id"], button["style"]) == (URL, SIGN_IN_BUTTON, "primary")
     assert button["text"]["text"] == "Connect tickets"
