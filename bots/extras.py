@@ -7,6 +7,7 @@ terminal chat. Each channel's server and the PNG chart renderer are extras::
     pip install 'threadline[teams]'     threadline teams, teams-package   botbuilder, Pillow
     pip install 'threadline[charts]'    PNG charts (Slack fallback, Teams fallback, chat)
     pip install 'threadline[files]'     files shared with a question, as tables   DuckDB, openpyxl
+    pip install 'threadline[mcp]'       [[mcp]] servers' tools   the mcp SDK, cryptography
 
 >>> missing("graph") in ([], ["langgraph"])
 True
@@ -22,6 +23,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "charts": ("matplotlib",),
     "graph": ("langgraph",),
     "files": ("duckdb", "openpyxl"),
+    "mcp": ("mcp", "httpx2", "cryptography"),
 }
 """Each extra and the modules it brings (see ``[project.optional-dependencies]``)."""
 

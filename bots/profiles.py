@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.settings import ConfigProblem
+from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ class Profile(BaseModel):
     """Who may ask here (empty: everyone the workspace resolves)."""
     admins: list[str] = Field(default_factory=list)
     """Platform user ids (Slack ``U...``, Teams Entra object ids) made admins here."""
+    mcp: list[McpServerConfig] = Field(default_factory=list)
+    """``[[profiles.mcp]]``: MCP servers only this profile's agent uses (besides the
+    top-level ``[[mcp]]`` ones)."""
 
     def claims(self, metadata: Mapping[str, Any]) -> bool:
         """Whether a request with this channel metadata belongs to this profile."""

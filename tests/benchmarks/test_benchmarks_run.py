@@ -39,6 +39,7 @@ SMALL = {
     "graph_overhead.py": (["--turns", "5", "--warmup", "1", "--rounds", "1"], []),
     "import_time.py": (["--rounds", "1", "--no-install"], []),
     "llm_stream.py": (["--rounds", "1"], []),
+    "mcp_call.py": (["--calls", "5", "--rounds", "1"], []),
     "prompt_cache.py": (["--turns", "2"], []),
     "query_overhead.py": (["--runs", "5"], [pytest.mark.postgres]),
     "redis_round_trips.py": (["--turns", "1", "--rounds", "1"], needs_redis),

@@ -4,6 +4,7 @@ the tickets server behind a local OAuth authorization server."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -72,10 +73,9 @@ def zombie(pid: int) -> bool:
         return False
 
 
-@pytest.fixture
-async def make_hub() -> AsyncIterator[Callable[..., McpHub]]:
-    """``make_hub(servers, **options)``: hubs closed (and their servers stopped) after the
-    test."""
+@contextlib.asynccontextmanager
+async def hubs() -> AsyncIterator[Callable[..., McpHub]]:
+    """``make(servers, **options)``: hubs closed (and their servers stopped) on exit."""
     made: list[McpHub] = []
 
     def make(servers: list[McpServerConfig], **options: Any) -> McpHub:
@@ -84,9 +84,18 @@ async def make_hub() -> AsyncIterator[Callable[..., McpHub]]:
         made.append(hub)
         return hub
 
-    yield make
-    for hub in made:
-        await hub.aclose()
+    try:
+        yield make
+    finally:
+        for hub in made:
+            await hub.aclose()
+
+
+@pytest.fixture
+async def make_hub() -> AsyncIterator[Callable[..., McpHub]]:
+    """``make_hub(servers, **options)``: hubs closed after the test."""
+    async with hubs() as make:
+        yield make
 
 
 def agent_with(
@@ -166,8 +175,9 @@ class OAuthTickets:
         return {"store": self.store, "token_key": self.key, "callback_url": CALLBACK}
 
 
-@pytest.fixture
-def oauth_tickets() -> Iterator[OAuthTickets]:
+@contextlib.contextmanager
+def running_oauth_tickets() -> Iterator[OAuthTickets]:
+    """The tickets server and its authorization server, each on a loopback port."""
     from starlette.applications import Starlette
 
     from examples.mcp_tickets import oauth_server
@@ -184,6 +194,12 @@ def oauth_tickets() -> Iterator[OAuthTickets]:
             MemoryKeyValueStore(),
             Fernet.generate_key().decode(),
         )
+
+
+@pytest.fixture
+def oauth_tickets() -> Iterator[OAuthTickets]:
+    with running_oauth_tickets() as servers:
+        yield servers
 
 
 @dataclass

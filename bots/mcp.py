@@ -1,0 +1,167 @@
+"""MCP servers in the bots: the ``[[mcp]]`` configuration, one hub per process, and the
+OAuth callback people's sign-ins come back to.
+
+Every serving command does the same::
+
+    hub = build_hub(config, state)                    # None without any [[mcp]] server
+    attach_servers(served, hub, config)               # the default agent's and each profile's
+    app.router.add_get(CALLBACK_PATH, callback(hub, on_signed_in))
+    ...
+    await hub.aclose()                                # with the bot: stdio servers stopped
+
+The top-level ``[[mcp]]`` servers go to the default agent and every profile's; a profile's
+own ``[[profiles.mcp]]`` servers to that profile's agent alone. The callback never answers a
+5xx: a sign-in it cannot finish (forged, replayed, expired, declined) gets a page saying so
+(400), a finished one a page saying the question is being answered, and ``on_signed_in``
+(the channel's) asks the waiting question again for the person.
+
+The console has no public URL: it sends sign-ins back to its own address on this machine
+and, without ``mcp_token_key``, seals people's tokens with a key of its own process
+(``local=True``), so a sign-in can be tried end to end on a laptop.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from agent_core.settings import ConfigProblem
+from agent_core.tools.mcp.config import McpServerConfig
+from agent_core.tools.mcp.settings import CALLBACK_PATH, McpSettings, check_mcp
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from agent_core.agent import Agent
+    from agent_core.state.keyvalue import KeyValueStore
+    from agent_core.tools.mcp.hub import McpHub, SignedIn
+    from bots.profiles import Profile, ProfileRouter
+
+log = logging.getLogger(__name__)
+
+SignedInHandler = Callable[["SignedIn"], Awaitable[None]]
+"""What a channel does once someone connected: ask their waiting question again."""
+
+__all__ = ["CALLBACK_PATH", "attach_servers", "build_hub", "callback", "check", "servers_of"]
+
+
+def servers_of(settings: McpSettings, profiles: list[Profile]) -> list[McpServerConfig]:
+    """Every configured server: the top level's, then each profile's own."""
+    return [*settings.mcp, *(server for profile in profiles for server in profile.mcp)]
+
+
+def check(settings: McpSettings, profiles: list[Profile]) -> list[ConfigProblem]:
+    """What stops the configured servers from working, the missing extra included."""
+    servers = servers_of(settings, profiles)
+    if not servers:
+        return []
+    from bots.extras import missing
+
+    absent = missing("mcp")
+    problems = (
+        [
+            ConfigProblem(
+                "[[mcp]]",
+                f"MCP servers need the 'mcp' extra (missing: {', '.join(absent)})",
+                "pip install 'threadline[mcp]'",
+            )
+        ]
+        if absent
+        else []
+    )
+    return problems + check_mcp(servers, settings)
+
+
+def build_hub(
+    settings: McpSettings,
+    profiles: list[Profile],
+    store: KeyValueStore,
+    *,
+    callback_url: str | None = None,
+    local: bool = False,
+) -> McpHub | None:
+    """The process's hub of every configured server (``None`` when there is none).
+    ``callback_url`` overrides the configured one; ``local`` lets the console seal tokens
+    with a key of its own process when none is configured."""
+    servers = servers_of(settings, profiles)
+    if not servers:
+        return None
+    from agent_core.tools.mcp.hub import McpHub
+
+    key = settings.mcp_token_key.get_secret_value() if settings.mcp_token_key else None
+    if key is None and local:
+        from cryptography.fernet import Fernet
+
+        key = Fernet.generate_key().decode()  # the console's: tokens last as long as it does
+    return McpHub(
+        servers,
+        store=store,
+        token_key=key,
+        callback_url=callback_url or settings.mcp_callback_url,
+    )
+
+
+def attach_servers(
+    served: Agent | ProfileRouter, hub: McpHub | None, settings: McpSettings
+) -> None:
+    """Give the default agent the top-level servers, each profile's agent those and its own."""
+    if hub is None:
+        return
+    from agent_core.tools.mcp.wiring import attach
+
+    top = [server.name for server in settings.mcp]
+    profiles = getattr(served, "profiles", None)
+    if profiles is None:
+        attach(served, hub, top)  # type: ignore[arg-type]
+        return
+    router: ProfileRouter = served  # type: ignore[assignment]
+    attach(router.default, hub, top)
+    for profile in router.profiles:
+        attach(router.agents[profile.name], hub, [*top, *(s.name for s in profile.mcp)])
+
+
+def _page(title: str, text: str, status: int) -> web.Response:
+    from aiohttp import web
+
+    body = (
+        "<!doctype html><meta charset=utf-8><title>Threadline</title>"
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>"
+    )
+    return web.Response(text=body, status=status, content_type="text/html")
+
+
+MAX_PARAMETER = 4096
+"""Longer callback parameters are not read (no authorization server sends them)."""
+
+
+def callback(
+    hub: McpHub, on_signed_in: SignedInHandler
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """The handler of ``GET /oauth/mcp/callback``; see the module docstring."""
+    from agent_core.tools.mcp.auth.signin import SignInRefused
+
+    async def handle(request: web.Request) -> web.Response:
+        query = request.rel_url.query
+        state, code = query.get("state", ""), query.get("code")
+        error, iss = query.get("error"), query.get("iss")
+        if not state or any(len(v) > MAX_PARAMETER for v in query.values()):
+            return _page("Sign-in not finished", "This link is not a sign-in the bot started.", 400)
+        try:
+            signed = await hub.finish_sign_in(state=state, code=code, iss=iss, error=error)
+        except SignInRefused as refused:
+            log.info("mcp: a sign-in callback was refused (%s)", refused.reason)
+            return _page("Sign-in not finished", f"{str(refused).capitalize()}.", 400)
+        try:
+            await on_signed_in(signed)
+        except Exception:  # the person is connected; only the re-asked question failed
+            log.exception(
+                "mcp: the question waiting for %s could not be asked again", signed.server
+            )
+        text = "You can close this tab."
+        if signed.waiting is not None:
+            text = "You can close this tab: your question is being answered in the chat."
+        return _page(f"Connected to {signed.server}", text, 200)
+
+    return handle
