@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Offered:
-    """One tool a source offers, and the groups that may use it (empty: everyone)."""
+    """One tool a source offers, and the groups that may use it (empty: everyone).
+
+    >>> Offered(tool=None, access_groups=("support",)).access_groups  # type: ignore[arg-type]
+    ('support',)
+    """
 
     tool: Tool[Any]
     access_groups: tuple[str, ...] = ()
@@ -36,7 +40,11 @@ class Offered:
 @dataclass(slots=True)
 class Offer:
     """What a source offers one person's turn: tools, and notes for admins about what it
-    left out and why."""
+    left out and why.
+
+    >>> Offer().tools, Offer(notes=["down"]).notes
+    ([], ['down'])
+    """
 
     tools: list[Offered] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -45,7 +53,11 @@ class Offer:
 @dataclass(slots=True)
 class TurnTools:
     """The tools of one turn as the registry hands them over: the schemas the asker may use
-    and the sources' notes for admins."""
+    and the sources' notes for admins.
+
+    >>> TurnTools().schemas
+    []
+    """
 
     schemas: list[ToolSchema] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

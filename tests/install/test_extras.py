@@ -122,7 +122,7 @@ asyncio.run(main())
 
 
 def test_require_names_what_is_missing() -> None:
-    assert set(EXTRAS) == {"slack", "teams", "charts", "graph", "files"}
+    assert set(EXTRAS) == {"slack", "teams", "charts", "graph", "files", "mcp"}
     assert missing("slack") == []  # the test environment installs every extra
     require("teams")
     with pytest.raises(MissingExtra, match=r"pip install 'threadline\[charts\]'"):
@@ -159,3 +159,24 @@ def test_the_wheel_ships_the_renderer_and_its_licence(tmp_path: Path) -> None:
     assert json.loads((ROOT / "bots/dev/package.json").read_text())["dependencies"] == {
         "adaptivecards": "3.0.6"
     }
+
+
+def test_mcp_servers_without_the_extra_name_it() -> None:
+    """``agent_core.tools.mcp`` imports in a base install (configuration, errors); a hub of
+    servers refuses at once, naming the extra and its install line."""
+    code = (
+        "import sys\n"
+        "from tests.install.blocked import Uninstalled\n"
+        "sys.meta_path.insert(0, Uninstalled({'mcp', 'mcp_types', 'httpx2'}))\n"
+        "from agent_core.tools.mcp import McpHub, McpNotInstalled, McpServerConfig\n"
+        "try:\n"
+        "    McpHub([McpServerConfig(name='tickets', command='tickets-mcp')])\n"
+        "except McpNotInstalled as missing:\n"
+        "    print(missing)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == (
+        "MCP servers need the 'mcp' extra (missing: mcp): pip install 'threadline[mcp]'"
+    ), result.stderr

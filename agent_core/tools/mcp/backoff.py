@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Backoff:
-    """Delays between attempts; see the module docstring."""
+    """Delays between attempts; see the module docstring.
+
+    >>> Backoff(first=0.5, jitter=0.0).next()
+    0.5
+    """
 
     first: float = 1.0
     most: float = 60.0

@@ -54,7 +54,11 @@ NAME_PATTERN = r"^[a-z][a-z0-9_]{0,23}$"
 
 
 class McpServerConfig(BaseModel):
-    """One MCP server; see the module docstring."""
+    """One MCP server; see the module docstring.
+
+    >>> McpServerConfig(name="tickets", url="https://t.example/mcp", auth="user").transport
+    'http'
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

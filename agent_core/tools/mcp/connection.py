@@ -53,6 +53,9 @@ class McpConnection:
     ``auth`` signs HTTP requests (a person's OAuth) and ``pending_sign_in`` says when it
     found the person must sign in again; ``on_tools_changed`` is told when the server's
     tools changed (or its session was replaced), so offers are refreshed.
+
+    >>> McpConnection(McpServerConfig(name="files", command="files-mcp")).state
+    'idle'
     """
 
     def __init__(

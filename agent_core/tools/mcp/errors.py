@@ -33,7 +33,11 @@ INSTALL_HINT = "pip install 'threadline[mcp]'"
 
 
 class McpError(ThreadlineError):
-    """Base of the MCP errors; ``server`` names the ``[[mcp]]`` server concerned."""
+    """Base of the MCP errors; ``server`` names the ``[[mcp]]`` server concerned.
+
+    >>> McpError("tickets", "oops").server
+    'tickets'
+    """
 
     def __init__(self, server: str, message: str) -> None:
         self.server = server
@@ -61,7 +65,11 @@ class McpNotInstalled(McpError):
 
 class McpUnavailable(McpError):
     """The server cannot be reached (refused, crashed, restarting, its process would not
-    start); ``retry_in`` is how long until the next attempt, when one is planned."""
+    start); ``retry_in`` is how long until the next attempt, when one is planned.
+
+    >>> McpUnavailable("tickets", "refused", retry_in=2.0).retry_in
+    2.0
+    """
 
     def __init__(self, server: str, message: str, *, retry_in: float | None = None) -> None:
         self.retry_in = retry_in
@@ -72,14 +80,22 @@ class McpUnavailable(McpError):
 
 
 class McpTimeout(McpError):
-    """A call (or opening the session) took longer than allowed."""
+    """A call (or opening the session) took longer than allowed.
+
+    >>> print(McpTimeout("tickets", "the call timed out"))
+    MCP server 'tickets' did not answer in time: the call timed out
+    """
 
     def describe(self) -> str:
         return f"MCP server {self.server!r} did not answer in time: {self.detail}"
 
 
 class McpCallError(McpError):
-    """The server answered, but with a protocol error or a result that is not valid."""
+    """The server answered, but with a protocol error or a result that is not valid.
+
+    >>> print(McpCallError("tickets", "an invalid result"))
+    MCP server 'tickets': an invalid result
+    """
 
 
 class SignInRequired(McpError):
@@ -87,6 +103,9 @@ class SignInRequired(McpError):
 
     ``url`` is where they sign in (the authorization server's page) and ``state`` names the
     sign-in it started; both are theirs alone.
+
+    >>> print(SignInRequired("tickets", "https://auth.example/authorize?x=1"))
+    MCP server 'tickets' needs you to connect your account
     """
 
     def __init__(

@@ -44,7 +44,11 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SignedIn:
-    """A finished sign-in: who connected which server, and the question that waited."""
+    """A finished sign-in: who connected which server, and the question that waited.
+
+    >>> SignedIn("slack:T1:U1", "T1", "tickets", None).server
+    'tickets'
+    """
 
     person: str
     workspace: str
@@ -54,7 +58,11 @@ class SignedIn:
 
 @dataclass(frozen=True)
 class ServerStatus:
-    """One server as ``threadline doctor`` lists it."""
+    """One server as ``threadline doctor`` lists it.
+
+    >>> ServerStatus("files", "stdio", "none", "up", 3, "").tools
+    3
+    """
 
     name: str
     transport: str
@@ -65,7 +73,12 @@ class ServerStatus:
 
 
 class McpHub:
-    """The process's MCP servers and sign-ins; see the module docstring."""
+    """The process's MCP servers and sign-ins; see the module docstring.
+
+    >>> hub = McpHub([McpServerConfig(name="files", command="files-mcp")])
+    >>> sorted(hub.servers), hub.vault is None
+    (['files'], True)
+    """
 
     def __init__(
         self,

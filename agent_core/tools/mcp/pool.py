@@ -30,7 +30,11 @@ PersonalFactory = Callable[[McpServerConfig, str, str], McpConnection]
 
 
 class McpConnections:
-    """The sessions of one process; see the module docstring."""
+    """The sessions of one process; see the module docstring.
+
+    >>> McpConnections([McpServerConfig(name="f", command="f-mcp")]).opened()
+    []
+    """
 
     def __init__(
         self,

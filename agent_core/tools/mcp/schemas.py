@@ -84,6 +84,9 @@ class ArgumentCheck:
     """Arguments checked against a tool's (already checked) input schema, compiled once.
 
     Nothing is fetched while checking: a ``$ref`` outside the schema was refused before.
+
+    >>> ArgumentCheck({"type": "object"}).problems([1])
+    ["(arguments): [1] is not of type 'object'"]
     """
 
     def __init__(self, schema: dict[str, Any]) -> None:

@@ -41,7 +41,11 @@ KEY_HINT = (
 
 
 class McpSettings(Section):
-    """The top-level MCP settings; see the module docstring."""
+    """The top-level MCP settings; see the module docstring.
+
+    >>> McpSettings().mcp, McpSettings().mcp_token_key is None
+    ([], True)
+    """
 
     mcp: list[McpServerConfig] = Field(default_factory=list)
     """``[[mcp]]``: the MCP servers every agent uses (a profile may add its own)."""

@@ -68,7 +68,13 @@ def workspace_of(user: User) -> str:
 
 
 class McpToolSource:
-    """Offers and runs the tools of ``servers``; see the module docstring."""
+    """Offers and runs the tools of ``servers``; see the module docstring.
+
+    >>> from agent_core.tools.mcp.hub import McpHub
+    >>> hub = McpHub([McpServerConfig(name="files", command="files-mcp")])
+    >>> [server.name for server in McpToolSource(hub, list(hub.servers.values())).servers]
+    ['files']
+    """
 
     def __init__(self, sessions: McpSessions, servers: Sequence[McpServerConfig]) -> None:
         self._sessions = sessions

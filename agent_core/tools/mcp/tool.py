@@ -52,7 +52,11 @@ class McpCaller(Protocol):
 
 class McpArguments(BaseModel):
     """A tool's arguments as the model wrote them: a JSON object, checked against the
-    server's input schema (each tool has its own subclass carrying its ``check``)."""
+    server's input schema (each tool has its own subclass carrying its ``check``).
+
+    >>> McpArguments.model_validate({"q": "vat"}).arguments()
+    {'q': 'vat'}
+    """
 
     model_config = ConfigDict(extra="allow")
     check: ClassVar[ArgumentCheck | None] = None
@@ -71,7 +75,14 @@ class McpArguments(BaseModel):
 
 
 class McpTool(Tool[McpArguments]):
-    """One server tool; see the module docstring."""
+    """One server tool; see the module docstring.
+
+    >>> from agent_core.tools.mcp.config import McpServerConfig
+    >>> McpTool(name="s", remote="s", description="", parameters={"type": "object"},
+    ...         server=McpServerConfig(name="t", command="t"), approval="always",
+    ...         caller=None).requires_approval
+    True
+    """
 
     def __init__(
         self,

@@ -53,7 +53,11 @@ def child_environment(
 
 
 class WatchedRead:
-    """A transport's read stream that says when it ends (``on_end``), else the same."""
+    """A transport's read stream that says when it ends (``on_end``), else the same.
+
+    >>> WatchedRead(None, lambda: None).last_context is None
+    True
+    """
 
     def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
         self._inner = inner

@@ -50,7 +50,12 @@ def key_problem(text: str) -> str | None:
 
 
 class TokenCipher:
-    """Seals JSON values with the configured key(s); see the module docstring."""
+    """Seals JSON values with the configured key(s); see the module docstring.
+
+    >>> from cryptography.fernet import Fernet
+    >>> TokenCipher(Fernet.generate_key().decode()).open("not sealed") is None
+    True
+    """
 
     def __init__(self, key: str) -> None:
         from cryptography.fernet import Fernet, MultiFernet

@@ -61,7 +61,11 @@ REFUSALS: dict[Refusal, str] = {
 
 
 class SignInRefused(ThreadlineError):
-    """An OAuth callback that finishes nothing; ``reason`` says why (never with a secret)."""
+    """An OAuth callback that finishes nothing; ``reason`` says why (never with a secret).
+
+    >>> SignInRefused("used").reason
+    'used'
+    """
 
     def __init__(self, reason: Refusal, detail: str = "") -> None:
         self.reason: Refusal = reason
@@ -70,7 +74,11 @@ class SignInRefused(ThreadlineError):
 
 
 class WaitingQuestion(BaseModel):
-    """The question a sign-in interrupted, answered once the person has connected."""
+    """The question a sign-in interrupted, answered once the person has connected.
+
+    >>> WaitingQuestion(conversation_id="slack:T1:C1:1.0", question="my tickets?").question
+    'my tickets?'
+    """
 
     conversation_id: str
     question: str
@@ -79,7 +87,13 @@ class WaitingQuestion(BaseModel):
 
 
 class PendingSignIn(BaseModel):
-    """One started sign-in, as stored (sealed)."""
+    """One started sign-in, as stored (sealed).
+
+    >>> pending = PendingSignIn(person="p", workspace="w", server="s", verifier="v",
+    ...                         redirect_uri="https://b/cb", client={}, expires_at=0)
+    >>> pending.binding("n")
+    'n|p|w|s|0'
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -108,7 +122,13 @@ def _challenge(verifier: str) -> str:
 
 
 class SignIns:
-    """Started sign-ins in a ``KeyValueStore``; see the module docstring."""
+    """Started sign-ins in a ``KeyValueStore``; see the module docstring.
+
+    >>> from cryptography.fernet import Fernet
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> SignIns(MemoryKeyValueStore(), TokenCipher(Fernet.generate_key().decode())).lifetime
+    600.0
+    """
 
     def __init__(
         self,

@@ -48,7 +48,11 @@ def person_key(person: str) -> str:
 
 
 class Connection(BaseModel):
-    """One person's connection to one server, as stored (sealed)."""
+    """One person's connection to one server, as stored (sealed).
+
+    >>> Connection(tokens={"access_token": "secret"})
+    Connection(expires_at=None, metadata=None, connected_at=...)
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -69,7 +73,15 @@ class Connection(BaseModel):
 
 
 class TokenVault:
-    """People's sealed connections in a ``KeyValueStore``; see the module docstring."""
+    """People's sealed connections in a ``KeyValueStore``; see the module docstring.
+
+    >>> import asyncio
+    >>> from cryptography.fernet import Fernet
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> vault = TokenVault(MemoryKeyValueStore(), TokenCipher(Fernet.generate_key().decode()))
+    >>> asyncio.run(vault.connected("slack:T1:U1", ["tickets"]))
+    []
+    """
 
     def __init__(self, store: KeyValueStore, cipher: TokenCipher) -> None:
         self._store = store
@@ -110,7 +122,14 @@ class TokenVault:
 
 
 class PersonTokens:
-    """The SDK's ``TokenStorage`` over one person's record for one server."""
+    """The SDK's ``TokenStorage`` over one person's record for one server.
+
+    >>> from cryptography.fernet import Fernet
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> vault = TokenVault(MemoryKeyValueStore(), TokenCipher(Fernet.generate_key().decode()))
+    >>> vault.storage("slack:T1:U1", "tickets")
+    PersonTokens(server='tickets')
+    """
 
     def __init__(self, vault: TokenVault, person: str, server: str) -> None:
         self._vault = vault

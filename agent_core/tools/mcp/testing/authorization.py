@@ -50,7 +50,11 @@ ISSUER_URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=T
 
 
 class LocalAuthorizationServer:
-    """An in-memory OAuth 2.1 authorization server; see the module docstring."""
+    """An in-memory OAuth 2.1 authorization server; see the module docstring.
+
+    >>> LocalAuthorizationServer("http://127.0.0.1:9001").scopes
+    ['tickets']
+    """
 
     def __init__(
         self,

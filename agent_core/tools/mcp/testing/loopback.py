@@ -31,7 +31,11 @@ async def _hello(scope: Any, receive: Any, send: Any) -> None:
 
 class Loopback:
     """Serves ``app`` on ``http://127.0.0.1:<port>`` while entered (or between ``start`` and
-    ``stop``); ``port`` is a free one unless given."""
+    ``stop``); ``port`` is a free one unless given.
+
+    >>> Loopback(_hello, port=8999).url
+    'http://127.0.0.1:8999'
+    """
 
     def __init__(self, app: Any, *, port: int | None = None) -> None:
         self.app = app

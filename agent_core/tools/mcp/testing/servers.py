@@ -60,7 +60,11 @@ INVALID_RESULT_SCHEMA = {
 
 class MisbehavingServer(MCPServer):
     """The server of the module docstring; it lists two broken schemas besides its tools,
-    and an output schema ``invalid_result`` does not keep to."""
+    and an output schema ``invalid_result`` does not keep to.
+
+    >>> build_server().name
+    'misbehaving'
+    """
 
     async def list_tools(self) -> list[ListedTool]:
         tools = [
