@@ -151,9 +151,9 @@ class McpHub:
             return False
         if await self.vault.get(user.id, server.name) is None:
             return False
-        session = self.connections.personal(server.name, user.id, "")
-        if session.state == "signed_out":  # they connected since, maybe in another process
-            self.connections.forget(server.name, user.id)
+        session = self.connections.existing(server.name, user.id)
+        if session is not None and session.state == "signed_out":  # connected since, maybe
+            self.connections.forget(server.name, user.id)  # in another process
         return True
 
     async def secrets(self, server: McpServerConfig, user: User) -> list[str]:

@@ -100,6 +100,11 @@ class McpConnections:
             self._close_later(oldest)
         return connection
 
+    def existing(self, name: str, person: str) -> McpConnection | None:
+        """``person``'s session to ``name`` if one was made (none is made here)."""
+        found = self._personal.get((name, person))
+        return None if found is None else found[0]
+
     def personal_sessions(self) -> int:
         return len(self._personal)
 

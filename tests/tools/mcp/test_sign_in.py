@@ -186,11 +186,14 @@ async def test_an_expired_refresh_token_asks_the_person_again_once(  # type: ign
     await ask(agent, "who?")
     oauth_tickets.authorization.expire(access=True, refresh=True)
     shown = await ask(agent, "who, and my tickets?")
-    assert len(prompts(shown)) == 1  # two calls, one Connect button
+    [again] = prompts(shown)  # two calls, one Connect button
     assert all("must connect their own tickets account" in m for m in tool_messages(llm)[-2:])
     assert hub.vault is not None and await hub.vault.get(ANA.id, "tickets") is None
     await ask(agent, "hello")
     assert {t.name for t in llm.requests[-1].tools or []} == {"connect_tickets"}
+    back = callback_params(await sign_in(again.url, "ana"))
+    signed = await hub.finish_sign_in(state=back["state"], code=back["code"], iss=back.get("iss"))
+    assert (signed.person, signed.workspace) == (ANA.id, "T1")  # bound as the first one was
 
 
 async def test_a_forged_replayed_tampered_or_expired_callback_finishes_nothing(  # type: ignore[no-untyped-def]
