@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.state.keyvalue import KeyValueStore
     from agent_core.tools.mcp.hub import McpHub, SignedIn
+    from bots.checks import Check
     from bots.profiles import Profile, ProfileRouter
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,15 @@ log = logging.getLogger(__name__)
 SignedInHandler = Callable[["SignedIn"], Awaitable[None]]
 """What a channel does once someone connected: ask their waiting question again."""
 
-__all__ = ["CALLBACK_PATH", "attach_servers", "build_hub", "callback", "check", "servers_of"]
+__all__ = [
+    "CALLBACK_PATH",
+    "attach_servers",
+    "build_hub",
+    "callback",
+    "check",
+    "doctor_checks",
+    "servers_of",
+]
 
 
 def servers_of(settings: McpSettings, profiles: list[Profile]) -> list[McpServerConfig]:
@@ -120,6 +129,35 @@ def attach_servers(
     attach(router.default, hub, top)
     for profile in router.profiles:
         attach(router.agents[profile.name], hub, [*top, *(s.name for s in profile.mcp)])
+
+
+async def doctor_checks(
+    settings: McpSettings, profiles: list[Profile], store: KeyValueStore
+) -> list[Check]:
+    """``threadline doctor``'s lines: each server reachable or not, how many tools, how
+    people sign in (a server each person signs in to is checked only for its settings)."""
+    from bots.checks import Check
+
+    if not servers_of(settings, profiles):
+        return [Check.skipped("MCP servers", "none configured ([[mcp]])")]
+    if problems := check(settings, profiles):
+        return [Check.failed(f"MCP {p.where}", f"{p.problem} ({p.fix})") for p in problems]
+    hub = build_hub(settings, profiles, store)
+    assert hub is not None
+    try:
+        rows = await hub.status()
+    finally:
+        await hub.aclose()
+    found = []
+    for row in rows:
+        what = f"MCP {row.name} ({row.transport}, auth: {row.auth})"
+        if row.state == "down":
+            found.append(Check.failed(what, f"unreachable: {row.detail}"))
+        elif row.state == "per person":
+            found.append(Check.passed(what, row.detail))
+        else:
+            found.append(Check.passed(what, f"reachable, {row.tools} tools"))
+    return found
 
 
 def _page(title: str, text: str, status: int) -> web.Response:

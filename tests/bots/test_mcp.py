@@ -136,3 +136,32 @@ def test_a_profile_may_have_servers_of_its_own() -> None:
     )
     assert [s.name for s in profile.mcp] == ["ledger"]
     assert isinstance(profile.mcp[0], McpServerConfig)
+
+
+async def test_doctor_lists_each_server_reachable_tools_and_auth() -> None:
+    from cryptography.fernet import Fernet
+
+    from agent_core.state import MemoryKeyValueStore
+    from bots.mcp import doctor_checks
+
+    settings_ = McpSettings(
+        mcp=[
+            tickets(),
+            McpServerConfig(name="gone", command="/nonexistent/mcp"),
+            McpServerConfig(name="wiki", url="https://wiki.example/mcp", auth="user"),
+        ],
+        mcp_token_key=Fernet.generate_key().decode(),
+        mcp_callback_url="https://bot.example.com/oauth/mcp/callback",
+    )
+    lines = [str(c) for c in await doctor_checks(settings_, [], MemoryKeyValueStore())]
+    assert lines[0] == "✓ MCP tickets (stdio, auth: none): reachable, 5 tools"
+    assert lines[1].startswith("✗ MCP gone (stdio, auth: none): unreachable: ")
+    assert "cannot start the server's command" in lines[1]
+    assert lines[2] == "✓ MCP wiki (http, auth: each person's own): each person connects their own"
+    broken = McpSettings(
+        mcp=[McpServerConfig(name="wiki", url="https://w.example/mcp", auth="user")]
+    )
+    [problem, *_] = await doctor_checks(broken, [], MemoryKeyValueStore())
+    assert problem.status == "fail" and "mcp_token_key" in problem.detail
+    empty = await doctor_checks(McpSettings(), [], MemoryKeyValueStore())
+    assert [c.status for c in empty] == ["skip"]
