@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from mcp.types import ToolAnnotations
 
+from agent_core import ScriptedResponse
 from agent_core.tools.mcp.approval import approval_for, default_approval
 from tests.tools.mcp.conftest import ANA, agent_with, ask, tickets
 
@@ -52,3 +53,42 @@ async def test_the_tickets_servers_tools_carry_their_approval(make_hub) -> None:
         "close_ticket": "always",
     }
     assert getattr(registry.peek("close_ticket"), "requires_approval", None) is True
+
+
+async def test_a_destructive_server_tool_waits_for_approval_before_it_runs(make_hub) -> None:  # type: ignore[no-untyped-def]
+    """Until approvals are enforced for every agent, GraphAgent's approval gate (which reads
+    ``requires_approval``, "always") already pauses a destructive MCP tool."""
+    pytest.importorskip("langgraph")
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent_core import MemoryConversationStore, ScriptedLlmService, StaticUserResolver
+    from agent_core import ToolRegistry as Registry
+    from agent_core.graph import GraphAgent
+    from agent_core.tools.mcp import attach
+
+    hub = make_hub([tickets()])
+    llm = ScriptedLlmService(
+        [
+            ScriptedResponse.tool("close_ticket", {"ticket_id": 1}),
+            "Closed it.",
+            ScriptedResponse.tool("get_ticket", {"ticket_id": 1}),
+            "It is closed.",
+        ]
+    )
+    agent = GraphAgent(
+        llm_service=llm,
+        tool_registry=Registry(),
+        user_resolver=StaticUserResolver(ANA),
+        conversation_store=MemoryConversationStore(),
+        checkpointer=InMemorySaver(),
+    )
+    attach(agent, hub)
+    paused = await ask(agent, "close ticket 1", conversation_id="conv-1")
+    [group] = [c.rich_component for c in paused if c.rich_component.type.value == "button_group"]
+    approve = group.buttons[0].action
+    connection = hub.connections.shared("tickets")
+    before = await connection.call("get_ticket", {"ticket_id": 1})
+    assert before.structured_content["status"] == "open"  # not run while it waits
+    await ask(agent, approve, conversation_id="conv-1")
+    after = await connection.call("get_ticket", {"ticket_id": 1})
+    assert after.structured_content["status"] == "closed"
