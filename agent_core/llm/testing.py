@@ -26,6 +26,11 @@ assert on the exact body the client sent.
 >>> asyncio.run(demo())
 ('Hello', 'claude-test')
 
+``Reply(first_token_after=0.8, delta_interval=0.05)`` paces a streamed answer as the real API
+does: the first content delta after that many seconds, each further one after the interval
+(``Reply.paced`` splits a text into deltas at a tokens-per-second speed); a benchmark's model
+then has Claude's latency without Claude.
+
 ``Reply(hold_after=n, resume=event)`` stops streaming after the n-th content delta until the
 test sets ``event``, so a test can prove it received text before the rest was sent; a
 ``resume`` that is never set makes a stalled stream. ``close`` releases every held stream.
@@ -191,10 +196,41 @@ class Reply:
     error_after: int | None = None
     error_type: str = "overloaded_error"
     truncate: bool = False
+    first_token_after: float = 0.0
+    """Seconds from the request to the first content delta (the model's time to first token)."""
+    delta_interval: float = 0.0
+    """Seconds between two content deltas (the model's streaming speed)."""
 
     @classmethod
     def text(cls, *deltas: str, **options: Any) -> Reply:
         return cls([Text(list(deltas))], **options)
+
+    @classmethod
+    def paced(
+        cls,
+        text: str,
+        *,
+        first_token_after: float,
+        tokens_per_second: float,
+        tokens_per_delta: int = 3,
+        **options: Any,
+    ) -> Reply:
+        """``text`` streamed as a model streams it: deltas of ``tokens_per_delta`` tokens (4
+        characters each), the first after ``first_token_after`` seconds.
+
+        >>> reply = Reply.paced("x" * 120, first_token_after=0.8, tokens_per_second=60)
+        >>> len(reply.blocks[0].deltas), reply.delta_interval, reply.output_tokens
+        (10, 0.05, 30)
+        """
+        size = tokens_per_delta * CHARS_PER_TOKEN
+        deltas = [text[i : i + size] for i in range(0, len(text), size)]
+        return cls(
+            [Text(deltas)],
+            first_token_after=first_token_after,
+            delta_interval=tokens_per_delta / tokens_per_second,
+            output_tokens=-(-len(text) // CHARS_PER_TOKEN),
+            **options,
+        )
 
     @classmethod
     def tool(cls, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Reply:
@@ -472,6 +508,9 @@ class FakeAnthropic:
         await response.start(200, SSE_HEADERS)
         deltas = 0
         for name, data in reply.events(model, cache):
+            pause = reply.delta_interval if deltas else reply.first_token_after
+            if name == "content_block_delta" and pause:  # the model's own pace, if it has one
+                await asyncio.sleep(pause)
             await response.write(sse(name, data))
             self.sent_events.append(name)
             if name != "content_block_delta":
