@@ -8,6 +8,11 @@ terminal chat. Each channel's server and the PNG chart renderer are extras::
     pip install 'threadline[charts]'    PNG charts (Slack fallback, Teams fallback, chat)
     pip install 'threadline[files]'     files shared with a question, as tables   DuckDB, openpyxl
     pip install 'threadline[mcp]'       [[mcp]] servers' tools   the mcp SDK, cryptography
+    pip install 'threadline[bedrock]'   [llm] provider = "bedrock"                boto3
+    pip install 'threadline[vertex]'    [llm] provider = "vertex"                 google-auth
+    pip install 'threadline[foundry]'   [llm] foundry_auth = "entra"              azure-identity
+
+(the providers' extras are named by ``agent_core.llm.providers`` when the model is built)
 
 >>> missing("graph") in ([], ["langgraph"])
 True
@@ -23,6 +28,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "charts": ("matplotlib",),
     "graph": ("langgraph",),
     "files": ("duckdb", "openpyxl"),
+    "bedrock": ("boto3", "botocore"),
+    "vertex": ("google.auth",),
+    "foundry": ("azure.identity",),
     "mcp": ("mcp", "httpx2", "cryptography"),
 }
 """Each extra and the modules it brings (see ``[project.optional-dependencies]``)."""
