@@ -100,6 +100,8 @@ class McpTool(Tool[McpArguments]):
         """The tool's name on its server."""
         self.server = server
         self.approval: ApprovalMode = approval
+        self.requires_approval = approval == "always"
+        """The approval contract's older spelling ("always"), which GraphAgent's gate reads."""
         self.description = (
             f"{description.strip()[:MAX_DESCRIPTION_CHARS]} (MCP server {server.name})".strip()
         )
@@ -112,11 +114,6 @@ class McpTool(Tool[McpArguments]):
         self._tool_schema = ToolSchema(
             name=name, description=self.description, parameters=parameters
         )
-
-    @property
-    def requires_approval(self) -> bool:
-        """The approval contract's older spelling (``requires_approval = True``: "always")."""
-        return self.approval == "always"
 
     def get_args_schema(self) -> type[McpArguments]:
         return self._arguments
