@@ -1,13 +1,17 @@
 """MCP servers in the bots: the ``[[mcp]]`` configuration, one hub per process, and the
 OAuth callback people's sign-ins come back to.
 
-Every serving command does the same::
+Every serving command does the same (``bots.serving.agent_factory`` the first two, each
+bot the rest)::
 
-    hub = build_hub(config, state)                    # None without any [[mcp]] server
-    attach_servers(served, hub, config)               # the default agent's and each profile's
-    app.router.add_get(CALLBACK_PATH, callback(hub, on_signed_in))
+    hub = build_hub(settings, profiles, state.cache)  # None without any [[mcp]] server
+    attach_servers(served, hub, settings)             # the default agent's and each profile's
+    add_callback(app, served, bot.ask_again)          # GET /oauth/mcp/callback
     ...
-    await hub.aclose()                                # with the bot: stdio servers stopped
+    await close_mcp(served)                           # with the bot: stdio servers stopped
+
+The hub is found again from the agents it serves (``hub_of``: their registries' MCP
+sources), so nothing else has to carry it.
 
 The top-level ``[[mcp]]`` servers go to the default agent and every profile's; a profile's
 own ``[[profiles.mcp]]`` servers to that profile's agent alone. The callback never answers a
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.state.keyvalue import KeyValueStore
     from agent_core.tools.mcp.hub import McpHub, SignedIn
+    from bots.agents import ServedAgent
     from bots.checks import Check
     from bots.profiles import Profile, ProfileRouter
 
@@ -47,11 +52,14 @@ SignedInHandler = Callable[["SignedIn"], Awaitable[None]]
 
 __all__ = [
     "CALLBACK_PATH",
+    "add_callback",
     "attach_servers",
     "build_hub",
     "callback",
     "check",
+    "close_mcp",
     "doctor_checks",
+    "hub_of",
     "servers_of",
 ]
 
@@ -61,8 +69,12 @@ def servers_of(settings: McpSettings, profiles: list[Profile]) -> list[McpServer
     return [*settings.mcp, *(server for profile in profiles for server in profile.mcp)]
 
 
-def check(settings: McpSettings, profiles: list[Profile]) -> list[ConfigProblem]:
-    """What stops the configured servers from working, the missing extra included."""
+def check(
+    settings: McpSettings, profiles: list[Profile], *, local: bool = False
+) -> list[ConfigProblem]:
+    """What stops the configured servers from working, the missing extra included.
+    ``local`` (the console, the chat): people's sign-ins come back to this machine and their
+    tokens are sealed with a key of the process's own, so neither setting is required."""
     servers = servers_of(settings, profiles)
     if not servers:
         return []
@@ -135,11 +147,12 @@ async def doctor_checks(
     settings: McpSettings, profiles: list[Profile], store: KeyValueStore
 ) -> list[Check]:
     """``threadline doctor``'s lines: each server reachable or not, how many tools, how
-    people sign in (a server each person signs in to is checked only for its settings)."""
+    people sign in (a server each person signs in to is checked only for its settings);
+    none without any server."""
     from bots.checks import Check
 
     if not servers_of(settings, profiles):
-        return [Check.skipped("MCP servers", "none configured ([[mcp]])")]
+        return []  # nothing configured, nothing to say
     if problems := check(settings, profiles):
         return [Check.failed(f"MCP {p.where}", f"{p.problem} ({p.fix})") for p in problems]
     hub = build_hub(settings, profiles, store)
@@ -158,6 +171,47 @@ async def doctor_checks(
         else:
             found.append(Check.passed(what, f"reachable, {row.tools} tools"))
     return found
+
+
+def attach_configured(
+    served: Agent | ProfileRouter,
+    store: KeyValueStore,
+    settings: McpSettings,
+    profiles: list[Profile],
+    *,
+    callback_url: str | None = None,
+    local: bool = False,
+) -> McpHub | None:
+    """The process's hub of the configured servers, attached to ``served``."""
+    hub = build_hub(settings, profiles, store, callback_url=callback_url, local=local)
+    attach_servers(served, hub, settings)
+    return hub
+
+
+def hub_of(served: ServedAgent) -> McpHub | None:
+    """The hub ``served``'s agents use (their registries' MCP sources), if any."""
+    from agent_core.tools.mcp.hub import McpHub
+    from agent_core.tools.mcp.source import McpToolSource
+
+    for agent in served.served_agents():
+        for source in agent.tool_registry.sources:
+            if isinstance(source, McpToolSource) and isinstance(source.sessions, McpHub):
+                return source.sessions
+    return None
+
+
+async def close_mcp(served: ServedAgent) -> None:
+    """End the sessions of ``served``'s hub (stdio servers stopped and reaped)."""
+    hub = hub_of(served)
+    if hub is not None:
+        await hub.aclose()
+
+
+def add_callback(app: web.Application, served: ServedAgent, on_signed_in: SignedInHandler) -> None:
+    """``GET /oauth/mcp/callback`` on ``app`` when ``served`` has servers people sign in to."""
+    hub = hub_of(served)
+    if hub is not None and hub.sign_ins is not None:
+        app.router.add_get(CALLBACK_PATH, callback(hub, on_signed_in))
 
 
 def _page(title: str, text: str, status: int) -> web.Response:

@@ -163,5 +163,4 @@ async def test_doctor_lists_each_server_reachable_tools_and_auth() -> None:
     )
     [problem, *_] = await doctor_checks(broken, [], MemoryKeyValueStore())
     assert problem.status == "fail" and "mcp_token_key" in problem.detail
-    empty = await doctor_checks(McpSettings(), [], MemoryKeyValueStore())
-    assert [c.status for c in empty] == ["skip"]
+    assert await doctor_checks(McpSettings(), [], MemoryKeyValueStore()) == []

@@ -76,13 +76,19 @@ class McpSettings(Section):
 
 
 def check_mcp(
-    servers: Sequence[McpServerConfig], settings: McpSettings, *, where: str = "[[mcp]]"
+    servers: Sequence[McpServerConfig],
+    settings: McpSettings,
+    *,
+    where: str = "[[mcp]]",
+    local: bool = False,
 ) -> list[ConfigProblem]:
     """What stops the configured servers from working: a name used twice, people's sign-ins
     without a key to keep their tokens or a callback URL to come back to, a key that is not
     one.
 
-    ``servers`` is every server of the file (top level and profiles')."""
+    ``servers`` is every server of the file (top level and profiles'). ``local`` (the
+    console, the chat): sign-ins come back to this machine, tokens are sealed with a key of
+    the process's own, so neither setting is required (a key given must still be one)."""
     problems: list[ConfigProblem] = []
     seen: set[str] = set()
     for server in servers:
@@ -91,7 +97,7 @@ def check_mcp(
                 ConfigProblem(f"{where} {server.name}", "the name is used twice", "rename one")
             )
         seen.add(server.name)
-    personal = [server for server in servers if server.auth == "user"]
+    personal = [server for server in servers if server.auth == "user" and not local]
     if personal and settings.mcp_token_key is None:
         problems.append(
             ConfigProblem(

@@ -77,6 +77,8 @@ class McpToolSource:
     """
 
     def __init__(self, sessions: McpSessions, servers: Sequence[McpServerConfig]) -> None:
+        self.sessions = sessions
+        """Where the sessions come from (the process's ``McpHub``)."""
         self._sessions = sessions
         self.servers = list(servers)
         self._built: dict[tuple[str, str], tuple[str, McpTool]] = {}
