@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 
 SignedInHandler = Callable[["SignedIn"], Awaitable[None]]
 """What a channel does once someone connected: ask their waiting question again."""
+SignedInPage = Callable[["SignedIn"], str]
+"""The page (HTML) a finished sign-in shows, where a channel has its own (the console)."""
 
 __all__ = [
     "CALLBACK_PATH",
@@ -92,7 +94,7 @@ def check(
         if absent
         else []
     )
-    return problems + check_mcp(servers, settings)
+    return problems + check_mcp(servers, settings, local=local)
 
 
 def build_hub(
@@ -207,11 +209,17 @@ async def close_mcp(served: ServedAgent) -> None:
         await hub.aclose()
 
 
-def add_callback(app: web.Application, served: ServedAgent, on_signed_in: SignedInHandler) -> None:
+def add_callback(
+    app: web.Application,
+    served: ServedAgent,
+    on_signed_in: SignedInHandler,
+    *,
+    page: SignedInPage | None = None,
+) -> None:
     """``GET /oauth/mcp/callback`` on ``app`` when ``served`` has servers people sign in to."""
     hub = hub_of(served)
     if hub is not None and hub.sign_ins is not None:
-        app.router.add_get(CALLBACK_PATH, callback(hub, on_signed_in))
+        app.router.add_get(CALLBACK_PATH, callback(hub, on_signed_in, page=page))
 
 
 def _page(title: str, text: str, status: int) -> web.Response:
@@ -229,7 +237,7 @@ MAX_PARAMETER = 4096
 
 
 def callback(
-    hub: McpHub, on_signed_in: SignedInHandler
+    hub: McpHub, on_signed_in: SignedInHandler, *, page: SignedInPage | None = None
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The handler of ``GET /oauth/mcp/callback``; see the module docstring."""
     from agent_core.tools.mcp.auth.signin import SignInRefused
@@ -251,6 +259,10 @@ def callback(
             log.exception(
                 "mcp: the question waiting for %s could not be asked again", signed.server
             )
+        if page is not None:
+            from aiohttp import web
+
+            return web.Response(text=page(signed), content_type="text/html")
         text = "You can close this tab."
         if signed.waiting is not None:
             text = "You can close this tab: your question is being answered in the chat."

@@ -188,7 +188,8 @@ def load_config(
     problems = check_profiles(general.profiles, loaded.file)
     from bots.mcp import check as check_mcp
 
-    local = getattr(args, "command", None) in ("dev", "chat")  # sign-ins on this machine
+    command = getattr(args, "command_name", None) or getattr(args, "command", None)
+    local = command in ("dev", "chat")  # the console, the chat: sign-ins on this machine
     problems += check_mcp(loaded.section(McpSettings), general.profiles, local=local)
     if problems:
         raise ConfigError(problems)

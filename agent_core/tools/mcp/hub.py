@@ -27,7 +27,7 @@ from agent_core.tools.mcp.auth.signin import SignInRefused, WaitingQuestion
 from agent_core.tools.mcp.backoff import Backoff
 from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.tools.mcp.connection import McpConnection
-from agent_core.tools.mcp.errors import require_sdk
+from agent_core.tools.mcp.errors import SignInRequired, require_sdk
 from agent_core.tools.mcp.pool import McpConnections
 from agent_core.tools.mcp.source import McpToolSource
 
@@ -100,10 +100,10 @@ class McpHub:
         self.sign_ins: SignIns | None = None
         personal = [s.name for s in servers if s.auth == "user"]
         if personal:
-            if store is None or token_key is None or callback_url is None:
+            if store is None or token_key is None:
                 raise ValueError(
                     f"{personal[0]} signs each person in (auth = 'user'): it needs the shared "
-                    "state, mcp_token_key and mcp_callback_url"
+                    "state and mcp_token_key"
                 )
             from agent_core.tools.mcp.auth.crypto import TokenCipher
             from agent_core.tools.mcp.auth.signin import SignIns
@@ -127,7 +127,10 @@ class McpHub:
         from agent_core.tools.mcp.auth.oauth import PersonalAuth
 
         assert self.vault is not None and self.sign_ins is not None
-        assert self.callback_url is not None
+        if self.callback_url is None:  # the terminal chat: no page to come back to
+            return McpConnection(
+                server, environ=self._environ, pending_sign_in=_no_callback(server)
+            )
         auth = PersonalAuth(
             server,
             person=person,
@@ -246,6 +249,14 @@ class McpHub:
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+
+
+def _no_callback(server: McpServerConfig) -> Callable[[], SignInRequired | None]:
+    """A person's session where no sign-in can come back (the terminal chat)."""
+    refusal = SignInRequired(
+        server.name, reason="people sign in from the console (threadline dev) or a channel"
+    )
+    return lambda: refusal
 
 
 def _row(server: McpServerConfig, state: Any, tools: int | None, detail: str) -> ServerStatus:

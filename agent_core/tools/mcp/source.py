@@ -228,6 +228,12 @@ class McpToolSource:
                 request=dict(context.metadata.get("request") or {}),
             )
             await self._sessions.waiting(needed.state, question)
+        if needed.url is None:  # no sign-in can come back here (the terminal chat)
+            return failure(
+                f"{server.name} signs each person in with their own account, which cannot "
+                f"be done here: {needed.detail}.",
+                error_type="sign_in_unavailable",
+            )
         name = context.user.username or "The person"
         text = (
             f"{name} must connect their own {server.name} account first. A 'Connect "
