@@ -33,7 +33,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "bedrock": ("boto3", "botocore"),
     "vertex": ("google.auth",),
     "foundry": ("azure.identity",),
-    "mcp": ("mcp", "httpx2", "cryptography"),
+    "mcp": ("mcp", "cryptography"),
 }
 """Each extra and the modules it brings (see ``[project.optional-dependencies]``)."""
 

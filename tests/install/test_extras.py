@@ -18,7 +18,7 @@ from bots.extras import EXTRAS, MissingExtra, missing, require
 ROOT = Path(__file__).resolve().parents[2]
 EXTRA_MODULES = (
     "slack_bolt,botbuilder,botframework,msal,matplotlib,PIL,prometheus_client,langgraph,duckdb,"
-    "openpyxl"
+    "openpyxl,mcp,mcp_types"
 )
 """What the extras bring: blocked, these make the interpreter a base install."""
 
@@ -207,7 +207,7 @@ def test_mcp_servers_without_the_extra_name_it() -> None:
     code = (
         "import sys\n"
         "from tests.install.blocked import Uninstalled\n"
-        "sys.meta_path.insert(0, Uninstalled({'mcp', 'mcp_types', 'httpx2'}))\n"
+        "sys.meta_path.insert(0, Uninstalled({'mcp', 'mcp_types'}))\n"
         "from agent_core.tools.mcp import McpHub, McpNotInstalled, McpServerConfig\n"
         "try:\n"
         "    McpHub([McpServerConfig(name='tickets', command='tickets-mcp')])\n"
@@ -220,3 +220,12 @@ def test_mcp_servers_without_the_extra_name_it() -> None:
     assert result.stdout.strip() == (
         "MCP servers need the 'mcp' extra (missing: mcp): pip install 'threadline[mcp]'"
     ), result.stderr
+
+
+def test_doctor_names_the_mcp_extra_configured_servers_need(tmp_path: Path) -> None:
+    config = tmp_path / "threadline.toml"
+    config.write_text('[[mcp]]\nname = "tickets"\ncommand = "tickets-mcp"\n')
+    result = base_install("doctor", "--config", str(config))
+    assert "MCP servers need the 'mcp' extra (missing: mcp)" in result.stdout, result.stdout
+    assert "pip install 'threadline[mcp]'" in result.stdout
+    assert "Traceback" not in result.stderr
