@@ -26,8 +26,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from agent_core.components import (
     CardComponent,
@@ -50,6 +52,31 @@ MAX_TABLE_ROWS = 100
 MAX_CELL_CHARS = 500
 LINK_SCHEMES = ("https://", "http://")
 """Links people may click; any other scheme is shown as text."""
+MAX_LABEL_CHARS = 200
+_MARKUP = re.compile(r"[\[\]()<>*_~`|\\#!]|\s+")
+"""What could make a server's label a different link, a mention or markup (Slack's ``<!...>``,
+Markdown's ``[...](...)``, emphasis, headings): each becomes a space."""
+_URL_SAFE = ":/?#@$&'*+,;=%-._~"
+"""Characters a link's address keeps as they are (``(``, ``)``, ``<``, ``>``, ``|``, spaces and
+the rest are percent-encoded, so the address cannot end the link early)."""
+
+
+def label(text: str) -> str:
+    """A server's name for something, as plain words: no markup, mention or link survives.
+
+    >>> label("<!channel> [x](javascript:alert(1)) *Q3*")
+    'channel x javascript:alert 1 Q3'
+    """
+    return " ".join(_MARKUP.sub(" ", text).split())[:MAX_LABEL_CHARS] or "link"
+
+
+def link_target(uri: str) -> str:
+    """``uri`` with whatever could end a Markdown or Slack link percent-encoded.
+
+    >>> link_target("https://r.example/a) [b](https://evil.example")
+    'https://r.example/a%29%20%5Bb%5D%28https://evil.example'
+    """
+    return quote(uri, safe=_URL_SAFE)
 
 
 def _size(count: int) -> str:
@@ -93,7 +120,8 @@ class _Reading:
         about = f" ({self.masker.mask(description)})" if description else ""
         if uri.startswith(LINK_SCHEMES):
             self.texts.append(f"[{name}]({uri}){about}")
-            self.links.append(f"- [{name}]({uri}){about}")
+            words = f" ({label(self.masker.mask(description))})" if description else ""
+            self.links.append(f"- [{label(name)}]({link_target(uri)}){words}")
         else:
             self.texts.append(f"{name}: {uri}{about}")
 
@@ -157,7 +185,9 @@ def _table(structured: Any, masker: McpMasker, tool: str) -> UiComponent | None:
         return None
     title, rows = found
     shown = [{k: _cell(v, masker) for k, v in row.items()} for row in rows[:MAX_TABLE_ROWS]]
-    table = DataFrameComponent.from_records(shown, title=title or tool, total_rows=len(rows))
+    table = DataFrameComponent.from_records(
+        shown, title=label(title) if title else tool, total_rows=len(rows)
+    )
     return UiComponent(
         rich_component=table,
         simple_component=SimpleTextComponent(text=f"{table.title}: {len(rows)} rows"),

@@ -4,6 +4,9 @@ errors; cut when too long; never a secret."""
 from __future__ import annotations
 
 import base64
+import json
+import re
+from urllib.parse import unquote
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,6 +19,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from adapters.slack.render import render
 from agent_core.components import DataFrameComponent, ImageComponent, SimpleImageComponent
 from agent_core.tools.mcp.masking import McpMasker
 from agent_core.tools.mcp.results import cut, to_tool_result
@@ -165,3 +169,47 @@ def test_arguments_are_checked_against_the_schema_with_readable_problems() -> No
         "id: '3' is not of type 'integer'",
         "status: 'gone' is not one of ['open', 'closed']",
     ]
+
+
+LINK_LINE = re.compile(r"^- \[([^\[\]()<>*_`|]*)\]\((https?://[^\s()<>|\[\]]*)\)$")
+
+
+@given(
+    st.text(max_size=120),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=80),
+)
+def test_a_servers_link_is_one_link_to_its_own_address_whatever_it_is_named(
+    name: str, path: str
+) -> None:
+    """Regression: a resource link named ``[x](javascript:...)`` (or ``<!channel>``) became
+    a second link, or a mention, in the Links card people see."""
+    uri = "https://r.example/" + path
+    answer = CallToolResult(content=[ResourceLink(type="resource_link", uri=uri, name=name or "n")])
+    card = to_tool_result(answer, max_chars=1000).ui_component
+    if card is None:  # the SDK refused to call it a URL: nothing clickable at all
+        return
+    shown = LINK_LINE.match(card.rich_component.content)  # type: ignore[attr-defined]
+    assert shown is not None, card.rich_component.content  # type: ignore[attr-defined]
+    assert unquote(shown.group(2)).startswith("https://r.example/")
+
+
+def test_hostile_names_reach_slack_as_plain_words_under_the_servers_link() -> None:
+    answer = CallToolResult(
+        content=[
+            ResourceLink(
+                type="resource_link",
+                uri="https://r.example/a) [b](https://evil.example",
+                name="<!channel> [Q3](javascript:alert(1)) <https://evil.example|report>",
+            )
+        ],
+        structured_content={"<!here> *t*": [{"id": 1}, {"id": 2}]},
+    )
+    result = to_tool_result(answer, max_chars=1000)
+    assert result.ui_component is not None
+    assert result.ui_component.rich_component.title == "here t"  # type: ignore[attr-defined]
+    links = to_tool_result(CallToolResult(content=answer.content), max_chars=1000).ui_component
+    assert links is not None
+    mrkdwn = json.dumps([m.blocks for m in render(links)])
+    targets = re.findall(r"<([^|>]+)\|", mrkdwn)
+    assert targets == ["https://r.example/a%29%20%5Bb%5D%28https://evil.example"]
+    assert "<!channel>" not in mrkdwn and "javascript" not in targets[0]
