@@ -49,6 +49,21 @@ Transport = Literal["stdio", "http"]
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 """Hosts a plain-http MCP URL may name: this machine only."""
 
+
+def secure_url(url: str) -> bool:
+    """Whether ``url`` is https, or plain http to this machine (``LOOPBACK_HOSTS``).
+
+    >>> secure_url("https://auth.example/authorize"), secure_url("http://auth.example/x")
+    (True, False)
+    >>> secure_url("http://127.0.0.1:9000/authorize"), secure_url("javascript:alert(1)")
+    (True, False)
+    """
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS)
+
+
 NAME_PATTERN = r"^[a-z][a-z0-9_]{0,23}$"
 """A server's name prefixes its tools' names where they collide, so it is short and plain."""
 
@@ -123,10 +138,7 @@ class McpServerConfig(BaseModel):
         problems = ["env and env_from are for stdio servers"] if self.env or self.env_from else []
         assert self.url is not None
         parts = urlsplit(self.url)
-        secure = parts.scheme == "https" or (
-            parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS
-        )
-        if not secure or not parts.hostname:
+        if not secure_url(self.url):
             problems.append(
                 "url must be https (http only on this machine: 127.0.0.1, localhost) "
                 f"[{parts.scheme or 'no'} scheme given]"

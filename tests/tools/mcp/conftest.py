@@ -175,9 +175,33 @@ class OAuthTickets:
         return {"store": self.store, "token_key": self.key, "callback_url": CALLBACK}
 
 
+def _metadata_saying(authorization: LocalAuthorizationServer, changes: dict[str, Any]) -> Any:
+    """A route answering the authorization server's metadata with ``changes`` made to it (a
+    hostile or broken authorization server)."""
+    from mcp.server.auth.routes import build_metadata
+    from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from agent_core.tools.mcp.testing.authorization import ISSUER_URL
+
+    metadata = build_metadata(
+        ISSUER_URL.validate_python(authorization.issuer),
+        None,
+        ClientRegistrationOptions(enabled=True, valid_scopes=authorization.scopes),
+        RevocationOptions(enabled=True),
+    ).model_dump(mode="json", exclude_none=True)
+
+    async def said(_: Any) -> JSONResponse:
+        return JSONResponse({**metadata, **changes})
+
+    return Route("/.well-known/oauth-authorization-server", said)
+
+
 @contextlib.contextmanager
-def running_oauth_tickets() -> Iterator[OAuthTickets]:
-    """The tickets server and its authorization server, each on a loopback port."""
+def running_oauth_tickets(metadata: dict[str, Any] | None = None) -> Iterator[OAuthTickets]:
+    """The tickets server and its authorization server, each on a loopback port (whose
+    metadata says ``metadata`` instead, where given)."""
     from starlette.applications import Starlette
 
     from examples.mcp_tickets import oauth_server
@@ -185,7 +209,10 @@ def running_oauth_tickets() -> Iterator[OAuthTickets]:
     port, authorization_port = free_port(), free_port()
     server, authorization = oauth_server(port, authorization_port)
     assert isinstance(authorization, LocalAuthorizationServer)
-    issuer = Loopback(Starlette(routes=authorization.routes()), port=authorization_port)
+    routes = authorization.routes()
+    if metadata is not None:
+        routes.insert(0, _metadata_saying(authorization, metadata))
+    issuer = Loopback(Starlette(routes=routes), port=authorization_port)
     resource = Loopback(server.streamable_http_app(), port=port)
     with issuer, resource:
         yield OAuthTickets(

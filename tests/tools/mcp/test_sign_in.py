@@ -24,6 +24,7 @@ from tests.tools.mcp.conftest import (
     agent_with,
     answer,
     ask,
+    running_oauth_tickets,
     tool_messages,
 )
 
@@ -307,3 +308,27 @@ async def test_connections_and_disconnect_are_each_persons_own(  # type: ignore[
     assert await hub.vault.get(ANA.id, "tickets") is None
     unknown = await command(ana, "/disconnect wiki")
     assert "one of: `tickets`" in unknown.rich_component.content  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"authorization_endpoint": "http://phish.example/authorize"},
+        {"token_endpoint": "http://collect.example/token"},
+    ],
+    ids=["sign-in page", "token endpoint"],
+)
+async def test_an_authorization_server_naming_plain_http_elsewhere_gets_nobody_sent_there(  # type: ignore[no-untyped-def]
+    make_hub, changes: dict[str, str]
+) -> None:
+    """Attack: the server's authorization metadata names a plain-http page on another host,
+    where a person would type their password, or where their code would be sent."""
+    with running_oauth_tickets(metadata=changes) as oauth:
+        hub = make_hub([oauth.server()], **oauth.hub_options())
+        agent, llm = agent_with(hub, [ScriptedResponse.tool("connect_tickets"), "No."], ANA)
+        shown = await ask(agent, "my tickets?")
+        assert prompts(shown) == []
+        [told] = tool_messages(llm)
+        assert "must be https" in told
+        assert ".example" not in str([c.model_dump() for c in shown])
+        assert oauth.authorization.waiting == {} and oauth.authorization.codes == {}

@@ -36,8 +36,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 
 from agent_core.tools.mcp.auth.signin import PendingSignIn, SignInRefused, SignIns
 from agent_core.tools.mcp.auth.vault import Connection, TokenVault
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.errors import SignInRequired
+from agent_core.tools.mcp.config import McpServerConfig, secure_url
+from agent_core.tools.mcp.errors import McpCallError, SignInRequired
 
 if TYPE_CHECKING:
     from pydantic import AnyUrl
@@ -174,6 +174,13 @@ class PersonalAuth(OAuthClientProvider):
         base = _base(str(context.auth_server_url or self._server.url))
         endpoint = str(metadata.authorization_endpoint) if metadata else urljoin(base, "/authorize")
         token = str(metadata.token_endpoint) if metadata else urljoin(base, "/token")
+        insecure = [url for url in (endpoint, token) if not secure_url(url)]
+        if insecure:  # people are sent there with a code, and the code is sent there
+            raise McpCallError(
+                self._server.name,
+                "its authorization server's endpoints must be https (http only on this "
+                f"machine), nobody is sent to {insecure[0][:200]!r}",
+            )
         include = context.should_include_resource_param(context.protocol_version)
         await self._vault.delete(self._person, self._server.name)
         url, state = await self._sign_ins.start(
