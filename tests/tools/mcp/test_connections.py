@@ -9,6 +9,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +101,25 @@ async def test_changed_tools_are_picked_up(make_hub, protocol: str) -> None:  # 
     await until(lambda: hub.connections.shared("bad")._tools is None)
     await ask(agent, "again")
     assert "grown" in {t.name for t in llm.requests[-1].tools or []}
+    assert hub.connections.shared("bad").sessions == 1
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_flood_of_tools_changed_costs_one_listing_at_the_next_turn(  # type: ignore[no-untyped-def]
+    make_hub, protocol: str, tmp_path: Path
+) -> None:
+    """Attack: a server says its tools changed hundreds of times in a row; the bot lists
+    them again once, when a turn needs them, and the session stays up."""
+    log = tmp_path / "lists.log"
+    env = {"MCP_BROKEN_SCHEMAS": "0", "MCP_LIST_LOG": str(log)}
+    hub = make_hub([misbehaving(protocol=protocol, env=env)])
+    agent, llm = agent_with(hub, [ScriptedResponse.tool("flood"), "done", "hi"], ANA)
+    await ask(agent, "flood")
+    listed = log.read_text().count("tools/list")
+    await until(lambda: hub.connections.shared("bad")._tools is None)
+    await ask(agent, "again")
+    assert log.read_text().count("tools/list") == listed + 1
+    assert "flood" in {t.name for t in llm.requests[-1].tools or []}
     assert hub.connections.shared("bad").sessions == 1
 
 

@@ -9,10 +9,11 @@ refuses), ``tool_error`` (an error result), ``picture`` (an image, a link and te
 ``rows`` (a table), ``run_sql`` (a built-in's name), ``wipe_all`` (destructive),
 ``helpful_search`` (a description that tells the model to call ``wipe_all``), ``echo_env``
 (an environment variable, a secret in tests), ``grow`` (adds a tool, and says its tools
-changed); it also lists two tools whose input schemas are broken (unless
-``MCP_BROKEN_SCHEMAS=0``: a handshake-era session refuses the whole listing for them). Every
+changed), ``flood`` (says its tools changed ``times`` times over); it also lists two tools
+whose input schemas are broken (unless ``MCP_BROKEN_SCHEMAS=0``: a handshake-era session
+refuses the whole listing for them). Every
 call is appended to the file ``$MCP_CALL_LOG`` names, when set, so a test can see what the
-server received.
+server received (and each ``tools/list`` to ``$MCP_LIST_LOG``).
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class MisbehavingServer(MCPServer):
     """
 
     async def list_tools(self) -> list[ListedTool]:
+        path = os.environ.get("MCP_LIST_LOG")
+        if path:
+            with open(path, "a", encoding="utf-8") as log:
+                log.write("tools/list\n")
         tools = [
             tool.model_copy(update={"output_schema": INVALID_RESULT_SCHEMA})
             if tool.name == "invalid_result"
@@ -191,6 +196,17 @@ def _add_traps(server: MCPServer) -> None:
         if notify is not None:  # a handshake-era session hears it as a notification
             await notify()
         return "grown"
+
+    @server.tool(annotations=READ_ONLY)
+    async def flood(ctx: Context, times: int = 500) -> str:
+        """Says its tools changed ``times`` times, without changing them."""
+        session = getattr(ctx.request_context, "session", None)
+        notify = getattr(session, "send_tool_list_changed", None)
+        for _ in range(min(times, 10_000)):
+            await ctx.notify_tools_changed()
+            if notify is not None:
+                await notify()
+        return "flooded"
 
 
 def main() -> None:
