@@ -5,7 +5,9 @@ for its tools, all at once, each within its ``connect_timeout``:
 
 - a server that is down offers nothing and says why in a note for admins; the others and
   the agent's own tools still come;
-- a tool whose input schema fails the checks is left out with a note;
+- a tool whose input schema fails the checks is left out with a note, and so are the tools
+  past ``MAX_OFFER_CHARS`` of descriptions and schemas (one server cannot fill the model's
+  context, or the bill, with its listing);
 - the configuration's allow list and ``exclude`` filter what is offered, ``tool_groups``
   narrow who may use a tool, ``approval`` (else the server's hints) says whether it asks;
 - a server each person signs in to (``auth = "user"``) lists what the asker's own account
@@ -45,6 +47,9 @@ if TYPE_CHECKING:
     from agent_core.tools.mcp.connect import ConnectTool
     from agent_core.tools.mcp.connection import McpConnection
     from agent_core.users import User
+
+MAX_OFFER_CHARS = 200_000
+"""The most characters of tool descriptions and input schemas one server gives one turn."""
 
 
 class McpSessions(Protocol):
@@ -136,6 +141,7 @@ class McpToolSource:
             for name in catalog.get(other.name, ())
         )
         named: set[str] = set()
+        budget, over = MAX_OFFER_CHARS, 0
         for definition in listed:
             if not server.offers(definition.name):
                 continue
@@ -146,9 +152,19 @@ class McpToolSource:
             if problem is not None:
                 offer.notes.append(f"{server.name}: tool {definition.name!r} left out: {problem}")
                 continue
+            tool = self._tool(server, name, definition)
+            budget -= len(tool.description) + len(json.dumps(definition.input_schema))
+            if budget < 0:
+                over += 1
+                continue
             named.add(name)
-            groups = server.groups_for(definition.name)
-            offer.tools.append(Offered(self._tool(server, name, definition), groups))
+            offer.tools.append(Offered(tool, server.groups_for(definition.name)))
+        if over:
+            offer.notes.append(
+                f"{server.name}: {over} tools left out: the server's tools are over "
+                f"{MAX_OFFER_CHARS:,} characters of descriptions and schemas (use tools or "
+                "exclude in its [[mcp]] table to choose)"
+            )
 
     def _tool(self, server: McpServerConfig, name: str, definition: ServerTool) -> McpTool:
         """The McpTool of a listed definition (built once per definition)."""

@@ -13,6 +13,7 @@ import pytest
 from agent_core import ScriptedResponse
 from agent_core.components import NotificationComponent
 from agent_core.tools.mcp import McpServerConfig
+from agent_core.tools.mcp.source import MAX_OFFER_CHARS
 from tests.tools.mcp.conftest import (
     ADMIN,
     ANA,
@@ -186,3 +187,20 @@ async def _until(done, timeout: float = 30.0) -> None:  # type: ignore[no-untype
         if time.monotonic() > deadline:
             raise AssertionError("the condition was not reached in time")
         await asyncio.sleep(0.02)
+
+
+async def test_a_bloated_listing_gives_the_model_a_bounded_share_and_says_so(make_hub) -> None:  # type: ignore[no-untyped-def]
+    """Attack: a server lists tens of tools with 40 KB schemas each (each one valid), which
+    would fill every turn's context (and bill) with its listing."""
+    hub = make_hub([misbehaving(env={"MCP_MANY_TOOLS": "40", "MCP_BROKEN_SCHEMAS": "0"})])
+    agent, llm = agent_with(hub, ["hi"], ADMIN)
+    shown = await ask(agent, "hi")
+    offered = llm.requests[0].tools or []
+    given = sum(len(t.description) + len(json.dumps(t.parameters)) for t in offered)
+    assert given <= MAX_OFFER_CHARS
+    names = {t.name for t in offered}
+    assert "echo" in names and "bulky_0" in names and "bulky_39" not in names
+    [note] = [
+        c.rich_component for c in shown if isinstance(c.rich_component, NotificationComponent)
+    ]
+    assert "tools left out: the server's tools are over 200,000 characters" in note.message

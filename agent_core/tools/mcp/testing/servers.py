@@ -11,7 +11,7 @@ refuses), ``tool_error`` (an error result), ``picture`` (an image, a link and te
 (an environment variable, a secret in tests), ``grow`` (adds a tool, and says its tools
 changed), ``flood`` (says its tools changed ``times`` times over); it also lists two tools
 whose input schemas are broken (unless ``MCP_BROKEN_SCHEMAS=0``: a handshake-era session
-refuses the whole listing for them). Every
+refuses the whole listing for them), and ``MCP_MANY_TOOLS`` more with 40 KB schemas. Every
 call is appended to the file ``$MCP_CALL_LOG`` names, when set, so a test can see what the
 server received (and each ``tools/list`` to ``$MCP_LIST_LOG``).
 """
@@ -52,6 +52,12 @@ def _logged(name: str, arguments: dict[str, Any]) -> None:
             log.write(json.dumps({"tool": name, "arguments": arguments}) + "\n")
 
 
+BULKY_SCHEMA = {
+    "type": "object",
+    "properties": {f"field_{n}": {"type": "string", "description": "x" * 380} for n in range(100)},
+}
+
+
 INVALID_RESULT_SCHEMA = {
     "type": "object",
     "properties": {"n": {"type": "integer"}},
@@ -83,7 +89,11 @@ class MisbehavingServer(MCPServer):
             for name, schema in BROKEN_SCHEMAS.items()
             if os.environ.get("MCP_BROKEN_SCHEMAS") != "0"
         ]
-        return [*tools, *broken]
+        many = [  # MCP_MANY_TOOLS=n: n more tools, each with a 40 KB schema (a bloated listing)
+            ListedTool(name=f"bulky_{n}", description="bulky", input_schema=BULKY_SCHEMA)
+            for n in range(int(os.environ.get("MCP_MANY_TOOLS") or 0))
+        ]
+        return [*tools, *broken, *many]
 
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
