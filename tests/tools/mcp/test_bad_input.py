@@ -68,7 +68,7 @@ async def test_a_crash_mid_call_is_said_the_turn_goes_on_and_the_server_comes_ba
     make_hub,
 ) -> None:
     before = children()
-    hub = make_hub([misbehaving()])
+    hub = make_hub([misbehaving(approval={"crash": "never"})])  # (approval: test_approval)
     script = [
         ScriptedResponse.tool("crash"),
         "It crashed.",

@@ -93,7 +93,8 @@ async def test_a_server_that_cannot_start_is_retried_less_and_less_often() -> No
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_changed_tools_are_picked_up(make_hub, protocol: str) -> None:  # type: ignore[no-untyped-def]
-    server = misbehaving(protocol=protocol, env={"MCP_BROKEN_SCHEMAS": "0"})
+    env = {"MCP_BROKEN_SCHEMAS": "0"}
+    server = misbehaving(protocol=protocol, env=env, approval={"grow": "never"})
     hub = make_hub([server])
     agent, llm = agent_with(hub, [ScriptedResponse.tool("grow"), "grown", "hi"], ANA)
     await ask(agent, "grow")

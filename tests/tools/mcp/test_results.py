@@ -210,6 +210,7 @@ def test_hostile_names_reach_slack_as_plain_words_under_the_servers_link() -> No
     links = to_tool_result(CallToolResult(content=answer.content), max_chars=1000).ui_component
     assert links is not None
     mrkdwn = json.dumps([m.blocks for m in render(links)])
-    targets = re.findall(r"<([^|>]+)\|", mrkdwn)
-    assert targets == ["https://r.example/a%29%20%5Bb%5D%28https://evil.example"]
-    assert "<!channel>" not in mrkdwn and "javascript" not in targets[0]
+    address = "https://r.example/a%29%20%5Bb%5D%28https://evil.example"
+    assert address in mrkdwn
+    assert all(target == address for target in re.findall(r"<([^|>]+)\|", mrkdwn))
+    assert "<!channel>" not in mrkdwn and "<javascript" not in mrkdwn
