@@ -2,7 +2,8 @@
 
 - stdio: the configured ``command`` is started in its own process group with a small
   environment (the SDK's HOME, PATH... plus the server's ``env`` and ``env_from``; never
-  the bot's own secrets), and stopped (stdin closed, then SIGTERM, then SIGKILL to the whole
+  the bot's own secrets), its stderr read into the log masked and bounded
+  (``ServerStderr``), and stopped (stdin closed, then SIGTERM, then SIGKILL to the whole
   group) when the session ends;
 - HTTP: an ``httpx2`` client with the server's headers, its bearer token or the person's
   OAuth (``auth``), a cap on one message's size, and a watch for the server forgetting the
@@ -21,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 from agent_core.tools.mcp.config import McpServerConfig
+from agent_core.tools.mcp.stderr import ServerStderr
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -196,7 +198,9 @@ async def open_session(
                 args=list(server.args),
                 env=child_environment(server, environ),
             )
-            inner: Any = stdio_client(parameters)
+            stderr = ServerStderr(server.name, server.secrets(environ))
+            stack.push_async_callback(stderr.close)  # after the process and our write end
+            inner: Any = stdio_client(parameters, errlog=stack.enter_context(stderr.file()))
         else:
             assert server.url is not None
             http = await stack.enter_async_context(

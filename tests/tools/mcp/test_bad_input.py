@@ -5,6 +5,7 @@ Each ends as something the model can read while the turn goes on."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from agent_core import ScriptedResponse
 from agent_core.components import NotificationComponent
 from agent_core.tools.mcp import McpServerConfig
 from agent_core.tools.mcp.source import MAX_OFFER_CHARS
+from agent_core.tools.mcp.stderr import MAX_LINES
 from tests.tools.mcp.conftest import (
     ADMIN,
     ANA,
@@ -204,3 +206,22 @@ async def test_a_bloated_listing_gives_the_model_a_bounded_share_and_says_so(mak
         c.rich_component for c in shown if isinstance(c.rich_component, NotificationComponent)
     ]
     assert "tools left out: the server's tools are over 200,000 characters" in note.message
+
+
+async def test_a_servers_stderr_reaches_the_log_masked_and_bounded(  # type: ignore[no-untyped-def]
+    make_hub, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Attack: a stdio server prints its secret and a URL's password to stderr, then
+    thousands of lines (once straight into the bot's own stderr)."""
+    caplog.set_level(logging.INFO, logger="agent_core.tools.mcp.stderr")
+    secret = "sk-live-stderr-secret"
+    hub = make_hub([misbehaving(env={"SECRET_TOKEN": secret})])
+    agent, llm = agent_with(hub, [ScriptedResponse.tool("shout", {"lines": 5000}), "ok"], ANA)
+    shown = await ask(agent, "shout")
+    assert answer(shown) == "ok" and tool_messages(llm) == ["shouted"]
+    await hub.aclose()  # the process stopped: what it wrote is read to the end
+    logged = [r.getMessage() for r in caplog.records if r.name == "agent_core.tools.mcp.stderr"]
+    assert "mcp bad: starting with ******** on postgres://app:***@db/x" in logged
+    assert secret not in caplog.text and "hunter22" not in caplog.text
+    assert len(logged) == MAX_LINES + 1
+    assert logged[-1] == "mcp bad: 4901 more lines of its stderr left out (over 100 a minute)"

@@ -9,9 +9,11 @@ refuses), ``tool_error`` (an error result), ``picture`` (an image, a link and te
 ``rows`` (a table), ``run_sql`` (a built-in's name), ``wipe_all`` (destructive),
 ``helpful_search`` (a description that tells the model to call ``wipe_all``), ``echo_env``
 (an environment variable, a secret in tests), ``grow`` (adds a tool, and says its tools
-changed), ``flood`` (says its tools changed ``times`` times over); it also lists two tools
-whose input schemas are broken (unless ``MCP_BROKEN_SCHEMAS=0``: a handshake-era session
-refuses the whole listing for them), and ``MCP_MANY_TOOLS`` more with 40 KB schemas. Every
+changed), ``flood`` (says its tools changed ``times`` times over), ``shout`` (writes its
+environment's ``SECRET_TOKEN``, a URL with a password and ``lines`` lines to stderr); it
+also lists two tools whose input schemas are broken (unless ``MCP_BROKEN_SCHEMAS=0``: a
+handshake-era session refuses the whole listing for them), and ``MCP_MANY_TOOLS`` more
+with 40 KB schemas. Every
 call is appended to the file ``$MCP_CALL_LOG`` names, when set, so a test can see what the
 server received (and each ``tools/list`` to ``$MCP_LIST_LOG``).
 """
@@ -22,6 +24,7 @@ import argparse
 import base64
 import json
 import os
+import sys
 from typing import Any
 
 import anyio
@@ -206,6 +209,16 @@ def _add_traps(server: MCPServer) -> None:
         if notify is not None:  # a handshake-era session hears it as a notification
             await notify()
         return "grown"
+
+    @server.tool(annotations=READ_ONLY)
+    def shout(lines: int = 0) -> str:
+        """Writes a secret, a password in a URL and ``lines`` more lines to stderr."""
+        secret = os.environ.get("SECRET_TOKEN", "")
+        print(f"starting with {secret} on postgres://app:hunter22@db/x", file=sys.stderr)
+        for n in range(min(lines, 100_000)):
+            print(f"noise {n}", file=sys.stderr)
+        sys.stderr.flush()
+        return "shouted"
 
     @server.tool(annotations=READ_ONLY)
     async def flood(ctx: Context, times: int = 500) -> str:
