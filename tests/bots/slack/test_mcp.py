@@ -5,6 +5,7 @@ waiting question answered in its thread) and every call carries only their own t
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,13 @@ from agent_core.tools.mcp import McpHub, attach
 from agent_core.tools.mcp.testing import sign_in
 from tests.agent_kind import agent_class
 from tests.bots.slack.harness import SlackHarness, running_bot
-from tests.tools.mcp.conftest import CALLBACK, hubs, running_oauth_tickets, tickets
+from tests.tools.mcp.conftest import (
+    CALLBACK,
+    children,
+    hubs,
+    running_oauth_tickets,
+    tickets,
+)
 
 
 @pytest.fixture
@@ -96,6 +103,20 @@ async def test_a_tool_runs_for_a_person_allowed_and_is_refused_for_another(  # t
         assert "ticket 1 closed" in " ".join(thread_texts(h, "200.000100"))
         closed = await connection.call("get_ticket", {"ticket_id": 1})
         assert closed.structured_content["status"] == "closed"
+
+
+async def test_closing_the_bot_stops_its_stdio_servers_and_leaves_no_zombie(  # type: ignore[no-untyped-def]
+    make_hub, tmp_path: Path
+) -> None:
+    before = children()
+    hub = make_hub([tickets()])
+    async with running_bot(tmp_path, [], agent_factory=agent_on(hub)) as h:
+        await h.event(mention("whoami on tickets?", "600.000100"))
+        await h.idle()
+        started = children() - before
+        assert started  # the tickets server, started for the question
+    assert not started & children()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in started)  # reaped, no zombie
 
 
 async def test_two_people_each_connect_their_own_account_and_call_with_their_own_token(  # type: ignore[no-untyped-def]

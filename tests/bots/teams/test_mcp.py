@@ -6,6 +6,7 @@ conversation) and every call carries only their own token."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,7 +20,13 @@ from bots.teams.settings import TeamsSettings
 from tests.agent_kind import agent_class
 from tests.bots.slack.test_mcp import model
 from tests.bots.teams.harness import ADMIN, MEMBER, TeamsHarness, teams_bot
-from tests.tools.mcp.conftest import CALLBACK, hubs, running_oauth_tickets, tickets
+from tests.tools.mcp.conftest import (
+    CALLBACK,
+    children,
+    hubs,
+    running_oauth_tickets,
+    tickets,
+)
 
 
 @pytest.fixture
@@ -73,6 +80,20 @@ async def test_a_tool_runs_for_a_person_allowed_and_is_refused_for_another(  # t
         assert (await connection.call("get_ticket", {"ticket_id": 1})).structured_content[
             "status"
         ] == "closed"
+
+
+async def test_closing_the_bot_stops_its_stdio_servers_and_leaves_no_zombie(  # type: ignore[no-untyped-def]
+    make_hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = children()
+    hub = make_hub([tickets()])
+    async with teams_bot(monkeypatch, agent_factory=agent_on(hub)) as h:
+        await h.post(h.message("whoami on tickets?", user=MEMBER))
+        await h.host.idle(timeout=20)
+        started = children() - before
+        assert started  # the tickets server, started for the question
+    assert not started & children()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in started)  # reaped, no zombie
 
 
 async def test_two_people_each_connect_their_own_account_and_call_with_their_own_token(  # type: ignore[no-untyped-def]
