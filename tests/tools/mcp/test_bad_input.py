@@ -4,8 +4,10 @@ Each ends as something the model can read while the turn goes on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from tests.tools.mcp.conftest import (
     ask,
     children,
     misbehaving,
+    tickets,
     tool_messages,
     zombie,
 )
@@ -225,3 +228,34 @@ async def test_a_servers_stderr_reaches_the_log_masked_and_bounded(  # type: ign
     assert secret not in caplog.text and "hunter22" not in caplog.text
     assert len(logged) == MAX_LINES + 1
     assert logged[-1] == "mcp bad: 4901 more lines of its stderr left out (over 100 a minute)"
+
+
+@pytest.mark.parametrize("way", ["stdio", "http"])
+async def test_a_server_that_never_answers_the_handshake_is_left_out_and_the_rest_works(  # type: ignore[no-untyped-def]
+    make_hub, way: str
+) -> None:
+    """Attack: a server that takes the connection and never says a word (a stuck process,
+    a port that accepts and hangs); the turn waits ``connect_timeout`` at most."""
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # holds the connection open, answers nothing
+        writer.close()
+
+    listening = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = listening.sockets[0].getsockname()[1]
+    if way == "stdio":
+        args = ["-c", "import sys; sys.stdin.read()"]
+        mute = McpServerConfig(name="mute", command=sys.executable, args=args, connect_timeout=1)
+    else:
+        mute = McpServerConfig(name="mute", url=f"http://127.0.0.1:{port}/mcp", connect_timeout=1)
+    hub = make_hub([mute, tickets()])
+    agent, llm = agent_with(hub, ["hi"], ADMIN)
+    started = time.monotonic()
+    async with listening:
+        shown = await ask(agent, "hi")
+    assert time.monotonic() - started < 10
+    assert "search_tickets" in {t.name for t in llm.requests[0].tools or []}
+    [note] = [
+        c.rich_component for c in shown if isinstance(c.rich_component, NotificationComponent)
+    ]
+    assert "mute" in note.message and answer(shown) == "hi"
