@@ -126,7 +126,9 @@ class McpConnection:
         if self._client is not None:
             return self._client
         if isinstance(self.last_error, SignInRequired):
-            raise self.last_error
+            if self.last_error.usable(time.time()):
+                raise self.last_error
+            self.last_error = None  # its link expired: the person gets a new one
         if self._owner is None or self._owner.done():
             self._ready = asyncio.get_running_loop().create_future()
             self._owner = asyncio.create_task(self._supervise(), name=f"mcp:{self.server.name}")

@@ -109,11 +109,27 @@ class SignInRequired(McpError):
     """
 
     def __init__(
-        self, server: str, url: str | None = None, *, state: str | None = None, reason: str = ""
+        self,
+        server: str,
+        url: str | None = None,
+        *,
+        state: str | None = None,
+        reason: str = "",
+        expires_at: float | None = None,
     ) -> None:
         self.url = url
         self.state = state
+        self.expires_at = expires_at
+        """When the sign-in ``url`` stops working (``time.time()``); None: it does not."""
         super().__init__(server, reason or "sign-in required")
+
+    def usable(self, now: float) -> bool:
+        """Whether the person may still be sent to ``url`` (its sign-in has not expired).
+
+        >>> SignInRequired("t", "https://a.example/x", expires_at=100.0).usable(99.0)
+        True
+        """
+        return self.expires_at is None or now < self.expires_at
 
     def describe(self) -> str:
         return f"MCP server {self.server!r} needs you to connect your account"

@@ -192,11 +192,15 @@ class McpHub:
         server = self.servers.get(pending.server)
         if server is None or server.auth != "user":
             raise SignInRefused("unknown")
-        if error is not None:
-            raise SignInRefused("declined")
-        if not code:
-            raise SignInRefused("failed", "no code")
-        connection = await finish_sign_in(pending, code, iss, http=self._client())
+        try:
+            if error is not None:
+                raise SignInRefused("declined")
+            if not code:
+                raise SignInRefused("failed", "no code")
+            connection = await finish_sign_in(pending, code, iss, http=self._client())
+        except SignInRefused:  # its link is used up: the person's next question gets a new one
+            self.connections.forget(pending.server, pending.person)
+            raise
         await self.vault.put(pending.person, pending.server, connection)
         self.connections.forget(pending.server, pending.person)
         logger.info("mcp: a person connected %s", pending.server)

@@ -14,6 +14,7 @@ import pytest
 from agent_core import ScriptedResponse
 from agent_core.components import SignInComponent
 from agent_core.tools.mcp import McpHub, McpServerConfig
+from agent_core.tools.mcp.auth.oauth import LINK_MARGIN
 from agent_core.tools.mcp.auth.signin import SignInRefused, SignIns
 from agent_core.tools.mcp.testing import sign_in
 from tests.tools.mcp.conftest import (
@@ -332,3 +333,59 @@ async def test_an_authorization_server_naming_plain_http_elsewhere_gets_nobody_s
         assert "must be https" in told
         assert ".example" not in str([c.model_dump() for c in shown])
         assert oauth.authorization.waiting == {} and oauth.authorization.codes == {}
+
+
+async def test_a_code_from_another_persons_sign_in_or_issuer_connects_nobody(  # type: ignore[no-untyped-def]
+    make_hub, oauth_tickets: OAuthTickets
+) -> None:
+    """Attacks on the callback with real parts: Bo's authorization code pasted with Ana's
+    state (code injection: PKCE binds each code to its own sign-in), and a callback naming
+    another issuer (mix-up). Each burns the state it names; neither connects anyone."""
+    hub = make_hub([oauth_tickets.server()], **oauth_tickets.hub_options())
+    connect = [ScriptedResponse.tool("connect_tickets"), "connect"]
+    ana, _ = agent_with(hub, connect * 2, ANA)
+    bo, _ = agent_with(hub, connect, BO)
+    ana_back = callback_params(await sign_in(prompts(await ask(ana, "tickets?"))[0].url, "ana"))
+    bo_back = callback_params(await sign_in(prompts(await ask(bo, "tickets?"))[0].url, "bo"))
+    with pytest.raises(SignInRefused) as injected:
+        await hub.finish_sign_in(
+            state=ana_back["state"], code=bo_back["code"], iss=bo_back.get("iss")
+        )
+    assert injected.value.reason == "failed"
+    assert hub.vault is not None and await hub.vault.get(ANA.id, "tickets") is None
+
+    again = callback_params(await sign_in(prompts(await ask(ana, "tickets?"))[0].url, "ana"))
+    with pytest.raises(SignInRefused) as mixed_up:
+        await hub.finish_sign_in(
+            state=again["state"], code=again["code"], iss="https://other-issuer.example"
+        )
+    assert mixed_up.value.reason == "failed"
+    assert await hub.vault.get(ANA.id, "tickets") is None
+    with pytest.raises(SignInRefused) as burnt:  # the right issuer, too late: used once
+        await hub.finish_sign_in(state=again["state"], code=again["code"], iss=again.get("iss"))
+    assert burnt.value.reason == "used"
+    assert await hub.vault.get(BO.id, "tickets") is None  # Bo's code connected nobody either
+
+
+async def test_a_dead_sign_in_link_is_never_shown_again(  # type: ignore[no-untyped-def]
+    make_hub, oauth_tickets: OAuthTickets
+) -> None:
+    """Regression: once a person's Connect link was used up (its callback declined or
+    refused) or had expired, every later question showed them the same dead link."""
+    hub = make_hub([oauth_tickets.server()], **oauth_tickets.hub_options())
+    agent, _ = agent_with(hub, [ScriptedResponse.tool("connect_tickets"), "connect"] * 3, ANA)
+    first = prompts(await ask(agent, "tickets?"))[0].url
+    with pytest.raises(SignInRefused):
+        await hub.finish_sign_in(state=callback_params(first)["state"], code=None, error="no")
+    second = prompts(await ask(agent, "tickets?"))[0].url
+    assert callback_params(second)["state"] != callback_params(first)["state"]
+    back = callback_params(await sign_in(second, "ana"))
+    await hub.finish_sign_in(state=back["state"], code=back["code"], iss=back.get("iss"))
+    assert hub.vault is not None and await hub.vault.get(ANA.id, "tickets") is not None
+
+    assert hub.sign_ins is not None
+    hub.sign_ins.lifetime = LINK_MARGIN  # every link is past showing as soon as it is made
+    bo, _ = agent_with(hub, [ScriptedResponse.tool("connect_tickets"), "connect"] * 2, BO)
+    expired = prompts(await ask(bo, "tickets?"))[0].url
+    fresh = prompts(await ask(bo, "tickets?"))[0].url
+    assert callback_params(fresh)["state"] != callback_params(expired)["state"]

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from pydantic import AnyUrl
 
 CLIENT_NAME = "Threadline"
+LINK_MARGIN = 30.0
+"""Seconds before its sign-in expires that a link is no longer shown (time to click it)."""
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +115,9 @@ class PersonalAuth(OAuthClientProvider):
         return f"PersonalAuth(server={self._server.name!r})"
 
     def pending_sign_in(self) -> SignInRequired | None:
+        """The sign-in this person was sent to, while its link still works."""
+        if self.pending is not None and not self.pending.usable(time.time()):
+            self.pending = None
         return self.pending
 
     async def _initialize(self) -> None:
@@ -195,7 +200,8 @@ class PersonalAuth(OAuthClientProvider):
             resource=context.get_resource_url() if include else None,
             scope=context.client_metadata.scope,
         )
-        self.pending = SignInRequired(self._server.name, url, state=state)
+        expires_at = time.time() + self._sign_ins.lifetime - LINK_MARGIN
+        self.pending = SignInRequired(self._server.name, url, state=state, expires_at=expires_at)
         raise self.pending
 
 
