@@ -65,6 +65,9 @@ ANSWER = (
     "services were flat. Enterprise customers placed 41% of orders. The top three "
     "customers were Acme Corp, Globex and Initech. Want it by country or by week?"
 )
+ANSWER_START = ANSWER[:12]
+"""The model's first delta (``Reply.paced``: 3 tokens of 4 characters), which any first send
+of the answer carries, however soon it goes out."""
 CHANNELS = 20
 ACK_LIMIT = 3.0
 FIRST_SIGN_GOAL = 1.0
@@ -92,6 +95,7 @@ class Mention:
     answers: int = 0
     calls: int = 0
     """Web API calls made in the mention's thread (status, answer, feedback)."""
+    methods: list[str] = field(default_factory=list)
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -153,9 +157,10 @@ class Observed:
         if mention is None:
             return
         mention.calls += 1
+        mention.methods.append(call.method)
         if call.method == "assistant.threads.setStatus" and args.get("status"):
             mention.first_sign = mention.first_sign or now
-        if call.method in TEXT_METHODS and ANSWER[:20] in json.dumps(args):
+        if call.method in TEXT_METHODS and ANSWER_START in json.dumps(args):
             mention.first_sign = mention.first_sign or now
             mention.first_text = mention.first_text or now
             if call.method in ("chat.startStream", "chat.postMessage"):
@@ -301,8 +306,8 @@ async def burst(
         claude.queue(*(model_reply(args) for _ in range(2 * len(mentions))))
         with tempfile.TemporaryDirectory(prefix="burst-") as directory:
             env = bot_env(redis_url, slack, claude, data, prefix=Path(directory).name)
-            if args.flush_interval is not None:  # threadline.toml where the command runs
-                config = f"[slack]\nstream_interval = {args.flush_interval}\n"
+            if args.stream_interval is not None:  # threadline.toml where the command runs
+                config = f"[slack]\nstream_interval = {args.stream_interval}\n"
                 (Path(directory) / "threadline.toml").write_text(config)
             bot = SlackCommand(processes, env, Path(directory))
             await bot.start()
@@ -318,6 +323,9 @@ async def burst(
                 await bot.stop()
         if any(m.status != 200 for m in mentions):
             print("".join(bot.log[-10:]), file=sys.stderr)
+        for m in mentions:
+            if m.answers != 1:  # lost or duplicated: what its thread saw
+                print(f"mention {m.number}: {m.answers} answers, {m.methods}", file=sys.stderr)
     return mentions
 
 
@@ -449,9 +457,11 @@ def main() -> None:
     parser.add_argument("--people", type=int, help="instead of the size's")
     parser.add_argument("--window", type=float, help="seconds, instead of the size's")
     parser.add_argument(
-        "--flush-interval",
+        "--stream-interval",
+        "--flush-interval",  # the setting's old name
+        dest="stream_interval",
         type=float,
-        help="[slack] flush_interval for the bots (default: theirs, 1.0 s)",
+        help="[slack] stream_interval for the bots (default: theirs, 1.0 s)",
     )
     parser.set_defaults(size="quick")
     args = parser.parse_args()
@@ -470,7 +480,7 @@ def main() -> None:
             size=args.size,
             seed=args.seed,
             **sizes(args),
-            flush_interval=args.flush_interval,
+            stream_interval=args.stream_interval,
             first_token_s=args.first_token,
             tokens_per_second=args.tokens_per_second,
             goals=met,

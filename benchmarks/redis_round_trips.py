@@ -6,9 +6,18 @@ also runs the fake Slack Web API (``adapters.slack.testing``) the bot replies to
 ``MONITOR`` sees every command: a command a client sends is one round trip (a Lua script
 is one, a ``MULTI ... EXEC`` block is one), the commands a script runs are counted apart.
 
-Turns run one at a time (each after the previous one completed: the quiet-workspace
-case, where nothing is amortised over concurrent turns); a turn ends when its entry
-leaves the turn stream (the ``XDEL`` its completion script runs). Three kinds:
+Turns run one at a time (each after the previous one completed: nothing is amortised over
+concurrent turns); a turn ends when its entry leaves the turn stream (the ``XDEL`` its
+completion script runs). Each kind is measured twice, on two bots:
+
+* ``warm``: the defaults, turns back to back, so the caches in front of Redis (the asker's
+  identity, kept 30 s in the process; memory's change log, followed at most every 0.5 s)
+  answer most reads;
+* ``cold``: the same bot with those caches off (``[slack] identity_local_ttl = 0``,
+  ``[state] memory_refresh_interval = 0``): what a turn costs in a quiet workspace, where a
+  person's turns are minutes apart and every such cache has expired.
+
+Three kinds of turn:
 
 * ``mention``: an ``app_mention`` opening a new thread, answered with text;
 * ``follow_up``: a plain message in a thread the bot is in, answered with text;
@@ -93,10 +102,20 @@ def event(n: int, kind: str, thread: str) -> bytes:
     ).encode()
 
 
-class Bot:
-    """``threadline slack`` in a subprocess, on a free port, with its state on Redis."""
+COLD = """
+[slack]
+identity_local_ttl = 0
 
-    def __init__(self, redis_url: str, api_url: str) -> None:
+[state]
+memory_refresh_interval = 0
+"""
+
+
+class Bot:
+    """``threadline slack`` in a subprocess, on a free port, with its state on Redis (its
+    configuration ``config``, a ``threadline.toml``, when given)."""
+
+    def __init__(self, redis_url: str, api_url: str, config: Path | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
@@ -108,6 +127,7 @@ class Bot:
             "THREADLINE_DATA_DIR": tempfile.mkdtemp(),
         }
         self.env = env
+        self.config = config
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
@@ -121,6 +141,7 @@ class Bot:
             "127.0.0.1",
             "--port",
             str(self.port),
+            *(["--config", str(self.config)] if self.config else []),
             cwd=ROOT,
             env=self.env,
             stdout=asyncio.subprocess.DEVNULL,
@@ -180,11 +201,13 @@ async def post(bot: Bot, monitor: Monitor, session: aiohttp.ClientSession, body:
     return monitor.tally.enqueued_at[-1] - before  # the turn is recorded before the ack
 
 
-async def measure(turns: int, rounds: int, redis_url: str) -> dict[str, Any]:
+async def measure(
+    turns: int, rounds: int, redis_url: str, config: Path | None = None
+) -> dict[str, Any]:
     answered: list[Call] = []
     async with FakeSlackApi(on_call=answered.append, keep=2000) as fake:
         fake.users["U1"] = {"id": "U1", "team_id": "T1", "profile": {"display_name": "Ana"}}
-        bot = Bot(redis_url, fake.base_url)
+        bot = Bot(redis_url, fake.base_url, config)
         await bot.start()
         monitor = Monitor(redis_url)
         await monitor.start()
@@ -221,23 +244,28 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20, help="turns of each kind per round")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as directory:
-        server = RedisServer(Path(directory) / "redis")
-        server.start()
-        try:
-            figures = asyncio.run(measure(args.turns, args.rounds, server.url))
-        finally:
-            server.stop()
+        cold = Path(directory) / "cold.toml"
+        cold.write_text(COLD)
+        for name, config in (("warm", None), ("cold", cold)):
+            server = RedisServer(Path(directory) / f"redis-{name}")
+            server.start()
+            try:
+                figures[name] = asyncio.run(measure(args.turns, args.rounds, server.url, config))
+            finally:
+                server.stop()
     print("anchor: bare bolt AsyncApp records nothing: 0 Redis round trips per event")
-    for kind in KINDS:
-        f = figures[kind]
-        print(
-            f"{kind:9} turn: {f['round_trips']:5.2f} round trips "
-            f"[{f['round_trips_min']}..{f['round_trips_max']}] (goal <= {GOAL}; "
-            f"{f['before_ack']} before the ack) + {f['in_scripts']:.1f} commands inside "
-            f"scripts; by command: {f['by_command']}"
-        )
-    worst = max(figures[kind]["round_trips"] for kind in KINDS)
+    for name, measured in figures.items():
+        for kind in KINDS:
+            f = measured[kind]
+            print(
+                f"{name} {kind:9} turn: {f['round_trips']:5.2f} round trips "
+                f"[{f['round_trips_min']}..{f['round_trips_max']}] (goal <= {GOAL}; "
+                f"{f['before_ack']} before the ack) + {f['in_scripts']:.1f} commands inside "
+                f"scripts; by command: {f['by_command']}"
+            )
+    worst = max(m[kind]["round_trips"] for m in figures.values() for kind in KINDS)
     print(
         result_line(
             "redis_round_trips",

@@ -6,6 +6,16 @@ after the first unsent delta, so a 3,000-character answer generated at once cost
 ``final_blocks`` (the feedback buttons). A message holds at most ``max_message_chars`` of
 markdown; longer answers continue in a new message.
 
+The answer's *first* text goes out sooner: ``first_flush`` (0.25 s) after its first delta,
+once it reads as an answer under way. What the model writes before a tool call (a
+preamble: "Let me look that up.") is one sentence, then the model turns to the tool; so
+text that has stopped at the end of a sentence is held as a preamble would be, until more
+text follows it (an answer going on: sent at once) or ``flush_interval`` has passed since
+its first delta (sent, as before); a preamble taken back meanwhile costs no call. Later text
+is batched as before, so an answer costs at most one call more: one that streams for less
+than ``flush_interval`` after its first send is ``chat.startStream`` + ``chat.stopStream``
+where it was one ``chat.postMessage``; a longer one's batches only start earlier.
+
 When streaming is refused (``message_not_in_streaming_state`` after the stream expired, or a
 workspace where the streaming methods are unavailable) or fails on Slack's side (a 5xx, an
 error page that is not JSON: ``adapters.slack.errors``) the answer continues as
@@ -33,6 +43,12 @@ from adapters.slack.markdown import truncate
 from adapters.text import split_text
 
 log = logging.getLogger(__name__)
+
+FIRST_FLUSH = 0.25
+"""Seconds an answer's first text waits for more, unless it stopped where a preamble stops."""
+SENTENCE_ENDS = frozenset(".!?:…")
+CLOSERS = "*_`)]}\"'\u201d\u2019 \n"
+"""What may follow a sentence's end: emphasis, brackets, quotes, spaces."""
 
 STREAM_REFUSED = frozenset(
     {
@@ -73,9 +89,11 @@ class AnswerStream:
         user_id: str,
         flush_chars: int = 1000,
         flush_interval: float = 1.0,
+        first_flush: float = FIRST_FLUSH,
         max_message_chars: int = MAX_MARKDOWN_TOTAL - 500,
         on_post: Callable[[str], Awaitable[None]] | None = None,
         before_first_send: Callable[[], Awaitable[None]] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._client = web_client(client)
         self._channel = channel
@@ -84,11 +102,15 @@ class AnswerStream:
         self._user_id = user_id
         self.flush_chars = flush_chars
         self.flush_interval = flush_interval
+        self.first_flush = min(first_flush, flush_interval)
         self.max_message_chars = max_message_chars
         self._on_post = on_post
         self._before_first_send = before_first_send
+        self._sleep = sleep
         self._lock = asyncio.Lock()
         self._timer: asyncio.Task[None] | None = None
+        self._sent = False  # the answer's first send has begun
+        self._held_at_pause = False  # the first text stopped at a sentence end: held
         self._buffer = ""
         self._stream: AsyncChatStream | None = None
         self._ts: str | None = None  # the message being written
@@ -110,12 +132,13 @@ class AnswerStream:
             return
         self._buffer += delta
         self.text += delta
-        if len(self._buffer) >= self.flush_chars:
-            self._cancel_timer()
+        if len(self._buffer) >= self.flush_chars or self._held_at_pause:
+            self._cancel_timer()  # a full batch, or text after a pause: an answer going on
             async with self._lock:
                 await self._write(self._take())
         elif self._timer is None and self.flush_interval > 0:
-            self._timer = asyncio.create_task(self._flush_later())
+            delay = self.flush_interval if self._sent else self.first_flush
+            self._timer = asyncio.create_task(self._flush_later(delay))
 
     async def finish(self, final_blocks: Sequence[dict[str, Any]] = ()) -> str | None:
         """Send the rest with ``final_blocks``; returns the ts of the answer's last message."""
@@ -154,15 +177,32 @@ class AnswerStream:
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
 
-    async def _flush_later(self) -> None:
-        await asyncio.sleep(self.flush_interval)
+    async def _flush_later(self, delay: float) -> None:
+        await self._sleep(delay)  # the batching timer
         self._timer = None
         async with self._lock:
-            if not self.finished and self._buffer:
-                await self._write(self._take())
+            if self.finished or not self._buffer:
+                return
+            if self._holds_preamble():
+                self._held_at_pause = True
+                rest = self.flush_interval - self.first_flush
+                self._timer = asyncio.create_task(self._flush_later(rest))
+                return
+            await self._write(self._take())
+
+    def _holds_preamble(self) -> bool:
+        """Whether the first text, due now, stopped where a preamble stops: then it is held
+        for the rest of ``flush_interval`` (once)."""
+        return (
+            not self._sent
+            and not self._held_at_pause
+            and self.first_flush < self.flush_interval
+            and stops_a_sentence(self.text)
+        )
 
     async def _write(self, text: str, *, final_blocks: list[dict[str, Any]] | None = None) -> None:
         """Send ``text``, rolling over to a new message whenever one would overflow."""
+        self._sent, self._held_at_pause = True, False
         while len(self._message_text) + len(text) > self.max_message_chars:
             room = self.max_message_chars - len(self._message_text)
             head = split_text(text, room)[0] if room >= 200 else ""
@@ -255,3 +295,16 @@ class AnswerStream:
         self._message_text += text
         if final_blocks is None:
             self._ts, self._stream, self._message_text = None, None, ""
+
+
+def stops_a_sentence(text: str) -> bool:
+    """Whether ``text`` ends where a sentence ends (closing marks aside): where a preamble
+    stops before its tool call.
+
+    >>> [stops_a_sentence(t) for t in ("Let me check that.", "I'll query it:", "Revenue grew")]
+    [True, True, False]
+    >>> stops_a_sentence("Checking **the orders**.) ")
+    True
+    """
+    stripped = text.rstrip(CLOSERS)
+    return bool(stripped) and stripped[-1] in SENTENCE_ENDS

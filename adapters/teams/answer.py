@@ -142,6 +142,10 @@ class AnswerStream:
             await self._close_stream_early()
             return
         if self._text and self._text != self._sent_text:
+            # Text streams at the first paced send, with no hold for a preamble as Slack's
+            # answer has (adapters.slack.answer): Teams paces every send 1 s apart anyway (its
+            # rule), and a preamble streamed here is replaced in place by the final message,
+            # never deleted (a Slack message taken back costs two calls and vanishes).
             if self.mode == "idle":
                 await self._informative(self._status or DEFAULT_INFORMATIVE)
                 self._wake.set()  # the text goes out on the next round, after the pace

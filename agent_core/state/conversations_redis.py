@@ -8,7 +8,8 @@ Layout (``P`` = ``key_prefix``, ``U`` = the user id, percent-encoded so ids cann
 Both keys of a user share the hash tag ``{U}``. A turn commits with one Lua script (body +
 index + expiry together), so another process never sees half a turn; while a Redis turn
 worker runs the turn, that commit goes with the turn's next write to the queue, in the same
-script (``agent_core.state.turn_writes``).
+script, and the turn's read of its conversation usually comes with its start, read by the
+queue's script that started it (``agent_core.state.turn_writes``).
 """
 
 from __future__ import annotations
@@ -106,7 +107,13 @@ class RedisConversationStore(ConversationStore):
 
     @redis_boundary
     async def get_conversation(self, conversation_id: str, user: User) -> Conversation | None:
-        body = await self._redis.get(self.conversation_key(conversation_id, user))
+        key = self.conversation_key(conversation_id, user)
+        body: str | bytes | None
+        found, body = False, None
+        if (turn := staging_for(self._redis)) is not None:
+            found, body = turn.read(key)  # read as the turn started (turn_writes)
+        if not found:
+            body = await self._redis.get(key)
         if body is None:
             return None
         conversation = Conversation.model_validate_json(body)

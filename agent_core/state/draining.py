@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag
-from agent_core.state.turn_backend import Delivery, Readiness, Start, StopRequest
+from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
 from agent_core.state.turns import TurnQueue
 
 
@@ -42,9 +42,15 @@ class DrainingTurnQueue(TurnQueue):
     def __init__(self, inner: TurnQueue) -> None:
         super().__init__(claim_after=inner.claim_after)
         self.inner = inner
+        self.hands_over = inner.hands_over
         self._held: set[str] = set()
         self._draining = False
         self._released = asyncio.Event()
+
+    @property
+    def draining(self) -> bool:
+        """Whether ``drain`` began: no new turns are taken."""
+        return self._draining
 
     def _take(self, deliveries: list[Delivery]) -> list[Delivery]:
         self._held.update(d.id for d in deliveries)
@@ -105,8 +111,14 @@ class DrainingTurnQueue(TurnQueue):
     async def renew(self, delivery: Delivery, consumer: str) -> bool:
         return await self.inner.renew(delivery, consumer)
 
-    def turn_writes(self) -> contextlib.AbstractContextManager[object]:
-        return self.inner.turn_writes()
+    def turn_writes(
+        self, read_ahead: Mapping[str, Any] | None = None
+    ) -> contextlib.AbstractContextManager[object]:
+        return self.inner.turn_writes(read_ahead)
+
+    def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
+        """Turns handed over count as taken (``drain`` waits for them); none while draining."""
+        return self.inner.attach(_DrainingIntake(self, intake))
 
     async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         await self.inner.save_final_progress(delivery, progress)
@@ -135,3 +147,23 @@ class DrainingTurnQueue(TurnQueue):
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+class _DrainingIntake:
+    """A worker's intake as a draining queue passes it on: it takes no turn once draining
+    began, and every turn it takes is held until it completes."""
+
+    def __init__(self, queue: DrainingTurnQueue, intake: Intake) -> None:
+        self._queue = queue
+        self._intake = intake
+        self.consumer = intake.consumer
+
+    def reserve(self, owner: str | None) -> bool:
+        return not self._queue.draining and self._intake.reserve(owner)
+
+    def unreserve(self, owner: str | None) -> None:
+        self._intake.unreserve(owner)
+
+    def take(self, delivery: Delivery, start: Start | None) -> None:
+        self._queue._take([delivery])
+        self._intake.take(delivery, start)

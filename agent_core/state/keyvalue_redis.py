@@ -1,4 +1,9 @@
-"""``RedisKeyValueStore``: the key/value store shared by every process through Redis."""
+"""``RedisKeyValueStore``: the key/value store shared by every process through Redis.
+
+While a Redis turn worker runs a turn, a ``get`` takes the value read as the turn started
+when there is one (the asker's identity in the cache, usually), an ``append`` to a log read
+that way is staged for the turn's next write, and the store's other writes make such a
+value stale for the rest of the turn (``agent_core.state.turn_writes``)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_core.state.keyvalue import KeyValueStore, encode
 from agent_core.state.redis_client import redis_boundary
+from agent_core.state.turn_writes import staging_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -39,31 +45,52 @@ class RedisKeyValueStore(KeyValueStore):
         """Whether this store talks to ``redis`` (so one script can write to both)."""
         return self._redis is redis
 
+    def _written(self, name: str) -> str:
+        """``name`` is about to be written: a value read ahead for it is stale now."""
+        if (turn := staging_for(self._redis)) is not None:
+            turn.wrote(name)
+        return name
+
     @redis_boundary
     async def get(self, key: str) -> Any | None:
-        text = await self._redis.get(self.key(key))
+        name = self.key(key)
+        text: str | bytes | None
+        found, text = False, None
+        if (turn := staging_for(self._redis)) is not None:
+            found, text = turn.read(name)  # read as the turn started (turn_writes)
+        if not found:
+            text = await self._redis.get(name)
         return None if text is None else json.loads(text)
 
     @redis_boundary
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
-        await self._redis.set(self.key(key), encode(value), px=milliseconds(ttl))
+        await self._redis.set(self._written(self.key(key)), encode(value), px=milliseconds(ttl))
 
     @redis_boundary
     async def add(self, key: str, value: Any = True, *, ttl: float | None = None) -> bool:
-        stored = await self._redis.set(self.key(key), encode(value), px=milliseconds(ttl), nx=True)
+        name = self._written(self.key(key))
+        stored = await self._redis.set(name, encode(value), px=milliseconds(ttl), nx=True)
         return bool(stored)
 
     @redis_boundary
     async def delete(self, key: str) -> None:
-        await self._redis.delete(self.key(key))
+        await self._redis.delete(self._written(self.key(key)))
 
     @redis_boundary
     async def _append(self, key: str, items: list[Any], keep: int, ttl: float | None) -> list[Any]:
-        """A Redis list: push, trim, expire and read in one ``MULTI`` (one round trip)."""
-        name = self.key(key)
+        """A Redis list: push, trim, expire and read in one ``MULTI`` (one round trip); in a
+        turn whose start read the list, none: the push is staged for the turn's next write
+        (``agent_core.state.turn_writes``)."""
+        name, encoded = self.key(key), [encode(item) for item in items]
+        if (turn := staging_for(self._redis)) is not None:
+            ttl_ms = milliseconds(ttl) or 0
+            log = turn.append(name, encoded, keep=keep, ttl_ms=ttl_ms)
+            if log is not None:
+                return [json.loads(text) for text in log]
+            turn.wrote(name)
         async with self._redis.pipeline(transaction=True) as pipe:
             if items:
-                pipe.rpush(name, *(encode(item) for item in items))
+                pipe.rpush(name, *encoded)
                 pipe.ltrim(name, -keep, -1)
                 if ttl is None:
                     pipe.persist(name)

@@ -3,7 +3,10 @@
 Memories live in Redis (see ``memory_redis_scripts`` for the layout); each process keeps a
 ``ScopeIndex`` per scope for ranking and follows the scope's change log before each read
 (one round trip when nothing changed), so a memory saved by one process is found by every
-other on its next search, ranked exactly as ``InMemoryAgentMemory`` ranks.
+other on its next search, ranked exactly as ``InMemoryAgentMemory`` ranks. While a Redis turn
+worker runs a turn, the scope's change counter is usually read as the turn started
+(``agent_core.state.turn_writes``): when nothing changed since this process last followed
+the log, the search needs no round trip at all.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from agent_core.memory.indexed import IndexedAgentMemory, Kind, utc_now
 from agent_core.memory.ranking import Analyzer
 from agent_core.state import memory_redis_scripts as lua
 from agent_core.state.redis_client import redis_boundary
+from agent_core.state.turn_writes import staging_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -40,6 +44,8 @@ class _Mirror:
     last_id: str = "0-0"
     fresh_until: float = 0.0
     local_writes: int = 0
+    written_since_follow: bool = False
+    """A write of this process since the mirror last followed the log (to be seen at once)."""
     legacy: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     """Tool and text memories seen without an owner (written before memories had owners,
     perhaps by an older process): dropped after the refresh that found them."""
@@ -101,6 +107,7 @@ class RedisAgentMemory(IndexedAgentMemory):
         mirror = self._mirrors.get(scope)
         if mirror is not None:
             mirror.local_writes += 1
+            mirror.written_since_follow = True
             mirror.fresh_until = 0.0
         return result
 
@@ -109,7 +116,8 @@ class RedisAgentMemory(IndexedAgentMemory):
     @redis_boundary
     async def _index(self, scope: str, *, fresh: bool = False) -> ScopeIndex:
         mirror = self._mirrors.setdefault(scope, _Mirror(ScopeIndex(self._analyzer)))
-        if not fresh and time.monotonic() < mirror.fresh_until:
+        unchanged = self._unchanged_at_start(scope, mirror)
+        if not fresh and (unchanged or time.monotonic() < mirror.fresh_until):
             return mirror.index
         async with mirror.lock:
             refreshed_at, writes = time.monotonic(), mirror.local_writes
@@ -126,10 +134,22 @@ class RedisAgentMemory(IndexedAgentMemory):
                     break
             if writes == mirror.local_writes:  # else a write of ours may have landed after
                 mirror.fresh_until = refreshed_at + self.refresh_interval
+                mirror.written_since_follow = False
             legacy, mirror.legacy = mirror.legacy, ([], [])
         if legacy != ([], []):
             await self._forget_legacy(scope, *legacy)
         return mirror.index
+
+    def _unchanged_at_start(self, scope: str, mirror: _Mirror) -> bool:
+        """Whether the running turn's start found the scope's change counter where this
+        process last followed it (read ahead: ``agent_core.state.turn_writes``), so the
+        mirror is current without a round trip. Every search in a turn asks (the turn then
+        teaches the asker's next turn the counter's key), even one the mirror answers."""
+        turn = staging_for(self._redis)
+        if turn is None:
+            return False
+        found, seq = turn.read(self.scope_keys(scope)[lua.KEY_NAMES.index("seq")])
+        return found and int(seq or 0) == mirror.seq and not mirror.written_since_follow
 
     def _apply(self, mirror: _Mirror, entries: list[Any]) -> bool:
         """Apply log entries in order; False on a gap (the log was trimmed past us)."""

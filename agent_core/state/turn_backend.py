@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,10 @@ class Readiness(enum.Enum):
 
 @dataclass(frozen=True)
 class Start:
-    """``begin``'s answer; when ``RUN``, the attempt number and the recorded progress.
+    """``begin``'s answer; when ``RUN``, the attempt number, the recorded progress and what
+    the back end read ahead for the turn's stores (``read_ahead``: key -> a string, a list's
+    items, or ``None`` for a key that did not exist, as the turn began; see
+    ``agent_core.state.turn_writes``).
 
     >>> Start(Readiness.RUN, 2, {"reply_ts": "1.2"}).attempt
     2
@@ -68,6 +71,36 @@ class Start:
     readiness: Readiness
     attempt: int = 0
     progress: dict[str, Any] = field(default_factory=dict)
+    read_ahead: dict[str, Any] = field(default_factory=dict)
+
+
+class Intake(Protocol):
+    """A worker running in this process, as its queue's ``enqueue`` sees it: a turn recorded
+    here may be handed to it in the same step as it is recorded (no fetch, no ``begin``).
+
+    ``reserve`` holds one of its slots for a turn of ``owner`` before the turn is recorded
+    (False: none free, or the asker is at their cap here); the turn is then either
+    ``take``-n (the slot is the turn's) or the slot is given back (``unreserve``).
+    ``TurnWorker`` is one:
+
+    >>> from agent_core.state.turn_worker import TurnWorker
+    >>> from agent_core.state.turns_memory import MemoryTurnQueue
+    >>> async def answer(turn): pass
+    >>> worker = TurnWorker(MemoryTurnQueue(), answer, concurrency=1)
+    >>> worker.reserve("T1:U1"), worker.reserve("T1:U2")
+    (True, False)
+    """
+
+    consumer: str
+
+    def reserve(self, owner: str | None) -> bool: ...
+
+    def unreserve(self, owner: str | None) -> None: ...
+
+    def take(self, delivery: Delivery, start: Start | None) -> None:
+        """Run ``delivery``, recorded and delivered to ``consumer`` in one step: at once with
+        ``start`` (its attempt counted), or, when ``start`` is None, once its thread's
+        earlier turns are done (``begin``)."""
 
 
 class TurnBackend(ABC):
@@ -78,6 +111,8 @@ class TurnBackend(ABC):
     """
 
     claim_after: float
+    hands_over: bool = False
+    """Whether ``enqueue`` can hand a turn to a worker of this process (``attach``)."""
 
     @abstractmethod
     async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
@@ -110,8 +145,16 @@ class TurnBackend(ABC):
     def stop_requests(self) -> AsyncIterator[StopRequest]:
         """Stop requests as they arrive, for one worker."""
 
-    def turn_writes(self) -> contextlib.AbstractContextManager[object]:
+    def turn_writes(
+        self, read_ahead: Mapping[str, Any] | None = None
+    ) -> contextlib.AbstractContextManager[object]:
         """Around one turn on a worker: what the turn's other stores may hand the queue to
-        write with its next progress record or completion (Redis: the conversation commit,
+        write with its next progress record or completion (Redis: the conversation commit),
+        and what the queue read for them as the turn began (``read_ahead``; see
         ``agent_core.state.turn_writes``). Nothing by default."""
+        return contextlib.nullcontext()
+
+    def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
+        """While the block runs, ``enqueue`` in this process may hand turns to ``intake``
+        (where ``hands_over``: Redis). Nothing by default: turns wait for a ``fetch``."""
         return contextlib.nullcontext()

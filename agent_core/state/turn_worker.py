@@ -95,6 +95,12 @@ class TurnWorker:
     whose lease was lost is cancelled here (another worker owns it now).
     While the back end is unavailable the loops back off and retry; nothing is dropped.
 
+    Where the back end ``hands_over`` (Redis), the worker is also the queue's ``Intake``: a
+    turn recorded in this process may be delivered to it, and started, by the enqueue
+    itself (``reserve`` / ``take``). A fetch then asks for half the free slots, so that
+    hand-overs have slots of their own while it waits: the two never hold more turns
+    than ``concurrency``.
+
     A turn holds a slot while it waits for its thread and while it runs. One asker's turns
     beyond ``per_owner`` hold none: they wait here, in the order they came, until one of
     that asker's turns ends, so one person's many questions never keep another's waiting
@@ -128,6 +134,8 @@ class TurnWorker:
         self.give_up = give_up
         self.consumer = consumer or default_consumer()
         self._free = concurrency
+        self._fetching = 0
+        """Slots the fetch waiting now may fill (hand-overs use only the others)."""
         self._slot_freed = asyncio.Event()
         self._completed = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -140,7 +148,8 @@ class TurnWorker:
     async def run(self) -> None:
         helpers = [asyncio.create_task(self._claim_loop()), asyncio.create_task(self._stop_loop())]
         try:
-            await self._fetch_loop()
+            with self.queue.attach(self):
+                await self._fetch_loop()
         finally:
             for task in [*helpers, *self._tasks]:
                 task.cancel()
@@ -154,11 +163,15 @@ class TurnWorker:
             while self._free <= 0 or self._waiting_count >= MAX_WAITING:
                 self._slot_freed.clear()
                 await self._slot_freed.wait()
+            count = self._free - self._free // 2 if self.queue.hands_over else self._free
+            self._fetching = count
             try:
-                deliveries = await self.queue.fetch(self.consumer, self._free, FETCH_TIMEOUT)
+                deliveries = await self.queue.fetch(self.consumer, count, FETCH_TIMEOUT)
             except StateUnavailableError as error:
                 backoff = await _pause_for_outage("fetch", error, backoff)
                 continue
+            finally:
+                self._fetching = 0
             backoff = OUTAGE_FIRST
             for delivery in deliveries:
                 self._spawn(delivery)
@@ -200,22 +213,54 @@ class TurnWorker:
 
     # -- slots: the worker's, and one asker's ----------------------------------------------
 
-    def _spawn(self, delivery: Delivery, *, claimed: bool = False) -> None:
-        owner = delivery.owner
-        over_cap = (
-            not claimed
-            and owner is not None
+    def _at_cap(self, owner: str | None) -> bool:
+        return (
+            owner is not None
             and self.per_owner is not None
             and self._holding[owner] >= self.per_owner
         )
+
+    def _spawn(
+        self,
+        delivery: Delivery,
+        *,
+        claimed: bool = False,
+        seated: bool = False,
+        begun: Start | None = None,
+    ) -> None:
+        """Run ``delivery`` here: in a slot of its own (``seated``: one reserved for it),
+        or waiting for one while its asker is at their cap (a claimed turn never waits)."""
+        owner = delivery.owner
+        over_cap = not seated and not claimed and self._at_cap(owner)
         seat = _Seat(owner, holds_slot=not over_cap)
         if over_cap:
             self._waiting_count += 1
-        else:
+        elif not seated:
             self._take_slot(owner)
-        task = asyncio.create_task(self._process(delivery, seat), name=f"turn:{delivery.id}")
+        work = self._process(delivery, seat, begun)
+        task = asyncio.create_task(work, name=f"turn:{delivery.id}")
         self._tasks.add(task)
         task.add_done_callback(lambda done: self._finished(done, seat))
+
+    # -- the queue's intake: turns recorded in this process, handed over at once ----------
+
+    def reserve(self, owner: str | None) -> bool:
+        """Hold a slot for a turn of ``owner`` about to be recorded here: one the waiting
+        fetch may not fill, and only when the asker is below their cap."""
+        if self._free - self._fetching <= 0 or self._at_cap(owner):
+            return False
+        self._take_slot(owner)
+        return True
+
+    def unreserve(self, owner: str | None) -> None:
+        """The turn was not handed over after all: the slot goes back."""
+        self._hand_on(owner)
+        self._slot_freed.set()
+
+    def take(self, delivery: Delivery, start: Start | None) -> None:
+        """Run a turn the enqueue delivered here, in the slot reserved for it; with ``start``
+        it runs at once (the enqueue began it), else after its thread's earlier turns."""
+        self._spawn(delivery, seated=True, begun=start)
 
     def _take_slot(self, owner: str | None) -> None:
         self._free -= 1
@@ -269,16 +314,16 @@ class TurnWorker:
 
     # -- one turn ------------------------------------------------------------------------
 
-    async def _process(self, delivery: Delivery, seat: _Seat) -> None:
+    async def _process(self, delivery: Delivery, seat: _Seat, begun: Start | None) -> None:
         me = asyncio.current_task()
         assert me is not None
         lease = asyncio.create_task(self._keep_lease(delivery, me))
         try:
             await self._seated(seat)
-            start = await self._wait_for_thread(delivery)
+            start = begun or await self._wait_for_thread(delivery)
             if start.readiness is not Readiness.RUN:
                 return
-            with self.queue.turn_writes():  # the handler's task inherits it
+            with self.queue.turn_writes(start.read_ahead):  # the handler's task inherits it
                 await self._run_handler(delivery, start)
                 await self._complete(delivery)
         finally:

@@ -7,12 +7,22 @@ Layout (``P`` = ``key_prefix``; every key carries the hash tag ``{turns}``)::
                              a ``Flag`` of the state's cache too, when given)
     P{turns}:thread:<T>      list of the thread's unfinished entry ids, oldest first
     P{turns}:progress:<id>   hash: what runs of the turn recorded, and its attempt count
+    P{turns}:reads:<owner>   the keys the owner's last turn read, as JSON (read ahead for
+                             their next turn: ``turn_writes``)
     P{turns}:stop            pub/sub channel of stop requests (every worker listens)
 
 A worker owns an entry while it is in the group's pending list under its name: it renews
 by ``XCLAIM ... JUSTID`` (resetting the idle time), others take it over with
 ``XAUTOCLAIM`` once it has been idle for ``claim_after``. Completion is one script: XACK,
 XDEL, drop it from its thread, forget its progress.
+
+**Handed over where it was recorded.** A turn recorded in a process whose worker has a
+free slot (``attach``) is delivered to that worker by the enqueue script itself, and
+started there when it is first in its thread: the turn costs no fetch and no ``begin``.
+A turn recorded while nothing older waits undelivered only: the group's order is kept, and
+a busy process leaves its turns to whichever worker fetches first. The scripts are in
+``turns_redis_scripts``; a quiet thread's turn costs the enqueue, its progress record and
+its completion (``benchmarks/redis_round_trips.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +31,10 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from agent_core.state import turns_redis_scripts as lua
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_redis import RedisKeyValueStore, milliseconds
@@ -34,11 +45,13 @@ from agent_core.state.redis_client import (
     restore_lost_cancellation,
     translated_errors,
 )
-from agent_core.state.turn_backend import Delivery, Readiness, Start, StopRequest
+from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
 from agent_core.state.turn_writes import (
-    COMMIT_LUA,
+    NOTHING,
+    READ_AHEAD_BYTES,
+    READ_AHEAD_ITEMS,
+    Value,
     collecting,
-    keys_and_arguments,
     staging_for,
 )
 from agent_core.state.turns import TurnQueue
@@ -48,99 +61,7 @@ if TYPE_CHECKING:
 
 GROUP = "workers"
 KEEP_SECONDS = 7 * 86400
-"""How long thread lists and progress outlive their last use (a stalled queue's safety net)."""
-
-_OWNED = """
-local function owned(stream, id, consumer)
-  local p = redis.pcall('XPENDING', stream, ARGV[1], id, id, 1)
-  return type(p) == 'table' and not p.err and #p == 1 and p[1][2] == consumer
-end
-"""
-
-# KEYS: stream, seen, thread list[, flag]. ARGV: dedupe?, dedupe ttl ms, thread, payload, at,
-# keep, owner[, flag value, flag ttl ms (0: none), payload when the flag is added ('': same)]
-# -> false (a duplicate) | {id, 1 when the flag was added}
-_ENQUEUE = """
-if ARGV[1] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then
-  return false
-end
-local payload, added = ARGV[4], 0
-if KEYS[4] then
-  local set
-  if ARGV[9] == '0' then
-    set = redis.call('SET', KEYS[4], ARGV[8], 'NX')
-  else
-    set = redis.call('SET', KEYS[4], ARGV[8], 'NX', 'PX', ARGV[9])
-  end
-  if set then
-    added = 1
-    if ARGV[10] ~= '' then payload = ARGV[10] end
-  end
-end
-local id = redis.call('XADD', KEYS[1], '*', 'thread', ARGV[3], 'payload', payload, 'at', ARGV[5],
-                     'owner', ARGV[7])
-redis.call('RPUSH', KEYS[3], id)
-redis.call('EXPIRE', KEYS[3], ARGV[6])
-return {id, added}
-"""
-
-# KEYS: stream, thread list, progress. ARGV: group, id, consumer, keep
-# -> {0, attempt, progress...} run | {1} wait | {2} gone
-_BEGIN = (
-    _OWNED
-    + """
-if not owned(KEYS[1], ARGV[2], ARGV[3]) then return {2} end
-while true do
-  local head = redis.call('LINDEX', KEYS[2], 0)
-  if not head or head == ARGV[2] then break end
-  if #redis.call('XRANGE', KEYS[1], head, head) > 0 then return {1} end
-  redis.call('LPOP', KEYS[2])  -- a head whose entry no longer exists cannot block the thread
-end
-local attempt = redis.call('HINCRBY', KEYS[3], '_attempt', 1)
-redis.call('EXPIRE', KEYS[3], ARGV[4])
-return {0, attempt, redis.call('HGETALL', KEYS[3])}
-"""
-)
-
-# KEYS: stream. ARGV: group, id, consumer
-_RENEW = (
-    _OWNED
-    + """
-if not owned(KEYS[1], ARGV[2], ARGV[3]) then return 0 end
-redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')
-return 1
-"""
-)
-
-# KEYS: progress, then two per commit. ARGV: keep, commits, their arguments (four each),
-# then the fields. One round trip: the fields, the record's expiry and the turn's staged
-# conversation commits (``turn_writes``).
-_SAVE_PROGRESS = (
-    COMMIT_LUA
-    + """
-local n = tonumber(ARGV[2])
-commits(2, 3, n)
-redis.call('HSET', KEYS[1], unpack(ARGV, 3 + 4 * n))
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return 1
-"""
-)
-
-# KEYS: stream, thread list, progress, then two per commit. ARGV: group, id, consumer,
-# commits, their arguments (four each). The staged commits are written only by the owner.
-_COMPLETE = (
-    _OWNED
-    + COMMIT_LUA
-    + """
-if not owned(KEYS[1], ARGV[2], ARGV[3]) then return 0 end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-redis.call('XDEL', KEYS[1], ARGV[2])
-redis.call('LREM', KEYS[2], 1, ARGV[2])
-redis.call('DEL', KEYS[3])
-commits(4, 5, tonumber(ARGV[4]))
-return 1
-"""
-)
+"""How long thread lists, progress and what a thread's turns read outlive their last use."""
 
 
 class RedisTurnQueue(TurnQueue):
@@ -148,9 +69,11 @@ class RedisTurnQueue(TurnQueue):
 
     >>> from agent_core.state.redis_client import connect_redis
     >>> queue = RedisTurnQueue(connect_redis("redis://127.0.0.1:6379/0"), claim_after=30)
-    >>> queue.stream_key
-    'threadline:{turns}:stream'
+    >>> queue.stream_key, queue.hands_over
+    ('threadline:{turns}:stream', True)
     """
+
+    hands_over = True
 
     def __init__(
         self, redis: Redis, *, key_prefix: str = "threadline:", claim_after: float = 30.0
@@ -159,17 +82,35 @@ class RedisTurnQueue(TurnQueue):
         self._redis = redis
         self._base = f"{key_prefix}{{turns}}:"
         self.stream_key = self._base + "stream"
-        self._enqueue = redis.register_script(_ENQUEUE)
-        self._begin = redis.register_script(_BEGIN)
-        self._renew = redis.register_script(_RENEW)
-        self._complete = redis.register_script(_COMPLETE)
-        self._save_progress = redis.register_script(_SAVE_PROGRESS)
+        self._intakes: list[Intake] = []
+        self._enqueue = redis.register_script(lua.ENQUEUE)
+        self._begin = redis.register_script(lua.BEGIN)
+        self._renew = redis.register_script(lua.RENEW)
+        self._complete = redis.register_script(lua.COMPLETE)
+        self._save_progress = redis.register_script(lua.SAVE_PROGRESS)
 
     def _thread_key(self, thread_key: str) -> str:
         return f"{self._base}thread:{thread_key}"
 
     def _progress_key(self, turn_id: str) -> str:
         return f"{self._base}progress:{turn_id}"
+
+    def _reads_key(self, owner: str | None) -> str:
+        """What the owner's last turn read (no owner: a key nothing writes)."""
+        return f"{self._base}reads:{owner}" if owner else f"{self._base}reads"
+
+    @contextlib.contextmanager
+    def attach(self, intake: Intake) -> Iterator[None]:
+        """Hand turns recorded in this process to ``intake`` while the block runs."""
+        self._intakes.append(intake)
+        try:
+            yield
+        finally:
+            self._intakes.remove(intake)
+
+    def _reserve(self, owner: str | None) -> Intake | None:
+        """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
+        return next((intake for intake in self._intakes if intake.reserve(owner)), None)
 
     @redis_boundary
     async def enqueue(
@@ -183,15 +124,23 @@ class RedisTurnQueue(TurnQueue):
         flag: Flag | None = None,
     ) -> str | None:
         keys = [self.stream_key, f"{self._base}seen:{dedupe_key}", self._thread_key(thread_key)]
-        args = [
+        keys.append(self._reads_key(owner))
+        recorded, at = encode(payload), repr(time.time())
+        args: list[str | int] = [
             "1" if dedupe_key is not None else "0",
             max(1, math.ceil(dedupe_ttl * 1000)),
             thread_key,
-            encode(payload),
-            repr(time.time()),
+            recorded,
+            at,
             KEEP_SECONDS,
             owner or "",
+            "",
+            GROUP,
+            self._base + "progress:",
+            READ_AHEAD_BYTES,
+            READ_AHEAD_ITEMS,
         ]
+        first = ""
         if flag is not None:
             store = flag.store
             if isinstance(store, RedisKeyValueStore) and store.shares(self._redis):
@@ -199,11 +148,36 @@ class RedisTurnQueue(TurnQueue):
                 keys.append(store.key(flag.key))
                 args += [encode(flag.value), milliseconds(flag.ttl) or 0, first]
             else:  # another back end: added just before
-                args[3] = encode(flag.payload(payload) if await flag.add() else payload)
-        reply = await self._enqueue(keys, args)
-        if flag is not None and len(keys) == 4:
+                recorded = encode(flag.payload(payload) if await flag.add() else payload)
+                args[3] = recorded
+        intake = self._reserve(owner)
+        if intake is not None:
+            args[7] = intake.consumer
+        try:
+            reply = await self._enqueue(keys, args)
+        except BaseException:
+            if intake is not None:
+                intake.unreserve(owner)
+            raise
+        if flag is not None and len(keys) == 5:
             flag.added = bool(reply and int(reply[1]))
+            recorded = first if flag.added and first else recorded
+        if intake is not None:
+            self._hand_over(intake, reply, thread_key, recorded, at, owner)
         return None if not reply else str(reply[0])
+
+    @staticmethod
+    def _hand_over(
+        intake: Intake, reply: Any, thread_key: str, payload: str, at: str, owner: str | None
+    ) -> None:
+        """Give ``intake`` the turn the enqueue script delivered to it (its slot back when the
+        script did not: a duplicate, an older turn waiting, no consumer group yet)."""
+        handed = int(reply[2]) if reply else 0
+        if handed == 0:
+            intake.unreserve(owner)
+            return
+        delivery = Delivery(str(reply[0]), thread_key, json.loads(payload), float(at), owner)
+        intake.take(delivery, _started(*reply[3:6]) if handed == 2 else None)
 
     async def _ensure_group(self) -> None:
         from redis.exceptions import ResponseError
@@ -255,42 +229,40 @@ class RedisTurnQueue(TurnQueue):
     @redis_boundary
     async def begin(self, delivery: Delivery, consumer: str) -> Start:
         keys = [self.stream_key, self._thread_key(delivery.thread_key)]
-        keys.append(self._progress_key(delivery.id))
-        reply = await self._begin(keys, [GROUP, delivery.id, consumer, KEEP_SECONDS])
+        keys += [self._progress_key(delivery.id), self._reads_key(delivery.owner)]
+        arguments: list[str | int] = [GROUP, delivery.id, consumer, KEEP_SECONDS]
+        arguments += [delivery.thread_key, READ_AHEAD_BYTES, READ_AHEAD_ITEMS]
+        reply = await self._begin(keys, arguments)
         if reply[0] == 1:
             return Start(Readiness.WAIT)
         if reply[0] == 2:
             return Start(Readiness.GONE)
-        flat = reply[2]
-        progress = {
-            str(flat[i]): json.loads(flat[i + 1])
-            for i in range(0, len(flat), 2)
-            if flat[i] != "_attempt"
-        }
-        return Start(Readiness.RUN, int(reply[1]), progress)
+        return _started(reply[1], reply[2], reply[3])
 
     @redis_boundary
     async def renew(self, delivery: Delivery, consumer: str) -> bool:
         return bool(await self._renew([self.stream_key], [GROUP, delivery.id, consumer]))
 
-    def turn_writes(self) -> contextlib.AbstractContextManager[object]:
-        """Stage the turn's conversation commits for its next script (``turn_writes``)."""
-        return collecting(self._redis)
+    def turn_writes(
+        self, read_ahead: Mapping[str, Value] | None = None
+    ) -> contextlib.AbstractContextManager[object]:
+        """Stage the turn's writes for its next script and offer its stores what was read as
+        it started (``turn_writes``)."""
+        return collecting(self._redis, read_ahead)
 
     @redis_boundary
     async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         if not progress:
             return
         fields = [part for name, value in progress.items() for part in (name, encode(value))]
-        staged = staging_for(self._redis)
-        commits = staged.staged() if staged is not None else []
-        keys, arguments = keys_and_arguments(commits)
+        turn = staging_for(self._redis)
+        staged = turn.staged() if turn is not None else NOTHING
+        keys, arguments = staged.keys_and_arguments()
         await self._save_progress(
-            [self._progress_key(delivery.id), *keys],
-            [KEEP_SECONDS, len(commits), *arguments, *fields],
+            [self._progress_key(delivery.id), *keys], [KEEP_SECONDS, *arguments, *fields]
         )
-        if staged is not None:
-            staged.written(commits)
+        if turn is not None:
+            turn.written(staged)
 
     async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         """While a worker runs the turn, nothing to write: the completion script writes the
@@ -301,20 +273,23 @@ class RedisTurnQueue(TurnQueue):
 
     @redis_boundary
     async def complete(self, delivery: Delivery, consumer: str) -> bool:
-        staged = staging_for(self._redis)
-        commits = staged.staged() if staged is not None else []
-        keys, arguments = keys_and_arguments(commits)
+        turn = staging_for(self._redis)
+        staged = turn.staged() if turn is not None else NOTHING
+        reads = ""
+        if turn is not None and turn.reads and delivery.owner:
+            reads = encode(turn.taught(delivery.thread_key))
+        keys, arguments = staged.keys_and_arguments()
         keys = [
             self.stream_key,
             self._thread_key(delivery.thread_key),
             self._progress_key(delivery.id),
+            self._reads_key(delivery.owner),
             *keys,
         ]
-        done = bool(
-            await self._complete(keys, [GROUP, delivery.id, consumer, len(commits), *arguments])
-        )
-        if staged is not None and done:
-            staged.written(commits)
+        head: list[str | int] = [GROUP, delivery.id, consumer, reads, KEEP_SECONDS]
+        done = bool(await self._complete(keys, [*head, *arguments]))
+        if turn is not None and done:
+            turn.written(staged)
         return done
 
     @redis_boundary
@@ -337,3 +312,15 @@ class RedisTurnQueue(TurnQueue):
 
     async def health(self) -> StateHealth:
         return await redis_health(self._redis)
+
+
+def _started(attempt: Any, progress: list[Any], found: list[Any]) -> Start:
+    """A script's start of a turn: its attempt, its recorded progress (a flat hash) and what
+    was read ahead for it (flat key, value pairs)."""
+    recorded = {
+        str(progress[i]): json.loads(progress[i + 1])
+        for i in range(0, len(progress), 2)
+        if progress[i] != "_attempt"
+    }
+    read_ahead = {str(found[i]): found[i + 1] for i in range(0, len(found), 2)}
+    return Start(Readiness.RUN, int(attempt), recorded, read_ahead)

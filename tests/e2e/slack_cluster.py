@@ -278,12 +278,18 @@ RUNNER = [sys.executable, "-m", "tests.e2e.slack_runner"]
 
 @asynccontextmanager
 async def slack_cluster(
-    redis_url: str, prefix: str, data: Path, *, processes: int = 2
+    redis_url: str, prefix: str, data: Path, *, processes: int = 2, stop_after: float = 0.2
 ) -> AsyncIterator[Cluster]:
+    """Slack bots on one fake Slack and one Redis; their "Working on it… Stop" message shows
+    ``stop_after`` seconds into a turn."""
     async with FakeSlackApi() as fake:
         add_users(fake)
         bots = [
-            BotProcess(name, RUNNER, bot_env(name, fake, redis_url, prefix, data))
+            BotProcess(
+                name,
+                RUNNER,
+                bot_env(name, fake, redis_url, prefix, data) | {"E2E_STOP_AFTER": str(stop_after)},
+            )
             for name in ("A", "B", "C", "D")[:processes]
         ]
         try:

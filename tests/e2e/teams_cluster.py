@@ -156,8 +156,8 @@ class BotProcess:
     def stop(self) -> int:
         if self.process.poll() is None:
             self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
+            try:  # past the bot's own 30 s drain: a loaded machine is slow, not a hang
+                self.process.wait(timeout=45)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
@@ -165,7 +165,8 @@ class BotProcess:
         return self.process.returncode
 
     def output(self) -> str:
-        self._log_file.flush()
+        if not self._log_file.closed:  # stop() closes it; its log is still there to read
+            self._log_file.flush()
         return self.log.read_text(errors="replace")[-4000:]
 
 

@@ -72,7 +72,9 @@ async def test_a_retry_storm_across_both_processes_gets_one_reply_per_event(
 async def test_kill_9_mid_answer_finishes_on_the_other_process_without_a_duplicate(
     redis_url: str, key_prefix: str, tmp_path: Path
 ) -> None:
-    async with slack_cluster(redis_url, key_prefix, tmp_path) as cluster:
+    """No Stop message here: one posted in the instant between Slack's answer and the turn's
+    record, then killed, is the crash window a record cannot close (a loaded CI run hit it)."""
+    async with slack_cluster(redis_url, key_prefix, tmp_path, stop_after=60) as cluster:
         fake = cluster.fake
         assert (
             await cluster.send.event(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -153,3 +154,96 @@ async def test_other_errors_are_not_swallowed(fake: FakeSlackApi) -> None:
     answer = stream(fake, flush_chars=5)
     with pytest.raises(SlackCallFailed, match="channel_not_found"):  # read once, at the client
         await answer.append("hello there")
+
+
+class Timers:
+    """The stream's batching timers, run by the test: each ``sleep`` waits to be released."""
+
+    def __init__(self) -> None:
+        self.requested: asyncio.Queue[tuple[float, asyncio.Future[None]]] = asyncio.Queue()
+
+    async def sleep(self, delay: float) -> None:
+        released = asyncio.get_running_loop().create_future()
+        await self.requested.put((delay, released))
+        await released
+
+    async def next(self) -> tuple[float, asyncio.Future[None]]:
+        return await asyncio.wait_for(self.requested.get(), 5)
+
+
+def timed(fake: FakeSlackApi, timers: Timers, **options: float) -> AnswerStream:
+    client = AsyncWebClient(token="xoxb-1", base_url=fake.base_url)
+    return AnswerStream(
+        client,
+        channel="C1",
+        thread_ts="1.0",
+        team_id="T1",
+        user_id="U1",
+        sleep=timers.sleep,
+        **options,
+    )
+
+
+async def test_the_first_text_goes_out_after_a_short_hold_then_batches(
+    fake: FakeSlackApi,
+) -> None:
+    """An answer under way is shown ``first_flush`` after its first delta, not a whole
+    ``flush_interval``; later text is batched as before, and the answer costs no extra call."""
+    timers = Timers()
+    answer = timed(fake, timers, flush_interval=1.0, first_flush=0.25)
+    await answer.append("Revenue grew 12% last month, led by")
+    delay, released = await timers.next()
+    assert delay == 0.25
+    released.set_result(None)
+    await fake.wait_for_call("chat.startStream")
+    await answer.append(" laptops and monitors.")
+    delay, _ = await timers.next()
+    assert delay == 1.0  # after the first send: the usual batching
+    await answer.finish(FEEDBACK)
+    assert fake.methods() == ["chat.startStream", "chat.stopStream"]
+    assert fake.visible("C1")[0].text == "Revenue grew 12% last month, led by laptops and monitors."
+
+
+async def test_a_first_text_stopped_at_a_sentence_end_is_held_like_a_preamble(
+    fake: FakeSlackApi,
+) -> None:
+    """ "Let me check that." then nothing: what a preamble looks like before its tool call.
+    It is held for the rest of ``flush_interval``; taken back meanwhile, it cost no call."""
+    timers = Timers()
+    answer = timed(fake, timers, flush_interval=1.0, first_flush=0.25)
+    await answer.append("Let me check that.")
+    _, released = await timers.next()
+    released.set_result(None)
+    delay, _ = await timers.next()  # held: a second timer, for the rest of the interval
+    assert delay == 0.75
+    assert fake.calls == []
+    await answer.discard()
+    assert fake.calls == []
+
+
+async def test_text_going_on_after_a_pause_is_sent_at_once(fake: FakeSlackApi) -> None:
+    """The model went on writing after the full stop it paused at: an answer, shown now."""
+    timers = Timers()
+    answer = timed(fake, timers, flush_interval=1.0, first_flush=0.25)
+    await answer.append("Revenue grew 12%.")
+    _, released = await timers.next()
+    released.set_result(None)
+    await timers.next()  # held at the pause
+    await answer.append(" Laptops led")
+    assert fake.methods() == ["chat.startStream"]
+    await answer.finish(FEEDBACK)
+    assert fake.visible("C1")[0].text == "Revenue grew 12%. Laptops led"
+
+
+async def test_a_held_first_text_goes_out_when_the_interval_ends(fake: FakeSlackApi) -> None:
+    """A long preamble-shaped pause (or a one-sentence answer still streaming) is shown
+    ``flush_interval`` after its first delta, as before."""
+    timers = Timers()
+    answer = timed(fake, timers, flush_interval=1.0, first_flush=0.25)
+    await answer.append("Let me check that.")
+    _, released = await timers.next()
+    released.set_result(None)
+    _, held = await timers.next()
+    held.set_result(None)
+    await fake.wait_for_call("chat.startStream")
+    assert fake.visible("C1")[0].text == "Let me check that."

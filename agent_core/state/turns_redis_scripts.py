@@ -1,0 +1,192 @@
+"""Lua scripts of ``RedisTurnQueue``: each step of a turn is one atomic script.
+
+A turn's life in round trips: ``ENQUEUE`` records it (dedupe key, flag, stream entry,
+thread list) and, when a worker of the recording process has a free slot and the turn is
+the group's next undelivered entry, delivers it to that worker in the same step and starts
+it if it is first in its thread (``STARTED``: its attempt counted, its progress and the
+keys its asker's last turn read, read ahead). Otherwise a worker's ``XREADGROUP``
+fetches it and ``BEGIN`` starts it. ``SAVE_PROGRESS`` records what a run posted;
+``COMPLETE`` ends it, writes its staged conversation commits and notes the keys it read for
+the next turn (``agent_core.state.turn_writes``).
+
+The keys read ahead are named by data (the reads a turn made), not passed as ``KEYS``: like
+the turn's conversation commits, these scripts span key slots, so they run on one Redis
+server, not a cluster.
+"""
+
+from __future__ import annotations
+
+from agent_core.state.turn_writes import STAGED_LUA
+
+OWNED = """
+local function owned(stream, id, consumer)
+  local p = redis.pcall('XPENDING', stream, ARGV[1], id, id, 1)
+  return type(p) == 'table' and not p.err and #p == 1 and p[1][2] == consumer
+end
+"""
+
+FIRST_IN_THREAD = """
+local function first_in_thread(stream, thread, id)
+  while true do
+    local head = redis.call('LINDEX', thread, 0)
+    if not head or head == id then return true end
+    if #redis.call('XRANGE', stream, head, head) > 0 then return false end
+    redis.call('LPOP', thread)  -- a head whose entry no longer exists cannot block the thread
+  end
+end
+"""
+
+# The run counts as an attempt; the keys its owner's last turn read are read ahead, each
+# with the turn's ordering key in place of the mark (``turn_writes.MARK``): a string, or a
+# list's items, of at most ARGV[limit] bytes or ARGV[limit + 1] items (another key, or a
+# larger value, is skipped: the store reads it itself).
+STARTED = """
+local function expanded(template, turn)
+  local at = string.find(template, '\\0', 1, true)
+  if not at then return template end
+  return string.sub(template, 1, at - 1) .. turn .. string.sub(template, at + 1)
+end
+local function value_of(key, bytes, items)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then return true, false end
+  if kind == 'string' and redis.call('STRLEN', key) <= bytes then
+    return true, redis.call('GET', key)
+  end
+  if kind == 'list' and redis.call('LLEN', key) <= items then
+    return true, redis.call('LRANGE', key, 0, -1)
+  end
+  return false, nil
+end
+local function started(progress, keep, reads, turn, bytes, items)
+  local attempt = redis.call('HINCRBY', progress, '_attempt', 1)
+  redis.call('EXPIRE', progress, keep)
+  local found = {}
+  local ok, templates = pcall(cjson.decode, redis.call('GET', reads) or '[]')
+  if ok and type(templates) == 'table' then
+    for _, template in ipairs(templates) do
+      local key = expanded(tostring(template), turn)
+      local readable, value = value_of(key, tonumber(bytes), tonumber(items))
+      if readable then
+        table.insert(found, key)
+        table.insert(found, value)
+      end
+    end
+  end
+  return attempt, redis.call('HGETALL', progress), found
+end
+"""
+
+# Whether ``id`` is the group's next undelivered entry (nothing older waits for a fetch).
+NEXT_UNDELIVERED = """
+local function next_undelivered(stream, group, id)
+  local groups = redis.pcall('XINFO', 'GROUPS', stream)
+  if type(groups) ~= 'table' or groups.err then return false end
+  for _, g in ipairs(groups) do
+    local fields = {}
+    for i = 1, #g, 2 do fields[g[i]] = g[i + 1] end
+    if fields['name'] == group then
+      local after = redis.call('XRANGE', stream, '(' .. fields['last-delivered-id'], '+',
+                               'COUNT', 1)
+      return #after == 1 and after[1][1] == id
+    end
+  end
+  return false
+end
+"""
+
+# KEYS: stream, seen, thread list, the owner's reads[, flag]. ARGV: dedupe?, dedupe ttl ms,
+# thread, payload, at, keep, owner, consumer ('': none here), group, progress key prefix,
+# read-ahead limits (bytes, items)[, flag value, flag ttl ms (0: none), payload when the
+# flag is added ('': same)]
+# -> false (a duplicate) | {id, 1 when the flag was added, handed: 0 no | 1 waits | 2 started
+#    [, attempt, progress..., read ahead...]}
+ENQUEUE = (
+    FIRST_IN_THREAD
+    + STARTED
+    + NEXT_UNDELIVERED
+    + """
+if ARGV[1] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then
+  return false
+end
+local payload, added = ARGV[4], 0
+if KEYS[5] then
+  local set
+  if ARGV[14] == '0' then
+    set = redis.call('SET', KEYS[5], ARGV[13], 'NX')
+  else
+    set = redis.call('SET', KEYS[5], ARGV[13], 'NX', 'PX', ARGV[14])
+  end
+  if set then
+    added = 1
+    if ARGV[15] ~= '' then payload = ARGV[15] end
+  end
+end
+local id = redis.call('XADD', KEYS[1], '*', 'thread', ARGV[3], 'payload', payload, 'at', ARGV[5],
+                     'owner', ARGV[7])
+redis.call('RPUSH', KEYS[3], id)
+redis.call('EXPIRE', KEYS[3], ARGV[6])
+if ARGV[8] == '' or not next_undelivered(KEYS[1], ARGV[9], id) then return {id, added, 0} end
+redis.call('XREADGROUP', 'GROUP', ARGV[9], ARGV[8], 'COUNT', 1, 'STREAMS', KEYS[1], '>')
+if not first_in_thread(KEYS[1], KEYS[3], id) then return {id, added, 1} end
+local attempt, progress, found = started(ARGV[10] .. id, ARGV[6], KEYS[4], ARGV[3], ARGV[11],
+                                         ARGV[12])
+return {id, added, 2, attempt, progress, found}
+"""
+)
+
+# KEYS: stream, thread list, progress, the owner's reads. ARGV: group, id, consumer, keep,
+# thread, read-ahead limits (bytes, items) -> {0, attempt, progress..., read ahead...} run |
+# {1} wait | {2} gone
+BEGIN = (
+    OWNED
+    + FIRST_IN_THREAD
+    + STARTED
+    + """
+if not owned(KEYS[1], ARGV[2], ARGV[3]) then return {2} end
+if not first_in_thread(KEYS[1], KEYS[2], ARGV[2]) then return {1} end
+local attempt, progress, found = started(KEYS[3], ARGV[4], KEYS[4], ARGV[5], ARGV[6], ARGV[7])
+return {0, attempt, progress, found}
+"""
+)
+
+# KEYS: stream. ARGV: group, id, consumer
+RENEW = (
+    OWNED
+    + """
+if not owned(KEYS[1], ARGV[2], ARGV[3]) then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')
+return 1
+"""
+)
+
+# KEYS: progress, then the staged writes' keys. ARGV: keep, the staged writes' arguments,
+# then the fields. One round trip: the fields, the record's expiry and what the turn staged
+# (``turn_writes``).
+SAVE_PROGRESS = (
+    STAGED_LUA
+    + """
+local fields = staged_writes(2, 2)
+redis.call('HSET', KEYS[1], unpack(ARGV, fields))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+)
+
+# KEYS: stream, thread list, progress, the owner's reads, then the staged writes' keys.
+# ARGV: group, id, consumer, the keys the turn read (JSON templates; '': none), keep, then
+# the staged writes' arguments. Only the worker owning the turn writes what it staged and
+# what it read.
+COMPLETE = (
+    OWNED
+    + STAGED_LUA
+    + """
+if not owned(KEYS[1], ARGV[2], ARGV[3]) then return 0 end
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('LREM', KEYS[2], 1, ARGV[2])
+redis.call('DEL', KEYS[3])
+if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[5]) end
+staged_writes(5, 6)
+return 1
+"""
+)
