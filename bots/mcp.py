@@ -191,11 +191,13 @@ def attach_configured(
 
 
 def hub_of(served: ServedAgent) -> McpHub | None:
-    """The hub ``served``'s agents use (their registries' MCP sources), if any."""
+    """The hub ``served``'s agents use (their registries' MCP sources), if any (none for a
+    bare agent without ``served_agents``, such as the channel benchmarks' echo agents)."""
     from agent_core.tools.mcp.hub import McpHub
     from agent_core.tools.mcp.source import McpToolSource
 
-    for agent in served.served_agents():
+    listed = getattr(served, "served_agents", None)
+    for agent in listed() if callable(listed) else []:
         for source in agent.tool_registry.sources:
             if isinstance(source, McpToolSource) and isinstance(source.sessions, McpHub):
                 return source.sessions
