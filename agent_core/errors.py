@@ -40,6 +40,10 @@ about::
     ├── SignInRefused               an OAuth callback that finishes no sign-in (forged, replayed,
     │                               expired, declined: agent_core.tools.mcp.auth.signin)
     ├── AppError                    ``--app`` gives no agent (bots.apps)
+    ├── FrameError                  a Bedrock event-stream frame that does not hold
+    │                               (agent_core.llm.eventstream; also a ValueError)
+    ├── SignatureError              a request AWS would refuse (agent_core.llm.sigv4, as the
+    │                               Bedrock fake checks it; also a ValueError)
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a

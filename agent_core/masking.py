@@ -87,17 +87,30 @@ def mask_secrets(text: str, *secrets: str | None) -> str:
     return masked
 
 
-_PATH = re.compile(r"""(?<![\w:/.])(?:[A-Za-z]:\\|/)(?:[^\s"'/\\]+[/\\])+[^\s"',)]*""")
+_PATH = re.compile(
+    r"""(["'])(?:/|[A-Za-z]:\\)[^"'\n]*\1"""  # a quoted path (spaces and all)
+    r"""|(?<![\w:/.])(?:[A-Za-z]:\\|/)(?:[^\s"'/\\]+[/\\])+[^\s"',)]*"""  # a bare one
+)
 
 
-def hide_paths(text: str) -> str:
-    """``text`` with absolute file paths replaced by ``<path>`` (a database engine's message
-    names the server's files; the asker and the model need not see them).
+def hide_paths(text: str, shown_as: str = "<path>") -> str:
+    """``text`` with absolute file paths replaced by ``shown_as`` (a database engine's or a
+    file reader's message names the server's files: the data directory, a temporary folder;
+    the asker and the model need not see them). A quoted path keeps its quotes.
 
     >>> hide_paths('IO Error: Cannot open "/srv/data/shop.duckdb": busy; see a/b')
     'IO Error: Cannot open "<path>": busy; see a/b'
+    >>> hide_paths("Malformed JSON in file '/srv/my files/tmpx/a.json', at byte 2", "a.json")
+    "Malformed JSON in file 'a.json', at byte 2"
+    >>> hide_paths("n/a and 3/4 stay; /tmp/q/b.parquet does not", "b.parquet")
+    'n/a and 3/4 stay; b.parquet does not'
     """
-    return _PATH.sub("<path>", text)
+
+    def shown(match: re.Match[str]) -> str:
+        quote = match.group(1) or ""
+        return f"{quote}{shown_as}{quote}"
+
+    return _PATH.sub(shown, text)
 
 
 class SecretsFilter(logging.Filter):

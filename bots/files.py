@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import re
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
@@ -35,6 +34,7 @@ from adapters.files import FileRefused, SharedFile
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.database.file_formats import FileLoadError
 from agent_core.database.file_tables import FileLimits, FileTable, FileTables
+from agent_core.masking import hide_paths
 from agent_core.tools.files import JoinedDatabase, QueryFilesTool, files_note
 from agent_core.tools.registry import ToolRegistry
 from agent_core.tools.sql import RunSqlTool
@@ -112,7 +112,7 @@ class SharedFiles:
             taken.tables += await self.tables.add(scope, file.name, content)
         except (FileRefused, FileLoadError) as error:
             logger.info("a shared file was not read: %s", type(error).__name__)
-            taken.problems.append(without_paths(str(error), file.name))
+            taken.problems.append(hide_paths(str(error), file.name))
 
     def serve(self, agent: ServedAgent) -> None:
         """Give every agent ``agent`` serves the ``query_files`` tool, unless it has one or
@@ -131,29 +131,6 @@ def _joined(registry: ToolRegistry) -> JoinedDatabase | None:
     if not isinstance(run_sql, RunSqlTool):
         return None
     return JoinedDatabase(run_sql.runner, registry.access_groups(RunSqlTool.name))
-
-
-_PATH = re.compile(r"""(["'])(?:/|[A-Za-z]:\\)[^"']*\1|(?<![\w.])/(?:[^\s/"',]+/)+[^\s"',]*""")
-
-
-def without_paths(text: str, name: str) -> str:
-    """``text`` with every file path in it replaced by ``name``: what the asker and the
-    model are told never names a place on the server (the data directory, a temporary
-    folder) that a reader's message (DuckDB's, say) quoted.
-
-    >>> without_paths('Malformed JSON in file "/srv/data/files/tmpx/a.json", at byte 2', "a.json")
-    'Malformed JSON in file "a.json", at byte 2'
-    >>> without_paths("Footer length error in file '/tmp/q/b.parquet'", "b.parquet")
-    "Footer length error in file 'b.parquet'"
-    >>> without_paths("n/a and 3/4 stay", "c.csv")
-    'n/a and 3/4 stay'
-    """
-
-    def named(match: re.Match[str]) -> str:
-        quote = match.group(1) or ""
-        return f"{quote}{name}{quote}"
-
-    return _PATH.sub(named, text)
 
 
 async def take_files(

@@ -28,6 +28,10 @@ import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_core.state import StateSettings
 
 logger = logging.getLogger("threadline.processes")
 
@@ -35,6 +39,26 @@ REUSE_PORT_ENV = "THREADLINE_REUSE_PORT"
 PROCESS_INDEX_ENV = "THREADLINE_PROCESS_INDEX"
 CONFIG_ERROR = 2
 """The exit status of a child that cannot start as configured: restarting it would not help."""
+
+
+def check_processes(processes: int, state: StateSettings) -> None:
+    """Refuse a process count that cannot work (``ValueError`` naming what to change): the
+    same rule for every bot (a channel adds its platform's own limits).
+
+    >>> from agent_core.state import StateSettings
+    >>> check_processes(2, StateSettings(redis_url="redis://cache:6379/0"))
+    >>> check_processes(2, StateSettings(ephemeral=True))
+    Traceback (most recent call last):
+    ValueError: --processes needs shared state: set REDIS_URL (2 processes share ...
+    """
+    if processes < 1:
+        raise ValueError("--processes must be at least 1")
+    if processes > 1 and state.backend != "redis":
+        raise ValueError(
+            f"--processes needs shared state: set REDIS_URL ({processes} processes share "
+            "conversations, turns and caches through Redis; the state is "
+            f"{state.describe()}, which belongs to one process)"
+        )
 
 
 def reuse_port() -> bool:

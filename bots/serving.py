@@ -143,6 +143,19 @@ def config_file(args: argparse.Namespace) -> Path | None:
     return default if default.is_file() else None
 
 
+def add_log_level(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``, the same option for every bot's server."""
+    parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+
+
+def log_to_stderr(level: str = "INFO") -> None:
+    """Every bot server's log lines, one format: time, level, logger, message."""
+    logging.basicConfig(
+        level=getattr(logging, str(level).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
 def load_config(
     args: argparse.Namespace,
     *channel: type[Section],

@@ -16,6 +16,8 @@ import struct
 import zlib
 from collections.abc import Mapping
 
+from agent_core.errors import ThreadlineError
+
 _STRING = 7
 
 
@@ -39,7 +41,7 @@ def _header(name: str, value: str) -> bytes:
     )
 
 
-class FrameError(ValueError):
+class FrameError(ThreadlineError, ValueError):
     """A message whose lengths or CRCs do not hold."""
 
 

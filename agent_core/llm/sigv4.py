@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote
 
+from agent_core.errors import ThreadlineError
+
 ALGORITHM = "AWS4-HMAC-SHA256"
 MAX_SKEW = dt.timedelta(minutes=5)
 _AUTHORIZATION = re.compile(
@@ -51,7 +53,7 @@ class AwsKey:
     session_token: str | None = None
 
 
-class SignatureError(ValueError):
+class SignatureError(ThreadlineError, ValueError):
     """Why AWS would refuse the request; ``code`` is AWS's own exception name."""
 
     def __init__(self, message: str, code: str = "InvalidSignatureException") -> None:

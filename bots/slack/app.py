@@ -54,7 +54,7 @@ EVENTS_PATH = "/slack/events"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from bots.serving import add_config_arguments
+    from bots.serving import add_config_arguments, add_log_level
 
     add_config_arguments(parser)
     parser.add_argument(
@@ -65,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="HTTP listen address (default 0.0.0.0 or $HOST)")
     parser.add_argument("--port", type=int, help="HTTP port (default 3000 or $PORT)")
     parser.add_argument("--command", help="slash command name (default /ask or $SLACK_COMMAND)")
+    add_log_level(parser)
     parser.add_argument(
         "--scripted",
         action="store_true",
@@ -205,15 +206,10 @@ async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> Non
 
 def check_processes(settings: SlackSettings, state: StateSettings, processes: int) -> None:
     """Refuse process counts that cannot work, naming what to change."""
-    if processes < 1:
-        raise ValueError("--processes must be at least 1")
-    if processes == 1:
-        return
-    if state.backend != "redis":
-        raise ValueError(
-            f"--processes {processes} needs REDIS_URL: the processes share conversations, "
-            "turns and caches through Redis (SQLite and --ephemeral state belong to one process)"
-        )
+    from bots.processes import check_processes as check_shared
+
+    check_shared(processes, state)
+    # Slack-only: Slack caps the Socket Mode connections of one app (HTTP mode has no cap)
     if settings.mode == "socket" and processes > MAX_SOCKET_CONNECTIONS:
         raise ValueError(
             f"Slack allows at most {MAX_SOCKET_CONNECTIONS} Socket Mode connections per app"
@@ -223,7 +219,7 @@ def check_processes(settings: SlackSettings, state: StateSettings, processes: in
 def child_arguments(args: argparse.Namespace) -> list[str]:
     """``threadline`` arguments of one of the N processes (``bots.processes`` adds the
     shared ``--host`` / ``--port``)."""
-    argv = ["slack"]
+    argv = ["slack", "--log-level", str(getattr(args, "log_level", "INFO"))]
     for name in ("mode", "command", "config", "app"):
         if getattr(args, name, None) is not None:
             argv += [f"--{name}", str(getattr(args, name))]
@@ -240,7 +236,9 @@ def _overrides(args: argparse.Namespace) -> dict[type[Section], dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from bots.serving import log_to_stderr
+
+    log_to_stderr(getattr(args, "log_level", "INFO"))
     from agent_core.settings import ConfigError
     from bots.apps import AppError
     from bots.serving import agent_factory, load_config

@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from bots.serving import add_config_arguments
+    from bots.serving import add_config_arguments, add_log_level
 
     add_config_arguments(parser)
     parser.add_argument(
@@ -78,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run N processes on the same port (Linux SO_REUSEPORT; needs REDIS_URL); "
         "default $THREADLINE_PROCESSES or 1",
     )
-    parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    add_log_level(parser)
     parser.add_argument(
         "--allow-unauthenticated-remote",
         action="store_true",
@@ -96,16 +96,18 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = load_config(args, TeamsSettings, overrides=_overrides(args))
-        logging.basicConfig(
-            level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
+        from bots.serving import log_to_stderr
+
+        log_to_stderr(args.log_level)
+        from bots.processes import check_processes
+
+        check_processes(args.processes, config.state)
         if args.processes > 1:
             return _run_many(args, config)
         return _serve(config)
     except KeyboardInterrupt:
         return 0
-    except (ConfigError, AppError) as error:
+    except (ConfigError, AppError, ValueError) as error:  # each names what to change
         print(f"threadline teams: {error}", file=sys.stderr)
         return 2
 
@@ -128,14 +130,7 @@ def _run_many(args: argparse.Namespace, config: Config) -> int:
     from bots.processes import run_processes
     from bots.teams.settings import TeamsSettings
 
-    settings, state_settings = config.get(TeamsSettings), config.state
-    if state_settings.backend != "redis":
-        print(
-            "threadline teams: --processes needs shared state: set REDIS_URL "
-            f"(state is {state_settings.describe()})",
-            file=sys.stderr,
-        )
-        return 2
+    settings = config.get(TeamsSettings)
     argv = ["teams", "--log-level", str(args.log_level)]
     for name in ("config", "app"):
         if getattr(args, name, None) is not None:

@@ -202,9 +202,14 @@ def test_secrets_come_from_secrets_and_name_real_settings(deployment: str) -> No
 
 @pytest.mark.parametrize("deployment", DEPLOYMENTS)
 def test_the_configmap_is_a_configuration_threadline_accepts(
-    deployment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    deployment: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """What a pod loads: the ConfigMap's file, and the Secrets' values in the environment."""
+    """What a pod loads: the ConfigMap's file, and the Secrets' values in the environment;
+    by today's names (regression: ``[teams] concurrency``, renamed ``turn_concurrency`` by
+    issue 23, logged a deprecation on every start)."""
     [config] = objects("ConfigMap")
     [volume] = [v for v in pod(deployment)["volumes"] if "configMap" in v]
     assert volume["configMap"]["name"] == config["metadata"]["name"]
@@ -223,6 +228,7 @@ def test_the_configmap_is_a_configuration_threadline_accepts(
     loaded = load_sections(kinds, file=path, known=channel_sections())
     assert loaded.section(StateSettings).redis_url == secrets["threadline-shared"]["REDIS_URL"]
     assert loaded.section(DatabaseSettings).files is False
+    assert "deprecated" not in caplog.text
     monkeypatch.delenv("REDIS_URL")
     without = load_sections(kinds, file=path, known=channel_sections())
     assert without.section(StateSettings).backend == "redis", "never state of a pod's own"

@@ -284,7 +284,7 @@ async def test_serve_applies_the_quota_and_keeps_state_across_restarts(tmp_path:
 @pytest.mark.parametrize(
     ("argv", "env", "message"),
     [
-        (["--processes", "2"], {}, "needs REDIS_URL"),
+        (["--processes", "2"], {}, "needs shared state: set REDIS_URL"),
         (["--processes", "2", "--ephemeral"], {"REDIS_URL": "redis://127.0.0.1:1/0"}, "REDIS_URL"),
         (
             ["--processes", "11", "--mode", "socket"],
