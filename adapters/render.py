@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from agent_core.components import (
+    ApprovalComponent,
     ArtifactComponent,
     BadgeComponent,
     ButtonComponent,
@@ -151,6 +152,9 @@ class ComponentRenderer(ABC, Generic[Out]):
     def on_sign_in(self, prompt: SignInComponent) -> Out | None:
         return None
 
+    def on_approval(self, approval: ApprovalComponent) -> Out | None:
+        return None
+
 
 _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     RichTextComponent: ComponentRenderer.on_text,
@@ -174,6 +178,7 @@ _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     ChatInputUpdateComponent: ComponentRenderer.on_chat_input_update,
     SourcesComponent: ComponentRenderer.on_sources,
     SignInComponent: ComponentRenderer.on_sign_in,
+    ApprovalComponent: ComponentRenderer.on_approval,
 }
 """Each rich type's hook (looked up by name, so a channel's override is the one called)."""
 

@@ -133,6 +133,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Runtime",
     ),
     "agent_core.tools.base": (
+        "ApprovalMode",
         "Tool",
         "ToolCall",
         "ToolRejection",
@@ -159,6 +160,7 @@ __all__ = [
     "AgentConfig",
     "AgentError",
     "AgentMemory",
+    "ApprovalMode",
     "ArtifactComponent",
     "Audience",
     "AuditConfig",
@@ -414,6 +416,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
         attach,
     )
     from agent_core.tools.base import (
+        ApprovalMode,
         Tool,
         ToolCall,
         ToolRejection,

@@ -16,9 +16,10 @@ import contextlib
 import dataclasses
 import functools
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from agent_core.approvals.book import ApprovalBook
 from agent_core.components import UiComponent
 from agent_core.config import AgentConfig
 from agent_core.context import ToolContext
@@ -47,10 +48,12 @@ from agent_core.turn import (
     settle_after_stop,
     think,
 )
+from agent_core.turn.resuming import open_resumed, settle_cancelled
 from agent_core.users import RequestContext, StaticUserResolver, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
 if TYPE_CHECKING:
+    from agent_core.approvals.decisions import ApprovalAnswer
     from agent_core.audit import AuditLogger
 
 logger = logging.getLogger("threadline.agent")
@@ -147,6 +150,7 @@ class Agent:
     conversation_filters = _InDeps[list[ConversationFilter]]()
     observability_provider = _InDeps[ObservabilityProvider | None]()
     audit_logger = _InDeps["AuditLogger | None"]()
+    approval_book = _InDeps[ApprovalBook]()
 
     def __init__(
         self,
@@ -167,11 +171,13 @@ class Agent:
         conversation_filters: Sequence[ConversationFilter] = (),
         observability_provider: ObservabilityProvider | None = None,
         audit_logger: AuditLogger | None = None,
+        approval_book: ApprovalBook | None = None,
     ) -> None:
         given = {
             "user_resolver": user_resolver,
             "agent_memory": agent_memory,
             "conversation_store": conversation_store,
+            "approval_book": approval_book,
         }
         self.left_to_channel = frozenset(name for name, part in given.items() if part is None)
         """The parts this agent did not bring: a channel serving it provides its own
@@ -196,6 +202,7 @@ class Agent:
             conversation_filters=list(conversation_filters),
             observability_provider=observability_provider,
             audit_logger=audit_logger,
+            approval_book=approval_book or ApprovalBook(),
         )
         if audit_logger is not None and self.config.audit_config.enabled:
             tool_registry.audit_logger = audit_logger
@@ -222,6 +229,17 @@ class Agent:
         the consuming task (the user's Stop) saves a consistent, annotated partial turn.
         """
         state = TurnState.start(request_context, message, conversation_id)
+        async with contextlib.aclosing(self._traced(self._run_turn, state)) as turn:
+            async for component in turn:
+                yield component
+
+    async def _traced(
+        self,
+        run: Callable[[TurnDeps, TurnState], AsyncGenerator[UiComponent, None]],
+        state: TurnState,
+    ) -> AsyncGenerator[UiComponent, None]:
+        """One turn (asked or resumed), traced; an error becomes an error card, a Stop
+        settles what the turn did."""
         deps = self.deps
         async with deps.tracer.span(
             "agent.send_message",
@@ -229,7 +247,7 @@ class Agent:
             tag_attributes=("user_id", "hit_tool_limit"),
         ) as span:
             try:
-                async with contextlib.aclosing(self._run_turn(deps, state)) as turn:
+                async with contextlib.aclosing(run(deps, state)) as turn:
                     async for component in turn:
                         yield component
             except (asyncio.CancelledError, GeneratorExit):
@@ -253,13 +271,96 @@ class Agent:
             return
         for component in await prepare(deps, state):
             yield component
+        async for component in self._rounds(deps, state, acting=False):
+            yield component
+        for component in await finish(deps, state):
+            yield component
+
+    async def _rounds(
+        self, deps: TurnDeps, state: TurnState, *, acting: bool
+    ) -> AsyncGenerator[UiComponent, None]:
+        """(think -> act)* until the model answers, the tool limit, or an approval to wait
+        for; ``acting``: start with ``act`` (a resumed turn's waiting round)."""
         while True:
-            async for component in think(deps, state):
-                yield component
-            if next_step(deps, state) == "finish":
-                break
+            if not acting:
+                async for component in think(deps, state):
+                    yield component
+                if next_step(deps, state) == "finish":
+                    return
+            acting = False
             async for component in act(deps, state):
                 yield component
+            if state.awaiting is not None:
+                return
+
+    # --- approval ---------------------------------------------------------------------------
+
+    async def decide_approval(
+        self,
+        request_context: RequestContext,
+        approval_id: str,
+        *,
+        approve: bool,
+        conversation_id: str,
+    ) -> ApprovalAnswer:
+        """A click on Approve or Deny, by the person of ``request_context`` (resolved from
+        their signed payload now), in ``conversation_id``. When ``answer.resume`` is True,
+        this call decided: resume the turn (``resume_approval``), on any process."""
+        from agent_core.approvals.decisions import decide
+
+        return await decide(
+            self.deps,
+            request_context,
+            approval_id,
+            approve=approve,
+            conversation_id=conversation_id,
+        )
+
+    async def cancel_approval(
+        self, request_context: RequestContext, approval_id: str, *, conversation_id: str
+    ) -> ApprovalAnswer:
+        """The asker's Stop while their turn waits for approval (then ``resume_approval``
+        ends the turn consistently)."""
+        from agent_core.approvals.decisions import cancel
+
+        return await cancel(
+            self.deps, request_context, approval_id, conversation_id=conversation_id
+        )
+
+    async def expire_approvals(self, platform: str | None = None) -> list[ApprovalAnswer]:
+        """Expire every pending approval asked in ``platform`` (the channel's
+        ``metadata["platform"]``; None: asked without one) whose time is up: a channel's
+        periodic sweep. Each answer is to be resumed (an expiry is a denial that says so)."""
+        from agent_core.approvals.decisions import expire_due
+
+        return await expire_due(self.deps, platform)
+
+    async def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]:
+        """Continue the turn that waited for ``approval_id``, now decided: approved calls
+        run (once, whoever resumes), others are answered "not run" and the model goes on; a
+        Stop ends the turn. Yields nothing for an unknown or still pending approval."""
+        record = await self.approval_book.get(approval_id)
+        if record is None or record.pending:
+            return
+        state = TurnState.resumed(record)
+        async with contextlib.aclosing(self._traced(self._run_resumed, state)) as turn:
+            async for component in turn:
+                yield component
+
+    async def _run_resumed(
+        self, deps: TurnDeps, state: TurnState
+    ) -> AsyncGenerator[UiComponent, None]:
+        async for component in open_resumed(deps, state):
+            yield component
+        if state.finished:
+            return
+        await prepare(deps, state)
+        if state.approval is not None and state.approval.state == "cancelled":
+            for component in await settle_cancelled(deps, state):
+                yield component
+            return
+        async for component in self._rounds(deps, state, acting=True):
+            yield component
         for component in await finish(deps, state):
             yield component
 

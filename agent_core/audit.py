@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.users import User
+
 if TYPE_CHECKING:
+    from agent_core.approvals.record import ApprovalRecord
     from agent_core.context import ToolContext
     from agent_core.feedback import Feedback
     from agent_core.tools.base import ToolCall, ToolResult
-    from agent_core.users import User
 
 SENSITIVE_KEY = re.compile(
     r"pass(word|wd)?|secret|token|api[_-]?key|credential|authori[sz]ation|private[_-]?key|cookie",
@@ -62,6 +64,8 @@ class AuditEventType(StrEnum):
     UI_FEATURE_ACCESS_CHECK = "ui_feature_access_check"
     AI_RESPONSE_GENERATED = "ai_response_generated"
     FEEDBACK = "feedback"
+    APPROVAL_REQUESTED = "approval_requested"
+    APPROVAL_DECIDED = "approval_decided"
 
 
 class AuditEvent(BaseModel):
@@ -232,6 +236,38 @@ class AuditLogger:
                     "positive": feedback.positive,
                     "comment": feedback.comment,
                 },
+            )
+        )
+
+    async def log_approval(self, record: ApprovalRecord, *, event: str, user: User | None) -> None:
+        """An approval requested (``user``: the asker) or decided (``user``: who decided;
+        None for an expiry): the calls and their arguments (secrets redacted), the outcome,
+        who and when."""
+        arguments, redacted = redact_secrets({call.tool: call.arguments for call in record.calls})
+        details: dict[str, Any] = {
+            "approval_id": record.id,
+            "tools": [call.tool for call in record.calls],
+            "arguments": arguments,
+            "asker_id": record.asker_id,
+            "state": record.state,
+            "expires_at": record.expires_at,
+        }
+        if event == "decided":
+            details |= {
+                "decided_by_id": record.decided_by_id,
+                "decided_at": record.decided_at,
+                "note": record.note,
+            }
+        kind = AuditEventType.APPROVAL_REQUESTED
+        if event == "decided":
+            kind = AuditEventType.APPROVAL_DECIDED
+        who = user or User(id=record.decided_by_id or "threadline", username="(no one)")
+        await self.log_event(
+            AuditEvent(
+                event_type=kind,
+                **self._base(who, record.conversation_id, record.turn_id),
+                details=details,
+                redacted_fields=redacted,
             )
         )
 

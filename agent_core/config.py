@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from agent_core.approvals.policy import ApprovalPolicy
 from agent_core.components.base import Audience
 from agent_core.users import User
 
@@ -129,3 +130,6 @@ class AgentConfig(BaseModel):
     the agent's own ``conversation_filters``). ``None`` sends the whole history."""
     ui_features: UiFeatures = Field(default_factory=UiFeatures)
     audit_config: AuditConfig = Field(default_factory=AuditConfig)
+    approvals: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+    """Which tool calls wait for a person's approval, who may approve, for how long
+    (``agent_core.approvals``)."""

@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from agent_core.approvals.book import ApprovalBook
+from agent_core.approvals.policy import ApprovalPolicy
 from agent_core.conversations import ConversationStore
 from agent_core.extensions.observability import ObservabilityProvider
 from agent_core.llm.base import LlmService
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
 
 Channel = Literal["slack", "teams", "console", "chat"]
-PARTS = ("conversation_store", "agent_memory", "user_resolver")
+PARTS = ("conversation_store", "agent_memory", "user_resolver", "approval_book")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +53,12 @@ class Runtime:
     observability_provider: ObservabilityProvider | None = None
     profile: str | None = None
     """The profile this agent serves (``[[profiles]]`` in ``threadline.toml``), if any."""
+    approval_book: ApprovalBook | None = None
+    """Where approvals wait (the state store: any process decides and resumes them);
+    ``None``: the agent keeps its own."""
+    approvals: ApprovalPolicy | None = None
+    """The configuration's approval policy (``[approvals]``, ``[tools.<name>]``), laid over
+    the agent's own (``ApprovalPolicy.configured``)."""
 
 
 def attach(agent: Agent, runtime: Runtime) -> list[str]:
@@ -68,10 +76,14 @@ def attach(agent: Agent, runtime: Runtime) -> list[str]:
     """
     kept = []
     for part in PARTS:
-        if part in agent.left_to_channel:
-            setattr(agent, part, getattr(runtime, part))
-        else:
+        given = getattr(runtime, part)
+        if part in agent.left_to_channel and given is not None:
+            setattr(agent, part, given)
+        elif part not in agent.left_to_channel:
             kept.append(part)
     if agent.observability_provider is None and runtime.observability_provider is not None:
         agent.observability_provider = runtime.observability_provider
+    if runtime.approvals is not None:
+        policy = agent.config.approvals.configured(runtime.approvals)
+        agent.config = agent.config.model_copy(update={"approvals": policy})
     return kept

@@ -366,7 +366,7 @@ def _unknown_keys(
             for inner in value:
                 if inner not in fields and inner not in known[key].renamed:
                     problems.append(_unknown(lines.where(key, inner), inner, fields))
-        elif key not in top:
+        elif key not in top:  # every section of the top level may name its keys there
             choices = {**top, **dict.fromkeys(known)}
             problems.append(_unknown(lines.where("", key), key, choices))
     return problems

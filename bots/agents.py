@@ -6,6 +6,9 @@ agent per channel)::
     async for component in agent.send_message(context, text, conversation_id=key): ...
     await agent.record_feedback(context, feedback)
     await agent.may_see(context, "tool_arguments")   # a click asking for admin-only detail
+    answer = await agent.decide_approval(context, approval_id, approve=True,
+                                         conversation_id=key)    # a click on Approve
+    async for component in agent.resume_approval(approval_id): ...  # then, on any process
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from agent_core.users import RequestContext, UserResolver
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
+    from agent_core.approvals.book import ApprovalBook
+    from agent_core.approvals.decisions import ApprovalAnswer
 
 
 class ServedAgent(Protocol):
@@ -31,6 +36,9 @@ class ServedAgent(Protocol):
     @property
     def llm_service(self) -> LlmService: ...
 
+    @property
+    def approval_book(self) -> ApprovalBook: ...
+
     def send_message(
         self, request_context: RequestContext, message: str, *, conversation_id: str | None = None
     ) -> AsyncIterator[UiComponent]: ...
@@ -40,5 +48,22 @@ class ServedAgent(Protocol):
     ) -> None: ...
 
     async def may_see(self, request_context: RequestContext, feature: str) -> bool: ...
+
+    async def decide_approval(
+        self,
+        request_context: RequestContext,
+        approval_id: str,
+        *,
+        approve: bool,
+        conversation_id: str,
+    ) -> ApprovalAnswer: ...
+
+    async def cancel_approval(
+        self, request_context: RequestContext, approval_id: str, *, conversation_id: str
+    ) -> ApprovalAnswer: ...
+
+    async def expire_approvals(self, platform: str | None = None) -> list[ApprovalAnswer]: ...
+
+    def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]: ...
 
     def served_agents(self) -> list[Agent]: ...

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from adapters.fetch import FetchPolicy, OutboundSettings
 from adapters.files import FileRefused, SharedFile
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.database.file_formats import FileLoadError
@@ -76,10 +77,11 @@ class FilesTaken:
 class SharedFiles:
     """The bots' side of shared files; see the module docstring."""
 
-    def __init__(self, tables: FileTables, *, allow_http: bool = False) -> None:
+    def __init__(self, tables: FileTables, *, policy: FetchPolicy | None = None) -> None:
         self.tables = tables
-        self.allow_http = allow_http
-        """Plain-http download links (Teams): local fakes only."""
+        self.policy = policy if policy is not None else FetchPolicy()
+        """Where downloads may go (``adapters.fetch``): https, never a private address,
+        unless ``[outbound]`` allows it for local fakes."""
 
     @property
     def max_bytes(self) -> int:
@@ -174,4 +176,5 @@ def shared_files_store(config: Config) -> SharedFiles | None:
     if state.ephemeral:
         atexit.register(shutil.rmtree, root, True)
     limits = FileLimits(max_bytes=int(config.database.files_max_mb * 1024 * 1024))
-    return SharedFiles(FileTables(root, limits=limits))
+    tables = FileTables(root, limits=limits)
+    return SharedFiles(tables, policy=config.get(OutboundSettings).policy())

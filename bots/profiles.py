@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.approvals.policy import ToolApproval
 from agent_core.database.settings import DatabaseConfig
 from agent_core.settings import ConfigProblem
 from agent_core.tools.mcp.config import McpServerConfig
@@ -37,6 +38,8 @@ from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
+    from agent_core.approvals.book import ApprovalBook
+    from agent_core.approvals.decisions import ApprovalAnswer
     from agent_core.components import UiComponent
     from agent_core.feedback import Feedback
     from agent_core.llm.base import LlmService
@@ -68,6 +71,9 @@ class Profile(BaseModel):
     mcp: list[McpServerConfig] = Field(default_factory=list)
     """``[[profiles.mcp]]``: MCP servers only this profile's agent uses (besides the
     top-level ``[[mcp]]`` ones)."""
+    approvals: dict[str, ToolApproval] = Field(default_factory=dict)
+    """``[profiles.approvals.<tool>]``: this profile's approval of a tool, over the
+    configuration's ``[tools.<tool>]`` (``agent_core.approvals``)."""
     database: DatabaseConfig | None = None
     """This profile's own database (the keys of ``[database]``: url, roles, urls,
     training_dir...); unset: the ``[database]`` one."""
@@ -152,6 +158,9 @@ def profile_agent(
         agent.system_prompt_builder = _with_instructions(agent, profile.instructions)
     if profile.allowed_groups:
         agent.config = agent.config.model_copy(update={"allowed_groups": profile.allowed_groups})
+    if profile.approvals:
+        policy = agent.config.approvals.merged(profile.approvals)
+        agent.config = agent.config.model_copy(update={"approvals": policy})
     return agent
 
 
@@ -184,6 +193,10 @@ class ProfileRouter:
     @property
     def llm_service(self) -> LlmService:
         return self.default.llm_service
+
+    @property
+    def approval_book(self) -> ApprovalBook:
+        return self.default.approval_book
 
     def route(self, context: RequestContext) -> tuple[Agent, RequestContext, str | None]:
         for profile in self.profiles:
@@ -219,6 +232,50 @@ class ProfileRouter:
                 update={"conversation_id": f"profile:{profile}:{feedback.conversation_id}"}
             )
         await agent.record_feedback(context, feedback)
+
+    # --- approval: the profile of the place the click came from decides it ------------------
+
+    async def decide_approval(
+        self,
+        request_context: RequestContext,
+        approval_id: str,
+        *,
+        approve: bool,
+        conversation_id: str,
+    ) -> ApprovalAnswer:
+        agent, context, profile = self.route(request_context)
+        if profile is not None:
+            conversation_id = f"profile:{profile}:{conversation_id}"
+        return await agent.decide_approval(
+            context, approval_id, approve=approve, conversation_id=conversation_id
+        )
+
+    async def cancel_approval(
+        self, request_context: RequestContext, approval_id: str, *, conversation_id: str
+    ) -> ApprovalAnswer:
+        agent, context, profile = self.route(request_context)
+        if profile is not None:
+            conversation_id = f"profile:{profile}:{conversation_id}"
+        return await agent.cancel_approval(context, approval_id, conversation_id=conversation_id)
+
+    async def expire_approvals(self, platform: str | None = None) -> list[ApprovalAnswer]:
+        """Every served agent's expired approvals (decided once, whichever agent finds one)."""
+        answers: list[ApprovalAnswer] = []
+        for agent in self.served_agents():
+            answers += await agent.expire_approvals(platform)
+        return answers
+
+    async def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]:
+        """The turn that waited for ``approval_id``, on the agent of the place it was asked."""
+        record = await self.approval_book.get(approval_id)
+        if record is None:
+            return
+        agent, _, profile = self.route(RequestContext(metadata=record.request))
+        answer = agent.resume_approval(approval_id)
+        if self.answers_privately(profile):  # the asked profile keeps answers to the asker
+            answer = to_the_asker(answer)
+        async for component in answer:
+            yield component
 
 
 async def to_the_asker(answer: AsyncIterator[UiComponent]) -> AsyncIterator[UiComponent]:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field
 
+from adapters.fetch import OutboundSettings
+from agent_core.approvals.settings import ApprovalSettings, ToolSettings
 from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.llm.settings import ModelSettings as ModelSettings
 from agent_core.settings import (
@@ -73,6 +75,9 @@ SHARED: tuple[type[Section], ...] = (
     UsageSettings,
     BudgetSettings,
     McpSettings,
+    OutboundSettings,
+    ApprovalSettings,
+    ToolSettings,
 )
 
 
@@ -223,6 +228,7 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
     """``build(state, resolver)``: the agent (or profile router) this command serves."""
 
     def build(state: State, resolver: UserResolver) -> Agent | ProfileRouter:
+        from agent_core.approvals.book import ApprovalBook
         from agent_core.runtime import Runtime
 
         runtime = Runtime(
@@ -231,6 +237,8 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
             agent_memory=state.memory,
             user_resolver=resolver,
             llm_service=model_service(config.model),
+            approval_book=ApprovalBook(state.records),  # any process decides and resumes
+            approvals=config.get(ApprovalSettings).policy(config.get(ToolSettings)),
         )
         from bots.usage import attach_usage
 
@@ -273,7 +281,13 @@ def _served(config: Config, runtime: Runtime) -> Agent | ProfileRouter:
 
 
 def _agent(config: Config, runtime: Runtime, app: str | None) -> Agent:
-    return user_agent(app, runtime) if app else builtin_agent(config, runtime)
+    if app:
+        return user_agent(app, runtime)
+    from agent_core.runtime import attach
+
+    agent = builtin_agent(config, runtime)
+    attach(agent, runtime)  # what it left out: the approvals, under the configured policy
+    return agent
 
 
 _told: set[tuple[str, str]] = set()

@@ -28,6 +28,9 @@ channel's ``ReplyStream``. Everything else is here, the same for every channel:
 - **Recording**: what the slot posts is recorded on the turn at once (by the wing's slot);
   what could not be recorded (a state outage) is kept here and recorded when the state is
   back (``bots.outage.Unrecorded``), and a re-run here starts from it.
+- **Approvals**: a turn that waits for an approval finishes ("Waiting for approval"); the
+  decision queues a turn of its own (``Answering.resume``) that continues it, on whichever
+  process picks it up (``bots.approvals``).
 - **Shutdown** (``drain``): no new turns; the ones held finish (and complete) first.
 - **Metrics** (``bots.metrics.ChannelMetrics``): ``turns{outcome}``, ``active_turns`` and
   ``turn_seconds``, from the acknowledgement (the turn recorded) to the reply's last post.
@@ -108,6 +111,9 @@ class Answering:
     shown_first: Sequence[UiComponent] = ()
     keep: Callable[[UiComponent], Awaitable[None]] | None = None
     done: Callable[[Outcome], Awaitable[None]] | None = None
+    resume: str | None = None
+    """An approval's id: this turn continues the turn that waited for it (decided now;
+    ``agent.resume_approval``), instead of asking ``question``."""
 
 
 Stop = Callable[..., None]
@@ -183,12 +189,15 @@ class TurnHost:
         owner: str | None,
         dedupe_key: str | None = None,
         flag: Flag | None = None,
+        dedupe_ttl: float | None = None,
     ) -> str | None:
         """Record a turn (before the platform's ack), with ``flag`` when given (a thread it
-        joins, in the same step): its id, or None for a delivery seen before. Raises
-        ``StateUnavailableError`` while the state is down."""
+        joins, in the same step): its id, or None for a delivery seen before (within
+        ``dedupe_ttl``, else the host's). Raises ``StateUnavailableError`` while the state
+        is down."""
+        ttl = self.dedupe_ttl if dedupe_ttl is None else dedupe_ttl
         turn_id = await self.queue.enqueue(
-            key, payload, dedupe_key=dedupe_key, dedupe_ttl=self.dedupe_ttl, owner=owner, flag=flag
+            key, payload, dedupe_key=dedupe_key, dedupe_ttl=ttl, owner=owner, flag=flag
         )
         if turn_id is None:
             self.metrics.duplicates.inc()
@@ -342,7 +351,10 @@ class TurnHost:
         if answering.files:
             question = await self._with_files(answering)
         key = answering.conversation_id or None
-        answer = self.agent.send_message(context, question, conversation_id=key)
+        if answering.resume is not None:
+            answer = self.agent.resume_approval(answering.resume)
+        else:
+            answer = self.agent.send_message(context, question, conversation_id=key)
         try:
             async for component in answer:
                 await reply.handle(component)

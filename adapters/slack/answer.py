@@ -21,6 +21,8 @@ workspace where the streaming methods are unavailable) or fails on Slack's side 
 error page that is not JSON: ``adapters.slack.errors``) the answer continues as
 ``chat.postMessage`` + ``chat.update`` of the same text, so nobody loses an answer.
 An answer taken back before anything was sent (a preamble to tool calls) costs no call.
+Every piece of text is escaped as it is sent (``markdown.escape``, whichever call carries
+it), so markup in the model's text reaches Slack inert.
 ``before_first_send`` runs just before the answer's first call (the reply stream ends the
 plan's stream there: one stream at a time in a thread).
 """
@@ -38,6 +40,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.elements import markdown_blocks
 from adapters.slack.errors import SlackCallFailed, web_client
+from adapters.slack.escape import escape
 from adapters.slack.limits import MAX_MARKDOWN_TOTAL, MAX_TEXT_FALLBACK
 from adapters.slack.markdown import truncate
 from adapters.text import split_text
@@ -243,13 +246,18 @@ class AnswerStream:
                     recipient_user_id=self._user_id,
                     buffer_size=1,
                 )
-            await self._stream.append(markdown_text=text)
+            await self._stream.append(markdown_text=self._escaped(text))
         except SlackCallFailed as error:
             await self._refused(error, text)
             return
         if self._ts is None and self._stream.ts:
             await self._record(self._stream.ts)
         self._message_text += text
+
+    def _escaped(self, text: str) -> str:
+        """``text`` as streamed after what the message already holds (``escape.escape``:
+        a ``[label]`` ending the last delta and ``(url)`` starting this one make no link)."""
+        return escape(text, after=self._message_text)
 
     async def _refused(self, error: SlackCallFailed, text: str) -> None:
         """Streaming failed: carry on with ``chat.postMessage`` / ``chat.update``."""
@@ -265,7 +273,7 @@ class AnswerStream:
         self, markdown: str, extra_blocks: Sequence[dict[str, Any]] = ()
     ) -> None:
         blocks = [*markdown_blocks(markdown), *extra_blocks]
-        fallback_text = truncate(markdown, MAX_TEXT_FALLBACK) or " "
+        fallback_text = truncate(escape(markdown), MAX_TEXT_FALLBACK) or " "
         if self._ts is None:
             await self._first_send()
             response = await self._client.chat_postMessage(
@@ -284,7 +292,9 @@ class AnswerStream:
         blocks = final_blocks or []
         if self._stream is not None and self._ts is not None and not self.fallback:
             try:
-                await self._stream.stop(markdown_text=text or None, blocks=blocks or None)
+                await self._stream.stop(
+                    markdown_text=self._escaped(text) or None, blocks=blocks or None
+                )
             except SlackCallFailed as error:
                 if not falls_back(error):
                     raise

@@ -60,6 +60,8 @@ class SlackMetadata(ChannelMetadata, total=False):
 
     slack_enterprise_id: str
     slack_event_type: str
+    slack_enterprise_install: bool
+    """Set by a turn of an org-wide installation (a turn resumed later finds its token)."""
 
 
 PLATFORM: Platform = "slack"

@@ -35,8 +35,9 @@ from slack_sdk.models.blocks import (
 
 from adapters.slack.context import action_context, conversation_id
 from adapters.slack.elements import ACTION_BUTTON, context
+from adapters.slack.escape import escape
 from adapters.slack.limits import MAX_SECTION_TEXT, SlackMessage, pack_messages
-from adapters.slack.markdown import escape_mrkdwn, truncate
+from adapters.slack.markdown import truncate
 from adapters.slack.payloads import BlockActions
 from agent_core.components import (
     ButtonGroupComponent,
@@ -109,7 +110,7 @@ def sources_line(sources: SourcesComponent) -> str:
     """
     tables, shown, used = sources.tables(), [], 0
     for table in tables:
-        name = "`" + escape_mrkdwn(truncate(table, 100)).replace("`", "'") + "`"
+        name = "`" + escape(truncate(table, 100)).replace("`", "'") + "`"
         if used + len(name) > MAX_CITED_TABLES_CHARS:
             break
         shown.append(name)

@@ -26,6 +26,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from adapters.slack.escape import escape
 from adapters.slack.limits import (
     MAX_ACTIONS,
     MAX_BUTTON_TEXT,
@@ -71,7 +72,8 @@ def status_emoji(status: str | None) -> str:
 
 
 def sections(mrkdwn: str) -> list[dict[str, Any]]:
-    """``mrkdwn`` as section blocks of at most 3,000 characters each (none for empty text)."""
+    """``mrkdwn`` as section blocks of at most 3,000 characters each (none for empty text);
+    whatever in it came from a model or data was escaped by the caller."""
     if not mrkdwn.strip():
         return []
     return [
@@ -81,21 +83,24 @@ def sections(mrkdwn: str) -> list[dict[str, Any]]:
 
 
 def markdown_blocks(markdown: str) -> list[dict[str, Any]]:
-    """Standard markdown as ``markdown`` blocks of at most 12,000 characters each."""
+    """Standard markdown (from a model or data) as ``markdown`` blocks of at most 12,000
+    characters each, escaped at this last step (``markdown.escape``)."""
     if not markdown.strip():
         return []
-    return [
-        MarkdownBlock(text=piece).to_dict() for piece in split_text(markdown, MAX_MARKDOWN_TOTAL)
-    ]
+    safe = escape(markdown)
+    return [MarkdownBlock(text=piece).to_dict() for piece in split_text(safe, MAX_MARKDOWN_TOTAL)]
 
 
-def header(title: str) -> dict[str, Any]:
-    """A header block; titles over 150 characters are truncated."""
-    return HeaderBlock(text=PlainTextObject(text=truncate(title, MAX_HEADER_TEXT))).to_dict()
+def header(title: str) -> list[dict[str, Any]]:
+    """A header block (none for an empty title); titles over 150 characters are truncated."""
+    if not title.strip():
+        return []
+    return [HeaderBlock(text=PlainTextObject(text=truncate(title, MAX_HEADER_TEXT))).to_dict()]
 
 
 def context(*texts: str | None) -> list[dict[str, Any]]:
-    """One context block of the non-empty ``texts`` (at most 10, each at most 2,000 chars)."""
+    """One context block of the non-empty mrkdwn ``texts`` (at most 10, each at most 2,000
+    chars); whatever in them came from a model or data was escaped by the caller."""
     elements = [
         MarkdownTextObject(text=truncate(t, MAX_CONTEXT_TEXT)) for t in texts if t and t.strip()
     ]

@@ -4,7 +4,9 @@ event) and their bytes (``download``: ``url_private`` with the bot token, which 
 
 The bot token goes only to Slack's own file hosts (``files.slack.com``, a ``*.slack.com`` or
 ``*.slack-gov.com`` host) or the host the client's Web API lives on (a fake in tests): a
-``url_private`` pointing anywhere else is refused, never fetched. A download stops at
+``url_private`` pointing anywhere else, or redirecting anywhere else, is refused, never
+fetched; the download is an ``adapters.fetch`` one (https only, never a private address,
+unless the ``FetchPolicy`` allows it for local fakes). A download stops at
 ``max_bytes`` however large the file claims to be; without a usable token Slack answers
 ``url_private`` with its sign-in page (HTML, status 200), which is refused as such.
 
@@ -24,6 +26,7 @@ import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 from yarl import URL
 
+from adapters.fetch import Fetcher, FetchPolicy, FetchRefused
 from adapters.files import FileRefused, SharedFile, too_big
 from adapters.slack.payloads import MessageEvent
 
@@ -52,7 +55,7 @@ def shared_files(event: MessageEvent) -> list[SharedFile]:
     return files
 
 
-def allowed_host(url: str, client: AsyncWebClient) -> bool:
+def allowed_host(url: str | URL, client: AsyncWebClient) -> bool:
     """Whether the bot token may be sent to ``url`` (Slack's file hosts, or the client's own
     Web API host).
 
@@ -64,7 +67,7 @@ def allowed_host(url: str, client: AsyncWebClient) -> bool:
     >>> allowed_host("http://files.slack.com/a.csv", client)
     False
     """
-    target, api = URL(url), URL(client.base_url)
+    target, api = URL(url) if isinstance(url, str) else url, URL(client.base_url)
     if target.host is None:
         return False
     if target.host == api.host and target.port == api.port and target.scheme == api.scheme:
@@ -72,7 +75,9 @@ def allowed_host(url: str, client: AsyncWebClient) -> bool:
     return target.scheme == "https" and target.host.endswith(SLACK_FILE_DOMAINS)
 
 
-async def download(client: AsyncWebClient, file: SharedFile, *, max_bytes: int) -> bytes:
+async def download(
+    client: AsyncWebClient, file: SharedFile, *, max_bytes: int, policy: FetchPolicy
+) -> bytes:
     """The file's bytes (at most ``max_bytes``); raises ``FileRefused`` saying why not."""
     if file.size is not None and file.size > max_bytes:
         raise FileRefused(too_big(file.name, max_bytes))
@@ -82,18 +87,20 @@ async def download(client: AsyncWebClient, file: SharedFile, *, max_bytes: int) 
         logger.warning("slack: refused to download a file from an unexpected host")
         raise FileRefused(f"{file.name} is not stored on Slack, so I did not download it")
     headers = {"Authorization": f"Bearer {client.token}"}
-    session = client.session
-    own = session is None
-    session = session or aiohttp.ClientSession()
     try:
-        async with session.get(file.url, headers=headers) as response:
+        async with (
+            Fetcher(policy) as fetcher,
+            fetcher.open(
+                file.url, headers=headers, allowed=lambda url: allowed_host(url, client)
+            ) as response,
+        ):
             return await _read(response, file.name, max_bytes)
+    except FetchRefused as refused:
+        logger.warning("slack: refused to download a shared file: %s", refused)
+        raise FileRefused(f"{file.name} is not stored on Slack, so I did not download it") from None
     except (aiohttp.ClientError, TimeoutError) as error:
         logger.warning("slack: downloading a shared file failed: %s", type(error).__name__)
         raise FileRefused(f"I could not download {file.name}; please try again") from None
-    finally:
-        if own:
-            await session.close()
 
 
 async def _read(response: aiohttp.ClientResponse, name: str, max_bytes: int) -> bytes:

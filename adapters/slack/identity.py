@@ -1,23 +1,30 @@
 """``SlackUserResolver``: who is asking, and in which groups, from the workspace itself.
 
 The user id comes from the signed payload (``RequestContext.metadata``), never from text.
-Name and email come from ``users.info``; groups are the handles of the workspace's user
-groups the user belongs to (``usergroups.list`` / ``usergroups.users.list``); ``admin`` is
-granted by a configured list of user ids or user-group handles (and optionally to workspace
-admins/owners). Every member gets ``user``; guests and people from other organisations get
-``guest`` instead. Lookups are cached with a TTL and invalidated by ``user_change``,
+Name and email come from ``users.info``. Groups are *granted*, never self-named: a Slack
+user group counts only through configuration, by its id (``group_map``:
+``{"S0123": ["finance"]}``; ``admin_groups``: user-group ids whose members are ``admin``),
+because anyone allowed to create or rename a user group could otherwise take a handle such
+as ``admin`` or ``finance``. Membership is read from ``usergroups.list`` /
+``usergroups.users.list`` (only when a setting names a user group); handles are never read.
+``admin`` comes only from ``admin_users``, ``admin_groups``, ``group_map`` and, when
+``workspace_admins_are_admins`` says so, workspace admins/owners. Every member gets
+``user``; guests and people from other organisations get ``guest`` instead.
+
+Lookups are cached with a TTL and invalidated by ``user_change``,
 ``subteam_members_changed`` and ``subteam_updated``. With ``local_ttl`` set, lookups are
 also kept in this process for that long in front of a shared (Redis) cache, so a turn costs
 no cache round trip; another process's invalidation reaches this one within ``local_ttl``.
-A missing scope or a free plan
-without user groups logs once and yields fewer groups; it never fails the turn (the failed
-lookup is cached for ``failure_ttl`` so every turn does not repeat it).
+A missing scope or a free plan without user groups logs once and yields fewer groups; it
+never fails the turn (the failed lookup is cached for ``failure_ttl`` so every turn does not
+repeat it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -49,6 +56,12 @@ def fixed_client(client: AsyncWebClient) -> ClientProvider:
     return provide
 
 
+def _groups_key(team: str) -> str:
+    """Cache key of a workspace's user-group members by id (renamed from the handle-keyed
+    ``slack:identity:groups:``, so no process reads an entry written by an older one)."""
+    return f"slack:identity:usergroups:{team}"
+
+
 def _profile(user: Mapping[str, Any]) -> dict[str, Any]:
     profile: Mapping[str, Any] = user.get("profile") or {}
     return {
@@ -66,13 +79,41 @@ def _profile(user: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+USERGROUP_ID = re.compile(r"^S[A-Z0-9]+$")
+"""A Slack user-group id (``S0123ABCD``); a handle (``data-team``, ``@ops``) never matches."""
+
+
+def usergroup_ids(values: Iterable[str], setting: str) -> list[str]:
+    """``values`` checked to be user-group ids; a handle raises ``ValueError`` saying how to
+    migrate (a handle can be taken by anyone who may edit user groups).
+
+    >>> usergroup_ids(["S0123ABCD"], "admin_groups")
+    ['S0123ABCD']
+    >>> usergroup_ids(["@data-team"], "admin_groups")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: admin_groups names user groups by handle (@data-team): groups are granted ...
+    """
+    ids = [value.strip() for value in values if value.strip()]
+    handles = [value for value in ids if not USERGROUP_ID.match(value)]
+    if handles:
+        raise ValueError(
+            f"{setting} names user groups by handle ({', '.join(handles[:5])}): groups are "
+            "granted by user-group id only (S0123ABCD: usergroups.list, or the group's page "
+            'in Slack); see the README, "Groups and admins"'
+        )
+    return ids
+
+
 class SlackUserResolver(UserResolver):
-    """Resolves Slack users to ``User(id="slack:{team}:{user}")`` with workspace groups.
+    """Resolves Slack users to ``User(id="slack:{team}:{user}")`` with the groups
+    configuration grants them; see the module docstring.
 
     >>> client = AsyncWebClient(token="xoxb-test")
-    >>> resolver = SlackUserResolver(client, admin_users=["U1"], admin_groups=["ops"])
-    >>> resolver.ttl
-    300.0
+    >>> resolver = SlackUserResolver(client, admin_users=["U1"], admin_groups=["S0OPS"],
+    ...                              group_map={"S0FIN": ["finance"]})
+    >>> resolver.ttl, resolver.group_map["S0FIN"]
+    (300.0, ('finance',))
     """
 
     def __init__(
@@ -81,6 +122,7 @@ class SlackUserResolver(UserResolver):
         *,
         admin_users: Iterable[str] = (),
         admin_groups: Iterable[str] = (),
+        group_map: Mapping[str, Iterable[str]] | None = None,
         workspace_admins_are_admins: bool = False,
         cache: KeyValueStore | None = None,
         ttl: float = 300.0,
@@ -89,7 +131,11 @@ class SlackUserResolver(UserResolver):
     ) -> None:
         self._client_for = fixed_client(client) if isinstance(client, AsyncWebClient) else client
         self.admin_users = frozenset(admin_users)
-        self.admin_groups = frozenset(g.lstrip("@") for g in admin_groups)
+        self.admin_groups = frozenset(usergroup_ids(admin_groups, "admin_groups"))
+        mapped = dict(group_map or {})
+        self.group_map = {
+            group_id: tuple(mapped[group_id]) for group_id in usergroup_ids(mapped, "group_map")
+        }
         self.workspace_admins_are_admins = workspace_admins_are_admins
         self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=50_000)
         self.ttl = float(ttl)
@@ -99,6 +145,11 @@ class SlackUserResolver(UserResolver):
         self._warned: set[tuple[str, str]] = set()
         self._loading: dict[str, asyncio.Future[Any]] = {}
 
+    @property
+    def reads_user_groups(self) -> bool:
+        """Whether any configuration names a user group (else memberships are never read)."""
+        return bool(self.admin_groups or self.group_map)
+
     async def resolve_user(self, request_context: RequestContext) -> User:
         meta = request_context.metadata
         team, user_id = meta.get("workspace_id"), meta.get("user_id")
@@ -107,7 +158,7 @@ class SlackUserResolver(UserResolver):
         enterprise = meta.get("slack_enterprise_id")
         client = await self._client_for(team, enterprise)
         profile = await self._user_profile(client, team, user_id)
-        handles = await self._handles_of(client, team, user_id)
+        usergroups = await self._usergroups_of(client, team, user_id)
         return User(
             id=user_key(team, user_id),
             username=profile.get("name") or meta.get("user_name"),
@@ -120,15 +171,27 @@ class SlackUserResolver(UserResolver):
                 "is_workspace_admin": profile.get("is_admin", False),
                 "is_workspace_owner": profile.get("is_owner", False),
             },
-            group_memberships=self._groups(user_id, profile, handles),
+            group_memberships=self.groups(user_id, profile, usergroups),
         )
 
-    def _groups(self, user_id: str, profile: Mapping[str, Any], handles: list[str]) -> list[str]:
-        groups = [GUEST_GROUP if profile.get("is_guest") else MEMBER_GROUP, *handles]
+    def groups(
+        self, user_id: str, profile: Mapping[str, Any], usergroups: Iterable[str]
+    ) -> list[str]:
+        """The Threadline groups of a user: ``user`` (or ``guest``), what ``group_map``
+        grants their user groups (by id), and ``admin`` only from configuration.
+
+        >>> resolver = SlackUserResolver(AsyncWebClient(token="x"), group_map={"S1A": ["fin"]})
+        >>> resolver.groups("U1", {}, ["S1A", "S2B"])
+        ['user', 'fin']
+        """
+        ids = frozenset(usergroups)
+        groups = [GUEST_GROUP if profile.get("is_guest") else MEMBER_GROUP]
+        for group_id in sorted(ids & self.group_map.keys()):
+            groups.extend(self.group_map[group_id])
         workspace_admin = profile.get("is_admin") or profile.get("is_owner")
         if (
             user_id in self.admin_users
-            or not self.admin_groups.isdisjoint(handles)
+            or not self.admin_groups.isdisjoint(ids)
             or (self.workspace_admins_are_admins and workspace_admin)
         ):
             groups.append(ADMIN_GROUP)
@@ -185,12 +248,16 @@ class SlackUserResolver(UserResolver):
         await self._cache.set(key, profile, ttl=self.ttl)
         return profile
 
-    async def _handles_of(self, client: AsyncWebClient, team: str, user_id: str) -> list[str]:
+    async def _usergroups_of(self, client: AsyncWebClient, team: str, user_id: str) -> list[str]:
+        """The ids of the user groups ``user_id`` belongs to (none read when no setting names
+        a user group: the lookup would grant nothing)."""
+        if not self.reads_user_groups:
+            return []
         members = await self._group_members(client, team)
-        return sorted(handle for handle, users in members.items() if user_id in users)
+        return sorted(group_id for group_id, users in members.items() if user_id in users)
 
     async def _group_members(self, client: AsyncWebClient, team: str) -> dict[str, list[str]]:
-        key = f"slack:identity:groups:{team}"
+        key = _groups_key(team)
         return dict(await self._once(key, lambda: self._load_groups(client, team, key)))
 
     async def _load_groups(
@@ -205,19 +272,20 @@ class SlackUserResolver(UserResolver):
         await self._cache.set(key, members, ttl=self.ttl)
         return members
 
-    @staticmethod
-    async def _fetch_group_members(client: AsyncWebClient) -> dict[str, list[str]]:
+    async def _fetch_group_members(self, client: AsyncWebClient) -> dict[str, list[str]]:
+        """Members of each configured user group, by id (other groups are not kept)."""
         response = await client.usergroups_list(include_users=True)
+        wanted = self.admin_groups | self.group_map.keys()
         members: dict[str, list[str]] = {}
         for group in response.get("usergroups") or []:
-            handle = group.get("handle")
-            if not handle or group.get("date_delete"):
+            group_id = group.get("id")
+            if group_id not in wanted or group.get("date_delete"):
                 continue
             users = group.get("users")
             if users is None:
-                listed = await client.usergroups_users_list(usergroup=group["id"])
+                listed = await client.usergroups_users_list(usergroup=group_id)
                 users = listed.get("users") or []
-            members[handle] = list(users)
+            members[str(group_id)] = list(users)
         return members
 
     # --- invalidation -------------------------------------------------------------------------
@@ -231,7 +299,7 @@ class SlackUserResolver(UserResolver):
         await self._forget(f"slack:identity:user:{team}:{user_id}")
 
     async def invalidate_groups(self, team: str) -> None:
-        await self._forget(f"slack:identity:groups:{team}")
+        await self._forget(_groups_key(team))
 
     async def handle_event(self, team: str, event: Mapping[str, Any]) -> None:
         """Drop cached identity an event made stale (``user_change`` / ``subteam_*``)."""

@@ -27,6 +27,7 @@ from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.basic_objects import JsonValidator
 from slack_sdk.models.blocks import Block
 
+from adapters.slack.escape import escape
 from adapters.slack.markdown import truncate
 
 MAX_BLOCKS = 50
@@ -148,8 +149,9 @@ class FileUpload:
 class SlackMessage:
     """One message to post: ``blocks``, the ``text`` fallback and files to attach after it.
 
-    A message with files and no blocks is posted as the upload itself (``text`` becomes the
-    upload's comment).
+    ``text`` is mrkdwn as sent: escaped already (``pack_messages`` escapes the plain text it
+    is given; whoever builds a ``SlackMessage`` directly escapes it). A message with files
+    and no blocks is posted as the upload itself (``text`` becomes the upload's comment).
 
     >>> SlackMessage(text="hi").blocks
     []
@@ -217,9 +219,12 @@ def pack_messages(
 ) -> list[SlackMessage]:
     """Validate ``blocks`` and split them into messages within every per-message limit.
 
-    Files ride on the last message; no blocks and no files means no message. A markdown block
-    over 12,000 chars is a caller bug (split the text first) and raises.
+    ``text`` is the plain-text fallback (notifications, screen readers): it is escaped here,
+    the last step before Slack reads it as mrkdwn. Files ride on the last message; no blocks
+    and no files means no message. A markdown block over 12,000 chars is a caller bug (split
+    the text first) and raises.
     """
+    text = escape(text) if text.strip() else "…"  # Slack wants a fallback; never empty
     messages: list[list[dict[str, Any]]] = [[]]
     budget = _Budget()
     for block in blocks:

@@ -1,18 +1,22 @@
-"""Markdown for Slack: standard markdown -> ``mrkdwn``, escaping and truncation.
+"""Markdown for Slack: standard markdown -> ``mrkdwn``, and truncation.
 
 LLM answers go to Slack as standard markdown (``markdown`` blocks, ``markdown_text``), which
 Slack renders itself. ``mrkdwn`` (section and context text, the ``text`` fallback) is a
 different dialect: ``*bold*``, ``_italic_``, ``~strike~``, ``<url|label>``, no headings.
-``to_mrkdwn`` converts the common constructs and leaves code untouched (a fence's language
-tag is dropped: mrkdwn would show it as the code's first line).
+``to_mrkdwn`` converts the common constructs and escapes the rest (``adapters.slack.escape``),
+code included (Slack decodes the entities there too); a markdown link becomes its label with
+the URL shown after it, never a disguised link; a fence's language tag is dropped (mrkdwn
+would show it as the code's first line).
 
 >>> to_mrkdwn("## Result\\n**12** rows, see [docs](https://x.io) & ~~old~~")
-'*Result*\\n*12* rows, see <https://x.io|docs> &amp; ~old~'
+'*Result*\\n*12* rows, see docs (https://x.io) &amp; ~old~'
 """
 
 from __future__ import annotations
 
 import re
+
+from adapters.slack.escape import escape
 
 _FENCE = re.compile(r"(```.*?(?:```|$))", re.DOTALL)
 _LANGUAGE = re.compile(r"^```[\w+#.-]+[ \t]*\n")
@@ -26,32 +30,26 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+", re.MULTILINE)
 _PLACEHOLDER = "\x00{}\x00"
 
 
-def escape_mrkdwn(text: str) -> str:
-    """Escape the three characters Slack treats as control sequences.
-
-    >>> escape_mrkdwn("a < b && c > d")
-    'a &lt; b &amp;&amp; c &gt; d'
-    """
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def to_mrkdwn(markdown: str) -> str:
-    """Convert standard markdown to Slack ``mrkdwn``; code spans and fences are kept as-is."""
+    """Convert standard markdown to Slack ``mrkdwn``, escaped (``escape``); code spans and
+    fences are kept unformatted, a link becomes ``label (url)`` (never a disguised link)."""
     kept: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
-        kept.append(_LANGUAGE.sub("```\n", match.group(0), count=1))  # mrkdwn shows it as text
+        code = _LANGUAGE.sub("```\n", match.group(0), count=1)  # mrkdwn shows it as text
+        kept.append(escape(code))
         return _PLACEHOLDER.format(len(kept) - 1)
 
+    markdown = markdown.replace("\x00", "").replace("\x01", "").replace("\x02", "")
     text = _CODE_SPAN.sub(keep, _FENCE.sub(keep, markdown))
     links: list[str] = []
 
     def link(match: re.Match[str]) -> str:
         label, url = match.group(1), match.group(2)
-        links.append(f"<{url.replace('|', '%7C')}|{escape_mrkdwn(label)}>")
+        links.append(escape(f"{label} ({url})"))
         return f"\x01{len(links) - 1}\x01"
 
-    text = escape_mrkdwn(_LINK.sub(link, text))
+    text = escape(_LINK.sub(link, text))
     text = _HEADING.sub(lambda m: f"\x02{m.group(1)}\x02", text)
     text = _BOLD.sub(lambda m: f"\x02{m.group(2)}\x02", text)
     text = _ITALIC_STAR.sub(lambda m: f"_{m.group(1)}_", text)

@@ -42,6 +42,7 @@ from adapters.slack.answer import falls_back
 from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import TASK_STATUS
 from adapters.slack.errors import SlackCallFailed, web_client
+from adapters.slack.escape import escape
 from adapters.slack.limits import MAX_PLAN_TASKS, MAX_TASK_DETAIL, MAX_TASK_TITLE, validate_block
 from adapters.slack.markdown import truncate
 from adapters.tasks import PlanTask, TaskBoard
@@ -277,7 +278,7 @@ class SlackPlan:
         if self.ts is not None and snapshot == self._shown_in_place:
             return
         self._shown_in_place = snapshot
-        blocks, text = [plan_block(self.board)], self.board.title()
+        blocks, text = [plan_block(self.board)], escape(self.board.title())
         if self.ts is None:
             response = await self._client.chat_postMessage(
                 channel=self._target.channel,

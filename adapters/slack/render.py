@@ -31,6 +31,7 @@ from slack_sdk.models.blocks import (
 
 from adapters.details import readable
 from adapters.render import ComponentRenderer
+from adapters.slack.approval import approval_message
 from adapters.slack.charts import render_chart
 from adapters.slack.controls import TASK_STATUS, sources_block
 from adapters.slack.elements import (
@@ -44,10 +45,12 @@ from adapters.slack.elements import (
     sections,
     status_emoji,
 )
+from adapters.slack.escape import escape, link
 from adapters.slack.limits import MAX_SECTION_TEXT, FileUpload, SlackMessage, pack_messages
-from adapters.slack.markdown import escape_mrkdwn, to_mrkdwn, truncate
+from adapters.slack.markdown import to_mrkdwn, truncate
 from adapters.slack.tables import render_dataframe
 from agent_core.components import (
+    ApprovalComponent,
     ArtifactComponent,
     BadgeComponent,
     ButtonComponent,
@@ -86,9 +89,9 @@ class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
     shows them), chat input updates are dropped (``ComponentRenderer``'s default).
 
     >>> from agent_core.components import BadgeComponent
-    >>> [m] = SlackRenderer().render(UiComponent(rich_component=BadgeComponent(text="beta")))
-    >>> m.text
-    ':small_blue_diamond: `beta`'
+    >>> [m] = SlackRenderer().render(UiComponent(rich_component=BadgeComponent(text="<beta>")))
+    >>> m.blocks[0]["elements"][0]["text"], m.text
+    (':small_blue_diamond: `&lt;beta&gt;`', '&lt;beta&gt;')
     """
 
     def nothing(self) -> list[SlackMessage]:
@@ -116,13 +119,15 @@ class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
         return _progress(progress)
 
     def on_status_indicator(self, status: StatusIndicatorComponent) -> list[SlackMessage]:
-        return _one_line(f"{status_emoji(status.status)} {escape_mrkdwn(status.message)}")
+        line = f"{status_emoji(status.status)} {escape(status.message)}"
+        return _one_line(line, status.message)
 
     def on_badge(self, badge: BadgeComponent) -> list[SlackMessage]:
-        return _one_line(f"{badge.icon or status_emoji(badge.variant)} `{badge.text}`")
+        icon = escape(badge.icon) if badge.icon else status_emoji(badge.variant)
+        return _one_line(f"{icon} `{escape(badge.text)}`", badge.text)
 
     def on_icon_text(self, icon: IconTextComponent) -> list[SlackMessage]:
-        return _one_line(f"{icon.icon} {escape_mrkdwn(icon.text)}")
+        return _one_line(f"{escape(icon.icon)} {escape(icon.text)}", icon.text)
 
     def on_log_viewer(self, log: LogViewerComponent) -> list[SlackMessage]:
         return _logs(log)
@@ -155,6 +160,10 @@ class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
     def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> list[SlackMessage]:
         return []  # task_update chunks of the streamed answer, shown by the stream
 
+    def on_approval(self, approval: ApprovalComponent) -> list[SlackMessage]:
+        """Approve / Deny in the thread, updated in place once decided."""
+        return approval_message(approval)
+
     def on_sources(self, sources: SourcesComponent) -> list[SlackMessage]:
         """The sources line alone (the reply stream puts it, with "Show query", under the
         answer it belongs to)."""
@@ -178,18 +187,18 @@ def render_text(text: RichTextComponent) -> list[SlackMessage]:
         )
     if text.markdown:
         return pack_messages(markdown_blocks(content), text=content)
-    return pack_messages(sections(escape_mrkdwn(content)), text=content)
+    return pack_messages(sections(escape(content)), text=content)
 
 
 def _body(text: str, markdown: bool) -> str:
-    return to_mrkdwn(readable(text)) if markdown else escape_mrkdwn(text)
+    return to_mrkdwn(readable(text)) if markdown else escape(text)
 
 
 def _card(card: CardComponent) -> list[SlackMessage]:
-    status = f"{status_emoji(card.status)} {card.status}" if card.status else None
+    status = f"{status_emoji(card.status)} {escape(card.status)}" if card.status else None
     blocks = [
-        header(f"{card.icon} {card.title}" if card.icon else card.title),
-        *context(status, escape_mrkdwn(card.subtitle) if card.subtitle else None),
+        *header(f"{card.icon} {card.title}" if card.icon else card.title),
+        *context(status, escape(card.subtitle) if card.subtitle else None),
         *([] if card.collapsed else sections(_body(card.content, card.markdown))),
         *dict_actions(card.actions),
     ]
@@ -197,8 +206,8 @@ def _card(card: CardComponent) -> list[SlackMessage]:
 
 
 def _notification(note: NotificationComponent) -> list[SlackMessage]:
-    title = f"*{escape_mrkdwn(note.title)}*\n" if note.title else ""
-    text = truncate(f"{title}{to_mrkdwn(note.message)}", MAX_SECTION_TEXT)
+    title = f"*{escape(note.title)}*\n" if note.title else ""
+    text = truncate(f"{title}{to_mrkdwn(note.message)}", MAX_SECTION_TEXT) or " "
     alert = AlertBlock(text=MarkdownTextObject(text=text), level=note.level).to_dict()
     summary = f"{note.title}: {note.message}" if note.title else note.message
     return pack_messages([alert, *dict_actions(note.actions)], text=summary)
@@ -209,11 +218,10 @@ SEVERITIES = frozenset({"error", "warning", "info"})
 
 
 def _status_card(card: StatusCardComponent) -> list[SlackMessage]:
-    state = "" if card.status in SEVERITIES else f" · {card.status}"
-    line = f"{card.icon or status_emoji(card.status)} *{escape_mrkdwn(card.title)}*{state}"
-    details = [
-        f"*{escape_mrkdwn(str(k))}:* {escape_mrkdwn(str(v))}" for k, v in card.metadata.items()
-    ]
+    state = "" if card.status in SEVERITIES else f" · {escape(card.status)}"
+    icon = escape(card.icon) if card.icon else status_emoji(card.status)
+    line = f"{icon} *{escape(card.title)}*{state}"
+    details = [f"*{escape(str(k))}:* {escape(str(v))}" for k, v in card.metadata.items()]
     blocks = [
         *sections(line + (f"\n{to_mrkdwn(card.description)}" if card.description else "")),
         *([] if card.collapsed else context(*details[:10])),
@@ -234,23 +242,23 @@ def progress_bar(value: float, width: int = 10) -> str:
 def _progress(p: ProgressBarComponent | ProgressDisplayComponent) -> list[SlackMessage]:
     label = p.label or "Progress"
     if isinstance(p, ProgressDisplayComponent) and p.indeterminate:
-        line = f":hourglass_flowing_sand: *{escape_mrkdwn(label)}*"
+        line = f":hourglass_flowing_sand: *{escape(label)}*"
     else:
         percent = f" {round(p.value * 100)}%" if p.show_percentage else ""
-        line = f"*{escape_mrkdwn(label)}*\n`{progress_bar(p.value)}`{percent}"
+        line = f"*{escape(label)}*\n`{progress_bar(p.value)}`{percent}"
     description = getattr(p, "description", None)
     if description:
         line += f"\n{to_mrkdwn(description)}"
     return pack_messages(sections(line), text=f"{label}: {round(p.value * 100)}%")
 
 
-def _one_line(mrkdwn: str) -> list[SlackMessage]:
-    return pack_messages(context(mrkdwn), text=mrkdwn)
+def _one_line(mrkdwn: str, plain: str) -> list[SlackMessage]:
+    return pack_messages(context(mrkdwn), text=plain)
 
 
 def _log_line(entry_ts: float, level: str, message: str, timestamps: bool) -> str:
     stamp = dt.datetime.fromtimestamp(entry_ts, dt.UTC).strftime("%H:%M:%S ") if timestamps else ""
-    return f"{stamp}{level.upper():<7} {message}".replace("```", "'''")
+    return escape(f"{stamp}{level.upper():<7} {message}".replace("```", "'''"))
 
 
 def _logs(logs: LogViewerComponent) -> list[SlackMessage]:
@@ -263,7 +271,7 @@ def _logs(logs: LogViewerComponent) -> list[SlackMessage]:
         kept.insert(0, truncate(line, budget))
     note = f"{len(lines) - len(kept)} earlier lines not shown" if len(kept) < len(lines) else None
     body = "```\n" + "\n".join(kept) + "\n```" if kept else "_No log entries._"
-    blocks = [*sections(f"*{escape_mrkdwn(logs.title)}*"), *sections(body), *context(note)]
+    blocks = [*sections(f"*{escape(logs.title)}*"), *sections(body), *context(note)]
     return pack_messages(blocks, text=f"{logs.title}: {len(lines)} lines")
 
 
@@ -284,7 +292,7 @@ def _task_list(tasks: TaskListComponent) -> list[SlackMessage]:
         )
         for t in tasks.tasks
     ]
-    plan = PlanBlock(title=truncate(tasks.title, 150), tasks=cards).to_dict()
+    plan = PlanBlock(title=truncate(tasks.title, 150) or "Tasks", tasks=cards).to_dict()
     done = sum(t.status == "completed" for t in tasks.tasks)
     return pack_messages([plan], text=f"{tasks.title}: {done}/{len(tasks.tasks)} done")
 
@@ -305,7 +313,8 @@ def _artifact(artifact: ArtifactComponent) -> list[SlackMessage]:
         content=artifact.content.encode(),
         title=title,
     )
-    blocks = [*sections(f"*{escape_mrkdwn(title)}*"), *context(artifact.description)]
+    description = escape(artifact.description) if artifact.description else None
+    blocks = [*sections(f"*{escape(title)}*"), *context(description)]
     return pack_messages(blocks, text=title, files=[upload])
 
 
@@ -313,11 +322,10 @@ def render_simple(simple: SimpleComponent | None) -> list[SlackMessage]:
     """The fallback for rich types without a Slack rendering."""
     match simple:
         case SimpleTextComponent():
-            return pack_messages(sections(escape_mrkdwn(simple.text)), text=simple.text)
+            return pack_messages(sections(escape(simple.text)), text=simple.text)
         case SimpleLinkComponent():
-            label = escape_mrkdwn(simple.text or simple.url)
             return pack_messages(
-                sections(f"<{simple.url}|{label}>"), text=simple.text or simple.url
+                sections(link(simple.url, simple.text)), text=simple.text or simple.url
             )
         case SimpleImageComponent():
             return _simple_image(simple)
@@ -330,8 +338,8 @@ def _sign_in(prompt: SignInComponent) -> list[SlackMessage]:
     text = prompt.message or f"Connect your {prompt.service} account to go on."
     button = link_button(prompt.label, prompt.url, action_id=SIGN_IN_BUTTON)
     if button is None:
-        return pack_messages(sections(escape_mrkdwn(text)), text=text)
-    return pack_messages([*sections(escape_mrkdwn(text)), button], text=text)
+        return pack_messages(sections(escape(text)), text=text)
+    return pack_messages([*sections(escape(text)), button], text=text)
 
 
 def _simple_image(image: SimpleImageComponent) -> list[SlackMessage]:
@@ -340,7 +348,7 @@ def _simple_image(image: SimpleImageComponent) -> list[SlackMessage]:
     if inline is not None:
         mime_type, data = inline
         name = f"image.{IMAGE_TYPES[mime_type]}"
-        return [SlackMessage(text=alt, files=[FileUpload(name, data, alt, alt)])]
+        return [SlackMessage(text=escape(alt), files=[FileUpload(name, data, alt, alt)])]
     if image.url.startswith(("https://", "http://")) and len(image.url) <= 3000:
         return pack_messages([ImageBlock(image_url=image.url, alt_text=alt).to_dict()], text=alt)
     return []
@@ -361,11 +369,12 @@ def query_messages(sources: Sequence[Source]) -> list[SlackMessage]:
     blocks: list[dict[str, Any]] = []
     for number, source in enumerate(sources, start=1):
         facts = [f"*Query {number}*"]
-        facts += [", ".join(f"`{escape_mrkdwn(truncate(t, 100))}`" for t in source.tables[:20])]
+        facts += [", ".join(f"`{escape(truncate(t, 100))}`" for t in source.tables[:20])]
         facts += [source.rows_text()]
         sql = source.query.strip().replace("```", "` ` `")
         if len(sql) > MAX_QUERY_CHARS:
             sql = sql[: MAX_QUERY_CHARS - 40].rstrip() + "\n-- (cut: the query is longer)"
+        sql = escape(sql)
         title = " · ".join(fact for fact in facts if fact)
         blocks.extend(sections(f"{title}\n```{sql}```"))
     count = len(sources)

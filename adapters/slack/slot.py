@@ -37,7 +37,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.notices import INTERRUPTED
 from adapters.slack.context import ReplyTarget
 from adapters.slack.errors import SlackCallFailed, web_client
-from adapters.slack.markdown import escape_mrkdwn, truncate
+from adapters.slack.escape import escape
+from adapters.slack.markdown import truncate
 from adapters.slack.private import PrivateDelivery
 from adapters.slack.render import render
 from agent_core.components import NotificationComponent, UiComponent
@@ -212,7 +213,7 @@ class AnswerSlot:
         if self._current.thread_ts:
             return self._current.thread_ts
         target = self.target
-        opener = f"<@{target.user_id}> asked: {escape_mrkdwn(truncate(question, 2900))}"
+        opener = f"<@{target.user_id}> asked: {escape(truncate(question, 2900))}"
         try:
             posted = await self._client.chat_postMessage(channel=target.channel, text=opener)
         except SlackCallFailed as error:
@@ -221,7 +222,7 @@ class AnswerSlot:
                 await AsyncWebhookClient(target.response_url).send(
                     response_type="ephemeral",
                     text="I can't post in this conversation. Invite me with `/invite`, or ask "
-                    f"privately: `{command} private {question}`",
+                    f"privately: `{command} private {escape(question)}`",
                 )
             return None
         thread_ts = str(posted["ts"])

@@ -20,6 +20,10 @@ What each component becomes:
     everything else             -> blocks (chat.postMessage, chat.update, chat.delete, files)
     audience "requester"        -> inline in a DM; chat.postEphemeral to the asker elsewhere
 
+An approval (``ApprovalComponent``) is a message of its own; ``on_approval(approval_id,
+where)`` hears where it went, so a decision can update it in place
+(``adapters.slack.approval.update_approval``).
+
 Tables and charts come after the answer's text, as in Teams (where they are the answer
 message's cards): one that arrives before any text is held until the answer is posted, or
 until the turn ends.
@@ -38,8 +42,9 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -53,6 +58,7 @@ from adapters.slack.controls import (
     suggested_prompts,
 )
 from adapters.slack.errors import SlackCallFailed, web_client
+from adapters.slack.escape import escape
 from adapters.slack.limits import SlackMessage
 from adapters.slack.plan import SlackPlan
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
@@ -60,6 +66,7 @@ from adapters.slack.render import render
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.status import StatusLine
 from agent_core.components import (
+    ApprovalComponent,
     ButtonGroupComponent,
     ChartComponent,
     ComponentLifecycle,
@@ -74,6 +81,9 @@ from agent_core.components import (
 )
 
 log = logging.getLogger(__name__)
+
+OnApproval = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""Told where an approval message went: ``(approval_id, {"channel": ..., "ts": ...})``."""
 
 
 class SlackReplyStream:
@@ -99,8 +109,10 @@ class SlackReplyStream:
         flush_chars: int = 1000,
         flush_interval: float = 1.0,
         update_interval: float = 1.0,
+        on_approval: OnApproval | None = None,
     ) -> None:
         self._client = web_client(client)
+        self._on_approval = on_approval
         self.target = target
         self.slot = slot if slot is not None else AnswerSlot(client, target)
         self.flush_chars = flush_chars
@@ -304,7 +316,7 @@ class SlackReplyStream:
             sources, self._sources = self._sources, None
             await self._private.deliver(UiComponent.of(sources, sources.summary()))
         elif (cited := self._cited()) is not None:
-            await self._post(SlackMessage(text=self._sources_text, blocks=[cited]))
+            await self._post(SlackMessage(text=escape(self._sources_text), blocks=[cited]))
 
     def _cited(self) -> dict[str, object] | None:
         """The sources line for the answer being finished (once), with "Show query" where
@@ -368,9 +380,19 @@ class SlackReplyStream:
                 posted for message in render(component) if (posted := await self._post(message))
             ]
             self._last_update[rich.id] = time.monotonic()
+            await self._posted_approval(rich, self._messages[rich.id])
             return
         self._pending[rich.id] = component
         await self._flush_pending(force=False)
+
+    async def _posted_approval(self, rich: object, posted: list[str]) -> None:
+        if not isinstance(rich, ApprovalComponent) or not posted or self._on_approval is None:
+            return
+        target = self.target
+        where = {"platform": "slack", "team": target.team_id, "channel": target.channel}
+        await self._on_approval(
+            rich.approval_id, where | {"ts": posted[0], "thread_ts": target.thread_ts}
+        )
 
     async def _flush_pending(self, *, force: bool) -> None:
         now = time.monotonic()

@@ -24,6 +24,7 @@ from slack_sdk.models.blocks import TableBlock
 
 from adapters.number_format import format_number
 from adapters.slack.elements import context, sections
+from adapters.slack.escape import escape
 from adapters.slack.limits import (
     MAX_TABLE_COLUMNS,
     MAX_TABLE_ROWS,
@@ -31,7 +32,7 @@ from adapters.slack.limits import (
     SlackMessage,
     pack_messages,
 )
-from adapters.slack.markdown import escape_mrkdwn, truncate
+from adapters.slack.markdown import truncate
 from agent_core.components import DataFrameComponent
 from agent_core.tools.tabular import spreadsheet_safe
 
@@ -98,10 +99,11 @@ def _table_note(
 
 def render_dataframe(df: DataFrameComponent) -> list[SlackMessage]:
     """A table message, with a CSV of the rows when they do not all fit the table block."""
-    title_blocks = sections(f"*{escape_mrkdwn(df.title)}*") if df.title else []
+    title_blocks = sections(f"*{escape(df.title)}*") if df.title else []
     summary = df.title or f"Table: {df.row_count:,} rows"
     if not df.rows or not df.columns:
-        blocks = [*title_blocks, *sections("_No rows._"), *context(df.description)]
+        description = escape(df.description) if df.description else None
+        blocks = [*title_blocks, *sections("_No rows._"), *context(description)]
         return pack_messages(blocks, text=summary)
     columns = df.columns[:MAX_TABLE_COLUMNS]
     shown = min(len(df.rows), MAX_TABLE_ROWS - 1)
@@ -112,6 +114,6 @@ def render_dataframe(df: DataFrameComponent) -> list[SlackMessage]:
     blocks = [
         *title_blocks,
         table_block(df, columns, shown),
-        *context(df.description, note),
+        *context(escape(df.description) if df.description else None, escape(note)),
     ]
     return pack_messages(blocks, text=f"{summary} ({df.row_count:,} rows)", files=files)

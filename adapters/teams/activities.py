@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from adapters.teams import elements
 from adapters.teams.context import Wire, conversation_type, tenant_id
+from adapters.teams.escape import escape_message
 from agent_core.components import Source
 
 Activity = dict[str, Any]
@@ -66,7 +67,7 @@ def source_citation(source: Source, *, show_query: bool) -> Citation:
     content = None
     if show_query:
         sql = source.query.strip()
-        body = [elements.text_block(abstract or "SQL query", weight="Bolder")]
+        body = [elements.plain_block(abstract or "SQL query", weight="Bolder")]
         if len(sql) > MAX_CITED_SQL:
             sql = sql[: MAX_CITED_SQL - 1].rstrip() + "…"
             body.append(
@@ -215,10 +216,11 @@ def message(
     entities: Sequence[Mapping[str, Any]] = (),
     channel_data: Mapping[str, Any] | None = None,
 ) -> Activity:
-    """A message; ``text`` is Teams markdown, cards ride as ``attachments``."""
+    """A message; ``text`` is Teams markdown (escaped here, the last step:
+    ``escape.escape_message``), cards ride as ``attachments``."""
     activity = _base(ref, "message")
     if text:
-        activity["text"] = text
+        activity["text"] = escape_message(text)
         activity["textFormat"] = "markdown"
     if attachments:
         activity["attachments"] = [dict(a) for a in attachments]
@@ -251,15 +253,18 @@ def stream_informative(
     """An informative update (the blue progress line); the first one starts the stream."""
     info = _stream_info("informative", stream_id, sequence)
     activity = typing(ref)
-    activity.update(text=text[:1000], entities=[info], channelData=_channel_stream_data(info))
+    shown = escape_message(text[:1000])
+    activity.update(text=shown, entities=[info], channelData=_channel_stream_data(info))
     return activity
 
 
 def stream_chunk(ref: ConversationRef, stream_id: str, text: str, sequence: int) -> Activity:
-    """A streaming chunk: the full text so far."""
+    """A streaming chunk: the full text so far, escaped (``escape.escape_message``: the
+    escaped text of a longer answer still begins with this one's)."""
     info = _stream_info("streaming", stream_id, sequence)
     activity = typing(ref)
-    activity.update(text=text, entities=[info], channelData=_channel_stream_data(info))
+    shown = escape_message(text)
+    activity.update(text=shown, entities=[info], channelData=_channel_stream_data(info))
     return activity
 
 

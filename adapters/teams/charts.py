@@ -130,7 +130,7 @@ def render_chart(chart: ChartComponent) -> elements.Element:
     """The chart card: the title once, then Teams' chart (falling back to the image, else
     the summary), or the image and the summary when Teams has no such chart."""
     title = chart.title or f"{chart.chart_type.title()} chart"
-    body: list[elements.Element] = [elements.text_block(title, weight="Bolder", size="Medium")]
+    body: list[elements.Element] = [elements.plain_block(title, weight="Bolder", size="Medium")]
     notes: list[str] = []
     image = _image(chart, title, notes)
     facts = _facts(chart)
@@ -152,5 +152,5 @@ def render_chart(chart: ChartComponent) -> elements.Element:
     if axis:
         notes.insert(0, axis)
     if notes:
-        body.append(elements.text_block(" ".join(notes), subtle=True, size="Small"))
+        body.append(elements.plain_block(" ".join(notes), subtle=True, size="Small"))
     return elements.card(body, fallback_text=title, full_width=True)

@@ -5,6 +5,13 @@ checked against the official schema in tests::
 
     >>> card([text_block("Hello", weight="Bolder")])["body"][0]
     {'type': 'TextBlock', 'text': 'Hello', 'wrap': True, 'weight': 'Bolder'}
+
+Text from a model or from data is made inert here, at the last step: Teams renders card
+Markdown (bold, italic, lists, links) in every TextBlock and Fact, so ``text_block`` and
+``fact_set`` break link syntax (``escape.escape_card``: ``[Reset your password](https://...)``
+shows as text, never as a disguised link), and text that should not be Markdown at all (a
+table cell, a title, a value) is a ``plain_block``: a RichTextBlock whose TextRuns Teams
+never parses. No element here makes a link.
 """
 
 from __future__ import annotations
@@ -12,12 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from adapters.teams.escape import escape_card
+
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 CARD_VERSION = "1.5"
 ACTION_VERB = "threadline.action"
 """The ``Action.Execute`` verb of every button Threadline renders; data carries the message."""
 
 Element = dict[str, Any]
+Weight = Literal["Lighter", "Default", "Bolder"]
+Size = Literal["Small", "Default", "Medium", "Large", "ExtraLarge"]
 ContainerStyle = Literal["default", "emphasis", "good", "attention", "warning", "accent"]
 Color = Literal["Default", "Dark", "Light", "Accent", "Good", "Warning", "Attention"]
 
@@ -25,15 +36,15 @@ Color = Literal["Default", "Dark", "Light", "Accent", "Good", "Warning", "Attent
 def text_block(
     text: str,
     *,
-    weight: Literal["Lighter", "Default", "Bolder"] | None = None,
-    size: Literal["Small", "Default", "Medium", "Large", "ExtraLarge"] | None = None,
+    weight: Weight | None = None,
+    size: Size | None = None,
     color: Color | None = None,
     subtle: bool = False,
     separator: bool = False,
 ) -> Element:
-    """A wrapping TextBlock; its text may use the card markdown subset (bold, italic, lists,
-    links)."""
-    block: Element = {"type": "TextBlock", "text": text, "wrap": True}
+    """A wrapping TextBlock; its text may use the card markdown subset (bold, italic, lists),
+    never a link (``inert_markdown``)."""
+    block: Element = {"type": "TextBlock", "text": escape_card(text), "wrap": True}
     if weight:
         block["weight"] = weight
     if size:
@@ -45,6 +56,32 @@ def text_block(
     if separator:
         block["separator"] = True
     return block
+
+
+def plain_block(
+    text: str,
+    *,
+    weight: Weight | None = None,
+    size: Size | None = None,
+    color: Color | None = None,
+    subtle: bool = False,
+) -> Element:
+    """Text shown exactly as given, styled like a ``text_block``: a RichTextBlock with one
+    TextRun, which Teams never parses as Markdown (data: table cells, titles, values).
+
+    >>> plain_block("[x](https://evil.example)", weight="Bolder")["inlines"][0]
+    {'type': 'TextRun', 'text': '[x](https://evil.example)', 'weight': 'Bolder'}
+    """
+    run: Element = {"type": "TextRun", "text": text}
+    if weight:
+        run["weight"] = weight
+    if size:
+        run["size"] = size
+    if color:
+        run["color"] = color
+    if subtle:
+        run["isSubtle"] = True
+    return {"type": "RichTextBlock", "inlines": [run]}
 
 
 def monospace_block(text: str) -> Element:
@@ -64,7 +101,11 @@ def container(items: Sequence[Element], *, style: ContainerStyle | None = None) 
 
 
 def fact_set(facts: Sequence[tuple[str, str]]) -> Element:
-    return {"type": "FactSet", "facts": [{"title": t, "value": v} for t, v in facts]}
+    """A FactSet; Teams renders Markdown in titles and values, so neither may make a link."""
+    return {
+        "type": "FactSet",
+        "facts": [{"title": escape_card(t), "value": escape_card(v)} for t, v in facts],
+    }
 
 
 def image(url: str, alt_text: str) -> Element:
@@ -76,14 +117,15 @@ def table(
     rows: Sequence[Sequence[str]],
     *,
     align: Sequence[Literal["Left", "Center", "Right"]] | None = None,
+    markdown: bool = False,
 ) -> Element:
-    """A Table whose first row is ``header`` (bold); cells hold card-markdown TextBlocks."""
+    """A Table whose first row is ``header`` (bold); cells show their text as it is
+    (``plain_block``), or as card Markdown without links for a table the model wrote in
+    Markdown (``markdown=True``)."""
+    block = text_block if markdown else plain_block
 
     def cell(text: str, bold: bool = False) -> Element:
-        return {
-            "type": "TableCell",
-            "items": [text_block(text, weight="Bolder" if bold else None)],
-        }
+        return {"type": "TableCell", "items": [block(text, weight="Bolder" if bold else None)]}
 
     columns: list[Element] = []
     for index in range(len(header)):

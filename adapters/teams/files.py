@@ -2,16 +2,18 @@
 ``download``), and the full rows of a cut table, as CSV, through Teams' file consent flow.
 
 Teams attaches a file sent in a personal chat as a ``file.download.info`` attachment whose
-``downloadUrl`` is pre-authenticated (no token is sent with it); only ``https`` URLs are
-fetched (plain http with ``allow_http``: local fakes), and at most ``max_bytes``. In group
+``downloadUrl`` is pre-authenticated (no token is sent with it); it is fetched through
+``adapters.fetch`` (https only, no redirect to another scheme, never a private or metadata
+address, unless the ``FetchPolicy`` allows it for local fakes), at most ``max_bytes``. In group
 chats and channels files are SharePoint links the bot cannot read without Graph.
 
 Bots can send files only in personal chats, and only after the user agrees: the bot sends a
 file consent card; when the user accepts, Teams invokes ``fileConsent/invoke`` with an upload
 URL in the user's OneDrive; the bot uploads there and posts a file info card. ``FileOffers``
 keeps the offered content (in a ``KeyValueStore``) between the offer and the answer, bound to the
-conversation it was offered in. ``show_upload`` posts the outcome: the file info card, or
-a note that the upload failed (the upload itself, to OneDrive, is the host's job).
+conversation it was offered in; the upload URL passes the same ``FetchPolicy``.
+``show_upload`` posts the outcome: the file info card, or a note that the upload failed
+(the upload itself, to OneDrive, is the host's job).
 
 >>> import asyncio
 >>> offers = FileOffers()
@@ -31,6 +33,7 @@ from typing import Any
 
 import aiohttp
 
+from adapters.fetch import Fetcher, FetchPolicy, FetchRefused
 from adapters.files import FileRefused, SharedFile, too_big
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
@@ -117,15 +120,18 @@ def upload_headers(size: int) -> dict[str, str]:
 class FileOffers:
     """Offered files waiting for the user's consent; see the module docstring.
 
-    ``allow_http`` accepts plain-http upload URLs (local fakes in tests only).
+    ``policy`` is where an upload URL may point (https only by default; the shipped fakes'
+    plain-http loopback URLs with ``FetchPolicy.local_fakes()``).
 
     >>> FileOffers().upload_url(ConsentAnswer(True, "o1", upload_url="http://evil/x")) is None
     True
     """
 
-    def __init__(self, store: KeyValueStore | None = None, *, allow_http: bool = False) -> None:
+    def __init__(
+        self, store: KeyValueStore | None = None, *, policy: FetchPolicy | None = None
+    ) -> None:
         self._store = store if store is not None else MemoryKeyValueStore(max_entries=1_000)
-        self._allow_http = allow_http
+        self.policy = policy if policy is not None else FetchPolicy()
 
     async def offer(
         self, name: str, content: bytes, *, conversation: str, description: str | None = None
@@ -162,11 +168,10 @@ class FileOffers:
         return str(entry["name"]), base64.b64decode(entry["content"])
 
     def upload_url(self, answer: ConsentAnswer) -> str | None:
-        """Where to upload: only an https URL (OneDrive), or plain http with ``allow_http``."""
+        """Where to upload: a URL the policy allows (https: OneDrive), else None (the
+        address itself is checked when the upload connects)."""
         url = answer.upload_url or ""
-        if url.startswith("https://") or (self._allow_http and url.startswith("http://")):
-            return url
-        return None
+        return url if url and self.policy.refuses_url(url) is None else None
 
 
 def shared_files(activity: Wire) -> list[SharedFile]:
@@ -201,15 +206,13 @@ def shared_files(activity: Wire) -> list[SharedFile]:
     return files
 
 
-async def download(
-    session: aiohttp.ClientSession, file: SharedFile, *, max_bytes: int, allow_http: bool = False
-) -> bytes:
-    """The file's bytes (at most ``max_bytes``); raises ``FileRefused`` saying why not."""
-    secure = file.url.startswith("https://") or (allow_http and file.url.startswith("http://"))
-    if not secure:
+async def download(fetcher: Fetcher, file: SharedFile, *, max_bytes: int) -> bytes:
+    """The file's bytes (at most ``max_bytes``), through ``fetcher`` (its policy decides
+    where a download may go); raises ``FileRefused`` saying why not."""
+    if not file.url or fetcher.policy.refuses_url(file.url) is not None:
         raise FileRefused(f"Teams did not give me a download link for {file.name}")
     try:
-        async with session.get(file.url) as response:
+        async with fetcher.open(file.url) as response:
             if response.status != 200:
                 raise FileRefused(f"I could not download {file.name} ({response.status})")
             if (response.content_length or 0) > max_bytes:
@@ -220,6 +223,9 @@ async def download(
                 if len(content) > max_bytes:
                     raise FileRefused(too_big(file.name, max_bytes))
             return bytes(content)
+    except FetchRefused as refused:
+        logger.warning("teams: refused to download a shared file: %s", refused)
+        raise FileRefused(f"I did not download {file.name}: its link is not allowed") from None
     except (aiohttp.ClientError, TimeoutError) as error:
         logger.warning("teams: downloading a shared file failed: %s", type(error).__name__)
         raise FileRefused(f"I could not download {file.name}; please try again") from None

@@ -5,8 +5,11 @@ The user is ``teams:{tenant}:{aad_object_id}``, read from the signed activity's 
 ``get_member``, what ``TeamsInfo.get_member`` calls). Groups come from configuration
 (``GroupMapping``: Entra object ids, emails, Entra group ids and app roles mapped to
 Threadline groups) and, when configured, from Microsoft Graph (``GraphDirectory``:
-``checkMemberGroups`` and ``appRoleAssignments`` with an app-only token). Users nobody mapped
-get no groups: deny by default. Results are cached for ``ttl`` seconds in a ``KeyValueStore``.
+``checkMemberGroups`` and ``appRoleAssignments`` with an app-only token). Groups are granted,
+never self-named: a group, role or Graph result counts only through the configured mapping,
+by its id, never by a display name anyone could give a group; ``admin`` likewise. Users
+nobody mapped get no groups: deny by default. Results are cached for ``ttl`` seconds in a
+``KeyValueStore``.
 
 >>> import asyncio
 >>> from agent_core.users import RequestContext
@@ -64,16 +67,28 @@ class GroupMapping(BaseModel):
         return not self.tenants or tenant_id.lower() in {t.lower() for t in self.tenants}
 
     def groups_for(
-        self, aad_object_id: str, email: str | None = None, directory_ids: Iterable[str] = ()
+        self,
+        aad_object_id: str,
+        email: str | None = None,
+        *,
+        aad_groups: Iterable[str] = (),
+        app_roles: Iterable[str] = (),
     ) -> list[str]:
-        """Groups from the maps for one user (``directory_ids``: their Entra groups/roles)."""
+        """Groups from the maps for one user: what Graph found (their Entra groups, their
+        app roles) counts only through its own map, never by its name or the other map.
+
+        >>> mapping = GroupMapping(aad_groups={"g-1": ["data"]}, app_roles={"r-1": ["ops"]})
+        >>> mapping.groups_for("x", aad_groups=["g-1", "r-1"], app_roles=["g-1"])
+        ['data']
+        """
         groups = set(self.default_groups)
         groups.update(self.users.get(aad_object_id.lower(), []))
         if email:
             groups.update(self.emails.get(email.lower(), []))
-        for directory_id in directory_ids:
-            groups.update(self.aad_groups.get(directory_id.lower(), []))
-            groups.update(self.app_roles.get(directory_id.lower(), []))
+        for group_id in aad_groups:
+            groups.update(self.aad_groups.get(group_id.lower(), []))
+        for role_id in app_roles:
+            groups.update(self.app_roles.get(role_id.lower(), []))
         return sorted(groups)
 
 
@@ -174,8 +189,10 @@ class TeamsUserResolver(UserResolver):
         email = member.get("email") or member.get("userPrincipalName")
         groups: list[str] = []
         if self.mapping.allows_tenant(tenant):
-            directory_ids = await self._directory_ids(tenant, aad_id)
-            groups = self.mapping.groups_for(aad_id, email, directory_ids)
+            aad_groups, app_roles = await self._directory_ids(tenant, aad_id)
+            groups = self.mapping.groups_for(
+                aad_id, email, aad_groups=aad_groups, app_roles=app_roles
+            )
         return User(
             id=user_id,
             username=member.get("name") or metadata.get("user_name"),
@@ -190,20 +207,23 @@ class TeamsUserResolver(UserResolver):
             },
         )
 
-    async def _directory_ids(self, tenant: str, aad_id: str) -> list[str]:
+    async def _directory_ids(self, tenant: str, aad_id: str) -> tuple[list[str], list[str]]:
+        """The user's configured Entra groups and their app role ids, from Graph."""
         if self._directory is None:
-            return []
-        found: list[str] = []
+            return [], []
         try:
-            if self.mapping.aad_groups:
-                found += await self._directory.member_groups(
-                    tenant, aad_id, list(self.mapping.aad_groups)
-                )
-            if self.mapping.app_roles:
-                found += await self._directory.app_roles(tenant, aad_id)
+            groups = (
+                await self._directory.member_groups(tenant, aad_id, list(self.mapping.aad_groups))
+                if self.mapping.aad_groups
+                else []
+            )
+            roles = (
+                await self._directory.app_roles(tenant, aad_id) if self.mapping.app_roles else []
+            )
         except Exception as error:  # a directory outage must not grant or crash: no groups
             logger.warning("directory lookup for %s failed: %s", aad_id, error)
-        return found
+            return [], []
+        return groups, roles
 
 
 TokenProvider = Callable[[str], Awaitable[str]]

@@ -196,6 +196,7 @@ def table_element(block: TableBlock) -> elements.Element:
         [card_inline(h) for h in block.header],
         [[card_inline(c) for c in row] for row in block.rows],
         align=block.align,
+        markdown=True,
     )
 
 

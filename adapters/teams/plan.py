@@ -73,6 +73,6 @@ def _line(task: PlanTask) -> elements.Element:
 def task_list_card(board: TaskBoard) -> elements.Element:
     """The plan as an Adaptive Card: its title, then one line per step."""
     title = board.title()
-    body = [elements.text_block(title, weight="Bolder")]
+    body = [elements.plain_block(title, weight="Bolder")]
     body += [_line(task) for task in board.shown(MAX_PLAN_TASKS, nested=True)]
     return elements.card(body, fallback_text=title)

@@ -23,10 +23,12 @@ from adapters.details import readable
 from adapters.render import ComponentRenderer
 from adapters.teams import elements
 from adapters.teams.activities import Citation
+from adapters.teams.approval import approval_card
 from adapters.teams.charts import render_chart
 from adapters.teams.markdown import card_elements
 from adapters.teams.tables import render_dataframe
 from agent_core.components import (
+    ApprovalComponent,
     BadgeComponent,
     ButtonComponent,
     ButtonGroupComponent,
@@ -114,7 +116,7 @@ def clip(text: str, limit: int = CONTENT_CHARS) -> str:
 
 def _markdown_or_text(content: str, markdown: bool) -> list[elements.Element]:
     content = clip(content)
-    return card_elements(content) if markdown else [elements.text_block(content)]
+    return card_elements(content) if markdown else [elements.plain_block(content)]
 
 
 def _actions(actions: list[dict[str, Any]]) -> list[elements.Element]:
@@ -135,9 +137,9 @@ def _titled(
     icon: str | None = None,
 ) -> list[elements.Element]:
     mark = icon or _ICONS.get(status or "", "")
-    header = [elements.text_block(f"{mark} {title}".strip(), weight="Bolder")]
+    header = [elements.plain_block(f"{mark} {title}".strip(), weight="Bolder")]
     if subtitle:
-        header.append(elements.text_block(subtitle, subtle=True, size="Small"))
+        header.append(elements.plain_block(subtitle, subtle=True, size="Small"))
     items = header + body
     style = _STYLES.get(status or "")
     return [elements.container(items, style=style)] if style else items
@@ -166,7 +168,7 @@ def _card_component(card: CardComponent) -> Rendering:
 def _notification(note: NotificationComponent) -> Rendering:
     mark = note.icon or _ICONS.get(note.level, "")
     text = f"{mark} {clip(note.message)}".strip()
-    items = [elements.text_block(note.title, weight="Bolder")] if note.title else []
+    items = [elements.plain_block(note.title, weight="Bolder")] if note.title else []
     items.append(elements.text_block(text))
     body = [elements.container(items, style=_STYLES.get(note.level))]
     return Rendering(card=elements.card(body, _actions(note.actions), fallback_text=note.message))
@@ -187,7 +189,7 @@ def _status_card(status: StatusCardComponent) -> Rendering:
 def _log_viewer(log: LogViewerComponent) -> Rendering:
     entries = log.entries[-LOG_LINES:]
     lines = "\n".join(f"[{e.level.upper()}] {e.message}" for e in entries)
-    body: list[elements.Element] = [elements.text_block(log.title, weight="Bolder")]
+    body: list[elements.Element] = [elements.plain_block(log.title, weight="Bolder")]
     body.append(elements.container([elements.monospace_block(clip(lines))], style="emphasis"))
     if len(log.entries) > len(entries):
         note = f"Last {len(entries)} of {len(log.entries)} entries."
@@ -198,7 +200,7 @@ def _log_viewer(log: LogViewerComponent) -> Rendering:
 def _task_list(tasks: TaskListComponent) -> Rendering:
     shown = [t for t in tasks.tasks if tasks.filter_status in (None, t.status)]
     lines = [f"{_TASK_MARKS.get(t.status, '•')} {t.title}" for t in shown[:50]]
-    body = [elements.text_block(tasks.title, weight="Bolder")]
+    body = [elements.plain_block(tasks.title, weight="Bolder")]
     if tasks.show_progress and tasks.tasks:
         done = sum(t.status == "completed" for t in tasks.tasks)
         body.append(elements.text_block(f"{done} of {len(tasks.tasks)} done", subtle=True))
@@ -241,9 +243,9 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
     any future type) fall back to their simple component.
 
     >>> from agent_core.components import BadgeComponent, UiComponent
-    >>> badge = UiComponent(rich_component=BadgeComponent(text="beta"))
-    >>> TeamsRenderer().render(badge).card["body"]
-    [{'type': 'TextBlock', 'text': '**beta**', 'wrap': True}]
+    >>> badge = UiComponent(rich_component=BadgeComponent(text="[beta](https://x.io)"))
+    >>> TeamsRenderer().render(badge).card["body"][0]["inlines"]
+    [{'type': 'TextRun', 'text': '[beta](https://x.io)', 'weight': 'Bolder'}]
     """
 
     def render(self, component: UiComponent) -> Rendering | None:
@@ -271,7 +273,7 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
         """The deliberate fallback for rich types without a card rendering."""
         match simple:
             case SimpleTextComponent(text=text) if text.strip():
-                return Rendering(card=elements.card([elements.text_block(clip(text))]))
+                return Rendering(card=elements.card([elements.plain_block(clip(text))]))
             case SimpleImageComponent(url=url, alt_text=alt):
                 return Rendering(card=elements.card([elements.image(url, alt or "image")]))
             case SimpleLinkComponent(url=url, text=text):
@@ -337,10 +339,14 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
         return Rendering()
 
     def on_badge(self, badge: BadgeComponent) -> Rendering:
-        return Rendering(card=elements.card([elements.text_block(f"**{badge.text}**")]))
+        return Rendering(card=elements.card([elements.plain_block(badge.text, weight="Bolder")]))
 
     def on_icon_text(self, icon: IconTextComponent) -> Rendering:
-        return Rendering(card=elements.card([elements.text_block(f"{icon.icon} {icon.text}")]))
+        return Rendering(card=elements.card([elements.plain_block(f"{icon.icon} {icon.text}")]))
+
+    def on_approval(self, approval: ApprovalComponent) -> Rendering:
+        """Approve / Deny as universal actions; the card is refreshed once decided."""
+        return Rendering(card=approval_card(approval))
 
     def on_chat_input_update(self, update: ChatInputUpdateComponent) -> Rendering:
         return self.nothing()  # UI state with no meaning in a chat

@@ -15,6 +15,11 @@ The turn's steps (task tracker updates) are progress lines while they run and, o
 are two, a task list card in the answer (``adapters.teams.plan``); a Stop leaves the steps
 that had not finished ``stopped`` in it.
 
+An approval (``ApprovalComponent``) is a message of its own after the answer (or the
+answer itself, when the turn said nothing else), so a decision can replace it whole
+(``adapters.teams.approval.update_approval``); ``on_approval(approval_id, where)`` hears
+where each one went.
+
 The message that carries the answer is an ``AnswerSlot``: give the stream one that knows what an
 earlier run of the turn posted and the answer goes into that message instead of a new one.
 In group chats and channels a "Working on it" card with a Stop button appears when the answer
@@ -58,6 +63,7 @@ from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
 from adapters.teams.render import Rendering, render
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from agent_core.components import (
+    ApprovalComponent,
     ComponentLifecycle,
     SignInComponent,
     SourcesComponent,
@@ -71,6 +77,10 @@ if TYPE_CHECKING:
     from adapters.stream import ReplyStream
 
 logger = logging.getLogger(__name__)
+
+
+OnApproval = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""Told where an approval message went: ``(approval_id, {"activity_id": ..., ...})``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +101,9 @@ class ReplyOptions:
     ai_label: bool = True
     targeted_messages: bool = False
     """Deliver admin-only detail as Teams targeted messages (preview) before trying 1:1."""
+    say_when_empty: bool = True
+    """A turn that shows nothing says "I have nothing to add."; ``False``: it posts nothing
+    (the turn resumed after a Stopped approval: its card already says what came of it)."""
 
 
 class TeamsReplyStream:
@@ -122,8 +135,11 @@ class TeamsReplyStream:
         stop_button_after: float | None = 3.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_approval: OnApproval | None = None,
     ) -> None:
         self._connector = connector
+        self._on_approval = on_approval
+        self._approvals: dict[str, tuple[str, elements.Element]] = {}
         self._ref = ref
         self._options = options or ReplyOptions()
         self.slot = slot if slot is not None else AnswerSlot(connector, ref)
@@ -189,6 +205,7 @@ class TeamsReplyStream:
             self._on_stop(reason)
 
     def _forget(self, key: str) -> None:
+        self._approvals.pop(key, None)
         self._texts.pop(key, None)
         self._cards.pop(key, None)
         self._private_cards.pop(key, None)
@@ -219,9 +236,7 @@ class TeamsReplyStream:
         elif rendering.text is not None:
             self._take_text(component, rendering.text)
         elif rendering.card is not None:
-            self._cards[key] = rendering.card
-            if rendering.csv is not None:
-                self._csv[key] = (*rendering.csv, rendering.csv_rows)
+            self._take_card(component, rendering.card, rendering.csv, rendering.csv_rows)
         elif rendering.citation is not None:
             self._citations[key] = rendering.citation
         elif rendering.progress and self._writer is not None:
@@ -230,6 +245,22 @@ class TeamsReplyStream:
             shown = message_markdown(self.answer_text).text
             parts = text_parts(shown) if shown else []
             self._writer.set_text(parts[0] if parts else "")
+
+    def _take_card(
+        self,
+        component: UiComponent,
+        card: elements.Element,
+        csv: tuple[str, bytes] | None,
+        csv_rows: str,
+    ) -> None:
+        """A card of the answer; an approval's is a message of its own (``finish``)."""
+        rich, key = component.rich_component, component.id
+        if isinstance(rich, ApprovalComponent):
+            self._approvals[key] = (rich.approval_id, card)
+            return
+        self._cards[key] = card
+        if csv is not None:
+            self._csv[key] = (*csv, csv_rows)
 
     def _took_sources(self, component: UiComponent) -> bool:
         """Keep the answer's sources for ``finish`` (cited on the answer's message)."""
@@ -330,7 +361,15 @@ class TeamsReplyStream:
         await self._stop_typing()
         if self._halted:
             return
-        messages = await self._compose()
+        approvals = [
+            (approval_id, activities.message(self._ref, attachments=[elements.attachment(card)]))
+            for approval_id, card in self._approvals.values()
+        ]
+        alone = bool(approvals) and self._says_nothing_else()
+        if not (self._options.say_when_empty or approvals or self._writer or self.slot.current):
+            if self._says_nothing_else():
+                return
+        messages = [approvals[0][1]] if alone else await self._compose()
         first, rest = messages[0], messages[1:]
         try:
             if self._writer is not None:
@@ -345,10 +384,38 @@ class TeamsReplyStream:
                 if self._halted or (self._writer is not None and self._writer.stopped):
                     break
                 self.message_ids.append(await self._send(message))
+            await self._post_approvals(approvals, answer_id if alone else None)
         except ConnectorError as error:
             if error.blocked:
                 self._stopped("blocked")
             logger.error("teams reply failed: %s", error)
+
+    def _says_nothing_else(self) -> bool:
+        """Whether the turn shows nothing but its approvals (then the first is the answer)."""
+        return not (
+            self.answer_text.strip()
+            or self._cards
+            or self._plan_cards
+            or self._citations
+            or self._private_cards
+        )
+
+    async def _post_approvals(
+        self, approvals: list[tuple[str, Activity]], first_id: str | None
+    ) -> None:
+        """Each approval as its own message (the first one already is, as the answer, when
+        ``first_id`` names it), and where it went told to ``on_approval``."""
+        for index, (approval_id, message) in enumerate(approvals):
+            if self._halted:
+                return
+            posted = first_id if index == 0 and first_id else await self._send(message)
+            if first_id is None or index > 0:
+                self.message_ids.append(posted)
+            if self._on_approval is not None and posted:
+                where = {"platform": "teams", "activity_id": posted}
+                await self._on_approval(
+                    approval_id, where | {"conversation": self._ref.to_record()}
+                )
 
     async def _send(self, message: Activity) -> str:
         return await self._connector.reply(

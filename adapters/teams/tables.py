@@ -81,9 +81,9 @@ def _note(df: DataFrameComponent, shown: int, columns: list[str]) -> str | None:
 def _card(df: DataFrameComponent, columns: list[str], shown: int) -> elements.Element:
     body: list[elements.Element] = []
     if df.title:
-        body.append(elements.text_block(df.title, weight="Bolder", size="Medium"))
+        body.append(elements.plain_block(df.title, weight="Bolder", size="Medium"))
     if df.description:
-        body.append(elements.text_block(df.description, subtle=True))
+        body.append(elements.plain_block(df.description, subtle=True))
     rows = [[format_cell(row.get(c)) for c in columns] for row in df.rows[:shown]]
     if columns:
         body.append(elements.table(columns, rows, align=_alignments(df, columns)))

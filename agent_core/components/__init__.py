@@ -10,6 +10,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "agent_core.components.approval": (
+        "ApprovalCallView",
+        "ApprovalComponent",
+        "ApprovalState",
+    ),
     "agent_core.components.base": (
         "Audience",
         "ComponentLifecycle",
@@ -68,6 +73,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
+    "ApprovalCallView",
+    "ApprovalComponent",
+    "ApprovalState",
     "ArtifactComponent",
     "Audience",
     "BadgeComponent",
@@ -126,6 +134,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as usual
+    from agent_core.components.approval import (
+        ApprovalCallView,
+        ApprovalComponent,
+        ApprovalState,
+    )
     from agent_core.components.base import (
         Audience,
         ComponentLifecycle,

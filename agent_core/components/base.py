@@ -53,6 +53,7 @@ class ComponentType(StrEnum):
     SOURCES = "sources"
     IMAGE = "image"
     SIGN_IN = "sign_in"
+    APPROVAL = "approval"
 
 
 class ComponentLifecycle(StrEnum):

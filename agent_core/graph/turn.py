@@ -3,6 +3,11 @@
     START -> initialize -> prepare -> think -> (tools -> think)* -> finalize -> END
              open_turn     prepare    think     act     next_step   finish
     initialize -> END when the turn was answered early (starter UI, workflow command)
+    tools -> finalize when a call waits for approval (``agent_core.turn.approving``)
+
+A turn resumed after its approval was decided (``state.approval``) starts the same graph:
+``initialize`` opens it with ``open_resumed``, and ``prepare`` goes straight to ``tools``
+(the round that waited), or to ``stop`` when the asker stopped it while it waited.
 
 The two decisions are taken by the node that precedes them, returning
 ``Command(goto=router(deps, turn))`` (``next_step`` after ``think``); that costs less per step than
@@ -27,14 +32,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
-from agent_core.components import UiComponent
-from agent_core.errors import AgentError
-from agent_core.graph.approval import ApprovalRequest, deny, gated_calls
+from agent_core.components import ComponentStream, UiComponent
 from agent_core.graph.handoff import Handoff
 from agent_core.graph.state import snapshot_of
 from agent_core.turn import TurnDeps, TurnState, act, finish, next_step, open_turn, prepare, think
+from agent_core.turn.resuming import open_resumed, settle_cancelled
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -101,16 +105,22 @@ def run_config(run: GraphRun, thread_id: str | None, max_tool_iterations: int) -
     }
 
 
-def resume_with(approved: bool) -> Command[Any]:
-    """The input that resumes a turn paused for approval."""
-    return Command(resume=approved)
-
-
 def _run(config: RunnableConfig) -> GraphRun:
     run = config.get("configurable", {}).get(RUN_KEY)
     if not isinstance(run, GraphRun):
         raise RuntimeError(f"the turn graph needs a GraphRun in configurable[{RUN_KEY!r}]")
     return run
+
+
+def _opening(deps: TurnDeps, state: TurnState) -> ComponentStream:
+    """A new turn's opening, or a resumed one's."""
+    return open_resumed(deps, state) if state.approval is not None else open_turn(deps, state)
+
+
+def _after_prepare(deps: TurnDeps, turn: TurnState) -> str:
+    if turn.approval is None:
+        return "think"
+    return "stop" if turn.approval.state == "cancelled" else "tools"
 
 
 def build_turn_graph(checkpointer: BaseCheckpointSaver[Any] | None) -> TurnGraph:
@@ -126,46 +136,29 @@ def build_turn_graph(checkpointer: BaseCheckpointSaver[Any] | None) -> TurnGraph
 
         return node
 
-    async def tools(state: GraphTurn, config: RunnableConfig) -> GraphTurn | None:
-        run = _run(config)
-        await _approval_gate(run)
-        await run.perform(act)
-        return run.record()
-
     def after_initialize(deps: TurnDeps, turn: TurnState) -> str:
         return END if turn.finished else "prepare"
 
     def after_think(deps: TurnDeps, turn: TurnState) -> str:
         return "tools" if next_step(deps, turn) == "act" else "finalize"
 
+    def after_tools(deps: TurnDeps, turn: TurnState) -> str:
+        return "finalize" if turn.awaiting is not None else "think"
+
     graph = StateGraph(GraphTurn)
     graph.add_node(
-        "initialize", stage_node(open_turn, after_initialize), destinations=("prepare", END)
+        "initialize", stage_node(_opening, after_initialize), destinations=("prepare", END)
     )
-    graph.add_node("prepare", stage_node(prepare))
+    graph.add_node(
+        "prepare",
+        stage_node(prepare, _after_prepare),
+        destinations=("think", "tools", "stop"),
+    )
     graph.add_node("think", stage_node(think, after_think), destinations=("tools", "finalize"))
-    graph.add_node("tools", tools)
+    graph.add_node("tools", stage_node(act, after_tools), destinations=("think", "finalize"))
+    graph.add_node("stop", stage_node(settle_cancelled))
     graph.add_node("finalize", stage_node(finish))
     graph.add_edge(START, "initialize")
-    graph.add_edge("prepare", "think")
-    graph.add_edge("tools", "think")
+    graph.add_edge("stop", END)
     graph.add_edge("finalize", END)
     return graph.compile(checkpointer=checkpointer)
-
-
-async def _approval_gate(run: GraphRun) -> None:
-    """Pause for the asker's decision on calls that need approval; on resume (the node runs
-    again from the top) ``interrupt`` returns the decision and denied calls are answered."""
-    calls = gated_calls(run.deps, run.state)
-    if not calls:
-        return
-    if not run.checkpointing:
-        names = ", ".join(call.name for call in calls)
-        raise AgentError(
-            f"Tool {names} needs approval, and approval needs GraphAgent(checkpointer=...)."
-        )
-    request = ApprovalRequest(user_id=run.state.require_user().id, calls=calls)
-    if interrupt(request.model_dump(mode="json")) is True:
-        return
-    for component in deny(run.state, calls):
-        await run.handoff.emit(component)

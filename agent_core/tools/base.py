@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import cached_property
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +27,11 @@ from agent_core.components.sources import Source
 from agent_core.context import ToolContext
 
 TArgs = TypeVar("TArgs", bound=BaseModel)
+
+ApprovalMode = Literal["never", "always", "ask_once"]
+"""Whether a call of a tool waits for a person's approval: ``never``; ``always``; or
+``ask_once``: the first call of an argument shape in a thread asks, later ones of the same
+shape by the same person run (``agent_core.approvals``)."""
 
 
 class ToolCall(BaseModel):
@@ -82,6 +87,9 @@ class Tool(ABC, Generic[TArgs]):
     """Base of every tool. Set ``name``/``description`` (attributes or properties), return
     the pydantic args model from ``get_args_schema`` and implement ``execute``.
 
+    ``approval`` (``"never"``, ``"always"``, ``"ask_once"``) makes a call wait for a person's
+    click before it runs (``agent_core.approvals``); ``requires_approval = True`` still means
+    ``"always"``; the configuration may override both per tool.
     ``parallel_safe = False`` makes the agent run the tool alone, never concurrently with
     other tool calls of the same LLM response. ``shown_as_step = False`` keeps a bookkeeping
     tool (the plan tool) out of the plan and the status line. ``access_groups`` are the
@@ -91,8 +99,18 @@ class Tool(ABC, Generic[TArgs]):
 
     name: str
     description: str
+    approval: ApprovalMode = "never"
+    requires_approval: bool = False
+    """Before ``approval`` existed: ``True`` is ``approval = "always"``."""
     parallel_safe: bool = True
     shown_as_step: bool = True
+
+    @property
+    def approval_mode(self) -> ApprovalMode:
+        """The tool's own approval mode (``requires_approval = True`` reads as "always")."""
+        if self.approval == "never" and self.requires_approval is True:
+            return "always"
+        return self.approval
 
     @property
     def access_groups(self) -> list[str]:

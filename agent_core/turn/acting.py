@@ -32,13 +32,15 @@ from agent_core.config import UiFeature
 from agent_core.conversations import Message
 from agent_core.extensions.recovery import RecoveryActionType
 from agent_core.tools.base import Tool, ToolCall, ToolResult
+from agent_core.turn.approving import apply_decision, hold
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState
 
 
 def next_step(deps: TurnDeps, state: TurnState) -> str:
-    """The router after ``think``: ``"act"`` on tool calls within the limit, else ``"finish"``."""
-    if not state.pending_tool_calls:
+    """The router after ``think`` (and ``act``): ``"act"`` on tool calls within the limit,
+    else ``"finish"`` (also when the turn now waits for approval)."""
+    if state.awaiting is not None or not state.pending_tool_calls:
         return "finish"
     if state.tool_iterations >= deps.config.max_tool_iterations:
         state.hit_tool_limit = True
@@ -63,7 +65,14 @@ def _groups(deps: TurnDeps, calls: list[ToolCall]) -> list[list[tuple[int, ToolC
 
 async def act(deps: TurnDeps, state: TurnState) -> ComponentStream:
     """Steps 15-17 for one round of tool calls: each group runs, then its results enter the
-    conversation in call order."""
+    conversation in call order. A round with a call that needs approval waits instead
+    (``agent_core.approvals.gate``): nothing of it runs until someone decides."""
+    if state.approval is not None:
+        await apply_decision(deps, state)
+    elif (held := await hold(deps, state)) is not None:
+        for component in held:
+            yield component
+        return
     calls = state.pending_tool_calls
     state.tool_iterations += 1
     results: list[ToolResult | None] = [None] * len(calls)

@@ -31,6 +31,7 @@ from agent_core.users import User, UserResolver
 from agent_core.workflow import WorkflowAgent, WorkflowHandler
 
 if TYPE_CHECKING:
+    from agent_core.approvals.book import ApprovalBook
     from agent_core.audit import AuditLogger
 
 
@@ -74,6 +75,8 @@ class TurnDeps:
     conversation_filters: list[ConversationFilter] = field(default_factory=list)
     observability_provider: ObservabilityProvider | None = None
     audit_logger: AuditLogger | None = None
+    approval_book: ApprovalBook
+    """Pending approvals (``agent_core.approvals``): the channel's state store when served."""
     tracer: Tracer = field(init=False)
     tool_problems: dict[frozenset[str], list[str]] = field(init=False, default_factory=dict)
     _budgets: dict[int, TokenBudgetFilter] = field(init=False, default_factory=dict, repr=False)

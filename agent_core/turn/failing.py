@@ -94,6 +94,9 @@ async def keep_question(deps: TurnDeps, state: TurnState, told: str) -> None:
     conversation = state.conversation
     if conversation is None or state.saved or not deps.config.auto_save_conversations:
         return
+    if state.resumed_from is not None:  # its question was committed when it paused
+        await _keep_resumed(deps, state, told)
+        return
     asked = conversation.messages[state.committed_messages : state.committed_messages + 1]
     if not asked or asked[0].role != "user":
         return
@@ -111,6 +114,22 @@ async def keep_question(deps: TurnDeps, state: TurnState, told: str) -> None:
             "turn %s: the unanswered question was not kept (%s)",
             state.request_id,
             type(problem).__name__,
+        )
+        return
+    state.saved = True
+
+
+async def _keep_resumed(deps: TurnDeps, state: TurnState, told: str) -> None:
+    """A resumed turn that failed: what it did is kept (a tool that ran stays recorded as
+    run), every call answered, and a note of what the asker was told."""
+    state.close_dangling_tool_calls(f"Not run: the turn failed ({told})")
+    conversation = state.require_conversation()
+    conversation.add_message(Message(role="assistant", content=f"(Not answered: {told})"))
+    try:
+        await deps.conversation_store.update_conversation(conversation)
+    except Exception as problem:
+        logger.warning(
+            "turn %s: the resumed turn was not kept (%s)", state.request_id, type(problem).__name__
         )
         return
     state.saved = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.conversations import Message
+from agent_core.turn.approving import WAITING
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
 from agent_core.turn.state import TurnState
@@ -36,6 +37,8 @@ async def finish(deps: TurnDeps, state: TurnState) -> list[UiComponent]:
         ):
             await hook.after_message(conversation)
     await _audit_ai_response(deps, state, user)
+    if state.awaiting is not None:  # the turn waits for a person's approval
+        return [*shown, *closing_components("warning", WAITING)]
     return [*shown, *closing_components("idle", "Ready")]
 
 

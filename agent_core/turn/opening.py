@@ -10,6 +10,7 @@ import os
 
 from agent_core.components import ComponentStream, NotificationComponent, UiComponent
 from agent_core.conversations import Conversation, Message
+from agent_core.turn.approving import settle_superseded
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
 from agent_core.turn.state import TurnState
@@ -37,6 +38,7 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
     for component in await _workflow(deps, state):
         yield component
     if not state.finished:
+        await settle_superseded(deps, state)  # a turn still waiting for approval ends here
         state.require_conversation().add_message(Message(role="user", content=state.message))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agent_core.components.sources import Source
 from agent_core.config import UiFeature
@@ -13,6 +14,9 @@ from agent_core.conversations import Conversation, Message
 from agent_core.llm.base import LlmMessage, LlmResponse
 from agent_core.tools.base import ToolCall, ToolSchema
 from agent_core.users import RequestContext, User
+
+if TYPE_CHECKING:
+    from agent_core.approvals.record import ApprovalRecord
 
 
 def as_llm_message(message: Message) -> LlmMessage:
@@ -56,6 +60,13 @@ class TurnState:
     meanwhile are shown under it."""
     finished: bool = False
     """A stage answered the turn early (starter UI, workflow command)."""
+    awaiting: ApprovalRecord | None = None
+    """The approval this turn now waits for (``agent_core.approvals.gate.hold``): the turn
+    ends without running the round, "waiting for approval"."""
+    approval: ApprovalRecord | None = None
+    """The decided approval this turn resumes with (``agent_core.turn.resuming``)."""
+    resumed_from: str | None = None
+    """The approval this turn resumed after (its question was committed before)."""
     saved: bool = False
     converted: dict[int, tuple[Message, LlmMessage]] = field(default_factory=dict)
     """Each stored message as the LLM sees it, converted once per turn (by ``id``; the
@@ -71,6 +82,19 @@ class TurnState:
         if isinstance(turn_id, str) and turn_id:
             return cls(request_context, message, conversation_id, request_id=turn_id)
         return cls(request_context, message, conversation_id)
+
+    @classmethod
+    def resumed(cls, record: ApprovalRecord) -> TurnState:
+        """The turn that waited for ``record``, resumed: the asker's request as the channel
+        verified it, the same conversation, question and turn id."""
+        state = cls(
+            RequestContext(metadata=dict(record.request)),
+            record.question,
+            record.conversation_id,
+            request_id=record.turn_id,
+        )
+        state.approval, state.resumed_from = record, record.id
+        return state
 
     def can(self, feature: UiFeature | str) -> bool:
         name = feature.value if isinstance(feature, UiFeature) else feature

@@ -43,7 +43,7 @@ def closing_components(status: BarStatus, message: str) -> list[UiComponent]:
     >>> [c.rich_component.type.value for c in closing_components("idle", "Ready")]
     ['status_bar_update', 'chat_input_update']
     """
-    if status == "idle":
+    if status == "idle" and message == "Ready":
         return list(_idle())
     bar = StatusBarUpdateComponent(id="status-bar", status=status, message=message)
     return [UiComponent.of(bar), _input_ready()]

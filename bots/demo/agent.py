@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from agent_core.agent import Agent
+from agent_core.approvals.policy import ASKER, ToolApproval
 from agent_core.config import AgentConfig
 from agent_core.conversations import ConversationStore, MemoryConversationStore
 from agent_core.database.runner import SqlAlchemyRunner
@@ -38,6 +39,7 @@ from agent_core.users import RequestContext, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler
 from bots.demo.data import SCHEMA, ensure_demo_database
 from bots.demo.model import DEMO_QUESTIONS, DemoLlmService
+from bots.demo.refunds import RefundOrderTool
 
 QUERY_GROUPS = ["user", "admin"]
 ADMIN_GROUPS = ["admin"]
@@ -45,8 +47,9 @@ ADMIN_GROUPS = ["admin"]
 DEMO_PROMPT = """You are Threadline, a data assistant in a chat thread (Slack or Microsoft \
 Teams). You answer questions about a small online shop's SQLite database.
 
-Use `run_sql` for every question that needs data; never invent numbers. Revenue is \
-SUM(order_items.quantity * order_items.unit_price) over orders whose status is not \
+Use `run_sql` for every question that needs data; never invent numbers. `refund_order` \
+refunds one order when someone asks for exactly that (it waits for a person's approval). \
+Revenue is SUM(order_items.quantity * order_items.unit_price) over orders whose status is not \
 'cancelled'. Dates are ISO text; use strftime('%Y-%m', order_date) for months and \
 date('now', ...) for relative periods. When a chart makes the answer clearer (trends, \
 comparisons across categories), also call `visualize_data` with the SQL that produces the \
@@ -203,7 +206,7 @@ def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
         "over two years) with real SQL queries and charts. Type `/help` for commands."
         + ("" if settings.uses_claude else "\n\n" + _scripted_note())
     )
-    return _agent(
+    agent = _agent(
         settings,
         memory,
         runner,
@@ -212,6 +215,14 @@ def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
             welcome, suggestions=[q.examples[0] for q in DEMO_QUESTIONS[:4]]
         ),
     )
+    # the one tool that changes things (its own ledger; the shop's numbers never change):
+    # the asker or an admin approves it, unless the configuration says otherwise
+    agent.tool_registry.register_local_tool(RefundOrderTool(shop), QUERY_GROUPS)
+    own = agent.config.approvals
+    refund = ToolApproval(approvers=[ASKER, "admin"])
+    approvals = own.model_copy(update={"tools": {"refund_order": refund, **own.tools}})
+    agent.config = agent.config.model_copy(update={"approvals": approvals})
+    return agent
 
 
 def _database_agent(settings: DemoSettings, database: DatabaseConfig, memory: AgentMemory) -> Agent:

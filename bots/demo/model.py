@@ -178,6 +178,7 @@ def help_text(*, understood: bool) -> str:
         "I can answer these questions about the sample shop database:"
     )
     listing = "\n".join(f"- _{q.examples[0]}_" for q in DEMO_QUESTIONS)
+    listing += "\n- _Refund order 42_ (a tool that changes things: it waits for your approval)"
     return (
         f"{LABEL}\n\n{lead}\n{listing}\n\n"
         "Each one runs a real SQL query (`run_sql`) and, where it helps, draws a chart "
@@ -225,6 +226,19 @@ def _with_top_n(
     if chart is not None and "title" in chart:
         chart = {**chart, "title": str(chart["title"]).replace("10", n)}
     return sql.replace("LIMIT 10", f"LIMIT {n}"), chart
+
+
+_REFUND = re.compile(r"\brefund\b.*?\border\s*#?(\d{1,9})\b", re.IGNORECASE)
+
+
+def refund_asked(question: str) -> int | None:
+    """The order a question asks to refund ("refund order 42"), if it asks that.
+
+    >>> refund_asked("Please refund order #42, it arrived broken"), refund_asked("refunds?")
+    (42, None)
+    """
+    found = _REFUND.search(question)
+    return int(found[1]) if found else None
 
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
@@ -297,6 +311,8 @@ class DemoLlmService(LlmService):
         question = _last_user_message(messages)
         if (shared := files.shared_tables(question)) is not None:
             return self._files_step(request, shared[1])
+        if (order := refund_asked(question)) is not None:
+            return self._refund_step(request, order)
         matched = self.matcher.match(question)
         if messages and messages[-1].role == "tool":
             return self._text(self._answer(matched, _tool_results(messages)))
@@ -326,6 +342,19 @@ class DemoLlmService(LlmService):
                 for table in tables[: files.MAX_TABLES]
             ]
         )
+
+    def _refund_step(self, request: LlmRequest, order: int) -> ScriptedResponse:
+        """ "Refund order 42": ``refund_order`` (which waits for approval), then what came of
+        it (refunded, or not run: denied, expired, stopped)."""
+        if request.messages[-1].role == "tool":
+            [result] = _results_of(request.messages, "refund_order") or [""]
+            if result.startswith("Refunded"):
+                return self._text(f"{LABEL}\n\nDone. {result}")
+            return self._text(f"{LABEL}\n\nI did not refund order {order}. {result}")
+        if "refund_order" not in {tool.name for tool in request.tools or []}:
+            return self._text(f"{LABEL}\n\nYou can't refund orders here.")
+        arguments = {"order_id": order, "reason": "asked in the thread"}
+        return ScriptedResponse(tool_calls=[_call("refund_order", arguments)])
 
     def _answer(self, matched: DemoQuestion | None, results: dict[str, str]) -> str:
         if matched is None or "run_sql" not in results:

@@ -25,7 +25,7 @@
   };
   // What the tests and the benchmark read: firstText holds, per view, when the latest
   // question's answer first showed text (ms since the epoch).
-  const marks = { askedAt: 0, firstText: {}, turns: 0, feedback: [], statusesSeen: [], errors: [] };
+  const marks = { askedAt: 0, firstText: {}, turns: 0, feedback: [], statusesSeen: [], errors: [], approvals: [] };
   window.__tl = { marks, state, shownCards: TeamsView.shownCards };
 
   // ----- threads and containers -----------------------------------------------------------
@@ -377,8 +377,25 @@
     }
   }
 
+  // What a click on an approval message came to. Slack tells a refused clicker in an
+  // ephemeral message (it arrives as a slack event); Teams in the invoke's response, to the
+  // clicker alone: shown here in the Teams pane.
+  function approvalEvent(place, data) {
+    marks.approvals.push(data);
+    if (!data.decided && data.channel === "teams") {
+      const el = messageShell("teams", "Threadline", true);
+      el.classList.add("teams-invoke-answer");
+      el.querySelector(".msg-body").innerHTML = `<div class="teams-text">${esc(data.message)}</div>`;
+      setPayload(el, { statusCode: 200, type: "application/vnd.microsoft.activity.message", value: data.message });
+      append("teams", place, el);
+      markPrivate(el, data.clicker.user_id, "Only visible to you (the card's answer to your click)");
+      scrollDown(el.closest(".pane-body"));
+    }
+  }
+
   function dispatch(place, event, data) {
     switch (event) {
+      case "approval": approvalEvent(place, data); break;
       case "turn": turnEvent(place, data); break;
       case "component": componentEvent(data); break;
       case "slack": slackEvent(place, data); break;
@@ -477,6 +494,34 @@
       await fetch(`/api/turns/${encodeURIComponent(id)}/stop`, { method: "POST" });
     } finally {
       $("#stop").disabled = false;
+    }
+  }
+
+  // A click on an approval message's Approve / Deny / Stop (Slack's buttons or the Teams
+  // card's Action.Execute), as the persona now selected: answered like a turn (the decision
+  // shown in both channels, then the waiting turn resumed).
+  async function approval(approvalId, decision, channel) {
+    if (state.running) {
+      notify("Wait for the answer to finish, then click again.");
+      return;
+    }
+    const place = state.place;
+    setRunning({ place, turnId: null });
+    try {
+      const response = await fetch("/api/approvals", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ approval_id: approvalId, decision, channel, thread_id: state.threads[place], persona: persona() }),
+      });
+      if (!response.ok) {
+        note(place, `The console refused this click: ${await refusal(response)}.`, "error");
+        return;
+      }
+      await readEvents(response, (event, data) => dispatch(place, event, data));
+    } catch (error) {
+      note(place, `The click broke off (${error.message}). Is \`threadline dev\` still running?`, "error");
+    } finally {
+      setRunning(null);
     }
   }
 
@@ -675,6 +720,7 @@
         const action = target.dataset.slackAction;
         if (action === "threadline_stop") stop(target.dataset.value);
         else if (action === "threadline_show_query") showQuery(target);
+        else if (action.startsWith("threadline_approval:")) approval(target.dataset.value, action.split(":")[1], "slack");
         else if (action.startsWith("threadline_button")) submit(target.dataset.value);
       }
     });
@@ -723,7 +769,10 @@
   }
 
   async function start() {
-    TeamsView.setup({ onAction: (message) => submit(message) });
+    TeamsView.setup({
+      onAction: (message) => submit(message),
+      onApproval: (approvalId, decision) => approval(approvalId, decision, "teams"),
+    });
     setupContainers();
     bindClicks();
     setView(state.view);

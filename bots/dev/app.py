@@ -8,6 +8,9 @@
     POST /api/turns/{id}/stop   cancel a running turn
     POST /api/feedback          {"message_id", "positive", "thread_id", "persona"}
     POST /api/queries           {"turn_id", "thread_id", "persona"}: Slack's "Show query"
+    POST /api/approvals         {"approval_id", "decision", "channel", "thread_id", "persona"}:
+                                a click on an approval message -> text/event-stream (the
+                                decision shown, then the resumed turn; ``bots.dev.approvals``)
     /slack/                     the fake Slack Web API the Slack adapter talks to (``slack_view``)
     /teams/                     the fake Bot Connector the Teams adapter talks to (``teams_view``)
 
@@ -23,11 +26,12 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 
+from adapters.approval import Decision
 from adapters.files import plain_name, too_big
 from agent_core.database.file_formats import SUFFIXES
 from agent_core.tools.mcp.hub import SignedIn
@@ -35,7 +39,7 @@ from bots.agents import ServedAgent
 from bots.dev.events import sse
 from bots.dev.identity import Persona
 from bots.dev.sign_in import sign_in_page
-from bots.dev.turns import Console, ConsoleOptions
+from bots.dev.turns import Console, ConsoleOptions, Turn
 from bots.files import MAX_FILES, SharedFiles
 from bots.mcp import add_callback, close_mcp
 
@@ -242,6 +246,11 @@ async def post_turn(request: web.Request) -> web.StreamResponse:
     turn = console.start_turn(
         body.persona, body.thread_id, body.text, _own_url(request), files=body.files
     )
+    return await _stream(request, turn)
+
+
+async def _stream(request: web.Request, turn: Turn) -> web.StreamResponse:
+    """A turn's events, as Server-Sent Events, until it ends."""
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -259,6 +268,28 @@ async def post_turn(request: web.Request) -> web.StreamResponse:
         turn.stop()
         raise
     return response
+
+
+class ApprovalRequest(BaseModel):
+    approval_id: str = Field(pattern=SAFE_ID)
+    decision: Decision
+    channel: Literal["slack", "teams"] = "slack"
+    thread_id: str = Field(pattern=SAFE_ID)
+    persona: Persona = Field(default_factory=Persona)
+
+
+async def post_approval(request: web.Request) -> web.StreamResponse:
+    """A click on an approval message, as the persona selected: answered like a turn."""
+    body = await _body(request, ApprovalRequest)
+    turn = request.app[CONSOLE_KEY].click_approval(
+        body.persona,
+        body.thread_id,
+        body.approval_id,
+        body.decision,
+        body.channel,
+        _own_url(request),
+    )
+    return await _stream(request, turn)
 
 
 async def stop_turn(request: web.Request) -> web.Response:
@@ -342,6 +373,7 @@ def create_app(
     app.router.add_post("/api/turns/{turn_id}/stop", stop_turn)
     app.router.add_post("/api/feedback", post_feedback)
     app.router.add_post("/api/queries", post_queries)
+    app.router.add_post("/api/approvals", post_approval)
     console.slack.mount(app)
     console.teams.mount(app)
     add_callback(app, agent, _asked_by_the_page, page=sign_in_page)  # MCP sign-ins, locally

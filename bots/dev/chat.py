@@ -5,12 +5,14 @@ prompt is ``prompt_toolkit``'s in a terminal: line editing, and Up/Down through 
 questions, kept in ``<data dir>/chat_history`` across sessions (plain ``input`` when stdin
 is not a terminal). Suggested questions are numbered, so typing ``1`` asks the first; a
 deletion (``/delete <id>``, typed or picked by number after ``/memories``) is asked about
-first and sent only on "y". ``/user`` and ``/admin`` switch who is asking (admins also see
-tool arguments and errors, marked "only you"); ``/new`` starts a new conversation;
-``/file PATH`` attaches a file (CSV, TSV, XLSX, Parquet, JSON) to the next question, loaded as
-the bots load a shared file (``bots.files``: a table of yours in this conversation for
-``query_files``, the same limits and notices); Ctrl-C stops the current answer, Ctrl-D quits.
-Every other ``/command`` (``/help``...) goes to the agent.
+first and sent only on "y"; a tool that needs approval asks "Approve ...? [y/N]" (you decide
+as whoever asks now: ``/user`` or ``/admin``), then the answer goes on. ``/user`` and
+``/admin`` switch who is asking (admins also see tool arguments and errors, marked "only
+you"); ``/new`` starts a new conversation; ``/file PATH`` attaches a file (CSV, TSV, XLSX,
+Parquet, JSON) to the next question, loaded as the bots load a shared file (``bots.files``:
+a table of yours in this conversation for ``query_files``, the same limits and notices);
+Ctrl-C stops the current answer, Ctrl-D quits. Every other ``/command`` (``/help``...) goes
+to the agent.
 
 Only stdlib is imported at module level: ``threadline`` builds every subcommand's parser at
 start-up.
@@ -22,7 +24,7 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from adapters.files import SharedFile
+    from agent_core.components import UiComponent
     from bots.agents import ServedAgent
     from bots.dev.chat_view import ChatView
     from bots.dev.identity import Persona
@@ -215,6 +218,32 @@ class ChatSession:
         self.console.print("[dim]Not deleted.[/dim]")
         return False
 
+    # --- approval -----------------------------------------------------------------------------
+
+    def approval_question(self) -> str | None:
+        """The y/N question for the approval the last turn waits for, or None."""
+        approval = self.view.approval
+        if approval is None:
+            return None
+        return f"Approve {approval.tools()}? [y/N] "
+
+    async def decide(self, approve: bool) -> bool:
+        """Decide the pending approval as whoever asks now, then (when this decided it)
+        go on with the answer; False when the answer was stopped."""
+        approval, self.view.approval = self.view.approval, None
+        if approval is None:
+            return True
+        context = self.persona.request_context(self.thread_id)
+        key = self.persona.conversation_id(self.thread_id)
+        answer = await self.agent.decide_approval(
+            context, approval.approval_id, approve=approve, conversation_id=key
+        )
+        self.console.print(f"[dim]{answer.message}[/dim]", highlight=False)
+        if not answer.resume:
+            self.view.approval = approval if answer.reason == "not_approver" else None
+            return True
+        return await self._shown(self.agent.resume_approval(approval.approval_id))
+
     # --- a turn -------------------------------------------------------------------------------
 
     async def ask(self, text: str) -> bool:
@@ -223,8 +252,12 @@ class ChatSession:
         key = self.persona.conversation_id(self.thread_id)
         if self.attached and text.strip():
             text = await self._with_files(text, context.metadata)
+        return await self._shown(self.agent.send_message(context, text, conversation_id=key))
+
+    async def _shown(self, turn: AsyncIterator[UiComponent]) -> bool:
+        """Show a turn's components; False when the user stopped it."""
         try:
-            async for component in self.agent.send_message(context, text, conversation_id=key):
+            async for component in turn:
                 self.view.show(component)
         except asyncio.CancelledError:
             self.view.end_turn(stopped=True)
@@ -349,6 +382,17 @@ def _converse(runner: asyncio.Runner, session: ChatSession, console: Any, data_d
             console.print("[dim]Not deleted.[/dim]")
             continue
         runner.run(session.ask(message))  # Ctrl-C cancels it: see ChatSession.ask
+        _approvals(session, reader, runner)
+
+
+def _approvals(session: ChatSession, reader: LineReader, runner: asyncio.Runner) -> None:
+    """Ask y/N while the answer waits for approval (a resumed answer may wait again)."""
+    while (question := session.approval_question()) is not None:
+        try:
+            yes = reader.answer(question).strip().lower() in ("y", "yes")
+        except (EOFError, KeyboardInterrupt):
+            yes = False
+        runner.run(session.decide(yes))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -67,6 +67,8 @@ class ChatView:
         self._live_id: str | None = None
         self._sources = ""
         self.plan = TaskBoard()
+        self.approval: Any = None
+        """The approval the last turn waits for (an ``ApprovalComponent``), if any."""
 
     def show(self, component: UiComponent) -> None:
         rich = component.rich_component
@@ -117,6 +119,8 @@ class ChatView:
                 pass
             case c.SourcesComponent():
                 self._sources = rich.summary()  # printed under the answer it cites
+            case c.ApprovalComponent():
+                self._approval(rich)
             case _:
                 return False
         return True
@@ -235,6 +239,18 @@ class ChatView:
         content = Markdown(readable(body)) if markdown else body
         style = STATUS_STYLE.get(status or "", "cyan")
         self.console.print(Panel(content, title=title, border_style=style, expand=False))
+
+    def _approval(self, approval: Any) -> None:
+        """What will run, with its arguments, and who may approve (``threadline chat`` asks
+        y/N next); a decided one says who decided."""
+        self.end_answer()
+        calls = "\n".join(f"{call.tool} {call.arguments_text(600)}" for call in approval.calls)
+        footer = f"Only {approval.approvers} may approve" if approval.pending else ""
+        title = "Waiting for approval" if approval.pending else approval.outcome()
+        body = f"{approval.asker} asks to run:\n{calls}" + (f"\n{footer}" if footer else "")
+        style = "yellow" if approval.pending else "dim"
+        self.console.print(Panel(body, title=title, border_style=style, expand=False))
+        self.approval = approval if approval.pending else None
 
     def _status(self, card: Any) -> None:
         if card.status in ("error", "failed"):

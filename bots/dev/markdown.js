@@ -95,8 +95,14 @@ const Md = (() => {
     return /^(#{1,6}\s|```|>\s?|\s*[-*+]\s|\s*\d+[.)]\s|\s*(---|\*\*\*)\s*$)/.test(line);
   }
 
+  // Slack markdown blocks and Teams message text arrive escaped (&amp; &lt; &gt;, as the
+  // adapters send them): undo that, then escape everything once.
+  function unescape(text) {
+    return String(text || "").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  }
+
   function markdown(text) {
-    const lines = String(text || "").replace(/\r\n/g, "\n").split("\n");
+    const lines = unescape(text).replace(/\r\n/g, "\n").split("\n");
     const out = [];
     let i = 0;
     while (i < lines.length) {

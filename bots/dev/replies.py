@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable
 from types import TracebackType
-from typing import Any, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
@@ -27,6 +27,9 @@ from bots.dev.events import TurnFeed
 from bots.dev.slack_view import TEAM_ID, SlackView
 from bots.dev.teams_view import TeamsView, conversation_ref
 from bots.turns import Stop
+
+if TYPE_CHECKING:
+    from bots.dev.approvals import ConsoleApprovals
 
 log = logging.getLogger("threadline.dev")
 
@@ -53,6 +56,7 @@ class Channels(Protocol):
     teams: TeamsView
     http: aiohttp.ClientSession | None
     queries: QueryRecords
+    approvals: ConsoleApprovals
 
     @property
     def options(self) -> Options: ...
@@ -105,6 +109,7 @@ class BothChannels:
             stop_button_after=options.stop_button_after,
             flush_interval=pace,
             update_interval=pace,
+            on_approval=self.console.approvals.noting("slack", turn.base_url),
         )
 
     def _teams_reply(self, token: str, stop: Stop) -> TeamsReplyStream:
@@ -113,10 +118,20 @@ class BothChannels:
         service_url = f"{turn.base_url}/teams/"
         connector = console.teams.connector(console.http, service_url, token)
         options = ReplyOptions(
-            pace=console.options.pace, targeted_messages=console.options.teams_targeted
+            pace=console.options.pace,
+            targeted_messages=console.options.teams_targeted,
+            # as the bot resumes an approval's turn: not streamed, nothing said when empty
+            stream=turn.resume is None,
+            say_when_empty=turn.resume is None,
         )
         ref = conversation_ref(turn.persona, turn.thread_id, f"in-{turn.id}", service_url)
-        return TeamsReplyStream(connector, ref, options=options, on_stop=stop)
+        return TeamsReplyStream(
+            connector,
+            ref,
+            options=options,
+            on_stop=stop,
+            on_approval=self.console.approvals.noting("teams", turn.base_url),
+        )
 
     async def __aenter__(self) -> Self:
         await self.teams.__aenter__()

@@ -8,10 +8,12 @@ const TeamsView = (() => {
   const esc = Md.escape;
   const shownCards = [];
   let onAction = () => {};
+  let onApproval = () => {};
   let hostConfig = null;
 
   function setup(options) {
     onAction = options.onAction;
+    onApproval = options.onApproval || onApproval;
     if (!window.AdaptiveCards) return;
     TeamsCharts.register(AdaptiveCards, BlockKit.chartBody);
     AdaptiveCards.AdaptiveCard.onProcessMarkdown = (text, result) => {
@@ -44,6 +46,11 @@ const TeamsView = (() => {
     card.onExecuteAction = (action) => {
       if (action instanceof AdaptiveCards.OpenUrlAction) {
         window.open(action.url, "_blank", "noopener");
+        return;
+      }
+      const data = action.data || {};
+      if (data.threadline_approval && data.decision) {  // Action.Execute on an approval card
+        onApproval(String(data.threadline_approval), String(data.decision));
         return;
       }
       const message = actionMessage(action.data);

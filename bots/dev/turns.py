@@ -18,6 +18,10 @@ consistent partial turn and both replies are settled: what was shown ends with
 "_(Stopped.)_". Each turn ends with one line in the terminal (``turnlog``): who asked what,
 the outcome, how long, the tools, the tokens.
 
+A tool that waits for approval shows both channels' approval messages; a click on one is
+answered like a turn (``bots.dev.approvals``): the messages updated in place, and the turn
+resumed here (``Turn.resume``) as the asker.
+
 Files attached to a question (``uploads``) are loaded by the host before the agent runs, as
 the bots load the files shared in Slack and Teams: the asker's tables of this conversation,
 a warning in both channels for what could not be read, and the question as the LLM gets it
@@ -35,6 +39,7 @@ from typing import Any, Literal
 
 import aiohttp
 
+from adapters.approval import ApprovalClick, Decision
 from adapters.files import SharedFile
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import query_messages
@@ -45,6 +50,8 @@ from agent_core.feedback import Feedback
 from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
 from agent_core.state.turns import Turn as QueuedTurn
 from bots.agents import ServedAgent
+from bots.approvals import RESUME_KEEP, resume_key
+from bots.dev.approvals import ConsoleApprovals, persona_of
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
 from bots.dev.replies import BothChannels
@@ -103,6 +110,8 @@ class Turn:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     stopper: Any = None
     """Asks the host to stop the turn (set by the console)."""
+    resume: str | None = None
+    """An approval's id: this turn continues the turn that waited for it."""
 
     @property
     def conversation_id(self) -> str:
@@ -161,6 +170,7 @@ class Console:
             files=files,
             per_person=self.options.turns_per_person,
         )
+        self.approvals = ConsoleApprovals(self)
 
     @property
     def max_file_bytes(self) -> int:
@@ -220,6 +230,95 @@ class Console:
         if turn.queued_id is not None:
             stop = self.host.request_stop(turn.queued_id, by=turn.persona.user_id)
             self.host.background(stop)
+
+    def click_approval(
+        self,
+        persona: Persona,
+        thread_id: str,
+        approval_id: str,
+        decision: Decision,
+        channel: Channel,
+        base_url: str,
+    ) -> Turn:
+        """A click on an approval message's Approve / Deny / Stop, by ``persona`` (the page's
+        switch decides who clicks), answered as a turn: iterate ``turn.feed``."""
+        turn = Turn(
+            id=os.urandom(6).hex(),
+            persona=persona,
+            thread_id=thread_id,
+            text=f"({decision}: clicked in {channel.capitalize()})",
+            base_url=base_url,
+            stopper=self._stop,
+        )
+        self._forget_old_turns()
+        self.turns[turn.id] = turn
+        click = ApprovalClick(approval_id, decision)
+        turn.task = asyncio.create_task(self._click(turn, click, channel), name=f"click-{turn.id}")
+        return turn
+
+    async def _click(self, turn: Turn, click: ApprovalClick, channel: Channel) -> None:
+        """Decide (as the clicker), show it, and resume the waiting turn when decided."""
+        feed, persona = turn.feed, turn.persona
+        self.meter.recording(turn.id, TurnRecord(who=persona.describe(), text=turn.text))
+        feed.emit(
+            "turn",
+            {
+                "state": "started",
+                "id": turn.id,
+                "persona": persona.model_dump(),
+                "text": turn.text,
+                "thread_id": turn.thread_id,
+                "conversation_id": turn.conversation_id,
+                "files": [],
+            },
+        )
+        try:
+            context = persona.request_context(turn.thread_id)
+            self.approvals.clicking[click.approval_id] = feed
+            try:
+                if click.decision == "stop":
+                    answer = await self.agent.cancel_approval(
+                        context, click.approval_id, conversation_id=turn.conversation_id
+                    )
+                else:
+                    answer = await self.agent.decide_approval(
+                        context,
+                        click.approval_id,
+                        approve=click.decision == "approve",
+                        conversation_id=turn.conversation_id,
+                    )
+            finally:
+                self.approvals.clicking.pop(click.approval_id, None)
+            feed.emit(
+                "approval",
+                {
+                    "decided": answer.decided,
+                    "reason": answer.reason,
+                    "message": answer.message,
+                    "channel": channel,
+                    "clicker": persona.model_dump(),
+                },
+            )
+            record = answer.record
+            if not answer.decided and channel == "slack":
+                await self.approvals.tell_clicker(feed, turn.base_url, persona, answer.message)
+            if not (answer.resume and record is not None):
+                self.ended(turn, "done")
+                return
+            turn.persona, turn.resume = persona_of(record.request), record.id
+            turn.queued_id = await self.host.accept(
+                f"console:{turn.conversation_id}",
+                {"turn": turn.id},
+                owner=turn.persona.user_id,
+                dedupe_key=resume_key(record.id),
+                dedupe_ttl=RESUME_KEEP,
+            )
+            if turn.queued_id is None:  # resumed already (a click raced this one)
+                self.ended(turn, "done")
+            await turn.ended.wait()
+        except Exception as error:  # the console's own failure: say so in the page
+            log.exception("console click %s failed", turn.id)
+            self.ended(turn, "error", error)
 
     async def record_feedback(
         self,
@@ -330,6 +429,16 @@ class ConsoleWing:
 
         async def done(outcome: Outcome) -> None:
             console.ended(page, STATES.get(outcome, "error"))
+
+        if page.resume is not None:
+            return Answering(
+                context,
+                "",
+                reply,
+                conversation_id=page.conversation_id,
+                done=done,
+                resume=page.resume,
+            )
 
         return Answering(
             context,

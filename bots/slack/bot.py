@@ -8,6 +8,10 @@
                               (``ThreadTranscript``, after the ack)
     slash command          -> a thread the bot starts, or a private answer
     feedback buttons       -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
+    Approve / Deny / Stop  -> ``bots.approvals``: decided by the agent (the clicker resolved
+      on an approval          from the signed click); the message is updated in place, a
+                              refusal told to the clicker alone, the turn resumed in the
+                              thread by whichever process picks it up
     Stop button            -> ``request_stop`` of the turn it carries (on whichever process
                               runs it; only the asker's click counts)
     "Connect <server>"     -> acked only: the button opens the sign-in page; the sign-in
@@ -49,8 +53,15 @@ import aiohttp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.notices import UNAVAILABLE
+from adapters.slack.approval import (
+    APPROVAL_ACTION,
+    approval_click_of,
+    approval_message,
+    update_approval,
+)
 from adapters.slack.context import (
     PRIVATE_THREAD,
     MalformedPayload,
@@ -61,6 +72,7 @@ from adapters.slack.context import (
     assistant_thread_context,
     command_context,
     command_question,
+    conversation_id,
     delivery_key,
     event_context,
     home_context,
@@ -81,6 +93,8 @@ from adapters.slack.controls import (
     stop_request_of,
 )
 from adapters.slack.elements import ACTION_BUTTON, SIGN_IN_BUTTON
+from adapters.slack.errors import SlackCallFailed
+from adapters.slack.escape import escape
 from adapters.slack.files import shared_files
 from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
@@ -100,11 +114,14 @@ from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
+from agent_core.approvals.record import ApprovalRecord
+from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state import Flag, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
+from bots.approvals import Approvals
 from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
@@ -117,7 +134,7 @@ from bots.slack.clients import (
     default_clients,
 )
 from bots.slack.settings import SlackSettings
-from bots.slack.turns import QueuedTurn, SlackWing
+from bots.slack.turns import QueuedTurn, SlackWing, resumed_turn
 from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
@@ -163,11 +180,15 @@ class SlackBot:
         self.history = HistoryGate(self.state.cache, interval=settings.history_interval)
         self.transcript = ThreadTranscript(self.state.cache)
         context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
+        self.approvals = Approvals(
+            agent, None, show=self._show_approval, resumed=resumed_turn, platforms=("slack",)
+        )
         wing = SlackWing(
             self.clients,
             self.threads,
             context,
             queries=self.queries,
+            on_approval=self.approvals.note,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
@@ -182,6 +203,7 @@ class SlackBot:
             per_person=settings.turns_per_person,
             dedupe_ttl=settings.dedupe_ttl,
         )
+        self.approvals.host = self.turns
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
         if files is not None:
             files.serve(agent)
@@ -199,10 +221,12 @@ class SlackBot:
             self._own_session = True
         self.clients.share_session(self.client.session)
         self.turns.start()
+        self.approvals.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool
         and the MCP servers' sessions."""
+        await self.approvals.stop()
         await self.turns.drain(timeout=timeout)
         await close_mcp(self.agent)
         if self._own_session and self.client.session is not None:
@@ -234,6 +258,7 @@ class SlackBot:
             FEEDBACK_ACTION: self._on_feedback,
             STOP_ACTION: self._on_stop,
             SHOW_QUERY_ACTION: self._on_show_query,
+            re.compile(f"^{APPROVAL_ACTION}:"): self._on_approval,
             re.compile(f"^{ACTION_BUTTON}:"): self._on_button,
             SIGN_IN_BUTTON: self._on_sign_in_button,
         }
@@ -487,6 +512,70 @@ class SlackBot:
             user=meta["user_id"],
             thread_ts=meta["thread_id"] or None,
             messages=messages,
+        )
+
+    async def _on_approval(self, ack: Ack, context: AsyncBoltContext) -> None:
+        """Approve / Deny / Stop on an approval message: decided by the agent (who may
+        decide is checked now, for the clicker of the signed click, in the conversation
+        clicked); then the message shows the decision in place and the turn resumes. A
+        refusal ("only Ana may approve this", "already approved by Bo") is told to the
+        clicker alone."""
+        await ack()
+        self.metrics.events.labels(kind="approval").inc()
+        click = _click(context)
+        approval = approval_click_of(click)
+        if approval is None:
+            return
+        clicked = action_context(click)
+        hints = {"response_url": click.response_url} if click.response_url else {}
+        try:
+            answer = await self.approvals.click(
+                clicked, approval, conversation_id=conversation_id(clicked), hints=hints
+            )
+        except StateUnavailableError as error:
+            log.warning("slack: approval click of %s not recorded (%s)", asker_id(clicked), error)
+            await self._tell_clicker(context.client, click, f":warning: {UNAVAILABLE}")
+            return
+        record = answer.record
+        if answer.decided and record is not None and record.message is None:
+            await self._show_on_click(click, record.component())  # not noted: ephemeral
+        if not answer.decided:
+            await self._tell_clicker(context.client, click, escape(answer.message))
+
+    async def _show_approval(self, record: ApprovalRecord) -> None:
+        """A decision made here, shown in place of the approval message (where noted)."""
+        where = record.message or {}
+        if where.get("platform") != "slack":
+            return
+        enterprise = record.request.get("slack_enterprise_id")
+        install = bool(record.request.get("slack_enterprise_install"))
+        client = await self.clients.client_for(
+            str(where["team"]), enterprise, enterprise_install=install
+        )
+        try:
+            await update_approval(client, where, record.component())
+        except SlackCallFailed as error:  # deleted, or the bot left: the decision stands
+            log.info("slack: approval %s not updated (%s)", record.id, error.failure)
+
+    async def _show_on_click(self, click: BlockActions, view: ApprovalComponent) -> None:
+        """An approval shown privately (no message to update): replaced through the click."""
+        if not click.response_url:
+            return
+        [message] = approval_message(view)
+        await AsyncWebhookClient(click.response_url).send(
+            text=message.text, blocks=message.blocks, replace_original=True
+        )
+
+    async def _tell_clicker(self, client: AsyncWebClient, click: BlockActions, text: str) -> None:
+        """``text`` to the clicker alone, where they clicked."""
+        meta = action_context(click).metadata
+        thread = meta["thread_id"]
+        await show_privately(
+            client,
+            channel=meta["channel_id"],
+            user=meta["user_id"],
+            thread_ts=None if thread in ("", PRIVATE_THREAD) else thread,
+            messages=[SlackMessage(text=text)],
         )
 
     async def _on_button(self, ack: Ack, context: AsyncBoltContext) -> None:

@@ -232,6 +232,7 @@ def build_user_resolver(
         provider,
         admin_users=settings.admin_users,
         admin_groups=settings.admin_groups,
+        group_map=settings.group_map,
         workspace_admins_are_admins=settings.workspace_admins_are_admins,
         cache=cache,
         ttl=settings.identity_ttl,

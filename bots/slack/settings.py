@@ -5,8 +5,14 @@
     app_token        SLACK_APP_TOKEN        xapp-... switches to Socket Mode
     client_id, client_secret   SLACK_CLIENT_ID / SLACK_CLIENT_SECRET   multi-workspace install
     admin_users      SLACK_ADMIN_USERS      user ids (U123) made ``admin``
-    admin_groups     SLACK_ADMIN_GROUPS     user-group handles whose members are ``admin``
+    admin_groups     SLACK_ADMIN_GROUPS     user-group *ids* (S0123) whose members are ``admin``
+    group_map        SLACK_GROUP_MAP        user-group id -> Threadline groups (JSON in the
+                                            environment: ``{"S0123": ["finance"]}``)
     workspace_admins_are_admins   SLACK_WORKSPACE_ADMINS_ARE_ADMINS   owners/admins too
+
+Groups are granted by configuration, never taken from a user group's handle (anyone who may
+edit user groups could name one ``admin``): a handle in ``admin_groups`` or ``group_map``
+stops the bot at start, saying to use the id.
     command          SLACK_COMMAND          slash command name (default ``/ask``)
     api_url          SLACK_API_URL          Web API base URL (tests point it at a fake)
     port             PORT                   HTTP listener's port (default 3000)
@@ -26,15 +32,20 @@ Secrets are ``SecretStr``: never in a repr, a log line or ``threadline config``.
 ('http', ['U1', 'U2'], '/ask', False)
 >>> SlackSettings(bot_token="xoxb-1", signing_secret="s", rate_limit="20/3600").rate_limit
 (20, 3600.0)
+>>> SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s",
+...                         "SLACK_GROUP_MAP": '{"S0FIN": "finance"}'}).group_map
+{'S0FIN': ['finance']}
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
+from adapters.slack.identity import usergroup_ids
 from agent_core.settings import CommaList, env
 from bots.channel_settings import ChannelSettings
 
@@ -83,6 +94,12 @@ class SlackSettings(ChannelSettings):
     admin_groups: CommaList = Field(
         default_factory=list, validation_alias=env("admin_groups", "SLACK_ADMIN_GROUPS")
     )
+    """User-group ids (``S0123``) whose members are ``admin``; never handles."""
+    group_map: dict[str, list[str]] = Field(
+        default_factory=dict, validation_alias=env("group_map", "SLACK_GROUP_MAP")
+    )
+    """User-group id -> the Threadline groups its members get (a group name alone is a
+    one-group list)."""
     workspace_admins_are_admins: bool = Field(
         False,
         validation_alias=env("workspace_admins_are_admins", "SLACK_WORKSPACE_ADMINS_ARE_ADMINS"),
@@ -111,6 +128,24 @@ class SlackSettings(ChannelSettings):
             token = values.get("app_token") or values.get("SLACK_APP_TOKEN")
             return {**values, "mode": "socket" if token else "http"}
         return values
+
+    @field_validator("admin_groups")
+    @classmethod
+    def _admin_group_ids(cls, value: list[str]) -> list[str]:
+        return usergroup_ids(value, "admin_groups")
+
+    @field_validator("group_map", mode="before")
+    @classmethod
+    def _group_map(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError as error:
+                raise ValueError(f"SLACK_GROUP_MAP is not valid JSON: {error}") from None
+        if isinstance(value, dict):
+            usergroup_ids(value, "group_map")
+            return {k: [v] if isinstance(v, str) else v for k, v in value.items()}
+        return value
 
     @model_validator(mode="after")
     def _command_starts_with_a_slash(self) -> SlackSettings:

@@ -20,18 +20,24 @@ worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)
   lacks (other apps' messages, a human thread the bot was just called into) is read within
   Slack's limits and given to the agent with the question (``adapters.slack.history``).
 - **"Show query"**: the answer's queries are kept for its button (``adapters.slack.sources``).
+- **Approvals**: an approval the reply posts is noted where it went (``on_approval``); a
+  decided one is continued by a turn of its own (``QueuedTurn.resume``, ``resumed_turn``) in
+  the same thread, on any process.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.fetch import FetchPolicy
 from adapters.files import SharedFile
 from adapters.slack.context import (
+    PRIVATE_THREAD,
     ReplyTarget,
     SlackMetadata,
     asker_id,
@@ -43,15 +49,19 @@ from adapters.slack.files import download
 from adapters.slack.history import ThreadContext, ThreadView, thread_prompt
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.sources import QueryRecords
-from adapters.slack.stream import SlackReplyStream
+from adapters.slack.stream import OnApproval, SlackReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
+from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.slack.clients import WorkspaceClients
 from bots.turns import Answering, Outcome, Slot, Stop
+
+if TYPE_CHECKING:
+    from agent_core.approvals.record import ApprovalRecord
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +94,8 @@ class QueuedTurn(BaseModel):
     files: list[SharedFile] = []
     """The files shared with the message (read from the signed event; downloaded by the
     worker)."""
+    resume: str | None = None
+    """An approval's id: this turn continues the turn that waited for it (``bots.approvals``)."""
 
     @property
     def team(self) -> str:
@@ -112,9 +124,14 @@ class QueuedTurn(BaseModel):
 
     def request_context(self, target: ReplyTarget, turn_id: str) -> RequestContext:
         """The context the agent answers in: the signed one, in the thread answered in."""
-        return RequestContext(
-            metadata={**self.context, "thread_id": target.thread_ts, "turn_id": turn_id}
-        )
+        metadata: dict[str, Any] = {
+            **self.context,
+            "thread_id": target.thread_ts,
+            "turn_id": turn_id,
+        }
+        if self.enterprise_install:
+            metadata["slack_enterprise_install"] = True
+        return RequestContext(metadata=metadata)
 
     def payload(self, **changes: Any) -> dict[str, Any]:
         """What the queue records (with ``changes`` applied)."""
@@ -148,6 +165,7 @@ class SlackWing:
         thread_context: ThreadContext,
         *,
         queries: QueryRecords | None = None,
+        on_approval: OnApproval | None = None,
         stop_button_after: float | None = 3.0,
         flush_chars: int = 1000,
         stream_interval: float = 1.0,
@@ -156,6 +174,7 @@ class SlackWing:
         self.threads = threads
         self.thread_context = thread_context
         self.queries = queries
+        self.on_approval = on_approval
         self.stop_button_after = stop_button_after
         self.flush_chars = flush_chars
         self.stream_interval = stream_interval
@@ -193,13 +212,6 @@ class SlackWing:
             return "dropped"
         client = slot.client
         context = queued.request_context(slot.target, turn.id)
-        view = await self._thread_view(queued, client, slot.target)
-        shown_first = []
-        if (notice := view.notice) is not None:  # the asker learns what it could not see
-            shown_first.append(UiComponent.of(NotificationComponent(message=notice), notice))
-        question = thread_prompt(
-            view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
-        )
         reply = SlackReplyStream(
             client,
             slot.target,
@@ -208,13 +220,25 @@ class SlackWing:
             stop_button_after=self.stop_button_after,
             flush_chars=self.flush_chars,
             flush_interval=self.stream_interval,
+            on_approval=self.on_approval,
         )
-
-        async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
-            return await download(client, file, max_bytes=store.max_bytes if store else 0)
 
         async def keep(component: UiComponent) -> None:
             await self._keep_queries(slot.target, component)
+
+        if queued.resume is not None:  # the thread and the files were read when it was asked
+            return Answering(context, "", reply, resume=queued.resume, keep=keep)
+        view = await self._thread_view(queued, client, slot.target)
+        shown_first = []
+        if (notice := view.notice) is not None:  # the asker learns what it could not see
+            shown_first.append(UiComponent.of(NotificationComponent(message=notice), notice))
+        question = thread_prompt(
+            view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
+        )
+
+        async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
+            limit, policy = (store.max_bytes, store.policy) if store else (0, FetchPolicy())
+            return await download(client, file, max_bytes=limit, policy=policy)
 
         return Answering(
             context,
@@ -268,3 +292,34 @@ class SlackWing:
         except StateUnavailableError as error:  # answer the question without them
             log.warning("slack: thread context of %s not read (%s)", target.thread_ts, error)
             return ThreadView([])
+
+
+async def resumed_turn(record: ApprovalRecord, hints: Mapping[str, Any]) -> ResumedTurn | None:
+    """The turn that continues a decided approval asked in Slack, in the same thread (a
+    private answer's, through the deciding click's ``response_url`` when it has one); None
+    for an approval asked elsewhere.
+
+    >>> from agent_core.approvals import ApprovalRecord
+    >>> record = ApprovalRecord.example(request={"platform": "slack", "workspace_id": "T1",
+    ...     "channel_id": "C1", "thread_id": "1.0", "user_id": "U1", "turn_id": "t0"})
+    >>> import asyncio
+    >>> turn = asyncio.run(resumed_turn(record, {}))
+    >>> turn.key, turn.owner, turn.payload["resume"]
+    ('slack:T1:C1:1.0', 'T1:U1', 'a1')
+    """
+    request = record.request
+    if request.get("platform") != "slack":
+        return None
+    try:
+        queued = QueuedTurn(
+            context=request,  # validated as SlackMetadata
+            text="",
+            private=request.get("thread_id") == PRIVATE_THREAD,
+            response_url=hints.get("response_url"),
+            enterprise_install=bool(request.get("slack_enterprise_install")),
+            resume=record.id,
+        )
+    except ValidationError:
+        log.error("slack: approval %s cannot be resumed (its request is unreadable)", record.id)
+        return None
+    return ResumedTurn(queued.turn_key, queued.payload(), queued.owner)

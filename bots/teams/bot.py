@@ -5,6 +5,11 @@
     invoke: feedback        -> ``agent.record_feedback`` (once per activity)
     invoke: Stop            -> ``request_stop`` of the turn it carries (only the asker's
                                click counts, on whichever process runs it)
+    invoke: Approve / Deny  -> ``bots.approvals``: decided by the agent (the clicker resolved
+      / Stop on an approval    from the signed invoke); the clicker gets the refreshed card
+      card (Action.Execute)    (or, refused, a message to them alone), everyone the updated
+                               message; the turn resumes on whichever process picks it up
+    invoke: card refresh    -> the approval card as it now stands (universal actions)
     invoke: a card button   -> a turn asking the button's message on the clicker's behalf
     invoke: file consent    -> the offered file uploaded (in the background) and shown
     an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
@@ -32,11 +37,20 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from adapters.approval import ApprovalClick
 from adapters.notices import UNAVAILABLE
 from adapters.teams.activities import ConversationRef
+from adapters.teams.approval import (
+    approval_click_of,
+    approval_refresh_of,
+    card_response,
+    update_approval,
+)
+from adapters.teams.connector import ConnectorError
 from adapters.teams.context import (
     Wire,
     asker_id,
+    conversation_id,
     delivery_key,
     message_text,
     request_context,
@@ -53,11 +67,13 @@ from adapters.teams.controls import (
 from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
 from adapters.teams.slot import AnswerSlot
+from agent_core.approvals.record import ApprovalRecord
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.feedback import Feedback
 from agent_core.state import KeyValueStore, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
+from bots.approvals import Approvals, ResumedTurn
 from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
@@ -67,7 +83,7 @@ from bots.teams.files import graph_token_provider, upload_offered_file
 from bots.teams.ingress import TokenCheck
 from bots.teams.outbound import Outbound
 from bots.teams.settings import TeamsSettings
-from bots.teams.turns import TeamsWing, turn_payload
+from bots.teams.turns import TeamsWing, resumed_turn, turn_payload
 from bots.turns import TurnHost
 
 logger = logging.getLogger(__name__)
@@ -111,7 +127,9 @@ class TeamsBot:
     >>> TeamsBot._welcomes({"recipient": {"id": "28:b"}, "membersAdded": [
     ...     {"id": "28:b"}], "conversation": {"conversationType": "personal"}})
     True
-    >>> bot = TeamsBot(None, TeamsSettings())  # type: ignore[arg-type]
+    >>> from agent_core import Agent, ScriptedLlmService, ToolRegistry
+    >>> agent = Agent(llm_service=ScriptedLlmService(["hi"]), tool_registry=ToolRegistry())
+    >>> bot = TeamsBot(agent, TeamsSettings())
     >>> bot.settings.auth_enabled, bot.state.backend
     (False, 'memory')
     """
@@ -135,11 +153,15 @@ class TeamsBot:
         self.file_offers = file_offers or FileOffers(self.state.cache)
         self.authentication = TokenCheck(settings)
         self.outbound = Outbound(settings, self.pool, self.state.records)
+        self.approvals = Approvals(
+            agent, None, show=self._show_approval, resumed=self._resumed, platforms=("teams",)
+        )
         wing = TeamsWing(
             self.outbound,
             options=settings.reply_options(),
             files=self.file_offers,
             stop_button_after=settings.stop_button_after,
+            on_approval=self.approvals.note,
         )
         self.turns = TurnHost(
             agent,
@@ -151,6 +173,7 @@ class TeamsBot:
             per_person=settings.turns_per_person,
             dedupe_ttl=settings.dedupe_ttl,
         )
+        self.approvals.host = self.turns
         if files is not None:
             files.serve(agent)
         self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
@@ -175,10 +198,12 @@ class TeamsBot:
                 "Use this only for local testing (Bot Framework Emulator, a tunnel). !!!"
             )
         self.turns.start()
+        self.approvals.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool
         and the MCP servers' sessions."""
+        await self.approvals.stop()
         await self.turns.drain(timeout=timeout)
         await close_mcp(self.agent)
         await self.pool.close()
@@ -224,6 +249,10 @@ class TeamsBot:
             if await self._first_delivery(activity):
                 await self._record(activity, feedback)
             return DONE
+        if (click := approval_click_of(activity)) is not None:
+            return await self._on_approval(activity, click)
+        if (approval_id := approval_refresh_of(activity)) is not None:
+            return await self._refresh_approval(activity, approval_id)
         if (turn_id := stop_request_of(activity)) is not None:
             await self.turns.request_stop(turn_id, by=asker_id(activity))
             return 200, card_action_response("Stopping.")
@@ -233,6 +262,56 @@ class TeamsBot:
         if (answer := consent_answer_of(activity)) is not None:
             await self._answer_file_consent(activity, answer)
         return DONE
+
+    async def _on_approval(self, activity: Wire, click: ApprovalClick) -> Answer:
+        """Approve / Deny / Stop on an approval card: decided by the agent (who may decide
+        is checked now, for the clicker of the signed invoke, in the conversation clicked).
+        The clicker gets the card as it now stands; a refusal ("only Ana may approve this")
+        is a message to the clicker alone."""
+        self.metrics.events.labels(kind="approval").inc()
+        context = request_context(activity)
+        try:
+            answer = await self.approvals.click(
+                context, click, conversation_id=conversation_id(context)
+            )
+        except StateUnavailableError as error:
+            logger.warning(
+                "teams: approval click of %s not recorded (%s)", asker_id(activity), error
+            )
+            return 200, card_action_response(UNAVAILABLE)
+        record = answer.record
+        if record is not None and (answer.decided or answer.reason == "already"):
+            return 200, card_response(record.component())
+        return 200, card_action_response(answer.message)
+
+    async def _refresh_approval(self, activity: Wire, approval_id: str) -> Answer:
+        """A card's refresh: the approval as it now stands, to a client in the conversation
+        it was asked in (nothing for an unknown approval, or one of another conversation)."""
+        record = await self.agent.approval_book.get(approval_id)
+        context = request_context(activity).metadata
+        if record is None or (
+            record.request.get("workspace_id"),
+            record.request.get("thread_id"),
+        ) != (context.get("workspace_id"), context.get("thread_id")):
+            return DONE
+        return 200, card_response(record.component())
+
+    async def _show_approval(self, record: ApprovalRecord) -> None:
+        """A decision made here, shown to everyone in place of the approval card."""
+        where = record.message or {}
+        if where.get("platform") != "teams":
+            return
+        ref = ConversationRef.from_record(where["conversation"])
+        connector = await self.outbound.connector(ref.service_url)
+        try:
+            await update_approval(connector, where, record.component())
+        except ConnectorError as error:  # deleted, or the bot removed: the decision stands
+            logger.info("teams: approval %s not updated (%s)", record.id, error)
+
+    async def _resumed(
+        self, record: ApprovalRecord, hints: Mapping[str, Any]
+    ) -> ResumedTurn | None:
+        return await resumed_turn(self.outbound, record, hints)
 
     async def _accept(self, activity: Wire, text: str) -> None:
         await self.turns.accept(
@@ -327,7 +406,7 @@ class TeamsBot:
             connector = await self.outbound.connector(ref.service_url)
             self.turns.background(
                 upload_offered_file(
-                    self.pool.session, connector, ref, url, offered, dict(answer.upload_info)
+                    self.file_offers.policy, connector, ref, url, offered, dict(answer.upload_info)
                 )
             )
 

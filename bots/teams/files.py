@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 
+from adapters.fetch import Fetcher, FetchPolicy, FetchRefused
 from adapters.teams.activities import ConversationRef
 from adapters.teams.connector import TeamsConnector
 from adapters.teams.files import show_upload, upload_headers
@@ -20,20 +21,30 @@ logger = logging.getLogger(__name__)
 
 
 async def upload_offered_file(
-    session: aiohttp.ClientSession,
+    policy: FetchPolicy,
     connector: TeamsConnector,
     ref: ConversationRef,
     url: str,
     offered: tuple[str, bytes],
     info: dict[str, Any],
 ) -> None:
-    """PUT the file to the consent's upload URL, then show it (or say it failed)."""
+    """PUT the file to the consent's upload URL (through ``adapters.fetch``: never to a
+    private address, no redirect followed), then show it (or say it failed)."""
     name, content = offered
     uploaded: dict[str, Any] | None = info
     try:
-        async with session.put(url, data=content, headers=upload_headers(len(content))) as answer:
+        async with (
+            Fetcher(policy) as fetcher,
+            fetcher.open(
+                url,
+                method="PUT",
+                data=content,
+                headers=upload_headers(len(content)),
+                max_redirects=0,
+            ) as answer,
+        ):
             answer.raise_for_status()
-    except (aiohttp.ClientError, TimeoutError) as error:
+    except (FetchRefused, aiohttp.ClientError, TimeoutError) as error:
         logger.warning("uploading %s failed: %s", name, error)
         uploaded = None
     await show_upload(connector, ref, name, uploaded)

@@ -18,26 +18,37 @@ that needs no inbound request (``bots.teams.outbound``)::
   any process through ``request_stop``.
 - **Feedback**: the message that carried the answer is remembered with its turn, so
   feedback on it reaches the memories that turn made.
+- **Approvals**: an approval card the reply posts is noted where it went
+  (``on_approval``); a decided one is continued by a turn of its own (``resumed_turn``:
+  ``{"resume": id, "ref": ..., "context": ...}``), which replies in the same conversation
+  without streaming (no message of the asker's to stream under), on any process.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
+from adapters.fetch import Fetcher, FetchPolicy
 from adapters.files import SharedFile
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import conversation_id, request_context
 from adapters.teams.files import FileOffers, download, shared_files
 from adapters.teams.payloads import MalformedPayload, read_activity
 from adapters.teams.slot import AnswerSlot, PostedMessage
-from adapters.teams.stream import ReplyOptions, TeamsReplyStream
+from adapters.teams.stream import OnApproval, ReplyOptions, TeamsReplyStream
 from agent_core.errors import StateUnavailableError
 from agent_core.state.turns import Turn
+from agent_core.users import RequestContext
+from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.teams.outbound import Outbound
 from bots.turns import Answering, Outcome, Slot, Stop
+
+if TYPE_CHECKING:
+    from agent_core.approvals.record import ApprovalRecord
 
 log = logging.getLogger(__name__)
 
@@ -69,15 +80,26 @@ class TeamsWing:
         options: ReplyOptions,
         files: FileOffers | None = None,
         stop_button_after: float | None = 3.0,
+        on_approval: OnApproval | None = None,
     ) -> None:
         self.outbound = outbound
         self.options = options
         self.files = files
         self.stop_button_after = stop_button_after
+        self.on_approval = on_approval
 
     async def slot(self, turn: Turn) -> AnswerSlot | None:
         """The message the answer goes into (what an earlier run posted, if any), on the
         connector of the conversation's service URL; None for an unreadable turn (logged)."""
+
+        async def posted(message: PostedMessage) -> None:
+            await turn.record(**message.as_progress())
+
+        previous = PostedMessage.from_progress(turn.progress)
+        resumed = _resumed_ref(turn)
+        if resumed is not None:
+            connector = await self.outbound.connector(resumed.service_url)
+            return AnswerSlot(connector, resumed, posted=previous, on_posted=posted)
         activity = turn.payload.get("activity")
         try:
             read_activity(activity)
@@ -91,15 +113,12 @@ class TeamsWing:
             await self.outbound.remember(ref)
         except StateUnavailableError as error:
             log.warning("teams: conversation reference not saved (%s)", error)
-
-        async def posted(message: PostedMessage) -> None:
-            await turn.record(**message.as_progress())
-
-        previous = PostedMessage.from_progress(turn.progress)
         return AnswerSlot(connector, ref, posted=previous, on_posted=posted)
 
     async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering:
         assert isinstance(slot, AnswerSlot)
+        if (resumed := _resumed_ref(turn)) is not None:
+            return await self._resume(turn, slot, resumed, stop)
         activity: Mapping[str, Any] = turn.payload["activity"]
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)
@@ -113,12 +132,13 @@ class TeamsWing:
             slot=slot,
             stop_turn=turn.id,
             stop_button_after=self.stop_button_after,
+            on_approval=self.on_approval,
         )
-        session = self.outbound.session
 
         async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
-            limit, allow_http = (store.max_bytes, store.allow_http) if store else (0, False)
-            return await download(session, file, max_bytes=limit, allow_http=allow_http)
+            limit, policy = (store.max_bytes, store.policy) if store else (0, FetchPolicy())
+            async with Fetcher(policy) as fetcher:  # never the Bot Connector's session
+                return await download(fetcher, file, max_bytes=limit)
 
         async def done(outcome: Outcome) -> None:
             if outcome == "completed" and slot.current is not None:
@@ -134,8 +154,66 @@ class TeamsWing:
             done=done,
         )
 
+    async def _resume(
+        self, turn: Turn, slot: AnswerSlot, ref: ConversationRef, stop: Stop
+    ) -> Answering:
+        """The turn that continues a decided approval (``resumed_turn``)."""
+        reply = TeamsReplyStream(
+            await self.outbound.connector(ref.service_url),
+            ref,
+            options=replace(self.options, stream=False, say_when_empty=False),
+            on_stop=stop,
+            files=self.files,
+            slot=slot,
+            stop_turn=turn.id,
+            stop_button_after=self.stop_button_after,
+            on_approval=self.on_approval,
+        )
+        context = RequestContext(metadata={**turn.payload["context"], "turn_id": turn.id})
+        return Answering(context, "", reply, resume=str(turn.payload["resume"]))
+
     async def _remember_answer(self, ref: ConversationRef, message_id: str, turn_id: str) -> None:
         try:
             await self.outbound.remember_answer(ref, message_id, turn_id)
         except StateUnavailableError as error:  # feedback on it then rates no memories
             log.warning("teams: could not note the answer of turn %s (%s)", turn_id, error)
+
+
+def _resumed_ref(turn: Turn) -> ConversationRef | None:
+    """Where a turn that continues an approval replies (None for any other turn)."""
+    if "resume" not in turn.payload:
+        return None
+    ref = ConversationRef.from_record(turn.payload["ref"])
+    return replace(ref, activity_id=turn.payload.get("reply_to"))
+
+
+async def resumed_turn(
+    outbound: Outbound, record: ApprovalRecord, hints: Mapping[str, Any]
+) -> ResumedTurn | None:
+    """The turn that continues a decided approval asked in Teams: in the conversation its
+    card was posted in (else the conversation's saved reference), ordered with the asker's
+    other turns there; None for an approval asked elsewhere, or in a conversation no
+    reference is kept of (logged)."""
+    request = record.request
+    if request.get("platform") != "teams":
+        return None
+    where = record.message or {}
+    conversation = where.get("conversation")
+    if isinstance(conversation, Mapping):
+        ref = ConversationRef.from_record(conversation)
+    else:
+        tenant, chat = str(request.get("workspace_id")), str(request.get("thread_id"))
+        found = await outbound.reference(tenant, chat)
+        if found is None:
+            log.error("teams: approval %s cannot be resumed (no conversation kept)", record.id)
+            return None
+        ref = found
+    asker = str(request.get("user_id") or "")
+    payload = {
+        "resume": record.id,
+        "ref": ref.to_record(),
+        "reply_to": where.get("activity_id"),
+        "context": dict(request),
+        "text": "",
+    }
+    return ResumedTurn(f"{ref.thread_key}|{asker}", payload, asker)

@@ -36,7 +36,7 @@ def teams_cells(df: DataFrameComponent) -> list[str]:
     rendering = teams_render(UiComponent(rich_component=df))
     assert rendering is not None and rendering.card is not None
     table = next(e for e in rendering.card["body"] if e["type"] == "Table")
-    return [cell["items"][0]["text"] for cell in table["rows"][1]["cells"]]
+    return [cell["items"][0]["inlines"][0]["text"] for cell in table["rows"][1]["cells"]]
 
 
 def test_table_numbers_read_the_same_in_both_channels() -> None:

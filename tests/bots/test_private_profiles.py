@@ -91,3 +91,80 @@ async def test_teams_a_private_profile_answers_the_asker_alone(
         assert carrying and all(
             c.operation == "send_targeted" or c.conversation_id != room for c in carrying
         ), [(c.operation, c.conversation_id) for c in carrying]
+
+
+REFUNDING_APP = """
+from pydantic import BaseModel
+from agent_core import Agent, ScriptedLlmService, ScriptedResponse, Tool, ToolRegistry, ToolResult
+
+class RefundArgs(BaseModel):
+    order: int
+
+class Refund(Tool[RefundArgs]):
+    name = "refund"
+    description = "Refund an order"
+    approval = "always"
+
+    def get_args_schema(self):
+        return RefundArgs
+
+    async def execute(self, context, args):
+        return ToolResult(success=True, result_for_llm=f"order {args.order} refunded-secretly")
+
+def answer(request):
+    last = request.messages[-1]
+    if last.role == "tool":
+        return ScriptedResponse(text=f"Refund: {last.content}")
+    return ScriptedResponse.tool("refund", {"order": 42})
+
+def agent():
+    registry = ToolRegistry()
+    registry.register_local_tool(Refund(), access_groups=["user"])
+    return Agent(llm_service=ScriptedLlmService(then=answer), tool_registry=registry)
+"""
+
+
+async def test_slack_a_private_profile_asks_and_answers_an_approval_privately(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The approval a private profile's turn asks for is shown to the asker alone, and the
+    turn resumed after the click answers them alone too (it once answered the thread)."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("THREADLINE_APP", "ANTHROPIC_API_KEY", "REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "refunding_private_bot.py").write_text(REFUNDING_APP, encoding="utf-8")
+    (tmp_path / "threadline.toml").write_text(
+        f'app = "{tmp_path / "refunding_private_bot.py"}:agent"\n'
+        '[[profiles]]\nname = "hr"\nanswers = "private"\nslack_channels = ["CHR"]\n',
+        encoding="utf-8",
+    )
+    config = load_config(argparse.Namespace(command="slack", config=None, app=None))
+
+    def build(resolver: Any, state: Any) -> Any:
+        return agent_factory(config, "slack")(state, resolver)
+
+    try:
+        async with running_bot(tmp_path, [], agent_factory=build) as h:
+            await h.event(mention("CHR", "30.000100"))
+            await h.idle()
+            [asked] = [m for m in h.fake.messages if "threadline_approval" in json.dumps(m.blocks)]
+            assert asked.ephemeral_to == "U1"
+            approval_id = next(
+                e["value"] for b in asked.blocks for e in b.get("elements") or [] if "value" in e
+            )
+            await h.action(
+                "threadline_approval:approve",
+                approval_id,
+                user="U1",
+                channel="CHR",
+                message_ts=asked.ts,
+                thread_ts="30.000100",
+                ephemeral=True,
+            )
+            await h.idle()
+            said = [c for c in h.fake.calls if "refunded-secretly" in json.dumps(c.args)]
+            assert said and all(c.method == "chat.postEphemeral" for c in said), [
+                c.method for c in said
+            ]
+    finally:
+        sys.modules.pop("threadline_app_refunding_private_bot", None)

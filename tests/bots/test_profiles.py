@@ -4,6 +4,7 @@ asker gets one refusal and nothing runs, and conversations never cross profiles.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -152,3 +153,82 @@ def test_shared_files_add_query_files_only_where_tools_were_not_named(
     default, finance = router.served_agents()
     assert default.tool_registry.list_tool_names() == ["query_files"]
     assert finance.tool_registry.list_tool_names() == []
+
+
+REFUNDING_APP = """
+from pydantic import BaseModel
+from agent_core import Agent, ScriptedLlmService, ScriptedResponse, Tool, ToolRegistry, ToolResult
+
+runs = []
+
+class RefundArgs(BaseModel):
+    order: int
+
+class Refund(Tool[RefundArgs]):
+    name = "refund"
+    description = "Refund an order"
+
+    def get_args_schema(self):
+        return RefundArgs
+
+    async def execute(self, context, args):
+        runs.append(args.order)
+        return ToolResult(success=True, result_for_llm=f"order {args.order} refunded")
+
+def answer(request):
+    last = request.messages[-1]
+    if last.role == "tool":
+        return ScriptedResponse(text=f"Refund: {last.content}")
+    return ScriptedResponse.tool("refund", {"order": 42})
+
+def agent():
+    registry = ToolRegistry()
+    registry.register_local_tool(Refund(), access_groups=["user"])
+    return Agent(llm_service=ScriptedLlmService(then=answer), tool_registry=registry)
+"""
+
+REFUNDING_CONFIG = """
+app = "{app}:agent"
+
+[tools.refund]
+approval = "always"
+
+[[profiles]]
+name = "finance"
+slack_channels = ["C9"]
+
+[profiles.approvals.refund]
+approval = "never"
+"""
+
+
+async def test_the_configuration_and_a_profile_decide_which_tools_wait(folder: Path) -> None:
+    """``[tools.refund] approval = "always"`` makes a tool that never asked wait for a click;
+    ``[profiles.approvals.refund]`` says otherwise in that profile's channel."""
+    (folder / "refunding_bot.py").write_text(REFUNDING_APP, encoding="utf-8")
+    (folder / "threadline.toml").write_text(
+        REFUNDING_CONFIG.format(app=folder / "refunding_bot.py"), encoding="utf-8"
+    )
+    config = load_config(args())
+
+    def build(resolver: UserResolver, state: State) -> Any:
+        return agent_factory(config, "slack")(state, resolver)
+
+    try:
+        async with running_bot(folder, [], agent_factory=build) as bot:
+            runs: list[int] = sys.modules["threadline_app_refunding_bot"].runs
+            await bot.event(mention("C1", "U1", "refund order 42", "1.0"))
+            await bot.idle()
+            shown = json.dumps([m.blocks for m in bot.fake.thread("C1", "1.0")])
+            assert "threadline_approval:approve" in shown and runs == []
+
+            await bot.event(mention("C9", "U1", "refund order 42", "2.0"))
+            await bot.idle()
+            assert runs == [42]
+            said = [m.text for m in bot.fake.thread("C9", "2.0")]
+            assert said[-1] == "Refund: order 42 refunded"
+            assert "threadline_approval" not in json.dumps(
+                [m.blocks for m in bot.fake.thread("C9", "2.0")]
+            )
+    finally:
+        sys.modules.pop("threadline_app_refunding_bot", None)

@@ -111,6 +111,31 @@ class Console:
             "/api/turns",
             json={"text": text, "thread_id": thread, "persona": who, "files": files or []},
         )
+        return await self._events(response, on_event)
+
+    async def click(
+        self,
+        approval_id: str,
+        decision: str,
+        who: dict[str, Any] = ANA,
+        *,
+        channel: str = "slack",
+        thread: str = "1700000000.000100",
+    ) -> TurnEvents:
+        """A click on an approval message's button, as ``who`` (the persona switch)."""
+        response = await self.client.post(
+            "/api/approvals",
+            json={
+                "approval_id": approval_id,
+                "decision": decision,
+                "channel": channel,
+                "thread_id": thread,
+                "persona": who,
+            },
+        )
+        return await self._events(response)
+
+    async def _events(self, response: Any, on_event: Any = None) -> TurnEvents:
         assert response.status == 200, await response.text()
         assert response.content_type == "text/event-stream"
         events = TurnEvents()

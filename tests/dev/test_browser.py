@@ -5,8 +5,9 @@ page. Covered: the first answer in both channels (Microsoft's Adaptive Cards ren
 the box, Slack's status seen, no raw markdown mid-stream, one answer order, the same numbers,
 native charts with their title once), a turn's plan in both channels, Slack's suggested
 prompts and the starter view on an empty send, the Slack / Teams views, an admin's private
-detail, feedback, Stop marked in both channels, layouts that hold for any input, refusals in
-the server's words, the payloads pane. Every Adaptive Card a page drew is then parsed by
+detail, feedback, Stop marked in both channels, an approval decided by the persona who
+clicks, layouts that hold for any input, refusals in the server's words, the payloads pane.
+Every Adaptive Card a page drew is then parsed by
 Microsoft's renderer (the shipped bundle), which must report no warning. Screenshots go to
 ``artifacts/screenshots/``."""
 
@@ -550,3 +551,63 @@ def test_an_oversized_file_is_refused_in_the_bots_words(page: Page, tmp_path: Pa
     ]
     assert not page.css("#attachments .attachment")
     page.shot("oversized")
+
+
+def test_an_approval_decided_by_the_persona_who_clicks(page: Page) -> None:
+    """Issue 25 in the console: Alex's refund waits in both channels; Ana's clicks are
+    refused to her alone (Slack ephemeral, the Teams invoke's answer); Alex's click on the
+    Teams card approves it, both messages show it in place, and the turn goes on."""
+    page.click("#place-switch button", "# shop-analytics")
+    page.until(lambda d: "I answer questions" in page.text(f"{SLACK} .msg"), "channel welcome")
+    page.one("#persona option[value='1']").click()
+    page.ask("Refund order 21, it arrived broken")
+    page.idle()
+    page.until(lambda d: "Waiting for approval" in page.text(f"{SLACK} .msg.bot"), "Slack ask")
+    page.until(lambda d: "Waiting for approval" in page.text(f"{TEAMS} .msg.bot"), "Teams ask")
+    page.shot("approval-asked")
+
+    page.one("#persona option[value='0']").click()
+    page.click(f"{SLACK} [data-slack-action='threadline_approval:approve']")
+    page.idle()
+    refusal = "Only Alex or an admin may approve this."
+    page.until(lambda d: refusal in page.text(f"{SLACK} .msg.private"), "Slack's ephemeral")
+    page.click(f"{TEAMS} .ac-pushButton", "Approve")
+    page.idle()
+    page.until(lambda d: refusal in page.text(f"{TEAMS} .teams-invoke-answer"), "Teams' answer")
+    assert [a["decided"] for a in page.marks()["approvals"]] == [False, False]
+    assert "Approved" not in page.text(f"{SLACK} .msg.bot") + page.text(f"{TEAMS} .msg.bot")
+    page.shot("approval-refused")
+
+    page.one("#persona option[value='1']").click()
+    page.click(f"{TEAMS} .ac-pushButton", "Approve")
+    page.idle()
+    for pane in (SLACK, TEAMS):
+        page.until(lambda d, p=pane: "Approved by Alex" in page.text(f"{p} .msg.bot"), pane)
+        page.until(lambda d, p=pane: "Refunded order 21" in page.text(f"{p} .msg.bot"), pane)
+    assert "Waiting for approval" not in page.text(f"{SLACK} .msg.bot")
+    assert not page.css(f"{SLACK} [data-slack-action='threadline_approval:approve']")
+    page.shot("approval-approved")
+
+
+def test_an_approval_denied_and_one_stopped_in_both_channels(page: Page) -> None:
+    """Deny on Slack's message and Stop on the Teams card: both messages say so in place,
+    with no buttons left, and the turn goes on without running the tool."""
+    page.ask("Refund order 22")
+    page.idle()
+    page.click(f"{SLACK} [data-slack-action='threadline_approval:deny']")
+    page.idle()
+    for pane in (SLACK, TEAMS):
+        page.until(lambda d, p=pane: "Denied by Ana" in page.text(f"{p} .msg.bot"), pane)
+        page.until(lambda d, p=pane: "not refund order 22" in page.text(f"{p} .msg.bot"), pane)
+    page.shot("approval-denied")
+
+    page.ask("Refund order 23")
+    page.idle()
+    page.click(f"{TEAMS} .ac-pushButton", "Stop")
+    page.idle()
+    for pane in (SLACK, TEAMS):
+        page.until(lambda d, p=pane: "Stopped by Ana" in page.text(f"{p} .msg.bot"), pane)
+    assert not page.css(f"{SLACK} [data-slack-action^='threadline_approval']")
+    assert "Refunded order" not in page.text(f"{SLACK} .msg.bot")
+    assert "nothing to add" not in page.text(f"{TEAMS} .msg.bot")  # the card says it all
+    page.shot("approval-stopped")

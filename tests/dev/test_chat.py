@@ -15,8 +15,18 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 from rich.console import Console
 
+from agent_core import (
+    InMemoryAgentMemory,
+    ScriptedLlmService,
+    ScriptedResponse,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+)
 from agent_core.agent import Agent
 from agent_core.components import ChartComponent, ChartSeries, UiComponent
 from bots.dev.chat import ChatSession
@@ -273,3 +283,52 @@ def test_chat_in_a_real_terminal(tmp_path: Path) -> None:
         assert "\n+y\n" not in (data / "chat_history").read_text()
     finally:
         term.close()
+
+
+class _RefundArgs(BaseModel):
+    order: int
+
+
+class _Refund(Tool[_RefundArgs]):
+    name = "refund"
+    description = "Refund an order"
+    approval = "always"
+
+    def __init__(self) -> None:
+        self.executions: list[int] = []
+
+    def get_args_schema(self) -> type[_RefundArgs]:
+        return _RefundArgs
+
+    async def execute(self, context: ToolContext, args: _RefundArgs) -> ToolResult:
+        self.executions.append(args.order)
+        return ToolResult(success=True, result_for_llm=f"refunded {args.order}")
+
+
+def refund_agent(tool: _Refund, *script: object) -> Agent:
+    from bots.dev.identity import ConsoleUserResolver
+
+    registry = ToolRegistry()
+    registry.register_local_tool(tool, [])
+    return Agent(
+        llm_service=ScriptedLlmService([ScriptedResponse.tool("refund", {"order": 42}), *script]),
+        tool_registry=registry,
+        user_resolver=ConsoleUserResolver(),
+        agent_memory=InMemoryAgentMemory(),
+    )
+
+
+@pytest.mark.parametrize(("said", "ran", "answer"), [("y", [42], "Refunded."), ("", [], "Kept.")])
+async def test_a_tool_that_needs_approval_asks_y_n_and_the_answer_goes_on(
+    tmp_path: Path, said: str, ran: list[int], answer: str
+) -> None:
+    tool = _Refund()
+    chat, out = session(refund_agent(tool, answer), tmp_path)
+    assert await chat.ask("refund order 42") is True
+    assert "Waiting for approval" in out.getvalue() and tool.executions == []
+    assert chat.approval_question() == "Approve refund? [y/N] "
+    await chat.decide(said == "y")
+    assert tool.executions == ran
+    assert chat.approval_question() is None
+    text = out.getvalue()
+    assert answer in text and ("Approved by you" if ran else "Denied by you") in text

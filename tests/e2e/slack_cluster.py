@@ -148,7 +148,14 @@ class SlackSender:
         return await self.post(port, body, "application/json", **retry_headers)
 
     async def action(
-        self, port: int, action_id: str, value: str, *, user: str, message: Message
+        self,
+        port: int,
+        action_id: str,
+        value: str,
+        *,
+        user: str,
+        message: Message,
+        block_id: str = "b",
     ) -> int:
         payload = {
             "type": "block_actions",
@@ -168,7 +175,7 @@ class SlackSender:
             "message": {"ts": message.ts, "thread_ts": message.thread_ts},
             "response_url": "http://127.0.0.1:9/unused",
             "actions": [
-                {"action_id": action_id, "block_id": "b", "value": value, "type": "button"}
+                {"action_id": action_id, "block_id": block_id, "value": value, "type": "button"}
             ],
         }
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
@@ -269,6 +276,8 @@ def bot_env(
         "PORT": str(free_port()),
         "THREADLINE_CLAIM_AFTER": "1",
         "E2E_STOP_AFTER": "0.2",
+        "E2E_RUNS": str(data / "runs.txt"),
+        "E2E_AGENT": os.environ.get("THREADLINE_TEST_AGENT", "agent"),
         "PYTHONUNBUFFERED": "1",
     }
 

@@ -6,7 +6,9 @@ scripted model instead of the demo agent. Its answers say what it was asked and 
 history it saw (``Answer to «q» after N earlier messages.``), so tests can check order and
 history; a question containing "slow" streams for about 1.5 s, so a test can kill or stop
 the process mid-answer. ``THREADLINE_CLAIM_AFTER`` (seconds) is how soon a dead process's turn is
-taken over; ``E2E_STOP_AFTER`` when the Stop button shows.
+taken over; ``E2E_STOP_AFTER`` when the Stop button shows. With ``E2E_RUNS`` (a file) a
+question containing "refund" calls a ``refund`` tool that waits for approval and writes
+each run to that file; ``E2E_AGENT=graph`` serves ``GraphAgent``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,19 @@ import logging
 import os
 import sys
 
-from agent_core import Agent, ScriptedLlmService, ScriptedResponse, ToolRegistry, UserResolver
+from pydantic import BaseModel
+
+from agent_core import (
+    Agent,
+    ScriptedLlmService,
+    ScriptedResponse,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+    UserResolver,
+)
+from agent_core.approvals import ApprovalBook
 from agent_core.llm.base import LlmRequest
 from agent_core.state import State, StateSettings
 from bots.slack.app import serve
@@ -28,7 +42,12 @@ SLOW_SECONDS = 1.5
 
 
 def answer(request: LlmRequest) -> ScriptedResponse:
-    question = request.messages[-1].content or ""
+    last = request.messages[-1]
+    if last.role == "tool":  # the refund's result (run, or "not run"), said back
+        return ScriptedResponse(text=f"Refund: {last.content}", latency=LATENCY)
+    question = last.content or ""
+    if "refund" in question:
+        return ScriptedResponse.tool("refund", {"order": 42})
     text = f"Answer to «{question}» after {len(request.messages) - 1} earlier messages."
     if "slow" not in question:
         return ScriptedResponse(text=text, latency=LATENCY)
@@ -38,13 +57,42 @@ def answer(request: LlmRequest) -> ScriptedResponse:
     return ScriptedResponse(text=text, chunks=chunks, chunk_delay=SLOW_SECONDS / len(chunks))
 
 
+class RefundArgs(BaseModel):
+    order: int
+
+
+class Refund(Tool[RefundArgs]):
+    """Waits for approval; each run is one line in ``E2E_RUNS`` (shared by the processes)."""
+
+    name = "refund"
+    description = "Refund an order"
+    approval = "always"
+
+    def get_args_schema(self) -> type[RefundArgs]:
+        return RefundArgs
+
+    async def execute(self, context: ToolContext, args: RefundArgs) -> ToolResult:
+        with open(os.environ["E2E_RUNS"], "a") as runs:
+            runs.write(f"{os.getpid()} {args.order}\n")
+        return ToolResult(success=True, result_for_llm=f"order {args.order} refunded")
+
+
 def build_agent(state: State, resolver: UserResolver) -> Agent:
-    return Agent(
+    registry = ToolRegistry()
+    if os.environ.get("E2E_RUNS"):
+        registry.register_local_tool(Refund(), access_groups=["user"])
+    kind = Agent
+    if os.environ.get("E2E_AGENT") == "graph":
+        from agent_core.graph import GraphAgent
+
+        kind = GraphAgent
+    return kind(
         llm_service=ScriptedLlmService(then=answer),
-        tool_registry=ToolRegistry(),
+        tool_registry=registry,
         user_resolver=resolver,
         agent_memory=state.memory,
         conversation_store=state.conversations,
+        approval_book=ApprovalBook(state.records),  # any process decides and resumes
     )
 
 

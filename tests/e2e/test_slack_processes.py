@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 
 from adapters.slack.controls import STOP_ACTION
-from adapters.slack.testing import FakeSlackApi
+from adapters.slack.testing import FakeSlackApi, Message
 from agent_core.state.testing import RedisServer
 from tests.bots.slack.harness import add_users
 from tests.e2e.slack_cluster import (
@@ -279,3 +279,84 @@ async def test_socket_mode_processes_each_open_a_connection_and_answer_on_it(
         finally:
             parent.process.send_signal(signal.SIGTERM)  # type: ignore[union-attr]
             assert await parent.stop() == 0, parent.output()
+
+
+# --- approval in the thread, across processes (issue 25) ----------------------------------------
+
+
+def approval_of(fake: FakeSlackApi, thread_ts: str) -> tuple[Message, str] | None:
+    """The approval message in a thread and its id (while it has buttons)."""
+    for message in fake.thread("C1", thread_ts):
+        for block in message.blocks:
+            for element in block.get("elements") or []:
+                if str(element.get("action_id", "")).startswith("threadline_approval:"):
+                    return message, str(element["value"])
+    return None
+
+
+def refund_runs(data: Path) -> list[str]:
+    runs = data / "runs.txt"
+    return runs.read_text().splitlines() if runs.exists() else []
+
+
+async def test_an_approval_asked_on_a_killed_process_is_resumed_once_by_another(
+    redis_url: str, key_prefix: str, tmp_path: Path
+) -> None:
+    """Process A asks for approval and is killed (``kill -9``); the click lands on B, which
+    decides, updates A's approval message in place and resumes the turn: the tool runs once,
+    on B, and the answer follows in the thread."""
+    async with slack_cluster(redis_url, key_prefix, tmp_path) as cluster:
+        a, b = cluster.bots
+        await cluster.send.event(a.port, mention("refund order 42", "500.000100"), event_id="Ev1")
+        await cluster.wait_for(lambda f: approval_of(f, "500.000100") is not None, "the approval")
+        await cluster.drained()
+        found = approval_of(cluster.fake, "500.000100")
+        assert found is not None
+        message, approval_id = found
+        assert refund_runs(tmp_path) == []
+        await a.kill()
+
+        status = await cluster.send.action(
+            b.port, "threadline_approval:approve", approval_id, user="U1", message=message
+        )
+        assert status == 200
+        await cluster.wait_for(
+            lambda f: any("order 42 refunded" in t for t in texts(f, "500.000100")),
+            "the resumed answer",
+        )
+        await cluster.drained()
+        assert [line.split()[1] for line in refund_runs(tmp_path)] == ["42"]
+        assert refund_runs(tmp_path)[0].split()[0] == str(b.pid)
+        assert approval_of(cluster.fake, "500.000100") is None  # updated: no buttons left
+        assert "Approved by Ana" in str(message.blocks)
+        updates = [c for c in cluster.fake.calls_to("chat.update") if c.args["ts"] == message.ts]
+        assert {c.token for c in updates} == {b.token}
+
+
+async def test_clicks_on_both_processes_at_once_run_the_tool_once(
+    redis_url: str, key_prefix: str, tmp_path: Path
+) -> None:
+    async with slack_cluster(redis_url, key_prefix, tmp_path) as cluster:
+        a, b = cluster.bots
+        await cluster.send.event(a.port, mention("refund order 42", "600.000100"), event_id="Ev1")
+        await cluster.wait_for(lambda f: approval_of(f, "600.000100") is not None, "the approval")
+        found = approval_of(cluster.fake, "600.000100")
+        assert found is not None
+        message, approval_id = found
+        clicks = [
+            cluster.send.action(
+                port, "threadline_approval:approve", approval_id, user=user, message=message
+            )
+            for port in (a.port, b.port, a.port, b.port)
+            for user in ("U1", "UADMIN")
+        ]
+        assert set(await asyncio.gather(*clicks)) == {200}
+        await cluster.wait_for(
+            lambda f: any("order 42 refunded" in t for t in texts(f, "600.000100")),
+            "the resumed answer",
+        )
+        await cluster.drained()
+        assert len(refund_runs(tmp_path)) == 1
+        assert [t for t in texts(cluster.fake, "600.000100") if "refunded" in t] == [
+            "Refund: order 42 refunded"
+        ]

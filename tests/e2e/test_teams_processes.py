@@ -9,6 +9,7 @@ answer); the fake Bot Connector runs in this test on 127.0.0.1 and records every
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
@@ -383,3 +384,123 @@ async def test_hostile_and_malformed_activities_get_no_5xx_and_no_reply(
         asked = question(fake)
         assert await bot.post(session, fake, asked) == 201  # still serving
         await answered(fake, asked)
+
+
+# --- approval in the conversation, across processes (issue 25) ----------------------------------
+
+
+def approval_card_of(fake: FakeBotConnector) -> tuple[str, str] | None:
+    """The approval id and card message id the bot posted (while it has buttons)."""
+    for call in fake.calls:
+        if call.operation != "reply_to_activity" or not isinstance(call.body, dict):
+            continue
+        for attachment in call.body.get("attachments") or []:
+            card = attachment.get("content") or {}
+            verb = ((card.get("refresh") or {}).get("action") or {}).get("verb")
+            if verb == "threadline.approval.refresh" and card.get("actions"):
+                approval_id = card["refresh"]["action"]["data"]["threadline_approval"]
+                return approval_id, str((call.response or {}).get("id"))
+    return None
+
+
+def approval_click(fake: FakeBotConnector, approval_id: str, user: str = "aad-ana") -> Any:
+    value = {
+        "action": {
+            "type": "Action.Execute",
+            "verb": "threadline.approval",
+            "data": {"threadline_approval": approval_id, "decision": "approve"},
+        }
+    }
+    return payloads.invoke(
+        "adaptiveCard/action", value, service_url=fake.url, kind="groupChat", user=user
+    )
+
+
+def refund_runs(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+async def test_an_approval_asked_on_a_killed_process_is_resumed_once_by_another(
+    redis_url: str,
+    key_prefix: str,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    demo_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """Process one posts the approval card and is killed (``kill -9``); the click lands on
+    two, which decides, updates the card for everyone and resumes the turn: the tool runs
+    once, on two, and the answer follows in the conversation."""
+    runs = tmp_path / "runs.txt"
+    env = bot_environment(
+        fake,
+        redis_url,
+        key_prefix,
+        demo_dir,
+        THREADLINE_APP="tests.e2e.approval_app:agent",
+        E2E_RUNS=str(runs),
+        E2E_AGENT=os.environ.get("THREADLINE_TEST_AGENT", "agent"),
+    )
+    async with running_bots(session, env, tmp_path) as (one, two):
+        asked = question(fake, "refund order 42", kind="groupChat")
+        assert await one.post(session, fake, asked) == 201
+        await fake.wait_for(lambda c: approval_card_of(fake) is not None, timeout=WAIT)
+        found = approval_card_of(fake)
+        assert found is not None
+        approval_id, card_id = found
+        await metric_reaches(session, one, "threadline_teams_active_turns", 0)
+        one.kill()
+
+        assert await two.post(session, fake, approval_click(fake, approval_id)) == 200
+        said = await fake.wait_for(
+            lambda c: c.activity_type == "message" and "order 42 refunded" in (c.text or ""),
+            timeout=WAIT,
+        )
+        assert said.status in (200, 201)
+        assert [line.split()[1] for line in refund_runs(runs)] == ["42"]
+        assert refund_runs(runs)[0].split()[0] == str(two.process.pid)
+        updated = [
+            c for c in fake.calls if c.operation == "update_activity" and c.activity_id == card_id
+        ]
+        assert updated and "Approved by Ana Lima" in json.dumps(updated[-1].body)
+
+
+async def test_clicks_on_both_processes_at_once_run_the_tool_once(
+    redis_url: str,
+    key_prefix: str,
+    fake: FakeBotConnector,
+    session: aiohttp.ClientSession,
+    demo_dir: Path,
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs.txt"
+    env = bot_environment(
+        fake,
+        redis_url,
+        key_prefix,
+        demo_dir,
+        THREADLINE_APP="tests.e2e.approval_app:agent",
+        E2E_RUNS=str(runs),
+        E2E_AGENT=os.environ.get("THREADLINE_TEST_AGENT", "agent"),
+    )
+    async with running_bots(session, env, tmp_path) as (one, two):
+        assert (
+            await one.post(session, fake, question(fake, "refund order 42", kind="groupChat"))
+            == 201
+        )
+        await fake.wait_for(lambda c: approval_card_of(fake) is not None, timeout=WAIT)
+        found = approval_card_of(fake)
+        assert found is not None
+        clicks = [bot.post(session, fake, approval_click(fake, found[0])) for bot in (one, two) * 3]
+        assert set(await asyncio.gather(*clicks)) == {200}
+        await fake.wait_for(
+            lambda c: c.activity_type == "message" and "order 42 refunded" in (c.text or ""),
+            timeout=WAIT,
+        )
+        for bot in (one, two):
+            await metric_reaches(session, bot, "threadline_teams_active_turns", 0)
+        assert len(refund_runs(runs)) == 1
+        said = [
+            c for c in fake.calls if c.activity_type == "message" and "refunded" in (c.text or "")
+        ]
+        assert len(said) == 1

@@ -91,23 +91,30 @@ async def test_stop_during_a_tool_unwinds_the_graph_before_settling() -> None:
 
 
 async def test_stop_during_an_approved_tool(saver: InMemorySaver) -> None:
-    """The resumed turn is rebuilt from the checkpoint; stopping it commits that turn
-    consistently, and the old approval cannot run the tool a second time."""
+    """The resumed turn runs through the graph again; stopping it commits that turn
+    consistently, and resuming the approval again cannot run the tool a second time."""
     tool = DropTable()
     tool.release = asyncio.Event()  # never set: the tool runs until stopped
     llm = ScriptedLlmService([ScriptedResponse.tool("drop_table", {"table": "orders"})])
     agent = graph_agent(llm, tools=[tool], checkpointer=saver, user_resolver=MetadataUserResolver())
-    (group,) = of_type(await collect(agent, "drop orders"), "button_group")
-    approve = group.buttons[0].action
-    reader = asyncio.create_task(collect(agent, approve))
+    (view,) = of_type(await collect(agent, "drop orders"), "approval")
+    answer = await agent.decide_approval(
+        RequestContext(), view.approval_id, approve=True, conversation_id="conv-1"
+    )
+    assert answer.resume
+
+    async def resumed() -> list[Any]:
+        return [c async for c in agent.resume_approval(view.approval_id)]
+
+    reader = asyncio.create_task(resumed())
     await stop_when(tool.started, reader)
     assert other_tasks() == set()
     messages = await stored(agent)
     assert_valid(messages)
     assert (messages[0].role, messages[0].content) == ("user", "drop orders")
     assert messages[-1].content == f"({STOPPED_NOTE})"
-    refused = await collect(agent, approve)
-    assert of_type(refused, "card")[0].status == "warning"
+    again = [c async for c in agent.resume_approval(view.approval_id)]
+    assert "nothing ran" in of_type(again, "notification")[0].message
     assert tool.executions == ["orders"]
 
 

@@ -19,7 +19,7 @@ async def test_get_state_shows_the_finished_turn(saver: InMemorySaver) -> None:
     await collect(agent, "go")
     checkpoint = await agent.get_state("conv-1")
     assert checkpoint is not None and checkpoint.turn is not None
-    assert checkpoint.next_nodes == [] and checkpoint.pending_approval is None
+    assert checkpoint.next_nodes == []
     turn = checkpoint.turn
     assert turn.message == "go" and turn.user is not None and turn.user.id == ANA.id
     assert turn.conversation is not None

@@ -171,8 +171,12 @@ def test_the_graph_is_the_documented_turn() -> None:
         ("initialize", "prepare"),
         ("initialize", "__end__"),
         ("prepare", "think"),
+        ("prepare", "tools"),  # a turn resumed after its approval: the round that waited
+        ("prepare", "stop"),  # ... or stopped while it waited
         ("think", "tools"),
         ("tools", "think"),
+        ("tools", "finalize"),  # a round that waits for approval
         ("think", "finalize"),
+        ("stop", "__end__"),
         ("finalize", "__end__"),
     }

@@ -44,22 +44,63 @@ def client(fake: FakeSlackApi, token: str = "xoxb-1") -> AsyncWebClient:
     return AsyncWebClient(token=token, base_url=fake.base_url)
 
 
-async def test_member_gets_profile_user_group_and_group_handles(fake: FakeSlackApi) -> None:
-    user = await SlackUserResolver(client(fake)).resolve_user(ctx("U1", slack_enterprise_id="E1"))
+GROUP_MAP = {"S1": ["data"], "S3": ["gone"], "S9": ["new"]}
+
+
+def resolver_for(fake: FakeSlackApi, **options: object) -> SlackUserResolver:
+    return SlackUserResolver(client(fake), group_map=GROUP_MAP, **options)  # type: ignore[arg-type]
+
+
+async def test_member_gets_profile_user_group_and_mapped_groups(fake: FakeSlackApi) -> None:
+    user = await resolver_for(fake).resolve_user(ctx("U1", slack_enterprise_id="E1"))
     assert user.id == "slack:T1:U1"
     assert (user.username, user.email) == ("Ana", "ana@acme.io")
-    assert user.group_memberships == ["user", "data-team"]
+    assert user.group_memberships == ["user", "data"]  # S3 was deleted: it grants nothing
     assert user.metadata["workspace_id"] == "T1"
     assert user.metadata["slack_enterprise_id"] == "E1"
     assert not user.is_admin
+
+
+async def test_a_user_group_handle_grants_nothing(fake: FakeSlackApi) -> None:
+    """Regression (issue 22, item 1): every user-group handle became a Threadline group, so
+    a member of a user group whose handle is ``admin`` was an admin, and ``@finance`` got
+    whatever was granted to ``finance``."""
+    fake.usergroups = [
+        {"id": "S7", "handle": "admin", "name": "admin", "users": ["U1"]},
+        {"id": "S8", "handle": "finance", "name": "finance", "users": ["U1"]},
+    ]
+    for resolver in (SlackUserResolver(client(fake)), resolver_for(fake)):
+        user = await resolver.resolve_user(ctx("U1"))
+        assert user.group_memberships == ["user"]
+        assert not user.is_admin
+
+
+async def test_groups_are_granted_by_user_group_id_only(fake: FakeSlackApi) -> None:
+    fake.usergroups = [{"id": "S7", "handle": "notifications", "users": ["U1"]}]
+    resolver = SlackUserResolver(client(fake), group_map={"S7": ["finance", "admin"]})
+    user = await resolver.resolve_user(ctx("U1"))
+    assert user.group_memberships == ["user", "finance", "admin"]
+
+
+async def test_no_group_setting_reads_no_user_groups(fake: FakeSlackApi) -> None:
+    await SlackUserResolver(client(fake), admin_users=["U1"]).resolve_user(ctx("U1"))
+    assert fake.methods() == ["users.info"]
+
+
+@pytest.mark.parametrize("handle", ["ops", "@ops", "data-team", "s0123"])
+def test_a_handle_in_the_settings_is_refused_with_the_way_out(handle: str) -> None:
+    with pytest.raises(ValueError, match="by user-group id only"):
+        SlackUserResolver(AsyncWebClient(token="x"), admin_groups=[handle])
+    with pytest.raises(ValueError, match="group_map names user groups by handle"):
+        SlackUserResolver(AsyncWebClient(token="x"), group_map={handle: ["finance"]})
 
 
 @pytest.mark.parametrize(
     ("options", "user_id", "is_admin"),
     [
         ({"admin_users": ["U1"]}, "U1", True),
-        ({"admin_groups": ["@ops"]}, "U2", True),
-        ({"admin_groups": ["ops"]}, "U1", False),
+        ({"admin_groups": ["S2"]}, "U2", True),
+        ({"admin_groups": ["S2"]}, "U1", False),
         ({"workspace_admins_are_admins": True}, "U2", True),
         ({}, "U2", False),
     ],
@@ -82,7 +123,7 @@ async def test_lookups_are_cached_until_the_ttl_expires(fake: FakeSlackApi) -> N
     """Regression: an empty injected cache (len 0, so falsy) was replaced by a default one."""
     now = [0.0]
     cache = MemoryKeyValueStore(clock=lambda: now[0])
-    resolver = SlackUserResolver(client(fake), cache=cache, ttl=60)
+    resolver = resolver_for(fake, cache=cache, ttl=60)
     await resolver.resolve_user(ctx("U1"))
     await resolver.resolve_user(ctx("U2"))
     assert fake.methods() == ["users.info", "usergroups.list", "users.info"]
@@ -92,15 +133,15 @@ async def test_lookups_are_cached_until_the_ttl_expires(fake: FakeSlackApi) -> N
 
 
 async def test_events_invalidate_the_cache(fake: FakeSlackApi) -> None:
-    resolver = SlackUserResolver(client(fake))
-    assert (await resolver.resolve_user(ctx("U1"))).group_memberships == ["user", "data-team"]
+    resolver = resolver_for(fake)
+    assert (await resolver.resolve_user(ctx("U1"))).group_memberships == ["user", "data"]
     fake.usergroups.append({"id": "S9", "handle": "new", "users": ["U1"]})
     fake.users["U1"]["profile"]["display_name"] = "Ana Renamed"
     assert (await resolver.resolve_user(ctx("U1"))).username == "Ana"
     await resolver.handle_event("T1", {"type": "subteam_members_changed", "subteam_id": "S9"})
     await resolver.handle_event("T1", {"type": "user_change", "user": {"id": "U1"}})
     user = await resolver.resolve_user(ctx("U1"))
-    assert user.group_memberships == ["user", "data-team", "new"]
+    assert user.group_memberships == ["user", "data", "new"]
     assert user.username == "Ana Renamed"
     await resolver.handle_event("T1", {"type": "subteam_updated"})
     await resolver.resolve_user(ctx("U1"))
@@ -119,8 +160,8 @@ async def test_groups_without_inline_users_are_listed_one_by_one(fake: FakeSlack
 
     fake._usergroups_list = without_users  # type: ignore[method-assign]
     fake.usergroups[0]["users"] = ["U1"]
-    user = await SlackUserResolver(client(fake)).resolve_user(ctx("U1"))
-    assert user.group_memberships == ["user", "data-team"]
+    user = await resolver_for(fake).resolve_user(ctx("U1"))
+    assert user.group_memberships == ["user", "data"]
     assert "usergroups.users.list" in fake.methods()
 
 
@@ -130,7 +171,7 @@ async def test_missing_scopes_or_free_plan_degrade_to_fewer_groups_with_one_log_
 ) -> None:
     fake.errors["usergroups.list"] = error
     fake.errors["users.info"] = "missing_scope"
-    resolver = SlackUserResolver(client(fake), admin_users=["U1"])
+    resolver = resolver_for(fake, admin_users=["U1"])
     with caplog.at_level(logging.WARNING, logger="adapters.slack.identity"):
         first = await resolver.resolve_user(ctx("U1", user_name="ana"))
         await resolver.resolve_user(ctx("U2"))
@@ -168,7 +209,7 @@ async def test_a_burst_of_turns_makes_one_lookup_per_user(fake: FakeSlackApi) ->
     """Regression: concurrent turns after a restart each called users.info (thundering herd)."""
     import asyncio
 
-    resolver = SlackUserResolver(client(fake))
+    resolver = resolver_for(fake)
     users = await asyncio.gather(*(resolver.resolve_user(ctx("U1")) for _ in range(20)))
     assert {u.email for u in users} == {"ana@acme.io"}
     assert fake.methods() == ["users.info", "usergroups.list"]

@@ -160,6 +160,26 @@ async def test_graph_groups_and_app_roles(
     assert set(tokens) == {TENANT}
 
 
+async def test_graph_results_count_only_through_their_own_map(
+    connector: FakeBotConnector, graph: tuple[FakeGraph, str]
+) -> None:
+    """An app role assigned to the user counts through ``app_roles`` only: its id listed
+    under ``aad_groups`` (or named like a group) grants nothing."""
+    fake, url = graph
+    fake.roles["aad-ana"] = [{"appRoleId": "g-admins", "resourceId": "sp-1"}]
+
+    async def token(tenant: str) -> str:
+        return "t"
+
+    mapping = GroupMapping(aad_groups={"g-admins": ["admin"]}, app_roles={"r-1": ["analyst"]})
+    async with aiohttp.ClientSession() as session:
+        directory = GraphDirectory(token, session=session, base_url=url)
+        user = await TeamsUserResolver(mapping, directory=directory).resolve_user(
+            context_for(connector)
+        )
+    assert user.group_memberships == []
+
+
 async def test_graph_outage_grants_nothing(
     connector: FakeBotConnector, graph: tuple[FakeGraph, str]
 ) -> None:

@@ -72,7 +72,7 @@ async def test_registered_tools_by_group(tmp_path: Path) -> None:
         user = await resolver.resolve_user(ctx)
         return {s.name for s in await agent.tool_registry.get_schemas(user)}
 
-    query_tools = {"run_sql", "visualize_data", "search_saved_correct_tool_uses"}
+    query_tools = {"run_sql", "visualize_data", "search_saved_correct_tool_uses", "refund_order"}
     assert await tools_for("U1") == query_tools
     assert await tools_for("UA") == query_tools | {"save_question_tool_args", "save_text_memory"}
 

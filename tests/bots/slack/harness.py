@@ -125,6 +125,9 @@ class SlackHarness:
         thread_ts: str | None = None,
         ephemeral: bool = False,
         block_id: str = "b",
+        team: str = "T1",
+        timestamp: int | None = None,
+        secret: str = SECRET,
     ) -> Any:
         container: dict[str, Any] = {
             "type": "message",
@@ -136,8 +139,8 @@ class SlackHarness:
             container["thread_ts"] = thread_ts
         payload = {
             "type": "block_actions",
-            "team": {"id": "T1", "domain": "acme"},
-            "user": {"id": user, "username": user.lower(), "team_id": "T1"},
+            "team": {"id": team, "domain": "acme"},
+            "user": {"id": user, "username": user.lower(), "team_id": team},
             "api_app_id": "A1",
             "token": "legacy",
             "container": container,
@@ -150,7 +153,8 @@ class SlackHarness:
             ],
         }
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-        return await self.post(body, sign(body), "application/x-www-form-urlencoded")
+        headers = sign(body, timestamp=timestamp, secret=secret)
+        return await self.post(body, headers, "application/x-www-form-urlencoded")
 
     async def idle(self) -> None:
         await self.bot.idle(timeout=20)
@@ -190,6 +194,7 @@ async def running_bot(
             "signing_secret": SECRET,
             "api_url": fake.base_url,
             "admin_users": ["UADMIN"],
+            "group_map": {"S1": ["analysts"]},
             "stream_interval": 0,
             "stop_button_after": 60,
             **settings,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from openpyxl import Workbook
 
+from adapters.fetch import FetchPolicy
 from agent_core import ScriptedResponse
 from agent_core.database.file_tables import FileLimits, FileTables
 from bots.files import SharedFiles
@@ -24,7 +25,8 @@ SALES = b"region,amount\nEU,10\nEU,5\nUS,7\n"
 
 
 def store(tmp_path: Path, **limits: Any) -> SharedFiles:
-    return SharedFiles(FileTables(tmp_path / "files", limits=FileLimits(**limits)))
+    tables = FileTables(tmp_path / "files", limits=FileLimits(**limits))
+    return SharedFiles(tables, policy=FetchPolicy.local_fakes())  # the fake: http, 127.0.0.1
 
 
 def with_files(

@@ -20,6 +20,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 from botframework.connector.auth import ManagedIdentityAppCredentials
 
+from adapters.fetch import FetchPolicy
 from adapters.teams.files import FileOffers
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core import Agent, LifecycleHook
@@ -154,7 +155,7 @@ async def teams_bot(
             pool=pool,
             files=shared_files,
             # the fake's upload URL is plain http on 127.0.0.1; production requires https
-            file_offers=FileOffers(bot_state.cache, allow_http=True),
+            file_offers=FileOffers(bot_state.cache, policy=FetchPolicy.local_fakes()),
         )
         await host.open()
         try:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from adapters.fetch import FetchPolicy
 from adapters.teams.testing import ConnectorCall
 from agent_core.database.file_tables import FileLimits, FileTables
 from agent_core.llm.scripted import ScriptedResponse
@@ -25,7 +26,7 @@ SALES = b"region,amount\nEU,10\nEU,5\nUS,7\n"
 
 def store(tmp_path: Path, **limits: Any) -> SharedFiles:
     tables = FileTables(tmp_path / "files", limits=FileLimits(**limits))
-    return SharedFiles(tables, allow_http=True)  # the fake's download URL is plain http
+    return SharedFiles(tables, policy=FetchPolicy.local_fakes())  # the fake: http, 127.0.0.1
 
 
 def with_file(
@@ -66,7 +67,8 @@ async def test_a_csv_sent_in_a_personal_chat_is_queried(
         (card,) = cards_in(final.body)
         assert_valid_card(card)
         table = next(e for e in card["body"] if e["type"] == "Table")
-        assert [c["items"][0]["text"] for c in table["rows"][1]["cells"]] == ["EU", "15"]
+        cells = [c["items"][0]["inlines"][0]["text"] for c in table["rows"][1]["cells"]]
+        assert cells == ["EU", "15"]
         assert final.text.startswith("EU leads with 15.")  # then its sources: the file's table
         [entity] = [e for e in final.body["entities"] if e.get("@type") == "Message"]
         assert "sales" in json.dumps(entity["citation"])
@@ -113,6 +115,24 @@ async def test_another_person_cannot_query_the_askers_file(
         await bot.post(bot.message("show me sales", user="aad-bo", user_name="Bo"))
         await bot.final(count=2)
         assert tool_results(bot)[-1].startswith("No files were shared with you")
+
+
+async def test_a_download_link_to_a_private_address_is_never_fetched(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Regression (issue 22, item 5): a ``downloadUrl`` was fetched wherever it pointed.
+    With the production policy (no allowance for the fakes' loopback), an https link to a
+    loopback address is refused where the socket is made: the fake never sees a request and
+    the asker is told."""
+    production = SharedFiles(FileTables(tmp_path / "files"))
+    async with teams_bot(monkeypatch, ["I could not read it."], shared_files=production) as bot:
+        shared = bot.fake.share_file("sales.csv", SALES)
+        link = shared["content"]["downloadUrl"]
+        shared["content"]["downloadUrl"] = link.replace("http://", "https://", 1)
+        await bot.post(with_file(bot, "what is the trend?", shared))
+        await bot.final()
+        assert downloads(bot) == []
+        assert "sales.csv: its link is not allowed" in texts(bot)
 
 
 def salaries_database(tmp_path: Path) -> Path:

@@ -1,0 +1,214 @@
+"""The bots' side of approval in the thread, the same for every channel.
+
+The agent decides (``agent_core.approvals``); a bot gives it the clicks, shows what was
+decided, and queues the turn that resumes::
+
+    click (signed) -> Approvals.click -> agent.decide_approval / cancel_approval
+                        decided: the channel's ``resumed(record, hints)`` says what turn
+                        continues it; it is queued on the turn host, and answered by any
+                        process's worker (``Answering.resume`` -> agent.resume_approval)
+    any decision this process makes (a click, a Stop, the sweep, a newer message)
+                     -> the channel's ``show(record)`` updates the approval message in
+                        place, where the reply stream noted it (``note``)
+    every ``every`` seconds -> agent.expire_approvals(platform), for the bot's channels:
+                        each expiry resumed the same way
+
+**Exactly once**: the decision is one atomic step (two clicks at once: one wins), and the
+resuming turn is queued under the approval's own dedupe key (``resume_key``), remembered as
+long as the approval is kept. A later click on a decided approval queues it again, which is
+a no-op, unless the deciding process died between deciding and queueing: then that click
+resumes the turn. Running an approved call is claimed once as well (``ApprovalBook``), so a
+resumed turn re-run after a crash never runs a tool twice.
+
+A decision that cannot be recorded (the state is down) raises ``StateUnavailableError`` to
+the click's handler, which tells the clicker plainly: the approval is still pending, nothing
+is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, NamedTuple
+
+from adapters.approval import ApprovalClick
+from agent_core.approvals.book import KEEP_AFTER, ApprovalBook
+from agent_core.approvals.decisions import ApprovalAnswer
+from agent_core.approvals.record import ApprovalRecord
+from agent_core.errors import StateUnavailableError, log_failure
+from agent_core.users import RequestContext
+from bots.agents import ServedAgent
+from bots.turns import TurnHost
+
+log = logging.getLogger(__name__)
+
+
+class ResumedTurn(NamedTuple):
+    """The turn that continues a decided approval, as the channel's turn host queues it."""
+
+    key: str
+    payload: dict[str, Any]
+    owner: str
+
+
+Show = Callable[[ApprovalRecord], Awaitable[None]]
+"""Update the approval message of a decided record in place (where it was noted)."""
+Resumed = Callable[[ApprovalRecord, Mapping[str, Any]], Awaitable[ResumedTurn | None]]
+"""The turn that continues a decided record, with what the deciding click adds (a
+channel's hints, e.g. where a private answer goes; empty for an expiry); None when it
+cannot be answered in this channel (logged)."""
+
+SWEEP_EVERY = 30.0
+RESUME_KEEP = KEEP_AFTER
+"""How long the queue remembers an approval's resuming turn (as long as the approval)."""
+
+
+def resume_key(approval_id: str) -> str:
+    """The turn queue's dedupe key of the turn that resumes ``approval_id``.
+
+    >>> resume_key("a1")
+    'approval:a1:resume'
+    """
+    return f"approval:{approval_id}:resume"
+
+
+class Approvals:
+    """One bot's approvals; see the module docstring.
+
+    >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
+    ...                         StaticUserResolver, ToolRegistry, User)
+    >>> agent = Agent(llm_service=ScriptedLlmService(), tool_registry=ToolRegistry(),
+    ...               user_resolver=StaticUserResolver(User(id="u")),
+    ...               agent_memory=InMemoryAgentMemory())
+    >>> async def show(record): ...
+    >>> async def resumed(record, hints): ...
+    >>> approvals = Approvals(agent, None, show=show, resumed=resumed)
+    >>> agent.approval_book.on_decided is not None
+    True
+    """
+
+    def __init__(
+        self,
+        agent: ServedAgent,
+        host: TurnHost | None,
+        *,
+        show: Show,
+        resumed: Resumed,
+        platforms: tuple[str, ...] = (),
+        every: float = SWEEP_EVERY,
+    ) -> None:
+        self.agent = agent
+        self.platforms = platforms
+        """The channels whose approvals this bot's sweep expires (and resumes)."""
+        self.host = host
+        self._show = show
+        self._resumed = resumed
+        self.every = every
+        self._sweeper: asyncio.Task[None] | None = None
+        for book in self.books:
+            book.on_decided = self._decided
+
+    @property
+    def books(self) -> list[ApprovalBook]:
+        """The books of the agents served (one per agent; they share the state store)."""
+        found: dict[int, ApprovalBook] = {}
+        for served in self.agent.served_agents():
+            found.setdefault(id(served.approval_book), served.approval_book)
+        return list(found.values())
+
+    async def note(self, approval_id: str, where: dict[str, Any]) -> None:
+        """Where a reply stream showed an approval (its decision updates it there)."""
+        try:
+            await self.agent.approval_book.note_message(approval_id, where)
+        except StateUnavailableError as error:  # the message then stays as it was
+            log.warning("approval %s: where it was shown is not kept (%s)", approval_id, error)
+
+    async def click(
+        self,
+        context: RequestContext,
+        click: ApprovalClick,
+        *,
+        conversation_id: str,
+        hints: Mapping[str, Any] | None = None,
+    ) -> ApprovalAnswer:
+        """A signed click on Approve, Deny or Stop, decided by the agent (the clicker is
+        resolved from ``context``, in ``conversation_id``: where the click happened); the
+        turn is queued to resume (given ``hints``) once decided. Raises
+        ``StateUnavailableError`` when the decision cannot be recorded."""
+        if click.decision == "stop":
+            answer = await self.agent.cancel_approval(
+                context, click.approval_id, conversation_id=conversation_id
+            )
+        else:
+            answer = await self.agent.decide_approval(
+                context,
+                click.approval_id,
+                approve=click.decision == "approve",
+                conversation_id=conversation_id,
+            )
+        if answer.record is not None and (answer.resume or answer.reason == "already"):
+            await self.resume(answer.record, hints or {})
+        return answer
+
+    async def resume(self, record: ApprovalRecord, hints: Mapping[str, Any]) -> None:
+        """Queue the turn that continues ``record`` (once: see the module docstring)."""
+        turn = await self._resumed(record, hints)
+        if turn is None or self.host is None:
+            return
+        try:
+            await self.host.accept(
+                turn.key,
+                turn.payload,
+                owner=turn.owner,
+                dedupe_key=resume_key(record.id),
+                dedupe_ttl=RESUME_KEEP,
+            )
+        except StateUnavailableError as error:  # the next click on it queues it
+            log.error("approval %s: decided, its turn not queued yet (%s)", record.id, error)
+
+    async def _decided(self, record: ApprovalRecord) -> None:
+        if record.message is not None:
+            try:
+                await self._show(record)
+            except Exception as error:  # the decision stands; its message stays as it was
+                log_failure(log, error, f"approval {record.id}: showing the decision")
+
+    # --- the expiry sweep ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the expiry sweep of this process (every process may run one: each expiry
+        is decided once)."""
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.create_task(self._sweep_forever(), name="approval-sweep")
+
+    async def stop(self) -> None:
+        """Stop the expiry sweep."""
+        sweeper, self._sweeper = self._sweeper, None
+        if sweeper is not None:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+
+    async def sweep(self) -> int:
+        """Expire what is due now and queue those turns; how many expired here."""
+        answers = [
+            answer
+            for platform in self.platforms
+            for answer in await self.agent.expire_approvals(platform)
+        ]
+        for answer in answers:
+            if answer.record is not None:
+                await self.resume(answer.record, {})
+        return len(answers)
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.every)
+            try:
+                await self.sweep()
+            except StateUnavailableError as error:  # the next sweep tries again
+                log.warning("approvals: the expiry sweep could not run (%s)", error)
+            except Exception as error:
+                log_failure(log, error, "approvals: the expiry sweep")

@@ -1,0 +1,162 @@
+"""``ApprovalBook`` on the real stores: decided exactly once across processes (real
+``redis-server``), durable across restarts (SQLite, persistent Redis), and an outage fails
+clearly without losing a decision."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from agent_core.approvals import ApprovalBook, ApprovalRecord
+from agent_core.errors import StateUnavailableError
+from agent_core.state import RedisKeyValueStore, SqliteKeyValueStore, connect_redis
+from agent_core.state.testing import RedisServer, redis_available
+from agent_core.users import User
+
+BO = User(id="bo", username="Bo")
+
+pytestmark = pytest.mark.redis
+
+
+async def test_twenty_processes_clicking_at_once_decide_once(
+    redis_url: str, key_prefix: str
+) -> None:
+    clients = [connect_redis(redis_url) for _ in range(20)]
+    books = [ApprovalBook(RedisKeyValueStore(c, key_prefix=key_prefix)) for c in clients]
+    try:
+        await books[0].open(ApprovalRecord.example(id="a-race"))
+        decided = await asyncio.gather(
+            *(
+                book.decide("a-race", "approved" if i % 2 else "denied", by=BO)
+                for i, book in enumerate(books)
+            )
+        )
+        assert sum(d is not None for d in decided) == 1
+        winner = next(d for d in decided if d is not None)
+        assert {(await b.get("a-race")).state for b in books} == {winner.state}  # type: ignore[union-attr]
+        runs = await asyncio.gather(*(book.claim_run("a-race") for book in books))
+        assert runs.count(True) == 1
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+async def test_the_expiry_sweep_expires_once_across_processes(
+    redis_url: str, key_prefix: str
+) -> None:
+    now = [1000.0]
+    clients = [connect_redis(redis_url) for _ in range(3)]
+    books = [
+        ApprovalBook(RedisKeyValueStore(c, key_prefix=key_prefix), clock=lambda: now[0])
+        for c in clients
+    ]
+    try:
+        await books[0].open(ApprovalRecord.example(id="a-late", expires_at=1100.0))
+        assert [await b.due() for b in books] == [[], [], []]
+        now[0] = 1200.0
+        due = await asyncio.gather(*(b.due() for b in books))
+        assert {r.id for found in due for r in found} == {"a-late"}
+        decided = await asyncio.gather(*(b.decide("a-late", "expired", by=None) for b in books))
+        assert sum(d is not None for d in decided) == 1
+        assert [await b.due() for b in books] == [[], [], []]
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+async def test_a_pending_approval_survives_a_restart_on_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = SqliteKeyValueStore(path, table="records")
+    await ApprovalBook(store).open(ApprovalRecord.example(id="a-kept"))
+    await store.close()
+    reopened = SqliteKeyValueStore(path, table="records")
+    try:
+        record = await ApprovalBook(reopened).get("a-kept")
+        assert record is not None and record.pending and record.calls[0].tool == "refund"
+    finally:
+        await reopened.close()
+
+
+@pytest.mark.skipif(not redis_available(), reason="redis-server not installed")
+async def test_an_outage_while_waiting_fails_clearly_and_loses_nothing(tmp_path: Path) -> None:
+    """Redis stops while an approval waits: a click fails with ``StateUnavailableError``
+    (the bot tells the clicker plainly to try again); once Redis is back (persistent), the
+    approval is still pending and the click decides it."""
+    server = RedisServer(tmp_path / "redis", persistent=True)
+    server.start()
+    client = connect_redis(server.url)
+    book = ApprovalBook(RedisKeyValueStore(client))
+    try:
+        await book.open(ApprovalRecord.example(id="a-outage"))
+        server.stop()
+        with pytest.raises(StateUnavailableError):
+            await book.decide("a-outage", "approved", by=BO)
+        server.start()
+        record = await book.get("a-outage")
+        assert record is not None and record.pending
+        assert await book.decide("a-outage", "approved", by=BO) is not None
+    finally:
+        await client.aclose()
+        server.stop()
+
+
+async def test_a_sweep_that_stopped_before_deciding_is_repeated_by_the_next() -> None:
+    """The sweep's cursor stays at the earliest approval it found due: a process that read
+    it and stopped before deciding leaves it for the next sweep, on any process."""
+    from agent_core.state import MemoryKeyValueStore
+
+    now = [1000.0]
+    store = MemoryKeyValueStore()
+    first, second = (ApprovalBook(store, clock=lambda: now[0]) for _ in range(2))
+    await first.open(ApprovalRecord.example(id="a-left", expires_at=1010.0))
+    now[0] = 5000.0
+    assert [r.id for r in await first.due()] == ["a-left"]  # ... and this process stops
+    now[0] = 5030.0
+    assert [r.id for r in await second.due()] == ["a-left"]
+    assert await second.decide("a-left", "expired", by=None) is not None
+    assert await second.due() == []
+
+
+async def test_each_decision_is_told_once_with_where_it_was_shown() -> None:
+    from agent_core.state import MemoryKeyValueStore
+
+    told: list[tuple[str, str, dict[str, object] | None]] = []
+
+    async def on_decided(record: ApprovalRecord) -> None:
+        told.append((record.id, record.state, record.message))
+        raise RuntimeError("Slack is down")  # logged; the decision stands
+
+    book = ApprovalBook(MemoryKeyValueStore(), on_decided=on_decided)
+    await book.open(ApprovalRecord.example(id="a-told"))
+    await book.note_message("a-told", {"channel": "C1", "ts": "9.0"})
+    assert await book.decide("a-told", "approved", by=BO) is not None
+    assert await book.decide("a-told", "denied", by=BO) is None
+    assert told == [("a-told", "approved", {"channel": "C1", "ts": "9.0"})]
+    assert (await book.get("a-told")).state == "approved"  # type: ignore[union-attr]
+
+
+async def test_each_channel_sweeps_its_own_approvals_on_one_shared_store(
+    redis_url: str, key_prefix: str
+) -> None:
+    """Slack's and Teams' bots share one Redis: each sweep expires (and so resumes) only the
+    approvals asked in its own channel, and never moves the other's cursor."""
+    now = [1000.0]
+    client = connect_redis(redis_url)
+    book = ApprovalBook(RedisKeyValueStore(client, key_prefix=key_prefix), clock=lambda: now[0])
+    try:
+        for platform in ("slack", "teams"):
+            record = ApprovalRecord.example(
+                id=f"a-{platform}", expires_at=1100.0, request={"platform": platform}
+            )
+            await book.open(record)
+        now[0] = 1200.0
+        assert [r.id for r in await book.due(platform="slack")] == ["a-slack"]
+        await book.decide("a-slack", "expired", by=None)
+        assert await book.due(platform="slack") == []
+        now[0] = 5000.0  # the Teams bot sweeps much later: its approval is still found
+        assert [r.id for r in await book.due(platform="teams")] == ["a-teams"]
+        assert await book.due() == []  # nothing was asked without a channel
+    finally:
+        await client.aclose()
