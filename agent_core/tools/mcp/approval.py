@@ -22,11 +22,9 @@ configuration from someone Threadline trusts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-ApprovalMode = Literal["never", "always", "ask_once"]
-"""The approval contract of ``agent_core.tools.base`` (``Tool.approval``): ``never`` runs at
-once, ``always`` asks before every run, ``ask_once`` asks once per conversation."""
+from agent_core.tools.base import ApprovalMode
 
 
 def _hint(annotations: Any, wire: str, attribute: str) -> bool | None:

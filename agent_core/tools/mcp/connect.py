@@ -25,7 +25,7 @@ from agent_core.tools.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
-    from agent_core.tools.mcp.approval import ApprovalMode
+    from agent_core.tools.base import ApprovalMode
 
 
 class Connector(Protocol):

@@ -36,7 +36,7 @@ from agent_core.tools.mcp.schemas import ArgumentCheck
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
-    from agent_core.tools.mcp.approval import ApprovalMode
+    from agent_core.tools.base import ApprovalMode
     from agent_core.tools.mcp.config import McpServerConfig
 
 MAX_DESCRIPTION_CHARS = 2000
@@ -79,9 +79,9 @@ class McpTool(Tool[McpArguments]):
 
     >>> from agent_core.tools.mcp.config import McpServerConfig
     >>> McpTool(name="s", remote="s", description="", parameters={"type": "object"},
-    ...         server=McpServerConfig(name="t", command="t"), approval="always",
-    ...         caller=None).requires_approval
-    True
+    ...         server=McpServerConfig(name="t", command="t"), approval="ask_once",
+    ...         caller=None).approval_mode
+    'ask_once'
     """
 
     def __init__(
@@ -100,8 +100,6 @@ class McpTool(Tool[McpArguments]):
         """The tool's name on its server."""
         self.server = server
         self.approval: ApprovalMode = approval
-        self.requires_approval = approval == "always"
-        """The approval contract's older spelling ("always"), which GraphAgent's gate reads."""
         self.description = (
             f"{description.strip()[:MAX_DESCRIPTION_CHARS]} (MCP server {server.name})".strip()
         )

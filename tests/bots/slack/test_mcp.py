@@ -1,5 +1,6 @@
 """MCP servers' tools through the real Slack bot (signed events in, the fake Web API out):
-a tool runs for a person allowed and is refused for another; each person connects their own
+a tool runs for a person allowed and is refused for another; a destructive tool waits for
+the Approve click and then runs, once; each person connects their own
 account (the Connect button to them alone, the redirect to the bot's own callback, the
 waiting question answered in its thread) and every call carries only their own token."""
 
@@ -13,12 +14,21 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from agent_core import Agent, LlmRequest, ScriptedLlmService, ScriptedResponse, ToolRegistry
+from agent_core import (
+    Agent,
+    AgentConfig,
+    LlmRequest,
+    ScriptedLlmService,
+    ScriptedResponse,
+    ToolRegistry,
+)
+from agent_core.approvals import ApprovalBook, ApprovalPolicy
 from agent_core.state import State
 from agent_core.tools.mcp import McpHub, attach
 from agent_core.tools.mcp.testing import sign_in
 from tests.agent_kind import agent_class
 from tests.bots.slack.harness import SlackHarness, running_bot
+from tests.bots.slack.test_approvals import approval_id_of, approval_message, click
 from tests.tools.mcp.conftest import (
     CALLBACK,
     children,
@@ -69,6 +79,8 @@ def agent_on(hub: McpHub) -> Callable[[Any, State], Agent]:
             user_resolver=resolver,
             agent_memory=state.memory,
             conversation_store=state.conversations,
+            approval_book=ApprovalBook(state.records),
+            config=AgentConfig(approvals=ApprovalPolicy()),
         )
         attach(agent, hub)
         return agent
@@ -117,6 +129,31 @@ async def test_closing_the_bot_stops_its_stdio_servers_and_leaves_no_zombie(  # 
         assert started  # the tickets server, started for the question
     assert not started & children()
     assert not any(os.path.exists(f"/proc/{pid}") for pid in started)  # reaped, no zombie
+
+
+async def test_a_destructive_tool_waits_for_approval_and_runs_once_after_approve(  # type: ignore[no-untyped-def]
+    make_hub, tmp_path: Path
+) -> None:
+    """``close_ticket`` says ``destructiveHint`` (no approval configured): the thread gets an
+    approval message, the server sees nothing until the asker's Approve, then the call once."""
+    hub = make_hub([tickets()])
+    async with running_bot(tmp_path, [], agent_factory=agent_on(hub)) as h:
+        await h.event(mention("close ticket 1", "500.000100", user="U1"))
+        await h.idle()
+        message = approval_message(h)
+        assert "close_ticket" in str(message.blocks)
+        connection = hub.connections.shared("tickets")
+        assert (await connection.call("get_ticket", {"ticket_id": 1})).structured_content[
+            "status"
+        ] == "open"
+        await click(h, "approve", message, user="U1")
+        assert approval_id_of(message) is None  # decided: the buttons are gone
+        assert "ticket 1 closed" in " ".join(thread_texts(h, "500.000100"))
+        assert (await connection.call("get_ticket", {"ticket_id": 1})).structured_content[
+            "status"
+        ] == "closed"
+        await click(h, "approve", message, user="U1")  # a second click runs nothing more
+        assert " ".join(thread_texts(h, "500.000100")).count("ticket 1 closed") == 1
 
 
 async def test_two_people_each_connect_their_own_account_and_call_with_their_own_token(  # type: ignore[no-untyped-def]
