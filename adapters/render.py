@@ -48,6 +48,7 @@ from agent_core.components import (
     ProgressDisplayComponent,
     RichComponent,
     RichTextComponent,
+    SignInComponent,
     SimpleComponent,
     SourcesComponent,
     StatusBarUpdateComponent,
@@ -148,6 +149,9 @@ class ComponentRenderer(ABC, Generic[Out]):
     def on_sources(self, sources: SourcesComponent) -> Out | None:
         return None
 
+    def on_sign_in(self, prompt: SignInComponent) -> Out | None:
+        return None
+
     def on_approval(self, approval: ApprovalComponent) -> Out | None:
         return None
 
@@ -173,6 +177,7 @@ _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     TaskTrackerUpdateComponent: ComponentRenderer.on_task_tracker_update,
     ChatInputUpdateComponent: ComponentRenderer.on_chat_input_update,
     SourcesComponent: ComponentRenderer.on_sources,
+    SignInComponent: ComponentRenderer.on_sign_in,
     ApprovalComponent: ComponentRenderer.on_approval,
 }
 """Each rich type's hook (looked up by name, so a channel's override is the one called)."""

@@ -269,7 +269,8 @@ class Agent:
             yield component
         if state.finished:
             return
-        await prepare(deps, state)
+        for component in await prepare(deps, state):
+            yield component
         async for component in self._rounds(deps, state, acting=False):
             yield component
         for component in await finish(deps, state):

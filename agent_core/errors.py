@@ -36,6 +36,10 @@ about::
     │                               also a ValueError)
     ├── DatabaseConfigError         the database URL cannot be used (agent_core.database.urls)
     ├── ChartError                  the data cannot make the chart (agent_core.tools.visualize)
+    ├── McpError                    an MCP server failed one of its callers (unavailable, timed
+    │                               out, refused, sign-in required: agent_core.tools.mcp.errors)
+    ├── SignInRefused               an OAuth callback that finishes no sign-in (forged, replayed,
+    │                               expired, declined: agent_core.tools.mcp.auth.signin)
     ├── AppError                    ``--app`` gives no agent (bots.apps)
     ├── FrameError                  a Bedrock event-stream frame that does not hold
     │                               (agent_core.llm.eventstream; also a ValueError)

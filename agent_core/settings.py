@@ -355,8 +355,10 @@ class _Lines:
 def _unknown_keys(
     kinds: Iterable[type[Section]], document: dict[str, Any], lines: _Lines
 ) -> list[ConfigProblem]:
+    kinds = list(kinds)
     known = {kind.table: kind for kind in kinds if kind.table}
-    top = {name for kind in kinds if not kind.table for name in kind.model_fields}
+    # several sections may share the top level (``app``, ``[[profiles]]``, ``[[mcp]]``...)
+    top = {name: None for kind in kinds if not kind.table for name in kind.model_fields}
     problems = []
     for key, value in document.items():
         if isinstance(value, dict) and key in known:
@@ -365,7 +367,8 @@ def _unknown_keys(
                 if inner not in fields and inner not in known[key].renamed:
                     problems.append(_unknown(lines.where(key, inner), inner, fields))
         elif key not in top:  # every section of the top level may name its keys there
-            problems.append(_unknown(lines.where("", key), key, [*top, *known]))
+            choices = {**top, **dict.fromkeys(known)}
+            problems.append(_unknown(lines.where("", key), key, choices))
     return problems
 
 
@@ -402,6 +405,9 @@ def _problem(kind: type[Section], item: Any, origins: Mapping[str, str]) -> Conf
     if name and name not in where:  # an environment variable: say which setting it is
         where = f"{where} ({key})"
     message = str(item.get("msg", "invalid value"))
+    inner = [f"#{int(part) + 1}" if part.isdigit() else part for part in location[1:]]
+    if inner:  # inside a list of tables ([[profiles]], [[mcp]]): which one, which key
+        message = f"{' '.join(inner)}: {message}"
     variables = _variables(kind, name) if name in kind.model_fields else []
     fix = f"set it in {CONFIG_FILE} or with {' / '.join(variables)}" if variables else ""
     if item.get("type") == "missing":

@@ -238,7 +238,7 @@ class DefaultWorkflowHandler(WorkflowHandler):
         return "\n".join(lines)
 
     async def _status(self, agent: WorkflowAgent, user: User) -> UiComponent:
-        tools = await agent.tool_registry.get_schemas(user)
+        tools = (await agent.tool_registry.offer(user)).schemas
         names = ", ".join(f"`{t.name}`" for t in tools) or "none"
         text = (
             f"- Model: `{agent.llm_service.model_name}`\n"

@@ -8,6 +8,7 @@
     database         THREADLINE_DATABASE_URL (and each profile's own) answers; loudly when
                      its user could write, refused for a superuser; each mapped role and
                      group URL: exists, may be taken, could write, sees a table
+    MCP servers      each [[mcp]] server: reachable, its tools, how people sign in
     Slack, Teams     the bot token and its scopes; the bot's credentials get a token
 
 The exit status is 1 when any check fails, so a deploy script can stop on it.
@@ -200,8 +201,18 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
 
     found += [await _agent(config), await _model(config), await _state(config)]
     found += await _databases(config)
+    found += await _mcp(config)
     found += await _channel(args, config, SlackSettings, _slack_checks)
     return found + await _channel(args, config, TeamsSettings, _teams_checks)
+
+
+async def _mcp(config: Config) -> list[Check]:
+    from agent_core.state import MemoryKeyValueStore
+    from agent_core.tools.mcp.settings import McpSettings
+    from bots.mcp import doctor_checks
+
+    settings = config.get(McpSettings)
+    return await doctor_checks(settings, config.general.profiles, MemoryKeyValueStore())
 
 
 def _missing_extra(extra: str) -> list[Check]:

@@ -7,6 +7,7 @@ terminal chat. Each channel's server and the PNG chart renderer are extras::
     pip install 'threadline[teams]'     threadline teams, teams-package   botbuilder, Pillow
     pip install 'threadline[charts]'    PNG charts (Slack fallback, Teams fallback, chat)
     pip install 'threadline[files]'     files shared with a question, as tables   DuckDB, openpyxl
+    pip install 'threadline[mcp]'       [[mcp]] servers' tools   the mcp SDK, cryptography
     pip install 'threadline[bedrock]'   [llm] provider = "bedrock"                boto3
     pip install 'threadline[vertex]'    [llm] provider = "vertex"                 google-auth
     pip install 'threadline[foundry]'   [llm] foundry_auth = "entra"              azure-identity
@@ -32,6 +33,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "bedrock": ("boto3", "botocore"),
     "vertex": ("google.auth",),
     "foundry": ("azure.identity",),
+    "mcp": ("mcp", "cryptography"),
 }
 """Each extra and the modules it brings (see ``[project.optional-dependencies]``)."""
 

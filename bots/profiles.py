@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_core.approvals.policy import ToolApproval
 from agent_core.database.settings import DatabaseConfig
 from agent_core.settings import ConfigProblem
+from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:
@@ -67,6 +68,9 @@ class Profile(BaseModel):
     """Who may ask here (empty: everyone the workspace resolves)."""
     admins: list[str] = Field(default_factory=list)
     """Platform user ids (Slack ``U...``, Teams Entra object ids) made admins here."""
+    mcp: list[McpServerConfig] = Field(default_factory=list)
+    """``[[profiles.mcp]]``: MCP servers only this profile's agent uses (besides the
+    top-level ``[[mcp]]`` ones)."""
     approvals: dict[str, ToolApproval] = Field(default_factory=dict)
     """``[profiles.approvals.<tool>]``: this profile's approval of a tool, over the
     configuration's ``[tools.<tool>]`` (``agent_core.approvals``)."""

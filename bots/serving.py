@@ -38,6 +38,7 @@ from agent_core.settings import (
     load_sections,
 )
 from agent_core.state.factory import StateSettings
+from agent_core.tools.mcp.settings import McpSettings
 from agent_core.usage.budget_settings import BudgetSettings
 from agent_core.usage.settings import UsageSettings
 from bots.profiles import Profile, check_profiles
@@ -73,6 +74,7 @@ SHARED: tuple[type[Section], ...] = (
     DatabaseSettings,
     UsageSettings,
     BudgetSettings,
+    McpSettings,
     OutboundSettings,
     ApprovalSettings,
     ToolSettings,
@@ -177,7 +179,13 @@ def load_config(
         known=channel_sections(),
     )
     general = loaded.section(GeneralSettings)
-    if problems := check_profiles(general.profiles, loaded.file):
+    problems = check_profiles(general.profiles, loaded.file)
+    from bots.mcp import check as check_mcp
+
+    command = getattr(args, "command_name", None) or getattr(args, "command", None)
+    local = command in ("dev", "chat")  # the console, the chat: sign-ins on this machine
+    problems += check_mcp(loaded.section(McpSettings), general.profiles, local=local)
+    if problems:
         raise ConfigError(problems)
     return Config(loaded, dotenv=dotenv, command=str(getattr(args, "command", "") or ""))
 
@@ -237,6 +245,17 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
         served = _served(config, runtime)
         # usage recorded, budgets held, /usage
         attach_usage(served, state, config.get(UsageSettings), config.get(BudgetSettings))
+        from bots.mcp import attach_configured
+
+        # [[mcp]] servers' tools, one hub per process (closed with the bot: bots.mcp)
+        attach_configured(
+            served,
+            state.cache,
+            config.get(McpSettings),
+            config.general.profiles,
+            callback_url=config.extras.get("mcp_callback_url"),
+            local=channel in ("console", "chat"),
+        )
         return served
 
     return build

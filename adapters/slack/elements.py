@@ -30,6 +30,7 @@ from adapters.slack.escape import escape
 from adapters.slack.limits import (
     MAX_ACTIONS,
     MAX_BUTTON_TEXT,
+    MAX_BUTTON_URL,
     MAX_BUTTON_VALUE,
     MAX_CONTEXT_ELEMENTS,
     MAX_CONTEXT_TEXT,
@@ -44,6 +45,9 @@ log = logging.getLogger(__name__)
 
 ACTION_BUTTON = "threadline_button"
 """``action_id`` prefix of buttons whose value is a message to send on the clicker's behalf."""
+
+SIGN_IN_BUTTON = "threadline_sign_in"
+"""``action_id`` of a sign-in button: it opens a page; the click Slack reports is only acked."""
 
 ButtonStyle = Literal["primary", "danger"] | None
 
@@ -120,6 +124,21 @@ def button(
         value=value,
         style=style,
     )
+
+
+def link_button(label: str, url: str, *, action_id: str) -> dict[str, Any] | None:
+    """An actions block with one primary button opening ``url``; ``None`` for a URL Slack
+    would refuse (not http(s), or longer than a button's URL may be)."""
+    if not url.startswith(("https://", "http://")) or len(url) > MAX_BUTTON_URL:
+        log.warning("slack: dropped link button %r: its URL cannot be a button's", label)
+        return None
+    element = ButtonElement(
+        text=PlainTextObject(text=truncate(label or "…", MAX_BUTTON_TEXT)),
+        action_id=action_id,
+        url=url,
+        style="primary",
+    )
+    return ActionsBlock(elements=[element]).to_dict()
 
 
 def variant_style(variant: str | None) -> ButtonStyle:

@@ -35,10 +35,12 @@ from adapters.slack.approval import approval_message
 from adapters.slack.charts import render_chart
 from adapters.slack.controls import TASK_STATUS, sources_block
 from adapters.slack.elements import (
+    SIGN_IN_BUTTON,
     action_buttons,
     context,
     dict_actions,
     header,
+    link_button,
     markdown_blocks,
     sections,
     status_emoji,
@@ -62,6 +64,7 @@ from agent_core.components import (
     ProgressBarComponent,
     ProgressDisplayComponent,
     RichTextComponent,
+    SignInComponent,
     SimpleComponent,
     SimpleImageComponent,
     SimpleLinkComponent,
@@ -75,7 +78,7 @@ from agent_core.components import (
     TaskTrackerUpdateComponent,
     UiComponent,
 )
-from agent_core.components.images import png_from_data_uri
+from agent_core.components.images import IMAGE_TYPES, image_from_data_uri
 
 
 class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
@@ -131,6 +134,9 @@ class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
 
     def on_task_list(self, tasks: TaskListComponent) -> list[SlackMessage]:
         return _task_list(tasks)
+
+    def on_sign_in(self, prompt: SignInComponent) -> list[SlackMessage]:
+        return _sign_in(prompt)
 
     def on_button(self, button: ButtonComponent) -> list[SlackMessage]:
         return _buttons(button.label, [(button.label, button.action, button.variant)])
@@ -326,11 +332,23 @@ def render_simple(simple: SimpleComponent | None) -> list[SlackMessage]:
     return []
 
 
+def _sign_in(prompt: SignInComponent) -> list[SlackMessage]:
+    """The message only the person asked sees: why, and a button opening the sign-in page
+    (or, where a button cannot carry the URL, the link itself)."""
+    text = prompt.message or f"Connect your {prompt.service} account to go on."
+    button = link_button(prompt.label, prompt.url, action_id=SIGN_IN_BUTTON)
+    if button is None:
+        return pack_messages(sections(escape(text)), text=text)
+    return pack_messages([*sections(escape(text)), button], text=text)
+
+
 def _simple_image(image: SimpleImageComponent) -> list[SlackMessage]:
     alt = image.alt_text or "image"
-    png = png_from_data_uri(image.url)
-    if png is not None:
-        return [SlackMessage(text=escape(alt), files=[FileUpload("image.png", png, alt, alt)])]
+    inline = image_from_data_uri(image.url)
+    if inline is not None:
+        mime_type, data = inline
+        name = f"image.{IMAGE_TYPES[mime_type]}"
+        return [SlackMessage(text=escape(alt), files=[FileUpload(name, data, alt, alt)])]
     if image.url.startswith(("https://", "http://")) and len(image.url) <= 3000:
         return pack_messages([ImageBlock(image_url=image.url, alt_text=alt).to_dict()], text=alt)
     return []

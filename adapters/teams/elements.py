@@ -161,6 +161,12 @@ def execute_action(title: str, message: str, *, style: str | None = None) -> Ele
     return action
 
 
+def open_url_action(title: str, url: str) -> Element:
+    """A button opening ``url`` in the clicker's browser (a sign-in page); nothing reaches
+    the bot when it is clicked."""
+    return {"type": "Action.OpenUrl", "title": title, "url": url, "style": "positive"}
+
+
 def submit_action(title: str, message: str) -> Element:
     """A ``messageBack`` button: Teams posts ``message`` for the clicker, showing ``title``.
 

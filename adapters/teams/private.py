@@ -3,7 +3,8 @@
 In a personal chat the detail is shown inline (only the asker is there). In a group chat or
 channel it goes privately: a targeted message in the same conversation where the tenant
 supports them (``targeted=True``), else a 1:1 chat with the asker, else it is withheld and the
-public answer says so. Nobody else ever receives it.
+public answer says so. Nobody else ever receives it. A sign-in card always goes to the 1:1
+chat (``personal=True``): where Teams people sign in, and where the link stays theirs.
 """
 
 from __future__ import annotations
@@ -52,13 +53,16 @@ class PrivateDelivery:
         text = f"Only you can see this: details of your question in the {place}."
         return activities.message(self._ref, text, attachments=attachments)
 
-    async def deliver(self, attachments: Sequence[dict[str, Any]]) -> Route:
-        """Deliver ``attachments`` privately; which route worked, or ``withheld``."""
+    async def deliver(
+        self, attachments: Sequence[dict[str, Any]], *, personal: bool = False
+    ) -> Route:
+        """Deliver ``attachments`` privately; which route worked, or ``withheld``.
+        ``personal``: only the 1:1 chat will do (a sign-in card)."""
         if not attachments:
             return "inline"
         if self.inline:
             return "inline"
-        if self._targeted and await self._send_targeted(attachments):
+        if self._targeted and not personal and await self._send_targeted(attachments):
             return "targeted"
         if await self._send_personal(attachments):
             return "personal"

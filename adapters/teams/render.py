@@ -42,6 +42,7 @@ from agent_core.components import (
     ProgressBarComponent,
     ProgressDisplayComponent,
     RichTextComponent,
+    SignInComponent,
     SimpleComponent,
     SimpleImageComponent,
     SimpleLinkComponent,
@@ -220,6 +221,17 @@ def _buttons(specs: list[tuple[str, str]]) -> Rendering:
     return Rendering(card=elements.card(sets))
 
 
+def _sign_in(prompt: SignInComponent) -> Rendering:
+    """The sign-in card only the person asked receives (their 1:1 chat): why, and a button
+    opening the sign-in page; a URL a browser should not open gets no button."""
+    text = prompt.message or f"Connect your {prompt.service} account to go on."
+    body = [elements.text_block(prompt.label, weight="Bolder"), elements.text_block(clip(text))]
+    if not prompt.url.startswith(("https://", "http://")):
+        return Rendering(card=elements.card(body, fallback_text=text))
+    action = elements.open_url_action(prompt.label, prompt.url)
+    return Rendering(card=elements.card(body, [action], fallback_text=text))
+
+
 def _progress(label: str | None, value: float, description: str | None = None) -> Rendering:
     text = " ".join(p for p in (label, f"{round(value * 100)}%", description) if p)
     return Rendering(progress=text)
@@ -297,6 +309,9 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
 
     def on_task_list(self, tasks: TaskListComponent) -> Rendering:
         return _task_list(tasks)
+
+    def on_sign_in(self, prompt: SignInComponent) -> Rendering:
+        return _sign_in(prompt)
 
     def on_button(self, button: ButtonComponent) -> Rendering:
         return _buttons([] if button.disabled else [(button.label, button.action)])

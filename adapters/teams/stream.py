@@ -60,11 +60,12 @@ from adapters.teams.limits import answer_messages, text_parts
 from adapters.teams.markdown import message_markdown
 from adapters.teams.plan import plan_progress_line, progress_line, task_list_card
 from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
-from adapters.teams.render import render
+from adapters.teams.render import Rendering, render
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from agent_core.components import (
     ApprovalComponent,
     ComponentLifecycle,
+    SignInComponent,
     SourcesComponent,
     TaskListComponent,
     TaskOperation,
@@ -164,6 +165,8 @@ class TeamsReplyStream:
         self._fixed_texts: set[str] = set()  # text not written by the model (no AI label)
         self._cards: dict[str, elements.Element] = {}
         self._private_cards: dict[str, elements.Element] = {}
+        self._sign_in = False
+        """A sign-in card is among the private ones: they go to the 1:1 chat."""
         self._citations: dict[str, Citation] = {}
         self._sources: SourcesComponent | None = None
         self._csv: dict[str, tuple[str, bytes, str]] = {}
@@ -209,6 +212,15 @@ class TeamsReplyStream:
         self._citations.pop(key, None)
         self._csv.pop(key, None)
 
+    def _take_private(self, component: UiComponent, rendering: Rendering) -> None:
+        if isinstance(component.rich_component, SignInComponent):
+            self._sign_in = True
+        if rendering.card is not None:
+            self._private_cards[component.id] = rendering.card
+        elif rendering.text:
+            card = elements.card([elements.text_block(rendering.text)])
+            self._private_cards[component.id] = card
+
     async def handle(self, component: UiComponent) -> None:
         """Take one component (or a newer version of one already seen)."""
         if self._halted or self._took_sources(component) or self._task(component.rich_component):
@@ -219,10 +231,7 @@ class TeamsReplyStream:
         if rendering is None or component.rich_component.lifecycle is ComponentLifecycle.REMOVE:
             self._forget(key)
         elif component.is_private:
-            if rendering.card is not None:
-                self._private_cards[key] = rendering.card
-            elif rendering.text:
-                self._private_cards[key] = elements.card([elements.text_block(rendering.text)])
+            self._take_private(component, rendering)
             return  # private progress lines and citations are never shown to the room
         elif rendering.text is not None:
             self._take_text(component, rendering.text)
@@ -425,7 +434,8 @@ class TeamsReplyStream:
                 cards += list(self._private_cards.values())
             else:
                 self.private_route = await self._private.deliver(
-                    [elements.attachment(c) for c in self._private_cards.values()]
+                    [elements.attachment(c) for c in self._private_cards.values()],
+                    personal=self._sign_in,
                 )
                 note = WITHHELD_NOTE if self.private_route == "withheld" else None
         citations, markers = self._cited(bool(lifted.text))

@@ -41,10 +41,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StatusCardComponent",
         "StatusIndicatorComponent",
     ),
+    "agent_core.components.images": ("ImageComponent",),
     "agent_core.components.interactive": (
         "ButtonComponent",
         "ButtonGroupComponent",
         "ButtonSpec",
+        "SignInComponent",
         "Task",
         "TaskListComponent",
     ),
@@ -90,6 +92,7 @@ __all__ = [
     "ComponentType",
     "DataFrameComponent",
     "IconTextComponent",
+    "ImageComponent",
     "LogEntry",
     "LogViewerComponent",
     "NotificationComponent",
@@ -97,6 +100,7 @@ __all__ = [
     "ProgressDisplayComponent",
     "RichComponent",
     "RichTextComponent",
+    "SignInComponent",
     "SimpleComponent",
     "SimpleComponentType",
     "SimpleImageComponent",
@@ -161,10 +165,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
         StatusCardComponent,
         StatusIndicatorComponent,
     )
+    from agent_core.components.images import ImageComponent
     from agent_core.components.interactive import (
         ButtonComponent,
         ButtonGroupComponent,
         ButtonSpec,
+        SignInComponent,
         Task,
         TaskListComponent,
     )

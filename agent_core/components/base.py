@@ -51,6 +51,8 @@ class ComponentType(StrEnum):
     TASK_TRACKER_UPDATE = "task_tracker_update"
     CHAT_INPUT_UPDATE = "chat_input_update"
     SOURCES = "sources"
+    IMAGE = "image"
+    SIGN_IN = "sign_in"
     APPROVAL = "approval"
 
 

@@ -1,7 +1,9 @@
-"""Interactive components: buttons and task lists.
+"""Interactive components: buttons, sign-in prompts and task lists.
 
 A button's ``action`` is the message sent on the user's behalf when it is clicked (a
 suggested question, ``/help``...), so every channel can replay it through ``send_message``.
+A sign-in prompt (``SignInComponent``) is different: its button opens a page in the
+person's browser, and it is only ever shown to that person.
 """
 
 from __future__ import annotations
@@ -57,6 +59,28 @@ class ButtonGroupComponent(RichComponent):
     spacing: Literal["small", "medium", "large"] = "medium"
     alignment: Literal["start", "center", "end", "stretch"] = "start"
     full_width: bool = False
+
+
+class SignInComponent(RichComponent):
+    """ "Connect <service>": a button opening ``url`` (an authorization page) in the browser.
+
+    The URL starts one person's sign-in, so the component goes to them alone
+    (``audience="requester"``: Slack ephemeral, Teams a card in the 1:1 chat).
+
+    >>> prompt = SignInComponent(service="tickets", url="https://auth.example/authorize?x=1")
+    >>> prompt.label
+    'Connect tickets'
+    """
+
+    type: ComponentType = ComponentType.SIGN_IN
+    service: str
+    url: str
+    message: str = ""
+    """Why the person is asked (shown above the button)."""
+
+    @property
+    def label(self) -> str:
+        return f"Connect {self.service}"
 
 
 TaskStatus = Literal["pending", "in_progress", "completed", "error", "stopped"]

@@ -4,10 +4,15 @@
 ``transform_args`` -> the caller's ``before_execute`` (the agent's ``before_tool`` hooks) ->
 the tool, timed. Every failure comes back as a ``ToolResult(success=False)`` the LLM can read;
 nothing raises except a hook's unexpected bug.
+
+Besides its own tools, a registry asks its ``ToolSource``s (``add_source``: an MCP server's
+tools) for each turn's tools (``offer``); what they offered is then looked up, checked and
+run exactly like the registry's own.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -18,6 +23,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agent_core.context import ToolContext
 from agent_core.errors import AgentError
 from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
+from agent_core.tools.sources import Offer, ToolSource, TurnTools
 from agent_core.users import User
 
 if TYPE_CHECKING:
@@ -25,6 +31,8 @@ if TYPE_CHECKING:
     from agent_core.config import AuditConfig
 
 BeforeExecute = Callable[[Tool[Any]], Awaitable[None]]
+
+logger = logging.getLogger(__name__)
 
 
 def failure(message: str, *, error: str | None = None, **metadata: Any) -> ToolResult:
@@ -63,6 +71,9 @@ class ToolRegistry:
         self.audit_config = audit_config
         self.narrowed = False
         """Made by ``only``: a configuration named its tools, nothing joins them implicitly."""
+        self._sources: list[ToolSource] = []
+        self._offered: dict[str, tuple[Tool[Any], tuple[str, ...]]] = {}
+        """The latest tool each name was offered as by a source, and its groups."""
 
     def register_local_tool(self, tool: Tool[Any], access_groups: list[str] | None = None) -> None:
         """Register ``tool`` for ``access_groups`` (default: the tool's own ``access_groups``)."""
@@ -89,15 +100,33 @@ class ToolRegistry:
         narrowed = ToolRegistry(audit_logger=self.audit_logger, audit_config=self.audit_config)
         for name in names:
             narrowed.register_local_tool(self._tools[name], list(self._access[name]))
+        for source in self._sources:  # configured on their own ([[mcp]]), so they stay
+            narrowed.add_source(source)
         narrowed.narrowed = True
         return narrowed
 
+    def add_source(self, source: ToolSource) -> None:
+        """Ask ``source`` for tools at every turn (``offer``), beside the registry's own."""
+        self._sources.append(source)
+
+    @property
+    def sources(self) -> tuple[ToolSource, ...]:
+        return tuple(self._sources)
+
+    def _entry(self, name: str) -> tuple[Tool[Any], tuple[str, ...]] | None:
+        tool = self._tools.get(name)
+        if tool is not None:
+            return tool, self._access[name]
+        return self._offered.get(name)
+
     async def get_tool(self, name: str) -> Tool[Any] | None:
-        return self._tools.get(name)
+        return self.peek(name)
 
     def peek(self, name: str) -> Tool[Any] | None:
-        """The registered tool, without any permission check (for scheduling decisions)."""
-        return self._tools.get(name)
+        """The registered (or offered) tool, without any permission check (for scheduling
+        decisions)."""
+        entry = self._entry(name)
+        return None if entry is None else entry[0]
 
     async def list_tools(self) -> list[str]:
         return self.list_tool_names()
@@ -106,18 +135,46 @@ class ToolRegistry:
         return list(self._tools)
 
     def access_groups(self, name: str) -> tuple[str, ...]:
-        return self._access.get(name, ())
+        entry = self._entry(name)
+        return () if entry is None else entry[1]
 
     def can_use(self, name: str, user: User) -> bool:
-        return name in self._tools and user.is_member_of(self._access[name])
+        entry = self._entry(name)
+        return entry is not None and user.is_member_of(entry[1])
 
     async def get_schemas(self, user: User | None = None) -> list[ToolSchema]:
-        """Schemas of the tools ``user`` may use (all tools when ``user`` is None)."""
+        """Schemas of the registry's own tools ``user`` may use (all of them when ``user`` is
+        None); ``offer`` adds what the sources offer."""
         return [
             schema
             for name, schema in self._schemas.items()
             if user is None or user.is_member_of(self._access[name])
         ]
+
+    async def offer(self, user: User) -> TurnTools:
+        """The tools of ``user``'s turn: the registry's own they may use (``get_schemas``),
+        and what each source offers them now, with the sources' notes for admins. A source
+        that fails offers nothing (noted); the others and the registry's own tools still
+        come."""
+        turn = TurnTools(schemas=list(await self.get_schemas(user)))
+        taken = frozenset(self._tools)
+        for source in self._sources:
+            try:
+                offer = await source.offer(user, taken)
+            except Exception as failed:  # a source's bug must not take the turn down
+                logger.exception("tool source %s failed", type(source).__name__)
+                offer = Offer(notes=[f"{type(source).__name__} failed: {failed}"])
+            turn.notes.extend(offer.notes)
+            for item in offer.tools:
+                name = item.tool.name
+                if name in taken:
+                    continue  # a source never shadows the registry's own tool
+                self._offered[name] = (item.tool, item.access_groups)
+                if user.is_member_of(item.access_groups):
+                    schema = item.tool.get_schema()
+                    groups = list(item.access_groups)
+                    turn.schemas.append(schema.model_copy(update={"access_groups": groups}))
+        return turn
 
     async def transform_args(
         self, tool: Tool[Any], args: BaseModel, user: User, context: ToolContext
@@ -133,10 +190,11 @@ class ToolRegistry:
         *,
         before_execute: BeforeExecute | None = None,
     ) -> ToolResult:
-        tool = self._tools.get(tool_call.name)
-        if tool is None:
+        entry = self._entry(tool_call.name)
+        if entry is None:
             return failure(f"Tool '{tool_call.name}' not found", error_type="not_found")
-        if not await self._check_access(tool, context):
+        tool, groups = entry
+        if not await self._check_access(tool, groups, context):
             return failure(
                 f"Permission denied: you may not use tool '{tool.name}'",
                 error_type="permission_denied",
@@ -185,8 +243,9 @@ class ToolRegistry:
             return None
         return self.audit_logger
 
-    async def _check_access(self, tool: Tool[Any], context: ToolContext) -> bool:
-        groups = self._access[tool.name]
+    async def _check_access(
+        self, tool: Tool[Any], groups: tuple[str, ...], context: ToolContext
+    ) -> bool:
         granted = context.user.is_member_of(groups)
         if audit := self._auditor("log_tool_access_checks"):
             await audit.log_tool_access_check(

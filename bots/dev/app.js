@@ -751,6 +751,23 @@
     });
   }
 
+  // An MCP sign-in finished in another tab (the console's /oauth/mcp/callback page says so
+  // on this channel): the question that waited for it is asked again, where it was asked.
+  function listenForSignIns() {
+    if (!("BroadcastChannel" in window)) return;
+    const channel = new BroadcastChannel("threadline-console");
+    channel.onmessage = (event) => {
+      const done = event.data || {};
+      if (done.type !== "mcp-connected") return;
+      notify(`Connected to ${done.server}.`);
+      const place = done.place === "channel" ? "channel" : "dm";
+      if (done.user_id !== state.persona.user_id || state.threads[place] !== done.thread_id) return;
+      if (state.place !== place) setPlace(place);
+      if (state.running) state.queued = { text: done.question, files: [] };
+      else ask(done.question);
+    };
+  }
+
   async function start() {
     TeamsView.setup({
       onAction: (message) => submit(message),
@@ -775,6 +792,7 @@
     setPersona("0");
     document.body.dataset.cards = window.AdaptiveCards ? "official" : "missing";
     setPlace("dm");
+    listenForSignIns();
     document.body.dataset.ready = "true";
   }
 

@@ -34,11 +34,14 @@ from pydantic import BaseModel, Field, ValidationError
 from adapters.approval import Decision
 from adapters.files import plain_name, too_big
 from agent_core.database.file_formats import SUFFIXES
+from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.dev.events import sse
 from bots.dev.identity import Persona
+from bots.dev.sign_in import sign_in_page
 from bots.dev.turns import Console, ConsoleOptions, Turn
 from bots.files import MAX_FILES, SharedFiles
+from bots.mcp import add_callback, close_mcp
 
 log = logging.getLogger("threadline.dev")
 
@@ -338,9 +341,14 @@ async def _on_startup(app: web.Application) -> None:
 
 async def _on_cleanup(app: web.Application) -> None:
     await app[CONSOLE_KEY].close()
+    await close_mcp(app[CONSOLE_KEY].agent)  # the MCP servers' sessions: stdio servers stopped
     warmup = app.get(WARMUP_KEY)
     if warmup is not None:
         await asyncio.gather(warmup, return_exceptions=True)
+
+
+async def _asked_by_the_page(signed: SignedIn) -> None:
+    """In the console the page asks the waiting question again (``bots.dev.sign_in``)."""
 
 
 def create_app(
@@ -368,6 +376,7 @@ def create_app(
     app.router.add_post("/api/approvals", post_approval)
     console.slack.mount(app)
     console.teams.mount(app)
+    add_callback(app, agent, _asked_by_the_page, page=sign_in_page)  # MCP sign-ins, locally
     app.on_startup.append(_on_startup)
     app.on_cleanup.append(_on_cleanup)
     return app

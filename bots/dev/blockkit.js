@@ -21,6 +21,10 @@ const BlockKit = (() => {
 
   function button(el) {
     const style = el.style ? ` bk-button-${esc(el.style)}` : "";
+    if (el.url && /^https?:\/\//.test(el.url)) {  // a link button (sign-in): opens the page
+      return `<a class="bk-button${style}" href="${esc(el.url)}" target="_blank" rel="noopener">`
+        + `${Md.emoji(esc((el.text && el.text.text) || "Open"))}</a>`;
+    }
     return `<button type="button" class="bk-button${style}" data-slack-action="${esc(el.action_id || "")}"`
       + ` data-value="${esc(el.value || "")}">${Md.emoji(esc((el.text && el.text.text) || "Button"))}</button>`;
   }

@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -354,25 +354,35 @@ def run(args: argparse.Namespace) -> int:
         "Up/Down earlier questions · Ctrl-C stops an answer · Ctrl-D quits[/dim]"
     )
     with asyncio.Runner() as runner:
-        reader = LineReader(runner, data_dir / HISTORY_FILE)
-        runner.run(session.ask(""))  # the starter UI: welcome and suggestions
-        while True:
-            try:
-                line = reader.read(f"\n{session.prompt}> ")
-            except (EOFError, KeyboardInterrupt):
-                console.print()
-                return 0
-            message = session.command(line) if line.strip() else None
-            if message is None:
+        try:
+            return _converse(runner, session, console, data_dir)
+        finally:
+            from bots.mcp import close_mcp
+
+            runner.run(close_mcp(session.agent))  # MCP servers' sessions: stdio ones stopped
+
+
+def _converse(runner: asyncio.Runner, session: ChatSession, console: Any, data_dir: Path) -> int:
+    """Read, ask, answer, until the person quits."""
+    reader = LineReader(runner, data_dir / HISTORY_FILE)
+    runner.run(session.ask(""))  # the starter UI: welcome and suggestions
+    while True:
+        try:
+            line = reader.read(f"\n{session.prompt}> ")
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return 0
+        message = session.command(line) if line.strip() else None
+        if message is None:
+            continue
+        try:
+            if not session.confirmed(message, reader.answer):
                 continue
-            try:
-                if not session.confirmed(message, reader.answer):
-                    continue
-            except (EOFError, KeyboardInterrupt):
-                console.print("[dim]Not deleted.[/dim]")
-                continue
-            runner.run(session.ask(message))  # Ctrl-C cancels it: see ChatSession.ask
-            _approvals(session, reader, runner)
+        except (EOFError, KeyboardInterrupt):
+            console.print("[dim]Not deleted.[/dim]")
+            continue
+        runner.run(session.ask(message))  # Ctrl-C cancels it: see ChatSession.ask
+        _approvals(session, reader, runner)
 
 
 def _approvals(session: ChatSession, reader: LineReader, runner: asyncio.Runner) -> None:

@@ -18,6 +18,7 @@ import os
 import sys
 import webbrowser
 from pathlib import Path
+from typing import Any
 
 DEFAULT_PORT = 8765
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -89,6 +90,7 @@ async def serve(args: argparse.Namespace) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host
         if args.host == ALL_INTERFACES:  # in a container: the page is asked for by name
             host = "127.0.0.1"
+        _sign_ins_come_back(app[CONSOLE_KEY].agent, f"http://{host}:{port}")
         model = app[CONSOLE_KEY].agent.llm_service.model_name
         url = f"http://{host}:{port}/"
         print(f"Threadline console: {url}", flush=True)
@@ -98,6 +100,15 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()
+
+
+def _sign_ins_come_back(agent: Any, url: str) -> None:
+    """MCP sign-ins come back to the console itself, unless the configuration says where."""
+    from bots.mcp import CALLBACK_PATH, hub_of
+
+    hub = hub_of(agent)
+    if hub is not None and hub.callback_url is None:
+        hub.callback_url = url + CALLBACK_PATH
 
 
 OPEN_MARKER = "THREADLINE_DEV_OPEN_MARKER"

@@ -119,6 +119,7 @@ def build_web_app(bot: SlackBot) -> web.Application:
     from aiohttp import web
     from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 
+    from bots.mcp import add_callback
     from bots.server import health_route, metrics_route
     from bots.slack.ingress import handle_events
 
@@ -130,6 +131,7 @@ def build_web_app(bot: SlackBot) -> web.Application:
         app.router.add_post(EVENTS_PATH, events)
     app.router.add_get("/healthz", health_route(bot))
     app.router.add_get("/metrics", metrics_route(bot))
+    add_callback(app, bot.agent, bot.ask_again)  # people's MCP sign-ins come back here
     flow = bot.app.oauth_flow
     if flow is not None:
 

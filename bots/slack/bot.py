@@ -14,6 +14,8 @@
                               thread by whichever process picks it up
     Stop button            -> ``request_stop`` of the turn it carries (on whichever process
                               runs it; only the asker's click counts)
+    "Connect <server>"     -> acked only: the button opens the sign-in page; the sign-in
+                              comes back to ``/oauth/mcp/callback`` (``ask_again``)
     "Show query"           -> the queries behind an answer, to the clicker alone, when the
                               clicker (resolved at the click) may see tool arguments
     action buttons         -> a turn asking the button's message on the clicker's behalf
@@ -63,6 +65,7 @@ from adapters.slack.approval import (
 from adapters.slack.context import (
     PRIVATE_THREAD,
     MalformedPayload,
+    SlackMetadata,
     action_context,
     app_message_in_thread,
     asker_id,
@@ -77,6 +80,7 @@ from adapters.slack.context import (
     mention_in_thread,
     message_text,
     reply_thread,
+    user_key,
     workspace_of,
 )
 from adapters.slack.controls import (
@@ -88,7 +92,7 @@ from adapters.slack.controls import (
     show_query_of,
     stop_request_of,
 )
-from adapters.slack.elements import ACTION_BUTTON
+from adapters.slack.elements import ACTION_BUTTON, SIGN_IN_BUTTON
 from adapters.slack.errors import SlackCallFailed
 from adapters.slack.escape import escape
 from adapters.slack.files import shared_files
@@ -115,9 +119,11 @@ from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state import Flag, State, StateSettings, build_state
+from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals
 from bots.files import SharedFiles
+from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.slack.clients import (
@@ -218,9 +224,11 @@ class SlackBot:
         self.approvals.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
-        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool."""
+        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool
+        and the MCP servers' sessions."""
         await self.approvals.stop()
         await self.turns.drain(timeout=timeout)
+        await close_mcp(self.agent)
         if self._own_session and self.client.session is not None:
             await self.client.session.close()
             self.clients.share_session(None)
@@ -252,6 +260,7 @@ class SlackBot:
             SHOW_QUERY_ACTION: self._on_show_query,
             re.compile(f"^{APPROVAL_ACTION}:"): self._on_approval,
             re.compile(f"^{ACTION_BUTTON}:"): self._on_button,
+            SIGN_IN_BUTTON: self._on_sign_in_button,
         }
         if self.settings.mode == "socket":  # over HTTP, bots.slack.ingress read it already
             self.app.use(self._read_once)
@@ -587,6 +596,31 @@ class SlackBot:
         await self._accept(context.client, queued, joins=joins)
         await ack()
 
+    async def _on_sign_in_button(self, ack: Ack, context: AsyncBoltContext) -> None:
+        """The button opened the sign-in page in the browser; Slack only wants the ack."""
+        self.metrics.events.labels(kind="sign_in").inc()
+        await ack()
+
+    async def ask_again(self, signed: SignedIn) -> None:
+        """Someone connected an MCP server (``/oauth/mcp/callback``): the question that waited
+        for it is a new turn in its thread, asked as them (the metadata is the signed
+        request's, kept sealed with the sign-in, and must be the signer's own)."""
+        waiting = signed.waiting
+        if waiting is None:
+            return
+        meta = _signed_metadata(waiting.request)
+        if meta is None or user_key(meta["workspace_id"], meta["user_id"]) != signed.person:
+            log.warning("slack: a sign-in's waiting question is not its signer's; not asked")
+            return
+        private = meta.get("thread_id") == PRIVATE_THREAD
+        queued = QueuedTurn(context=meta, text=waiting.question, private=private)
+        joins = (
+            None
+            if private
+            else self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        )
+        await self._accept(self.client, queued, joins=joins)
+
     # --- other events: the agent view, the Messages tab, identity -------------------------------
 
     async def _first_event(self, body: Mapping[str, Any]) -> bool:
@@ -677,6 +711,21 @@ class SlackBot:
             log_failure(log, error, f"slack: the listener of a {kind}")
             self.metrics.dropped.labels(reason="failed").inc()
         return BoltResponse(status=200, body="")
+
+
+def _signed_metadata(request: Mapping[str, Any]) -> SlackMetadata | None:
+    """A kept request's Slack metadata (without the turn it was: a new turn gets its own),
+    or ``None`` when it is not a Slack request of a person in a place."""
+    if request.get("platform") != "slack":
+        return None
+    keys = ("workspace_id", "user_id", "channel_id", "thread_id")
+    if not all(isinstance(request.get(key), str) and request.get(key) for key in keys):
+        return None
+    kept = {
+        k: v for k, v in request.items() if k in SlackMetadata.__annotations__ and k != "turn_id"
+    }
+    meta: SlackMetadata = kept  # type: ignore[assignment]
+    return meta
 
 
 def _read(context: AsyncBoltContext) -> SlackDelivery:

@@ -212,6 +212,7 @@ def build_web_app(bot: TeamsBot) -> web.Application:
     (``bots.server.serve`` opens and closes the bot around it)."""
     from aiohttp import web
 
+    from bots.mcp import add_callback
     from bots.server import health_route, metrics_route
     from bots.teams.ingress import handle_messages
 
@@ -222,4 +223,5 @@ def build_web_app(bot: TeamsBot) -> web.Application:
     app.router.add_post("/api/messages", messages)
     app.router.add_get("/healthz", health_route(bot))
     app.router.add_get("/metrics", metrics_route(bot))
+    add_callback(app, bot.agent, bot.ask_again)  # people's MCP sign-ins come back here
     return app

@@ -12,6 +12,7 @@
     invoke: card refresh    -> the approval card as it now stands (universal actions)
     invoke: a card button   -> a turn asking the button's message on the clicker's behalf
     invoke: file consent    -> the offered file uploaded (in the background) and shown
+    an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
 
 ``bots.teams.ingress`` verifies each request before ``handle`` sees it; everything
 Teams-specific about reading and answering lives in ``adapters.teams``. A message is
@@ -70,9 +71,11 @@ from agent_core.approvals.record import ApprovalRecord
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.feedback import Feedback
 from agent_core.state import KeyValueStore, State, StateSettings, build_state
+from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals, ResumedTurn
 from bots.files import SharedFiles
+from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.teams.connector import ConnectorPool
@@ -198,9 +201,11 @@ class TeamsBot:
         self.approvals.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
-        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool."""
+        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool
+        and the MCP servers' sessions."""
         await self.approvals.stop()
         await self.turns.drain(timeout=timeout)
+        await close_mcp(self.agent)
         await self.pool.close()
 
     async def idle(self, *, timeout: float = 30.0) -> None:
@@ -316,6 +321,27 @@ class TeamsBot:
             dedupe_key=delivery_key(activity),
         )
 
+    async def ask_again(self, signed: SignedIn) -> None:
+        """Someone connected an MCP server (``/oauth/mcp/callback``): the question that waited
+        for it is a new turn in its conversation, asked as them (the metadata is the
+        authenticated request's, kept sealed with the sign-in, and must be the signer's own;
+        the bot's side of the conversation is its remembered reference)."""
+        waiting = signed.waiting
+        request = waiting.request if waiting is not None else {}
+        tenant, aad = str(request.get("workspace_id") or ""), str(request.get("user_id") or "")
+        if waiting is None or request.get("platform") != "teams":
+            return
+        if f"teams:{tenant}:{aad}" != signed.person:
+            logger.warning("teams: a sign-in's waiting question is not its signer's; not asked")
+            return
+        ref = await self.outbound.reference(tenant, str(request.get("channel_id") or ""))
+        if ref is None:
+            logger.info("teams: no conversation to ask a signed-in person's question again in")
+            return
+        activity = _asked_again(ref, request, waiting.question)
+        payload = turn_payload(activity, waiting.question)
+        await self.turns.accept(turn_key(activity), payload, owner=asker_id(activity) or None)
+
     @staticmethod
     def _welcomes(activity: Wire) -> bool:
         """The bot was just added to a personal chat: show the starter UI."""
@@ -383,3 +409,34 @@ class TeamsBot:
                     self.file_offers.policy, connector, ref, url, offered, dict(answer.upload_info)
                 )
             )
+
+
+def _asked_again(ref: ConversationRef, request: Mapping[str, Any], question: str) -> Wire:
+    """The message a signed-in person's waiting question is asked again as: in its
+    conversation (no activity to reply to), from them (as the kept request says), to the bot
+    (as the conversation's reference says)."""
+    tenant = ref.tenant_id
+    channel_data: dict[str, Any] = {"tenant": {"id": tenant}}
+    if request.get("teams_team_id"):
+        channel_data["team"] = {"id": request["teams_team_id"]}
+    if request.get("teams_channel_id"):
+        channel_data["channel"] = {"id": request["teams_channel_id"]}
+    sender = {
+        "id": str(request.get("teams_user_id") or ""),
+        "aadObjectId": str(request.get("teams_aad_object_id") or request.get("user_id") or ""),
+        "name": str(request.get("user_name") or ""),
+    }
+    return {
+        "type": "message",
+        "serviceUrl": ref.service_url,
+        "channelId": ref.channel_id,
+        "from": sender,
+        "recipient": ref.bot,
+        "conversation": {
+            "id": ref.conversation_id,
+            "conversationType": ref.conversation_type,
+            "tenantId": tenant,
+        },
+        "channelData": channel_data,
+        "text": question,
+    }

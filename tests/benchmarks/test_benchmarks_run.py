@@ -41,6 +41,7 @@ SMALL = {
     "graph_overhead.py": (["--turns", "5", "--warmup", "1", "--rounds", "1"], []),
     "import_time.py": (["--rounds", "1", "--no-install"], []),
     "llm_stream.py": (["--rounds", "1"], []),
+    "mcp_call.py": (["--calls", "5", "--rounds", "1"], []),
     "prompt_cache.py": (["--turns", "2"], []),
     "query_overhead.py": (
         ["--runs", "5", "--role-questions", "5", "--role-kinds", "1"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -53,3 +54,22 @@ def test_readme_testing_example_runs_against_the_shipped_fakes() -> None:
         "[{'type': 'text', 'text': 'Hi!', 'cache_control': {'type': 'ephemeral'}}]",
         "Hello from Claude. | Hello from Claude.",
     ]
+
+
+MCP_EXAMPLE = README.parent / "examples" / "mcp_agent.py"
+MCP_SERVER = README.parent / "examples" / "mcp_tickets.py"
+
+
+def test_readme_mcp_example_is_the_example_that_runs() -> None:
+    """ "Your tools over MCP" shows ``examples/mcp_agent.py`` and its server as they are; run,
+    the agent starts the server over stdio, asks it, and answers."""
+    text = README.read_text()
+    section = re.search(r"## Your tools over MCP(.*?)\n## ", text, flags=re.DOTALL)
+    assert section is not None
+    server, agent = re.findall(r"```python\n(.*?)```", section.group(1), flags=re.DOTALL)
+    assert textwrap.indent(server.strip(), "    ") in MCP_SERVER.read_text()  # in build_server
+    assert agent.strip() in MCP_EXAMPLE.read_text()
+    out = subprocess.run(
+        [sys.executable, str(MCP_EXAMPLE)], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert out.strip() == "Ticket 2: Invoice PDF has the wrong VAT (open)."

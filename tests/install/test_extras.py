@@ -18,7 +18,7 @@ from bots.extras import EXTRAS, MissingExtra, missing, require
 ROOT = Path(__file__).resolve().parents[2]
 EXTRA_MODULES = (
     "slack_bolt,botbuilder,botframework,msal,matplotlib,PIL,prometheus_client,langgraph,duckdb,"
-    "openpyxl"
+    "openpyxl,mcp,mcp_types"
 )
 """What the extras bring: blocked, these make the interpreter a base install."""
 
@@ -124,7 +124,7 @@ asyncio.run(main())
 def test_require_names_what_is_missing() -> None:
     assert set(EXTRAS) == {
         *("slack", "teams", "charts", "graph", "files"),
-        *("bedrock", "vertex", "foundry"),
+        *("bedrock", "vertex", "foundry", "mcp"),
     }
     assert missing("slack") == []  # the test environment installs every extra
     require("teams")
@@ -198,4 +198,34 @@ def test_a_provider_without_its_extra_is_named_with_its_install_line(
     line = next(x for x in result.stdout.splitlines() if x.startswith("✗ model"))
     assert f"needs the '{extra}' extra" in line, line
     assert f"pip install 'threadline[{extra}]'" in line
+    assert "Traceback" not in result.stderr
+
+
+def test_mcp_servers_without_the_extra_name_it() -> None:
+    """``agent_core.tools.mcp`` imports in a base install (configuration, errors); a hub of
+    servers refuses at once, naming the extra and its install line."""
+    code = (
+        "import sys\n"
+        "from tests.install.blocked import Uninstalled\n"
+        "sys.meta_path.insert(0, Uninstalled({'mcp', 'mcp_types'}))\n"
+        "from agent_core.tools.mcp import McpHub, McpNotInstalled, McpServerConfig\n"
+        "try:\n"
+        "    McpHub([McpServerConfig(name='tickets', command='tickets-mcp')])\n"
+        "except McpNotInstalled as missing:\n"
+        "    print(missing)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == (
+        "MCP servers need the 'mcp' extra (missing: mcp): pip install 'threadline[mcp]'"
+    ), result.stderr
+
+
+def test_doctor_names_the_mcp_extra_configured_servers_need(tmp_path: Path) -> None:
+    config = tmp_path / "threadline.toml"
+    config.write_text('[[mcp]]\nname = "tickets"\ncommand = "tickets-mcp"\n')
+    result = base_install("doctor", "--config", str(config))
+    assert "MCP servers need the 'mcp' extra (missing: mcp)" in result.stdout, result.stdout
+    assert "pip install 'threadline[mcp]'" in result.stdout
     assert "Traceback" not in result.stderr
