@@ -46,7 +46,7 @@ import aiohttp
 from pydantic import Field, field_validator
 from yarl import URL
 
-from agent_core.errors import AgentError
+from agent_core.errors import AgentError, ThreadlineError
 from agent_core.settings import CommaList, Section, env
 
 logger = logging.getLogger(__name__)
@@ -67,9 +67,9 @@ class FetchRefused(AgentError):
     """
 
 
-class AddressRefused(OSError):
+class AddressRefused(ThreadlineError, OSError):
     """Raised where the socket is made for an address the policy refuses (aiohttp reports
-    it as the connection's ``os_error``).
+    it as the connection's ``os_error``, so it is an ``OSError`` too).
 
     >>> isinstance(AddressRefused("10.0.0.5 is a private address"), OSError)
     True

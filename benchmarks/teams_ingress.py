@@ -89,6 +89,9 @@ class EchoAgent:
     async def record_feedback(self, request_context: RequestContext, feedback: Feedback) -> None:
         return None
 
+    def served_agents(self) -> list[Any]:
+        return []  # no agent_core Agent behind it: no approvals to wait on
+
 
 class Echo(ActivityHandler):
     async def on_message_activity(self, turn_context: TurnContext) -> None:

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.approval import update_approval as update_slack
@@ -39,11 +40,11 @@ from adapters.slack.sources import show_privately
 from adapters.teams.activities import ConversationRef
 from adapters.teams.approval import update_approval as update_teams
 from agent_core.approvals.record import ApprovalRecord
+from bots.agents import ServedAgent
 from bots.dev.events import TurnFeed
 from bots.dev.identity import CHANNEL_IDS, Persona
-
-if TYPE_CHECKING:
-    from bots.dev.turns import Console
+from bots.dev.slack_view import SlackView
+from bots.dev.teams_view import TeamsView
 
 log = logging.getLogger("threadline.dev")
 
@@ -51,6 +52,38 @@ KEEP = 200
 """Approval messages the console remembers (a long session stays small)."""
 
 OnApproval = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+class PageTurn(Protocol):
+    """What the approvals read of a page's turn (``bots.dev.turns.Turn``)."""
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def conversation_id(self) -> str: ...
+
+    @property
+    def feed(self) -> TurnFeed: ...
+
+
+class Console(Protocol):
+    """What the approvals use of the console (``bots.dev.turns.Console``)."""
+
+    @property
+    def agent(self) -> ServedAgent: ...
+
+    @property
+    def slack(self) -> SlackView: ...
+
+    @property
+    def teams(self) -> TeamsView: ...
+
+    @property
+    def http(self) -> aiohttp.ClientSession | None: ...
+
+    @property
+    def turns(self) -> Mapping[str, PageTurn]: ...
 
 
 @dataclass

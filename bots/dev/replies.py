@@ -13,23 +13,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
+from typing import Any, Literal, Protocol, Self
 
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.context import ReplyTarget
 from adapters.slack.sources import QueryRecords
-from adapters.slack.stream import SlackReplyStream
+from adapters.slack.stream import OnApproval, SlackReplyStream
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.components import SourcesComponent, UiComponent
 from bots.dev.events import TurnFeed
 from bots.dev.slack_view import TEAM_ID, SlackView
 from bots.dev.teams_view import TeamsView, conversation_ref
 from bots.turns import Stop
-
-if TYPE_CHECKING:
-    from bots.dev.approvals import ConsoleApprovals
 
 log = logging.getLogger("threadline.dev")
 
@@ -49,6 +46,12 @@ class Options(Protocol):
     def teams_targeted(self) -> bool: ...
 
 
+class ApprovalNotes(Protocol):
+    """Where approval messages went (``bots.dev.approvals.ConsoleApprovals``)."""
+
+    def noting(self, channel: str, base_url: str) -> OnApproval: ...
+
+
 class Channels(Protocol):
     """What the replies use of the console (``bots.dev.turns.Console``)."""
 
@@ -56,7 +59,9 @@ class Channels(Protocol):
     teams: TeamsView
     http: aiohttp.ClientSession | None
     queries: QueryRecords
-    approvals: ConsoleApprovals
+
+    @property
+    def approvals(self) -> ApprovalNotes: ...
 
     @property
     def options(self) -> Options: ...
