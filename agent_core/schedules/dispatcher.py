@@ -73,7 +73,7 @@ class ScheduleDispatcher:
 
     ``tick`` is one pass (tests call it after moving their clock); ``run`` ticks forever,
     sleeping on ``clock`` until the earliest next run (at most ``poll`` seconds, and woken
-    by ``wake`` when a schedule is made in this process).
+    by ``wake`` when a schedule is made in this process), calling ``on_tick`` after each.
 
     >>> from agent_core.schedules.store_memory import MemoryScheduleStore
     >>> from agent_core.state import MemoryTurnQueue
@@ -92,6 +92,7 @@ class ScheduleDispatcher:
         batch: int = 500,
         concurrency: int = 32,
         poll: float = 30.0,
+        on_tick: Callable[[DispatchReport], None] | None = None,
     ) -> None:
         if batch < 1 or concurrency < 1 or poll <= 0:
             raise ValueError("batch, concurrency and poll must be positive")
@@ -101,6 +102,8 @@ class ScheduleDispatcher:
         self.batch = batch
         self.concurrency = concurrency
         self.poll = poll
+        self.on_tick = on_tick
+        """Called after each tick of ``run`` with its report (metrics; tests wait on it)."""
         self._wake = asyncio.Event()
 
     # --- one pass ---------------------------------------------------------------------------
@@ -230,6 +233,8 @@ class ScheduleDispatcher:
             backoff = OUTAGE_FIRST
             if report.total:
                 log.debug("schedules: %s", report)
+            if self.on_tick is not None:
+                self.on_tick(report)
             wait = self.poll if earliest is None else earliest - self.clock.now()
             if wait <= 0 and not report.total:  # due but not dispatchable: do not spin
                 wait = self.poll

@@ -35,6 +35,7 @@ class ManualClock:
         if _base is None:
             self._now = float(start)
             self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
+            self._watchers: list[tuple[int, asyncio.Future[None]]] = []
 
     @classmethod
     def at(cls, moment: dt.datetime) -> ManualClock:
@@ -53,6 +54,7 @@ class ManualClock:
         base = self._base
         woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         base._sleepers.append((base._now + seconds, woken))
+        base._notify()
         try:
             await woken
         finally:
@@ -71,5 +73,22 @@ class ManualClock:
 
     @property
     def sleepers(self) -> int:
-        """How many tasks are waiting on this clock (tests wait for a loop to settle)."""
+        """How many tasks are waiting on this clock."""
         return sum(not woken.done() for _, woken in self._base._sleepers)
+
+    async def sleeping(self, count: int = 1) -> None:
+        """Until ``count`` tasks wait on this clock (a loop has settled into its sleep), so
+        that a test moves time only once the loop waits for it."""
+        base = self._base
+        if self.sleepers >= count:
+            return
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        base._watchers.append((count, ready))
+        await ready
+
+    def _notify(self) -> None:
+        waiting = self.sleepers
+        for count, ready in list(self._watchers):
+            if waiting >= count and not ready.done():
+                ready.set_result(None)
+        self._watchers = [(c, r) for c, r in self._watchers if not r.done()]
