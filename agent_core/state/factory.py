@@ -4,7 +4,8 @@
 - ``redis_url`` set (``REDIS_URL``): Redis for everything, so N processes share one app.
 - otherwise: SQLite files in ``data_dir`` (``THREADLINE_DATA_DIR``, default
   ``~/.threadline``): ``conversations.db``, ``memory.db`` and ``state.db`` (caches,
-  installations and references, dedupe keys, quotas, turns). A restart loses nothing.
+  installations and references, dedupe keys, quotas, turns, schedules). A restart loses
+  nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -28,6 +29,9 @@ from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore
 from agent_core.state.quotas import MemoryRateLimiter, RateLimiter, RateLimitHook
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
+
+if TYPE_CHECKING:
+    from agent_core.schedules.store import ScheduleStore
 
 
 def default_data_dir() -> Path:
@@ -137,6 +141,7 @@ class State:
     - ``cache``: identity caches (Slack users / groups, Teams members), entries with a TTL
     - ``records``: durable key/value (Slack installations, Teams conversation references)
     - ``rate_limiter``: behind ``rate_limit_hook(...)`` for ``Agent(lifecycle_hooks=[...])``
+    - ``schedules``: scheduled questions and alerts (``agent_core.schedules``)
 
     >>> import asyncio
     >>> state = build_state(StateSettings(ephemeral=True))
@@ -152,6 +157,7 @@ class State:
     cache: KeyValueStore
     records: KeyValueStore
     rate_limiter: RateLimiter
+    schedules: ScheduleStore
     _probe: Callable[[], Awaitable[StateHealth]] | None = field(default=None, repr=False)
     _closers: Sequence[Callable[[], Awaitable[Any]]] = field(default=(), repr=False)
 
@@ -183,7 +189,10 @@ def build_state(settings: StateSettings | None = None) -> State:
 
 
 def _memory_state(settings: StateSettings) -> State:
-    """Every store in this process, each with a cap: a long run stays within bounded memory."""
+    """Every store in this process, each with a cap: a long run stays within bounded memory
+    (schedules by the per-person and per-workspace caps)."""
+    from agent_core.schedules.store_memory import MemoryScheduleStore
+
     entries = settings.memory_max_entries
     return State(
         backend="memory",
@@ -194,10 +203,12 @@ def _memory_state(settings: StateSettings) -> State:
         cache=MemoryKeyValueStore(max_entries=entries),
         records=MemoryKeyValueStore(max_entries=entries),
         rate_limiter=MemoryRateLimiter(),
+        schedules=MemoryScheduleStore(),
     )
 
 
 def _sqlite_state(settings: StateSettings) -> State:
+    from agent_core.schedules.store_sqlite import SqliteScheduleStore
     from agent_core.state.conversations_sqlite import SqliteConversationStore
     from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
     from agent_core.state.memory_sqlite import SqliteAgentMemory
@@ -230,12 +241,14 @@ def _sqlite_state(settings: StateSettings) -> State:
         cache=SqliteKeyValueStore(state_db, table="cache"),
         records=SqliteKeyValueStore(state_db, table="records"),
         rate_limiter=SqliteRateLimiter(state_db),
+        schedules=SqliteScheduleStore(state_db),
         _probe=probe,
         _closers=[db.close for db in databases],
     )
 
 
 def _redis_state(settings: StateSettings) -> State:
+    from agent_core.schedules.store_redis import RedisScheduleStore
     from agent_core.state.conversations_redis import RedisConversationStore
     from agent_core.state.keyvalue_redis import RedisKeyValueStore
     from agent_core.state.memory_redis import RedisAgentMemory
@@ -266,6 +279,7 @@ def _redis_state(settings: StateSettings) -> State:
         cache=RedisKeyValueStore(client, key_prefix=f"{prefix}cache:"),
         records=RedisKeyValueStore(client, key_prefix=f"{prefix}records:"),
         rate_limiter=RedisRateLimiter(client, key_prefix=f"{prefix}rate:"),
+        schedules=RedisScheduleStore(client, key_prefix=prefix),
         _probe=probe,
         _closers=[client.aclose],
     )
