@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, SecretStr
 
+from agent_core.schedules.settings import ScheduleSettings
 from agent_core.settings import (
     CONFIG_FILE,
     DOTENV_FILE,
@@ -116,6 +117,7 @@ SHARED: tuple[type[Section], ...] = (
     ModelSettings,
     StateSettings,
     DatabaseSettings,
+    ScheduleSettings,
 )
 
 
