@@ -92,6 +92,7 @@ class ScheduleDispatcher:
         batch: int = 500,
         concurrency: int = 32,
         poll: float = 30.0,
+        lease: float = 30.0,
         on_tick: Callable[[DispatchReport], None] | None = None,
     ) -> None:
         if batch < 1 or concurrency < 1 or poll <= 0:
@@ -102,6 +103,9 @@ class ScheduleDispatcher:
         self.batch = batch
         self.concurrency = concurrency
         self.poll = poll
+        self.lease = lease
+        """Seconds a process holds the due schedules it read (others pass them over); one
+        whose process died meanwhile runs that much late, once."""
         self.on_tick = on_tick
         """Called after each tick of ``run`` with its report (metrics; tests wait on it)."""
         self._wake = asyncio.Event()
@@ -115,11 +119,12 @@ class ScheduleDispatcher:
         report = DispatchReport()
         seen: set[str] = set()
         while True:
-            due = [s for s in await self.store.due(now, limit=self.batch) if s.id not in seen]
+            taken = await self.store.due(now, limit=self.batch, lease=self.lease)
+            due = [s for s in taken if s.id not in seen]
             if not due:
                 return report
             seen.update(s.id for s in due)
-            random.shuffle(due)  # processes reading the same batch mostly take different ones
+            random.shuffle(due)  # two processes reading one batch (no lease) take different ones
             await self._each(due, lambda s: self._dispatch(s, now, paused, report))
 
     async def _each(
@@ -162,17 +167,15 @@ class ScheduleDispatcher:
     def _plan(self, schedule: Schedule, now: float) -> tuple[Occurrence, float]:
         """The run for ``schedule``'s due occurrence (the latest missed one after downtime)
         and its next run after that."""
-        recurrence, current = schedule.recurrence, instant(now)
-        latest, missed = recurrence.missed(schedule.due_at, current)
-        following = recurrence.next_after(max(latest, current)).timestamp()
+        late = schedule.recurrence.catch_up(schedule.due_at, instant(now))
         occurrence = Occurrence(
             schedule_id=schedule.id,
             due=schedule.next_due,
-            at=latest.timestamp(),
+            at=late.latest.timestamp(),
             dispatched_at=now,
-            missed=missed,
+            missed=late.missed,
         )
-        return occurrence, following
+        return occurrence, late.following.timestamp()
 
     async def _enqueue(self, schedule: Schedule, occurrence: Occurrence) -> str | None:
         return await self.turns.enqueue(

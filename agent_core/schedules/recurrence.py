@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from functools import cache, cached_property
-from typing import Literal
+from functools import cache, cached_property, lru_cache
+from typing import Literal, NamedTuple
 from zoneinfo import ZoneInfo, available_timezones
 
 from dateutil import rrule
@@ -26,14 +26,28 @@ Frequency = Literal["daily", "weekdays", "weekly", "monthly", "hours", "minutes"
 
 DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _RULE_DAYS = (rrule.MO, rrule.TU, rrule.WE, rrule.TH, rrule.FR, rrule.SA, rrule.SU)
-_LOOK_BACK = dt.timedelta(days=2)
-"""How far before an instant the wall-clock search starts (covers any UTC offset and jump)."""
+_LOOK_BACK = dt.timedelta(hours=3)
+"""How far before an instant's wall-clock time the search starts: a time skipped by a DST
+jump runs up to the jump's length (at most 2 hours anywhere) after its wall-clock time."""
 
 
 @cache
 def known_zones() -> frozenset[str]:
     """The IANA time zone names this system knows (``zoneinfo.available_timezones``)."""
     return frozenset(available_timezones())
+
+
+class CatchUp(NamedTuple):
+    """Where a schedule stands at ``now``: the run to make, how many it stands for, the next.
+
+    >>> day = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    >>> CatchUp(day, 0, day + dt.timedelta(days=1)).missed
+    0
+    """
+
+    latest: dt.datetime
+    missed: int
+    following: dt.datetime
 
 
 class Recurrence(BaseModel):
@@ -94,37 +108,12 @@ class Recurrence(BaseModel):
 
     def _rule(self, start: dt.datetime) -> rrule.rrule:
         """The wall-clock times from ``start`` (naive, in the zone)."""
-        frequency: Literal[1, 2, 3] = rrule.DAILY  # MONTHLY, WEEKLY, DAILY
-        days: tuple[rrule.weekday, ...] | None = None
-        monthday: int | None = None
-        hours: tuple[int, ...] = (self.hour,)
-        minutes: tuple[int, ...] = (self.minute,)
-        match self.frequency:
-            case "weekdays":
-                days = _RULE_DAYS[:5]
-            case "weekly":
-                frequency, days = rrule.WEEKLY, tuple(_RULE_DAYS[d] for d in self.days)
-            case "monthly":
-                frequency, monthday = rrule.MONTHLY, 1
-            case "hours":
-                hours = tuple(range(self.hour % self.every, 24, self.every))
-            case "minutes":
-                hours = tuple(range(24))
-                minutes = tuple(range(self.minute % self.every, 60, self.every))
-        return rrule.rrule(
-            frequency,
-            dtstart=start,
-            byweekday=days,
-            bymonthday=monthday,
-            byhour=hours,
-            byminute=minutes,
-            bysecond=0,
-        )
+        return _rule(self, start)
 
     def instants(self, after: dt.datetime) -> Iterator[dt.datetime]:
         """Every run strictly after ``after`` (aware), in order, as UTC instants."""
         local = after.astimezone(self.zone).replace(tzinfo=None) - _LOOK_BACK
-        start = local.replace(hour=0, minute=0, second=0, microsecond=0)
+        start = local.replace(second=0, microsecond=0)
         last: dt.datetime | None = None
         for wall in self._rule(start):
             # fold=0: a repeated time is its first instance; a skipped one uses the offset
@@ -148,22 +137,61 @@ class Recurrence(BaseModel):
         """The first run strictly after ``instant``."""
         return next(self.instants(instant))
 
-    def missed(
-        self, due: dt.datetime, now: dt.datetime, *, cap: int = 1000
-    ) -> tuple[dt.datetime, int]:
-        """For a run ``due`` at or before ``now``: the latest run at or before ``now`` and
-        how many earlier ones it stands for (at most ``cap``; downtime runs a schedule
-        once, not once per run it missed).
+    def catch_up(self, due: dt.datetime, now: dt.datetime, *, cap: int = 1000) -> CatchUp:
+        """For a run ``due`` at or before ``now``: the latest run at or before ``now``, how
+        many earlier ones it stands for (at most ``cap``; downtime runs a schedule once, not
+        once per run it missed), and the first run after ``now``.
 
         >>> hourly = Recurrence(frequency="hours", every=1)
         >>> ten = dt.datetime(2025, 1, 1, 10, tzinfo=dt.UTC)
-        >>> latest, skipped = hourly.missed(ten, ten + dt.timedelta(hours=2, minutes=10))
-        >>> latest.hour, skipped
-        (12, 2)
+        >>> late = hourly.catch_up(ten, ten + dt.timedelta(hours=2, minutes=10))
+        >>> late.latest.hour, late.missed, late.following.hour
+        (12, 2, 13)
         """
-        latest, skipped = due, 0
+        latest, missed = due, 0
         for run in self.instants(due):
-            if run > now or skipped >= cap:
+            if run > now:
+                return CatchUp(latest, missed, run)
+            if missed >= cap:
                 break
-            latest, skipped = run, skipped + 1
-        return latest, skipped
+            latest, missed = run, missed + 1
+        # a long outage: count no further; the run stands for the latest one before now
+        window = dt.timedelta(days=32 if self.frequency == "monthly" else 8)
+        for run in self.instants(now - window):
+            if run > now:
+                return CatchUp(latest, missed, run)
+            latest = run
+        raise AssertionError("a recurrence always has a run after now")
+
+
+@lru_cache(maxsize=512)
+def _rule(recurrence: Recurrence, start: dt.datetime) -> rrule.rrule:
+    """The wall-clock times of ``recurrence`` from ``start`` (naive, in its zone). Kept: a
+    burst of schedules due at one time mostly shares a recurrence, and building the rule
+    costs more than walking it."""
+    frequency: Literal[1, 2, 3] = rrule.DAILY  # MONTHLY, WEEKLY, DAILY
+    days: tuple[rrule.weekday, ...] | None = None
+    monthday: int | None = None
+    hours: tuple[int, ...] = (recurrence.hour,)
+    minutes: tuple[int, ...] = (recurrence.minute,)
+    match recurrence.frequency:
+        case "weekdays":
+            days = _RULE_DAYS[:5]
+        case "weekly":
+            frequency, days = rrule.WEEKLY, tuple(_RULE_DAYS[d] for d in recurrence.days)
+        case "monthly":
+            frequency, monthday = rrule.MONTHLY, 1
+        case "hours":
+            hours = tuple(range(recurrence.hour % recurrence.every, 24, recurrence.every))
+        case "minutes":
+            hours = tuple(range(24))
+            minutes = tuple(range(recurrence.minute % recurrence.every, 60, recurrence.every))
+    return rrule.rrule(
+        frequency,
+        dtstart=start,
+        byweekday=days,
+        bymonthday=monthday,
+        byhour=hours,
+        byminute=minutes,
+        bysecond=0,
+    )

@@ -5,6 +5,7 @@ schedule, write it back"), so an owner's ``/pause`` and a process's claim cannot
 other:
 
 - ``add`` checks the per-person and per-workspace caps and stores the schedule in one step;
+- ``due(..., lease=)`` hands each process different due schedules in a burst;
 - ``advance`` is the claim: it moves ``next_due`` from the occurrence a process read to the
   next one only if it is still that occurrence (compare and set). Together with the turn
   queue's dedupe key (schedule id + occurrence), each occurrence runs once, whatever the
@@ -149,8 +150,13 @@ class ScheduleStore(ABC):
         forgotten. None when unknown."""
 
     @abstractmethod
-    async def due(self, now: float, *, limit: int) -> list[Schedule]:
-        """Active schedules whose ``next_due`` is at or before ``now``, earliest first."""
+    async def due(self, now: float, *, limit: int, lease: float = 0.0) -> list[Schedule]:
+        """Active schedules whose ``next_due`` is at or before ``now``, earliest first.
+
+        With ``lease`` they are leased for that many seconds: until the lease ends or the
+        claim (``advance``) moves them on, ``due`` passes them over, so processes share a
+        burst instead of each trying every schedule. A lease is only that: the claim is
+        still the compare-and-set, so an expired lease never makes a second run."""
 
     @abstractmethod
     async def advance(

@@ -18,6 +18,8 @@ class MemoryScheduleStore(ScheduleStore):
     def __init__(self) -> None:
         self._schedules: dict[str, Schedule] = {}
         self._paused: set[str] = set()
+        self._leases: dict[str, float] = {}
+        """When each leased schedule's lease ends (``due(..., lease=)``)."""
         self._alert_swaps: dict[str, tuple[str, bool | None]] = {}
         """The last swap of each alert: its occurrence and the state before it."""
 
@@ -48,6 +50,7 @@ class MemoryScheduleStore(ScheduleStore):
 
     async def remove(self, schedule_id: str) -> bool:
         self._alert_swaps.pop(schedule_id, None)
+        self._leases.pop(schedule_id, None)
         return self._schedules.pop(schedule_id, None) is not None
 
     def _change(self, schedule_id: str, **changes: object) -> Schedule | None:
@@ -62,6 +65,7 @@ class MemoryScheduleStore(ScheduleStore):
         return self._change(schedule_id, status="paused", paused_reason=reason)
 
     async def resume(self, schedule_id: str, next_due: float) -> Schedule | None:
+        self._leases.pop(schedule_id, None)
         return self._change(
             schedule_id,
             status="active",
@@ -70,9 +74,16 @@ class MemoryScheduleStore(ScheduleStore):
             notices=frozenset(),
         )
 
-    async def due(self, now: float, *, limit: int) -> list[Schedule]:
-        found = [s for s in self._schedules.values() if s.status == "active" and s.next_due <= now]
-        return sorted(found, key=lambda s: (s.next_due, s.id))[:limit]
+    async def due(self, now: float, *, limit: int, lease: float = 0.0) -> list[Schedule]:
+        found = [
+            s
+            for s in self._schedules.values()
+            if s.status == "active" and s.next_due <= now and self._leases.get(s.id, 0.0) <= now
+        ]
+        taken = sorted(found, key=lambda s: (s.next_due, s.id))[:limit]
+        if lease > 0:
+            self._leases.update((s.id, now + lease) for s in taken)
+        return taken
 
     async def advance(
         self, schedule_id: str, *, expected: float, next_due: float, last_run: LastRun | None
@@ -82,6 +93,7 @@ class MemoryScheduleStore(ScheduleStore):
             return False
         kept = last_run or schedule.last_run
         self._change(schedule_id, next_due=next_due, last_run=kept)
+        self._leases.pop(schedule_id, None)
         return True
 
     async def record_run(self, schedule_id: str, last_run: LastRun) -> None:

@@ -6,7 +6,8 @@ Layout (``P`` = ``key_prefix``; every key carries the hash tag ``{schedules}``):
                                  reason, next_due, alert (and alert_for, alert_before: the
                                  last swap's occurrence and the state before it), last,
                                  notice:<name> (one-time notices)
-    P{schedules}:due             sorted set: active schedules by next_due (the dispatcher's)
+    P{schedules}:due             sorted set: active schedules by next_due (the dispatcher's;
+                                 a leased one by its lease's end)
     P{schedules}:all             sorted set: every schedule by creation (operators' listing)
     P{schedules}:owner:<owner>   set of the owner's ids (the per-person cap)
     P{schedules}:ws:<workspace>  set of the workspace's ids (the per-workspace cap)
@@ -78,6 +79,16 @@ for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
+"""
+
+# KEYS: due. ARGV: now, limit, lease end (0: no lease) -> ids; a leased id's score becomes
+# its lease end (the hash keeps next_due, the claim's expected value)
+_DUE = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+if ARGV[3] ~= '0' then
+  for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', ARGV[3], id) end
+end
+return ids
 """
 
 # KEYS: hash, due. ARGV: id, expected, next_due, last ('' keeps it) -> 1 claimed | 0
@@ -159,6 +170,7 @@ class RedisScheduleStore(ScheduleStore):
         self._remove = redis.register_script(_REMOVE)
         self._pause = redis.register_script(_PAUSE)
         self._resume = redis.register_script(_RESUME)
+        self._due = redis.register_script(_DUE)
         self._advance = redis.register_script(_ADVANCE)
         self._record = redis.register_script(_RECORD)
         self._swap = redis.register_script(_SWAP)
@@ -258,9 +270,11 @@ class RedisScheduleStore(ScheduleStore):
         return _schedule(_pairs(await self._resume(keys, [schedule_id, repr(next_due)])))
 
     @redis_boundary
-    async def due(self, now: float, *, limit: int) -> list[Schedule]:
-        ids = await self._redis.zrangebyscore(self.due_key, "-inf", repr(now), start=0, num=limit)
-        return await self._load(_texts(ids))
+    async def due(self, now: float, *, limit: int, lease: float = 0.0) -> list[Schedule]:
+        lease_end = repr(now + lease) if lease > 0 else "0"
+        ids = await self._due([self.due_key], [repr(now), limit, lease_end])
+        found = await self._load(_texts(ids))
+        return sorted(found, key=lambda s: (s.next_due, s.id))
 
     @redis_boundary
     async def advance(

@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS schedules (
     status TEXT NOT NULL,
     paused_reason TEXT,
     next_due REAL NOT NULL,
+    leased_until REAL NOT NULL DEFAULT 0,
     alert_state TEXT NOT NULL DEFAULT '',
     alert_for TEXT,
     alert_before TEXT,
@@ -145,25 +146,35 @@ class SqliteScheduleStore(ScheduleStore):
     async def resume(self, schedule_id: str, next_due: float) -> Schedule | None:
         await self._update(
             schedule_id,
-            "status = 'active', paused_reason = NULL, next_due = ?, notices = '[]'",
+            "status = 'active', paused_reason = NULL, next_due = ?, notices = '[]',"
+            " leased_until = 0",
             (next_due,),
         )
         return await self.get(schedule_id)
 
-    async def due(self, now: float, *, limit: int) -> list[Schedule]:
-        return await self._rows(
-            f"SELECT {_COLUMNS} FROM schedules WHERE status = 'active' AND next_due <= ?"
-            " ORDER BY next_due, id LIMIT ?",
-            (now, limit),
+    async def due(self, now: float, *, limit: int, lease: float = 0.0) -> list[Schedule]:
+        chosen = (
+            "SELECT id FROM schedules WHERE status = 'active' AND next_due <= ?"
+            " AND leased_until <= ? ORDER BY next_due, id LIMIT ?"
         )
+        if lease <= 0:
+            return await self._rows(
+                f"SELECT {_COLUMNS} FROM schedules WHERE id IN ({chosen}) ORDER BY next_due, id",
+                (now, now, limit),
+            )
+        found = await self._rows(
+            f"UPDATE schedules SET leased_until = ? WHERE id IN ({chosen}) RETURNING {_COLUMNS}",
+            (now + lease, now, now, limit),
+        )
+        return sorted(found, key=lambda s: (s.next_due, s.id))
 
     async def advance(
         self, schedule_id: str, *, expected: float, next_due: float, last_run: LastRun | None
     ) -> bool:
         last = None if last_run is None else last_run.model_dump_json()
         sql = (
-            "UPDATE schedules SET next_due = ?, last_run = coalesce(?, last_run)"
-            " WHERE id = ? AND next_due = ?"
+            "UPDATE schedules SET next_due = ?, last_run = coalesce(?, last_run),"
+            " leased_until = 0 WHERE id = ? AND next_due = ?"
         )
         args = (next_due, last, schedule_id, expected)
         return bool(await self._db.run(lambda c: c.execute(sql, args).rowcount))

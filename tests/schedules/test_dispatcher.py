@@ -87,6 +87,19 @@ async def test_a_process_that_died_between_claim_steps_loses_nothing() -> None:
     assert moved is not None and moved.due_at == PARIS_MONDAY_9 + dt.timedelta(hours=1)
 
 
+async def test_a_process_that_died_holding_a_lease_is_taken_over_late_once() -> None:
+    store, queue = MemoryScheduleStore(), MemoryTurnQueue()
+    clock = ManualClock.at(PARIS_MONDAY_9)
+    hourly = await made(store, HOURLY, PARIS_MONDAY_9)
+    assert [s.id for s in await store.due(clock.now(), limit=10, lease=30)] == [hourly.id]
+    survivor = ScheduleDispatcher(store, queue, clock=clock, lease=30)  # the leaser died
+    assert (await survivor.tick()).total == 0
+    clock.advance(31)
+    assert (await survivor.tick()).enqueued == 1
+    (run,) = await runs(queue)
+    assert run.at == PARIS_MONDAY_9.timestamp() and run.dispatched_at - run.at == 31
+
+
 async def test_a_paused_workspace_skips_its_runs() -> None:
     store, queue = MemoryScheduleStore(), MemoryTurnQueue()
     clock = ManualClock.at(PARIS_MONDAY_9)

@@ -101,12 +101,14 @@ def test_hours_across_the_fall_back_skip_the_repeated_hour() -> None:
 def test_missed_runs_collapse_into_the_latest() -> None:
     hourly = Recurrence(frequency="hours", every=1)
     ten = dt.datetime(2025, 1, 1, 10, tzinfo=UTC)
-    assert hourly.missed(ten, ten) == (ten, 0)
-    latest, skipped = hourly.missed(ten, ten + dt.timedelta(hours=2, minutes=10))
-    assert (latest.hour, skipped) == (12, 2)
+    assert hourly.catch_up(ten, ten) == (ten, 0, ten + dt.timedelta(hours=1))
+    late = hourly.catch_up(ten, ten + dt.timedelta(hours=2, minutes=10))
+    assert (late.latest.hour, late.missed, late.following.hour) == (12, 2, 13)
     quarter = Recurrence(frequency="minutes", every=15)
-    latest, skipped = quarter.missed(ten, ten + dt.timedelta(days=30), cap=100)
-    assert skipped == 100  # bounded work however long the outage
+    month = ten + dt.timedelta(days=30)
+    late = quarter.catch_up(ten, month, cap=100)
+    assert late.missed == 100  # bounded work however long the outage
+    assert late.latest == month and late.following == quarter.next_after(month)
 
 
 def test_invalid_recurrences_are_refused() -> None:
@@ -160,3 +162,55 @@ def test_runs_are_strictly_increasing_and_chain(recurrence: Recurrence, start: d
         if recurrence.frequency != "minutes":
             wall = run.astimezone(recurrence.zone)
             assert wall.minute == recurrence.minute or recurrence.timezone == "Australia/Lord_Howe"
+
+
+def reference_after(recurrence: Recurrence, start: dt.datetime, count: int) -> list[dt.datetime]:
+    """The same runs found the slow way: every wall-clock time from three days before."""
+    local = start.astimezone(recurrence.zone).replace(tzinfo=None) - dt.timedelta(days=3)
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    found: list[dt.datetime] = []
+    for wall in recurrence._rule(midnight):
+        instant = wall.replace(tzinfo=recurrence.zone).astimezone(UTC)
+        if instant > start and (not found or instant > found[-1]):
+            found.append(instant)
+        if len(found) == count:
+            return found
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(recurrence=recurrences(), start=instants)
+def test_the_short_look_back_finds_what_the_slow_way_finds(
+    recurrence: Recurrence, start: dt.datetime
+) -> None:
+    """Regression: the search starts 3 hours before the wall-clock time, not 2 days (800 µs
+    a run for every-15-minutes schedules); it must miss nothing a DST jump moved later."""
+    assert recurrence.after(start, 4) == reference_after(recurrence, start, 4)
+
+
+def transitions(zone: str, year: int) -> list[dt.datetime]:
+    """The instants ``zone`` changes its UTC offset in ``year`` (found hour by hour)."""
+    tz, found = ZoneInfo(zone), []
+    moment = dt.datetime(year, 1, 1, tzinfo=UTC)
+    while moment.year == year:
+        following = moment + dt.timedelta(hours=1)
+        if moment.astimezone(tz).utcoffset() != following.astimezone(tz).utcoffset():
+            found.append(following)
+        moment = following
+    return found
+
+
+@pytest.mark.parametrize("zone", ["Europe/Paris", "Australia/Lord_Howe", "America/Santiago"])
+def test_around_each_jump_nothing_is_missed(zone: str) -> None:
+    jumps = transitions(zone, 2025)
+    assert len(jumps) == 2
+    for jump in jumps:
+        local = jump.astimezone(ZoneInfo(zone))
+        for minutes in range(-180, 181, 20):
+            start = jump + dt.timedelta(minutes=minutes)
+            for hour in {(local.hour + h) % 24 for h in (-2, -1, 0, 1)}:
+                for minute in (0, 15, 30, 45):
+                    nightly = Recurrence(frequency="daily", hour=hour, minute=minute, timezone=zone)
+                    assert nightly.after(start, 2) == reference_after(nightly, start, 2)
+            quarter = Recurrence(frequency="minutes", every=15, timezone=zone)
+            assert quarter.after(start, 12) == reference_after(quarter, start, 12)

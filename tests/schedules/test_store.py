@@ -88,6 +88,21 @@ class ScheduleStoreContract:
         assert [s.id for s in await store.due(200, limit=1)] == [early.id]
         assert await store.earliest_due() == 100
 
+    async def test_a_lease_hides_due_schedules_from_other_readers(
+        self, store: ScheduleStore
+    ) -> None:
+        first, second = schedule(next_due=100), schedule(next_due=110)
+        for made in (first, second):
+            await store.add(made, limits=ROOMY)
+        assert [s.id for s in await store.due(200, limit=1, lease=30)] == [first.id]
+        assert [s.id for s in await store.due(200, limit=10, lease=30)] == [second.id]
+        assert await store.due(229, limit=10) == []
+        assert [s.id for s in await store.due(231, limit=10)] == [first.id, second.id]
+        leased = (await store.due(240, limit=10, lease=30))[0]
+        assert leased.next_due == 100  # the claim still compares with the occurrence
+        assert await store.advance(first.id, expected=100, next_due=250, last_run=None)
+        assert [s.id for s in await store.due(250, limit=10)] == [first.id]
+
     async def test_the_claim_is_compare_and_set(self, store: ScheduleStore) -> None:
         made = schedule(next_due=100)
         await store.add(made, limits=ROOMY)
