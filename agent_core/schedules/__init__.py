@@ -8,7 +8,8 @@
     model        Schedule, Place (where it posts), LastRun
     store*       ScheduleStore: memory, SQLite, Redis (caps, the claim, alert state, notices)
     dispatcher   due occurrences -> synthetic turns on the turn queue, once each
-    runs         one run: the owner again, the alert's query, the answer, pausing on trouble
+    runs         one run: the owner again, the alert's query (no model), the Ask the turn
+                 host answers, pausing (with one notice) on trouble
     alerts       AlertRule: a read-only query and a condition, checked without the model
     authoring    the model writes an alert's rule once, tried as the owner
     commands     /schedule /schedules /unschedule /pause /resume, read
@@ -26,7 +27,14 @@ from agent_core.schedules.handling import Asker, ScheduleCommands
 from agent_core.schedules.model import LastRun, Place, Schedule
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.recurrence import Recurrence
-from agent_core.schedules.runs import DeliveryError, OwnerCheck, RunHost, ScheduleRunner
+from agent_core.schedules.runs import (
+    Ask,
+    DeliveryError,
+    OwnerCheck,
+    RunChecks,
+    RunHost,
+    ScheduleRunner,
+)
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.store import ScheduleLimitError, ScheduleLimits, ScheduleStore
 from agent_core.schedules.store_memory import MemoryScheduleStore
@@ -36,6 +44,7 @@ __all__ = [
     "AlertAuthoringError",
     "AlertCheck",
     "AlertRule",
+    "Ask",
     "Asker",
     "AuthoredAlert",
     "Clock",
@@ -47,6 +56,7 @@ __all__ = [
     "OwnerCheck",
     "Place",
     "Recurrence",
+    "RunChecks",
     "RunHost",
     "Schedule",
     "ScheduleCommand",

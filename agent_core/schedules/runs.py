@@ -1,20 +1,22 @@
-"""``ScheduleRunner``: one scheduled run, channel-free; a ``RunHost`` does what needs a channel.
+"""``ScheduleRunner``: one scheduled run, channel-free; the channel does what needs it.
 
-A run is a synthetic turn on the schedule's thread (``agent_core.schedules.dispatcher``).
-Its steps, each recorded on the turn so a re-run after a crash neither repeats nor loses
-one::
+A run is a synthetic turn on the schedule's thread (``agent_core.schedules.dispatcher``),
+answered by the channel's turn host like any turn. ``prepare`` decides what the turn does::
 
     the schedule still active?            removed or paused since: nothing to do
     a crashed run retried once already?   tell the owner it failed; wait for the next one
     the owner, resolved again             left / deactivated / may no longer ask here:
                                           pause, tell the owner (or the admins) once
-    alert: the query, as the owner        no model call; posts only on a transition to true
+    alert: the query, as the owner        no model call; asks only on a transition to true
            database down                  one notice (not one per run) until it answers
-    question (or a fired alert's          the agent answers as the owner (quotas, budgets
-      explanation)                        and data access apply), posted where it was made
-    the channel refuses the post          pause, tell the owner once
+    a question (or a fired alert's        -> ``Ask``: the turn host runs the agent as the
+      explanation)                        owner (quotas, budgets and data access apply) and
+                                          posts the answer where the schedule was made
 
-``host.answer`` runs the agent: it is the only place a scheduled run calls the model.
+When the channel refuses the post, ``undeliverable`` pauses the schedule and tells the owner
+once; when the turn ends, ``finished`` keeps the outcome on the schedule and on the turn (a
+re-run after a crash repeats nothing that finished). ``run`` is the three together, for a
+``RunHost`` that also posts answers.
 """
 
 from __future__ import annotations
@@ -63,17 +65,26 @@ class DeliveryError(Exception):
     """
 
 
-class RunHost(Protocol):
-    """What a channel does for a run: who the owner is now, the agent's answer posted where
-    the schedule was made, the alert's query as the owner, and notices."""
+@dataclass(frozen=True)
+class Ask:
+    """What a run asks the agent, as whom, and the line marking the answer as scheduled.
+
+    >>> Ask(None, User(id="u1"), "revenue", "Scheduled by @ana · every day 9:00").prompt
+    'revenue'
+    """
+
+    schedule: Schedule
+    owner: User
+    prompt: str
+    marker: str
+
+
+class RunChecks(Protocol):
+    """What a channel does for ``prepare``: who the owner is now, the alert's query as the
+    owner, and notices."""
 
     async def check_owner(self, schedule: Schedule) -> OwnerCheck:
         """Resolve the owner again (identity, groups, access) from the platform."""
-        ...
-
-    async def answer(self, schedule: Schedule, owner: User, prompt: str, marker: str) -> None:
-        """The agent's answer to ``prompt`` as ``owner``, posted at the schedule's place and
-        marked with ``marker`` (and a pause control). Raises ``DeliveryError``."""
         ...
 
     async def query(self, schedule: Schedule, owner: User, sql: str) -> SqlResult:
@@ -85,10 +96,19 @@ class RunHost(Protocol):
         ...
 
 
+class RunHost(RunChecks, Protocol):
+    """``RunChecks`` that also posts the agent's answers (for ``ScheduleRunner.run``)."""
+
+    async def answer(self, ask: Ask) -> None:
+        """The agent's answer to ``ask.prompt`` as ``ask.owner``, posted where the schedule
+        was made and marked with ``ask.marker`` (and a pause control); raises
+        ``DeliveryError``."""
+        ...
+
+
 def explanation_prompt(rule: AlertRule, check: AlertCheck) -> str:
     """What the model is asked when an alert fires (the only model call of an alert).
 
-    >>> from agent_core.schedules.alerts import AlertRule, AlertCheck
     >>> rule = AlertRule(sql="SELECT 1", operator="<", threshold=100, column="orders",
     ...                  condition="orders drop below 100")
     >>> explanation_prompt(rule, AlertCheck(holds=True, value=87)).splitlines()[0]
@@ -126,8 +146,27 @@ class ScheduleRunner:
         self.max_attempts = max_attempts
 
     async def run(self, turn: Turn, occurrence: Occurrence, host: RunHost) -> str:
-        """Run ``occurrence`` (the payload of ``turn``); its outcome, also kept as the
-        schedule's ``last_run``."""
+        """Run ``occurrence`` (the payload of ``turn``) through ``host``; its outcome."""
+        step = await self.prepare(turn, occurrence, host)
+        if isinstance(step, Ask):
+            step = await self._answer(turn, step, host)
+        await self.finished(turn, occurrence, step)
+        return step
+
+    async def _answer(self, turn: Turn, ask: Ask, host: RunHost) -> str:
+        posted = "alert fired" if ask.schedule.alert is not None else "posted"
+        if turn.progress.get("answered"):
+            return posted  # the answer went out; only the outcome was not recorded
+        try:
+            await host.answer(ask)
+        except DeliveryError as error:
+            return await self.undeliverable(ask.schedule, str(error), host)
+        await turn.record(answered=True)
+        return posted
+
+    async def prepare(self, turn: Turn, occurrence: Occurrence, host: RunChecks) -> Ask | str:
+        """What the turn does: an ``Ask`` for the agent, or the outcome of a run that posts
+        no answer (see the module docstring)."""
         if done := turn.progress.get("outcome"):
             return str(done)  # an earlier run finished; only its completion was lost
         schedule = await self.store.get(occurrence.schedule_id)
@@ -135,29 +174,25 @@ class ScheduleRunner:
             return "removed"
         if schedule.status != "active":
             return "paused"
-        now = self.clock.now()
-        outcome = await self._attempt(turn, schedule, occurrence, host)
-        late = 0.0 if occurrence.fired else max(0.0, now - occurrence.at)
-        await self.store.record_run(schedule.id, LastRun(at=now, outcome=outcome, late_by=late))
-        await turn.record(outcome=outcome)
-        return outcome
-
-    async def _attempt(
-        self, turn: Turn, schedule: Schedule, occurrence: Occurrence, host: RunHost
-    ) -> str:
         if turn.attempt > self.max_attempts:
             return await self._gave_up(schedule, occurrence, host)
         owner = await host.check_owner(schedule)
         if owner.standing != "active" or owner.user is None:
             return await self._owner_lost(schedule, owner, host)
         marker = self.marker(schedule, occurrence)
-        try:
-            if schedule.alert is not None:
-                return await self._check(turn, schedule, occurrence, owner.user, host, marker)
-            await host.answer(schedule, owner.user, schedule.question, marker)
-        except DeliveryError as error:
-            return await self._undeliverable(schedule, str(error), host)
-        return "posted"
+        if schedule.alert is not None:
+            return await self._check(schedule, occurrence, owner.user, host, marker)
+        return Ask(schedule, owner.user, schedule.question, marker)
+
+    async def finished(self, turn: Turn, occurrence: Occurrence, outcome: str) -> None:
+        """Keep the run's outcome on the schedule (``/schedules``, the console) and on the
+        turn (a re-run does not repeat it)."""
+        now = self.clock.now()
+        late = 0.0 if occurrence.fired else max(0.0, now - occurrence.at)
+        if outcome != "removed":
+            last = LastRun(at=now, outcome=outcome, late_by=late)
+            await self.store.record_run(occurrence.schedule_id, last)
+        await turn.record(outcome=outcome)
 
     def marker(self, schedule: Schedule, occurrence: Occurrence) -> str:
         """``Scheduled by @ana · every weekday 9:00`` (and how late, after downtime)."""
@@ -173,13 +208,12 @@ class ScheduleRunner:
 
     async def _check(
         self,
-        turn: Turn,
         schedule: Schedule,
         occurrence: Occurrence,
         owner: User,
-        host: RunHost,
+        host: RunChecks,
         marker: str,
-    ) -> str:
+    ) -> Ask | str:
         rule = schedule.alert
         assert rule is not None
         try:
@@ -197,12 +231,9 @@ class ScheduleRunner:
         )
         if not fires(previous, check):
             return "checked: true, already told" if check.holds else "checked: false"
-        if not turn.progress.get("explained"):
-            await host.answer(schedule, owner, explanation_prompt(rule, check), marker)
-            await turn.record(explained=True)
-        return "alert fired"
+        return Ask(schedule, owner, explanation_prompt(rule, check), marker)
 
-    async def _query_failed(self, schedule: Schedule, error: SqlError, host: RunHost) -> str:
+    async def _query_failed(self, schedule: Schedule, error: SqlError, host: RunChecks) -> str:
         if error.reason in ("unavailable", "timeout"):
             if await self.store.note_once(schedule.id, "database"):
                 await host.tell(
@@ -217,7 +248,7 @@ class ScheduleRunner:
 
     # --- trouble ----------------------------------------------------------------------------
 
-    async def _gave_up(self, schedule: Schedule, occurrence: Occurrence, host: RunHost) -> str:
+    async def _gave_up(self, schedule: Schedule, occurrence: Occurrence, host: RunChecks) -> str:
         log.error("schedule %s: the run for %s failed twice", schedule.id, occurrence.at)
         following = schedule.recurrence.next_after(instant(self.clock.now()))
         await host.tell(
@@ -228,7 +259,7 @@ class ScheduleRunner:
         )
         return "failed twice"
 
-    async def _owner_lost(self, schedule: Schedule, owner: OwnerCheck, host: RunHost) -> str:
+    async def _owner_lost(self, schedule: Schedule, owner: OwnerCheck, host: RunChecks) -> str:
         who = f"@{schedule.owner_name}" if schedule.owner_name else "its owner"
         if owner.standing == "gone":
             reason = f"{who} {owner.reason or 'is no longer in the workspace'}"
@@ -236,12 +267,15 @@ class ScheduleRunner:
         reason = owner.reason or "you may no longer ask where it posts"
         return await self._pause(schedule, reason, host, "owner")
 
-    async def _undeliverable(self, schedule: Schedule, reason: str, host: RunHost) -> str:
-        reason = f"I cannot post there any more ({reason})"
-        return await self._pause(schedule, reason, host, "owner")
+    async def undeliverable(self, schedule: Schedule, reason: str, host: RunChecks) -> str:
+        """The channel refused the post (channel gone, bot removed, 403): pause the
+        schedule, tell the owner once; the outcome."""
+        return await self._pause(
+            schedule, f"I cannot post there any more ({reason})", host, "owner"
+        )
 
     async def _pause(
-        self, schedule: Schedule, reason: str, host: RunHost, audience: Audience
+        self, schedule: Schedule, reason: str, host: RunChecks, audience: Audience
     ) -> str:
         """Pause the schedule and say why, once (two runs racing tell one notice)."""
         await self.store.pause(schedule.id, reason)

@@ -17,6 +17,7 @@ from agent_core.schedules.model import Schedule
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.runs import (
+    Ask,
     Audience,
     DeliveryError,
     OwnerCheck,
@@ -54,13 +55,14 @@ class Host:
     async def check_owner(self, schedule: Schedule) -> OwnerCheck:
         return self.owner
 
-    async def answer(self, schedule: Schedule, owner: User, prompt: str, marker: str) -> None:
+    async def answer(self, ask: Ask) -> None:
         if self.refuse is not None:
             raise DeliveryError(self.refuse)
         if self.kill_on_answer:
             self.kill_on_answer = False
             raise Killed
-        self.posts.append((prompt, marker))
+        assert ask.owner == self.owner.user
+        self.posts.append((ask.prompt, ask.marker))
 
     async def query(self, schedule: Schedule, owner: User, sql: str) -> SqlResult:
         assert self.runner is not None
