@@ -8,6 +8,9 @@
     /schedules pause-all | resume-all     admins: stop (and restart) every schedule here
     /unschedule <id>                      remove one
     /pause <id>   /resume <id>            pause one, run it again (an alert: confirm it)
+
+The same under the one name Slack registers: ``/schedule list``, ``/schedule remove <id>``,
+``/schedule pause <id>``, ``/schedule resume <id>``, ``/schedule pause-all``.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ def parse_command(text: str) -> ScheduleCommand | None:
         case "schedule":
             if not argument:
                 return ScheduleCommand(action="usage", argument="schedule")
+            if (sub := _subcommand(argument)) is not None:
+                return sub
             return ScheduleCommand(action="schedule", argument=argument)
         case "schedules":
             return _listing(argument)
@@ -68,6 +73,26 @@ def parse_command(text: str) -> ScheduleCommand | None:
     if identifier is None:
         return ScheduleCommand(action="usage", argument=name)
     return ScheduleCommand(action=_BY_ID[name], argument=identifier.group(1).lower())
+
+
+_SUBCOMMANDS = {
+    "remove": "unschedule",
+    "delete": "unschedule",
+    "pause": "pause",
+    "resume": "resume",
+}
+
+
+def _subcommand(argument: str) -> ScheduleCommand | None:
+    """``/schedule list``, ``/schedule remove <id>``...: the other commands under one name
+    (Slack registers one slash command, ``/schedule``; the rest work in a mention too)."""
+    word, _, rest = argument.partition(" ")
+    word = word.lower()
+    if word in ("list", "pause-all", "resume-all"):
+        return _listing(word if word != "list" else "")
+    if word not in _SUBCOMMANDS:
+        return None
+    return parse_command(f"/{_SUBCOMMANDS[word]} {rest}")
 
 
 def _listing(argument: str) -> ScheduleCommand:

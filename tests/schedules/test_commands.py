@@ -190,6 +190,25 @@ async def test_pause_all_is_for_admins(
     assert await store.paused_workspaces() == frozenset()
 
 
+def test_the_commands_under_the_one_slack_name() -> None:
+    assert parse_command("/schedule list") == ScheduleCommand(action="list")
+    assert parse_command("/schedule remove 5e1f0c2a") == ScheduleCommand(
+        action="unschedule", argument="5e1f0c2a"
+    )
+    assert parse_command("/schedule pause 5E1F0C2A") == ScheduleCommand(
+        action="pause", argument="5e1f0c2a"
+    )
+    assert parse_command("/schedule resume nope") == ScheduleCommand(
+        action="usage", argument="resume"
+    )
+    assert parse_command("/schedule pause-all") == ScheduleCommand(action="pause_all")
+    assert parse_command("/SCHEDULES") == ScheduleCommand(action="list")
+    assert parse_command("/schedulex") is None
+    assert parse_command("/schedule every day 9:00 pause the line") == ScheduleCommand(
+        action="schedule", argument="every day 9:00 pause the line"
+    )
+
+
 async def test_usage_and_switched_off(store: MemoryScheduleStore) -> None:
     commands = ScheduleCommands(store)
     assert "Write when, then the question" in text(await say(commands, "/schedule"))
