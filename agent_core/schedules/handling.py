@@ -41,6 +41,9 @@ class Asker:
     workspace: str
     timezone: str = "UTC"
     name: str | None = None
+    author: AlertAuthor | None = None
+    """Who writes this asker's alerts: the model, with the data they may read where they
+    ask (the commands' own ``author`` otherwise)."""
 
     def may_change(self, schedule: Schedule) -> bool:
         """Its owner, or an admin of its workspace."""
@@ -130,7 +133,7 @@ class ScheduleCommands:
         now = instant(self.clock.now())
         schedule = self._new(request, asker, place)
         if request.kind == "alert":
-            return await self._alert(schedule, request, asker, now)
+            return await self._alert(schedule, request, asker)
         await self.store.add(schedule, limits=self.settings.limits)
         self._changed()
         return replies.confirmation(schedule, now, asker.timezone)
@@ -149,13 +152,14 @@ class ScheduleCommands:
         )
 
     async def _alert(
-        self, schedule: Schedule, request: ScheduleRequest, asker: Asker, now: object
+        self, schedule: Schedule, request: ScheduleRequest, asker: Asker
     ) -> UiComponent:
-        if self.author is None:
+        author = asker.author or self.author
+        if author is None:
             raise ScheduleParseError(
                 "unreadable", "Alerts need a database to watch, and this agent has none."
             )
-        authored = await self.author.write(asker.user, request.condition or request.question)
+        authored = await author.write(asker.user, request.condition or request.question)
         draft = schedule.model_copy(update={"alert": authored.rule, "status": "draft"})
         await self.store.add(draft, limits=self.settings.limits)
         return replies.alert_draft(draft, authored.check, instant(self.clock.now()), asker.timezone)

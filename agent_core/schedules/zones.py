@@ -79,3 +79,13 @@ def resolve_zone(written: str) -> str | None:
     if key in MISLEADING_ABBREVIATIONS:
         raise AmbiguousZone(written)
     return _lookup().get(key)
+
+
+def owner_zone(reported: str | None) -> str:
+    """The zone a platform reports for a person (Slack ``tz``, Teams ``localTimezone``), or
+    UTC when it reports none or one this system does not know.
+
+    >>> owner_zone("Europe/Paris"), owner_zone(None), owner_zone("Mars/Olympus")
+    ('Europe/Paris', 'UTC', 'UTC')
+    """
+    return reported if reported and reported in known_zones() else "UTC"

@@ -14,28 +14,13 @@ from agent_core import (
     RequestContext,
     ScriptedLlmService,
     ToolRegistry,
-    User,
-    UserResolver,
 )
 from agent_core.config import AgentConfig
 from agent_core.database import SqlAlchemyRunner
-from agent_core.errors import AgentError
 from agent_core.tools.sql import RunSqlTool, SqlError
 from bots.profiles import Profile, ProfileRouter
 from bots.schedules.access import OwnerAccess
-
-
-class Directory(UserResolver):
-    """The workspace as it is today: who exists, in which groups (tests change it)."""
-
-    def __init__(self) -> None:
-        self.groups: dict[str, list[str]] = {"U1": ["user", "analysts"]}
-
-    async def resolve_user(self, request_context: RequestContext) -> User:
-        user_id = str(request_context.metadata.get("user_id"))
-        if user_id not in self.groups:
-            raise AgentError("This request did not come from a verified Slack user.")
-        return User(id=f"slack:T1:{user_id}", group_memberships=self.groups[user_id])
+from tests.bots.schedules.support import Directory
 
 
 @pytest.fixture
