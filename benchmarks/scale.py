@@ -473,7 +473,7 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "bot_turns_per_s_1_process": round(one, 1),
         "bot_turns_per_s_2_processes": round(two, 1),
-        "bot_ratio_2_vs_1": round(two / one, 3),
+        "bot_ratio_2_vs_1": _ratio(two, one),
         "bot_redis_commands_per_turn": round(counted["commands_per_turn"], 2),
         "bot_redis_commands_in_scripts_per_turn": round(counted["script_commands_per_turn"], 2),
         "bot_redis_commands_by_name": counted["commands"],
@@ -481,6 +481,12 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
         "bot_ack_p50_ms": round(median(2, "ack_p50_ms"), 2),
         "bot_failed_acks": sum(r["failures"] for rs in results.values() for r in rs),
     }
+
+
+def _ratio(two: float, one: float) -> float | None:
+    """``two / one``, or None when the one-process run completed nothing (a short smoke run
+    on a loaded machine): no ratio rather than a ZeroDivisionError."""
+    return round(two / one, 3) if one else None
 
 
 def _start_redis(directory: str) -> Any:
@@ -524,11 +530,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "turns_per_s_1_process": round(one, 1),
         "turns_per_s_2_processes": round(two, 1),
-        "ratio_2_vs_1": round(two / one, 3),
+        "ratio_2_vs_1": _ratio(two, one),
         "saturated_turns_per_s_1_process": round(statistics.median(saturated[1]), 1),
         "saturated_turns_per_s_2_processes": round(statistics.median(saturated[2]), 1),
-        "saturated_ratio_2_vs_1": round(
-            statistics.median(saturated[2]) / statistics.median(saturated[1]), 3
+        "saturated_ratio_2_vs_1": _ratio(
+            statistics.median(saturated[2]), statistics.median(saturated[1])
         ),
         "redis_commands_per_turn": round(counted["commands_per_turn"], 2),
         "redis_commands_in_scripts_per_turn": round(counted["script_commands_per_turn"], 2),

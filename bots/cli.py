@@ -206,6 +206,16 @@ COMMANDS: dict[str, Command] = {
         examples=("threadline config", "threadline config --json | jq .setting"),
         reads=_all_reads,
     ),
+    "usage": Command(
+        "bots.usage_command",
+        "what the LLM cost today and lately, and who spent it",
+        "Prints the LLM usage the bots recorded in the state (SQLite in THREADLINE_DATA_DIR, "
+        "or Redis): today's and the period's tokens (input, cache read, cache write, output), "
+        "calls and cost at [usage.prices] over the dated list prices, and the top people, "
+        "profiles and models. A model with no price is counted in tokens, its cost unknown.",
+        examples=("threadline usage", "threadline usage --days 30 --json"),
+        reads=_local_reads,
+    ),
     "doctor": Command(
         "bots.doctor",
         "check the configuration, your agent, the model key, state and channels",

@@ -2,7 +2,8 @@
 
     configuration    threadline.toml + .env + environment validate (every problem listed)
     your agent       --app / THREADLINE_APP imports and builds
-    model            the Anthropic key is accepted (a model lookup: no tokens spent)
+    model            the provider accepts the credentials and knows the model, asked without
+                     generating (a model lookup, or a token count on Bedrock, Vertex, Foundry)
     state            SQLite writable, or Redis reachable
     database         THREADLINE_DATABASE_URL answers; loudly when its user could write
     Slack, Teams     the bot token and its scopes; the bot's credentials get a token
@@ -61,32 +62,18 @@ async def _agent(config: Config) -> Check:
 
 
 async def _model(config: Config) -> Check:
-    import anthropic
-
-    from agent_core.llm.anthropic import DEFAULT_MODEL
+    """The configured provider, asked without generating (``agent_core.llm.probe``)."""
+    from agent_core.llm.probe import probe
     from bots.checks import Check
 
-    settings = config.model
-    if settings.api_key is None:
-        return Check.skipped("model", "no ANTHROPIC_API_KEY: the scripted demo model answers")
-    model = settings.model or DEFAULT_MODEL
-    client = anthropic.AsyncAnthropic(
-        api_key=settings.api_key.get_secret_value(),
-        base_url=settings.base_url,
-        max_retries=0,
-        timeout=15.0,
+    verdict = await probe(config.model)
+    if verdict.skipped:
+        return Check.skipped("model", verdict.detail)
+    return (
+        Check.passed("model", verdict.detail)
+        if verdict.ok
+        else Check.failed("model", verdict.detail)
     )
-    try:
-        await client.models.retrieve(model)
-    except anthropic.AuthenticationError:
-        return Check.failed("model", "the Anthropic API refuses ANTHROPIC_API_KEY")
-    except anthropic.NotFoundError:
-        return Check.failed("model", f"no model {model!r}: check ANTHROPIC_MODEL")
-    except anthropic.APIError as error:
-        return Check.failed("model", f"the Anthropic API did not answer ({error})")
-    finally:
-        await client.close()
-    return Check.passed("model", f"{model}, key accepted")
 
 
 async def _state(config: Config) -> Check:

@@ -7,6 +7,11 @@ terminal chat. Each channel's server and the PNG chart renderer are extras::
     pip install 'threadline[teams]'     threadline teams, teams-package   botbuilder, Pillow
     pip install 'threadline[charts]'    PNG charts (Slack fallback, Teams fallback, chat)
     pip install 'threadline[files]'     files shared with a question, as tables   DuckDB, openpyxl
+    pip install 'threadline[bedrock]'   [llm] provider = "bedrock"                boto3
+    pip install 'threadline[vertex]'    [llm] provider = "vertex"                 google-auth
+    pip install 'threadline[foundry]'   [llm] foundry_auth = "entra"              azure-identity
+
+(the providers' extras are named by ``agent_core.llm.providers`` when the model is built)
 
 >>> missing("graph") in ([], ["langgraph"])
 True
@@ -22,6 +27,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "charts": ("matplotlib",),
     "graph": ("langgraph",),
     "files": ("duckdb", "openpyxl"),
+    "bedrock": ("boto3", "botocore"),
+    "vertex": ("google.auth",),
+    "foundry": ("azure.identity",),
 }
 """Each extra and the modules it brings (see ``[project.optional-dependencies]``)."""
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, SecretStr
 
+from agent_core.llm.settings import ModelSettings as ModelSettings
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.settings import (
     CONFIG_FILE,
@@ -35,6 +36,8 @@ from agent_core.settings import (
     load_sections,
 )
 from agent_core.state.factory import StateSettings
+from agent_core.usage.budget_settings import BudgetSettings
+from agent_core.usage.settings import UsageSettings
 from bots.profiles import Profile, check_profiles
 
 if TYPE_CHECKING:
@@ -59,32 +62,6 @@ class GeneralSettings(Section):
     """``MODULE:ATTR`` of your agent (or a function building it); unset: the built-in one."""
     profiles: list[Profile] = Field(default_factory=list)
     """``[[profiles]]``: agents, data and who may ask, per channel (``bots.profiles``)."""
-
-
-class ModelSettings(Section):
-    """``[llm]``: the model every agent the commands build talks to."""
-
-    table = "llm"
-
-    api_key: SecretStr | None = Field(None, validation_alias=env("api_key", "ANTHROPIC_API_KEY"))
-    model: str | None = Field(None, validation_alias=env("model", "ANTHROPIC_MODEL"))
-    base_url: str | None = Field(None, validation_alias=env("base_url", "ANTHROPIC_BASE_URL"))
-    timeout: float = Field(120.0, gt=0, validation_alias=env("timeout", "THREADLINE_LLM_TIMEOUT"))
-    """Seconds to connect and to wait for each piece of an answer (all of an unstreamed one)."""
-    first_byte_timeout: float = Field(
-        15.0, gt=0, validation_alias=env("first_byte_timeout", "THREADLINE_LLM_FIRST_BYTE_TIMEOUT")
-    )
-    """Seconds a streamed answer may take to start: a hung API fails (and is retried) fast."""
-    scripted: bool = Field(False, validation_alias=env("scripted", "THREADLINE_SCRIPTED"))
-    """Use the scripted demo model even when a key is set (demos, tests)."""
-    stream_delay: float = Field(
-        0.0, ge=0, validation_alias=env("stream_delay", "THREADLINE_DEMO_STREAM_DELAY")
-    )
-    """Seconds between the scripted demo model's chunks, so a demo visibly streams."""
-
-    @property
-    def uses_claude(self) -> bool:
-        return self.api_key is not None and not self.scripted
 
 
 class DatabaseSettings(Section):
@@ -118,6 +95,8 @@ SHARED: tuple[type[Section], ...] = (
     StateSettings,
     DatabaseSettings,
     ScheduleSettings,
+    UsageSettings,
+    BudgetSettings,
 )
 
 
@@ -234,18 +213,11 @@ def channel_config(args: argparse.Namespace, kind: type[S]) -> S:
 
 
 def model_service(model: ModelSettings) -> LlmService | None:
-    """Claude when a key is configured (and not ``scripted``); ``None`` otherwise."""
-    if not model.uses_claude or model.api_key is None:
-        return None
-    from agent_core.llm.anthropic import AnthropicLlmService
+    """Claude where ``[llm] provider`` says it runs (``None``: the scripted demo model);
+    raises ``ConfigError`` naming the setting a platform's credentials miss."""
+    from agent_core.llm.providers import build_llm_service
 
-    return AnthropicLlmService(
-        model=model.model,
-        api_key=model.api_key.get_secret_value(),
-        base_url=model.base_url,
-        timeout=model.timeout,
-        first_byte_timeout=model.first_byte_timeout,
-    )
+    return build_llm_service(model)
 
 
 def agent_factory(config: Config, channel: Channel) -> AgentFactory:
@@ -261,24 +233,33 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
             user_resolver=resolver,
             llm_service=model_service(config.model),
         )
-        default = _agent(config, runtime, config.general.app)
-        profiles = config.general.profiles
-        if not profiles:
-            return default
-        from bots.profiles import ProfileRouter, profile_agent
+        from bots.usage import attach_usage
 
-        routed = {
-            profile.name: profile_agent(
-                profile,
-                runtime,
-                lambda app, rt: _agent(config, rt, app),
-                default_app=config.general.app,
-            )
-            for profile in profiles
-        }
-        return ProfileRouter(default, profiles, routed)
+        served = _served(config, runtime)
+        # usage recorded, budgets held, /usage
+        attach_usage(served, state, config.get(UsageSettings), config.get(BudgetSettings))
+        return served
 
     return build
+
+
+def _served(config: Config, runtime: Runtime) -> Agent | ProfileRouter:
+    default = _agent(config, runtime, config.general.app)
+    profiles = config.general.profiles
+    if not profiles:
+        return default
+    from bots.profiles import ProfileRouter, profile_agent
+
+    routed = {
+        profile.name: profile_agent(
+            profile,
+            runtime,
+            lambda app, rt: _agent(config, rt, app),
+            default_app=config.general.app,
+        )
+        for profile in profiles
+    }
+    return ProfileRouter(default, profiles, routed)
 
 
 def _agent(config: Config, runtime: Runtime, app: str | None) -> Agent:
@@ -320,6 +301,7 @@ def builtin_agent(config: Config, runtime: Runtime) -> Agent:
         anthropic_api_key=model.api_key,
         anthropic_model=model.model,
         anthropic_base_url=model.base_url,
+        llm_service=runtime.llm_service,
         use_scripted_model=model.scripted,
         stream_delay=model.stream_delay,
         conversation_store=runtime.conversation_store,

@@ -10,7 +10,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeAlias
 
 import anthropic
 from anthropic.types.message_create_params import MessageCreateParamsBase
@@ -39,6 +39,17 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_FIRST_BYTE_TIMEOUT = 15.0
 """Seconds a streamed answer may take to start: a hung API fails fast, then is retried."""
 
+PlatformClient: TypeAlias = (
+    anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
+)
+"""An SDK client speaking the Messages API: Anthropic's own, Bedrock's, Vertex's (Foundry's
+``AsyncAnthropicFoundry`` is an ``AsyncAnthropic``)."""
+
+
+def sdk_timeout(timeout: float) -> anthropic.Timeout:
+    """The SDK timeout for ``timeout`` seconds: connecting takes at most 10 of them."""
+    return anthropic.Timeout(timeout, connect=min(timeout, 10.0))
+
 
 class AnthropicLlmService(LlmService):
     """Talks to Claude with the SDK's ``AsyncAnthropic`` client, streaming text as it arrives.
@@ -61,6 +72,11 @@ class AnthropicLlmService(LlmService):
     With an ``observability_provider``, token usage is recorded as the ``llm.tokens.input``
     and ``llm.tokens.output`` metrics (unit ``tokens``, tagged with the model).
 
+    The same service talks to Claude on the cloud platforms: give it the platform's SDK
+    client (``client=``) and its name (``provider=``, for error messages and telemetry), or
+    build it with ``agent_core.llm.platforms`` (``bedrock_service``, ``vertex_service``,
+    ``foundry_service``), which set the same timeouts and retries.
+
     >>> service = AnthropicLlmService(model="claude-sonnet-5-5", api_key="sk-ant-example")
     >>> service.model_name
     'claude-sonnet-5-5'
@@ -79,7 +95,8 @@ class AnthropicLlmService(LlmService):
         send_temperature: bool = False,
         default_headers: dict[str, str] | None = None,
         observability_provider: ObservabilityProvider | None = None,
-        client: anthropic.AsyncAnthropic | None = None,
+        client: PlatformClient | None = None,
+        provider: str = "anthropic",
     ) -> None:
         if timeout <= 0 or first_byte_timeout <= 0:
             raise ValueError("timeout and first_byte_timeout must be positive (seconds)")
@@ -88,32 +105,36 @@ class AnthropicLlmService(LlmService):
         self.timeout = timeout
         self.first_byte_timeout = min(first_byte_timeout, timeout)
         self.send_temperature = send_temperature
+        self.provider = provider
         self._tracer = Tracer(observability_provider)
+        self._client: PlatformClient
+        if client is not None:
+            self._client, self._missing_credentials = client, False
+            return
         with translated_errors():  # a broken credentials profile fails here
-            self._client = client or anthropic.AsyncAnthropic(
+            first_party = anthropic.AsyncAnthropic(
                 api_key=api_key,
                 base_url=base_url,
-                timeout=anthropic.Timeout(timeout, connect=min(timeout, 10.0)),
+                timeout=sdk_timeout(timeout),
                 max_retries=max_retries,
                 default_headers=default_headers,
             )
-        self._missing_credentials = client is None and not _has_credentials(
-            self._client, default_headers or {}
-        )
+        self._client = first_party
+        self._missing_credentials = not _has_credentials(first_party, default_headers or {})
 
     @property
     def model_name(self) -> str:
         return self.model
 
     @property
-    def client(self) -> anthropic.AsyncAnthropic:
+    def client(self) -> PlatformClient:
         """The SDK client, for calls this service does not wrap."""
         return self._client
 
     async def send_request(self, request: LlmRequest) -> LlmResponse:
         """One complete answer (no streaming)."""
         self._check_credentials()
-        with translated_errors():
+        with translated_errors(self.provider):
             message = await self._client.messages.create(
                 **self._params(request), extra_body=self._extra_body(request)
             )
@@ -126,7 +147,7 @@ class AnthropicLlmService(LlmService):
         ``finish_reason`` (Anthropic's ``stop_reason``) and ``usage``."""
         self._check_credentials()
         assembler = StreamAssembler()
-        with translated_errors():
+        with translated_errors(self.provider):
             stream = await self._open_stream(request)
             async with stream:
                 async for event in stream:
@@ -191,7 +212,7 @@ class AnthropicLlmService(LlmService):
     async def _record_usage(self, usage: dict[str, int] | None) -> None:
         if not usage:
             return
-        tags = {"model": self.model}
+        tags = {"model": self.model, "provider": self.provider}
         await self._tracer.metric("llm.tokens.input", usage.get("input_tokens", 0), "tokens", tags)
         await self._tracer.metric(
             "llm.tokens.output", usage.get("output_tokens", 0), "tokens", tags

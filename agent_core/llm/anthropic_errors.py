@@ -13,6 +13,14 @@ agent's ``ErrorRecoveryStrategy`` can reason about::
     APIConnectionError, transport error     -> LlmConnectionError
     401, 403, missing credentials           -> LlmAuthenticationError
     other 4xx                               -> LlmBadRequestError
+
+The cloud platforms speak the same protocol with their own words, mapped the same way:
+Bedrock's exception frames inside a stream (``throttlingException`` -> rate limit,
+``serviceUnavailableException`` -> overloaded, ``modelStreamErrorException`` ->
+server...), its ``{"message": ...}`` error bodies and Google's ``{"error": {"message"}}``
+ones (the message is what the error says), and the platforms' credential libraries
+(botocore, google-auth, azure-identity) failing to produce a credential -> authentication.
+Each message names the platform (``provider``) that said it.
 """
 
 from __future__ import annotations
@@ -49,11 +57,29 @@ _BY_ERROR_TYPE: dict[str, type[LlmError]] = {
     "invalid_request_error": LlmBadRequestError,
     "not_found_error": LlmBadRequestError,
     "request_too_large": LlmBadRequestError,
+    # Amazon Bedrock's exception frames inside an event stream
+    "throttlingException": LlmRateLimitError,
+    "serviceUnavailableException": LlmOverloadedError,
+    "internalServerException": LlmServerError,
+    "modelStreamErrorException": LlmServerError,
+    "modelTimeoutException": LlmTimeoutError,
+    "validationException": LlmBadRequestError,
+    "accessDeniedException": LlmAuthenticationError,
 }
+
+PROVIDER_NAMES = {
+    "anthropic": "Anthropic API",
+    "bedrock": "Amazon Bedrock",
+    "vertex": "Vertex AI",
+    "foundry": "Microsoft Foundry",
+}
+"""How each provider is named in an error message."""
+
+_CREDENTIAL_LIBRARIES = ("botocore", "google.auth", "azure.identity", "azure.core")
 
 
 @contextmanager
-def translated_errors() -> Iterator[None]:
+def translated_errors(provider: str = "anthropic") -> Iterator[None]:
     """Re-raise SDK and transport exceptions as ``LlmError`` (``from`` the original).
 
     Exceptions it does not recognise (our own bugs) pass through unchanged.
@@ -63,16 +89,17 @@ def translated_errors() -> Iterator[None]:
     except LlmError:
         raise
     except Exception as error:
-        translated = translate_error(error)
+        translated = translate_error(error, provider)
         if translated is None:
             raise
         raise translated from error
 
 
-def translate_error(error: BaseException) -> LlmError | None:
+def translate_error(error: BaseException, provider: str = "anthropic") -> LlmError | None:
     """The ``LlmError`` for a vendor exception, or ``None`` when it is not one."""
+    name = PROVIDER_NAMES.get(provider, provider)
     if isinstance(error, anthropic.APIStatusError):
-        return _from_status_error(error)
+        return _from_status_error(error, name)
     if isinstance(error, anthropic.APITimeoutError | httpx2.TimeoutException):
         return LlmTimeoutError("The model took too long to answer.")
     if isinstance(error, anthropic.APIConnectionError | httpx2.TransportError):
@@ -80,19 +107,30 @@ def translate_error(error: BaseException) -> LlmError | None:
     if isinstance(error, anthropic.APIResponseValidationError | json.JSONDecodeError):
         return LlmServerError(f"The model's response could not be read: {error}")
     if isinstance(error, anthropic.CredentialsError):
-        return LlmAuthenticationError(f"No usable Anthropic credentials: {error}")
+        return LlmAuthenticationError(f"No usable {name} credentials: {error}")
+    if type(error).__module__ == "botocore.eventstream":  # a Bedrock frame that does not hold
+        return LlmServerError(f"The model's response could not be read: {error}")
+    if type(error).__module__.startswith(_CREDENTIAL_LIBRARIES):
+        return LlmAuthenticationError(f"No usable {name} credentials: {error}")
     return None
 
 
-def _from_status_error(error: anthropic.APIStatusError) -> LlmError:
+def _from_status_error(error: anthropic.APIStatusError, name: str) -> LlmError:
     status = error.status_code
-    message = error.api_message or error.message
+    message = error.api_message or _plain_message(error.body) or error.message
     if status < 400:  # an ``error`` event inside a 200 stream: only its type tells what failed
         kind = _BY_ERROR_TYPE.get(error.type or "", LlmServerError)
         return kind(f"The model stream failed ({error.type}): {message}")
     kind = _by_status(status)
     retry_after = _retry_after(error.response.headers) if kind.retryable else None
-    return kind(f"Anthropic API error {status}: {message}", retry_after=retry_after)
+    return kind(f"{name} error {status}: {message}", retry_after=retry_after)
+
+
+def _plain_message(body: object) -> str | None:
+    """Bedrock's error body: ``{"message": "..."}`` (its type is in a header)."""
+    if isinstance(body, dict) and isinstance(message := body.get("message"), str):
+        return message
+    return None
 
 
 def _by_status(status: int) -> type[LlmError]:

@@ -71,7 +71,11 @@ class LlmService(ABC):
     """An LLM provider. Implement both calls; raise ``agent_core.errors.LlmError`` subclasses.
 
     ``stream_request`` yields text deltas as they arrive and each tool call once complete.
+    ``provider`` names where the model runs (OpenTelemetry's ``gen_ai.provider.name``:
+    ``anthropic``, ``aws.bedrock``, ``gcp.vertex_ai``, ``azure.ai.inference``...).
     """
+
+    provider: str = "custom"
 
     @abstractmethod
     async def send_request(self, request: LlmRequest) -> LlmResponse: ...

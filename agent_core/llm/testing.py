@@ -26,6 +26,11 @@ assert on the exact body the client sent.
 >>> asyncio.run(demo())
 ('Hello', 'claude-test')
 
+``Reply(first_token_after=0.8, delta_interval=0.05)`` paces a streamed answer as the real API
+does: the first content delta after that many seconds, each further one after the interval
+(``Reply.paced`` splits a text into deltas at a tokens-per-second speed); a benchmark's model
+then has Claude's latency without Claude.
+
 ``Reply(hold_after=n, resume=event)`` stops streaming after the n-th content delta until the
 test sets ``event``, so a test can prove it received text before the rest was sent; a
 ``resume`` that is never set makes a stalled stream. ``close`` releases every held stream.
@@ -191,10 +196,41 @@ class Reply:
     error_after: int | None = None
     error_type: str = "overloaded_error"
     truncate: bool = False
+    first_token_after: float = 0.0
+    """Seconds from the request to the first content delta (the model's time to first token)."""
+    delta_interval: float = 0.0
+    """Seconds between two content deltas (the model's streaming speed)."""
 
     @classmethod
     def text(cls, *deltas: str, **options: Any) -> Reply:
         return cls([Text(list(deltas))], **options)
+
+    @classmethod
+    def paced(
+        cls,
+        text: str,
+        *,
+        first_token_after: float,
+        tokens_per_second: float,
+        tokens_per_delta: int = 3,
+        **options: Any,
+    ) -> Reply:
+        """``text`` streamed as a model streams it: deltas of ``tokens_per_delta`` tokens (4
+        characters each), the first after ``first_token_after`` seconds.
+
+        >>> reply = Reply.paced("x" * 120, first_token_after=0.8, tokens_per_second=60)
+        >>> len(reply.blocks[0].deltas), reply.delta_interval, reply.output_tokens
+        (10, 0.05, 30)
+        """
+        size = tokens_per_delta * CHARS_PER_TOKEN
+        deltas = [text[i : i + size] for i in range(0, len(text), size)]
+        return cls(
+            [Text(deltas)],
+            first_token_after=first_token_after,
+            delta_interval=tokens_per_delta / tokens_per_second,
+            output_tokens=-(-len(text) // CHARS_PER_TOKEN),
+            **options,
+        )
 
     @classmethod
     def tool(cls, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Reply:
@@ -378,14 +414,24 @@ class RecordedRequest:
 class FakeAnthropic:
     """The fake server: ``queue`` responses, read ``requests``; see the module docstring.
 
-    ``cache`` is the ``PromptCache`` the usage figures come from (one per fake).
+    ``cache`` is the ``PromptCache`` the usage figures come from (one per fake). The cloud
+    platforms' fakes (``testing_bedrock``, ``testing_vertex``, ``testing_foundry``) are
+    subclasses: each overrides how a request is routed and authorised, and how an answer,
+    a stream event and an error are framed on its wire; the scripting is this one.
     """
+
+    platform = "anthropic"
+    stream_content_type = "text/event-stream"
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self.model_lookups: list[RecordedRequest] = []
+        self.refused: list[RecordedRequest] = []
+        """Requests refused before the script was read (authentication, unknown path)."""
         self.api_keys: set[str] | None = None
-        """Keys ``GET /v1/models/{id}`` accepts (``None``: any)."""
+        """Keys the API accepts, in ``x-api-key`` or as a bearer token (``None``: any)."""
+        self.models: set[str] | None = None
+        """The models this API serves (``None``: any); another is refused in its words."""
         self.sent_events: list[str] = []
         self.cache = PromptCache()
         self._script: list[Entry] = []
@@ -417,38 +463,97 @@ class FakeAnthropic:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _handle(self, request: HttpRequest, response: HttpResponse) -> None:
-        if request.method == "GET" and request.path.startswith("/v1/models/"):
-            return await self._model(request, response)
+    # -- what a platform overrides --------------------------------------------------------
+
+    def route(self, request: HttpRequest, body: dict[str, Any]) -> tuple[str, bool] | None:
+        """``(model, streamed)`` of a Messages call on this platform, else ``None`` (404)."""
         if (request.method, request.path) != ("POST", "/v1/messages"):
+            return None
+        return str(body.get("model", "")), bool(body.get("stream"))
+
+    def authorize(self, request: HttpRequest) -> StatusError | None:
+        """The error for a request whose credentials this platform refuses (``None``: ok)."""
+        key = request.header("x-api-key") or request.header("authorization").removeprefix("Bearer ")
+        if self.api_keys is not None and key not in self.api_keys:
+            return StatusError(401, "authentication_error", "invalid x-api-key")
+        return None
+
+    def model_refusal(self, model: str) -> StatusError:
+        """How this platform refuses a model it does not serve."""
+        return StatusError(404, "not_found_error", f"model: {model}")
+
+    def frame(self, name: str, data: dict[str, Any]) -> bytes:
+        """One stream event as this platform sends it."""
+        return sse(name, data)
+
+    def error_event(self, error_type: str, message: str) -> bytes:
+        """An error in the middle of a stream, as this platform sends it."""
+        return sse("error", {"type": "error", "error": {"type": error_type, "message": message}})
+
+    def error_body(self, entry: StatusError) -> tuple[dict[str, str], bytes]:
+        """Extra headers and the body of an HTTP error on this platform."""
+        body = {"type": "error", "error": {"type": entry.error_type, "message": entry.message}}
+        return {}, json.dumps(body).encode()
+
+    async def special(self, request: HttpRequest, response: HttpResponse) -> bool:
+        """Answer a request that is not a Messages call (a model lookup); True when done."""
+        if request.method == "GET" and request.path.startswith("/v1/models/"):
+            await self._model(request, response)
+            return True
+        return False
+
+    # -- serving --------------------------------------------------------------------------
+
+    async def send_error(self, response: HttpResponse, entry: StatusError) -> None:
+        headers, body = self.error_body(entry)
+        await response.send(entry.status, _json_headers({**headers, **entry.headers}), body)
+
+    async def _handle(self, request: HttpRequest, response: HttpResponse) -> None:
+        if await self.special(request, response):
+            return None
+        if (refusal := self.authorize(request)) is not None:
+            self.refused.append(RecordedRequest(request.path, dict(request.headers), {}))
+            return await self.send_error(response, refusal)
+        body = _json_object(request.body)
+        if (route := self.route(request, body or {})) is None:
             error = StatusError(404, "not_found_error", f"{request.method} {request.path}")
-            return await _error(response, error)
-        try:
-            body = json.loads(request.body)
-        except ValueError:
-            return await _error(response, StatusError(400, "invalid_request_error", "not JSON"))
+            return await self.send_error(response, error)
+        if body is None:
+            error = StatusError(400, "invalid_request_error", "not JSON")
+            return await self.send_error(response, error)
         self.requests.append(RecordedRequest(request.path, dict(request.headers), body))
+        if self.models is not None and route[0] not in self.models:
+            return await self.send_error(response, self.model_refusal(route[0]))
         if not self._script:
-            error = StatusError(500, message="FakeAnthropic: no scripted response left")
-            return await _error(response, error)
-        entry = self._script.pop(0)
-        model = str(body.get("model", ""))
+            error = StatusError(500, message=f"{type(self).__name__}: no scripted response left")
+            return await self.send_error(response, error)
+        await self._answer(response, self._script.pop(0), body, *route)
+
+    async def _answer(
+        self, response: HttpResponse, entry: Entry, body: dict[str, Any], model: str, stream: bool
+    ) -> None:
         match entry:
             case StatusError():
-                await _error(response, entry)
+                await self.send_error(response, entry)
             case RawStream(body=raw):
-                await response.send(200, SSE_HEADERS, raw)
+                await response.send(200, self._stream_headers(), raw)
             case Hang(release=release):
                 self._held.append(release)
                 await release.wait()
-                raise ConnectionResetError("FakeAnthropic: a hung request, released")
+                raise ConnectionResetError(f"{type(self).__name__}: a hung request, released")
             case Drop():
-                raise ConnectionResetError("FakeAnthropic: a scripted reset")
-            case Reply() if body.get("stream"):
-                await self._stream(response, entry, model, self.cache.usage(body))
+                raise ConnectionResetError(f"{type(self).__name__}: a scripted reset")
+            case Reply() if stream:
+                await self._stream(
+                    response, entry, model, self.cache.usage({**body, "model": model})
+                )
             case Reply():
-                message = json.dumps(entry.message(model, self.cache.usage(body))).encode()
+                usage = self.cache.usage({**body, "model": model})
+                message = json.dumps(entry.message(model, usage)).encode()
                 await response.send(200, _json_headers(), message)
+
+    def _stream_headers(self) -> dict[str, str]:
+        return {**SSE_HEADERS, "Content-Type": self.stream_content_type}
 
     async def _model(self, request: HttpRequest, response: HttpResponse) -> None:
         """``GET /v1/models/{id}``: how a key is checked without spending tokens."""
@@ -456,7 +561,7 @@ class FakeAnthropic:
         key = request.header("x-api-key") or request.header("authorization").removeprefix("Bearer ")
         if self.api_keys is not None and key not in self.api_keys:
             error = StatusError(401, "authentication_error", "invalid x-api-key")
-            return await _error(response, error)
+            return await self.send_error(response, error)
         model = request.path.removeprefix("/v1/models/")
         body = {
             "type": "model",
@@ -469,21 +574,31 @@ class FakeAnthropic:
     async def _stream(
         self, response: HttpResponse, reply: Reply, model: str, cache: CacheUsage
     ) -> None:
-        await response.start(200, SSE_HEADERS)
+        await response.start(200, self._stream_headers())
         deltas = 0
         for name, data in reply.events(model, cache):
-            await response.write(sse(name, data))
+            pause = reply.delta_interval if deltas else reply.first_token_after
+            if name == "content_block_delta" and pause:  # the model's own pace, if it has one
+                await asyncio.sleep(pause)
+            await response.write(self.frame(name, data))
             self.sent_events.append(name)
             if name != "content_block_delta":
                 continue
             deltas += 1
             if deltas == reply.error_after:
-                error = {"type": reply.error_type, "message": "scripted stream error"}
-                await response.write(sse("error", {"type": "error", "error": error}))
+                await response.write(self.error_event(reply.error_type, "scripted stream error"))
                 break
             if deltas == reply.hold_after and reply.resume is not None:
                 self._held.append(reply.resume)
                 await reply.resume.wait()
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        body = json.loads(raw) if raw else {}
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _json_headers(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -492,8 +607,3 @@ def _json_headers(extra: dict[str, str] | None = None) -> dict[str, str]:
         "request-id": f"req_{next(_request_ids):06d}",
         **(extra or {}),
     }
-
-
-async def _error(response: HttpResponse, entry: StatusError) -> None:
-    body = {"type": "error", "error": {"type": entry.error_type, "message": entry.message}}
-    await response.send(entry.status, _json_headers(entry.headers), json.dumps(body).encode())

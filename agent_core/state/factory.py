@@ -29,6 +29,7 @@ from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore
 from agent_core.state.quotas import MemoryRateLimiter, RateLimiter, RateLimitHook
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
+from agent_core.usage.ledger import MemoryUsageLedger, UsageLedger
 
 if TYPE_CHECKING:
     from agent_core.schedules.store import ScheduleStore
@@ -140,7 +141,9 @@ class State:
     - ``dedupe``: delivery ids seen (when not deduplicating through ``turns.enqueue``)
     - ``cache``: identity caches (Slack users / groups, Teams members), entries with a TTL
     - ``records``: durable key/value (Slack installations, Teams conversation references)
-    - ``rate_limiter``: behind ``rate_limit_hook(...)`` for ``Agent(lifecycle_hooks=[...])``
+    - ``rate_limiter``: behind ``rate_limit_hook(...)`` for ``Agent(lifecycle_hooks=[...])``;
+      its ``spend`` counters hold the LLM budgets (``agent_core.usage.budgets``)
+    - ``usage``: every LLM call's tokens and cost (``agent_core.usage``)
     - ``schedules``: scheduled questions and alerts (``agent_core.schedules``)
 
     >>> import asyncio
@@ -158,6 +161,7 @@ class State:
     records: KeyValueStore
     rate_limiter: RateLimiter
     schedules: ScheduleStore
+    usage: UsageLedger = field(default_factory=MemoryUsageLedger)
     _probe: Callable[[], Awaitable[StateHealth]] | None = field(default=None, repr=False)
     _closers: Sequence[Callable[[], Awaitable[Any]]] = field(default=(), repr=False)
 
@@ -215,6 +219,7 @@ def _sqlite_state(settings: StateSettings) -> State:
     from agent_core.state.quotas_sqlite import SqliteRateLimiter
     from agent_core.state.sqlite import SqliteDatabase
     from agent_core.state.turns_sqlite import SqliteTurnQueue
+    from agent_core.state.usage_sqlite import SqliteUsageLedger
 
     directory = Path(settings.data_dir).expanduser()
     databases = [
@@ -242,6 +247,7 @@ def _sqlite_state(settings: StateSettings) -> State:
         records=SqliteKeyValueStore(state_db, table="records"),
         rate_limiter=SqliteRateLimiter(state_db),
         schedules=SqliteScheduleStore(state_db),
+        usage=SqliteUsageLedger(state_db),
         _probe=probe,
         _closers=[db.close for db in databases],
     )
@@ -255,6 +261,7 @@ def _redis_state(settings: StateSettings) -> State:
     from agent_core.state.quotas_redis import RedisRateLimiter
     from agent_core.state.redis_client import connect_redis, redis_health
     from agent_core.state.turns_redis import RedisTurnQueue
+    from agent_core.state.usage_redis import RedisUsageLedger
 
     assert settings.redis_url is not None
     client = connect_redis(settings.redis_url)
@@ -280,6 +287,7 @@ def _redis_state(settings: StateSettings) -> State:
         records=RedisKeyValueStore(client, key_prefix=f"{prefix}records:"),
         rate_limiter=RedisRateLimiter(client, key_prefix=f"{prefix}rate:"),
         schedules=RedisScheduleStore(client, key_prefix=prefix),
+        usage=RedisUsageLedger(client, key_prefix=f"{prefix}usage:"),
         _probe=probe,
         _closers=[client.aclose],
     )

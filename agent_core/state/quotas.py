@@ -3,6 +3,10 @@
 A sliding window counts the hits of the last ``window`` seconds exactly (no burst at a
 fixed window's edge); when the limit is reached, ``retry_after`` is when the oldest counted
 hit leaves the window. Refused attempts are not counted.
+
+The same store keeps spending counters (``spend`` / ``spent``): an amount added atomically
+under a key that lives until a fixed moment (the end of a budget's day or month), which is
+how LLM budgets (``agent_core.usage.budgets``) hold across processes.
 """
 
 from __future__ import annotations
@@ -50,6 +54,15 @@ class RateLimiter(ABC):
     @abstractmethod
     async def hit(self, key: str, *, limit: int, window: float) -> RateDecision: ...
 
+    @abstractmethod
+    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
+        """Add ``amount`` to the counter ``key`` (created at 0, gone after ``expires_at``,
+        seconds since the epoch); the new total."""
+
+    @abstractmethod
+    async def spent(self, keys: Sequence[str]) -> list[int]:
+        """The counters ``keys`` (0 for one that does not exist or has expired)."""
+
     async def close(self) -> None:
         return None
 
@@ -66,9 +79,31 @@ class MemoryRateLimiter(RateLimiter):
     45.0
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
         self._hits: dict[str, deque[float]] = {}
+        self._spent: dict[str, tuple[int, float]] = {}
         self._clock = clock
+        self._wall_clock = wall_clock
+
+    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
+        now = self._wall_clock()
+        if len(self._spent) > 10_000:  # bounded: expired counters go
+            self._spent = {k: v for k, v in self._spent.items() if v[1] > now}
+        total, ends = self._spent.get(key, (0, 0.0))
+        if ends <= now:
+            total = 0
+        self._spent[key] = (total + amount, expires_at)
+        return total + amount
+
+    async def spent(self, keys: Sequence[str]) -> list[int]:
+        now = self._wall_clock()
+        found = [self._spent.get(key) for key in keys]
+        return [value[0] if value and value[1] > now else 0 for value in found]
 
     async def hit(self, key: str, *, limit: int, window: float) -> RateDecision:
         now = self._clock()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agent_core.state.quotas import RateDecision, RateLimiter
@@ -28,6 +30,14 @@ return {1, limit - count - 1, 0}
 """
 
 
+# Add to a counter and make it end at a fixed moment (the budget period's end), atomically.
+_SPEND = """
+local total = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIREAT', KEYS[1], ARGV[2])
+return total
+"""
+
+
 class RedisRateLimiter(RateLimiter):
     """One Lua call per hit: prune, count, record, expire, atomically.
 
@@ -39,7 +49,9 @@ class RedisRateLimiter(RateLimiter):
 
     def __init__(self, redis: Redis, *, key_prefix: str = "threadline:rate:") -> None:
         self.key_prefix = key_prefix
+        self._redis = redis
         self._hit = redis.register_script(_HIT)
+        self._spend = redis.register_script(_SPEND)
 
     @redis_boundary
     async def hit(self, key: str, *, limit: int, window: float) -> RateDecision:
@@ -48,3 +60,15 @@ class RedisRateLimiter(RateLimiter):
             [self.key_prefix + key], [limit, window_ms, uuid.uuid4().hex]
         )
         return RateDecision(bool(allowed), int(remaining), int(retry_ms) / 1000)
+
+    @redis_boundary
+    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
+        total = await self._spend([self.key_prefix + key], [amount, math.ceil(expires_at)])
+        return int(total)
+
+    @redis_boundary
+    async def spent(self, keys: Sequence[str]) -> list[int]:
+        if not keys:
+            return []
+        values = await self._redis.mget([self.key_prefix + key for key in keys])
+        return [int(value or 0) for value in values]

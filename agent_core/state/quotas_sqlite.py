@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from os import PathLike
 
 from agent_core.state.quotas import RateDecision, RateLimiter
@@ -13,6 +13,9 @@ from agent_core.state.sqlite import SqliteDatabase
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rate_hits (key TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS rate_hits_key_at ON rate_hits (key, at);
+CREATE TABLE IF NOT EXISTS quota_spend (
+    key TEXT PRIMARY KEY, amount INTEGER NOT NULL, expires_at REAL NOT NULL
+);
 """
 
 
@@ -34,11 +37,13 @@ class SqliteRateLimiter(RateLimiter):
         database: SqliteDatabase | str | PathLike[str],
         *,
         clock: Callable[[], float] = time.time,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
         self._db.ensure_schema(_SCHEMA)
         self._clock = clock
+        self._wall_clock = wall_clock
 
     async def hit(self, key: str, *, limit: int, window: float) -> RateDecision:
         now = self._clock()
@@ -56,6 +61,37 @@ class SqliteRateLimiter(RateLimiter):
             return RateDecision(True, limit - count - 1)
 
         return await self._db.transaction(decide)
+
+    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
+        now = self._wall_clock()
+
+        def add(connection: sqlite3.Connection) -> int:
+            connection.execute("DELETE FROM quota_spend WHERE expires_at <= ?", (now,))
+            row = connection.execute(
+                "INSERT INTO quota_spend VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
+                "SET amount = amount + excluded.amount, expires_at = excluded.expires_at "
+                "RETURNING amount",
+                (key, amount, expires_at),
+            ).fetchone()
+            return int(row[0])
+
+        return await self._db.transaction(add)
+
+    async def spent(self, keys: Sequence[str]) -> list[int]:
+        now = self._wall_clock()
+
+        def read(connection: sqlite3.Connection) -> list[int]:
+            marks = ", ".join("?" for _ in keys)
+            found = dict(
+                connection.execute(
+                    f"SELECT key, amount FROM quota_spend WHERE key IN ({marks}) "
+                    "AND expires_at > ?",
+                    (*keys, now),
+                ).fetchall()
+            )
+            return [int(found.get(key, 0)) for key in keys]
+
+        return await self._db.run(read) if keys else []
 
     async def close(self) -> None:
         if self._owns_database:

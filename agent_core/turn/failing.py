@@ -62,7 +62,12 @@ def error_card(error: Exception, message: str) -> StatusCardComponent:
 async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentStream:
     """The outer error handler: log, trace, keep the question, error card, admin-only
     detail, re-enable input."""
-    logger.error("turn %s failed", state.request_id, exc_info=error)
+    if isinstance(error, AgentError | LlmError):
+        # a refusal (a quota, a budget, a permission) or the provider's own words: said once,
+        # no traceback (nothing in our code went wrong)
+        logger.warning("turn %s not answered: %s", state.request_id, error)
+    else:
+        logger.error("turn %s failed", state.request_id, exc_info=error)
     async with deps.tracer.span(
         "agent.send_message.error",
         error_type=type(error).__name__,

@@ -12,6 +12,7 @@ from agent_core.conversations import Message
 from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.recovery import RecoveryAction, RecoveryActionType
 from agent_core.llm.base import LlmRequest, LlmResponse, LlmStreamChunk
+from agent_core.llm.telemetry import request_attributes, response_attributes
 from agent_core.tools.base import ToolCall
 from agent_core.turn.citing import sources_component
 from agent_core.turn.deps import TurnDeps
@@ -86,8 +87,20 @@ async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
         temperature=deps.config.temperature,
         max_tokens=deps.config.max_tokens,
         system_prompt=state.system_prompt,
-        metadata={"conversation_id": conversation.id, "request_id": state.request_id},
+        metadata={
+            "conversation_id": conversation.id,
+            "request_id": state.request_id,
+            "workspace": _workspace(state.request_context.metadata),
+        },
     )
+
+
+def _workspace(metadata: dict[str, Any]) -> str | None:
+    """``slack:T1`` / ``teams:tenant``: where the turn was asked (usage is counted by it)."""
+    workspace = metadata.get("workspace_id")
+    if not workspace:
+        return None
+    return f"{metadata.get('platform') or 'local'}:{workspace}"
 
 
 def _may_share_messages(deps: TurnDeps) -> bool:
@@ -126,13 +139,18 @@ async def _after_llm(deps: TurnDeps, request: LlmRequest, response: LlmResponse)
 
 
 async def _send(deps: TurnDeps, request: LlmRequest) -> LlmResponse:
+    service = deps.llm_service
     async with deps.tracer.span(
         "llm.request",
         metric="llm.request.duration",
-        model=deps.llm_service.model_name,
+        model=service.model_name,
         stream=False,
-    ):
-        return await deps.llm_service.send_request(request)
+        **request_attributes(service, request),
+    ) as span:
+        response = await service.send_request(request)
+        for name, value in response_attributes(response).items():
+            span.set_attribute(name, value)
+        return response
 
 
 class _Reply:
@@ -154,12 +172,15 @@ class _Reply:
     def response(self, text: TextStream, span: Any) -> LlmResponse:
         span.set_attribute("content_length", len(text.text))
         span.set_attribute("tool_call_count", len(self.calls))
-        return LlmResponse(
+        response = LlmResponse(
             content=text.text or None,
             tool_calls=self.calls or None,
             finish_reason=self.finish_reason,
             usage=self.usage,
         )
+        for name, value in response_attributes(response).items():
+            span.set_attribute(name, value)
+        return response
 
 
 async def _recover(
@@ -198,7 +219,10 @@ async def think(deps: TurnDeps, state: TurnState) -> ComponentStream:
             if request.stream:
                 reply = _Reply()
                 async with deps.tracer.span(
-                    "llm.stream", metric="llm.stream.duration", model=deps.llm_service.model_name
+                    "llm.stream",
+                    metric="llm.stream.duration",
+                    model=deps.llm_service.model_name,
+                    **request_attributes(deps.llm_service, request),
                 ) as span:
                     async for chunk in deps.llm_service.stream_request(request):
                         if chunk.content:

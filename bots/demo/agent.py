@@ -76,6 +76,9 @@ class DemoSettings(BaseModel):
     anthropic_api_key: SecretStr | None = None
     anthropic_model: str | None = None
     anthropic_base_url: str | None = None
+    llm_service: LlmService | None = None
+    """The model, built already (``[llm] provider``: Bedrock, Vertex, Foundry...); it wins
+    over the ``anthropic_*`` settings."""
     use_scripted_model: bool = False
     """Use the scripted demo model even when an API key is set."""
     seed: int = 2024
@@ -101,7 +104,9 @@ class DemoSettings(BaseModel):
 
     @property
     def uses_claude(self) -> bool:
-        return self.anthropic_api_key is not None and not self.use_scripted_model
+        if self.use_scripted_model:
+            return False
+        return self.anthropic_api_key is not None or self.llm_service is not None
 
 
 class DemoUserResolver(UserResolver):
@@ -137,6 +142,8 @@ class DemoUserResolver(UserResolver):
 
 def build_llm_service(settings: DemoSettings) -> LlmService:
     """Claude when a key is configured, else the scripted demo model."""
+    if settings.uses_claude and settings.llm_service is not None:
+        return settings.llm_service
     if settings.uses_claude and settings.anthropic_api_key is not None:
         from agent_core.llm.anthropic import AnthropicLlmService
 

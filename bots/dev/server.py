@@ -14,12 +14,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 import webbrowser
 from pathlib import Path
 
 DEFAULT_PORT = 8765
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+ALL_INTERFACES = "0.0.0.0"
+IN_CONTAINER = "THREADLINE_CONTAINER"
+"""Set (to ``1``) by the Threadline image: there ``--host 0.0.0.0`` is the container's own
+interfaces, which ``docker run -p 127.0.0.1:8765:8765`` publishes on the host's loopback."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host",
         default="127.0.0.1",
-        choices=LOOPBACK,
-        help="loopback address to bind (default 127.0.0.1)",
+        choices=(*LOOPBACK, ALL_INTERFACES),
+        help="loopback address to bind (default 127.0.0.1); 0.0.0.0 only inside the "
+        f"Threadline image ({IN_CONTAINER}=1), published with docker run -p "
+        "127.0.0.1:8765:8765",
     )
     parser.add_argument(
         "--port",
@@ -83,6 +90,8 @@ async def serve(args: argparse.Namespace) -> None:
         await web.TCPSite(runner, args.host, args.port).start()
         port = runner.addresses[0][1] if runner.addresses else args.port
         host = f"[{args.host}]" if ":" in args.host else args.host
+        if args.host == ALL_INTERFACES:  # in a container: the page is asked for by name
+            host = "127.0.0.1"
         model = app[CONSOLE_KEY].agent.llm_service.model_name
         url = f"http://{host}:{port}/"
         print(f"Threadline console: {url}", flush=True)
@@ -99,8 +108,6 @@ OPEN_MARKER = "THREADLINE_DEV_OPEN_MARKER"
 
 def _first_open() -> bool:
     """False in a process ``--reload`` restarted: the browser was opened by the first one."""
-    import os
-
     marker = os.environ.get(OPEN_MARKER)
     if not marker:
         return True
@@ -123,7 +130,6 @@ def _watched(args: argparse.Namespace) -> list[Path]:
 def run_reloading(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the console in a child process and restart it when Python files change
     (``watchfiles``, as ``uvicorn --reload`` does)."""
-    import os
     import shlex
     import tempfile
 
@@ -134,6 +140,18 @@ def run_reloading(args: argparse.Namespace, argv: list[str]) -> int:
     print("threadline dev: reloading on changes to Python files", flush=True)
     run_process(*_watched(args), target=command, target_type="command", watch_filter=PythonFilter())
     return 0
+
+
+def may_listen_on(host: str) -> bool:
+    """Loopback always; every interface only inside the image, whose interfaces are the
+    container's own (the Host and Origin checks still admit only loopback names).
+
+    >>> may_listen_on("127.0.0.1"), may_listen_on("192.168.1.5")
+    (True, False)
+    """
+    if host in LOOPBACK:
+        return True
+    return host == ALL_INTERFACES and os.environ.get(IN_CONTAINER) == "1"
 
 
 def log_to_terminal() -> None:
@@ -150,10 +168,11 @@ def log_to_terminal() -> None:
 def run(args: argparse.Namespace) -> int:
     if args.reload:
         return run_reloading(args, [a for a in sys.argv[2:] if a != "--reload"])
-    if args.host not in LOOPBACK:
+    if not may_listen_on(args.host):
         print(
             "threadline dev: the console has no login, so it only listens on loopback "
-            f"({', '.join(LOOPBACK)})",
+            f"({', '.join(LOOPBACK)}); {ALL_INTERFACES} only inside the Threadline image, "
+            "published on the host's loopback (docker run -p 127.0.0.1:8765:8765)",
             file=sys.stderr,
         )
         return 2

@@ -97,6 +97,7 @@ async def serve(
     from bots.serving import add_quota
     from bots.slack.bot import SlackBot
     from bots.slack.clients import build_user_resolver, default_clients
+    from bots.usage_metrics import watch_usage
 
     state = build_state(state_settings)
     log.info("threadline slack: state in %s", state_settings.describe())
@@ -105,6 +106,7 @@ async def serve(
         agent = build_agent(state, build_user_resolver(settings, clients, state.cache))
         add_quota(agent, state, settings.rate_limit)
         bot = SlackBot(agent, settings, state=state, clients=clients, files=files)
+        watch_usage(bot.metrics.registry, state.usage)  # LLM tokens and cost on /metrics
         await run_until_cancelled(bot, reuse_port=reuse_port)
     finally:
         await state.aclose()

@@ -129,6 +129,7 @@ def _serve(config: Config) -> int:
     from bots.teams.bot import user_resolver
     from bots.teams.connector import ConnectorPool
     from bots.teams.settings import TeamsSettings
+    from bots.usage_metrics import watch_usage
 
     settings = config.get(TeamsSettings)
     state = build_state(config.state)
@@ -139,7 +140,9 @@ def _serve(config: Config) -> int:
     from bots.files import shared_files_store
 
     files = shared_files_store(config)
-    app = web_app(bot_on_state(agent, settings, state, pool=pool, shared_files=files))
+    bot = bot_on_state(agent, settings, state, pool=pool, shared_files=files)
+    watch_usage(bot.metrics.registry, state.usage)  # LLM tokens and cost on /metrics
+    app = web_app(bot)
 
     async def close_state(app: web.Application) -> None:
         await state.aclose()

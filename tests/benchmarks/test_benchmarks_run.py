@@ -35,6 +35,7 @@ needs_browser = [
 SMALL = {
     # --no-install: the vanna reference runs only if its virtualenv already exists
     "agent_turn.py": (["--turns", "5", "--warmup", "1", "--rounds", "1", "--no-install"], []),
+    "burst.py": (["--mentions", "4", "--people", "2", "--window", "0.5"], needs_redis),
     "console_first_answer.py": (["--runs", "1", "--turns", "2"], needs_browser),
     "graph_overhead.py": (["--turns", "5", "--warmup", "1", "--rounds", "1"], []),
     "import_time.py": (["--rounds", "1", "--no-install"], []),

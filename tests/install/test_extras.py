@@ -122,7 +122,10 @@ asyncio.run(main())
 
 
 def test_require_names_what_is_missing() -> None:
-    assert set(EXTRAS) == {"slack", "teams", "charts", "graph", "files"}
+    assert set(EXTRAS) == {
+        *("slack", "teams", "charts", "graph", "files"),
+        *("bedrock", "vertex", "foundry"),
+    }
     assert missing("slack") == []  # the test environment installs every extra
     require("teams")
     with pytest.raises(MissingExtra, match=r"pip install 'threadline\[charts\]'"):
@@ -159,3 +162,40 @@ def test_the_wheel_ships_the_renderer_and_its_licence(tmp_path: Path) -> None:
     assert json.loads((ROOT / "bots/dev/package.json").read_text())["dependencies"] == {
         "adaptivecards": "3.0.6"
     }
+
+
+@pytest.mark.parametrize(
+    ("provider", "blocked", "extra"),
+    [("bedrock", "boto3,botocore", "bedrock"), ("vertex", "google", "vertex")],
+)
+def test_a_provider_without_its_extra_is_named_with_its_install_line(
+    provider: str, blocked: str, extra: str, tmp_path: Path
+) -> None:
+    """``[llm] provider`` set, its packages absent: ``threadline doctor``'s model line names
+    the extra and the line that installs it (the same problem stops a server at start)."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "AWS_", "THREADLINE_", "GOOGLE_", "CLOUD_ML"))
+    }
+    env = {
+        **clean,
+        "THREADLINE_LLM_PROVIDER": provider,
+        "AWS_REGION": "us-east-1",
+        "CLOUD_ML_REGION": "us-east5",
+        "THREADLINE_DATA_DIR": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.install.blocked", blocked, "--", "doctor"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("✗ model"))
+    assert f"needs the '{extra}' extra" in line, line
+    assert f"pip install 'threadline[{extra}]'" in line
+    assert "Traceback" not in result.stderr

@@ -207,7 +207,7 @@ async def test_token_usage_is_recorded_as_metrics(
     )
     await service.send_request(ask())
     [_ async for _ in service.stream_request(ask())]
-    tags = {"model": TEST_MODEL}
+    tags = {"model": TEST_MODEL, "provider": "anthropic"}
     assert provider.metrics == [
         ("llm.tokens.input", 11, "tokens", tags),
         ("llm.tokens.output", 3, "tokens", tags),

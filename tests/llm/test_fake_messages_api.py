@@ -3,6 +3,7 @@ way the API does, as the real SDK reads it."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anthropic
@@ -86,3 +87,23 @@ async def test_unknown_paths_answer_not_found(fake: FakeAnthropic) -> None:
         "error": {"type": "not_found_error", "message": "GET /v1/models"},
     }
     assert fake.requests == []
+
+
+async def test_a_paced_reply_streams_at_the_models_speed(fake: FakeAnthropic) -> None:
+    """``Reply.paced``: the first text no sooner than the model's first-token latency, the
+    rest at its speed, all of it delivered (the burst benchmark's model)."""
+    text = "The revenue grew 12% last month, led by laptops. " * 2
+    fake.queue(Reply.paced(text, first_token_after=0.3, tokens_per_second=120))
+    pieces: list[tuple[float, str]] = []
+    async with anthropic.AsyncAnthropic(api_key="sk-test", base_url=fake.base_url) as client:
+        started = time.monotonic()
+        async with client.messages.stream(
+            model="m", max_tokens=200, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            async for piece in stream.text_stream:
+                pieces.append((time.monotonic() - started, piece))
+            final = await stream.get_final_message()
+    assert "".join(p for _, p in pieces) == text
+    assert pieces[0][0] >= 0.3
+    assert pieces[-1][0] - pieces[0][0] >= (len(pieces) - 1) * 3 / 120
+    assert final.usage.output_tokens == len(text) // 4 + (len(text) % 4 > 0)

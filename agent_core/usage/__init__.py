@@ -1,0 +1,1 @@
+"""Usage, cost and budgets of the LLM calls the agent makes (see README "What it costs")."""
