@@ -9,13 +9,15 @@ the query without the model (``agent_core.schedules.runs``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
 from agent_core.errors import AgentError, LlmError
+from agent_core.extensions.hooks import LifecycleHook
+from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.llm.base import LlmMessage, LlmRequest, LlmService
 from agent_core.schedules.alerts import AlertCheck, AlertRule, AlertValueError
 from agent_core.tools.base import ToolSchema
@@ -105,8 +107,14 @@ class AlertAuthor:
         schema: Callable[[User], Awaitable[str]] | None,
         dialect: str = "SQL",
         attempts: int = 2,
+        hooks: Sequence[LifecycleHook] = (),
+        middlewares: Sequence[LlmMiddleware] = (),
     ) -> None:
         self.llm = llm
+        self.hooks = list(hooks)
+        """The agent's ``before_message`` hooks: quotas and budgets refuse as for a question."""
+        self.middlewares = list(middlewares)
+        """The agent's LLM middlewares: the call is recorded (usage, budgets) as any other."""
         self.query = query
         self.schema = schema
         self.dialect = dialect
@@ -116,6 +124,8 @@ class AlertAuthor:
         """The rule for ``condition``, tried once as ``owner``; ``AlertAuthoringError``."""
         if self.query is None:
             raise AlertAuthoringError(condition, "there is no database to watch")
+        for hook in self.hooks:  # a quota or a budget refuses with its own sentence
+            await hook.before_message(owner, f"Alert me when {condition}")
         schema = await self.schema(owner) if self.schema is not None else ""
         messages = [LlmMessage(role="user", content=f"Alert me when {condition}")]
         problem = "the model wrote no check"
@@ -142,10 +152,14 @@ class AlertAuthor:
             system_prompt=SYSTEM_PROMPT.format(dialect=self.dialect, schema=schema),
             metadata={"purpose": "alert_rule"},
         )
+        for middleware in self.middlewares:
+            request = await middleware.before_llm_request(request)
         try:
             response = await self.llm.send_request(request)
         except LlmError as error:
             raise AlertAuthoringError(condition, "the model is not available now") from error
+        for middleware in self.middlewares:
+            response = await middleware.after_llm_response(request, response)
         for call in response.tool_calls or []:
             if call.name == TOOL.name:
                 return dict(call.arguments)

@@ -136,7 +136,12 @@ class BotSchedules:
             return await self.access.schema(context, owner)
 
         return AlertAuthor(
-            agent.llm_service, query=query, schema=schema, dialect=self.access.dialect(context)
+            agent.llm_service,
+            query=query,
+            schema=schema,
+            dialect=self.access.dialect(context),
+            hooks=agent.lifecycle_hooks,
+            middlewares=agent.llm_middlewares,
         )
 
     # --- runs ---------------------------------------------------------------------------------

@@ -123,3 +123,27 @@ async def test_the_dispatcher_runs_beside_the_worker_and_drains(shop: SqlAlchemy
     (schedule,) = await state.schedules.owned_by("slack:T1:U1")
     context = BotSchedules.owner_context(schedule)
     assert context.metadata["scheduled_by"] == schedule.id
+
+
+async def test_quotas_and_usage_apply_when_an_alert_is_written(shop: SqlAlchemyRunner) -> None:
+    """The model call that writes an alert is recorded (usage, budgets) and refused by the
+    owner's quota, like a question."""
+    from agent_core.state.quotas import MemoryRateLimiter, RateLimitHook
+    from agent_core.usage.ledger import MemoryUsageLedger
+    from agent_core.usage.recorder import UsageRecorder
+
+    usage = {"input_tokens": 1200, "output_tokens": 80}
+    llm = ScriptedLlmService([ScriptedResponse.tool("alert_rule", RULE, usage=usage)])
+    ledger = MemoryUsageLedger()
+    agent = served(llm, shop, Directory())
+    agent.lifecycle_hooks.append(RateLimitHook(MemoryRateLimiter(), limit=1, window=3600))
+    agent.llm_middlewares.append(UsageRecorder(ledger, model="claude-sonnet-5-5"))
+    schedules = BotSchedules(
+        build_state(StateSettings(ephemeral=True)), agent, clock=ManualClock.at(FRIDAY)
+    )
+    assert "Confirm this alert" in await say(schedules, "/schedule every hour when orders < 100")
+    today = dt.datetime.now(dt.UTC).date()
+    assert (await ledger.summary(today, today)).total.tokens.total == 1280
+    refused = await say(schedules, "/schedule every hour when orders < 50")
+    assert "reached your limit of 1 messages per hour" in refused
+    assert len(llm.requests) == 1
