@@ -19,7 +19,7 @@ from agent_core.schedules.authoring import AlertAuthor
 from agent_core.schedules.clock import Clock, SystemClock, instant
 from agent_core.schedules.commands import ScheduleCommand
 from agent_core.schedules.grammar import ScheduleParseError, ScheduleRequest, parse_schedule
-from agent_core.schedules.model import Place, Schedule
+from agent_core.schedules.model import Place, Schedule, new_schedule_id
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.store import ScheduleStore
 from agent_core.schedules.wording import when
@@ -76,12 +76,18 @@ class ScheduleCommands:
         self.author = author
         self._changed = changed or (lambda: None)
 
-    async def handle(self, command: ScheduleCommand, asker: Asker, place: Place) -> UiComponent:
-        """The reply to ``command`` (refusals included: they are replies, not errors)."""
+    async def handle(
+        self, command: ScheduleCommand, asker: Asker, place: Place, *, new_id: str | None = None
+    ) -> UiComponent:
+        """The reply to ``command`` (refusals included: they are replies, not errors).
+
+        ``new_id`` names the schedule ``/schedule`` makes (derived from the turn that asked):
+        a re-run of that turn after a crash finds it made and confirms it again, never a
+        second one."""
         if not self.settings.enabled:
             return replies.card("Schedules are off", "Scheduled questions are turned off here.")
         try:
-            return await self._handle(command, asker, place)
+            return await self._handle(command, asker, place, new_id)
         except AgentError as refused:  # the bot doing its job: said plainly, logged once
             log.info(
                 "schedule command %s refused for %s: %s",
@@ -91,10 +97,12 @@ class ScheduleCommands:
             )
             return replies.card("I could not do that", str(refused), "warning", private=True)
 
-    async def _handle(self, command: ScheduleCommand, asker: Asker, place: Place) -> UiComponent:
+    async def _handle(
+        self, command: ScheduleCommand, asker: Asker, place: Place, new_id: str | None
+    ) -> UiComponent:
         match command.action:
             case "schedule":
-                return await self._schedule(command, asker, place)
+                return await self._schedule(command, asker, place, new_id)
             case "list":
                 return await self._list(asker)
             case "pause_all" | "resume_all":
@@ -123,7 +131,9 @@ class ScheduleCommands:
             case _:
                 return await self._resume(schedule, asker)
 
-    async def _schedule(self, command: ScheduleCommand, asker: Asker, place: Place) -> UiComponent:
+    async def _schedule(
+        self, command: ScheduleCommand, asker: Asker, place: Place, new_id: str | None
+    ) -> UiComponent:
         request = parse_schedule(
             command.argument,
             timezone=asker.timezone,
@@ -131,16 +141,23 @@ class ScheduleCommands:
             mention=command.mention,
         )
         now = instant(self.clock.now())
-        schedule = self._new(request, asker, place)
+        if new_id is not None and (made := await self.store.get(new_id)) is not None:
+            if made.owner == asker.user.id:  # a re-run of the turn that made it
+                return replies.made_before(made, now, asker.timezone)
+            new_id = None  # someone else's (ids are short): this one gets a fresh id
+        schedule = self._new(request, asker, place, new_id)
         if request.kind == "alert":
             return await self._alert(schedule, request, asker)
         await self.store.add(schedule, limits=self.settings.limits)
         self._changed()
         return replies.confirmation(schedule, now, asker.timezone)
 
-    def _new(self, request: ScheduleRequest, asker: Asker, place: Place) -> Schedule:
+    def _new(
+        self, request: ScheduleRequest, asker: Asker, place: Place, new_id: str | None
+    ) -> Schedule:
         now = self.clock.now()
         return Schedule(
+            id=new_id or new_schedule_id(),
             workspace=asker.workspace,
             owner=asker.user.id,
             owner_name=asker.name or asker.user.username,

@@ -49,6 +49,9 @@ class Place(BaseModel):
     thread_key: str
     stop_owner: str | None = None
     context: dict[str, Any] = Field(default_factory=dict)
+    reference: dict[str, Any] = Field(default_factory=dict)
+    """What else the channel needs to post there without a request (Teams: the conversation
+    reference)."""
 
 
 class LastRun(BaseModel):
@@ -111,6 +114,7 @@ class Schedule(BaseModel):
         return describe(self.recurrence, zone=zone)
 
     def marker(self) -> str:
-        """The line under each scheduled answer (the channel adds its pause control)."""
+        """The line that marks each scheduled answer (``runs.marker_component`` adds the
+        pause control)."""
         who = f"@{self.owner_name}" if self.owner_name else "its owner"
         return f"Scheduled by {who} · {self.describe()}"

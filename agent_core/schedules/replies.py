@@ -87,6 +87,20 @@ def alert_draft(
     return card("Confirm this alert", "\n".join(lines), "warning", actions=actions)
 
 
+def made_before(schedule: Schedule, now: dt.datetime, owner_timezone: str) -> UiComponent:
+    """The reply to a ``/schedule`` whose turn ran again after a crash: the schedule it made
+    the first time (an alert still waiting for its Confirm)."""
+    if schedule.status != "draft" or schedule.alert is None:
+        return confirmation(schedule, now, owner_timezone)
+    lines = [
+        f"`{schedule.id}` · checks {schedule.describe(zone=True)}",
+        f"*Fires when:* {schedule.alert.describe()}",
+        _sql(schedule.alert.sql),
+    ]
+    actions = [("Confirm", f"/resume {schedule.id}"), ("Cancel", f"/unschedule {schedule.id}")]
+    return card("Confirm this alert", "\n".join(lines), "warning", actions=actions)
+
+
 def listing(schedules: Sequence[Schedule], owner_timezone: str, *, everyone: bool) -> UiComponent:
     """``/schedules``: one line each (the owner's name too when listing the workspace's),
     shown to the asker alone."""

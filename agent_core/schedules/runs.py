@@ -25,6 +25,7 @@ import logging
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.schedules.alerts import AlertCheck, AlertRule, AlertValueError, fires
 from agent_core.schedules.clock import Clock, SystemClock, instant
 from agent_core.schedules.model import LastRun, Schedule
@@ -77,6 +78,19 @@ class Ask:
     owner: User
     prompt: str
     marker: str
+
+    def marker_component(self) -> UiComponent:
+        """The marker as every channel shows it above a scheduled answer, with its Pause
+        button (``/pause <id>``, honoured for the owner or an admin)."""
+        return UiComponent(
+            rich_component=NotificationComponent(
+                message=self.marker,
+                level="info",
+                dismissible=False,
+                actions=[{"label": "Pause", "action": f"/pause {self.schedule.id}"}],
+            ),
+            simple_component=SimpleTextComponent(text=f"{self.marker} · /pause {self.schedule.id}"),
+        )
 
 
 class RunChecks(Protocol):

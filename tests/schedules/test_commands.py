@@ -308,3 +308,21 @@ async def test_a_failing_rule_goes_back_to_the_model_once_then_is_refused(
 async def test_alerts_need_a_database(commands: ScheduleCommands) -> None:
     reply = await say(commands, "/schedule every hour when orders drop below 100")
     assert "need a database" in text(reply)
+
+
+async def test_a_rerun_of_the_turn_that_made_a_schedule_makes_no_second_one(
+    commands: ScheduleCommands, store: MemoryScheduleStore
+) -> None:
+    """A crash after the schedule was saved and before the reply: the re-run (same turn, so
+    the same ``new_id``) confirms the schedule it made, never a second one."""
+    command = parse_command("/schedule every day 9:00 revenue")
+    assert command is not None
+    first = await commands.handle(command, ANA, HERE, new_id="0badcafe")
+    again = await commands.handle(command, ANA, HERE, new_id="0badcafe")
+    assert [s.id for s in await store.every()] == ["0badcafe"]
+    assert text(first) == text(again)
+    # the id is not a way into someone else's schedule: theirs gets a fresh one
+    await commands.handle(command, BEN, HERE, new_id="0badcafe")
+    (kept,) = await store.owned_by(ANA.user.id)
+    (bens,) = await store.owned_by(BEN.user.id)
+    assert kept.id == "0badcafe" and bens.id != "0badcafe"
