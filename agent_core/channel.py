@@ -22,7 +22,9 @@ under (``adapters.slack.context.thread_key``, ``adapters.teams.context.thread_ke
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
+
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 too
 
 Platform = Literal["slack", "teams", "console"]
 

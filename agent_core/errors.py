@@ -1,16 +1,18 @@
-"""Threadline's one error hierarchy.
+"""Threadline's one error hierarchy: every exception Threadline raises on purpose.
 
 Vendor exceptions (anthropic, slack_sdk, botbuilder, redis) are translated into these at
-one boundary each, so the agent and its recovery strategies only ever reason about::
+one boundary each, so the agent, its recovery strategies and the bots only ever reason
+about::
 
     ThreadlineError
-    ├── AgentError                  halts the turn; its message is shown to the user
+    ├── AgentError                  a refusal: halts the turn; its message is shown to the user
     │   ├── PermissionDeniedError   the user may not use a tool / command
     │   ├── ToolNotFoundError
     │   ├── ToolExecutionError
-    │   │   └── SqlError            a query failed (invalid, read_only, timeout, unavailable)
+    │   │   └── SqlError            a query failed (agent_core.tools.sql)
     │   ├── ValidationError         bad input (tool arguments, payloads)
-    │   │   └── FileLoadError       a shared file that cannot become a table
+    │   │   ├── FileLoadError       a shared file that cannot become a table (database)
+    │   │   └── FileRefused         a shared file that is not downloaded (adapters.files)
     │   └── ConversationNotFoundError
     ├── LlmError                    the model could not answer (``retryable``, ``retry_after``)
     │   ├── LlmRateLimitError       429; honours Retry-After
@@ -20,13 +22,34 @@ one boundary each, so the agent and its recovery strategies only ever reason abo
     │   ├── LlmConnectionError
     │   ├── LlmBadRequestError      400/404/413/422: retrying will not help
     │   └── LlmAuthenticationError  401/403
-    └── StateUnavailableError       the shared state backend (Redis) is unreachable
+    ├── StateUnavailableError       the shared state backend (Redis) is unreachable
+    ├── Unauthenticated             a request that did not prove its sender (a Slack signature,
+    │                               a Bot Framework token): 401, and nothing else happens;
+    │                               raised only before authentication
+    ├── MalformedPayload            a verified payload whose shape no platform sends (also a
+    │                               ValueError): acknowledged and dropped
+    ├── PlatformCallFailed          a platform API call failed, read once at its boundary
+    │   ├── SlackCallFailed         a Web API call (adapters.slack.errors: ``failure``)
+    │   └── ConnectorError          a Bot Connector call (adapters.teams.connector)
+    ├── ConfigError                 the configuration, every problem listed (agent_core.settings;
+    │                               also a ValueError)
+    ├── DatabaseConfigError         the database URL cannot be used (agent_core.database.urls)
+    ├── ChartError                  the data cannot make the chart (agent_core.tools.visualize)
+    ├── AppError                    ``--app`` gives no agent (bots.apps)
+    └── MissingExtra                a command's extra is not installed (bots.extras)
+
+A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a
+workspace that uninstalled the app): ``log_failure`` logs it once, at INFO, without a
+traceback. A known outage (the model, the state, a platform) is a WARNING without one; only
+an unexpected error is logged at ERROR with its traceback.
 
 Cancellation (the user's Stop) is ``asyncio.CancelledError``: a control-flow signal, not an
 error, so it is never caught as one.
 """
 
 from __future__ import annotations
+
+import logging
 
 
 class ThreadlineError(Exception):
@@ -105,3 +128,39 @@ class StateUnavailableError(ThreadlineError):
 
     public_message = "Threadline is temporarily unavailable. Please try again shortly."
     """What the asker is told, in every channel."""
+
+
+class Unauthenticated(ThreadlineError):
+    """A request that did not prove who sent it; the message says what failed (never the
+    token or signature itself)."""
+
+
+class MalformedPayload(ThreadlineError, ValueError):
+    """A payload whose shape is not one the platform sends (the reason names the field,
+    never its value)."""
+
+
+class PlatformCallFailed(ThreadlineError):
+    """A call to a platform's API (Slack's Web API, the Bot Connector) failed; each
+    channel's subclass carries what the platform said."""
+
+
+def log_failure(logger: logging.Logger, error: BaseException, doing: str) -> None:
+    """Log ``error`` that ended ``doing`` once, at the level it deserves (see the module
+    docstring).
+
+    >>> import logging, sys
+    >>> logging.basicConfig(stream=sys.stdout, format="%(levelname)s %(message)s", force=True)
+    >>> log_failure(logging.getLogger("doc"), AgentError("You have reached your limit."),
+    ...             "turn 1")
+    >>> logging.getLogger("doc").setLevel(logging.INFO)
+    >>> log_failure(logging.getLogger("doc"), AgentError("You have reached your limit."),
+    ...             "turn 1")
+    INFO turn 1 refused: You have reached your limit.
+    """
+    if isinstance(error, AgentError):
+        logger.info("%s refused: %s", doing, error)
+    elif isinstance(error, ThreadlineError):
+        logger.warning("%s failed: %s: %s", doing, type(error).__name__, error)
+    else:
+        logger.error("%s failed", doing, exc_info=error)

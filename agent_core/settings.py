@@ -28,6 +28,7 @@ remembers where each value came from, for ``threadline config``.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 import tomllib
@@ -37,7 +38,13 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, BeforeValidator, SecretStr, ValidationError
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -48,8 +55,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from agent_core.errors import ThreadlineError
+
 CONFIG_FILE = "threadline.toml"
 DOTENV_FILE = ".env"
+
+log = logging.getLogger("threadline.settings")
 
 S = TypeVar("S", bound="Section")
 
@@ -82,6 +93,50 @@ class Section(BaseSettings):
         case_sensitive=True, env_ignore_empty=True, extra="ignore", populate_by_name=True
     )
     table: ClassVar[str] = ""
+    renamed: ClassVar[Mapping[str, str]] = {}
+    """Old names (keys of the file, environment variables) -> the setting they now set:
+    still read, with a deprecation line in the log each time one is used."""
+
+    def problems(self) -> list[str]:
+        """What the section lacks as a whole (settings that need each other), each said so
+        a person can fix it; empty when it is complete. A section with problems does not
+        validate, except when read ``partial`` (``threadline doctor`` checks the rest)."""
+        return []
+
+    partial: ClassVar[bool] = False
+    """True for ``partial_kind()``: validated without ``problems()``."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if not self.partial and (problems := self.problems()):
+            raise ValueError("; ".join(problems))
+        return self
+
+    @classmethod
+    def partial_kind(cls) -> type[Self]:
+        """The section, validated without what it lacks as a whole (its ``problems()`` are
+        the caller's to report): ``threadline doctor`` still checks the rest."""
+        found = _PARTIAL.get(cls)
+        if found is None:
+            namespace = {
+                "__module__": cls.__module__,
+                "__annotations__": {"partial": "ClassVar[bool]"},
+            }
+            found = _PARTIAL[cls] = type(cls.__name__, (cls,), {**namespace, "partial": True})
+        return found  # type: ignore[return-value]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, values: Any) -> Any:
+        """``Section(old_name=...)`` sets the new name (and says so in the log)."""
+        if not isinstance(values, dict) or not cls.renamed:
+            return values
+        source = _Source()
+        _add_renamed(cls, source, values, "argument")
+        if not source.values:
+            return values
+        kept = {key: value for key, value in values.items() if key not in cls.renamed}
+        return {**{name: value for name, (value, _) in source.values.items()}, **kept}
 
     @classmethod
     def settings_customise_sources(
@@ -109,6 +164,10 @@ class Section(BaseSettings):
         return section
 
 
+_PARTIAL: dict[type[Section], type[Section]] = {}
+"""``Section.partial_kind`` of each section, made once."""
+
+
 @dataclass(frozen=True)
 class ConfigProblem:
     """One thing wrong with the configuration, said so a person can fix it."""
@@ -122,7 +181,7 @@ class ConfigProblem:
         return f"{self.where}: {self.problem}" + (f" ({self.fix})" if self.fix else "")
 
 
-class ConfigError(ValueError):
+class ConfigError(ThreadlineError, ValueError):
     """Every problem found, one per line."""
 
     def __init__(self, problems: Sequence[ConfigProblem]) -> None:
@@ -199,7 +258,24 @@ def _named(kind: type[Section], variables: Mapping[str, str | None], label: str)
         variable = next((v for v in _variables(kind, name) if variables.get(v)), None)
         if variable is not None:
             values[name] = variables[variable]
-    return _labelled(kind, values, variables, label)
+    source = _labelled(kind, values, variables, label)
+    _add_renamed(kind, source, variables, label)
+    return source
+
+
+def _add_renamed(
+    kind: type[Section], source: _Source, variables: Mapping[str, Any], label: str
+) -> None:
+    """The values ``variables`` give under an old name (``Section.renamed``), where the new
+    name gives none; each one used is logged as deprecated."""
+    for old, name in kind.renamed.items():
+        value = variables.get(old)
+        if value is None or value == "" or name not in kind.model_fields:
+            continue
+        new = f"[{kind.table}] {name}" if kind.table else name
+        log.warning("%s %s is deprecated: it sets %s; use that name", label, old, new)
+        if name not in source.values:
+            source.values[name] = (value, f"{label} {old} (deprecated)")
 
 
 def _labelled(
@@ -228,6 +304,8 @@ def _from_file(
     for name, value in table.items():
         if name in kind.model_fields:
             source.values[name] = (value, lines.where(kind.table, name))
+    old = {name: value for name, value in table.items() if name in kind.renamed}
+    _add_renamed(kind, source, old, lines.label)
     return source
 
 
@@ -242,10 +320,13 @@ def _sources(
     """Highest priority first: the command line, the environment, ``.env``, the file."""
     command_line = _Source({k: (v, f"--{k.replace('_', '-')}") for k, v in given.items()})
     environment = _labelled(kind, EnvSettingsSource(kind)(), os.environ, "environment")
+    _add_renamed(kind, environment, os.environ, "environment")
     dotenv_source = _Source()
     if dotenv is not None and dotenv.exists():
         values = DotEnvSettingsSource(kind, env_file=dotenv)()
-        dotenv_source = _labelled(kind, values, dotenv_values(dotenv), dotenv.name)
+        found = dotenv_values(dotenv)
+        dotenv_source = _labelled(kind, values, found, dotenv.name)
+        _add_renamed(kind, dotenv_source, found, dotenv.name)
     return [command_line, environment, dotenv_source, _from_file(kind, file, lines, document)]
 
 
@@ -280,7 +361,7 @@ def _unknown_keys(
         if is_table:
             fields = known[key].model_fields
             for inner in value:
-                if inner not in fields:
+                if inner not in fields and inner not in known[key].renamed:
                     problems.append(_unknown(lines.where(key, inner), inner, fields))
         elif key not in known.get("", Section).model_fields:
             choices = {**known.get("", Section).model_fields, **{t: None for t in known if t}}
@@ -298,7 +379,7 @@ def _unknown(where: str, key: str, choices: Iterable[str]) -> ConfigProblem:
 
 
 def _validate(
-    kind: type[S], sources: Sequence[_Source]
+    kind: type[S], sources: Sequence[_Source], *, partial: bool = False
 ) -> tuple[S | None, dict[str, str], list[ConfigProblem]]:
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
@@ -307,7 +388,7 @@ def _validate(
             merged[name], origins[name] = value, where
     try:
         # the sources are read already: validate exactly what they gave, nothing else
-        section = kind.model_validate(merged)
+        section = (kind.partial_kind() if partial else kind).model_validate(merged)
     except ValidationError as error:
         return None, origins, [_problem(kind, item, origins) for item in error.errors()]
     return section, origins, []
@@ -357,11 +438,13 @@ def load_sections(
     dotenv: Path | None = None,
     overrides: Mapping[type[Section], Mapping[str, Any]] | None = None,
     known: Sequence[type[Section]] = (),
+    partial: bool = False,
 ) -> Loaded:
     """Read and validate ``kinds`` from ``overrides`` (command-line options), the
     environment, ``dotenv`` and ``file``, in that order of priority; raise ``ConfigError``
     listing every problem at once. The file may also hold the tables of ``known`` sections
-    (another command's), which are not validated here."""
+    (another command's), which are not validated here. ``partial`` leaves out what a
+    section lacks as a whole (``Section.problems``: the caller asks for them)."""
     document, lines, problems = read_file(file)
     if problems:  # a file that does not parse: say so before anything it would hide
         raise ConfigError(problems)
@@ -371,7 +454,7 @@ def load_sections(
     for kind in kinds:
         given = (overrides or {}).get(kind, {})
         sources = _sources(kind, file, dotenv, lines, document, given)
-        section, found, section_problems = _validate(kind, sources)
+        section, found, section_problems = _validate(kind, sources, partial=partial)
         problems += section_problems
         origins.update({(kind.table, name): where for name, where in found.items()})
         if section is not None:

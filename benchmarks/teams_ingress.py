@@ -5,8 +5,9 @@ local OpenID/JWKS fake; outbound tokens from a local managed-identity endpoint):
 
 * **stock**: botbuilder 4.17.1 ``CloudAdapter`` + ``ConfigurationBotFrameworkAuthentication``
   + a bare ``ActivityHandler`` that replies ``send_activity("echo")``;
-* **threadline**: ``ThreadlineTeamsBot.process_activity`` (the same code ``/api/messages``
-  runs after parsing the body) with an echo agent, until its turn's reply was accepted. The
+* **threadline**: ``bots.teams.ingress.receive`` (the same code ``/api/messages`` runs
+  after parsing the body: the JWT verified, the bot's handler) with an echo agent, until
+  its turn's reply was accepted. The
   message goes through the durable turn queue: recorded (with its dedupe key) before the
   ``201``, then fetched by this process's worker, which records the answer's message id,
   replies, records ``answered`` and completes the turn. Measured on each state backend:
@@ -64,8 +65,9 @@ from agent_core.feedback import Feedback
 from agent_core.state import State, StateSettings, build_state
 from agent_core.state.testing import RedisServer, redis_available
 from agent_core.users import RequestContext
-from bots.teams.app import bot_on_state, web_app
-from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.app import build_web_app
+from bots.teams.bot import TeamsBot
+from bots.teams.ingress import receive
 from bots.teams.settings import TeamsSettings
 
 SEQUENTIAL = 400
@@ -178,11 +180,8 @@ async def stock_sequential(stub: FakeBotConnector, header: str) -> list[float]:
     return await timed(SEQUENTIAL, run, stub, lambda _: header)
 
 
-def make_host(stub: FakeBotConnector, state: State | None, agent: Any) -> ThreadlineTeamsBot:
-    settings = settings_for(stub)
-    if state is None:
-        return ThreadlineTeamsBot(agent, settings)
-    return bot_on_state(agent, settings, state)
+def make_host(stub: FakeBotConnector, state: State | None, agent: Any) -> TeamsBot:
+    return TeamsBot(agent, settings_for(stub), state=state)
 
 
 async def ours_sequential(
@@ -193,11 +192,10 @@ async def ours_sequential(
     acks: list[float] | None = None,
 ) -> list[float]:
     host = make_host(stub, state, agent)
-    runner = web.AppRunner(web_app(host))
-    await runner.setup()  # startup hooks: signing keys prefetched, the turn worker started
+    await host.open()  # signing keys prefetched, the turn worker started
 
     async def run(body: dict[str, Any], header: str) -> float:
-        status, _ = await host.process_activity(body, header)
+        status, _ = await receive(host, body, header)
         acked = time.perf_counter()
         assert status == 201
         await host.turns.idle()  # until the reply was accepted by the stub
@@ -206,7 +204,7 @@ async def ours_sequential(
     try:
         return await timed(SEQUENTIAL, run, stub, headers, acks)
     finally:
-        await runner.cleanup()
+        await host.close()
 
 
 def real_agent() -> Agent:
@@ -286,11 +284,13 @@ async def ours_http(
     stub: FakeBotConnector, header: str, state: State | None = None
 ) -> dict[str, float]:
     host = make_host(stub, state, EchoAgent())
-    runner, url = await serve(web_app(host))
+    await host.open()
+    runner, url = await serve(build_web_app(host))
     try:
         return await load(url, stub, header, host.turns.idle)
     finally:
         await runner.cleanup()
+        await host.close()
 
 
 def summary(samples: list[float]) -> dict[str, float]:

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.agent import Agent
+from agent_core.errors import ThreadlineError
 
 
-class AppError(Exception):
+class AppError(ThreadlineError):
     """The ``--app`` target could not give an agent; the message says why."""
 
 

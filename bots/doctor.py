@@ -133,11 +133,12 @@ async def _channel(
     name = kind.table.capitalize()
     if not mentioned(kind, file=config.loaded.file, dotenv=config.dotenv):
         return [Check.skipped(name, "not configured")]
-    try:
-        section = channel_config(args, kind)
+    try:  # what is set is checked even when something else is missing
+        section = channel_config(args, kind, partial=True)
     except ConfigError as error:
         return [Check.failed(f"{name} settings", str(problem)) for problem in error.problems]
-    return await checks(section)
+    missing = [Check.failed(f"{name} settings", problem) for problem in section.problems()]
+    return missing + await checks(section)
 
 
 async def diagnose(args: argparse.Namespace) -> list[Check]:

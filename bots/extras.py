@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from agent_core.errors import ThreadlineError
+
 EXTRAS: dict[str, tuple[str, ...]] = {
     "slack": ("slack_bolt", "prometheus_client"),
     "teams": ("botbuilder.core", "botbuilder.integration.aiohttp", "prometheus_client", "PIL"),
@@ -34,7 +36,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 """Each extra and the modules it brings (see ``[project.optional-dependencies]``)."""
 
 
-class MissingExtra(RuntimeError):
+class MissingExtra(ThreadlineError, RuntimeError):
     """A command needs an extra that is not installed; the message says how to install it.
 
     >>> print(MissingExtra("slack", "threadline slack", ["slack_bolt"]))

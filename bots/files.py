@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import re
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
@@ -110,7 +111,7 @@ class SharedFiles:
             taken.tables += await self.tables.add(scope, file.name, content)
         except (FileRefused, FileLoadError) as error:
             logger.info("a shared file was not read: %s", type(error).__name__)
-            taken.problems.append(str(error))
+            taken.problems.append(without_paths(str(error), file.name))
 
     def serve(self, agent: ServedAgent) -> None:
         """Give every agent ``agent`` serves the ``query_files`` tool, unless it has one or
@@ -119,6 +120,29 @@ class SharedFiles:
             registry = served.tool_registry
             if not registry.narrowed and registry.peek(QueryFilesTool.name) is None:
                 registry.register_local_tool(QueryFilesTool(self.tables), [])
+
+
+_PATH = re.compile(r"""(["'])(?:/|[A-Za-z]:\\)[^"']*\1|(?<![\w.])/(?:[^\s/"',]+/)+[^\s"',]*""")
+
+
+def without_paths(text: str, name: str) -> str:
+    """``text`` with every file path in it replaced by ``name``: what the asker and the
+    model are told never names a place on the server (the data directory, a temporary
+    folder) that a reader's message (DuckDB's, say) quoted.
+
+    >>> without_paths('Malformed JSON in file "/srv/data/files/tmpx/a.json", at byte 2', "a.json")
+    'Malformed JSON in file "a.json", at byte 2'
+    >>> without_paths("Footer length error in file '/tmp/q/b.parquet'", "b.parquet")
+    "Footer length error in file 'b.parquet'"
+    >>> without_paths("n/a and 3/4 stay", "c.csv")
+    'n/a and 3/4 stay'
+    """
+
+    def named(match: re.Match[str]) -> str:
+        quote = match.group(1) or ""
+        return f"{quote}{name}{quote}"
+
+    return _PATH.sub(named, text)
 
 
 async def take_files(

@@ -205,10 +205,14 @@ def server_overrides(
     return overrides
 
 
-def channel_config(args: argparse.Namespace, kind: type[S]) -> S:
-    """One channel's settings alone (``threadline doctor``, ``threadline config``)."""
+def channel_config(args: argparse.Namespace, kind: type[S], *, partial: bool = False) -> S:
+    """One channel's settings alone (``threadline doctor``, ``threadline config``);
+    ``partial``: without checking what the section lacks as a whole (``problems()``)."""
     known: tuple[type[Section], ...] = (*SHARED, *channel_sections())
-    loaded = load_sections([kind], file=config_file(args), dotenv=Path(DOTENV_FILE), known=known)
+    dotenv = Path(DOTENV_FILE)
+    loaded = load_sections(
+        [kind], file=config_file(args), dotenv=dotenv, known=known, partial=partial
+    )
     return loaded.section(kind)
 
 

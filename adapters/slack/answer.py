@@ -27,7 +27,7 @@ from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.elements import markdown_blocks
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.limits import MAX_MARKDOWN_TOTAL, MAX_TEXT_FALLBACK
 from adapters.slack.markdown import truncate
 from adapters.text import split_text
@@ -48,9 +48,9 @@ STREAM_REFUSED = frozenset(
 )
 
 
-def falls_back(error: BaseException) -> bool:
+def falls_back(error: SlackCallFailed) -> bool:
     """Streaming refused, or failed on Slack's side: carry on without it."""
-    failure = slack_failure(error)
+    failure = error.failure
     return failure.code in STREAM_REFUSED or failure.server_fault
 
 
@@ -77,7 +77,7 @@ class AnswerStream:
         on_post: Callable[[str], Awaitable[None]] | None = None,
         before_first_send: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self._client = client
+        self._client = web_client(client)
         self._channel = channel
         self._thread_ts = thread_ts
         self._team_id = team_id
@@ -136,10 +136,10 @@ class AnswerStream:
             self.finished = True
             self._buffer = ""
             if self._stream is not None and not self.fallback:
-                with contextlib.suppress(*SLACK_FAILURES):
+                with contextlib.suppress(SlackCallFailed):
                     await self._stream.stop()
             for ts in self.posted:
-                with contextlib.suppress(*SLACK_FAILURES):
+                with contextlib.suppress(SlackCallFailed):
                     await self._client.chat_delete(channel=self._channel, ts=ts)
             self.posted.clear()
 
@@ -204,18 +204,18 @@ class AnswerStream:
                     buffer_size=1,
                 )
             await self._stream.append(markdown_text=text)
-        except SLACK_FAILURES as error:
+        except SlackCallFailed as error:
             await self._refused(error, text)
             return
         if self._ts is None and self._stream.ts:
             await self._record(self._stream.ts)
         self._message_text += text
 
-    async def _refused(self, error: BaseException, text: str) -> None:
+    async def _refused(self, error: SlackCallFailed, text: str) -> None:
         """Streaming failed: carry on with ``chat.postMessage`` / ``chat.update``."""
         if not falls_back(error):
             raise error
-        log.info("slack: streaming failed (%s); answering with chat.update", slack_failure(error))
+        log.info("slack: streaming failed (%s); answering with chat.update", error.failure)
         self.fallback = True
         self._stream = None
         await self._post_or_update(self._message_text + text)
@@ -245,7 +245,7 @@ class AnswerStream:
         if self._stream is not None and self._ts is not None and not self.fallback:
             try:
                 await self._stream.stop(markdown_text=text or None, blocks=blocks or None)
-            except SLACK_FAILURES as error:
+            except SlackCallFailed as error:
                 if not falls_back(error):
                     raise
                 self.fallback = True

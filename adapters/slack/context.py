@@ -1,22 +1,23 @@
-"""Pure converters from bolt payloads to the agent's ``RequestContext`` and thread key.
+"""Pure converters from Slack's payload models to the agent's ``RequestContext`` and keys.
 
-Everything here reads the *signed* request body only (bolt verified it before any listener
-runs); who asks comes from its fields, never from the message text, so identity cannot be
-spoofed by what someone types. Bodies are read through the pydantic models of
-``adapters.slack.payloads``: a body of the wrong shape raises ``MalformedPayload`` (a
-``ValueError``), never ``KeyError`` or ``AttributeError``::
+Everything here reads the *signed* delivery only (``bots.slack.ingress`` verified it and
+``adapters.slack.payloads.read_delivery`` read it, once, into models); who asks comes from
+its fields, never from the message text, so identity cannot be spoofed by what someone
+types. The converters take those models, so a listener never meets a malformed payload::
 
-    event body (app_mention, message)  -> event_context(body), message_text(body, bot),
-                                          delivery_key(body), is_from_person, reply_thread
-    slash command body                 -> command_context(body, thread_ts=...),
-                                          command_question(body)
-    block_actions body (button clicks) -> action_context(body)
-    assistant_thread_started           -> assistant_thread_context(body)
-    app_home_opened                    -> home_context(body)
-    a context's metadata               -> reply_target(...): where its answer goes
+    event callback + MessageEvent     -> event_context(callback, event), message_text(event,
+                                         bot), delivery_key(callback, event), is_from_person,
+                                         reply_thread, mention_in_thread
+    SlashCommand                      -> command_context(command, thread_ts=...),
+                                         command_question(command)
+    a Click (button clicks)           -> action_context(click)
+    AssistantThreadEvent              -> assistant_thread_context(callback, event)
+    HomeEvent                         -> home_context(callback, event)
+    a context's metadata              -> reply_target(...): where its answer goes
 
-The metadata is an ``agent_core.channel.ChannelMetadata`` (the keys every channel fills)
-plus Slack's extras, prefixed ``slack_`` (``slack_enterprise_id``, ``slack_event_type``).
+The metadata is a ``SlackMetadata``: an ``agent_core.channel.ChannelMetadata`` (the keys
+every channel fills) plus Slack's extras, prefixed ``slack_`` (``slack_enterprise_id``,
+``slack_event_type``).
 ``thread_key`` is the conversation id the agent stores history under:
 ``slack:{team}:{channel}:{thread_ts}``; ``conversation_id(context)`` reads it from a context.
 ``turn_key`` is the turn queue's ordering key.
@@ -33,17 +34,33 @@ from adapters.slack.payloads import (
     USER_SUBTYPES,
     AssistantThreadEvent,
     Click,
+    Event,
+    EventCallback,
     HomeEvent,
     MalformedPayload,
     MessageEvent,
     SlashCommand,
-    parse_shape,
+    read_delivery,
     read_event,
 )
 from agent_core.channel import ChannelMetadata, Platform
 from agent_core.users import RequestContext
 
-__all__ = ["USER_SUBTYPES", "MalformedPayload"]  # with the converters below
+# with the converters below (the readers are the examples' way to make models)
+__all__ = ["USER_SUBTYPES", "MalformedPayload", "read_delivery", "read_event"]
+
+
+class SlackMetadata(ChannelMetadata, total=False):
+    """``RequestContext.metadata`` of a Slack request: the keys every channel fills, and
+    Slack's own.
+
+    >>> SlackMetadata(platform="slack", workspace_id="T1", slack_enterprise_id="E1")["platform"]
+    'slack'
+    """
+
+    slack_enterprise_id: str
+    slack_event_type: str
+
 
 PLATFORM: Platform = "slack"
 PRIVATE_THREAD = "private"
@@ -124,6 +141,27 @@ def _id_of(value: Any) -> str | None:
     return None
 
 
+def workspace_of_delivery(
+    delivery: EventCallback | SlashCommand | Click, event: Event | None = None
+) -> tuple[str, str | None]:
+    """``(team_id, enterprise_id)`` of the installation a delivery belongs to.
+
+    >>> workspace_of_delivery(SlashCommand(command="/ask", user_id="U1", channel_id="C1",
+    ...                                    team_id="T1"))
+    ('T1', None)
+    """
+    if isinstance(delivery, SlashCommand):
+        return delivery.team_id or "", delivery.enterprise_id or None
+    if isinstance(delivery, EventCallback):
+        team = delivery.team_id or (delivery.team and delivery.team.id) or ""
+        if not team and isinstance(event, MessageEvent):
+            team = event.team or ""
+        enterprise = delivery.enterprise_id or (delivery.enterprise and delivery.enterprise.id)
+        return team, enterprise or None
+    team = (delivery.team and delivery.team.id) or ""
+    return team, (delivery.enterprise and delivery.enterprise.id) or None
+
+
 def event_thread_ts(event: MessageEvent) -> str:
     """The thread an event belongs to; a top-level message starts a thread at its own ts."""
     return event.thread_ts or event.ts or event.event_ts or ""
@@ -138,71 +176,52 @@ def is_dm_event(event: MessageEvent) -> bool:
     return event.channel_type == "im"
 
 
-def message_event(body: Mapping[str, Any]) -> MessageEvent:
-    """The mention or person's message a body carries; ``MalformedPayload`` otherwise.
-
-    >>> message_event({"event": {"type": "app_mention", "channel": "C1", "ts": 5}})
-    Traceback (most recent call last):
-    ...
-    adapters.slack.payloads.MalformedPayload: event: ts: input should be a valid string
-    """
-    event = read_event(body)
-    if not isinstance(event, MessageEvent):
-        raise MalformedPayload(f"event: a {event.type} event is not a message")
-    return event
-
-
-def _message_or_none(body: Mapping[str, Any]) -> MessageEvent | None:
-    event = read_event(body)
-    return event if isinstance(event, MessageEvent) else None
-
-
-def delivery_key(body: Mapping[str, Any]) -> str:
+def delivery_key(callback: EventCallback, event: MessageEvent) -> str:
     """The delivery key of a message event: Slack's retries of it, and the ``app_mention``
     Slack also delivers as a plain ``message``, share it.
 
-    >>> delivery_key({"team_id": "T1", "event": {"type": "message", "channel": "C1", "ts": "1.5"}})
+    >>> read = read_delivery({"type": "event_callback", "team_id": "T1",
+    ...                       "event": {"type": "message", "channel": "C1", "ts": "1.5"}})
+    >>> delivery_key(read.delivery, read.event)
     'slack:message:T1:C1:1.5'
     """
-    event = message_event(body)
-    return f"slack:message:{workspace_of(body)[0]}:{event.channel}:{event.ts}"
+    team, _ = workspace_of_delivery(callback, event)
+    return f"slack:message:{team}:{event.channel}:{event.ts}"
 
 
-def message_text(body: Mapping[str, Any], bot_user_id: str | None) -> str:
+def message_text(event: MessageEvent, bot_user_id: str | None) -> str:
     """What a message or mention asks: its text without mentions of the bot.
 
-    >>> message_text({"event": {"type": "app_mention", "text": "<@UBOT> how many?",
-    ...                          "channel": "C1", "ts": "1.0"}}, "UBOT")
+    >>> message_text(read_event({"type": "app_mention", "text": "<@UBOT> how many?",
+    ...                          "channel": "C1", "ts": "1.0"}), "UBOT")
     'how many?'
     """
-    return strip_mention(message_event(body).text or "", bot_user_id)
+    return strip_mention(event.text or "", bot_user_id)
 
 
-def is_from_person(body: Mapping[str, Any], bot_user_id: str | None) -> bool:
+def is_from_person(event: Event, bot_user_id: str | None) -> bool:
     """A message a person wrote: not an edit, a bot's message or the bot's own.
 
-    >>> is_from_person({"event": {"type": "message", "user": "U1", "text": "hi",
-    ...                           "channel": "C1", "ts": "1.0"}}, "UBOT")
+    >>> is_from_person(read_event({"type": "message", "user": "U1", "text": "hi",
+    ...                            "channel": "C1", "ts": "1.0"}), "UBOT")
     True
-    >>> is_from_person({"event": {"type": "message", "subtype": "message_changed"}}, "UBOT")
+    >>> is_from_person(read_event({"type": "message", "subtype": "message_changed"}), "UBOT")
     False
     """
-    event = _message_or_none(body)
-    if event is None or event.subtype not in USER_SUBTYPES or event.bot_id:
+    if not isinstance(event, MessageEvent) or event.subtype not in USER_SUBTYPES or event.bot_id:
         return False
     return event.user is not None and event.user != bot_user_id
 
 
-def reply_thread(body: Mapping[str, Any], bot_user_id: str | None) -> str | None:
+def reply_thread(event: MessageEvent, bot_user_id: str | None) -> str | None:
     """The thread a message replies in, if any; None too for a mention of the bot (it is
     answered as the mention).
 
     >>> event = {"type": "message", "channel": "C1", "ts": "1.1", "thread_ts": "1.0"}
-    >>> reply_thread({"event": {**event, "text": "and then?"}}, "UBOT")
+    >>> reply_thread(read_event({**event, "text": "and then?"}), "UBOT")
     '1.0'
-    >>> reply_thread({"event": {**event, "text": "<@UBOT> and?"}}, "UBOT")
+    >>> reply_thread(read_event({**event, "text": "<@UBOT> and?"}), "UBOT")
     """
-    event = message_event(body)
     thread_ts = event.thread_ts
     if not thread_ts or (bot_user_id and f"<@{bot_user_id}" in (event.text or "")):
         return None
@@ -214,7 +233,8 @@ def app_message_in_thread(
 ) -> tuple[str, str, Mapping[str, Any]] | None:
     """``(channel, thread_ts, message)`` of a reply another app posted in a thread (an
     alert, a deploy bot): kept for the threads the bot follows. None for anything else: a
-    person's message, the bot's own, an edit, a message outside a thread.
+    person's message, the bot's own, an edit, a message outside a thread. Reads the event
+    as Slack sent it (the message is kept as it is) and never raises.
 
     >>> event = {"type": "message", "subtype": "bot_message", "bot_id": "B2", "text": "down",
     ...          "channel": "C1", "ts": "2.0", "thread_ts": "1.0"}
@@ -242,30 +262,28 @@ APP_SUBTYPES = frozenset({None, "bot_message", "thread_broadcast"})
 """Subtypes of the messages apps post (kept in the transcripts of followed threads)."""
 
 
-def mention_in_thread(body: Mapping[str, Any]) -> str | None:
+def mention_in_thread(event: MessageEvent) -> str | None:
     """The ``ts`` of a mention posted inside a thread (the thread's earlier messages up to it
     may give the question its context); None for a mention at the top level.
 
-    >>> mention_in_thread({"event": {"type": "app_mention", "channel": "C1", "ts": "402.0",
-    ...                              "thread_ts": "400.0"}})
+    >>> mention_in_thread(read_event({"type": "app_mention", "channel": "C1", "ts": "402.0",
+    ...                               "thread_ts": "400.0"}))
     '402.0'
     """
-    event = message_event(body)
     return event.ts if event.thread_ts else None
 
 
-def command_question(body: Mapping[str, Any]) -> tuple[bool, str]:
+def command_question(command: SlashCommand) -> tuple[bool, str]:
     """``(private, question)`` of a slash command: ``/ask private how many?`` asks
     privately.
 
     >>> body = {"command": "/ask", "user_id": "U1", "channel_id": "C1"}
-    >>> command_question({**body, "text": "private how many?"})
+    >>> command_question(SlashCommand(**body, text="private how many?"))
     (True, 'how many?')
-    >>> command_question({**body, "text": "how private?"})
+    >>> command_question(SlashCommand(**body, text="how private?"))
     (False, 'how private?')
     """
-    text = _command(body).text or ""
-    text = text.strip()
+    text = (command.text or "").strip()
     first, _, rest = text.partition(" ")
     if first.lower() in PRIVATE_FLAGS:
         return True, rest.strip()
@@ -280,16 +298,17 @@ def _context(metadata: ChannelMetadata, **slack: Any) -> RequestContext:
     return RequestContext(metadata={k: v for k, v in merged.items() if v is not None})
 
 
-def event_context(body: Mapping[str, Any]) -> RequestContext:
+def event_context(callback: EventCallback, event: MessageEvent) -> RequestContext:
     """The ``RequestContext`` of an ``app_mention`` / ``message`` event callback.
 
-    >>> ctx = event_context({"team_id": "T1", "event": {"type": "message",
-    ...     "channel_type": "im", "channel": "D1", "user": "U1", "ts": "5.0"}})
+    >>> read = read_delivery({"type": "event_callback", "team_id": "T1", "event": {
+    ...     "type": "message", "channel_type": "im", "channel": "D1", "user": "U1",
+    ...     "ts": "5.0"}})
+    >>> ctx = event_context(read.delivery, read.event)
     >>> (ctx.metadata["thread_id"], ctx.metadata["is_dm"], ctx.metadata["workspace_id"])
     ('5.0', True, 'T1')
     """
-    event = message_event(body)
-    team, enterprise = workspace_of(body)
+    team, enterprise = workspace_of_delivery(callback, event)
     profile = event.user_profile
     name: Any = (profile.display_name or profile.real_name or None) if profile else None
     return _context(
@@ -307,16 +326,15 @@ def event_context(body: Mapping[str, Any]) -> RequestContext:
     )
 
 
-def command_context(body: Mapping[str, Any], *, thread_ts: str) -> RequestContext:
+def command_context(command: SlashCommand, *, thread_ts: str) -> RequestContext:
     """The ``RequestContext`` of a slash command answered in ``thread_ts``.
 
-    >>> ctx = command_context({"team_id": "T1", "channel_id": "C1", "user_id": "U1",
-    ...     "user_name": "ana", "command": "/ask", "text": "hi"}, thread_ts="9.0")
+    >>> ctx = command_context(SlashCommand(team_id="T1", channel_id="C1", user_id="U1",
+    ...     user_name="ana", command="/ask", text="hi"), thread_ts="9.0")
     >>> (ctx.metadata["command"], ctx.metadata["user_name"], ctx.metadata["is_dm"])
     ('/ask', 'ana', False)
     """
-    command = _command(body)
-    team, enterprise = workspace_of(body)
+    team, enterprise = workspace_of_delivery(command)
     return _context(
         ChannelMetadata(
             platform=PLATFORM,
@@ -334,12 +352,6 @@ def command_context(body: Mapping[str, Any], *, thread_ts: str) -> RequestContex
     )
 
 
-def _command(body: Mapping[str, Any]) -> SlashCommand:
-    """A slash command's fields (``MalformedPayload`` when one it must have is missing)."""
-    command: SlashCommand = parse_shape(SlashCommand, body, "command")
-    return command
-
-
 def _action_thread(body: Click) -> str:
     container, message = body.container, body.message
     thread = (container and container.thread_ts) or (message and message.thread_ts)
@@ -348,18 +360,17 @@ def _action_thread(body: Click) -> str:
     return thread or (container and container.message_ts) or (message and message.ts) or ""
 
 
-def action_context(body: Mapping[str, Any]) -> RequestContext:
+def action_context(clicked: Click) -> RequestContext:
     """The ``RequestContext`` of a ``block_actions`` payload (a button click).
 
-    >>> ctx = action_context({"type": "block_actions", "team": {"id": "T1"},
-    ...     "user": {"id": "U2", "username": "bo"},
+    >>> ctx = action_context(read_delivery({"type": "block_actions", "team": {"id": "T1"},
+    ...     "user": {"id": "U2", "username": "bo"}, "actions": [{"action_id": "a"}],
     ...     "channel": {"id": "C1"}, "container": {"channel_id": "C1", "message_ts": "7.0",
-    ...     "thread_ts": "6.0"}})
+    ...     "thread_ts": "6.0"}}).delivery)
     >>> (ctx.metadata["user_id"], ctx.metadata["thread_id"])
     ('U2', '6.0')
     """
-    clicked: Click = parse_shape(Click, body, "block_actions")
-    team, enterprise = workspace_of(body)
+    team, enterprise = workspace_of_delivery(clicked)
     user, container = clicked.user, clicked.container
     channel = (clicked.channel and clicked.channel.id) or (container and container.channel_id)
     channel = channel or ""
@@ -384,20 +395,20 @@ def action_context(body: Mapping[str, Any]) -> RequestContext:
     )
 
 
-def assistant_thread_context(body: Mapping[str, Any]) -> RequestContext:
+def assistant_thread_context(
+    callback: EventCallback, event: AssistantThreadEvent
+) -> RequestContext:
     """The ``RequestContext`` of ``assistant_thread_started``: a new thread in the bot's
     agent view (a DM with the bot).
 
-    >>> ctx = assistant_thread_context({"team_id": "T1", "event": {
+    >>> read = read_delivery({"type": "event_callback", "team_id": "T1", "event": {
     ...     "type": "assistant_thread_started", "assistant_thread": {
     ...     "user_id": "U1", "channel_id": "D1", "thread_ts": "5.0"}}})
+    >>> ctx = assistant_thread_context(read.delivery, read.event)
     >>> (ctx.metadata["channel_id"], ctx.metadata["thread_id"], ctx.metadata["is_dm"])
     ('D1', '5.0', True)
     """
-    event = read_event(body)
-    if not isinstance(event, AssistantThreadEvent):
-        raise MalformedPayload(f"event: a {event.type} event is not assistant_thread_started")
-    team, enterprise = workspace_of(body)
+    team, enterprise = workspace_of_delivery(callback)
     thread = event.assistant_thread
     return _context(
         ChannelMetadata(
@@ -416,24 +427,19 @@ HOME_THREAD = "home"
 """The thread id of the Messages tab's welcome (it is posted top-level, in no thread)."""
 
 
-def home_context(body: Mapping[str, Any]) -> RequestContext | None:
+def home_context(callback: EventCallback, event: HomeEvent) -> RequestContext | None:
     """The ``RequestContext`` of ``app_home_opened`` on the Messages tab (the bot's DM);
     ``None`` for the other tabs.
 
-    >>> ctx = home_context({"team_id": "T1", "event": {"type": "app_home_opened",
-    ...     "user": "U1", "channel": "D1", "tab": "messages"}})
+    >>> read = read_delivery({"type": "event_callback", "team_id": "T1", "event": {
+    ...     "type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "messages"}})
+    >>> ctx = home_context(read.delivery, read.event)
     >>> (ctx.metadata["user_id"], ctx.metadata["thread_id"], ctx.metadata["is_dm"])
     ('U1', 'home', True)
-    >>> home_context({"team_id": "T1", "event": {"type": "app_home_opened", "user": "U1",
-    ...                                         "tab": "home"}}) is None
-    True
     """
-    event = read_event(body)
-    if not isinstance(event, HomeEvent):
-        raise MalformedPayload(f"event: a {event.type} event is not app_home_opened")
     if event.tab != "messages" or not event.user or not event.channel:
         return None
-    team, enterprise = workspace_of(body)
+    team, enterprise = workspace_of_delivery(callback)
     return _context(
         ChannelMetadata(
             platform=PLATFORM,
@@ -466,6 +472,11 @@ def asker_id(context: RequestContext) -> str:
 def turn_key(context: RequestContext, *, private: bool = False, opens_thread: bool = False) -> str:
     """The turn queue's ordering key: the conversation (a private one per asker; public slash
     commands, each opening a thread of its own, in order per asker and channel).
+
+    Both channels order the turns of one conversation; Teams also splits it per asker
+    (``adapters.teams.context.turn_key``), Slack cannot: a Slack thread has one status line
+    (``assistant.threads.setStatus``) and one answer streams in it at a time, so two answers
+    running at once in a thread would overwrite each other's progress.
 
     >>> ctx = RequestContext(metadata={"workspace_id": "T1", "channel_id": "C1",
     ...                                "thread_id": "1.0", "user_id": "U1"})

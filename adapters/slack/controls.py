@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Mapping
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -38,7 +37,7 @@ from adapters.slack.context import action_context, conversation_id
 from adapters.slack.elements import ACTION_BUTTON, context
 from adapters.slack.limits import MAX_SECTION_TEXT, SlackMessage, pack_messages
 from adapters.slack.markdown import escape_mrkdwn, truncate
-from adapters.slack.payloads import Action, Click, MalformedPayload, parse_shape
+from adapters.slack.payloads import BlockActions
 from agent_core.components import (
     ButtonGroupComponent,
     SourcesComponent,
@@ -155,76 +154,74 @@ def stop_message(turn_id: str) -> SlackMessage:
 # --- clicks on the controls ---------------------------------------------------------------------
 
 
-def _action(body: Mapping[str, Any]) -> Action:
-    """The clicked element of a ``block_actions`` payload (bolt routes one at a time);
-    ``MalformedPayload`` when the payload has none."""
-    actions = body.get("actions")
-    if not isinstance(actions, list) or not actions:
-        raise MalformedPayload("block_actions: actions: no action")
-    action: Action = parse_shape(Action, actions[0], "block_actions: actions.0")
-    return action
-
-
-def feedback_of(body: Mapping[str, Any]) -> Feedback | None:
+def feedback_of(click: BlockActions) -> Feedback | None:
     """The ``Feedback`` a click on an answer's feedback buttons gives, or None.
 
-    >>> feedback = feedback_of({"type": "block_actions", "team": {"id": "T1"},
-    ...     "user": {"id": "U1"},
-    ...     "channel": {"id": "C1"}, "container": {"message_ts": "7.0", "thread_ts": "6.0"},
-    ...     "actions": [{"action_id": "threadline_feedback", "value": "negative",
-    ...                  "block_id": "threadline_feedback:42"}]})
+    >>> feedback = feedback_of(BlockActions(type="block_actions", team={"id": "T1"},
+    ...     user={"id": "U1"},
+    ...     channel={"id": "C1"}, container={"message_ts": "7.0", "thread_ts": "6.0"},
+    ...     actions=[{"action_id": "threadline_feedback", "value": "negative",
+    ...               "block_id": "threadline_feedback:42"}]))
     >>> feedback.conversation_id, feedback.message_id, feedback.positive, feedback.turn_id
     ('slack:T1:C1:6.0', '7.0', False, '42')
     """
-    action = _action(body)
+    action = click.actions[0]  # bolt routes one action at a time
     if action.action_id != FEEDBACK_ACTION:
         return None
-    clicked: Click = parse_shape(Click, body, "block_actions")
-    container, message = clicked.container, clicked.message
+    container, message = click.container, click.message
     message_ts = (container and container.message_ts) or (message and message.ts) or ""
     return Feedback(
-        conversation_id=conversation_id(action_context(body)),
+        conversation_id=conversation_id(action_context(click)),
         message_id=message_ts,
         positive=action.value == "positive",
         turn_id=feedback_turn(action.block_id),
     )
 
 
-def stop_request_of(body: Mapping[str, Any]) -> str | None:
+def stop_request_of(click: BlockActions) -> str | None:
     """The turn a click on the Stop button asks to stop, or None.
 
-    >>> stop_request_of({"actions": [{"action_id": "threadline_stop", "value": "17-0"}]})
+    >>> stop_request_of(_clicked("threadline_stop", "17-0"))
     '17-0'
     """
-    action = _action(body)
+    action = click.actions[0]
     if action.action_id != STOP_ACTION or not action.value:
         return None
     return action.value
 
 
-def show_query_of(body: Mapping[str, Any]) -> str | None:
+def show_query_of(click: BlockActions) -> str | None:
     """The turn whose queries a click on "Show query" asks for, or None.
 
-    >>> show_query_of({"actions": [{"action_id": "threadline_show_query", "value": "17-0"}]})
+    >>> show_query_of(_clicked("threadline_show_query", "17-0"))
     '17-0'
     """
-    action = _action(body)
+    action = click.actions[0]
     if action.action_id != SHOW_QUERY_ACTION or not action.value:
         return None
     return action.value
 
 
-def button_message_of(body: Mapping[str, Any]) -> str | None:
+def button_message_of(click: BlockActions) -> str | None:
     """The message an action button sends on the clicker's behalf (``elements.action_buttons``),
     or None for other clicks.
 
-    >>> button_message_of({"actions": [{"action_id": "threadline_button:0", "value": "Top?"}]})
+    >>> button_message_of(_clicked("threadline_button:0", "Top?"))
     'Top?'
     """
-    action = _action(body)
+    action = click.actions[0]
     if not action.action_id.startswith(f"{ACTION_BUTTON}:"):
         return None
     return action.value or ""
+
+
+def _clicked(action_id: str, value: str) -> BlockActions:
+    """A click on ``action_id`` (the examples above)."""
+    return BlockActions(
+        type="block_actions",
+        user={"id": "U1"},  # type: ignore[arg-type]
+        actions=[{"action_id": action_id, "value": value}],  # type: ignore[list-item]
+    )
 
 
 MAX_SUGGESTED_PROMPTS = 4

@@ -8,25 +8,24 @@ The bot token goes only to Slack's own file hosts (``files.slack.com``, a ``*.sl
 ``max_bytes`` however large the file claims to be; without a usable token Slack answers
 ``url_private`` with its sign-in page (HTML, status 200), which is refused as such.
 
->>> body = {"event": {"type": "message", "channel": "C1", "ts": "1.0", "user": "U1",
+>>> from adapters.slack.payloads import read_event
+>>> event = read_event({"type": "message", "channel": "C1", "ts": "1.0", "user": "U1",
 ...     "files": [{"id": "F1", "name": "sales.csv", "size": 12, "user": "U1",
-...                "url_private": "https://files.slack.com/files-pri/T1-F1/sales.csv"}]}}
->>> [(f.name, f.owner, f.size) for f in shared_files(body)]
+...                "url_private": "https://files.slack.com/files-pri/T1-F1/sales.csv"}]})
+>>> [(f.name, f.owner, f.size) for f in shared_files(event)]
 [('sales.csv', 'U1', 12)]
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
 
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 from yarl import URL
 
 from adapters.files import FileRefused, SharedFile, too_big
-from adapters.slack.context import message_event
+from adapters.slack.payloads import MessageEvent
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +33,9 @@ SLACK_FILE_DOMAINS = (".slack.com", ".slack-gov.com")
 CHUNK = 64 * 1024
 
 
-def shared_files(body: Mapping[str, Any]) -> list[SharedFile]:
+def shared_files(event: MessageEvent) -> list[SharedFile]:
     """The files of a message or mention event, as Slack described them; a file Slack did
     not give a ``url_private`` (Slack Connect, deleted) keeps an empty ``url``."""
-    event = message_event(body)
     files = []
     for item in event.files:
         if item.mode == "tombstone":

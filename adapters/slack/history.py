@@ -32,7 +32,7 @@ from typing import Any
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.errors import SLACK_FAILURES, retry_after, slack_failure
+from adapters.slack.errors import SlackCallFailed, SlackWebClient
 from adapters.slack.markdown import truncate
 from adapters.slack.threads import ThreadTranscript, ts_value
 from agent_core.errors import StateUnavailableError
@@ -118,7 +118,7 @@ def without_rate_limit_retry(client: AsyncWebClient) -> AsyncWebClient:
     handlers = [
         h for h in client.retry_handlers if not isinstance(h, AsyncRateLimitErrorRetryHandler)
     ]
-    return AsyncWebClient(
+    return SlackWebClient(
         token=client.token,
         base_url=client.base_url,
         timeout=client.timeout,
@@ -148,10 +148,10 @@ async def read_thread(
         response = await without_rate_limit_retry(client).conversations_replies(
             channel=channel, ts=thread_ts, limit=limit, inclusive=True
         )
-    except SLACK_FAILURES as error:
-        if (wait := retry_after(error)) is not None:
+    except SlackCallFailed as error:
+        if (wait := error.failure.retry_after) is not None:
             await gate.pause(team, wait)
-        log.info("slack: no thread history for context (%s)", slack_failure(error))
+        log.info("slack: no thread history for context (%s)", error.failure)
         return ThreadRead(read=False)
     messages = [
         dict(m)

@@ -17,6 +17,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.errors import web_client
 from adapters.slack.markdown import truncate
 from adapters.slack.render import render
 from agent_core.components import ButtonComponent, ButtonGroupComponent, UiComponent
@@ -48,7 +49,7 @@ async def suggest_prompts(
     prompts = starter_prompts(components)
     if prompts:
         meta: dict[str, Any] = context.metadata
-        await client.assistant_threads_setSuggestedPrompts(
+        await web_client(client).assistant_threads_setSuggestedPrompts(
             channel_id=meta["channel_id"], thread_ts=meta["thread_id"], prompts=prompts
         )
 
@@ -57,6 +58,7 @@ async def post_welcome(
     client: AsyncWebClient, context: RequestContext, component: UiComponent
 ) -> None:
     """Post one component of the welcome top-level in the Messages tab (the bot's DM)."""
+    client = web_client(client)
     for message in render(component):
         if message.blocks:
             await client.chat_postMessage(

@@ -1,9 +1,10 @@
 """The shapes of the Slack payloads Threadline reads, as pydantic models.
 
 A signed payload is still only as well-formed as its sender made it: an integration's
-``app_mention`` without ``user``, a number where Slack sends text, ``event: null``. The
-converters (``adapters.slack.context``) read payloads through these models, never by
-trusting dict keys, and ``read_delivery`` checks a whole delivery before bolt sees it::
+``app_mention`` without ``user``, a number where Slack sends text, ``event: null``.
+``read_delivery`` reads a whole delivery once, before bolt sees it, into a
+``SlackDelivery``; the listeners and the converters (``adapters.slack.context``,
+``adapters.slack.controls``) take its models, never trusting dict keys::
 
     event_callback      -> EventCallback (+ MessageEvent, AssistantThreadEvent, HomeEvent,
                            UserChangeEvent by ``event.type``; other events: their type only)
@@ -12,8 +13,8 @@ trusting dict keys, and ``read_delivery`` checks a whole delivery before bolt se
     other interactions  -> Interaction (the objects bolt reads are objects)
     url_verification    -> UrlVerification
 
-Anything else raises ``MalformedPayload`` (a ``ValueError``) with a short reason and never
-the payload itself. Unknown fields are ignored: Slack adds fields all the time.
+Anything else raises ``agent_core.errors.MalformedPayload`` (a ``ValueError``) with a short
+reason and never the payload itself. Unknown fields are ignored: Slack adds fields all the time.
 
 >>> read_delivery({"type": "event_callback", "team_id": "T1",
 ...                "event": {"type": "app_mention", "channel": "C1", "ts": "1.0"}}).kind
@@ -21,16 +22,21 @@ the payload itself. Unknown fields are ignored: Slack adds fields all the time.
 >>> read_delivery({"type": "event_callback", "event": None})
 Traceback (most recent call last):
 ...
-adapters.slack.payloads.MalformedPayload: event_callback: event: input should be a valid dictionary
+agent_core.errors.MalformedPayload: event_callback: event: input should be a valid dictionary
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic import ValidationError as PydanticError
+
+from agent_core.errors import MalformedPayload
+
+__all__ = ["MalformedPayload"]  # with the models and readers below
 
 USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 """Message subtypes a person writes (edits, joins and bot messages are not questions)."""
@@ -38,11 +44,6 @@ USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 
 Id = Annotated[str, StringConstraints(min_length=1)]
 """An id (user, channel, ts...): text, never empty."""
-
-
-class MalformedPayload(ValueError):
-    """A payload whose shape is not one Slack sends (the reason names the field, never its
-    value)."""
 
 
 class Shape(BaseModel):
@@ -254,27 +255,15 @@ def _json_type(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def read_event(body: Mapping[str, Any]) -> Event:
-    """The typed ``event`` of an event callback; a message only a person's message or a
-    mention is read in full (others by type).
+def read_event(event: object) -> Event:
+    """The typed ``event`` of an event callback; only a person's message or a mention is
+    read in full (others by type).
 
-    >>> read_event({"event": {"type": "message", "subtype": "message_changed"}}).type
+    >>> read_event({"type": "message", "subtype": "message_changed"}).type
     'message'
     """
-    event = body.get("event")
     if not isinstance(event, Mapping):
         raise MalformedPayload(f"event_callback: event: not an object ({_json_type(event)})")
-    if _last_read[0] is not event or _last_read[1] is None:  # one event, several reads
-        _last_read[:] = [event, _read_event(event)]
-    read: Event = _last_read[1]
-    return read
-
-
-_last_read: list[Any] = [None, None]
-"""The last event read and its model (by identity: bolt hands listeners one body)."""
-
-
-def _read_event(event: Mapping[str, Any]) -> Event:
     kind = event.get("type")
     if kind == "app_mention" or (kind == "message" and event.get("subtype") in USER_SUBTYPES):
         message: MessageEvent = parse_shape(MessageEvent, event, "event")
@@ -283,32 +272,41 @@ def _read_event(event: Mapping[str, Any]) -> Event:
     return model
 
 
-def read_delivery(body: object) -> _Read:
-    """Check a whole delivery (the parsed JSON, or a command's form fields); raises
+@dataclass(frozen=True, slots=True)
+class SlackDelivery:
+    """What ``read_delivery`` found in a verified delivery: its ``kind``, its model, the
+    typed ``event`` of an event callback, and the ``body`` as Slack sent it (parsed once;
+    the listeners and converters read the models, never the body again).
+
+    >>> read = read_delivery({"command": "/ask", "user_id": "U1", "channel_id": "C1"})
+    >>> read.kind, type(read.delivery).__name__
+    ('command', 'SlashCommand')
+    """
+
+    kind: str
+    delivery: Delivery
+    body: Mapping[str, Any]
+    event: Event | None = None
+
+
+def read_delivery(body: object) -> SlackDelivery:
+    """Check a whole delivery (the parsed JSON, or a command's form fields), once; raises
     ``MalformedPayload``."""
     if not isinstance(body, Mapping):
         raise MalformedPayload(f"payload: not an object ({_json_type(body)})")
     kind = body.get("type")
     if kind == "event_callback":
         callback: EventCallback = parse_shape(EventCallback, body, "event_callback")
-        return _Read("event_callback", callback, read_event(body))
+        return SlackDelivery("event_callback", callback, body, read_event(body.get("event")))
     if kind == "url_verification":
-        return _Read("url_verification", parse_shape(UrlVerification, body, "url_verification"))
+        verification = parse_shape(UrlVerification, body, "url_verification")
+        return SlackDelivery("url_verification", verification, body)
     if kind is None and "command" in body:
-        return _Read("command", parse_shape(SlashCommand, body, "command"))
+        return SlackDelivery("command", parse_shape(SlashCommand, body, "command"), body)
     if kind == "block_actions":
-        return _Read("block_actions", parse_shape(BlockActions, body, "block_actions"))
+        return SlackDelivery(
+            "block_actions", parse_shape(BlockActions, body, "block_actions"), body
+        )
     if isinstance(kind, str):
-        return _Read(kind, parse_shape(Interaction, body, kind))
+        return SlackDelivery(kind, parse_shape(Interaction, body, kind), body)
     raise MalformedPayload("payload: no type")
-
-
-class _Read:
-    """What ``read_delivery`` found: the delivery's kind, its model, and its event."""
-
-    __slots__ = ("delivery", "event", "kind")
-
-    def __init__(self, kind: str, delivery: Shape, event: Shape | None = None) -> None:
-        self.kind = kind
-        self.delivery = delivery
-        self.event = event

@@ -41,7 +41,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.answer import falls_back
 from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import TASK_STATUS
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.limits import MAX_PLAN_TASKS, MAX_TASK_DETAIL, MAX_TASK_TITLE, validate_block
 from adapters.slack.markdown import truncate
 from adapters.tasks import PlanTask, TaskBoard
@@ -107,7 +107,7 @@ class SlackPlan:
         update_interval: float = 1.0,
         on_post: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
-        self._client = client
+        self._client = web_client(client)
         self._target = target
         self.mode: DisplayMode = "timeline" if target.is_dm else "plan"
         self.update_interval = update_interval
@@ -163,8 +163,8 @@ class SlackPlan:
                 if await self._stop_stream():
                     return
                 await self._post_or_update()
-        except SLACK_FAILURES as error:
-            log.warning("slack: could not close the plan (%s)", slack_failure(error))
+        except SlackCallFailed as error:
+            log.warning("slack: could not close the plan (%s)", error.failure)
 
     async def aclose(self) -> None:
         """Stop the pending update, if any (the turn is over)."""
@@ -179,8 +179,8 @@ class SlackPlan:
         async with self._lock:
             try:
                 await self._stop_stream()
-            except SLACK_FAILURES as error:
-                log.info("slack: could not end the plan's stream (%s)", slack_failure(error))
+            except SlackCallFailed as error:
+                log.info("slack: could not end the plan's stream (%s)", error.failure)
             self.fallback = True
             self._shown_in_place = self._snapshot()
 
@@ -218,8 +218,8 @@ class SlackPlan:
         self._timer = None
         try:
             await self._send()
-        except SLACK_FAILURES as error:
-            log.warning("slack: could not update the plan (%s)", slack_failure(error))
+        except SlackCallFailed as error:
+            log.warning("slack: could not update the plan (%s)", error.failure)
 
     async def _cancel_timer(self) -> None:
         timer, self._timer = self._timer, None
@@ -244,10 +244,10 @@ class SlackPlan:
                     buffer_size=1,
                 )
             await self._stream.append(chunks=chunks)
-        except SLACK_FAILURES as error:
+        except SlackCallFailed as error:
             if not falls_back(error):
                 raise
-            log.info("slack: plan streaming failed (%s); posting it", slack_failure(error))
+            log.info("slack: plan streaming failed (%s); posting it", error.failure)
             self.fallback = True
             return False
         if self.ts is None and self._stream.ts:
@@ -261,7 +261,7 @@ class SlackPlan:
             return False
         try:
             await self._stream.stop(chunks=self._changes())
-        except SLACK_FAILURES as error:
+        except SlackCallFailed as error:
             if not falls_back(error):
                 raise
             self.fallback = True
@@ -287,7 +287,7 @@ class SlackPlan:
             )
             await self._posted(str(response["ts"]))
         else:
-            with contextlib.suppress(*SLACK_FAILURES):
+            with contextlib.suppress(SlackCallFailed):
                 await self._client.chat_update(
                     channel=self._target.channel, ts=self.ts, text=text, blocks=blocks
                 )

@@ -19,7 +19,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.slack.context import ReplyTarget
 from adapters.slack.controls import feedback_block
 from adapters.slack.elements import context
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import render
 from agent_core.components import (
@@ -53,7 +53,7 @@ class PrivateDelivery:
         *,
         on_send: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self._client = client
+        self._client = web_client(client)
         self.target = target
         self._on_send = on_send
 
@@ -102,10 +102,10 @@ class PrivateDelivery:
                 blocks=message.blocks,
                 **thread,
             )
-        except SLACK_FAILURES as error:
+        except SlackCallFailed as error:
             if target.response_url is None:
                 raise
-            log.info("slack: ephemeral refused (%s); using the response_url", slack_failure(error))
+            log.info("slack: ephemeral refused (%s); using the response_url", error.failure)
             await AsyncWebhookClient(target.response_url).send(
                 text=message.text,
                 blocks=message.blocks,

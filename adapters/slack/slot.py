@@ -36,7 +36,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.notices import INTERRUPTED
 from adapters.slack.context import ReplyTarget
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.markdown import escape_mrkdwn, truncate
 from adapters.slack.private import PrivateDelivery
 from adapters.slack.render import render
@@ -119,7 +119,7 @@ class AnswerSlot:
         posted: PostedMessages | None = None,
         on_posted: OnPosted | None = None,
     ) -> None:
-        self._client = client
+        self._client = web_client(client)
         self.target = target
         self._current = posted or PostedMessages()
         self._on_posted = on_posted
@@ -131,6 +131,11 @@ class AnswerSlot:
     @property
     def current(self) -> PostedMessages:
         return self._current
+
+    @property
+    def client(self) -> AsyncWebClient:
+        """The Web API client of the answer's workspace."""
+        return self._client
 
     async def posted(self, ts: str) -> None:
         """Note a message the answer posted in the thread."""
@@ -174,7 +179,7 @@ class AnswerSlot:
     async def retract(self) -> None:
         """Delete the messages posted in the thread so far (ephemeral ones cannot be)."""
         for ts in self._current.ts:
-            with contextlib.suppress(*SLACK_FAILURES):
+            with contextlib.suppress(SlackCallFailed):
                 await self._client.chat_delete(channel=self.target.channel, ts=ts)
         self._current = replace(self._current, ts=())
 
@@ -197,8 +202,8 @@ class AnswerSlot:
                     text=message.text,
                     blocks=message.blocks,
                 )
-        except SLACK_FAILURES as error:
-            log.warning("slack: could not tell %s (%s)", self.target.user_id, slack_failure(error))
+        except SlackCallFailed as error:
+            log.warning("slack: could not tell %s (%s)", self.target.user_id, error.failure)
 
     async def open_thread(self, question: str, *, command: str) -> str | None:
         """The thread a public slash command is answered in: "<@user> asked: ..." posted in
@@ -210,8 +215,8 @@ class AnswerSlot:
         opener = f"<@{target.user_id}> asked: {escape_mrkdwn(truncate(question, 2900))}"
         try:
             posted = await self._client.chat_postMessage(channel=target.channel, text=opener)
-        except SLACK_FAILURES as error:
-            log.info("slack: cannot post in %s (%s)", target.channel, slack_failure(error))
+        except SlackCallFailed as error:
+            log.info("slack: cannot post in %s (%s)", target.channel, error.failure)
             if target.response_url:
                 await AsyncWebhookClient(target.response_url).send(
                     response_type="ephemeral",

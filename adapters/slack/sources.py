@@ -30,7 +30,7 @@ from pydantic import TypeAdapter, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.context import thread_key
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed
 from adapters.slack.limits import SlackMessage
 from agent_core.components import Source, SourcesComponent
 from agent_core.state import KeyValueStore
@@ -101,6 +101,6 @@ async def show_privately(
             args["thread_ts"] = thread_ts
         try:
             await client.chat_postEphemeral(**args)
-        except SLACK_FAILURES as error:
-            log.warning("slack: could not show queries to %s (%s)", user, slack_failure(error))
+        except SlackCallFailed as error:
+            log.warning("slack: could not show queries to %s (%s)", user, error.failure)
             return

@@ -13,7 +13,7 @@ import logging
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, web_client
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class StatusLine:
     """The status of one thread. ``await StatusLine(client, "C1", "1.0").set("Thinking")``"""
 
     def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str) -> None:
-        self._client = client
+        self._client = web_client(client)
         self._channel = channel
         self._thread_ts = thread_ts
         self._shown = ""
@@ -66,8 +66,8 @@ class StatusLine:
                 status=text,
                 loading_messages=LOADING_MESSAGES if text else None,
             )
-        except SLACK_FAILURES as error:
+        except SlackCallFailed as error:
             self.enabled = False
-            log.info("slack: status line off for this turn (%s)", slack_failure(error))
+            log.info("slack: status line off for this turn (%s)", error.failure)
             return
         self._shown = text

@@ -52,7 +52,7 @@ from adapters.slack.controls import (
     stop_message,
     suggested_prompts,
 )
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.limits import SlackMessage
 from adapters.slack.plan import SlackPlan
 from adapters.slack.private import PROGRESS_STATUSES, QUIET_WHEN_DONE, PrivateDelivery
@@ -100,7 +100,7 @@ class SlackReplyStream:
         flush_interval: float = 1.0,
         update_interval: float = 1.0,
     ) -> None:
-        self._client = client
+        self._client = web_client(client)
         self.target = target
         self.slot = slot if slot is not None else AnswerSlot(client, target)
         self.flush_chars = flush_chars
@@ -216,15 +216,15 @@ class SlackReplyStream:
             await self._flush_pending(force=True)
             await self._remove_stop()
             await self.status.clear()
-        except SLACK_FAILURES as error:
-            log.warning("slack: could not finish the reply (%s)", slack_failure(error))
+        except SlackCallFailed as error:
+            log.warning("slack: could not finish the reply (%s)", error.failure)
 
     # --- the Stop message ---------------------------------------------------------------------
 
     async def _show_stop_later(self, turn_id: str, delay: float) -> None:
         await asyncio.sleep(delay)
         self._stop_posting = True  # from here on, closing waits for the message's ts
-        with contextlib.suppress(*SLACK_FAILURES):
+        with contextlib.suppress(SlackCallFailed):
             self._stop_ts = await self._post(stop_message(turn_id))
 
     async def _cancel_stop_timer(self) -> None:
@@ -238,7 +238,7 @@ class SlackReplyStream:
     async def _remove_stop(self) -> None:
         stop_ts, self._stop_ts = self._stop_ts, None
         if stop_ts is not None:
-            with contextlib.suppress(*SLACK_FAILURES):
+            with contextlib.suppress(SlackCallFailed):
                 await self._client.chat_delete(channel=self.target.channel, ts=stop_ts)
 
     # --- status and tasks ---------------------------------------------------------------------
@@ -347,8 +347,8 @@ class SlackReplyStream:
                 prompts=prompts,
                 title="Try asking",
             )
-        except SLACK_FAILURES as error:
-            log.info("slack: suggested prompts refused (%s)", slack_failure(error))
+        except SlackCallFailed as error:
+            log.info("slack: suggested prompts refused (%s)", error.failure)
             return False
         return True
 
@@ -360,7 +360,7 @@ class SlackReplyStream:
         if rich.lifecycle is ComponentLifecycle.REMOVE or not rich.visible:
             self._pending.pop(rich.id, None)
             for ts in self._messages.pop(rich.id, []):
-                with contextlib.suppress(*SLACK_FAILURES):
+                with contextlib.suppress(SlackCallFailed):
                     await self._client.chat_delete(channel=self.target.channel, ts=ts)
             return
         if known is None:
@@ -395,7 +395,7 @@ class SlackReplyStream:
             elif index >= len(old) and (ts := await self._post(message)):
                 kept.append(ts)
         for ts in old[len(messages) :]:
-            with contextlib.suppress(*SLACK_FAILURES):
+            with contextlib.suppress(SlackCallFailed):
                 await self._client.chat_delete(channel=self.target.channel, ts=ts)
         self._messages[component_id] = kept
 
@@ -422,8 +422,8 @@ class SlackReplyStream:
                     alt_txt=upload.alt_text,
                     initial_comment=None if message.blocks else (message.text or None),
                 )
-            except SLACK_FAILURES as error:
-                failure = slack_failure(error)
+            except SlackCallFailed as error:
+                failure = error.failure
                 log.warning("slack: could not upload %s (%s)", upload.filename, failure)
             else:
                 self.status.replied()

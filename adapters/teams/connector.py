@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
+from agent_core.errors import PlatformCallFailed
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ RETRYABLE_STATUSES = frozenset({0, 412, 429, 502, 503, 504})
 T = TypeVar("T")
 
 
-class ConnectorError(Exception):
+class ConnectorError(PlatformCallFailed):
     """A Bot Connector call failed (after the host translated its client's exception).
 
     >>> ConnectorError(412, "ContentStreamSequenceOrderPreConditionFailed").retryable

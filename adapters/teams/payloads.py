@@ -16,7 +16,7 @@ value. Unknown fields are ignored: the wire format grows.
 >>> read_activity({"type": "message", "serviceUrl": "https://smba/", "from": {"id": "29:1"}})
 Traceback (most recent call last):
 ...
-adapters.teams.payloads.MalformedPayload: message: conversation: field required
+agent_core.errors.MalformedPayload: message: conversation: field required
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticError
 
+from agent_core.errors import MalformedPayload
+
+__all__ = ["MalformedPayload"]  # with the models and the reader below
+
 ACTED_ON = frozenset({"message", "invoke", "conversationUpdate"})
 """Activity types the bot acts on (and so reads in full)."""
-
-
-class MalformedPayload(ValueError):
-    """An activity whose shape is not one a channel sends (the reason names the field)."""
 
 
 class Shape(BaseModel):

@@ -265,7 +265,7 @@ def _create(connection: Any, name: str, table: str, kind: str, source: Path) -> 
     except duckdb.OutOfMemoryException:
         raise FileLoadError(f"{name} is too large to load; share a smaller extract") from None
     except duckdb.Error as error:
-        first = str(error).splitlines()[0][:200]
+        first = str(error).splitlines()[0].replace(str(source), name)[:200]  # never the path
         raise FileLoadError(f"{name} could not be read as {kind.upper()}: {first}") from None
     label = name.replace("'", "''")
     connection.execute(f"COMMENT ON TABLE {quoted(table)} IS '{label}'")

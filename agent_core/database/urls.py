@@ -18,6 +18,8 @@ import re
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from agent_core.errors import ThreadlineError
+
 EXTRAS: dict[str, str] = {
     "postgresql": "postgres",
     "mysql": "mysql",
@@ -39,7 +41,7 @@ DEFAULT_DRIVERS: dict[str, str] = {
 _ALIASES = {"postgres": "postgresql"}
 
 
-class DatabaseConfigError(ValueError):
+class DatabaseConfigError(ThreadlineError, ValueError):
     """The database URL cannot be used as configured (malformed, unknown database, or its
     driver is not installed); the message says how to fix it and never holds a password."""
 

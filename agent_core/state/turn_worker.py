@@ -8,6 +8,7 @@ import logging
 import os
 import socket
 import uuid
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,13 +22,17 @@ FETCH_TIMEOUT = 1.0
 WAIT_FIRST, WAIT_MAX = 0.01, 0.25
 """Backoff while an earlier turn of the thread runs elsewhere (local completions wake at once)."""
 OUTAGE_FIRST, OUTAGE_MAX = 0.05, 1.0
+MAX_WAITING = 1000
+"""Turns over their asker's ``per_owner`` cap that one worker holds, waiting (no slot)."""
 
 
 @dataclass
 class Turn:
     """One accepted message, as a handler receives it.
 
-    ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded.
+    ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded;
+    ``stop_requested`` is set before the handler is cancelled for its owner's Stop (any
+    other cancellation is a shutdown or a lost lease: the turn is run again).
 
     >>> import asyncio
     >>> async def keep(progress, at_end): pass
@@ -43,6 +48,7 @@ class Turn:
     progress: dict[str, Any]
     enqueued_at: float
     _recorder: Callable[[dict[str, Any], bool], Awaitable[None]] = field(repr=False)
+    stop_requested: bool = field(default=False, init=False)
 
     @property
     def is_retry(self) -> bool:
@@ -70,8 +76,17 @@ def default_consumer() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+@dataclass
+class _Seat:
+    """A delivery's place in this worker: whose it is, and whether it holds a slot yet."""
+
+    owner: str | None
+    holds_slot: bool
+
+
 class TurnWorker:
-    """Runs up to ``concurrency`` turns at once from ``queue``.
+    """Runs up to ``concurrency`` turns at once from ``queue``, at most ``per_owner`` of one
+    asker's (None: no cap).
 
     Loops: *fetch* new turns while a slot is free; *claim* turns whose worker stopped
     renewing (checked every ``claim_after / 2`` seconds, and at start); *stop* the handlers
@@ -80,10 +95,16 @@ class TurnWorker:
     whose lease was lost is cancelled here (another worker owns it now).
     While the back end is unavailable the loops back off and retry; nothing is dropped.
 
+    A turn holds a slot while it waits for its thread and while it runs. One asker's turns
+    beyond ``per_owner`` hold none: they wait here, in the order they came, until one of
+    that asker's turns ends, so one person's many questions never keep another's waiting
+    (at most ``MAX_WAITING`` such turns are held; a claimed turn is never held back, since
+    the asker's later turns may be waiting for it in its thread).
+
     >>> from agent_core.state.turns_memory import MemoryTurnQueue
     >>> async def handler(turn): pass
-    >>> TurnWorker(MemoryTurnQueue(), handler, concurrency=4).concurrency
-    4
+    >>> TurnWorker(MemoryTurnQueue(), handler, concurrency=4, per_owner=2).per_owner
+    2
     """
 
     def __init__(
@@ -92,15 +113,17 @@ class TurnWorker:
         handler: TurnHandler,
         *,
         concurrency: int = 16,
+        per_owner: int | None = None,
         max_attempts: int = 3,
         give_up: TurnHandler | None = None,
         consumer: str | None = None,
     ) -> None:
-        if concurrency < 1 or max_attempts < 1:
-            raise ValueError("concurrency and max_attempts must be at least 1")
+        if concurrency < 1 or max_attempts < 1 or (per_owner is not None and per_owner < 1):
+            raise ValueError("concurrency, per_owner and max_attempts must be at least 1")
         self.queue = queue
         self.handler = handler
         self.concurrency = concurrency
+        self.per_owner = per_owner
         self.max_attempts = max_attempts
         self.give_up = give_up
         self.consumer = consumer or default_consumer()
@@ -108,8 +131,11 @@ class TurnWorker:
         self._slot_freed = asyncio.Event()
         self._completed = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._handlers: dict[str, tuple[Delivery, asyncio.Task[None]]] = {}
+        self._handlers: dict[str, tuple[Delivery, asyncio.Task[None], Turn]] = {}
         self._stopped: set[str] = set()
+        self._holding: Counter[str] = Counter()
+        self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
+        self._waiting_count = 0
 
     async def run(self) -> None:
         helpers = [asyncio.create_task(self._claim_loop()), asyncio.create_task(self._stop_loop())]
@@ -125,7 +151,7 @@ class TurnWorker:
     async def _fetch_loop(self) -> None:
         backoff = OUTAGE_FIRST
         while True:
-            while self._free <= 0:
+            while self._free <= 0 or self._waiting_count >= MAX_WAITING:
                 self._slot_freed.clear()
                 await self._slot_freed.wait()
             try:
@@ -143,7 +169,7 @@ class TurnWorker:
             try:
                 for delivery in await self.queue.claim(self.consumer, self.concurrency):
                     logger.warning("claimed turn %s of a worker that stopped", delivery.id)
-                    self._spawn(delivery)  # may exceed concurrency: claims must never starve
+                    self._spawn(delivery, claimed=True)  # claims must never starve
             except StateUnavailableError as error:
                 backoff = await _pause_for_outage("claim", error, backoff)
                 continue
@@ -164,33 +190,91 @@ class TurnWorker:
         running = self._handlers.get(turn_id)
         if running is None or turn_id in self._stopped:
             return  # not running here, or already stopping (a second click must not interrupt)
-        delivery, handler = running
+        delivery, handler, turn = running
         if delivery.owner is None or delivery.owner != by:
             logger.warning("refused to stop turn %s: not requested by its owner", turn_id)
             return
         self._stopped.add(turn_id)
+        turn.stop_requested = True
         handler.cancel()
 
-    def _spawn(self, delivery: Delivery) -> None:
-        self._free -= 1
-        task = asyncio.create_task(self._process(delivery), name=f"turn:{delivery.id}")
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
+    # -- slots: the worker's, and one asker's ----------------------------------------------
 
-    def _finished(self, task: asyncio.Task[None]) -> None:
+    def _spawn(self, delivery: Delivery, *, claimed: bool = False) -> None:
+        owner = delivery.owner
+        over_cap = (
+            not claimed
+            and owner is not None
+            and self.per_owner is not None
+            and self._holding[owner] >= self.per_owner
+        )
+        seat = _Seat(owner, holds_slot=not over_cap)
+        if over_cap:
+            self._waiting_count += 1
+        else:
+            self._take_slot(owner)
+        task = asyncio.create_task(self._process(delivery, seat), name=f"turn:{delivery.id}")
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._finished(done, seat))
+
+    def _take_slot(self, owner: str | None) -> None:
+        self._free -= 1
+        if owner is not None:
+            self._holding[owner] += 1
+
+    async def _seated(self, seat: _Seat) -> None:
+        """Wait (holding no slot) until one of the asker's turns ends and hands its slot on."""
+        if seat.holds_slot or seat.owner is None:
+            return
+        turn = asyncio.get_running_loop().create_future()
+        queue = self._waiting.setdefault(seat.owner, deque())
+        queue.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                seat.holds_slot = True  # handed a slot just as it was cancelled: give it back
+            else:
+                queue.remove(turn)
+                self._waiting_count -= 1
+                if not queue:
+                    del self._waiting[seat.owner]
+            raise
+        seat.holds_slot = True
+
+    def _finished(self, task: asyncio.Task[None], seat: _Seat) -> None:
         self._tasks.discard(task)
-        self._free += 1
+        if seat.holds_slot:
+            self._hand_on(seat.owner)
         self._slot_freed.set()
         if not task.cancelled() and task.exception() is not None:
             logger.error("turn worker failed", exc_info=task.exception())
 
+    def _hand_on(self, owner: str | None) -> None:
+        """A turn ended: its slot goes to the asker's next waiting turn, else back."""
+        self._free += 1
+        if owner is None:
+            return
+        self._holding[owner] -= 1
+        if not self._holding[owner]:
+            del self._holding[owner]
+        waiting = self._waiting.get(owner)
+        if waiting:
+            next_turn = waiting.popleft()
+            if not waiting:
+                del self._waiting[owner]
+            self._waiting_count -= 1
+            self._take_slot(owner)
+            next_turn.set_result(None)
+
     # -- one turn ------------------------------------------------------------------------
 
-    async def _process(self, delivery: Delivery) -> None:
+    async def _process(self, delivery: Delivery, seat: _Seat) -> None:
         me = asyncio.current_task()
         assert me is not None
         lease = asyncio.create_task(self._keep_lease(delivery, me))
         try:
+            await self._seated(seat)
             start = await self._wait_for_thread(delivery)
             if start.readiness is not Readiness.RUN:
                 return
@@ -247,7 +331,7 @@ class TurnWorker:
             await handler(turn)
 
         running = asyncio.create_task(call(), name=f"turn-handler:{delivery.id}")
-        self._handlers[delivery.id] = (delivery, running)
+        self._handlers[delivery.id] = (delivery, running, turn)
         try:
             await running
         except asyncio.CancelledError:

@@ -25,6 +25,7 @@ from agent_core.components import (
 )
 from agent_core.components.images import png_data_uri
 from agent_core.context import ToolContext
+from agent_core.errors import ThreadlineError
 from agent_core.tools.base import Tool, ToolResult
 from agent_core.tools.chart_render import png_available, render_chart_png
 from agent_core.tools.sql import (
@@ -43,7 +44,7 @@ _DATE_LIKE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?([ T].*)?$|^\d{4}-?[QW]\d{1,2}
 _SHARE_WORDS = ("share", "percent", "pct", "proportion", "ratio", "fraction")
 
 
-class ChartError(ValueError):
+class ChartError(ThreadlineError, ValueError):
     """The data cannot make the requested chart; the message tells the LLM what to change."""
 
 

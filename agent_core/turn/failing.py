@@ -19,7 +19,7 @@ from agent_core.components import (
 )
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
-from agent_core.errors import AgentError, LlmError, StateUnavailableError
+from agent_core.errors import AgentError, LlmError, StateUnavailableError, log_failure
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState
 from agent_core.turn.status import closing_components
@@ -60,14 +60,10 @@ def error_card(error: Exception, message: str) -> StatusCardComponent:
 
 
 async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentStream:
-    """The outer error handler: log, trace, keep the question, error card, admin-only
-    detail, re-enable input."""
-    if isinstance(error, AgentError | LlmError):
-        # a refusal (a quota, a budget, a permission) or the provider's own words: said once,
-        # no traceback (nothing in our code went wrong)
-        logger.warning("turn %s not answered: %s", state.request_id, error)
-    else:
-        logger.error("turn %s failed", state.request_id, exc_info=error)
+    """The outer error handler: log (a refusal once, without a traceback: it is the agent
+    doing its job), trace, keep the question, error card, admin-only detail, re-enable
+    input."""
+    log_failure(logger, error, f"turn {state.request_id}")
     async with deps.tracer.span(
         "agent.send_message.error",
         error_type=type(error).__name__,

@@ -11,8 +11,9 @@
     /slack/                     the fake Slack Web API the Slack adapter talks to (``slack_view``)
     /teams/                     the fake Bot Connector the Teams adapter talks to (``teams_view``)
 
-Requests from other origins are refused (the page is the only client besides the adapter),
-and so are Host headers other than the loopback names (DNS rebinding). A refused request
+Requests from other origins are refused, whatever their method (WebSocket upgrades too: the
+page is the only client besides the adapter), and so are Host headers other than the
+loopback names (DNS rebinding). A refused request
 answers ``{"error": "<what is wrong>"}``, which the page shows as it is, and is logged.
 """
 
@@ -118,7 +119,8 @@ async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResp
     if hostname not in LOOPBACK_HOSTS:
         raise refusal(web.HTTPForbidden, "the console only answers on 127.0.0.1")
     origin = request.headers.get("Origin")
-    if request.method != "GET" and origin and origin.split("://", 1)[-1] != request.host:
+    # every method, WebSocket upgrades (GET) too: a page elsewhere gets nothing here
+    if origin and origin.split("://", 1)[-1] != request.host:
         raise refusal(web.HTTPForbidden, "cross-origin requests are refused")
     response: web.StreamResponse = await handler(request)
     return response

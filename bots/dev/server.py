@@ -71,12 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from aiohttp import web
-
     from bots.dev.app import CONSOLE_KEY, create_app
     from bots.dev.local import local_agent, local_config
     from bots.dev.turns import ConsoleOptions
     from bots.files import shared_files_store
+    from bots.server import bound_port, listen
 
     pace = 1.0 if args.real_pace else max(0.0, args.pace)
     options = ConsoleOptions(pace=pace, teams_targeted=args.teams_targeted)
@@ -84,11 +83,9 @@ async def serve(args: argparse.Namespace) -> None:
     app = create_app(
         local_agent(args, "console", config), options=options, files=shared_files_store(config)
     )
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
+    runner = await listen(app, args.host, args.port)  # with the servers' limits on slow clients
     try:
-        await web.TCPSite(runner, args.host, args.port).start()
-        port = runner.addresses[0][1] if runner.addresses else args.port
+        port = bound_port(runner, args.port)
         host = f"[{args.host}]" if ":" in args.host else args.host
         if args.host == ALL_INTERFACES:  # in a container: the page is asked for by name
             host = "127.0.0.1"

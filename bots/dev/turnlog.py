@@ -3,8 +3,8 @@ took, which tools ran and the tokens spent (when the model reports them).
 
 ``TurnRecord`` is filled while the turn runs: ``UsageMeter`` (an ``LlmMiddleware`` the
 console adds to the agents it serves) adds each model response's tool calls and token usage
-to the record of the turn running in the current task (a ``ContextVar``, so turns running at
-once never mix)::
+to the record of the turn that asked, found by the request's id (the turn's id: the
+console's turns set it), so turns running at once never mix::
 
     12:04:31 Ana (user, dm) "Who are our top customers by revenue?" -> done in 1.02 s
              · tools run_sql, visualize_data · tokens 1,204 in / 311 out
@@ -17,15 +17,12 @@ once never mix)::
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.llm.base import LlmRequest, LlmResponse
 
 QUOTE_CHARS = 60
-
-_current: ContextVar[TurnRecord | None] = ContextVar("threadline_console_turn", default=None)
 
 
 @dataclass
@@ -58,29 +55,34 @@ class TurnRecord:
         return " · ".join(parts)
 
 
-def recording(record: TurnRecord) -> None:
-    """Make ``record`` the current task's turn record (call it inside the turn's task)."""
-    _current.set(record)
-
-
 class UsageMeter(LlmMiddleware):
-    """Adds each response's tool calls and token usage to the current turn's record.
+    """Adds each response's tool calls and token usage to the record of its turn
+    (``recording(turn_id, record)`` while the turn runs).
 
     >>> import asyncio
     >>> from agent_core.users import User
-    >>> record = TurnRecord(who="Ana", text="Hi")
-    >>> async def one_call() -> None:
-    ...     recording(record)
-    ...     response = LlmResponse(content="Hi", usage={"input_tokens": 9, "output_tokens": 2})
-    ...     request = LlmRequest(messages=[], user=User(id="a"))
-    ...     await UsageMeter().after_llm_response(request, response)
-    >>> asyncio.run(one_call())
+    >>> meter, record = UsageMeter(), TurnRecord(who="Ana", text="Hi")
+    >>> meter.recording("t1", record)
+    >>> response = LlmResponse(content="Hi", usage={"input_tokens": 9, "output_tokens": 2})
+    >>> request = LlmRequest(messages=[], user=User(id="a"), metadata={"request_id": "t1"})
+    >>> _ = asyncio.run(meter.after_llm_response(request, response))
     >>> record.input_tokens, record.output_tokens
     (9, 2)
     """
 
+    def __init__(self) -> None:
+        self._records: dict[str, TurnRecord] = {}
+
+    def recording(self, turn_id: str, record: TurnRecord) -> None:
+        """Keep what the requests of turn ``turn_id`` use in ``record``."""
+        self._records[turn_id] = record
+
+    def done(self, turn_id: str) -> TurnRecord | None:
+        """The turn ended: its record (no longer filled)."""
+        return self._records.pop(turn_id, None)
+
     async def after_llm_response(self, request: LlmRequest, response: LlmResponse) -> LlmResponse:
-        record = _current.get()
+        record = self._records.get(str(request.metadata.get("request_id") or ""))
         if record is not None:
             record.tools += [call.name for call in response.tool_calls or []]
             if response.usage:

@@ -1,6 +1,8 @@
-"""``Console``: runs each turn through the agent and both channel adapters at once.
+"""``Console``: each turn answered by the agent through both channel adapters at once.
 
-A turn reads like this::
+The console's turns go through the same turn host as the bots' (``bots.turns``: the queue,
+the per-person cap, Stop, files, recording), with an in-memory queue; ``ConsoleWing`` is the
+console's hook. A turn reads like this::
 
     components = agent.send_message(context, text, conversation_id=key)
     for each component:  feed <- component (raw)       the developer pane
@@ -11,33 +13,32 @@ A turn reads like this::
 Both fakes are the shipped ones (``adapters.*.testing``), mounted in the console's own app
 and reached over HTTP by the clients the bots use (see ``slack_view``, ``teams_view``).
 
-Stop cancels the turn's task, as the channel hosts do (``bots.slack.turns``,
-``bots.teams.turns``): the agent commits a consistent partial turn and both replies are
-settled: what was shown ends with "_(Stopped.)_". Each turn ends with one line in the
-terminal (``turnlog``): who asked what, the outcome, how long, the tools, the tokens.
+Stop asks the host to stop the turn, as the bots' Stop buttons do: the agent commits a
+consistent partial turn and both replies are settled: what was shown ends with
+"_(Stopped.)_". Each turn ends with one line in the terminal (``turnlog``): who asked what,
+the outcome, how long, the tools, the tokens.
 
-Files attached to a question (``uploads``) are loaded by ``bots.files.take_files`` before
-the agent runs, as the bots load the files shared in Slack and Teams: the asker's tables of
-this conversation, a warning in both channels for what could not be read, and the question
-as the LLM gets it (with what the files became) for ``query_files``.
+Files attached to a question (``uploads``) are loaded by the host before the agent runs, as
+the bots load the files shared in Slack and Teams: the asker's tables of this conversation,
+a warning in both channels for what could not be read, and the question as the LLM gets it
+(with what the files became) for ``query_files``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import TracebackType
+from typing import Any, Literal, Self
 
 import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.files import SharedFile
-from adapters.notices import STOPPED
 from adapters.slack.context import ReplyTarget
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import query_messages
@@ -48,21 +49,24 @@ from agent_core.components import SourcesComponent, UiComponent
 from agent_core.config import UiFeature
 from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
-from agent_core.state import MemoryKeyValueStore
-from agent_core.tools.files import file_scope
+from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
+from agent_core.state.turns import Turn as QueuedTurn
 from bots.agents import ServedAgent
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
 from bots.dev.slack_view import TEAM_ID, SlackView
 from bots.dev.teams_view import TeamsView, conversation_ref
-from bots.dev.turnlog import TurnRecord, UsageMeter, recording
+from bots.dev.turnlog import TurnRecord, UsageMeter
 from bots.dev.uploads import ConsoleUploads
-from bots.files import SharedFiles, take_files
+from bots.files import SharedFiles
+from bots.metrics import ChannelMetrics
+from bots.turns import Answering, Outcome, Slot, Stop, TurnHost
 
 log = logging.getLogger("threadline.dev")
 
 TurnState = Literal["running", "done", "stopped", "error"]
 Channel = Literal["slack", "teams"]
+STATES: dict[str, TurnState] = {"completed": "done", "stopped": "stopped", "cancelled": "stopped"}
 
 
 @dataclass(frozen=True)
@@ -79,16 +83,20 @@ class ConsoleOptions:
     stop_button_after: float = 3.0
     teams_targeted: bool = False
     keep_turns: int = 20
+    turns_per_person: int = 3
+    """Turns of one persona answered at once (the bots' ``turns_per_person``)."""
 
 
 @dataclass
 class Turn:
-    """One question being answered; ``feed`` carries its events to the page."""
+    """One question being answered; ``feed`` carries its events to the page, ``task``
+    waits for its end (the host answers it)."""
 
     id: str
     persona: Persona
     thread_id: str
     text: str
+    base_url: str = ""
     feed: TurnFeed = field(default_factory=TurnFeed)
     state: TurnState = "running"
     started: float = field(default_factory=time.perf_counter)
@@ -96,17 +104,23 @@ class Turn:
     stop_requested: bool = False
     components: int = 0
     files: list[SharedFile] = field(default_factory=list)
+    queued_id: str | None = None
+    """The host's id of the turn, once it is accepted."""
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    stopper: Any = None
+    """Asks the host to stop the turn (set by the console)."""
 
     @property
     def conversation_id(self) -> str:
         return self.persona.conversation_id(self.thread_id)
 
     def stop(self) -> bool:
-        """Cancel the turn (once); False when it already ended."""
-        if self.task is None or self.task.done() or self.stop_requested:
+        """Stop the turn (once); False when it already ended."""
+        if self.state != "running" or self.stop_requested:
             return False
         self.stop_requested = True
-        self.task.cancel()
+        if self.stopper is not None:
+            self.stopper(self)
         return True
 
 
@@ -159,11 +173,19 @@ class Console:
         self.queries = QueryRecords(MemoryKeyValueStore())
         """The queries behind Slack answers, for "Show query" (as the Slack bot keeps them)."""
         self.http: aiohttp.ClientSession | None = None
-        meter = UsageMeter()
+        self.meter = UsageMeter()
         for served in agent.served_agents():
-            served.llm_middlewares.append(meter)
+            served.llm_middlewares.append(self.meter)
         if files is not None:
             files.serve(agent)
+        self.host = TurnHost(
+            agent,
+            MemoryTurnQueue(),
+            ConsoleWing(self),
+            metrics=ChannelMetrics("console", measured=False),
+            files=files,
+            per_person=self.options.turns_per_person,
+        )
 
     @property
     def max_file_bytes(self) -> int:
@@ -173,13 +195,18 @@ class Console:
     async def open(self) -> None:
         if self.http is None:
             self.http = aiohttp.ClientSession()
+        self.host.start()
 
     async def close(self) -> None:
         for turn in list(self.turns.values()):
             turn.stop()
-            if turn.task is not None:
-                with contextlib.suppress(BaseException):
-                    await turn.task
+        tasks = [turn.task for turn in self.turns.values() if turn.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)
+        await self.host.drain(timeout=1)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self.http is not None:
             await self.http.close()
             self.http = None
@@ -200,17 +227,24 @@ class Console:
             persona=persona,
             thread_id=thread_id,
             text=text,
+            base_url=base_url,
             files=self.uploads.shared(files or []),
+            stopper=self._stop,
         )
         self._forget_old_turns()
         self.turns[turn.id] = turn
-        turn.task = asyncio.create_task(self._run(turn, base_url), name=f"turn-{turn.id}")
+        turn.task = asyncio.create_task(self._run(turn), name=f"turn-{turn.id}")
         return turn
 
     def _forget_old_turns(self) -> None:
         finished = [t for t in self.turns.values() if t.state != "running"]
         for turn in finished[: max(0, len(finished) - self.options.keep_turns)]:
             del self.turns[turn.id]
+
+    def _stop(self, turn: Turn) -> None:
+        if turn.queued_id is not None:
+            stop = self.host.request_stop(turn.queued_id, by=turn.persona.user_id)
+            self.host.background(stop)
 
     async def record_feedback(
         self,
@@ -241,12 +275,12 @@ class Console:
         sources = await self.queries.load(TEAM_ID, persona.channel_id, thread_id, turn_id)
         return query_messages(sources) if sources else [SlackMessage(text=GONE)]
 
-    # --- one turn ---------------------------------------------------------------------------
+    # --- one turn: the page's side (the host answers it through ``ConsoleWing``) ------------
 
-    async def _run(self, turn: Turn, base_url: str) -> None:
+    async def _run(self, turn: Turn) -> None:
+        """Tell the page the turn started, hand it to the host, and wait for its end."""
         feed = turn.feed
-        record = TurnRecord(who=turn.persona.describe(), text=turn.text)
-        recording(record)
+        self.meter.recording(turn.id, TurnRecord(who=turn.persona.describe(), text=turn.text))
         feed.emit(
             "turn",
             {
@@ -259,38 +293,113 @@ class Console:
                 "files": [{"name": f.name, "size": f.size} for f in turn.files],
             },
         )
-        private_to = turn.persona.user_id
-        tokens = Tokens(self.slack.open(feed), self.teams.open(feed, private_to=private_to))
         try:
-            turn.state = await self._drive(turn, tokens, base_url)
-        except asyncio.CancelledError:  # stopped while the replies were being closed
-            turn.state = "stopped"
-            if not turn.stop_requested:
-                raise
-            _uncancel()
+            turn.queued_id = await self.host.accept(
+                f"console:{turn.conversation_id}",
+                {"turn": turn.id},
+                owner=turn.persona.user_id,
+            )
+            if turn.stop_requested:
+                self._stop(turn)
+            await turn.ended.wait()
         except Exception as error:  # the console's own failure: say so in the page
             log.exception("console turn %s failed", turn.id)
-            turn.state = "error"
-            feed.emit("turn", {"state": "error", "id": turn.id, "error": repr(error)})
-        finally:
-            self.slack.close(tokens.slack)
-            self.teams.close(tokens.teams)
-            elapsed = round(time.perf_counter() - turn.started, 3)
-            log.info("%s", record.line(turn.state, elapsed))
-            feed.emit(
-                "turn",
-                {
-                    "state": turn.state,
-                    "id": turn.id,
-                    "seconds": elapsed,
-                    "components": turn.components,
-                },
-            )
-            feed.close()
+            self.ended(turn, "error", error)
 
-    def _slack_reply(self, turn: Turn, token: str, base_url: str) -> SlackReplyStream:
-        persona, pace = turn.persona, self.options.pace
-        client = AsyncWebClient(token=token, base_url=f"{base_url}/slack/api/", session=self.http)
+    def ended(self, turn: Turn, state: TurnState, error: BaseException | None = None) -> None:
+        """The turn is over: its last events, its line in the terminal."""
+        if turn.ended.is_set():
+            return
+        turn.state = state
+        if error is not None:
+            turn.feed.emit("turn", {"state": "error", "id": turn.id, "error": repr(error)})
+        elapsed = round(time.perf_counter() - turn.started, 3)
+        record = self.meter.done(turn.id)
+        if record is not None:
+            log.info("%s", record.line(state, elapsed))
+        turn.feed.emit(
+            "turn",
+            {"state": state, "id": turn.id, "seconds": elapsed, "components": turn.components},
+        )
+        turn.feed.close()
+        turn.ended.set()
+
+
+class ConsoleWing:
+    """The console's hook in the turn host: a queued turn -> its persona's context, and one
+    reply stream that shows each component in the developer pane and both channels."""
+
+    platform = "console"
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    async def slot(self, turn: QueuedTurn) -> Slot | None:
+        found = self.console.turns.get(str(turn.payload.get("turn")))
+        if found is None or found.ended.is_set():
+            return None  # forgotten, or ended already
+        if found.stop_requested:  # stopped (the page went away) before it started
+            self.console.ended(found, "stopped")
+            return None
+        return _NoSlot()
+
+    async def answer(self, turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering:
+        console = self.console
+        page = console.turns[str(turn.payload["turn"])]
+        context = page.persona.request_context(page.thread_id)
+        context.metadata["turn_id"] = page.id
+        reply = BothChannels(console, page, stop)
+
+        async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
+            return await console.uploads.fetch(file)
+
+        async def done(outcome: Outcome) -> None:
+            console.ended(page, STATES.get(outcome, "error"))
+
+        return Answering(
+            context,
+            page.text,
+            reply,
+            conversation_id=page.conversation_id,
+            files=page.files,
+            fetch=fetch,
+            done=done,
+        )
+
+
+class _NoSlot:
+    """The console keeps no answer across runs (its queue is in memory)."""
+
+    unrecorded = False
+    current = None
+
+    async def record_again(self) -> bool:
+        return True
+
+    async def settle(self, text: str) -> None:
+        return None
+
+
+class BothChannels:
+    """The console's ``ReplyStream``: each component in the developer pane, then through the
+    Slack and the Teams adapters (a failing adapter is shown in its pane; the turn goes on)."""
+
+    def __init__(self, console: Console, turn: Turn, stop: Stop) -> None:
+        self.console = console
+        self.turn = turn
+        self.tokens = (
+            console.slack.open(turn.feed),
+            console.teams.open(turn.feed, private_to=turn.persona.user_id),
+        )
+        self.slack = self._slack_reply(self.tokens[0])
+        self.teams = self._teams_reply(self.tokens[1], stop)
+
+    def _slack_reply(self, token: str) -> SlackReplyStream:
+        turn, pace, options = self.turn, self.console.options.pace, self.console.options
+        persona = turn.persona
+        client = AsyncWebClient(
+            token=token, base_url=f"{turn.base_url}/slack/api/", session=self.console.http
+        )
         target = ReplyTarget(
             channel=persona.channel_id,
             thread_ts=turn.thread_id,
@@ -303,89 +412,63 @@ class Console:
             client,
             target,
             stop_turn=turn.id,
-            stop_button_after=self.options.stop_button_after,
+            stop_button_after=options.stop_button_after,
             flush_interval=pace,
             update_interval=pace,
         )
 
-    def _teams_reply(self, turn: Turn, token: str, base_url: str) -> TeamsReplyStream:
-        assert self.http is not None, "open() the console first"
-        service_url = f"{base_url}/teams/"
-        connector = self.teams.connector(self.http, service_url, token)
+    def _teams_reply(self, token: str, stop: Stop) -> TeamsReplyStream:
+        console, turn = self.console, self.turn
+        assert console.http is not None, "open() the console first"
+        service_url = f"{turn.base_url}/teams/"
+        connector = console.teams.connector(console.http, service_url, token)
         options = ReplyOptions(
-            pace=self.options.pace, targeted_messages=self.options.teams_targeted
+            pace=console.options.pace, targeted_messages=console.options.teams_targeted
         )
         ref = conversation_ref(turn.persona, turn.thread_id, f"in-{turn.id}", service_url)
+        return TeamsReplyStream(connector, ref, options=options, on_stop=stop)
 
-        def stopped_by_teams(reason: str) -> None:
-            turn.stop()
+    async def __aenter__(self) -> Self:
+        await self.teams.__aenter__()
+        await self.slack.__aenter__()
+        return self
 
-        return TeamsReplyStream(connector, ref, options=options, on_stop=stopped_by_teams)
-
-    async def _drive(self, turn: Turn, tokens: Tokens, base_url: str) -> TurnState:
-        slack = self._slack_reply(turn, tokens.slack, base_url)
-        teams = self._teams_reply(turn, tokens.teams, base_url)
-        state: TurnState = "done"
-        async with teams, slack:
-            try:
-                await self._stream(turn, slack, teams)
-            except asyncio.CancelledError:
-                if not turn.stop_requested:
-                    raise
-                _uncancel()  # the Stop is handled: the replies may still be closed
-                state = "stopped"
-            stopped = state == "stopped"
-            await _guarded(turn.feed, "slack", slack.settle(STOPPED) if stopped else slack.finish())
-            await _guarded(turn.feed, "teams", teams.settle(STOPPED) if stopped else teams.finish())
-        return state
-
-    async def _stream(self, turn: Turn, slack: SlackReplyStream, teams: TeamsReplyStream) -> None:
-        persona = turn.persona
-        context = persona.request_context(turn.thread_id)
-        context.metadata["turn_id"] = turn.id
-        text = turn.text
-        if turn.files:
-            taken = await take_files(
-                self.files,
-                turn.files,
-                asker=persona.user_id,
-                scope=file_scope(context.metadata),
-                fetch=self.uploads.fetch,
-            )
-            if (notice := taken.notice()) is not None:
-                await self._show(turn, slack, teams, notice)
-            text = taken.question(text)
-        answer = self.agent.send_message(context, text, conversation_id=turn.conversation_id)
-        try:
-            async for component in answer:
-                await self._show(turn, slack, teams, component)
-        finally:  # a Stop inside an adapter call: let the agent settle the turn now
-            aclose = getattr(answer, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
-    async def _show(
+    async def __aexit__(
         self,
-        turn: Turn,
-        slack: SlackReplyStream,
-        teams: TeamsReplyStream,
-        component: UiComponent,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
     ) -> None:
+        try:
+            await self.slack.__aexit__(kind, error, traceback)
+            await self.teams.__aexit__(kind, error, traceback)
+        finally:
+            self.console.slack.close(self.tokens[0])
+            self.console.teams.close(self.tokens[1])
+
+    async def handle(self, component: UiComponent) -> None:
         """One component: in the developer pane, then through both channels' adapters."""
+        turn = self.turn
         turn.components += 1
         turn.feed.emit("component", component_json(component))
         if isinstance(component.rich_component, SourcesComponent):
-            await self.queries.save(
+            await self.console.queries.save(
                 TEAM_ID, turn.persona.channel_id, turn.thread_id, turn.id, component.rich_component
             )
-        await _guarded(turn.feed, "slack", slack.handle(component))
-        await _guarded(turn.feed, "teams", teams.handle(component))
+        await _guarded(turn.feed, "slack", self.slack.handle(component))
+        await _guarded(turn.feed, "teams", self.teams.handle(component))
 
+    async def finish(self) -> None:
+        await _guarded(self.turn.feed, "slack", self.slack.finish())
+        await _guarded(self.turn.feed, "teams", self.teams.finish())
 
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
+    async def settle(self, note: str) -> None:
+        await _guarded(self.turn.feed, "slack", self.slack.settle(note))
+        await _guarded(self.turn.feed, "teams", self.teams.settle(note))
+
+    async def aclose(self) -> None:
+        await self.slack.aclose()
+        await self.teams.aclose()
 
 
 async def _guarded(feed: TurnFeed, channel: Channel, call: Awaitable[Any]) -> None:

@@ -10,9 +10,11 @@ Transports: HTTP mode serves ``POST /slack/events`` (events, commands and intera
 signature is checked and the payload's shape read before bolt sees it, and no request gets
 a 5xx: ``bots.slack.ingress``), ``GET /healthz`` (the state backend's health: 503 while it is
 down), ``GET /metrics`` (Prometheus) and, for multi-workspace apps, ``GET /slack/install`` +
-``GET /slack/oauth_redirect``. Socket Mode needs no public URL: the app token opens a
-WebSocket to Slack; the HTTP server then only serves health, metrics and the OAuth pages
-(never ``/slack/events``, whose signatures are not checked in that mode).
+``GET /slack/oauth_redirect``. The server's lifecycle (SIGTERM drains the turns) and its
+limits on slow clients are every channel's (``bots.server``). Socket Mode needs no public
+URL: the app token opens a WebSocket to Slack; the HTTP server then only serves health,
+metrics and the OAuth pages (never ``/slack/events``, whose signatures are not checked in
+that mode).
 
 Imports only the standard library at module level (the CLI imports every subcommand to build
 its parser); bolt, the agent and aiohttp load when the command runs.
@@ -25,9 +27,8 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -117,33 +118,17 @@ def build_web_app(bot: SlackBot) -> web.Application:
     from aiohttp import web
     from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 
+    from bots.server import health_route, metrics_route
     from bots.slack.ingress import handle_events
 
     async def events(request: web.Request) -> web.Response:
         return await handle_events(bot, request)  # every answer < 500 (bots.slack.ingress)
 
-    async def healthz(request: web.Request) -> web.Response:
-        health = await bot.state.health()
-        pending: int | None = None
-        with contextlib.suppress(Exception):  # the queue shares the backend health reports on
-            pending = await bot.state.turns.pending()
-        body = {
-            "ok": health.ok,
-            "state": health.model_dump(),
-            "running_turns": bot.turns.running,
-            "queued_turns": pending,
-            "process": os.getpid(),
-        }
-        return web.json_response(body, status=200 if health.ok else 503)
-
-    async def metrics(request: web.Request) -> web.Response:
-        return web.Response(body=bot.metrics.render(), content_type="text/plain")
-
     app = web.Application(client_max_size=1024 * 1024)
     if bot.settings.mode == "http":  # Socket Mode skips signature checks: never expose it
         app.router.add_post(EVENTS_PATH, events)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/healthz", health_route(bot))
+    app.router.add_get("/metrics", metrics_route(bot))
     flow = bot.app.oauth_flow
     if flow is not None:
 
@@ -165,24 +150,15 @@ def build_web_app(bot: SlackBot) -> web.Application:
 async def serve_http(
     bot: SlackBot, *, host: str, port: int, reuse_port: bool = False
 ) -> web.AppRunner:
-    """Start HTTP mode; returns the runner (``await runner.cleanup()`` to stop).
+    """Start HTTP mode (``bots.server.listen``: with its limits on slow clients); returns
+    the runner (``await runner.cleanup()`` to stop). ``reuse_port`` binds with
+    ``SO_REUSEPORT``: several processes listen on one port and the kernel spreads
+    connections among them (``threadline slack --processes N``)."""
+    from bots.server import bound_port, listen
 
-    ``reuse_port`` binds with ``SO_REUSEPORT``: several processes listen on one port and
-    the kernel spreads connections among them (``threadline slack --processes N``)."""
-    from aiohttp import web
-
-    runner = web.AppRunner(build_web_app(bot), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
-    await site.start()
-    bound = runner.addresses[0][1] if runner.addresses else port
-    log.info(
-        "threadline slack: listening on http://%s:%d%s (process %d)",
-        host,
-        bound,
-        EVENTS_PATH,
-        os.getpid(),
-    )
+    runner = await listen(build_web_app(bot), host, port, reuse_port=reuse_port)
+    bound = bound_port(runner, port)
+    log.info("threadline slack: listening on http://%s:%d%s", host, bound, EVENTS_PATH)
     return runner
 
 
@@ -198,35 +174,31 @@ def socket_mode_handler(bot: SlackBot) -> AsyncSocketModeHandler:
 
 async def run_until_cancelled(bot: SlackBot, *, reuse_port: bool = False) -> None:
     """Serve in the configured mode until cancelled or SIGTERM; then stop taking
-    deliveries and finish the turns this process holds (``bot.close``)."""
+    deliveries and finish the turns this process holds (``bots.server.serve``)."""
+    from bots.server import serve as serve_until_terminated
+
     settings = bot.settings
-    terminated = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
-        # before listening: a SIGTERM the moment the port opens still drains gracefully
-        loop.add_signal_handler(signal.SIGTERM, terminated.set)
-    handler: AsyncSocketModeHandler | None = None
-    runner: web.AppRunner | None = None
-    try:
-        await bot.open()
-        runner = await serve_http(
-            bot, host=settings.host, port=settings.port, reuse_port=reuse_port
-        )
-        if settings.mode == "socket":
-            handler = socket_mode_handler(bot)
-            await handler.connect_async()  # type: ignore[no-untyped-call]
-            log.info("threadline slack: connected in Socket Mode (process %d)", os.getpid())
-        await terminated.wait()
-        log.info("threadline slack: SIGTERM; finishing the turns of process %d", os.getpid())
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGTERM)
-        if handler is not None:
+
+    @contextlib.asynccontextmanager
+    async def socket_mode() -> AsyncIterator[None]:
+        handler = socket_mode_handler(bot)
+        await handler.connect_async()  # type: ignore[no-untyped-call]
+        log.info("threadline slack: connected in Socket Mode (process %d)", os.getpid())
+        try:
+            yield
+        finally:
             with contextlib.suppress(Exception):
                 await handler.close_async()  # type: ignore[no-untyped-call]
-        if runner is not None:
-            await runner.cleanup()
-        await bot.close()
+
+    await serve_until_terminated(
+        bot,
+        build_web_app(bot),
+        host=settings.host,
+        port=settings.port,
+        logger=log,
+        reuse_port=reuse_port,
+        alongside=socket_mode if settings.mode == "socket" else None,
+    )
 
 
 def check_processes(settings: SlackSettings, state: StateSettings, processes: int) -> None:

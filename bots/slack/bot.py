@@ -63,7 +63,6 @@ from adapters.slack.context import (
     home_context,
     is_from_person,
     mention_in_thread,
-    message_event,
     message_text,
     reply_thread,
     workspace_of,
@@ -83,20 +82,31 @@ from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.limits import SlackMessage
+from adapters.slack.payloads import (
+    AssistantThreadEvent,
+    BlockActions,
+    EventCallback,
+    HomeEvent,
+    MessageEvent,
+    SlackDelivery,
+    SlashCommand,
+    read_delivery,
+)
 from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
 from agent_core.config import UiFeature
-from agent_core.errors import StateUnavailableError
+from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.files import SharedFiles
+from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
-from bots.slack.clients import WorkspaceClients, build_bolt_app, default_clients
-from bots.slack.metrics import SlackMetrics
+from bots.slack.clients import DELIVERY, WorkspaceClients, build_bolt_app, default_clients
 from bots.slack.settings import SlackSettings
-from bots.slack.turns import QueuedTurn, SlackTurns
+from bots.slack.turns import QueuedTurn, SlackWing
+from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
 
@@ -127,13 +137,13 @@ class SlackBot:
         *,
         state: State | None = None,
         clients: WorkspaceClients | None = None,
-        metrics: SlackMetrics | None = None,
+        metrics: ChannelMetrics | None = None,
         files: SharedFiles | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
         self.state = state or build_state(StateSettings(ephemeral=True))
-        self.metrics = metrics or SlackMetrics()
+        self.metrics = metrics or ChannelMetrics("slack")
         self.clients = clients or default_clients(settings, self.state)
         self.client = self.clients.default
         self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
@@ -141,20 +151,24 @@ class SlackBot:
         self.history = HistoryGate(self.state.cache, interval=settings.history_interval)
         self.transcript = ThreadTranscript(self.state.cache)
         context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
-        self.turns = SlackTurns(
-            agent,
-            self.state.turns,
+        wing = SlackWing(
             self.clients,
             self.threads,
             context,
-            metrics=self.metrics,
             queries=self.queries,
-            files=files,
-            concurrency=settings.turn_concurrency,
-            dedupe_ttl=settings.dedupe_ttl,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
-            flush_interval=settings.flush_interval,
+            stream_interval=settings.stream_interval,
+        )
+        self.turns = TurnHost(
+            agent,
+            self.state.turns,
+            wing,
+            metrics=self.metrics,
+            files=files,
+            concurrency=settings.turn_concurrency,
+            per_person=settings.turns_per_person,
+            dedupe_ttl=settings.dedupe_ttl,
         )
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
         if files is not None:
@@ -208,6 +222,8 @@ class SlackBot:
             SHOW_QUERY_ACTION: self._on_show_query,
             re.compile(f"^{ACTION_BUTTON}:"): self._on_button,
         }
+        if self.settings.mode == "socket":  # over HTTP, bots.slack.ingress read it already
+            self.app.use(self._read_once)
         for kind, listener in events.items():
             self.app.event(kind)(listener)
         for action, listener in actions.items():
@@ -230,12 +246,23 @@ class SlackBot:
         while the state is down, ack anyway and tell the asker plainly (after the ack: the
         post is not on its path)."""
         try:
-            await self.turns.accept(queued, dedupe_key=dedupe_key, flag=joins)
+            await self._record(queued, dedupe_key, joins)
         except StateUnavailableError as error:
             self._unavailable(client, queued, error, dedupe_key)
             return
         if joins is not None:
             self.threads.joined(joins)
+
+    async def _record(
+        self, queued: QueuedTurn, dedupe_key: str | None = None, joins: Flag | None = None
+    ) -> str | None:
+        return await self.turns.accept(
+            queued.turn_key,
+            queued.payload(),
+            owner=queued.owner,
+            dedupe_key=dedupe_key,
+            flag=joins,
+        )
 
     def _unavailable(
         self,
@@ -249,7 +276,7 @@ class SlackBot:
         if delivery is not None and not self.told_unavailable.first(delivery):
             self.metrics.duplicates.inc()  # Slack's retry of a delivery already told
             return
-        self.metrics.turns.labels(outcome="unavailable").inc()
+        self.metrics.unavailable.inc()
         self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
 
     async def _unavailable_if_in_thread(
@@ -277,54 +304,57 @@ class SlackBot:
             self.threads.saw_joined(queued.team, channel, thread)  # Slack's reads are paced
         self._unavailable(client, queued, error, delivery)
 
-    async def _on_mention(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def _on_mention(self, context: AsyncBoltContext) -> None:
         self._count("app_mention")
-        if message_event(body).user is None:  # an integration's: nobody to answer as
+        callback, event = _message(context)
+        if event.user is None:  # an integration's: nobody to answer as
             log.info("slack: a mention without a user (an integration's) was ignored")
             return
-        meta = event_context(body).metadata
-        in_thread = mention_in_thread(body)
+        meta = event_context(callback, event).metadata
+        in_thread = mention_in_thread(event)
         queued = QueuedTurn(
             context=meta,
-            text=message_text(body, context.bot_user_id),
+            text=message_text(event, context.bot_user_id),
             bot_user_id=context.bot_user_id,
             enterprise_install=bool(context.is_enterprise_install),
             message_ts=in_thread,
-            files=shared_files(body),
+            files=shared_files(event),
         )
         joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
         if in_thread is not None:
             # the mention that joins a human thread reads it first: that turn records this
             joins.first_payload = queued.payload(history_before_ts=in_thread)
-        await self._accept(context.client, queued, delivery_key(body), joins=joins)
+        key = delivery_key(callback, event)
+        await self._accept(context.client, queued, key, joins=joins)
 
     async def _on_message(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         bot = context.bot_user_id
-        if not is_from_person(body, bot):
+        read = _read(context)
+        if read.event is None or not is_from_person(read.event, bot):
             if (note := app_message_in_thread(body, bot, context.bot_id)) is not None:
                 self.turns.background(self._keep(workspace_of(body)[0], *note))
             return
         self._count("message")
-        meta = event_context(body).metadata
+        callback, event = _message(context)
+        meta = event_context(callback, event).metadata
         queued = QueuedTurn(
             context=meta,
-            text=message_text(body, bot),
+            text=message_text(event, bot),
             bot_user_id=bot,
             enterprise_install=bool(context.is_enterprise_install),
-            files=shared_files(body),
+            files=shared_files(event),
         )
+        key = delivery_key(callback, event)
         if not meta["is_dm"]:
             try:
-                if not await self._is_follow_up(body, meta, bot):
+                if not await self._is_follow_up(event, meta, bot):
                     return
             except StateUnavailableError as error:  # the Web API says if it is for us
-                work = self._unavailable_if_in_thread(
-                    context.client, queued, error, delivery_key(body)
-                )
+                work = self._unavailable_if_in_thread(context.client, queued, error, key)
                 self.turns.background(work)
                 return
-            queued.message_ts = message_event(body).ts  # told what the thread said before
-        await self._accept(context.client, queued, delivery_key(body))
+            queued.message_ts = event.ts  # told what the thread said before
+        await self._accept(context.client, queued, key)
 
     async def _keep(
         self, team: str, channel: str, thread_ts: str, message: Mapping[str, Any]
@@ -338,34 +368,36 @@ class SlackBot:
             log.info("slack: an app's message in thread %s was not kept (%s)", thread_ts, error)
 
     async def _is_follow_up(
-        self, body: dict[str, Any], meta: Mapping[str, Any], bot: str | None
+        self, event: MessageEvent, meta: Mapping[str, Any], bot: str | None
     ) -> bool:
         """A message in a thread the bot takes part in (a mention is answered as one).
         Raises ``StateUnavailableError`` when the shared cache cannot tell."""
-        thread_ts = reply_thread(body, bot)
+        thread_ts = reply_thread(event, bot)
         if thread_ts is None:
             return False
         return await self.threads.contains(meta["workspace_id"], meta["channel_id"], thread_ts)
 
-    async def _on_command(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def _on_command(self, ack: Ack, context: AsyncBoltContext) -> None:
         self._count("command")
-        private, question = command_question(body)
+        command = _read(context).delivery
+        assert isinstance(command, SlashCommand)
+        private, question = command_question(command)
         private = private or not question
         # a public question: the worker opens the thread ("<@user> asked: ...")
-        ctx = command_context(body, thread_ts=PRIVATE_THREAD if private else "")
+        ctx = command_context(command, thread_ts=PRIVATE_THREAD if private else "")
         queued = QueuedTurn(
             context=ctx.metadata,
             text=question,
             private=private,
             open_thread=not private,
-            response_url=body.get("response_url"),
+            response_url=command.response_url,
             enterprise_install=bool(context.is_enterprise_install),
         )
         try:
-            await self.turns.accept(queued)
+            await self._record(queued)
         except StateUnavailableError as error:
             log.warning("slack: could not accept a command from %s: %s", queued.owner, error)
-            self.metrics.turns.labels(outcome="unavailable").inc()
+            self.metrics.unavailable.inc()
             await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
             return
         if queued.private:
@@ -375,38 +407,39 @@ class SlackBot:
 
     # --- clicks ---------------------------------------------------------------------------------
 
-    async def _on_feedback(self, ack: Ack, body: dict[str, Any]) -> None:
+    async def _on_feedback(self, ack: Ack, context: AsyncBoltContext) -> None:
         await ack()
         self.metrics.events.labels(kind="feedback").inc()
-        feedback = feedback_of(body)
+        click = _click(context)
+        feedback = feedback_of(click)
         if feedback is not None:
-            await self.agent.record_feedback(action_context(body), feedback)
+            await self.agent.record_feedback(action_context(click), feedback)
 
-    async def _on_stop(self, ack: Ack, body: dict[str, Any]) -> None:
+    async def _on_stop(self, ack: Ack, context: AsyncBoltContext) -> None:
         """The Stop button carries the turn id; the worker running it honours the asker's
         click only (the turn's owner), on whichever process that is."""
         await ack()
         self.metrics.events.labels(kind="stop").inc()
-        turn_id = stop_request_of(body)
+        click = _click(context)
+        turn_id = stop_request_of(click)
         if turn_id is None:
             return
-        by = asker_id(action_context(body))
+        by = asker_id(action_context(click))
         try:
             await self.turns.request_stop(turn_id, by=by)
         except StateUnavailableError as error:
             log.warning("slack: stop request of %s not delivered (%s)", by, error)
 
-    async def _on_show_query(
-        self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext
-    ) -> None:
+    async def _on_show_query(self, ack: Ack, context: AsyncBoltContext) -> None:
         """ "Show query": the clicker is resolved now, from the signed click; only one who may
         see tool arguments gets the SQL (privately), read from where the click happened."""
         await ack()
         self.metrics.events.labels(kind="show_query").inc()
-        turn_id = show_query_of(body)
+        click = _click(context)
+        turn_id = show_query_of(click)
         if turn_id is None:
             return
-        clicked = action_context(body)
+        clicked = action_context(click)
         meta = clicked.metadata
         messages = [SlackMessage(text=NOT_ALLOWED)]
         try:
@@ -426,15 +459,16 @@ class SlackBot:
             messages=messages,
         )
 
-    async def _on_button(self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def _on_button(self, ack: Ack, context: AsyncBoltContext) -> None:
         self.metrics.events.labels(kind="button").inc()
-        message = button_message_of(body)
-        meta = action_context(body).metadata
+        click = _click(context)
+        message = button_message_of(click)
+        meta = action_context(click).metadata
         queued = QueuedTurn(
             context=meta,
             text=message or "",
             private=meta.get("thread_id") == PRIVATE_THREAD,
-            response_url=body.get("response_url"),
+            response_url=click.response_url,
             enterprise_install=bool(context.is_enterprise_install),
         )
         joins = None
@@ -468,13 +502,18 @@ class SlackBot:
     ) -> None:
         if not await self._first_event(body):
             return
-        ctx = assistant_thread_context(body)
+        read = _read(context)
+        assert isinstance(read.delivery, EventCallback)
+        assert isinstance(read.event, AssistantThreadEvent)
+        ctx = assistant_thread_context(read.delivery, read.event)
         starter = [component async for component in self.agent.send_message(ctx, "")]
         await suggest_prompts(context.client, ctx, starter)
 
-    async def _on_home_opened(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def _on_home_opened(self, context: AsyncBoltContext) -> None:
         """First visit to the Messages tab: post the agent's welcome (starter UI) once."""
-        ctx = home_context(body)
+        read = _read(context)
+        assert isinstance(read.delivery, EventCallback) and isinstance(read.event, HomeEvent)
+        ctx = home_context(read.delivery, read.event)
         if ctx is None:
             return
         meta = ctx.metadata
@@ -501,6 +540,22 @@ class SlackBot:
     async def _ignore(self) -> None:
         return None
 
+    async def _read_once(
+        self, body: dict[str, Any], context: AsyncBoltContext, next: Callable[[], Awaitable[None]]
+    ) -> BoltResponse | None:
+        """Every delivery is read once, before its listener: over HTTP the ingress read it
+        (``bots.slack.ingress``); a Socket Mode delivery is read here. A malformed one is
+        acknowledged and dropped (Slack would only retry it)."""
+        if DELIVERY not in context:
+            try:
+                context[DELIVERY] = read_delivery(body)
+            except MalformedPayload as problem:
+                log.warning("slack: dropped a malformed delivery (%s)", str(problem)[:200])
+                self.metrics.dropped.labels(reason="malformed").inc()
+                return BoltResponse(status=200, body="")
+        await next()
+        return None
+
     async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse:
         """A listener failed: say so once (its kind and the problem, never the payload) and
         acknowledge the delivery, since Slack would only retry it."""
@@ -509,6 +564,28 @@ class SlackBot:
             log.warning("slack: dropped a malformed %s (%s)", kind, str(error)[:200])
             self.metrics.dropped.labels(reason="malformed").inc()
         else:
-            log.error("slack: listener failed for %s", kind, exc_info=error)
+            log_failure(log, error, f"slack: the listener of a {kind}")
             self.metrics.dropped.labels(reason="failed").inc()
         return BoltResponse(status=200, body="")
+
+
+def _read(context: AsyncBoltContext) -> SlackDelivery:
+    read = context.get(DELIVERY)
+    assert isinstance(read, SlackDelivery), "read_delivery runs before every listener"
+    return read
+
+
+def _message(context: AsyncBoltContext) -> tuple[EventCallback, MessageEvent]:
+    """The callback and message event a message or mention listener is given (bolt routes
+    only those to it; ``read_delivery`` read a mention or person's message in full)."""
+    read = _read(context)
+    if not isinstance(read.delivery, EventCallback) or not isinstance(read.event, MessageEvent):
+        raise MalformedPayload("event: not a message")
+    return read.delivery, read.event
+
+
+def _click(context: AsyncBoltContext) -> BlockActions:
+    click = _read(context).delivery
+    if not isinstance(click, BlockActions):
+        raise MalformedPayload("block_actions: not a button click")
+    return click

@@ -21,6 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.errors import SlackWebClient
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
@@ -30,6 +31,11 @@ from bots.slack.settings import BOT_SCOPES, SlackSettings
 
 log = logging.getLogger(__name__)
 
+DELIVERY = "threadline_delivery"
+"""Where a request's ``adapters.slack.payloads.SlackDelivery`` waits for its listener in
+bolt's context: read once, by ``bots.slack.ingress`` over HTTP, by the bot's first
+middleware in Socket Mode (``bots.slack.bot``)."""
+
 
 def build_client(
     settings: SlackSettings,
@@ -37,8 +43,9 @@ def build_client(
     *,
     session: aiohttp.ClientSession | None = None,
 ) -> AsyncWebClient:
-    """A Web API client that honours 429 Retry-After (slack_sdk's async retry handler)."""
-    return AsyncWebClient(
+    """A Web API client that honours 429 Retry-After (slack_sdk's async retry handler) and
+    says how a call failed with one error (``adapters.slack.errors.SlackWebClient``)."""
+    return SlackWebClient(
         token=token,
         base_url=settings.api_url or AsyncWebClient.BASE_URL,
         session=session,
@@ -128,7 +135,9 @@ def build_bolt_app(
         "name": "threadline.slack.bolt",
         "client": clients.default,
         "signing_secret": secret,
-        "request_verification_enabled": settings.mode == "http",
+        # verified once, by bots.slack.ingress, before bolt sees the request (Socket Mode
+        # deliveries come over Slack's own authenticated WebSocket)
+        "request_verification_enabled": False,
         # the ack is sent when the listener returns, so every accepted turn is recorded
         # before Slack hears back (and its retries then find it deduplicated)
         "process_before_response": True,

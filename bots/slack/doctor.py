@@ -3,36 +3,31 @@ what ``threadline slack-manifest`` asks for (``BOT_SCOPES``)."""
 
 from __future__ import annotations
 
-from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
-
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SlackCallFailed, SlackWebClient
 from bots.checks import Check
 from bots.slack.settings import BOT_SCOPES, SlackSettings
-
-UNREACHABLE: tuple[type[BaseException], ...] = (*SLACK_FAILURES, OSError)
 
 
 async def checks(settings: SlackSettings) -> list[Check]:
     """The token answers ``auth.test`` and carries every scope the app needs."""
     if settings.bot_token is None:
         return [Check.skipped("Slack bot token", "multi-workspace app: tokens come from installs")]
-    client = AsyncWebClient(
+    client = SlackWebClient(
         token=settings.bot_token.get_secret_value(),
-        base_url=settings.api_url or AsyncWebClient.BASE_URL,
+        base_url=settings.api_url or SlackWebClient.BASE_URL,
     )
     try:
         response = await client.auth_test()
-    except SlackApiError as error:
+    except SlackCallFailed as failed:
+        if failed.failure.code == "unreachable":
+            return [Check.failed("Slack API reachable", failed.failure.detail)]
         return [
             Check.failed(
                 "Slack bot token",
-                f"auth.test says {slack_failure(error)}: check "
+                f"auth.test says {failed.failure}: check "
                 "SLACK_BOT_TOKEN (Slack app settings > OAuth & Permissions > Bot User OAuth Token)",
             )
         ]
-    except UNREACHABLE as error:
-        return [Check.failed("Slack API reachable", f"{type(error).__name__}: {error}")]
     found = [Check.passed("Slack bot token", f"{response.get('user')} in {response.get('team')}")]
     granted = response.headers.get("x-oauth-scopes") or response.headers.get("X-OAuth-Scopes")
     if granted is None:

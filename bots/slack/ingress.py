@@ -3,32 +3,41 @@
     headers: a timestamp of ASCII digits, a ``v0=`` signature      else 401
     the signature: HMAC-SHA256 of the raw bytes, within 5 minutes  else 401
     ---------------------------------------------------------------- verified from here on
-    the body: UTF-8; JSON or a form, as bolt parses it              else dropped
-    its shape (``adapters.slack.payloads.read_delivery``)           else dropped
-    bolt's dispatch (listeners)                                     a failure: dropped
+    the body: UTF-8; JSON or a form (``parse_body``), parsed once   else dropped
+    its shape (``adapters.slack.payloads.read_delivery``), read once  else dropped
+    bolt's dispatch (listeners), given that reading                 a failure: dropped
 
-Nothing before the signature check has a side effect. A *dropped* delivery is acknowledged
-(200, so Slack does not retry it) and logged once, at warning level, with what was wrong
-(the field, never its value) and the delivery's kind: no body, no header, no secret in the
-log, and no Web API call is made for it.
+Nothing before the signature check has a side effect. The request is verified here only:
+bolt does not check the signature again, and it is handed the parsed body and the
+``SlackDelivery`` the listeners read (``bots.slack.bot``), so nothing is parsed twice. A
+*dropped* delivery is acknowledged (200, so Slack does not retry it) and logged once, at
+warning level, with what was wrong (the field, never its value) and the delivery's kind: no
+body, no header, no secret in the log, and no Web API call is made for it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack.payloads import MalformedPayload, read_delivery
+from agent_core.errors import Unauthenticated
+from bots.slack.clients import DELIVERY
 
 if TYPE_CHECKING:
     from aiohttp import web
+    from slack_bolt.response import BoltResponse
 
     from bots.slack.bot import SlackBot
+
 
 log = logging.getLogger(__name__)
 
@@ -56,50 +65,89 @@ def signed(raw: bytes, timestamp: str, signature: str, secret: str, *, now: floa
     return hmac.compare_digest(expected.encode(), signature.encode())
 
 
+def parse_body(raw: bytes, content_type: str | None) -> Any:
+    """A verified body as Slack sends it: JSON (events), or a form whose ``payload`` field
+    is JSON (interactions) or whose fields are the delivery (slash commands). Raises
+    ``ValueError`` (or ``RecursionError``) for bytes that are none of these.
+
+    >>> parse_body(b"command=%2Fask&text=hi&user_id=U1", "application/x-www-form-urlencoded")
+    {'command': '/ask', 'text': 'hi', 'user_id': 'U1'}
+    """
+    text = raw.decode("utf-8")
+    if content_type == "application/json" or text.startswith("{"):
+        parsed = json.loads(text)
+    else:
+        fields = dict(parse_qsl(text, keep_blank_values=True))
+        parsed = json.loads(fields["payload"]) if "payload" in fields else fields
+    return parsed
+
+
+async def receive(
+    bot: SlackBot, raw: bytes, headers: Mapping[str, str], query: str = ""
+) -> BoltResponse | None:
+    """One request, transport-free (what ``/slack/events`` runs after reading the body):
+    ``Unauthenticated`` when it is not signed with the app's signing secret; else parsed
+    and read once and dispatched to the listeners: bolt's response, or None for a delivery
+    that was dropped (acknowledged, logged once)."""
+    named = {name.lower(): value for name, value in headers.items()}
+    secret = bot.settings.signing_secret
+    timestamp = named.get("x-slack-request-timestamp", "")
+    signature = named.get("x-slack-signature", "")
+    if secret is None or not signed(
+        raw, timestamp, signature, secret.get_secret_value(), now=time.time()
+    ):
+        raise Unauthenticated("not signed with the app's signing secret")
+    try:
+        body = parse_body(raw, named.get("content-type", "").partition(";")[0].strip())
+        read = read_delivery(body)
+    except MalformedPayload as problem:
+        _dropped(bot, "malformed", str(problem))
+        return None
+    except (ValueError, RecursionError) as error:  # not UTF-8, not JSON, nested too deep
+        _dropped(bot, "unreadable", type(error).__name__)
+        return None
+    request = AsyncBoltRequest(
+        body=dict(body),
+        query=query,
+        headers=dict(headers),
+        context={DELIVERY: read},
+        # bolt's mode for a delivery verified and parsed before it: it reads the body as
+        # given and does not check the signature again
+        mode="socket_mode",
+    )
+    try:
+        response = await bot.app.async_dispatch(request)
+    except Exception as error:
+        log.exception("slack: dispatch failed")
+        _dropped(bot, "failed", type(error).__name__)
+        return None
+    if response.status >= 500:
+        _dropped(bot, "failed", f"bolt answered {response.status}")
+        return None
+    return response
+
+
 async def handle_events(bot: SlackBot, request: web.Request) -> web.Response:
     """``POST /slack/events`` (see the module docstring)."""
     from aiohttp import web
     from slack_bolt.adapter.aiohttp import to_aiohttp_response
 
-    raw = await request.read()
-    secret = bot.settings.signing_secret
-    timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
-    signature = request.headers.get("X-Slack-Signature", "")
-    if secret is None or not signed(
-        raw, timestamp, signature, secret.get_secret_value(), now=time.time()
-    ):
+    started = time.perf_counter()
+    try:
+        raw = await request.read()
+        headers = {name: request.headers.getone(name) for name in request.headers}
+        response = await receive(bot, raw, headers, request.query_string)
+    except Unauthenticated:
         bot.metrics.refused.labels(status="401").inc()
         return web.Response(status=401)
-    try:
-        bolt_request = _bolt_request(request, raw)
-        read_delivery(bolt_request.body)
-    except MalformedPayload as problem:
-        return _dropped(bot, "malformed", str(problem))
-    except Exception as error:  # bolt could not read it (deep nesting, odd shapes...)
-        return _dropped(bot, "unreadable", type(error).__name__)
-    try:
-        response = await bot.app.async_dispatch(bolt_request)
-    except Exception as error:
-        log.exception("slack: dispatch failed")
-        return _dropped(bot, "failed", type(error).__name__)
-    if response.status >= 500:
-        return _dropped(bot, "failed", f"bolt answered {response.status}")
+    finally:
+        bot.metrics.ack_seconds.observe(time.perf_counter() - started)
+    if response is None:
+        return web.Response(status=200)
     return await to_aiohttp_response(response)
 
 
-def _bolt_request(request: web.Request, raw: bytes) -> AsyncBoltRequest:
-    """The request as bolt reads it; the body must be UTF-8 whatever ``charset`` claims."""
-    return AsyncBoltRequest(
-        body=raw.decode("utf-8"),
-        query=request.query_string,
-        headers={name: request.headers.getone(name) for name in request.headers},
-    )
-
-
-def _dropped(bot: SlackBot, why: str, reason: str) -> web.Response:
+def _dropped(bot: SlackBot, why: str, reason: str) -> None:
     """Acknowledge a verified delivery that cannot be served, and say so once."""
-    from aiohttp import web
-
     bot.metrics.dropped.labels(reason=why).inc()
     log.warning("slack: dropped a signed delivery (%s: %s)", why, reason[:MAX_REASON])
-    return web.Response(status=200)

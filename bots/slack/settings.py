@@ -9,12 +9,14 @@
     workspace_admins_are_admins   SLACK_WORKSPACE_ADMINS_ARE_ADMINS   owners/admins too
     command          SLACK_COMMAND          slash command name (default ``/ask``)
     api_url          SLACK_API_URL          Web API base URL (tests point it at a fake)
-    host, port       HOST / PORT            HTTP listener (default 0.0.0.0:3000)
-    rate_limit       THREADLINE_RATE_LIMIT  per-user quota (``20/3600``, ``120/hour``, off)
-    turn_concurrency THREADLINE_TURN_CONCURRENCY   turns one process answers at once
+    port             PORT                   HTTP listener's port (default 3000)
     history_interval SLACK_HISTORY_INTERVAL seconds between thread reads per workspace (60;
                                             0 for a Marketplace app: only Retry-After waits)
     history_messages SLACK_HISTORY_MESSAGES messages one thread read asks for (15)
+
+and every channel's own (``bots.channel_settings``: ``host``, ``rate_limit``,
+``turn_concurrency``, ``turns_per_person``, ``stream_interval``, ``stop_button_after``,
+``dedupe_ttl``); ``flush_interval`` is the old name of ``stream_interval``.
 
 Secrets are ``SecretStr``: never in a repr, a log line or ``threadline config``.
 
@@ -28,12 +30,13 @@ Secrets are ``SecretStr``: never in a repr, a log line or ``threadline config``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
-from agent_core.settings import CommaList, Section, env
-from agent_core.state.quotas import RateLimit
+from agent_core.settings import CommaList, env
+from bots.channel_settings import ChannelSettings
 
 Mode = Literal["http", "socket"]
 
@@ -55,10 +58,11 @@ BOT_SCOPES = [
 """The bot scopes the app needs; ``bots.slack.manifest`` asks for exactly these."""
 
 
-class SlackSettings(Section):
+class SlackSettings(ChannelSettings):
     """Everything the Slack bot is configured with; see the module docstring."""
 
     table = "slack"
+    renamed: ClassVar[Mapping[str, str]] = {"flush_interval": "stream_interval"}
 
     bot_token: SecretStr | None = Field(None, validation_alias=env("bot_token", "SLACK_BOT_TOKEN"))
     signing_secret: SecretStr | None = Field(
@@ -71,7 +75,6 @@ class SlackSettings(Section):
     )
     mode: Mode = Field("http", validation_alias=env("mode", "SLACK_MODE"))
     """``socket`` when an app token is set (unless ``mode`` says otherwise), else ``http``."""
-    host: str = Field("0.0.0.0", validation_alias=env("host", "HOST"))
     port: int = Field(3000, ge=0, le=65535, validation_alias=env("port", "PORT"))
     command: str = Field("/ask", validation_alias=env("command", "SLACK_COMMAND"))
     admin_users: CommaList = Field(
@@ -85,19 +88,11 @@ class SlackSettings(Section):
         validation_alias=env("workspace_admins_are_admins", "SLACK_WORKSPACE_ADMINS_ARE_ADMINS"),
     )
     api_url: str | None = Field(None, validation_alias=env("api_url", "SLACK_API_URL"))
-    stop_button_after: float = Field(3.0, ge=0)
-    """Seconds a turn runs before a Stop button is shown (short answers need none)."""
     flush_chars: int = Field(1000, gt=0)
-    flush_interval: float = Field(1.0, ge=0)
+    """Characters of a streamed answer sent at once (sooner when ``stream_interval`` passed)."""
     identity_ttl: float = Field(300.0, gt=0)
     identity_local_ttl: float = Field(30.0, ge=0)
     """Seconds a process keeps identity lookups in front of the shared cache (0: off)."""
-    dedupe_ttl: float = Field(3600.0, gt=0)
-    rate_limit: RateLimit = Field(None, validation_alias=env("rate_limit", "THREADLINE_RATE_LIMIT"))
-    """``(messages, seconds)`` per user; ``None``: no quota. Admins are exempt."""
-    turn_concurrency: int = Field(
-        64, ge=1, validation_alias=env("turn_concurrency", "THREADLINE_TURN_CONCURRENCY")
-    )
     history_interval: float = Field(
         60.0, ge=0, validation_alias=env("history_interval", "SLACK_HISTORY_INTERVAL")
     )
@@ -118,16 +113,27 @@ class SlackSettings(Section):
         return values
 
     @model_validator(mode="after")
-    def _check(self) -> SlackSettings:
+    def _command_starts_with_a_slash(self) -> SlackSettings:
         if not self.command.startswith("/"):
             self.command = "/" + self.command
-        if self.mode == "socket" and self.app_token is None:
-            raise ValueError("Socket Mode needs SLACK_APP_TOKEN (xapp-...)")
-        if self.bot_token is None and not self.oauth_enabled:
-            raise ValueError("set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID + SLACK_CLIENT_SECRET")
-        if self.mode == "http" and self.signing_secret is None:
-            raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET")
         return self
+
+    def problems(self) -> list[str]:
+        """Settings the bot needs together (see ``Section.problems``).
+
+        >>> for problem in SlackSettings.partial_kind()().problems():
+        ...     print(problem)
+        set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID + SLACK_CLIENT_SECRET
+        HTTP mode needs SLACK_SIGNING_SECRET
+        """
+        problems = []
+        if self.mode == "socket" and self.app_token is None:
+            problems.append("Socket Mode needs SLACK_APP_TOKEN (xapp-...)")
+        if self.bot_token is None and not self.oauth_enabled:
+            problems.append("set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID + SLACK_CLIENT_SECRET")
+        if self.mode == "http" and self.signing_secret is None:
+            problems.append("HTTP mode needs SLACK_SIGNING_SECRET")
+        return problems
 
     @property
     def oauth_enabled(self) -> bool:

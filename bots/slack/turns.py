@@ -1,45 +1,39 @@
-"""Durable turns of the Slack bot: what a listener records, and the worker that answers it.
+"""The Slack wing of the turn host (``bots.turns``): what a listener records, and how a
+recorded turn is answered.
 
 A listener (``bots.slack.bot``) turns a verified delivery into a ``QueuedTurn`` and
-``accept``-s it (``state.turns.enqueue``) before Slack gets its ack. ``_answer`` runs it on
-whichever process's worker picks it up; the queue keeps the turns of one thread in order:
+``accept``-s it before Slack gets its ack. ``SlackWing`` answers it on whichever process's
+worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)::
 
     QueuedTurn -> AnswerSlot (what an earlier run posted) -> RequestContext
-               -> agent.send_message -> SlackReplyStream (each message it posts is recorded
-                  on the turn at once, through the slot)
+               -> SlackReplyStream (each message it posts is recorded on the turn at once,
+                  through the slot)
 
-- **Re-run after a crash** (``turn.attempt > 1``): a run that had finished (only its
-  completion was lost) is not repeated; otherwise the slot deletes what the dead run posted,
+- **Order**: turns of one thread run one at a time (``adapters.slack.context.turn_key``).
+- **Re-run after a crash** (``turn.attempt > 1``): the slot deletes what the dead run posted,
   then the question is answered again, so the thread ends with one answer. A private answer
   (ephemeral messages cannot be deleted) is not repeated: the asker is told plainly that
-  it was interrupted. After ``max_attempts`` runs, ``_give_up`` tells the user the same.
-- **Stop**: the button carries the turn id; ``request_stop`` cancels the handler on
-  whichever process runs it. The reply is settled ("Stopped.") and the turn completes.
-  Any other cancellation (a shutdown that outlasted its drain, a lost lease) also settles
-  the reply, then propagates, so the turn stays pending and is run again elsewhere.
-- **Shutdown** (``drain``): no new turns are taken; the ones this process holds finish and
-  complete first (``DrainingTurnQueue``), so a rolling restart re-runs nothing.
-- **State outage mid-turn**: what the turn posted while Redis was down could not be recorded;
-  it is kept in this process and recorded as soon as Redis is back (``bots.outage``), so the
-  re-run that follows takes back the partial answer and the notice, on any process.
+  it was interrupted.
+- **Public slash commands** first post "<@user> asked: ..." and answer in that message's
+  thread (which the bot joins).
+- **The thread's context**: what the thread said before the question that the conversation
+  lacks (other apps' messages, a human thread the bot was just called into) is read within
+  Slack's limits and given to the agent with the question (``adapters.slack.history``).
+- **"Show query"**: the answer's queries are kept for its button (``adapters.slack.sources``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import time
-from collections.abc import Coroutine
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.files import SharedFile
-from adapters.notices import INTERRUPTED, STOPPED
 from adapters.slack.context import (
     ReplyTarget,
+    SlackMetadata,
     asker_id,
     conversation_id,
     reply_target,
@@ -53,16 +47,11 @@ from adapters.slack.stream import SlackReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
-from agent_core.state.draining import DrainingTurnQueue
-from agent_core.state.keyvalue import Flag
-from agent_core.state.turns import Turn, TurnQueue
-from agent_core.tools.files import file_scope
+from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
-from bots.agents import ServedAgent
-from bots.files import SharedFiles, take_files
-from bots.outage import Unrecorded
+from bots.files import SharedFiles
 from bots.slack.clients import WorkspaceClients
-from bots.slack.metrics import SlackMetrics
+from bots.turns import Answering, Outcome, Slot, Stop
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +69,7 @@ class QueuedTurn(BaseModel):
     ('T1:U1', 'slack:T1:C1:1.0')
     """
 
-    context: dict[str, Any]
+    context: SlackMetadata
     text: str
     private: bool = False
     response_url: str | None = None
@@ -103,18 +92,18 @@ class QueuedTurn(BaseModel):
     @property
     def owner(self) -> str:
         """Who may stop the turn (``request_stop(by=...)``)."""
-        return asker_id(RequestContext(metadata=self.context))
+        return asker_id(RequestContext(metadata=dict(self.context)))
 
     @property
     def turn_key(self) -> str:
         """The queue's ordering key (see ``adapters.slack.context.turn_key``)."""
-        context = RequestContext(metadata=self.context)
+        context = RequestContext(metadata=dict(self.context))
         return turn_key(context, private=self.private, opens_thread=self.open_thread)
 
     def target(self, *, thread_ts: str | None = None, turn_id: str | None = None) -> ReplyTarget:
         """Where the answer goes (privately while a slash command has no thread yet)."""
         return reply_target(
-            RequestContext(metadata=self.context),
+            RequestContext(metadata=dict(self.context)),
             thread_ts=thread_ts,
             private=self.private,
             response_url=self.response_url,
@@ -134,170 +123,46 @@ class QueuedTurn(BaseModel):
         return payload
 
 
-class SlackTurns:
-    """The Slack bot's turns: accepted by the listeners, answered by this process's worker;
-    see the module docstring.
+class SlackWing:
+    """How the Slack bot answers a recorded turn; see the module docstring.
 
-    >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
-    ...                         StaticUserResolver, ToolRegistry, User)
-    >>> from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
-    >>> from bots.slack.clients import build_client
-    >>> from bots.slack.settings import SlackSettings
-    >>> agent = Agent(llm_service=ScriptedLlmService(["hi"]), tool_registry=ToolRegistry(),
-    ...               user_resolver=StaticUserResolver(User(id="u")),
-    ...               agent_memory=InMemoryAgentMemory())
-    >>> settings = SlackSettings(bot_token="xoxb-1", signing_secret="s")
-    >>> clients = WorkspaceClients(settings, build_client(settings, "xoxb-1"))
     >>> from adapters.slack.history import HistoryGate
     >>> from adapters.slack.threads import ThreadTranscript
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> from bots.slack.clients import build_client
+    >>> from bots.slack.settings import SlackSettings
+    >>> settings = SlackSettings(bot_token="xoxb-1", signing_secret="s")
+    >>> clients = WorkspaceClients(settings, build_client(settings, "xoxb-1"))
     >>> cache = MemoryKeyValueStore()
     >>> context = ThreadContext(ThreadTranscript(cache), HistoryGate(cache))
-    >>> turns = SlackTurns(agent, MemoryTurnQueue(), clients, ThreadMembership(cache), context,
-    ...                    metrics=SlackMetrics())
-    >>> turns.running
-    0
+    >>> SlackWing(clients, ThreadMembership(cache), context).platform
+    'slack'
     """
+
+    platform = "slack"
 
     def __init__(
         self,
-        agent: ServedAgent,
-        queue: TurnQueue,
         clients: WorkspaceClients,
         threads: ThreadMembership,
         thread_context: ThreadContext,
         *,
-        metrics: SlackMetrics,
-        files: SharedFiles | None = None,
-        concurrency: int = 64,
-        dedupe_ttl: float = 3600.0,
-        stop_button_after: float = 3.0,
-        flush_chars: int = 1000,
-        flush_interval: float = 1.0,
         queries: QueryRecords | None = None,
+        stop_button_after: float | None = 3.0,
+        flush_chars: int = 1000,
+        stream_interval: float = 1.0,
     ) -> None:
-        self.agent = agent
-        self.queries = queries
-        self.queue = queue
         self.clients = clients
         self.threads = threads
         self.thread_context = thread_context
-        self.metrics = metrics
-        self.files = files
-        self.concurrency = concurrency
-        self.dedupe_ttl = dedupe_ttl
+        self.queries = queries
         self.stop_button_after = stop_button_after
         self.flush_chars = flush_chars
-        self.flush_interval = flush_interval
-        self._running = 0
-        self._finished = asyncio.Event()
-        self._worker: asyncio.Task[None] | None = None
-        self._intake: DrainingTurnQueue | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._unrecorded: Unrecorded[PostedMessages] = Unrecorded(
-            within=lambda: 60 * self.queue.claim_after, what="slack"
-        )
-        """Posts of turns the state could not record (an outage), by turn id."""
+        self.stream_interval = stream_interval
 
-    # --- ingress ------------------------------------------------------------------------------
-
-    async def accept(
-        self, queued: QueuedTurn, *, dedupe_key: str | None = None, flag: Flag | None = None
-    ) -> str | None:
-        """Record a turn (before the ack), with ``flag`` when given (the thread it joins):
-        its id, or None for a delivery seen before. Raises ``StateUnavailableError`` while
-        the state is down."""
-        turn_id = await self.queue.enqueue(
-            queued.turn_key,
-            queued.payload(),
-            dedupe_key=dedupe_key,
-            dedupe_ttl=self.dedupe_ttl,
-            owner=queued.owner,
-            flag=flag,
-        )
-        if turn_id is None:
-            self.metrics.duplicates.inc()
-        return turn_id
-
-    async def request_stop(self, turn_id: str, *, by: str) -> None:
-        """Stop a running turn on whichever process runs it (if ``by`` asked it)."""
-        await self.queue.request_stop(turn_id, by=by)
-
-    def background(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run ``work`` (a notice after the ack) as a tracked task: ``idle`` and ``drain``
-        wait for it."""
-        task = asyncio.create_task(work, name="slack-background")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    # --- the worker ---------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Start answering queued turns in this process (call in the event loop)."""
-        if self._worker is None or self._worker.done():
-            self._intake = DrainingTurnQueue(self.queue)
-            self._worker = asyncio.create_task(
-                self._intake.run(self._answer, concurrency=self.concurrency, give_up=self._give_up),
-                name="slack-turn-worker",
-            )
-
-    @property
-    def running(self) -> int:
-        """Turns this process is answering now."""
-        return self._running
-
-    async def idle(self, *, timeout: float = 30.0) -> None:
-        """Until no turn is queued or running anywhere and no notice is being sent (tests,
-        benchmarks, shutdown)."""
-        deadline = time.monotonic() + timeout
-        while self._running or await self.queue.pending():
-            if time.monotonic() > deadline:
-                raise TimeoutError("turns still running")
-            self._finished.clear()
-            with contextlib.suppress(TimeoutError):  # local ends wake at once; remote ones poll
-                await asyncio.wait_for(self._finished.wait(), 0.01)
-        await asyncio.gather(*set(self._tasks), return_exceptions=True)
-
-    async def drain(self, *, timeout: float = 30.0) -> None:
-        """Take no new turns, finish (and complete) the ones this process holds, up to
-        ``timeout``; then stop working. Turns still running then are settled as stopped
-        and stay queued: another process (or the next start) runs them again."""
-        if self._intake is not None:
-            await self._intake.drain(timeout=timeout)
-        self._unrecorded.cancel()
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.cancel()
-            await asyncio.gather(worker, return_exceptions=True)
-        await asyncio.gather(*set(self._tasks), return_exceptions=True)
-
-    # --- one turn -----------------------------------------------------------------------------
-
-    async def _answer(self, turn: Turn) -> None:
-        """The queue's handler: answer one accepted message (see the module docstring)."""
-        opened = await self._open(turn)
-        if opened is None or turn.progress.get("answered"):
-            return  # unreadable, or an earlier run finished and only its completion was lost
-        queued, client, slot = opened
-        if turn.is_retry and not await self._recover(turn, slot):
-            return
-        if queued.open_thread and not await self._open_thread(queued, slot):
-            return
-        await self._serve(turn, queued, client, slot)
-
-    async def _give_up(self, turn: Turn) -> None:
-        """The turn failed ``max_attempts`` times: tidy up and tell the asker plainly."""
-        opened = await self._open(turn)
-        if opened is None or turn.progress.get("gave_up"):
-            return
-        _, _, slot = opened
-        await slot.settle(INTERRUPTED)
-        await _record(turn, gave_up=True)
-        self.metrics.turns.labels(outcome="interrupted").inc()
-
-    async def _open(self, turn: Turn) -> tuple[QueuedTurn, AsyncWebClient, AnswerSlot] | None:
-        """The turn's payload, its workspace's client and its slot (what earlier runs
-        posted); None for a turn that cannot be answered (logged)."""
+    async def slot(self, turn: Turn) -> AnswerSlot | None:
+        """The turn's slot (what earlier runs posted) on its workspace's client; None for a
+        turn that cannot be answered (logged)."""
         try:
             queued = QueuedTurn.model_validate(turn.payload)
         except ValidationError:
@@ -316,18 +181,51 @@ class SlackTurns:
             await turn.record(**messages.as_progress())
 
         previous = PostedMessages.from_progress(turn.progress)
-        if (kept := self._unrecorded.get(turn.id)) is not None:
-            previous = previous.merged(kept)
         target = queued.target(thread_ts=previous.thread_ts, turn_id=turn.id)
-        return queued, client, AnswerSlot(client, target, posted=previous, on_posted=posted)
+        return AnswerSlot(client, target, posted=previous, on_posted=posted)
 
-    async def _recover(self, turn: Turn, slot: AnswerSlot) -> bool:
-        """A re-run: True to answer again (the slot took back what the dead run posted)."""
-        log.warning("slack: turn %s is run again (attempt %d)", turn.id, turn.attempt)
-        if await slot.recover():
-            return True
-        self.metrics.turns.labels(outcome="interrupted").inc()
-        return False
+    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+        assert isinstance(slot, AnswerSlot)
+        queued = QueuedTurn.model_validate(turn.payload)
+        if turn.is_retry and not await slot.recover():
+            return "interrupted"  # part of a private answer reached the asker: told so
+        if queued.open_thread and not await self._open_thread(queued, slot):
+            return "dropped"
+        client = slot.client
+        context = queued.request_context(slot.target, turn.id)
+        view = await self._thread_view(queued, client, slot.target)
+        shown_first = []
+        if (notice := view.notice) is not None:  # the asker learns what it could not see
+            shown_first.append(UiComponent.of(NotificationComponent(message=notice), notice))
+        question = thread_prompt(
+            view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
+        )
+        reply = SlackReplyStream(
+            client,
+            slot.target,
+            slot=slot,
+            stop_turn=turn.id,
+            stop_button_after=self.stop_button_after,
+            flush_chars=self.flush_chars,
+            flush_interval=self.stream_interval,
+        )
+
+        async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
+            return await download(client, file, max_bytes=store.max_bytes if store else 0)
+
+        async def keep(component: UiComponent) -> None:
+            await self._keep_queries(slot.target, component)
+
+        return Answering(
+            context,
+            question,
+            reply,
+            conversation_id=conversation_id(context),
+            files=queued.files,
+            fetch=fetch,
+            shown_first=shown_first,
+            keep=keep,
+        )
 
     async def _open_thread(self, queued: QueuedTurn, slot: AnswerSlot) -> bool:
         """A public slash command: the thread it is answered in (which the bot joins)."""
@@ -336,68 +234,6 @@ class SlackTurns:
         if thread_ts is not None:
             await self.threads.join(queued.team, slot.target.channel, thread_ts)
         return thread_ts is not None
-
-    async def _serve(
-        self, turn: Turn, queued: QueuedTurn, client: AsyncWebClient, slot: AnswerSlot
-    ) -> None:
-        started = time.monotonic()
-        self._running += 1
-        self.metrics.active_turns.inc()
-        outcome = "failed"
-        try:
-            outcome = await self._reply(turn, queued, client, slot)
-        except asyncio.CancelledError:
-            outcome = "stopped"
-            raise
-        finally:
-            self._unrecorded.keep(turn.id, slot)
-            self._running -= 1
-            self._finished.set()
-            self.metrics.active_turns.dec()
-            self.metrics.turn_seconds.observe(time.monotonic() - started)
-            self.metrics.turns.labels(outcome=outcome).inc()
-
-    async def _reply(
-        self, turn: Turn, queued: QueuedTurn, client: AsyncWebClient, slot: AnswerSlot
-    ) -> str:
-        outcome = "completed"
-        async with SlackReplyStream(
-            client,
-            slot.target,
-            slot=slot,
-            stop_turn=turn.id,
-            stop_button_after=self.stop_button_after,
-            flush_chars=self.flush_chars,
-            flush_interval=self.flush_interval,
-        ) as reply:
-            try:
-                await self._talk(reply, queued, client, turn.id)
-            except asyncio.CancelledError:
-                await reply.settle(STOPPED)
-                raise  # settled: the worker completes a Stop, keeps the turn on any other cancel
-            except Exception:
-                outcome = "failed"
-                log.exception("slack: turn %s failed while replying", turn.id)
-            await reply.finish()
-        await _record(turn, at_end=True, answered=True)
-        return outcome
-
-    async def _talk(
-        self, reply: SlackReplyStream, queued: QueuedTurn, client: AsyncWebClient, turn_id: str
-    ) -> None:
-        context = queued.request_context(reply.target, turn_id)
-        view = await self._thread_view(queued, client, reply.target)
-        if (notice := view.notice) is not None:  # the asker learns what it could not see
-            await reply.handle(UiComponent.of(NotificationComponent(message=notice), notice))
-        text = thread_prompt(
-            view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
-        )
-        if queued.files:
-            text = await self._with_files(reply, queued, client, context, text)
-        key = conversation_id(context)
-        async for component in self.agent.send_message(context, text, conversation_id=key):
-            await self._keep_queries(reply.target, component)
-            await reply.handle(component)
 
     async def _keep_queries(self, target: ReplyTarget, component: UiComponent) -> None:
         """The answer's queries, kept for its "Show query" button (``adapters.slack.sources``)."""
@@ -432,36 +268,3 @@ class SlackTurns:
         except StateUnavailableError as error:  # answer the question without them
             log.warning("slack: thread context of %s not read (%s)", target.thread_ts, error)
             return ThreadView([])
-
-    async def _with_files(
-        self,
-        reply: SlackReplyStream,
-        queued: QueuedTurn,
-        client: AsyncWebClient,
-        context: RequestContext,
-        text: str,
-    ) -> str:
-        """Load the files shared with the message into the asker's tables (telling the
-        asker what could not be read); the question, with what the files became."""
-        limit = self.files.max_bytes if self.files is not None else 0
-
-        async def fetch(file: SharedFile) -> bytes:
-            return await download(client, file, max_bytes=limit)
-
-        taken = await take_files(
-            self.files,
-            queued.files,
-            asker=str(context.metadata.get("user_id") or ""),
-            scope=file_scope(context.metadata),
-            fetch=fetch,
-        )
-        if (notice := taken.notice()) is not None:
-            await reply.handle(notice)
-        return taken.question(text)
-
-
-async def _record(turn: Turn, *, at_end: bool = False, **progress: Any) -> None:
-    try:
-        await (turn.record_at_end if at_end else turn.record)(**progress)
-    except StateUnavailableError as error:  # keep going; a re-run may repeat a post
-        log.warning("slack: could not record progress of turn %s (%s)", turn.id, error)

@@ -1,6 +1,6 @@
 """``threadline teams``: run the Teams bot (``/api/messages``, ``/healthz``, ``/metrics``).
 
-``run`` goes settings -> state -> bot (``bots.teams.bot``) -> transport: ``web_app(bot)`` is
+``run`` goes settings -> state -> bot (``bots.teams.bot``) -> transport: ``build_web_app(bot)`` is
 the aiohttp application, thin on purpose (``bots.teams.ingress`` reads the request, hands it
 to the bot and answers with what it says, never with a 5xx). Prometheus ``/metrics`` and
 ``/healthz`` (red while the state backend is down) sit beside ``/api/messages``.
@@ -25,29 +25,40 @@ every subcommand to build its help, and botbuilder is loaded only when this one 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from agent_core.agent import Agent
     from agent_core.settings import Section
-    from agent_core.state import State
-    from bots.agents import ServedAgent
+    from agent_core.state import State, StateSettings
+    from agent_core.users import UserResolver
     from bots.files import SharedFiles
+    from bots.profiles import ProfileRouter
     from bots.serving import Config
-    from bots.teams.bot import ThreadlineTeamsBot
-    from bots.teams.connector import ConnectorPool
+    from bots.teams.bot import TeamsBot
     from bots.teams.settings import TeamsSettings
+
+    AgentFactory = Callable[[State, UserResolver], Agent | ProfileRouter]
+
+log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from bots.serving import add_config_arguments
 
     add_config_arguments(parser)
-    parser.add_argument("--host", help="interface to listen on (default: $HOST or 0.0.0.0)")
+    parser.add_argument(
+        "--host",
+        help="interface to listen on (default: $HOST or 0.0.0.0; 127.0.0.1 while "
+        "authentication is off, unless --allow-unauthenticated-remote)",
+    )
     parser.add_argument("--port", type=int, help="port to listen on (default: $PORT or 3978)")
     parser.add_argument(
         "--scripted",
@@ -68,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default $THREADLINE_PROCESSES or 1",
     )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    parser.add_argument(
+        "--allow-unauthenticated-remote",
+        action="store_true",
+        default=None,
+        help="with authentication off (no MicrosoftAppId), listen on --host anyway: anyone "
+        "who reaches the bot can then claim to be anyone (default: 127.0.0.1 only)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         if args.processes > 1:
             return _run_many(args, config)
         return _serve(config)
+    except KeyboardInterrupt:
+        return 0
     except (ConfigError, AppError) as error:
         print(f"threadline teams: {error}", file=sys.stderr)
         return 2
@@ -95,7 +115,12 @@ def _overrides(args: argparse.Namespace) -> dict[type[Section], dict[str, Any]]:
     from bots.serving import server_overrides
     from bots.teams.settings import TeamsSettings
 
-    return server_overrides(args, TeamsSettings, {"host": args.host, "port": args.port})
+    options = {
+        "host": args.host,
+        "port": args.port,
+        "allow_unauthenticated_remote": args.allow_unauthenticated_remote,
+    }
+    return server_overrides(args, TeamsSettings, options)
 
 
 def _run_many(args: argparse.Namespace, config: Config) -> int:
@@ -117,109 +142,89 @@ def _run_many(args: argparse.Namespace, config: Config) -> int:
             argv += [f"--{name}", str(getattr(args, name))]
     if args.scripted:
         argv.append("--scripted")
-    return run_processes(argv, count=args.processes, host=settings.host, port=settings.port)
+    if args.allow_unauthenticated_remote:
+        argv.append("--allow-unauthenticated-remote")
+    from bots.server import listen_host
+
+    host = listen_host(
+        settings.host,
+        authenticated=settings.auth_enabled,
+        allow_remote=settings.allow_unauthenticated_remote,
+        what="threadline teams",
+    )
+    return run_processes(argv, count=args.processes, host=host, port=settings.port)
 
 
 def _serve(config: Config) -> int:
-    from aiohttp import web
-
-    from agent_core.state import build_state
+    from bots.files import shared_files_store
     from bots.processes import reuse_port
-    from bots.serving import add_quota, agent_factory
-    from bots.teams.bot import user_resolver
-    from bots.teams.connector import ConnectorPool
+    from bots.serving import agent_factory
     from bots.teams.settings import TeamsSettings
-    from bots.usage_metrics import watch_usage
 
     settings = config.get(TeamsSettings)
-    state = build_state(config.state)
-    logging.getLogger("threadline.teams").info("state: %s", config.state.describe())
-    pool = ConnectorPool()
-    agent = agent_factory(config, "teams")(state, user_resolver(settings, pool, state.cache))
-    add_quota(agent, state, settings.rate_limit)
-    from bots.files import shared_files_store
-
+    factory = agent_factory(config, "teams")
     files = shared_files_store(config)
-    bot = bot_on_state(agent, settings, state, pool=pool, shared_files=files)
-    watch_usage(bot.metrics.registry, state.usage)  # LLM tokens and cost on /metrics
-    app = web_app(bot)
-
-    async def close_state(app: web.Application) -> None:
-        await state.aclose()
-
-    app.on_cleanup.append(close_state)
-    web.run_app(
-        app,
-        host=settings.host,
-        port=settings.port,
-        access_log=None,
-        reuse_port=reuse_port() or None,
-    )
+    asyncio.run(serve(settings, config.state, factory, reuse_port=reuse_port(), files=files))
     return 0
 
 
-def bot_on_state(
-    agent: ServedAgent,
+async def serve(
     settings: TeamsSettings,
-    state: State,
+    state_settings: StateSettings,
+    build_agent: AgentFactory,
     *,
-    pool: ConnectorPool | None = None,
-    shared_files: SharedFiles | None = None,
-) -> ThreadlineTeamsBot:
-    """The Teams bot with every shared thing in ``state`` (so N processes share them)."""
-    from adapters.teams.files import FileOffers
-    from bots.teams.bot import ThreadlineTeamsBot
+    reuse_port: bool = False,
+    files: SharedFiles | None = None,
+) -> None:
+    """Run one bot process until cancelled or SIGTERM: state, identity, agent, quota,
+    transport (``bots.server.serve``: the Slack bot's lifecycle)."""
+    from agent_core.state import build_state
+    from bots.server import listen_host
+    from bots.server import serve as serve_until_terminated
+    from bots.serving import add_quota
+    from bots.teams.bot import TeamsBot, user_resolver
+    from bots.teams.connector import ConnectorPool
+    from bots.usage_metrics import watch_usage
 
-    return ThreadlineTeamsBot(
-        agent,
-        settings,
-        pool=pool,
-        deliveries=state.cache,
-        files=FileOffers(state.cache),
-        shared_files=shared_files,
-        health=state.health,
-        turn_queue=state.turns,
-        records=state.records,
-        concurrency=settings.concurrency,
-    )
+    state = build_state(state_settings)
+    log.info("threadline teams: state in %s", state_settings.describe())
+    try:
+        pool = ConnectorPool()
+        agent = build_agent(state, user_resolver(settings, pool, state.cache))
+        add_quota(agent, state, settings.rate_limit)
+        bot = TeamsBot(agent, settings, state=state, pool=pool, files=files)
+        watch_usage(bot.metrics.registry, state.usage)  # LLM tokens and cost on /metrics
+        host = listen_host(
+            settings.host,
+            authenticated=settings.auth_enabled,
+            allow_remote=settings.allow_unauthenticated_remote,
+            what="threadline teams",
+        )
+        await serve_until_terminated(
+            bot,
+            build_web_app(bot),
+            host=host,
+            port=settings.port,
+            logger=log,
+            reuse_port=reuse_port,
+        )
+    finally:
+        await state.aclose()
 
 
-def web_app(bot: ThreadlineTeamsBot) -> web.Application:
-    """The aiohttp application serving ``bot``: ``/api/messages``, ``/healthz``, ``/metrics``;
-    the bot opens with the application and closes with it."""
+def build_web_app(bot: TeamsBot) -> web.Application:
+    """The aiohttp application serving ``bot``: ``/api/messages``, ``/healthz``, ``/metrics``
+    (``bots.server.serve`` opens and closes the bot around it)."""
     from aiohttp import web
 
+    from bots.server import health_route, metrics_route
     from bots.teams.ingress import handle_messages
 
     async def messages(request: web.Request) -> web.StreamResponse:
         return await handle_messages(bot, request)  # every answer < 500 (bots.teams.ingress)
 
-    async def healthz(request: web.Request) -> web.Response:
-        """200 when turns can be accepted; 503 while the state backend (Redis) is down."""
-        state = await bot.health()
-        ok = state is None or state.ok
-        body: dict[str, Any] = {
-            "status": "ok" if ok else "unavailable",
-            "auth": bot.settings.auth_enabled,
-            "pid": os.getpid(),
-        }
-        if state is not None:
-            body["state"] = {"backend": state.backend, "detail": state.detail}
-        return web.json_response(body, status=200 if ok else 503)
-
-    async def metrics(request: web.Request) -> web.Response:
-        return web.Response(body=bot.metrics.render(), content_type="text/plain", charset="utf-8")
-
-    async def opened(app: web.Application) -> None:
-        await bot.open()
-
-    async def closed(app: web.Application) -> None:
-        await bot.close()
-
-    app = web.Application()
+    app = web.Application(client_max_size=1024 * 1024)
     app.router.add_post("/api/messages", messages)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/metrics", metrics)
-    app.on_startup.append(opened)
-    app.on_cleanup.append(closed)
+    app.router.add_get("/healthz", health_route(bot))
+    app.router.add_get("/metrics", metrics_route(bot))
     return app

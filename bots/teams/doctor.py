@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from botbuilder.integration.aiohttp import ConfigurationBotFrameworkAuthentication
-
 from agent_core.state.keyvalue import MemoryKeyValueStore
 from bots.checks import Check
 from bots.teams.connector import ConnectorPool, CredentialsTokenSource
@@ -20,8 +18,7 @@ async def checks(settings: TeamsSettings) -> list[Check]:
     """The configured identity obtains a Bot Connector token."""
     if not settings.auth_enabled:
         return [Check.skipped("Teams credentials", "no MicrosoftAppId: authentication is off")]
-    authentication = ConfigurationBotFrameworkAuthentication(settings.botbuilder_configuration())
-    outbound = Outbound(settings, authentication, ConnectorPool(), MemoryKeyValueStore())
+    outbound = Outbound(settings, ConnectorPool(), MemoryKeyValueStore())
     try:
         credentials = await outbound.credentials(SERVICE_URL)
         token = await CredentialsTokenSource(credentials).token()

@@ -2,12 +2,13 @@
 
 A durable turn may run on a process that never saw its HTTP request, and a proactive message
 has no request at all. ``Outbound`` gets the connector for a service URL with the bot's own
-credentials the way botbuilder's proactive ``continue_conversation`` does (its connector
-factory, for a claims identity naming the bot), and keeps every conversation's reference in
-the shared ``records`` store (``teams:ref:{tenant}:{conversation}``), so a process can message
-a conversation another process heard from::
+credentials the way botbuilder's proactive ``continue_conversation`` does (botbuilder's
+connector factory, for a claims identity naming the bot: single-tenant, multi-tenant,
+managed identity, sovereign clouds), and keeps every conversation's reference in the shared
+``records`` store (``teams:ref:{tenant}:{conversation}``), so a process can message a
+conversation another process heard from::
 
-    outbound = Outbound(settings, authentication, pool, state.records)
+    outbound = Outbound(settings, pool, state.records)
     await outbound.send("72f988bf-...", "19:abc@thread.v2", "The nightly report is ready.")
 """
 
@@ -18,11 +19,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from botframework.connector.auth import (
-    AuthenticationConstants,
-    BotFrameworkAuthentication,
-    ClaimsIdentity,
-)
+import aiohttp
 
 from adapters.teams.activities import ConversationRef, answer_key, reference_key
 from adapters.teams.connector import TeamsConnector, send_text
@@ -43,22 +40,20 @@ class Outbound:
     """Connectors without a ``TurnContext``, and the conversation references; see the module
     docstring.
 
-    >>> from types import SimpleNamespace
     >>> from agent_core.state import MemoryKeyValueStore
     >>> records = MemoryKeyValueStore()
-    >>> Outbound(TeamsSettings(), SimpleNamespace(), ConnectorPool(), records).remembered
+    >>> Outbound(TeamsSettings(), ConnectorPool(), records).remembered
     0
     """
 
     def __init__(
-        self,
-        settings: TeamsSettings,
-        authentication: BotFrameworkAuthentication,
-        pool: ConnectorPool,
-        records: KeyValueStore,
+        self, settings: TeamsSettings, pool: ConnectorPool, records: KeyValueStore
     ) -> None:
         self._settings = settings
-        self._authentication = authentication
+        self._authentication: Any = None
+        self.credentials_built = 0
+        """How many times botbuilder built credentials (once per service URL a process
+        talks to: the connectors are kept in the pool)."""
         self._pool = pool
         self._records = records
         self._saved: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
@@ -66,6 +61,11 @@ class Outbound:
     @property
     def remembered(self) -> int:
         return len(self._saved)
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The connectors' HTTP session (file downloads share it)."""
+        return self._pool.session
 
     async def connector(self, service_url: str) -> TeamsConnector:
         """The connector for ``service_url``, with the credentials botbuilder's connector
@@ -80,6 +80,12 @@ class Outbound:
         its connector factory gives them; ``None`` when authentication is off."""
         if not self._settings.auth_enabled:
             return None
+        from botbuilder.integration.aiohttp import ConfigurationBotFrameworkAuthentication
+        from botframework.connector.auth import AuthenticationConstants, ClaimsIdentity
+
+        if self._authentication is None:
+            configuration = self._settings.botbuilder_configuration()
+            self._authentication = ConfigurationBotFrameworkAuthentication(configuration)
         app_id = self._settings.app_id
         claims = ClaimsIdentity(
             {
@@ -90,6 +96,7 @@ class Outbound:
         )
         factory = self._authentication.create_connector_factory(claims)
         client = await factory.create(service_url, self._authentication.get_originating_audience())
+        self.credentials_built += 1
         return client.config.credentials
 
     async def remember(self, ref: ConversationRef) -> None:

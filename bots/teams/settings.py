@@ -29,17 +29,17 @@ Who gets which groups (unknown users get none)::
     TEAMS_GRAPH=1           look up Entra groups / app roles in Microsoft Graph (app-only)
     GRAPH_URL               Graph base URL (default https://graph.microsoft.com/v1.0)
 
-Behaviour::
+Behaviour (and every channel's own settings, ``bots.channel_settings``: ``host``,
+``rate_limit``, ``turn_concurrency``, ``turns_per_person``, ``stream_interval``,
+``stop_button_after``, ``dedupe_ttl``; ``concurrency`` / ``TEAMS_CONCURRENCY``,
+``TEAMS_STREAM_INTERVAL``, ``TEAMS_DEDUPE_TTL`` and ``TEAMS_STOP_BUTTON_AFTER`` are their
+old names)::
 
-    TEAMS_STREAM_INTERVAL   seconds between streaming updates (default 1.0; Teams' minimum)
     TEAMS_TARGETED_MESSAGES=1   send admin-only detail as targeted messages (preview)
     TEAMS_FEEDBACK=0        no thumbs up/down under answers
-    TEAMS_DEDUPE_TTL        seconds a delivered activity id is remembered (default 3600)
-    TEAMS_STOP_BUTTON_AFTER seconds before a group chat sees a Stop button (default 3; off)
-    TEAMS_CONCURRENCY       turns one process answers at once (default 32)
-    THREADLINE_RATE_LIMIT   messages per user: ``120/hour``, ``30/minute``,
-                            ``500/86400`` (seconds), or ``off`` (default); shared by every process
-    HOST / PORT             listener (default 0.0.0.0:3978)
+    PORT                    listener's port (default 3978)
+    TEAMS_ALLOW_UNAUTHENTICATED_REMOTE=1   with authentication off (no MicrosoftAppId),
+                            listen on HOST anyway; without it the bot listens on 127.0.0.1
 
 >>> s = TeamsSettings.from_env({"MicrosoftAppId": "a", "MicrosoftAppPassword": "s3cr3t",
 ...                             "TEAMS_ADMIN_USERS": "o1, o2"})
@@ -50,15 +50,16 @@ Behaviour::
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator
 
 from adapters.teams.identity import GroupMapping
 from adapters.teams.stream import ReplyOptions
-from agent_core.settings import CommaList, Section, env
-from agent_core.state.quotas import RateLimit
+from agent_core.settings import CommaList, env
+from bots.channel_settings import ChannelSettings
 
 AppType = Literal["MultiTenant", "SingleTenant", "UserAssignedMSI"]
 US_GOV_CHANNEL_SERVICE = "https://botframework.azure.us"
@@ -77,7 +78,7 @@ _ENDPOINTS = {
 }
 
 
-class TeamsSettings(Section):
+class TeamsSettings(ChannelSettings):
     """Everything the Teams bot is configured with; see the module docstring.
 
     >>> TeamsSettings().port
@@ -85,6 +86,13 @@ class TeamsSettings(Section):
     """
 
     table = "teams"
+    renamed: ClassVar[Mapping[str, str]] = {
+        "concurrency": "turn_concurrency",
+        "TEAMS_CONCURRENCY": "turn_concurrency",
+        "TEAMS_STREAM_INTERVAL": "stream_interval",
+        "TEAMS_DEDUPE_TTL": "dedupe_ttl",
+        "TEAMS_STOP_BUTTON_AFTER": "stop_button_after",
+    }
 
     app_type: AppType = Field("MultiTenant", validation_alias=env("app_type", "MicrosoftAppType"))
     app_id: str | None = Field(None, validation_alias=env("app_id", "MicrosoftAppId"))
@@ -139,22 +147,17 @@ class TeamsSettings(Section):
     graph_url: str = Field(
         "https://graph.microsoft.com/v1.0", validation_alias=env("graph_url", "GRAPH_URL")
     )
-    stream_interval: float = Field(
-        1.0, ge=0, validation_alias=env("stream_interval", "TEAMS_STREAM_INTERVAL")
-    )
     targeted_messages: bool = Field(
         False, validation_alias=env("targeted_messages", "TEAMS_TARGETED_MESSAGES")
     )
     feedback: bool = Field(True, validation_alias=env("feedback", "TEAMS_FEEDBACK"))
-    dedupe_ttl: float = Field(3600.0, gt=0, validation_alias=env("dedupe_ttl", "TEAMS_DEDUPE_TTL"))
-    stop_button_after: float | None = Field(
-        3.0, ge=0, validation_alias=env("stop_button_after", "TEAMS_STOP_BUTTON_AFTER")
-    )
-    concurrency: int = Field(32, ge=1, validation_alias=env("concurrency", "TEAMS_CONCURRENCY"))
-    rate_limit: RateLimit = Field(None, validation_alias=env("rate_limit", "THREADLINE_RATE_LIMIT"))
-    """``(messages, seconds)`` per user; ``None``: no quota. Admins are exempt."""
-    host: str = Field("0.0.0.0", validation_alias=env("host", "HOST"))
     port: int = Field(3978, ge=0, le=65535, validation_alias=env("port", "PORT"))
+    allow_unauthenticated_remote: bool = Field(
+        False,
+        validation_alias=env("allow_unauthenticated_remote", "TEAMS_ALLOW_UNAUTHENTICATED_REMOTE"),
+    )
+    """With authentication off, listen on ``host`` anyway (else on 127.0.0.1 only): anyone
+    who reaches the bot could then claim to be anyone."""
 
     @field_validator("app_type", mode="before")
     @classmethod
@@ -172,11 +175,6 @@ class TeamsSettings(Section):
                 raise ValueError(f"TEAMS_GROUP_MAP is not valid JSON: {error}") from None
         return value
 
-    @field_validator("stop_button_after", mode="before")
-    @classmethod
-    def _off(cls, value: object) -> object:
-        return None if str(value).strip().lower() in ("off", "none") else value
-
     @property
     def auth_enabled(self) -> bool:
         return bool(self.app_id)
@@ -186,12 +184,9 @@ class TeamsSettings(Section):
         """Whether endpoints are given explicitly (botbuilder's parameterized auth)."""
         return any(getattr(self, field) for field in _ENDPOINTS)
 
-    @model_validator(mode="after")
-    def _complete(self) -> TeamsSettings:
-        problems = self._identity_problems() + self._endpoint_problems()
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
+    def problems(self) -> list[str]:
+        """Settings the bot needs together (see ``Section.problems``)."""
+        return self._identity_problems() + self._endpoint_problems()
 
     def _identity_problems(self) -> list[str]:
         problems: list[str] = []

@@ -112,6 +112,17 @@ async def test_each_broken_part_is_one_failed_line_with_its_fix(
     assert KEY not in repr(found)
 
 
+async def test_every_problem_is_reported_in_one_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (issue 23): a missing signing secret stopped the Slack checks, so the bot
+    token it was given (here: one Slack refuses) went unchecked until the next run."""
+    async with platforms(monkeypatch) as (_, slack, _):
+        monkeypatch.delenv("SLACK_SIGNING_SECRET")
+        slack.tokens = {"xoxb-another"}
+        found = [str(check) for check in await diagnose(args())]
+    assert "✗ Slack settings: HTTP mode needs SLACK_SIGNING_SECRET" in found
+    assert any(line.startswith("✗ Slack bot token: auth.test says invalid_auth") for line in found)
+
+
 def test_a_database_user_that_may_write_is_a_loud_warning_not_a_failure(
     pg_shop: Shop, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

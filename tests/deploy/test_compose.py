@@ -23,11 +23,11 @@ from bots.cli import COMMANDS
 from bots.serving import SHARED, channel_sections
 from bots.slack.bot import SlackBot
 from bots.slack.settings import SlackSettings
+from bots.teams.bot import TeamsBot
 from bots.teams.settings import TeamsSettings
-from bots.teams.turns import TeamsTurns
 from tests.deploy.files import DEPLOY, ROOT, compose, setting_variables, stages
 
-BOTS = {"slack": SlackBot.close, "teams": TeamsTurns.drain}
+BOTS = {"slack": SlackBot.close, "teams": TeamsBot.close}
 COMPOSE_ONLY = {
     "COMPOSE_PROFILES",
     "REDIS_PASSWORD",

@@ -167,7 +167,7 @@ def test_teams_in_the_image_is_healthy_probed_routed_and_stops_on_sigterm(
     image: Built,
 ) -> None:
     port = free_port()
-    server = Server(image, ["teams", "--scripted"], {"PORT": str(port)}, "Running on")
+    server = Server(image, ["teams", "--scripted"], {"PORT": str(port)}, "listening on")
     try:
         check = subprocess.run(
             image.healthcheck, env={**image.env, "PORT": str(port)}, capture_output=True, text=True

@@ -21,8 +21,8 @@ from bots.serving import SHARED, DatabaseSettings, channel_sections
 from bots.slack.app import MAX_SOCKET_CONNECTIONS
 from bots.slack.bot import SlackBot
 from bots.slack.settings import SlackSettings
+from bots.teams.bot import TeamsBot
 from bots.teams.settings import TeamsSettings
-from bots.teams.turns import TeamsTurns
 from tests.deploy.files import (
     KUBERNETES,
     by_name,
@@ -42,7 +42,7 @@ DEPLOYMENTS = [*HTTP_BOTS, "threadline-slack-socket"]
 DRAIN_SECONDS = {
     "threadline-slack": inspect.signature(SlackBot.close).parameters["timeout"].default,
     "threadline-slack-socket": inspect.signature(SlackBot.close).parameters["timeout"].default,
-    "threadline-teams": inspect.signature(TeamsTurns.drain).parameters["timeout"].default,
+    "threadline-teams": inspect.signature(TeamsBot.close).parameters["timeout"].default,
 }
 """How long each bot lets the turns it holds finish after SIGTERM (from the code)."""
 

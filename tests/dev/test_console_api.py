@@ -439,3 +439,18 @@ async def test_sources_show_their_query_to_an_admin_only(console: Console) -> No
     final = admin.teams_activities()[-1]["activity"]
     [entity] = [e for e in final["entities"] if e.get("@type") == "Message"]
     assert "SELECT" in entity["citation"][0]["appearance"]["text"]
+
+
+async def test_a_page_elsewhere_cannot_open_the_consoles_websocket(console: Console) -> None:
+    """Regression (issue 22): the console's WebSocket endpoint (``/slack/socket``, the fake
+    Slack's Socket Mode) skipped the Origin check the HTTP endpoints make: a browser page on
+    any site could connect to it (a WebSocket upgrade is a GET, and browsers do not apply
+    CORS to WebSockets)."""
+    client = console.client
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await client.ws_connect("/slack/socket", headers={"Origin": "http://evil.example"})
+    assert refused.value.status == 403
+    own = f"http://127.0.0.1:{client.port}"
+    socket = await client.ws_connect("/slack/socket", headers={"Origin": own})
+    assert (await socket.receive_json())["type"] == "hello"
+    await socket.close()

@@ -51,7 +51,7 @@ def build_agent(state: State, resolver: UserResolver) -> Agent:
 async def main() -> None:
     env = os.environ
     settings = SlackSettings.from_env(
-        stop_button_after=float(env.get("E2E_STOP_AFTER", "60")), flush_interval=0.05
+        stop_button_after=float(env.get("E2E_STOP_AFTER", "60")), stream_interval=0.05
     )
     state = StateSettings.from_env()  # THREADLINE_CLAIM_AFTER set by the cluster
     await serve(settings, state, build_agent)

@@ -179,7 +179,7 @@ async def test_redis_restarted_mid_run_clear_errors_then_normal_answers(
             )
             assert told.operation == "reply_to_activity"
             status, health = await bot.health(session)
-            assert status == 503 and health["status"] == "unavailable"
+            assert status == 503 and health["ok"] is False
             assert "Redis is unavailable" in health["state"]["detail"]
 
         private_redis.start()
@@ -313,7 +313,7 @@ async def pids_serving(
     while len(seen | (besides or set())) < at_least or (besides and not seen - besides):
         assert time.monotonic() < deadline, f"only {seen} answered:\n{bot.output()}"
         try:
-            seen.add((await bot.health(session))[1]["pid"])
+            seen.add((await bot.health(session))[1]["process"])
         except aiohttp.ClientError:
             await asyncio.sleep(0.05)  # a restarting process, polled with a deadline
     return seen

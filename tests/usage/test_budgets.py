@@ -239,12 +239,13 @@ async def test_a_refusal_and_a_providers_refusal_are_logged_once_without_a_trace
 
     fake.queue(StatusError(400, "invalid_request_error", "model: claude-nope is not available"))
     agent, _, _ = budgeted(service, [BudgetLimit(scope="person", period="day", tokens=0)])
-    with caplog.at_level("WARNING", logger="threadline.agent"):
+    with caplog.at_level("INFO", logger="threadline.agent"):
         await ask(agent, "refused by the budget")
         plain, _, _ = budgeted(service, [])
         await ask(plain, "refused by the provider")
     said = [r for r in caplog.records if r.name == "threadline.agent"]
-    assert [r.levelname for r in said] == ["WARNING", "WARNING"]
+    # the bot doing its job at INFO, the provider's refusal at WARNING (agent_core.errors)
+    assert [r.levelname for r in said] == ["INFO", "WARNING"]
     assert "is zero" in said[0].getMessage()
     assert "Anthropic API error 400: model: claude-nope is not available" in said[1].getMessage()
     assert all(r.exc_info is None for r in said)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.answer import AnswerStream
 from adapters.slack.controls import feedback_block
+from adapters.slack.errors import SlackCallFailed
 from adapters.slack.testing import FakeSlackApi, Reply
 
 FEEDBACK = [feedback_block()]
@@ -151,5 +151,5 @@ async def test_rate_limited_append_is_retried_after_retry_after(fake: FakeSlackA
 async def test_other_errors_are_not_swallowed(fake: FakeSlackApi) -> None:
     fake.errors["chat.startStream"] = "channel_not_found"
     answer = stream(fake, flush_chars=5)
-    with pytest.raises(SlackApiError):
+    with pytest.raises(SlackCallFailed, match="channel_not_found"):  # read once, at the client
         await answer.append("hello there")

@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.notices import STOPPED
 from adapters.slack.context import ReplyTarget
+from adapters.slack.errors import SlackCallFailed
 from adapters.slack.limits import validate_block
 from adapters.slack.stream import SlackReplyStream
 from adapters.slack.testing import FakeSlackApi
@@ -242,7 +242,7 @@ async def test_private_answer_falls_back_to_the_response_url(fake: FakeSlackApi)
     [hook] = fake.calls_to("response_url")
     assert hook.args["response_type"] == "ephemeral" and hook.args["replace_original"] is False
     fake.errors["chat.postEphemeral"] = "not_in_channel"
-    with pytest.raises(SlackApiError):
+    with pytest.raises(SlackCallFailed):  # read once, at the client
         await run_turn(
             reply(fake, ReplyTarget("C1", "p", "T1", "U1", private=True)), MEMBER, ["x"], "y"
         )

@@ -190,7 +190,7 @@ async def running_bot(
             "signing_secret": SECRET,
             "api_url": fake.base_url,
             "admin_users": ["UADMIN"],
-            "flush_interval": 0,
+            "stream_interval": 0,
             "stop_button_after": 60,
             **settings,
         }

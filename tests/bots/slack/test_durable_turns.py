@@ -37,7 +37,7 @@ async def test_a_turn_cut_short_by_a_restart_is_answered_once_after_it(tmp_path:
     partial answer and answers again. The thread ends with one complete answer."""
     async with FakeSlackApi() as fake:
         state = build_state(StateSettings(data_dir=tmp_path))
-        async with running_bot(tmp_path, [SLOW], state=state, fake=fake, flush_interval=0.01) as h:
+        async with running_bot(tmp_path, [SLOW], state=state, fake=fake, stream_interval=0.01) as h:
             await h.event(mention("<@UBOT> tell me everything"))
             await fake.wait_for(lambda f: bool(f.calls_to("chat.appendStream")))
         await state.aclose()
@@ -65,7 +65,7 @@ async def test_a_turn_that_never_finishes_is_given_up_with_a_plain_message(
             state = build_state(StateSettings(data_dir=tmp_path))
             try:
                 async with running_bot(
-                    tmp_path, [SLOW], state=state, fake=fake, flush_interval=0.01
+                    tmp_path, [SLOW], state=state, fake=fake, stream_interval=0.01
                 ) as h:
                     if run == 0:
                         await h.event(mention("<@UBOT> doomed"))
@@ -253,7 +253,7 @@ async def test_serve_applies_the_quota_and_keeps_state_across_restarts(tmp_path:
             host="127.0.0.1",
             port=free_port(),
             data_dir=tmp_path,
-            flush_interval=0,
+            stream_interval=0,
             rate_limit="2/3600",
         )
         state = StateSettings(data_dir=tmp_path)
@@ -313,3 +313,26 @@ def test_process_counts_that_cannot_work_are_refused(
         monkeypatch.setenv(name, value)
     assert main(["slack", "--scripted", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+async def test_a_refusal_is_logged_once_without_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression (issue 23): a quota reached (the bot doing its job) was logged at ERROR
+    with a traceback, which pages someone for nothing; an unexpected error still is."""
+    async with running_bot(tmp_path, ["One.", RuntimeError("model exploded")]) as h:
+        quota = h.bot.state.rate_limit_hook(limit=1, window=3600)
+        for served in h.agent.served_agents():
+            served.lifecycle_hooks.append(quota)
+        caplog.set_level(logging.INFO)
+        await h.event(mention("<@UBOT> one", ts="100.000100"))
+        await h.event(mention("<@UBOT> two", ts="101.000100"))
+        await h.idle()
+        refusals = [r for r in caplog.records if "refused: You have reached" in r.getMessage()]
+        assert [(r.levelno, r.exc_info) for r in refusals] == [(logging.INFO, None)]
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+        caplog.clear()
+        await h.event(mention("<@UBOT> three", ts="102.000100", user="UADMIN"))
+        await h.idle()
+        [failed] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert failed.exc_info is not None and "model exploded" in str(failed.exc_info[1])

@@ -4,6 +4,7 @@ that matches what the bot really does."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from bots.slack.settings import BOT_SCOPES
 from tests.support.schemas import schemas_dir
 
 SCHEMAS = schemas_dir()
+ROOT = Path(__file__).resolve().parents[3]
 VERSIONED = "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/"
 
 
@@ -114,3 +116,14 @@ def test_manifest_defaults_to_socket_mode_with_interactivity_and_the_ask_command
     assert data["settings"]["interactivity"]["is_enabled"] is True
     assert [c["command"] for c in data["features"]["slash_commands"]] == ["/ask"]
     assert data["features"]["agent_view"]["suggested_prompts"]
+
+
+def test_the_manifest_file_is_what_the_command_prints(validator: Draft7Validator) -> None:
+    """``manifest.yml`` at the top of the repository (the layout our users follow) is
+    exactly ``threadline slack-manifest`` (regenerate it with
+    ``threadline slack-manifest > manifest.yml``), and valid as Slack reads it: YAML."""
+    import yaml
+
+    text = (ROOT / "manifest.yml").read_text(encoding="utf-8")
+    assert text == json.dumps(manifest(), indent=2) + "\n"
+    assert [e.message for e in validator.iter_errors(yaml.safe_load(text))] == []

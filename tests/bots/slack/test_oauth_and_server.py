@@ -31,7 +31,7 @@ async def test_each_workspace_is_answered_with_its_own_installed_token(tmp_path:
             signing_secret=SECRET,
             api_url=fake.base_url,
             data_dir=tmp_path,
-            flush_interval=0,
+            stream_interval=0,
         )
         state = build_state(StateSettings(ephemeral=True))
         clients = default_clients(settings, state)

@@ -265,3 +265,21 @@ async def test_a_file_name_with_markup_never_pings_the_channel(tmp_path: Path) -
             "!channel.xlsx is not a valid XLSX workbook" in (args.get("text") or "")
             for args in posted
         )
+
+
+async def test_a_file_that_cannot_be_read_never_shows_a_server_path(tmp_path: Path) -> None:
+    """Regression (issue 22): a malformed JSON or Parquet file was told "could not be read"
+    with DuckDB's message, naming the file's path on the server (under the data
+    directory), to the asker in Slack and to the model."""
+    async with running_bot(tmp_path, ["Sorry."], files=store(tmp_path)) as h:
+        broken = [
+            h.fake.share_file("orders.json", b"{not json"),
+            h.fake.share_file("sales.parquet", b"PAR1xxxxPAR1"),
+        ]
+        await h.event(with_files(h, *broken))
+        await h.idle()
+        posted = json.dumps([c.args for c in h.fake.calls_to("chat.postMessage")])
+        told = posted + h.llm_questions()[0]
+        assert "orders.json could not be read as JSON" in told
+        assert "sales.parquet could not be read as PARQUET" in told
+        assert str(tmp_path) not in told and "/tmp" not in told

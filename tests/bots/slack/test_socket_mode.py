@@ -28,7 +28,7 @@ async def socket_bot(tmp_path: Path) -> AsyncIterator[tuple[FakeSlackApi, SlackB
             mode="socket",
             api_url=fake.base_url,
             data_dir=tmp_path,
-            flush_interval=0,
+            stream_interval=0,
         )
         resolver = SlackUserResolver(AsyncWebClient(token=TOKEN, base_url=fake.base_url))
         bot = SlackBot(build_agent(["Over the socket", "Private"], resolver), settings)

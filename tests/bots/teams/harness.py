@@ -1,5 +1,6 @@
-"""The whole Teams bot under test: the real bot and app (botbuilder ``CloudAdapter`` over HTTP,
-real JWT validation, real msal managed-identity token fetch) against ``FakeBotConnector``.
+"""The whole Teams bot under test: the real bot and app over HTTP (real JWT validation against
+the fake's published keys, real msal managed-identity token fetch) against
+``FakeBotConnector``.
 
 The bot is configured the way a sovereign cloud is: every Bot Framework endpoint comes from
 settings and points at the fake; outbound tokens come from an App Service managed identity
@@ -8,6 +9,7 @@ endpoint (``IDENTITY_ENDPOINT``) the fake also serves.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,12 +24,12 @@ from adapters.teams.files import FileOffers
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core import Agent, LifecycleHook
 from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
-from agent_core.state import State
+from agent_core.state import State, StateSettings, build_state
 from agent_core.state.turns import TurnQueue
 from agent_core.users import UserResolver
 from bots.files import SharedFiles
-from bots.teams.app import web_app
-from bots.teams.bot import ThreadlineTeamsBot, user_resolver
+from bots.teams.app import build_web_app
+from bots.teams.bot import TeamsBot, user_resolver
 from bots.teams.connector import ConnectorPool
 from bots.teams.settings import TeamsSettings
 from tests.adapters.teams import payloads
@@ -42,7 +44,7 @@ class TeamsHarness:
     """Drive the bot as Teams would; assert on ``harness.fake``."""
 
     def __init__(
-        self, fake: FakeBotConnector, host: ThreadlineTeamsBot, http: TestClient, agent: Agent
+        self, fake: FakeBotConnector, host: TeamsBot, http: TestClient, agent: Agent
     ) -> None:
         self.fake = fake
         self.host = host
@@ -142,12 +144,24 @@ async def teams_bot(
             if agent_factory is not None
             else build_agent(script, resolver, latency=latency, hooks=hooks)
         )
-        host = ThreadlineTeamsBot(
-            agent, bot_settings, pool=pool, shared_files=shared_files, **_stores(state, turn_queue)
+        bot_state = state or build_state(StateSettings(ephemeral=True))
+        if turn_queue is not None:
+            bot_state = dataclasses.replace(bot_state, turns=turn_queue)
+        host = TeamsBot(
+            agent,
+            bot_settings,
+            state=bot_state,
+            pool=pool,
+            files=shared_files,
+            # the fake's upload URL is plain http on 127.0.0.1; production requires https
+            file_offers=FileOffers(bot_state.cache, allow_http=True),
         )
-        server = TestServer(web_app(host), host="127.0.0.1")
-        async with TestClient(server) as http:
-            yield TeamsHarness(fake, host, http, agent)
+        await host.open()
+        try:
+            async with TestClient(TestServer(build_web_app(host), host="127.0.0.1")) as http:
+                yield TeamsHarness(fake, host, http, agent)
+        finally:
+            await host.close(timeout=0)
 
 
 def add_members(fake: FakeBotConnector) -> None:
@@ -161,16 +175,3 @@ def add_members(fake: FakeBotConnector) -> None:
             "tenantId": payloads.TENANT,
             "userRole": "user",
         }
-
-
-def _stores(state: State | None, turn_queue: TurnQueue | None) -> dict[str, Any]:
-    # the fake's upload URL is plain http on 127.0.0.1; production requires https
-    if state is None:
-        return {"turn_queue": turn_queue, "files": FileOffers(allow_http=True)}
-    return {
-        "turn_queue": turn_queue or state.turns,
-        "records": state.records,
-        "deliveries": state.cache,
-        "health": state.health,
-        "files": FileOffers(state.cache, allow_http=True),
-    }

@@ -1,4 +1,5 @@
-"""Inbound authentication through the real botbuilder JWT path, and bad requests.
+"""Inbound authentication (``bots.teams.ingress``: real JWTs, the fake's published keys), and
+bad requests.
 
 Every refusal happens before anything reaches the agent or the connector."""
 
@@ -11,7 +12,7 @@ import pytest
 import requests
 
 from adapters.teams.testing import rsa_key
-from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.bot import TeamsBot
 from tests.bots.teams.harness import TeamsHarness, teams_bot
 
 
@@ -119,13 +120,9 @@ async def test_signing_keys_are_fetched_without_blocking_requests(
 
 
 async def test_unknown_key_refreshes_the_keys_at_most_once(bot: TeamsHarness) -> None:
-    from botframework.connector.auth.jwt_token_extractor import JwtTokenExtractor
-
-    from bots.teams.botbuilder import AsyncOpenIdMetadata
-
-    metadata = JwtTokenExtractor.metadataCache[bot.fake.openid_metadata_url]
-    assert isinstance(metadata, AsyncOpenIdMetadata)
-    metadata.last_updated = metadata.last_updated.replace(year=2000)  # keys look stale-ish
+    metadata = bot.host.authentication.keys[bot.fake.openid_metadata_url]
+    assert metadata.fetched_at is not None
+    metadata.fetched_at -= 24 * 3600 + 1  # keys look stale-ish
     before = bot.fake.openid_requests
     for _ in range(3):
         header = bot.fake.sign(key=rsa_key("attacker"), kid="rotated-key")
@@ -138,7 +135,7 @@ async def test_connector_clients_are_built_once_per_service_url(bot: TeamsHarnes
     for index in range(3):
         await bot.post(bot.message(f"q{index}", kind="groupChat", user=f"aad-u{index}"))
     await bot.final(count=3)
-    assert bot.host.authentication.cached_clients == 2  # one connector + one token client
+    assert bot.host.outbound.credentials_built == 1  # botbuilder's connector client, once
 
 
 async def test_a_validated_token_is_remembered_only_for_its_service_url(bot: TeamsHarness) -> None:
@@ -158,7 +155,7 @@ async def test_answers_the_request_before_the_turn_ends(monkeypatch: pytest.Monk
     async with teams_bot(monkeypatch, ["slow answer"], latency=0.5) as bot:
         response = await bot.post(bot.message("take your time", kind="groupChat"))
         assert response.status == 201
-        assert await bot.host.turn_queue.pending() == 1  # recorded before the answer
+        assert await bot.host.state.turns.pending() == 1  # recorded before the answer
         assert not bot.answers()
         await bot.final()
 
@@ -176,7 +173,7 @@ async def test_auth_off_without_an_app_id(
         token_issuer=None,
         oauth_scope=None,
     ) as bot:
-        assert isinstance(bot.host, ThreadlineTeamsBot) and not bot.host.settings.auth_enabled
+        assert isinstance(bot.host, TeamsBot) and not bot.host.settings.auth_enabled
         assert "AUTHENTICATION IS OFF" in caplog.text
         assert (await bot.post(bot.message("hi", kind="groupChat"), auth=None)).status == 201
         final = await bot.final()
@@ -188,8 +185,14 @@ async def test_health_and_metrics_endpoints(bot: TeamsHarness) -> None:
     await bot.final()
     health = await bot.http.get("/healthz")
     assert health.status == 200
-    assert await health.json() == {"status": "ok", "auth": True, "pid": os.getpid()}
+    assert await health.json() == {
+        "ok": True,
+        "state": {"ok": True, "backend": "memory", "detail": "ok", "latency_ms": None},
+        "running_turns": 0,
+        "queued_turns": 0,
+        "process": os.getpid(),
+    }
     metrics = await bot.http.get("/metrics")
     text = await metrics.text()
-    assert 'threadline_teams_activities_total{type="message"} 1.0' in text
+    assert 'threadline_teams_events_total{kind="message"} 1.0' in text
     assert 'threadline_teams_turns_total{outcome="completed"} 1.0' in text

@@ -20,7 +20,7 @@ from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue, StateSettings, build_state
 from agent_core.users import UserResolver
 from bots.serving import add_quota, agent_factory, load_config
-from bots.teams.bot import ThreadlineTeamsBot
+from bots.teams.bot import TeamsBot
 from bots.teams.connector import ConnectorPool
 from bots.teams.settings import TeamsSettings
 from tests.adapters.teams import payloads
@@ -227,7 +227,7 @@ async def test_another_host_messages_a_conversation_proactively(
         asked = bot.message("hi", kind="groupChat")
         await bot.post(asked)
         await bot.final()
-        other = ThreadlineTeamsBot(bot.agent, settings_for(bot.fake), records=state.records)
+        other = TeamsBot(bot.agent, settings_for(bot.fake), state=state)
         try:
             conversation = asked["conversation"]["id"]
             sent = await other.outbound.send(payloads.TENANT, conversation, "Report ready.")
@@ -261,7 +261,7 @@ async def test_redis_down_at_ingress_every_request_is_answered_and_the_user_told
             click = await bot.post(bot.invoke("adaptiveCard/action", value))
             assert click.status == 200 and (await click.json())["value"] == told.text
             health = await bot.http.get("/healthz")
-            assert health.status == 503 and (await health.json())["status"] == "unavailable"
+            assert health.status == 503 and (await health.json())["ok"] is False
             await bot.host.turns.idle()
             assert not bot.llm.requests
             assert bot.host.metrics.unavailable._value.get() == 2

@@ -1,0 +1,412 @@
+"""``TurnHost``: every channel's turns, written once: accepted before the platform's ack,
+answered by whichever process's worker picks them up.
+
+    listener --accept--> TurnQueue --worker--> TurnHost._answer(turn)
+                                                  wing.slot(turn)           where the answer goes
+                                                  wing.answer(turn, slot)   -> Answering
+                                                  files -> the asker's tables (bots.files)
+                                                  agent.send_message -> reply.handle(...)
+                                                  reply.finish(); answered recorded
+
+A *wing* is the channel's part (``bots.slack.turns``, ``bots.teams.turns``,
+``bots.dev.turns``): it turns a recorded turn into where its answer goes (its ``slot``: what
+earlier runs posted) and an ``Answering``: the ``RequestContext``, the question and the
+channel's ``ReplyStream``. Everything else is here, the same for every channel:
+
+- **Order**: the queue runs the turns of one ordering key one at a time (the wing's key:
+  see ``adapters.<channel>.context.turn_key``); at most ``per_person`` of one asker's turns
+  run at once in a process, and the rest wait in order without holding a slot
+  (``TurnWorker``), so one person's many questions never hold up another's.
+- **Stop**: the asker's Stop (``request_stop``, from any process) or the platform's own
+  (Teams' Stop on a stream: ``Answering.reply`` is given ``stop``) cancels the turn; its
+  reply is settled ("Stopped.", unless the platform shows it) and the turn completes with
+  the outcome ``stopped``. Any other cancellation (a shutdown past its drain, a lost lease)
+  settles the reply too, then propagates: the turn stays queued and runs again elsewhere.
+- **Re-runs** (``turn.attempt > 1``): a run that had finished (only its completion was lost)
+  is not repeated; the wing decides how to take back what the dead run posted. After
+  ``max_attempts`` runs the asker is told plainly that the answer was interrupted.
+- **Recording**: what the slot posts is recorded on the turn at once (by the wing's slot);
+  what could not be recorded (a state outage) is kept here and recorded when the state is
+  back (``bots.outage.Unrecorded``), and a re-run here starts from it.
+- **Shutdown** (``drain``): no new turns; the ones held finish (and complete) first.
+- **Metrics** (``bots.metrics.ChannelMetrics``): ``turns{outcome}``, ``active_turns`` and
+  ``turn_seconds``, from the acknowledgement (the turn recorded) to the reply's last post.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from adapters.files import SharedFile
+from adapters.notices import INTERRUPTED, STOPPED
+from adapters.stream import ReplyStream
+from agent_core.components import UiComponent
+from agent_core.errors import StateUnavailableError, log_failure
+from agent_core.state.draining import DrainingTurnQueue
+from agent_core.state.keyvalue import Flag
+from agent_core.state.turns import Turn, TurnQueue
+from agent_core.tools.files import file_scope
+from agent_core.users import RequestContext
+from bots.agents import ServedAgent
+from bots.files import SharedFiles, take_files
+from bots.metrics import ChannelMetrics
+from bots.outage import Unrecorded
+
+log = logging.getLogger(__name__)
+
+Outcome = Literal["completed", "stopped", "failed", "cancelled", "interrupted", "dropped"]
+Fetch = Callable[[SharedFile, "SharedFiles | None"], Awaitable[bytes]]
+"""Download one shared file (the store says how large it may be)."""
+
+
+class Posted(Protocol):
+    """What a slot posted, as a turn's progress records it."""
+
+    def as_progress(self) -> dict[str, Any]: ...
+
+
+class Slot(Protocol):
+    """Where one turn's answer goes and what it posted (``adapters.<channel>.slot``)."""
+
+    unrecorded: bool
+
+    @property
+    def current(self) -> Posted | None: ...
+
+    async def record_again(self) -> bool: ...
+
+    async def settle(self, text: str) -> None: ...
+
+
+@dataclass
+class Answering:
+    """What a wing makes of a turn: who asks what, where the answer streams, and the wing's
+    own steps around the answer.
+
+    ``shown_first`` are components the asker sees before the answer (what the thread said
+    that the bot could not read); ``keep`` sees each component after it is shown (Slack
+    keeps the queries behind "Show query"); ``done`` runs when the turn ends, with its
+    outcome (Teams remembers which turn posted the answer, for feedback on it).
+
+    >>> from agent_core.users import RequestContext
+    >>> Answering(RequestContext(), "hi", None).files  # type: ignore[arg-type]
+    []
+    """
+
+    context: RequestContext
+    question: str
+    reply: ReplyStream
+    conversation_id: str = ""
+    files: list[SharedFile] = field(default_factory=list)
+    fetch: Fetch | None = None
+    shown_first: Sequence[UiComponent] = ()
+    keep: Callable[[UiComponent], Awaitable[None]] | None = None
+    done: Callable[[Outcome], Awaitable[None]] | None = None
+
+
+Stop = Callable[..., None]
+"""The platform stopped the answer (Teams' Stop on a stream): end the turn as stopped."""
+
+
+class Wing(Protocol):
+    """A channel's part of the host: see the module docstring."""
+
+    platform: str
+
+    async def slot(self, turn: Turn) -> Slot | None:
+        """Where ``turn``'s answer goes (what earlier runs posted); None to drop the turn
+        (an unreadable payload, a workspace that is gone: logged by the wing)."""
+
+    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+        """How ``turn`` is answered; an outcome instead when it is not (a re-run that told
+        the asker it was interrupted, a thread the bot cannot post in)."""
+
+
+class TurnHost:
+    """Accepts turns into ``queue`` and answers them on this process's worker through
+    ``wing``; see the module docstring.
+
+    >>> import asyncio
+    >>> from agent_core.state import MemoryTurnQueue
+    >>> host = TurnHost(None, MemoryTurnQueue(), None,  # type: ignore[arg-type]
+    ...                 metrics=ChannelMetrics("console", measured=False))
+    >>> host.running, asyncio.run(host.idle())
+    (0, None)
+    """
+
+    def __init__(
+        self,
+        agent: ServedAgent,
+        queue: TurnQueue,
+        wing: Wing,
+        *,
+        metrics: ChannelMetrics,
+        files: SharedFiles | None = None,
+        concurrency: int = 64,
+        per_person: int | None = 3,
+        max_attempts: int = 3,
+        dedupe_ttl: float = 3600.0,
+    ) -> None:
+        self.agent = agent
+        self.queue = queue
+        self.wing = wing
+        self.metrics = metrics
+        self.files = files
+        self.concurrency = concurrency
+        self.per_person = per_person
+        self.max_attempts = max_attempts
+        self.dedupe_ttl = dedupe_ttl
+        self._running = 0
+        self._finished = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._intake: DrainingTurnQueue | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopped_by_platform: set[str] = set()
+        self._unrecorded: Unrecorded[Posted] = Unrecorded(
+            within=lambda: 60 * self.queue.claim_after, what=getattr(wing, "platform", "turns")
+        )
+        """What turns posted but the state could not record (an outage), by turn id."""
+
+    # --- ingress ------------------------------------------------------------------------------
+
+    async def accept(
+        self,
+        key: str,
+        payload: dict[str, Any],
+        *,
+        owner: str | None,
+        dedupe_key: str | None = None,
+        flag: Flag | None = None,
+    ) -> str | None:
+        """Record a turn (before the platform's ack), with ``flag`` when given (a thread it
+        joins, in the same step): its id, or None for a delivery seen before. Raises
+        ``StateUnavailableError`` while the state is down."""
+        turn_id = await self.queue.enqueue(
+            key, payload, dedupe_key=dedupe_key, dedupe_ttl=self.dedupe_ttl, owner=owner, flag=flag
+        )
+        if turn_id is None:
+            self.metrics.duplicates.inc()
+            log.info("%s: dropped a redelivered delivery (%s)", self._platform, dedupe_key)
+        return turn_id
+
+    async def request_stop(self, turn_id: str, *, by: str) -> None:
+        """Stop a running turn on whichever process runs it (if ``by`` asked it)."""
+        await self.queue.request_stop(turn_id, by=by)
+
+    def background(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` (a notice after the ack) as a tracked task: ``idle`` and ``drain``
+        wait for it."""
+        task = asyncio.create_task(work, name=f"{self._platform}-background")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    @property
+    def _platform(self) -> str:
+        return str(getattr(self.wing, "platform", "turns"))
+
+    # --- the worker ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start answering queued turns in this process (call in the event loop)."""
+        if self._worker is None or self._worker.done():
+            self._intake = DrainingTurnQueue(self.queue)
+            work = self._intake.run(
+                self._answer,
+                concurrency=self.concurrency,
+                per_owner=self.per_person,
+                max_attempts=self.max_attempts,
+                give_up=self._give_up,
+            )
+            self._worker = asyncio.create_task(work, name=f"{self._platform}-turn-worker")
+
+    @property
+    def running(self) -> int:
+        """Turns this process is answering now."""
+        return self._running
+
+    async def idle(self, *, timeout: float = 30.0) -> None:
+        """Until no turn is queued or running anywhere and no background work is left
+        (tests, benchmarks, shutdown)."""
+        deadline = time.monotonic() + timeout
+        while self._running or await self._pending():
+            if time.monotonic() > deadline:
+                raise TimeoutError("turns still running")
+            self._finished.clear()
+            with contextlib.suppress(TimeoutError):  # local ends wake at once; remote ones poll
+                await asyncio.wait_for(self._finished.wait(), 0.01)
+        await asyncio.gather(*set(self._tasks), return_exceptions=True)
+
+    async def _pending(self) -> int:
+        """Turns queued or running anywhere; none that can be waited for while the state is
+        down."""
+        try:
+            return await self.queue.pending()
+        except StateUnavailableError:
+            return 0
+
+    async def drain(self, *, timeout: float = 30.0) -> None:
+        """Take no new turns, finish (and complete) the ones this process holds, up to
+        ``timeout``; then stop working. A turn still running then is settled as stopped
+        and stays queued: another process (or the next start) runs it again."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if self._intake is not None and not await self._intake.drain(timeout=timeout):
+            log.warning("%s: stopping with %d turns still running", self._platform, self._running)
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=max(0.0, deadline - loop.time()))
+        self._unrecorded.cancel()
+        worker, self._worker = self._worker, None
+        pending = [*self._tasks, *([worker] if worker else [])]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    # --- one turn -----------------------------------------------------------------------------
+
+    async def _answer(self, turn: Turn) -> None:
+        """The queue's handler: answer one accepted turn (see the module docstring)."""
+        if turn.progress.get("answered"):
+            return  # an earlier run finished; only the queue's completion was lost
+        slot = await self._slot(turn)
+        if slot is None:
+            return
+        if turn.is_retry:
+            log.warning("%s: turn %s is run again (attempt %d)", self._platform, *_run(turn))
+        self._running += 1
+        self.metrics.active_turns.inc()
+        outcome: Outcome = "failed"
+        try:
+            outcome = await self._serve(turn, slot)
+        except asyncio.CancelledError:
+            outcome = "stopped" if turn.stop_requested else "cancelled"
+            raise
+        finally:
+            self._unrecorded.keep(turn.id, slot)
+            self._running -= 1
+            self._finished.set()
+            self.metrics.active_turns.dec()
+            self.metrics.turns.labels(outcome=outcome).inc()
+            if outcome in ("completed", "stopped", "failed"):
+                self.metrics.turn_seconds.observe(max(0.0, time.time() - turn.enqueued_at))
+
+    async def _give_up(self, turn: Turn) -> None:
+        """The turn's runs kept dying: say so, in place of what they posted."""
+        if turn.progress.get("answered") or turn.progress.get("gave_up"):
+            return
+        slot = await self._slot(turn)
+        if slot is None:
+            return
+        await slot.settle(INTERRUPTED)
+        await _record(turn, at_end=True, gave_up=True, answered=True)
+        self.metrics.turns.labels(outcome="interrupted").inc()
+
+    async def _slot(self, turn: Turn) -> Slot | None:
+        """The wing's slot, starting from what a run here posted but could not record."""
+        kept = self._unrecorded.get(turn.id)
+        if kept is not None:
+            turn.progress.update(kept.as_progress())
+        return await self.wing.slot(turn)
+
+    async def _serve(self, turn: Turn, slot: Slot) -> Outcome:
+        answering = await self.wing.answer(turn, slot, self._platform_stop(turn))
+        if isinstance(answering, str):
+            return answering
+        outcome: Outcome = "completed"
+        async with answering.reply as reply:
+            try:
+                await self._talk(answering)
+            except asyncio.CancelledError:
+                outcome = await self._cancelled(turn, reply)
+            except Exception as error:
+                outcome = "failed"
+                log_failure(log, error, f"{self._platform}: turn {turn.id}, while replying")
+            if outcome != "stopped":  # settled already
+                await reply.finish()
+        await _record(turn, at_end=True, answered=True)
+        if answering.done is not None:
+            await answering.done(outcome)
+        return outcome
+
+    async def _talk(self, answering: Answering) -> None:
+        reply, context = answering.reply, answering.context
+        for component in answering.shown_first:
+            await reply.handle(component)
+        question = answering.question
+        if answering.files:
+            question = await self._with_files(answering)
+        key = answering.conversation_id or None
+        answer = self.agent.send_message(context, question, conversation_id=key)
+        try:
+            async for component in answer:
+                await reply.handle(component)
+                if answering.keep is not None:
+                    await answering.keep(component)
+        finally:  # a Stop inside an adapter call: the agent settles its turn now
+            aclose = getattr(answer, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def _with_files(self, answering: Answering) -> str:
+        """Load the files shared with the question into the asker's tables (telling the
+        asker what could not be read); the question, with what the files became."""
+        fetch, store = answering.fetch, self.files
+        metadata: Mapping[str, Any] = answering.context.metadata
+
+        async def download(file: SharedFile) -> bytes:
+            if fetch is None:
+                raise LookupError("this channel downloads no files")
+            return await fetch(file, store)
+
+        taken = await take_files(
+            store,
+            answering.files,
+            asker=str(metadata.get("user_id") or ""),
+            scope=file_scope(metadata),
+            fetch=download,
+        )
+        if (notice := taken.notice()) is not None:
+            await answering.reply.handle(notice)
+        return taken.question(answering.question)
+
+    def _platform_stop(self, turn: Turn) -> Stop:
+        """What the platform's own Stop calls: the turn ends as stopped (its reply already
+        shows it, so it is not settled again)."""
+        task = asyncio.current_task()
+
+        def stop(*reason: object) -> None:
+            self._stopped_by_platform.add(turn.id)
+            turn.stop_requested = True
+            if task is not None and not task.done():
+                task.cancel()
+
+        return stop
+
+    async def _cancelled(self, turn: Turn, reply: ReplyStream) -> Outcome:
+        """The turn was cancelled: settle its reply; a Stop ends the turn here (it then
+        completes), anything else propagates (the turn stays queued and runs again)."""
+        if turn.id not in self._stopped_by_platform:
+            await reply.settle(STOPPED)
+        self._stopped_by_platform.discard(turn.id)
+        task = asyncio.current_task()
+        if turn.stop_requested and task is not None and task.cancelling() <= 1:
+            task.uncancel()  # the Stop is handled: only a further cancellation interrupts
+            return "stopped"
+        raise asyncio.CancelledError
+
+
+def _run(turn: Turn) -> tuple[str, int]:
+    return turn.id, turn.attempt
+
+
+async def _record(turn: Turn, *, at_end: bool = False, **progress: Any) -> None:
+    try:
+        await (turn.record_at_end if at_end else turn.record)(**progress)
+    except StateUnavailableError as error:  # keep going; a re-run may repeat a post
+        log.warning("could not record progress of turn %s (%s)", turn.id, error)
