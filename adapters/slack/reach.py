@@ -1,5 +1,5 @@
-"""Reaching a person and a place in Slack: ``person`` (``users.info``) and ``place_gone`` (a
-post Slack refused for good).
+"""Reaching a person and a place in Slack: ``person`` (``users.info``), ``place_gone`` (a
+post Slack refused for good) and ``tell`` (a notice to a channel, a thread or a person).
 
 - ``users.info`` answering ``deleted: true`` or ``user_not_found`` means the person is gone;
   any other failure (a 5xx, a missing scope) is ``unknown``, never a departure;
@@ -12,10 +12,16 @@ Slack gives each person's ``tz`` (an IANA name such as ``Europe/Paris``) in ``us
 
 from __future__ import annotations
 
+import logging
+
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.reach import Person
-from adapters.slack.errors import SLACK_FAILURES, slack_failure
+from adapters.slack.errors import SLACK_FAILURES, slack_failure, web_client
+from adapters.slack.render import render
+from agent_core.components import NotificationComponent, UiComponent
+
+log = logging.getLogger(__name__)
 
 PLACE_GONE = {
     "not_in_channel": "I am no longer in that channel",
@@ -48,7 +54,7 @@ def place_gone(error: BaseException) -> str | None:
 async def person(client: AsyncWebClient, user_id: str) -> Person:
     """``user_id`` as Slack describes them now (``users.info``, never cached)."""
     try:
-        response = await client.users_info(user=user_id)
+        response = await web_client(client).users_info(user=user_id)
     except SLACK_FAILURES as error:
         if slack_failure(error).code == "user_not_found":
             return Person("gone", reason="is no longer in the workspace")
@@ -60,3 +66,20 @@ async def person(client: AsyncWebClient, user_id: str) -> Person:
     if user.get("deleted"):
         return Person("gone", timezone, name, "was deactivated")
     return Person("active", timezone, name)
+
+
+async def tell(
+    client: AsyncWebClient, channel: str, text: str, *, thread_ts: str | None = None
+) -> bool:
+    """A notice (``text``, plain: escaped here) to ``channel``: a channel, a thread of it, or
+    a person (a user id: the app's DM with them). False when Slack refused it (logged)."""
+    notice = UiComponent(rich_component=NotificationComponent(message=text, level="warning"))
+    try:
+        for message in render(notice):
+            await web_client(client).chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=message.text, blocks=message.blocks
+            )
+    except SLACK_FAILURES as error:
+        log.warning("slack: could not tell %s (%s)", channel, slack_failure(error))
+        return False
+    return True

@@ -59,6 +59,8 @@ class DispatchReport:
     duplicate: int = 0
     skipped: int = 0
     lost: int = 0
+    at: float = 0.0
+    """The time the tick looked at (its clock's)."""
 
     @property
     def total(self) -> int:
@@ -116,7 +118,7 @@ class ScheduleDispatcher:
         """Dispatch every occurrence due now (by this process's clock)."""
         now = self.clock.now()
         paused = await self.store.paused_workspaces()
-        report = DispatchReport()
+        report = DispatchReport(at=now)
         seen: set[str] = set()
         while True:
             taken = await self.store.due(now, limit=self.batch, lease=self.lease)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from agent_core.schedules.clock import Clock, SystemClock
 from agent_core.schedules.commands import ScheduleCommand
 from agent_core.schedules.dispatcher import ScheduleDispatcher
 from agent_core.schedules.handling import Asker, ScheduleCommands
-from agent_core.schedules.model import Place, Schedule
+from agent_core.schedules.model import Place
 from agent_core.schedules.replies import card
 from agent_core.schedules.runs import ScheduleRunner
 from agent_core.schedules.settings import ScheduleSettings
@@ -40,8 +41,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("threadline.schedules")
 
-SCHEDULED = "scheduled_by"
-"""The metadata key a scheduled run's context carries (the schedule's id)."""
+
+def new_id_for(turn_id: str | None) -> str | None:
+    """The id of the schedule a turn makes: the same on a re-run of the turn.
+
+    >>> new_id_for("1700000000000-0"), new_id_for(None)
+    ('404cb3b3', None)
+    """
+    if turn_id is None:
+        return None
+    return hashlib.sha256(f"schedule:{turn_id}".encode()).hexdigest()[:8]
 
 
 class BotSchedules:
@@ -106,10 +115,12 @@ class BotSchedules:
         place: Place,
         workspace: str,
         timezone: str | None,
+        turn_id: str | None = None,
     ) -> UiComponent:
         """The reply to a schedule command from the signed request ``context``: the asker is
         resolved as for a turn (through the agent serving the place), their alerts written
-        with the data they may read there."""
+        with the data they may read there; ``turn_id`` (the turn carrying the command) makes
+        a re-run of it find the schedule it made."""
         agent, routed = self.access.agent_for(context)
         try:
             user = await agent.user_resolver.resolve_user(routed)
@@ -122,7 +133,7 @@ class BotSchedules:
             name=user.username,
             author=self._author(routed, user),
         )
-        return await self.commands.handle(command, asker, place)
+        return await self.commands.handle(command, asker, place, new_id=new_id_for(turn_id))
 
     def _author(self, context: RequestContext, user: User) -> AlertAuthor | None:
         agent, _ = self.access.agent_for(context)
@@ -143,11 +154,3 @@ class BotSchedules:
             hooks=agent.lifecycle_hooks,
             middlewares=agent.llm_middlewares,
         )
-
-    # --- runs ---------------------------------------------------------------------------------
-
-    @staticmethod
-    def owner_context(schedule: Schedule) -> RequestContext:
-        """The context a run asks in: the signed metadata kept when the schedule was made,
-        marked as scheduled (the owner is resolved again from it)."""
-        return RequestContext(metadata={**schedule.place.context, SCHEDULED: schedule.id})

@@ -7,6 +7,9 @@
                               another app's message there is kept for the next turn
                               (``ThreadTranscript``, after the ack)
     slash command          -> a thread the bot starts, or a private answer
+    /schedule              -> a private turn answered by the schedule commands
+                              (``bots.slack.schedules``); this process also dispatches
+                              due schedules (``BotSchedules``) beside its turn worker
     feedback buttons       -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
     Stop button            -> ``request_stop`` of the turn it carries (on whichever process
                               runs it; only the asker's click counts)
@@ -98,12 +101,17 @@ from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_private
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
 from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError, log_failure
+from agent_core.schedules.clock import Clock
+from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import Flag, State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.files import SharedFiles
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
+from bots.schedules.service import BotSchedules
 from bots.slack.clients import DELIVERY, WorkspaceClients, build_bolt_app, default_clients
+from bots.slack.manifest import SCHEDULE_COMMAND
+from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
 from bots.slack.turns import QueuedTurn, SlackWing
 from bots.turns import TurnHost
@@ -139,6 +147,8 @@ class SlackBot:
         clients: WorkspaceClients | None = None,
         metrics: ChannelMetrics | None = None,
         files: SharedFiles | None = None,
+        schedules: ScheduleSettings | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
@@ -151,6 +161,7 @@ class SlackBot:
         self.history = HistoryGate(self.state.cache, interval=settings.history_interval)
         self.transcript = ThreadTranscript(self.state.cache)
         context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
+        self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -159,6 +170,14 @@ class SlackBot:
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
+            schedules=SlackSchedules(
+                self.schedules,
+                self.clients,
+                admins=settings.admin_users,
+                stop_button_after=settings.stop_button_after,
+                flush_chars=settings.flush_chars,
+                stream_interval=settings.stream_interval,
+            ),
         )
         self.turns = TurnHost(
             agent,
@@ -187,9 +206,11 @@ class SlackBot:
             self._own_session = True
         self.clients.share_session(self.client.session)
         self.turns.start()
+        self.schedules.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool."""
+        await self.schedules.drain()
         await self.turns.drain(timeout=timeout)
         if self._own_session and self.client.session is not None:
             await self.client.session.close()
@@ -229,6 +250,7 @@ class SlackBot:
         for action, listener in actions.items():
             self.app.action(action)(listener)
         self.app.command(self.settings.command)(self._on_command)
+        self.app.command(SCHEDULE_COMMAND)(self._on_schedule_command)
         self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
         self.app.error(self._on_error)
 
@@ -404,6 +426,29 @@ class SlackBot:
             await ack(response_type="ephemeral", text=ON_IT)
         else:
             await ack()
+
+    async def _on_schedule_command(self, ack: Ack, context: AsyncBoltContext) -> None:
+        """``/schedule ...``: a private turn the worker answers without the model
+        (``bots.slack.schedules``); the schedule's place is the channel."""
+        self._count("command")
+        command = _read(context).delivery
+        assert isinstance(command, SlashCommand)
+        ctx = command_context(command, thread_ts=PRIVATE_THREAD)
+        queued = QueuedTurn(
+            context=ctx.metadata,
+            text=f"{SCHEDULE_COMMAND} {command.text or ''}".strip(),
+            private=True,
+            response_url=command.response_url,
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            await self._record(queued)
+        except StateUnavailableError as error:
+            log.warning("slack: could not accept a command from %s: %s", queued.owner, error)
+            self.metrics.unavailable.inc()
+            await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
+            return
+        await ack()
 
     # --- clicks ---------------------------------------------------------------------------------
 

@@ -20,12 +20,14 @@ worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)
   lacks (other apps' messages, a human thread the bot was just called into) is read within
   Slack's limits and given to the agent with the question (``adapters.slack.history``).
 - **"Show query"**: the answer's queries are kept for its button (``adapters.slack.sources``).
+- **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
+  by ``bots.slack.schedules`` (asked first).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -47,11 +49,15 @@ from adapters.slack.stream import SlackReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
+from agent_core.schedules.occurrence import Occurrence
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.files import SharedFiles
 from bots.slack.clients import WorkspaceClients
 from bots.turns import Answering, Outcome, Slot, Stop
+
+if TYPE_CHECKING:
+    from bots.slack.schedules import SlackSchedules
 
 log = logging.getLogger(__name__)
 
@@ -151,8 +157,11 @@ class SlackWing:
         stop_button_after: float | None = 3.0,
         flush_chars: int = 1000,
         stream_interval: float = 1.0,
+        schedules: SlackSchedules | None = None,
     ) -> None:
         self.clients = clients
+        self.schedules = schedules
+        """Schedule commands and scheduled turns (``bots.slack.schedules``), asked first."""
         self.threads = threads
         self.thread_context = thread_context
         self.queries = queries
@@ -163,6 +172,8 @@ class SlackWing:
     async def slot(self, turn: Turn) -> AnswerSlot | None:
         """The turn's slot (what earlier runs posted) on its workspace's client; None for a
         turn that cannot be answered (logged)."""
+        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
+            return await self.schedules.slot(turn, run)
         try:
             queued = QueuedTurn.model_validate(turn.payload)
         except ValidationError:
@@ -186,9 +197,15 @@ class SlackWing:
 
     async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
         assert isinstance(slot, AnswerSlot)
+        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
+            return await self.schedules.answer(turn, run, slot, stop)
         queued = QueuedTurn.model_validate(turn.payload)
         if turn.is_retry and not await slot.recover():
             return "interrupted"  # part of a private answer reached the asker: told so
+        if self.schedules is not None and (
+            done := await self.schedules.command(turn, queued, slot)
+        ):
+            return done
         if queued.open_thread and not await self._open_thread(queued, slot):
             return "dropped"
         client = slot.client

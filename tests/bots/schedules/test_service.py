@@ -27,6 +27,7 @@ from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.testing import ManualClock
 from agent_core.state import StateSettings, build_state
 from agent_core.tools.sql import RunSqlTool
+from bots.schedules.checks import owner_context
 from bots.schedules.service import BotSchedules
 from tests.bots.schedules.support import Directory
 
@@ -121,7 +122,7 @@ async def test_the_dispatcher_runs_beside_the_worker_and_drains(shop: SqlAlchemy
     assert occurrence is not None and delivery.thread_key == PLACE.thread_key
     assert delivery.owner == PLACE.stop_owner
     (schedule,) = await state.schedules.owned_by("slack:T1:U1")
-    context = BotSchedules.owner_context(schedule)
+    context = owner_context(schedule)
     assert context.metadata["scheduled_by"] == schedule.id
 
 
