@@ -18,8 +18,9 @@ the turns the dispatcher makes of due occurrences. ``SlackWing`` asks here first
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any, Protocol
 
 from adapters.reach import Person
 from adapters.slack import reach
@@ -37,10 +38,31 @@ from agent_core.users import RequestContext
 from bots.schedules.checks import ChannelChecks, owner_context
 from bots.schedules.service import BotSchedules
 from bots.slack.clients import WorkspaceClients
-from bots.slack.turns import QueuedTurn
 from bots.turns import Answering, Outcome, Stop
 
 log = logging.getLogger(__name__)
+
+
+class Asked(Protocol):
+    """What a recorded Slack turn says about its question (``bots.slack.turns.QueuedTurn``)."""
+
+    @property
+    def context(self) -> Mapping[str, Any]: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def private(self) -> bool: ...
+
+    @property
+    def open_thread(self) -> bool: ...
+
+    @property
+    def team(self) -> str: ...
+
+    @property
+    def owner(self) -> str: ...
 
 
 class SlackSchedules:
@@ -70,7 +92,7 @@ class SlackSchedules:
 
     # --- commands -----------------------------------------------------------------------------
 
-    async def command(self, turn: Turn, queued: QueuedTurn, slot: AnswerSlot) -> Outcome | None:
+    async def command(self, turn: Turn, queued: Asked, slot: AnswerSlot) -> Outcome | None:
         """Answer ``queued`` when it is a schedule command (None otherwise)."""
         command = parse_command(queued.text)
         if command is None:
@@ -91,7 +113,7 @@ class SlackSchedules:
         return "completed"
 
     @staticmethod
-    def place(queued: QueuedTurn) -> Place:
+    def place(queued: Asked) -> Place:
         """Where a schedule made by ``queued`` posts: its thread, or (a slash command, or a
         message at the top of a channel) the channel, where each run opens its own thread."""
         metadata = dict(queued.context)
