@@ -7,6 +7,9 @@
                                click counts, on whichever process runs it)
     invoke: a card button   -> a turn asking the button's message on the clicker's behalf
     invoke: file consent    -> the offered file uploaded (in the background) and shown
+    /schedule ... (a message) -> a turn answered by the schedule commands
+                               (``bots.teams.schedules``); this process also dispatches due
+                               schedules (``BotSchedules``) beside its turn worker
 
 ``bots.teams.ingress`` verifies each request before ``handle`` sees it; everything
 Teams-specific about reading and answering lives in ``adapters.teams``. A message is
@@ -54,15 +57,19 @@ from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserRe
 from adapters.teams.slot import AnswerSlot
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.feedback import Feedback
+from agent_core.schedules.clock import Clock
+from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import KeyValueStore, State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.files import SharedFiles
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
+from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
 from bots.teams.ingress import TokenCheck
 from bots.teams.outbound import Outbound
+from bots.teams.schedules import TeamsSchedules
 from bots.teams.settings import TeamsSettings
 from bots.teams.turns import TeamsWing, turn_payload
 from bots.turns import TurnHost
@@ -123,6 +130,8 @@ class TeamsBot:
         metrics: ChannelMetrics | None = None,
         files: SharedFiles | None = None,
         file_offers: FileOffers | None = None,
+        schedules: ScheduleSettings | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
@@ -132,11 +141,18 @@ class TeamsBot:
         self.file_offers = file_offers or FileOffers(self.state.cache)
         self.authentication = TokenCheck(settings)
         self.outbound = Outbound(settings, self.pool, self.state.records)
+        self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         wing = TeamsWing(
             self.outbound,
             options=settings.reply_options(),
             files=self.file_offers,
             stop_button_after=settings.stop_button_after,
+            schedules=TeamsSchedules(
+                self.schedules,
+                self.outbound,
+                options=settings.reply_options(),
+                stop_button_after=settings.stop_button_after,
+            ),
         )
         self.turns = TurnHost(
             agent,
@@ -172,9 +188,11 @@ class TeamsBot:
                 "Use this only for local testing (Bot Framework Emulator, a tunnel). !!!"
             )
         self.turns.start()
+        self.schedules.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool."""
+        await self.schedules.drain()
         await self.turns.drain(timeout=timeout)
         await self.pool.close()
 

@@ -18,13 +18,15 @@ that needs no inbound request (``bots.teams.outbound``)::
   any process through ``request_stop``.
 - **Feedback**: the message that carried the answer is remembered with its turn, so
   feedback on it reaches the memories that turn made.
+- **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
+  by ``bots.teams.schedules`` (asked first).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.files import SharedFile
 from adapters.teams.activities import ConversationRef
@@ -34,10 +36,14 @@ from adapters.teams.payloads import MalformedPayload, read_activity
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.errors import StateUnavailableError
+from agent_core.schedules.occurrence import Occurrence
 from agent_core.state.turns import Turn
 from bots.files import SharedFiles
 from bots.teams.outbound import Outbound
 from bots.turns import Answering, Outcome, Slot, Stop
+
+if TYPE_CHECKING:
+    from bots.teams.schedules import TeamsSchedules
 
 log = logging.getLogger(__name__)
 
@@ -69,15 +75,20 @@ class TeamsWing:
         options: ReplyOptions,
         files: FileOffers | None = None,
         stop_button_after: float | None = 3.0,
+        schedules: TeamsSchedules | None = None,
     ) -> None:
         self.outbound = outbound
         self.options = options
         self.files = files
         self.stop_button_after = stop_button_after
+        self.schedules = schedules
+        """Schedule commands and scheduled turns (``bots.teams.schedules``), asked first."""
 
     async def slot(self, turn: Turn) -> AnswerSlot | None:
         """The message the answer goes into (what an earlier run posted, if any), on the
         connector of the conversation's service URL; None for an unreadable turn (logged)."""
+        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
+            return await self.schedules.slot(turn, run)
         activity = turn.payload.get("activity")
         try:
             read_activity(activity)
@@ -98,8 +109,13 @@ class TeamsWing:
         previous = PostedMessage.from_progress(turn.progress)
         return AnswerSlot(connector, ref, posted=previous, on_posted=posted)
 
-    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering:
+    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
         assert isinstance(slot, AnswerSlot)
+        if self.schedules is not None:
+            if run := Occurrence.from_payload(turn.payload):
+                return await self.schedules.answer(turn, run, slot, stop)
+            if (handled := await self.schedules.command(turn, slot)) is not None:
+                return handled
         activity: Mapping[str, Any] = turn.payload["activity"]
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)
