@@ -49,11 +49,13 @@ from agent_core.components import SourcesComponent, UiComponent
 from agent_core.config import UiFeature
 from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
+from agent_core.schedules.occurrence import Occurrence
 from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
 from agent_core.state.turns import Turn as QueuedTurn
 from bots.agents import ServedAgent
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
+from bots.dev.schedules import ConsoleSchedules
 from bots.dev.slack_view import TEAM_ID, SlackView
 from bots.dev.teams_view import TeamsView, conversation_ref
 from bots.dev.turnlog import TurnRecord, UsageMeter
@@ -109,6 +111,8 @@ class Turn:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     stopper: Any = None
     """Asks the host to stop the turn (set by the console)."""
+    timezone: str | None = None
+    """The asker's time zone (the browser's), for schedules."""
 
     @property
     def conversation_id(self) -> str:
@@ -178,14 +182,19 @@ class Console:
             served.llm_middlewares.append(self.meter)
         if files is not None:
             files.serve(agent)
+        self.base_url = ""
+        """The console's own address (where the channel fakes are), as the page last used it."""
+        self.queue = MemoryTurnQueue()
         self.host = TurnHost(
             agent,
-            MemoryTurnQueue(),
+            self.queue,
             ConsoleWing(self),
             metrics=ChannelMetrics("console", measured=False),
             files=files,
             per_person=self.options.turns_per_person,
         )
+        self.schedules = ConsoleSchedules(self)
+        """Schedules made in the console, run by its host (``bots.dev.schedules``)."""
 
     @property
     def max_file_bytes(self) -> int:
@@ -196,6 +205,7 @@ class Console:
         if self.http is None:
             self.http = aiohttp.ClientSession()
         self.host.start()
+        self.schedules.schedules.start()
 
     async def close(self) -> None:
         for turn in list(self.turns.values()):
@@ -203,6 +213,7 @@ class Console:
         tasks = [turn.task for turn in self.turns.values() if turn.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=10)
+        await self.schedules.schedules.drain()
         await self.host.drain(timeout=1)
         for task in tasks:
             task.cancel()
@@ -218,6 +229,8 @@ class Console:
         text: str,
         base_url: str,
         files: list[str] | None = None,
+        *,
+        timezone: str | None = None,
     ) -> Turn:
         """Start answering ``text`` with the attached ``files`` (upload ids); iterate
         ``turn.feed`` for its events. ``base_url`` is the console's own address, where the
@@ -230,11 +243,47 @@ class Console:
             base_url=base_url,
             files=self.uploads.shared(files or []),
             stopper=self._stop,
+            timezone=timezone,
         )
+        self.base_url = base_url
         self._forget_old_turns()
         self.turns[turn.id] = turn
         turn.task = asyncio.create_task(self._run(turn), name=f"turn-{turn.id}")
         return turn
+
+    def page_turn(self, persona: Persona, thread_id: str, text: str, base_url: str) -> Turn:
+        """A turn the page shows with no question of its own behind it (a scheduled run):
+        registered like one, its start already told."""
+        turn = Turn(
+            id=os.urandom(6).hex(),
+            persona=persona,
+            thread_id=thread_id,
+            text=text,
+            base_url=base_url or self.base_url,
+            stopper=self._stop,
+        )
+        self._forget_old_turns()
+        self.turns[turn.id] = turn
+        self._started(turn)
+        return turn
+
+    def reply(self, turn: Turn, stop: Stop) -> BothChannels:
+        return BothChannels(self, turn, stop)
+
+    async def show(self, turn: Turn, component: UiComponent) -> None:
+        """One component in the turn's panes, outside any answer (a schedule command's
+        reply, a notice)."""
+
+        def no_stop(*reason: object) -> None:
+            return None
+
+        async with BothChannels(self, turn, no_stop) as reply:
+            await reply.handle(component)
+            await reply.finish()
+
+    @property
+    def no_slot(self) -> Slot:
+        return NO_SLOT
 
     def _forget_old_turns(self) -> None:
         finished = [t for t in self.turns.values() if t.state != "running"]
@@ -279,20 +328,7 @@ class Console:
 
     async def _run(self, turn: Turn) -> None:
         """Tell the page the turn started, hand it to the host, and wait for its end."""
-        feed = turn.feed
-        self.meter.recording(turn.id, TurnRecord(who=turn.persona.describe(), text=turn.text))
-        feed.emit(
-            "turn",
-            {
-                "state": "started",
-                "id": turn.id,
-                "conversation_id": turn.conversation_id,
-                "thread_id": turn.thread_id,
-                "persona": turn.persona.model_dump(),
-                "text": turn.text,
-                "files": [{"name": f.name, "size": f.size} for f in turn.files],
-            },
-        )
+        self._started(turn)
         try:
             turn.queued_id = await self.host.accept(
                 f"console:{turn.conversation_id}",
@@ -305,6 +341,22 @@ class Console:
         except Exception as error:  # the console's own failure: say so in the page
             log.exception("console turn %s failed", turn.id)
             self.ended(turn, "error", error)
+
+    def _started(self, turn: Turn) -> None:
+        """Tell the page (and the terminal's turn log) that ``turn`` started."""
+        self.meter.recording(turn.id, TurnRecord(who=turn.persona.describe(), text=turn.text))
+        turn.feed.emit(
+            "turn",
+            {
+                "state": "started",
+                "id": turn.id,
+                "conversation_id": turn.conversation_id,
+                "thread_id": turn.thread_id,
+                "persona": turn.persona.model_dump(),
+                "text": turn.text,
+                "files": [{"name": f.name, "size": f.size} for f in turn.files],
+            },
+        )
 
     def ended(self, turn: Turn, state: TurnState, error: BaseException | None = None) -> None:
         """The turn is over: its last events, its line in the terminal."""
@@ -335,6 +387,8 @@ class ConsoleWing:
         self.console = console
 
     async def slot(self, turn: QueuedTurn) -> Slot | None:
+        if run := Occurrence.from_payload(turn.payload):
+            return await self.console.schedules.slot(turn, run)
         found = self.console.turns.get(str(turn.payload.get("turn")))
         if found is None or found.ended.is_set():
             return None  # forgotten, or ended already
@@ -343,9 +397,14 @@ class ConsoleWing:
             return None
         return _NoSlot()
 
-    async def answer(self, turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering:
+    async def answer(self, turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
         console = self.console
+        if run := Occurrence.from_payload(turn.payload):
+            return await console.schedules.answer(turn, run, stop)
         page = console.turns[str(turn.payload["turn"])]
+        if (handled := await console.schedules.command(page, turn.id)) is not None:
+            console.ended(page, "done")
+            return handled
         context = page.persona.request_context(page.thread_id)
         context.metadata["turn_id"] = page.id
         reply = BothChannels(console, page, stop)
@@ -378,6 +437,9 @@ class _NoSlot:
 
     async def settle(self, text: str) -> None:
         return None
+
+
+NO_SLOT = _NoSlot()
 
 
 class BothChannels:

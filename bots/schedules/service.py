@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError
@@ -37,7 +37,20 @@ from bots.agents import ServedAgent
 from bots.schedules.access import OwnerAccess
 
 if TYPE_CHECKING:
-    from agent_core.state import State
+    from agent_core.schedules.store import ScheduleStore
+    from agent_core.state.turns import TurnQueue
+
+
+class ScheduleState(Protocol):
+    """Where schedules and turns live (``agent_core.state.State`` is one; the console has
+    its own)."""
+
+    @property
+    def schedules(self) -> ScheduleStore: ...
+
+    @property
+    def turns(self) -> TurnQueue: ...
+
 
 log = logging.getLogger("threadline.schedules")
 
@@ -69,7 +82,7 @@ class BotSchedules:
 
     def __init__(
         self,
-        state: State,
+        state: ScheduleState,
         agent: ServedAgent,
         settings: ScheduleSettings | None = None,
         *,
