@@ -171,6 +171,7 @@ class AuditLogger:
                     "error": result.error,
                     "execution_time_ms": result.metadata.get("execution_time_ms", 0.0),
                     "result_size_bytes": len(result.result_for_llm.encode()),
+                    **_asked_as(result),
                 },
             )
         )
@@ -233,6 +234,14 @@ class AuditLogger:
                 },
             )
         )
+
+
+def _asked_as(result: ToolResult) -> dict[str, Any]:
+    """Which data identity and profile a query ran as (``agent_core.tools.sql.asked_as``),
+    when the tool says so."""
+    return {
+        key: result.metadata[key] for key in ("data_identity", "profile") if key in result.metadata
+    }
 
 
 class InMemoryAuditLogger(AuditLogger):

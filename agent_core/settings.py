@@ -56,6 +56,7 @@ from pydantic_settings import (
 )
 
 from agent_core.errors import ThreadlineError
+from agent_core.masking import mask_secrets
 
 CONFIG_FILE = "threadline.toml"
 DOTENV_FILE = ".env"
@@ -239,7 +240,7 @@ def masked(value: object) -> str:
         text = ", ".join(str(getattr(item, "name", item)) for item in value)
     else:
         text = str(value)
-    return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", text)
+    return mask_secrets(text)
 
 
 # -- reading the sources (pydantic-settings' own) ------------------------------------------

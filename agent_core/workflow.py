@@ -154,7 +154,8 @@ class DefaultWorkflowHandler(WorkflowHandler):
     ``/memories`` lists what the asker may be offered (their own memories and those shared
     with the workspace, ``agent_core.memory.access``) and is shown to the asker alone;
     ``/delete`` removes the asker's own memories (an admin's: any); ``/share`` offers one
-    memory to the whole workspace.
+    memory to the whole workspace. ``status``: more lines for ``/status`` (the built-in
+    agent's data mapping: which group runs as which database role).
 
     >>> DefaultWorkflowHandler(suggestions=["Hi"]).suggestions
     ['Hi']
@@ -168,7 +169,9 @@ class DefaultWorkflowHandler(WorkflowHandler):
         welcome_message: str | None = None,
         *,
         suggestions: Sequence[str] = DEFAULT_SUGGESTIONS,
+        status: Sequence[Callable[[], list[str]]] = (),
     ) -> None:
+        self.status = list(status)
         self.welcome_message = welcome_message or (
             "Hi! Ask me a question about your data in plain language and I'll query it, "
             "show the results and chart them. Type `/help` for commands."
@@ -243,6 +246,8 @@ class DefaultWorkflowHandler(WorkflowHandler):
             f"- Max tool iterations: {agent.config.max_tool_iterations}\n"
             f"- Streaming: {'on' if agent.config.stream_responses else 'off'}"
         )
+        for more in self.status:
+            text += "\n\n" + "\n".join(more())
         return _card("Status", text, "success")
 
     async def _memories(self, agent: WorkflowAgent, context: ToolContext) -> list[UiComponent]:

@@ -302,7 +302,7 @@ async def burst(
         with tempfile.TemporaryDirectory(prefix="burst-") as directory:
             env = bot_env(redis_url, slack, claude, data, prefix=Path(directory).name)
             if args.flush_interval is not None:  # threadline.toml where the command runs
-                config = f"[slack]\nflush_interval = {args.flush_interval}\n"
+                config = f"[slack]\nstream_interval = {args.flush_interval}\n"
                 (Path(directory) / "threadline.toml").write_text(config)
             bot = SlackCommand(processes, env, Path(directory))
             await bot.start()

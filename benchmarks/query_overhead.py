@@ -6,11 +6,15 @@ check, thread hop, pooled connection, the dialect's read-only transaction and ti
 streaming cursor, rollback) and through the raw DBAPI driver (one open connection, execute,
 fetchall: the least work possible). Medians; overhead = runner - raw.
 
-PostgreSQL: ``--postgres-url URL``, or a throwaway server is started on a free loopback port
-when Debian's ``postgresql`` is installed (as the ``postgres`` user when run as root);
-skipped otherwise.
+PostgreSQL: ``--postgres-url URL`` (a superuser's: the script makes a login that may only
+read, as Threadline refuses superusers), or a throwaway server is started on a free loopback
+port when Debian's ``postgresql`` is installed (as the ``postgres`` user when run as root);
+skipped otherwise. Its identity case (``benchmarks/_identity.py``): the same query with and
+without the asker's role and ``threadline.*`` settings, rounds alternating (goal: at most
++0.3 ms p50), and schema retrieval for a role that may read half of 2,000 tables against the
+whole catalog, the same questions (goal: no worse than 1,702 tokens median and 96 % hits).
 
-    .venv/bin/python benchmarks/query_overhead.py [--runs 300]
+    .venv/bin/python benchmarks/query_overhead.py [--runs 300] [--role-questions 300]
 
 The last line printed is one JSON object.
 """
@@ -40,8 +44,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent_core.database.limits import EngineLimits
 from agent_core.database.pools import dispose_pools
 from agent_core.database.runner import SqlAlchemyRunner
+from benchmarks._identity import (
+    LOGIN,
+    ROLE,
+    build_catalog,
+    create_catalog,
+    identity_timings,
+    run_role_schema,
+    setup_roles,
+)
 
 QUERY = "SELECT id, name, amount FROM items WHERE id <= 50 ORDER BY id"
 ROWS = [(i, f"item {i}", i * 1.25) for i in range(1, 1001)]
@@ -96,7 +110,8 @@ def duckdb_setup(folder: Path) -> tuple[str, Callable[[], Any]] | None:
     with duckdb.connect(str(path)) as db:
         db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name VARCHAR, amount DOUBLE)")
         db.executemany("INSERT INTO items VALUES (?, ?, ?)", ROWS)
-    config = {"enable_external_access": False}  # the runner's configuration, so both coexist
+    # the runner's configuration, so both opens of the file coexist in one process
+    config = {**EngineLimits().duckdb_config(), "enable_external_access": False}
     return f"duckdb:///{path}", lambda: duckdb.connect(str(path), read_only=True, config=config)
 
 
@@ -174,16 +189,72 @@ def postgres_server() -> Iterator[str | None]:
 
 
 def postgres_setup(url: str) -> tuple[str, Callable[[], Any]] | None:
+    """The items table, and the URL of a login that may only read it (and become the
+    identity's role)."""
     try:
         import psycopg
     except ImportError:
         return None
     with psycopg.connect(url, autocommit=True) as db:
         db.execute("DROP TABLE IF EXISTS items")
+        setup_roles(db)
         db.execute("CREATE TABLE items (id integer PRIMARY KEY, name text, amount float8)")
         with db.cursor() as cursor:
             cursor.executemany("INSERT INTO items VALUES (%s, %s, %s)", ROWS)
-    return url, lambda: psycopg.connect(url, autocommit=True)
+        db.execute(f"GRANT SELECT ON items TO {LOGIN}, {ROLE}")
+    login = _as_login(url)
+    return login, lambda: psycopg.connect(login, autocommit=True)
+
+
+def _as_login(url: str, database: str | None = None) -> str:
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url).set(username=LOGIN, password=None)
+    if database is not None:
+        parsed = parsed.set(database=database)
+    return parsed.render_as_string(hide_password=False)
+
+
+def measure_identity(url: str, runs: int) -> dict[str, Any]:
+    """PostgreSQL with and without the asker's role and settings, the same run."""
+    without, with_identity = asyncio.run(identity_timings(url, QUERY, runs))
+    dispose_pools()
+    plain, asked = _median_ms(without), _median_ms(with_identity)
+    added = round(asked - plain, 3)
+    print(
+        f"{'identity':10} runner {plain:.3f} ms · as a role with settings {asked:.3f} ms · "
+        f"added {added:.3f} ms (goal <= 0.3)"
+    )
+    return {
+        "postgresql_plain_ms": plain,
+        "postgresql_identity_ms": asked,
+        "postgresql_identity_added_ms": added,
+    }
+
+
+def measure_role_schema(url: str, kinds: int, questions: int) -> dict[str, Any]:
+    """Schema retrieval for a role that may read half of the catalog."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute("DROP DATABASE IF EXISTS bench_schema")
+        db.execute("CREATE DATABASE bench_schema")
+    with psycopg.connect(make_database(url, "bench_schema"), autocommit=True) as db:
+        create_catalog(db, build_catalog(kinds))
+    figures = run_role_schema(_as_login(url, "bench_schema"), kinds, questions)
+    dispose_pools()
+    print(
+        f"{'schema':10} {figures['role_tables']:,} tables for the role: tokens median "
+        f"{figures['role_schema_tokens_median']:,} (all: {figures['all_schema_tokens_median']:,}) "
+        f"· hits {figures['role_hit_rate']:.1%} (all: {figures['all_hit_rate']:.1%})"
+    )
+    return figures
+
+
+def make_database(url: str, database: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(database=database).render_as_string(hide_password=False)
 
 
 def measure(name: str, setup: tuple[str, Callable[[], Any]] | None, runs: int) -> dict[str, Any]:
@@ -204,6 +275,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--postgres-url", default=None)
+    parser.add_argument("--role-questions", type=int, default=300)
+    parser.add_argument("--role-kinds", type=int, default=20, help="tables per branch (x 100)")
     args = parser.parse_args()
     figures: dict[str, Any] = {"runs": args.runs, "rows": 50}
     with tempfile.TemporaryDirectory() as folder:
@@ -215,7 +288,11 @@ def main() -> None:
         else postgres_server()
     )
     with server as url:
-        figures |= measure("postgresql", postgres_setup(url) if url else None, args.runs)
+        setup = postgres_setup(url) if url else None
+        figures |= measure("postgresql", setup, args.runs)
+        if url and setup:
+            figures |= measure_identity(setup[0], args.runs)
+            figures |= measure_role_schema(url, args.role_kinds, args.role_questions)
     print(json.dumps({"benchmark": "query_overhead", **figures}, sort_keys=True))
 
 

@@ -74,8 +74,9 @@ def _table(kind: type[Section], only: Sequence[str] | None = None) -> tuple[str,
 
 
 def _shared(*, local: bool) -> list[tuple[str, list[str]]]:
+    from agent_core.database.settings import DatabaseSettings
     from agent_core.state.factory import StateSettings
-    from bots.serving import DatabaseSettings, GeneralSettings, ModelSettings
+    from bots.serving import GeneralSettings, ModelSettings
 
     state = ["data_dir"] if local else None
     return [
@@ -351,8 +352,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from agent_core.masking import mask_every_log
     from bots.extras import MissingExtra, require
 
+    mask_every_log()  # no password inside a URL reaches a log line, whoever logs it
     args = build_parser().parse_args(argv)
     name = args.command_name  # ``args.command`` may be an option of the command (slack)
     try:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_core.settings import Section
+    from bots.serving import Config
 
 Row = tuple[str, str, str]
 
@@ -44,12 +45,29 @@ def _channel_rows(args: argparse.Namespace, kind: type[Section]) -> list[Row]:
 
 
 def rows(args: argparse.Namespace) -> list[Row]:
-    """``(setting, value, origin)`` of every setting; raises ``ConfigError``."""
+    """``(setting, value, origin)`` of every setting (each profile's own database too);
+    raises ``ConfigError``."""
     from bots.serving import channel_sections, load_config
 
-    found = load_config(args).loaded.rows()
+    config = load_config(args)
+    found = config.loaded.rows() + _profile_databases(config)
     for kind in channel_sections():
         found += _channel_rows(args, kind)
+    return found
+
+
+def _profile_databases(config: Config) -> list[Row]:
+    from agent_core.settings import masked
+
+    where = config.loaded.file.name if config.loaded.file else "threadline.toml"
+    found = []
+    for profile in config.general.profiles:
+        if profile.database is None:
+            continue
+        for name in sorted(profile.database.model_fields_set):
+            key = f"profiles.{profile.name}.database.{name}"
+            value = masked(getattr(profile.database, name))
+            found.append((key, value, f"{where} [[profiles]] {profile.name}"))
     return found
 
 

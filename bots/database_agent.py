@@ -1,12 +1,13 @@
 """The built-in SQL agent on *your* database (``THREADLINE_DATABASE_URL``): the parts that
 differ from the demo shop.
 
-The runner is ``SqlAlchemyRunner`` (read-only by construction); the schema is never pasted
-whole into the prompt: ``SchemaSource`` introspects the database at start (on a thread of its
-own, with the start-up check logged, loudly when the user can write) and keeps a cached,
-refreshed index, and ``SchemaContextEnhancer`` gives each turn the tables relevant to its
-question. An unreachable database does not stop the start: see
-``agent_core.database.schema_source`` for the policy.
+The runner is ``DataAccess`` (read-only by construction; each asker's queries run as their
+data identity: ``agent_core.database.access``); the schema is never pasted whole into the
+prompt: the database is introspected at start (on a thread of its own, with the start-up
+checks of the database and of each mapped role logged, loudly when one fails or could
+write) into a cached, refreshed index, and ``SchemaContextEnhancer`` gives each turn the
+tables relevant to its question that the asker may read. An unreachable database does not
+stop the start: see ``agent_core.database.schema_source`` for the policy.
 """
 
 from __future__ import annotations
@@ -15,13 +16,21 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.database.access import DataAccess
+from agent_core.database.askers import DataAccessGate, IdentityResolver
 from agent_core.database.enhancer import SchemaContextEnhancer
-from agent_core.database.runner import SqlAlchemyRunner
-from agent_core.database.schema_source import SchemaSource, cache_path_for
+from agent_core.database.settings import DatabaseConfig
+from agent_core.database.urls import DatabaseConfigError
 from agent_core.extensions.enhancer import DefaultLlmContextEnhancer
+from agent_core.extensions.hooks import LifecycleHook
 from agent_core.memory.base import AgentMemory
+from agent_core.users import UserResolver
 
 logger = logging.getLogger("threadline.database")
+
+CHECK_WAIT = 15.0
+"""Seconds the start waits for the database's verdict on its user (a connection refused or
+timed out says "unreachable" sooner, and the start goes on)."""
 
 DATABASE_PROMPT = """You are Threadline, a data assistant in a chat thread (Slack or Microsoft \
 Teams). You answer questions about the team's {dialect} database.
@@ -41,17 +50,30 @@ Answer in short markdown: the key numbers first, then a sentence of interpretati
 
 @dataclass
 class DatabaseParts:
-    """What the built-in agent needs for a user's database."""
+    """What the built-in agent needs for a user's database: the database and its people
+    (``DataAccess``: each asker's queries and schema as their data identity), the schema
+    enhancer, the prompt, and the hooks that carry the identity through the turn."""
 
-    runner: SqlAlchemyRunner
-    source: SchemaSource
+    access: DataAccess
     enhancer: SchemaContextEnhancer
     prompt: str
 
+    @property
+    def runner(self) -> DataAccess:
+        return self.access
+
+    def resolver(self, base: UserResolver) -> UserResolver:
+        """``base``, with each user marked by their data identity (memories follow it)."""
+        return IdentityResolver(base, self.access)
+
+    def hooks(self) -> list[LifecycleHook]:
+        """The gate that refuses people with no data access (when the mapping says so)."""
+        return [DataAccessGate(self.access)] if self.access.config.unmapped == "refuse" else []
+
     def welcome(self, *, uses_claude: bool) -> str:
         text = (
-            f"Hi! I answer questions about your {self.runner.dialect} database "
-            f"(`{self.runner.masked_url}`) with read-only SQL queries and charts. "
+            f"Hi! I answer questions about your {self.access.dialect} database "
+            f"(`{self.access.masked_url}`) with read-only SQL queries and charts. "
             "Type `/help` for commands."
         )
         if not uses_claude:
@@ -63,27 +85,28 @@ class DatabaseParts:
 
 
 def build_database_parts(
-    url: str,
+    config: DatabaseConfig,
     *,
     data_dir: Path,
     memory: AgentMemory,
-    training_dir: Path | None = None,
-    max_tokens: int = 8000,
+    name: str = "default",
     start: bool = True,
 ) -> DatabaseParts:
-    """The runner, schema source and enhancer for ``url`` (``DatabaseConfigError`` when the
-    URL is malformed or its driver is missing); ``start``: begin the start-up check and
-    introspection now, on a thread of its own."""
-    runner = SqlAlchemyRunner(url)
-    source = SchemaSource(
-        runner, cache_path=cache_path_for(data_dir, runner), training_dir=training_dir
-    )
+    """The database, schema enhancer and prompt for ``config`` (``DatabaseConfigError`` when
+    a URL is malformed or its driver is missing); ``start``: begin the start-up checks (the
+    database, each mapped identity) and introspection now, on a thread of their own, and
+    refuse to start (``DatabaseConfigError``) when the database's user is a superuser or may
+    reach the server (``agent_core.database.privileges``)."""
+    access = DataAccess(config, name=name, data_dir=data_dir)
     if start:
         logger.info(
-            "database %s (%s): starting the schema check", runner.masked_url, runner.dialect
+            "database %s (%s): starting the schema check", access.masked_url, access.dialect
         )
-        source.start()
+        access.start()
+        # a user too powerful to be used stops the start (an unreachable one does not)
+        if access.checked.wait(CHECK_WAIT) and access.refusal is not None:
+            raise DatabaseConfigError(f"{access.masked_url}: {access.refusal}")
     enhancer = SchemaContextEnhancer(
-        source, inner=DefaultLlmContextEnhancer(memory), max_tokens=max_tokens
+        access, inner=DefaultLlmContextEnhancer(memory), max_tokens=config.schema_max_tokens
     )
-    return DatabaseParts(runner, source, enhancer, DATABASE_PROMPT.format(dialect=runner.dialect))
+    return DatabaseParts(access, enhancer, DATABASE_PROMPT.format(dialect=access.dialect))

@@ -5,7 +5,9 @@
     model            the provider accepts the credentials and knows the model, asked without
                      generating (a model lookup, or a token count on Bedrock, Vertex, Foundry)
     state            SQLite writable, or Redis reachable
-    database         THREADLINE_DATABASE_URL answers; loudly when its user could write
+    database         THREADLINE_DATABASE_URL (and each profile's own) answers; loudly when
+                     its user could write, refused for a superuser; each mapped role and
+                     group URL: exists, may be taken, could write, sees a table
     Slack, Teams     the bot token and its scopes; the bot's credentials get a token
 
 The exit status is 1 when any check fails, so a deploy script can stop on it.
@@ -20,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from agent_core.database.checks import DatabaseReport
+    from agent_core.database.settings import DatabaseConfig
     from agent_core.settings import Section
     from bots.checks import Check
     from bots.serving import Config
@@ -96,27 +100,65 @@ async def _state(config: Config) -> Check:
     return Check.passed("state", settings.describe())
 
 
-async def _database(config: Config) -> Check:
-    from agent_core.database.checks import check_database
-    from agent_core.database.runner import SqlAlchemyRunner
+async def _databases(config: Config) -> list[Check]:
+    """``[database]`` and each profile's own database, with every mapped identity."""
+    from bots.checks import Check
+
+    found = []
+    settings = config.database
+    if settings.url is None:
+        found.append(Check.skipped("database", "none set (THREADLINE_DATABASE_URL): the demo shop"))
+    else:
+        found += await _database(settings.config(), "default", "database")
+    for profile in config.general.profiles:
+        if profile.database is not None:
+            found += await _database(profile.database, profile.name, f"database ({profile.name})")
+    return found
+
+
+async def _database(database: DatabaseConfig, name: str, what: str) -> list[Check]:
+    from agent_core.database.access import DataAccess
+    from agent_core.database.access_checks import check_access
     from agent_core.database.urls import DatabaseConfigError
     from bots.checks import Check
 
-    url = config.database.url
-    if url is None:
-        return Check.skipped("database", "none set (THREADLINE_DATABASE_URL): the demo shop")
     try:
-        runner = SqlAlchemyRunner(url)
+        access = DataAccess(database, name=name)
     except DatabaseConfigError as error:
-        return Check.failed("database", str(error))
-    report = await check_database(runner)
+        return [Check.failed(what, str(error))]
+    report = await check_access(access)
+    assert report.database is not None
+    found = [_main_database(what, report.database)]
+    for key, url in {**report.urls, **report.connected_roles}.items():
+        label = f"{what} url {key!r}" if key in report.urls else f"{what} role {key!r}"
+        found.append(_main_database(label, url))
+    for role in report.roles:
+        label = f"{what} role {role.role!r}"
+        if role.problem:
+            found.append(Check.failed(label, role.problem))
+        elif role.warning:
+            found.append(Check.warned(label, role.warning))
+        else:
+            found.append(Check.passed(label, f"reads {role.readable_tables} tables"))
+    if report.roles_error:
+        found.append(Check.failed(f"{what} roles", f"not checked: {report.roles_error}"))
+    return found
+
+
+def _main_database(what: str, report: DatabaseReport) -> Check:
+    from bots.checks import Check
+
+    if report.refused:
+        return Check.failed(what, f"{report.url}: {report.error}")
     if not report.reachable:
-        return Check.failed("database", f"{report.url}: unreachable: {report.error}")
+        return Check.failed(what, f"{report.url}: unreachable: {report.error}")
+    if report.privileged:
+        return Check.warned(what, f"{report.url}: {report.privileged}")
     access = report.write_access
     if access is not None and access.status == "can_write":
-        return Check.warned("database", f"{report.url}: {access.message}")
+        return Check.warned(what, f"{report.url}: {access.message}")
     detail = f"{report.url} ({report.dialect}), {report.read_only_mode}"
-    return Check.passed("database", detail + (f"; {access.message}" if access else ""))
+    return Check.passed(what, detail + (f"; {access.message}" if access else ""))
 
 
 async def _channel(
@@ -157,7 +199,7 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
     from bots.teams.settings import TeamsSettings
 
     found += [await _agent(config), await _model(config), await _state(config)]
-    found.append(await _database(config))
+    found += await _databases(config)
     found += await _channel(args, config, SlackSettings, _slack_checks)
     return found + await _channel(args, config, TeamsSettings, _teams_checks)
 

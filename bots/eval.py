@@ -14,6 +14,11 @@ with the expected one (``bots.eval_compare``: rows as a multiset, extra columns 
 Prints pass/fail per question with the SQL the agent ran, tokens and time, the execution
 accuracy, and last a machine-readable JSON line. Without ``FILE``, the starter questions for
 the demo shop (shipped with the package) run.
+
+``--as ana@example.com,finance`` asks as that person (email) in those groups, so a data team
+sees the rows each mapped role gets before rollout: the agent's queries *and* each
+``expected_sql`` run as that data identity. ``--profile NAME`` asks the profile's agent (and
+its own database).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from agent_core.agent import Agent
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.llm.base import LlmRequest, LlmResponse
 from agent_core.tools.sql import RunSqlTool, SqlError, SqlResult, SqlRunner
-from agent_core.users import RequestContext
+from agent_core.users import RequestContext, User
 from bots.eval_compare import as_rows, matches
 
 STARTER = Path(__file__).with_name("eval_demo_shop.jsonl")
@@ -74,12 +79,26 @@ def load_cases(path: Path) -> list[EvalCase]:
 
 
 class RecordingRunner(SqlRunner):
-    """Passes queries on and remembers each (SQL, result or error) of the current question."""
+    """Passes queries on and remembers each (SQL, result or error) of the current question;
+    ``for_user`` records the asker's own runner into the same list (``asked_as``)."""
 
-    def __init__(self, inner: SqlRunner) -> None:
+    def __init__(
+        self, inner: SqlRunner, calls: list[tuple[str, SqlResult | SqlError]] | None = None
+    ) -> None:
         self.inner = inner
         self.dialect = inner.dialect
-        self.calls: list[tuple[str, SqlResult | SqlError]] = []
+        self.parser_dialect = inner.parser_dialect
+        self.calls: list[tuple[str, SqlResult | SqlError]] = [] if calls is None else calls
+        self.asked_as: SqlRunner = inner
+        """The runner of the last asker's queries (their data identity)."""
+
+    def for_user(self, user: User) -> SqlRunner:
+        self.asked_as = self.inner.for_user(user)
+        return RecordingRunner(self.asked_as, self.calls)
+
+    @property
+    def identity_label(self) -> str | None:
+        return self.inner.identity_label
 
     async def run_sql(self, sql: str, *, max_rows: int = 100, timeout: float = 10.0) -> SqlResult:
         try:
@@ -127,12 +146,18 @@ async def _expected_rows(case: EvalCase, runner: SqlRunner) -> list[list[Any]]:
 
 
 async def run_case(
-    agent: Agent, case: EvalCase, number: int, recorder: RecordingRunner, meter: UsageMeter
+    agent: Agent,
+    case: EvalCase,
+    number: int,
+    recorder: RecordingRunner,
+    meter: UsageMeter,
+    profile: str | None = None,
 ) -> CaseResult:
     recorder.calls.clear()
     tokens_before = (meter.input_tokens, meter.output_tokens)
     started = time.perf_counter()
-    context = RequestContext(metadata={"platform": "eval", "user_id": "eval"})
+    metadata = {"platform": "eval", "user_id": "eval"}
+    context = RequestContext(metadata=metadata | ({"profile": profile} if profile else {}))
     async for _ in agent.send_message(context, case.question, conversation_id=f"eval-{number}"):
         pass
     seconds = time.perf_counter() - started
@@ -155,7 +180,7 @@ async def run_case(
     sql, result = ran[-1]
     assert isinstance(result, SqlResult)
     try:
-        expected = await _expected_rows(case, recorder.inner)
+        expected = await _expected_rows(case, recorder.asked_as)
     except SqlError as error:
         return CaseResult(
             question=case.question,
@@ -211,10 +236,32 @@ def summary(results: list[CaseResult], *, model: str, database: str, file: Path)
     }
 
 
+def asker(value: str | None) -> User:
+    """Who the questions come from: ``--as EMAIL``, ``--as GROUP`` or both, comma-separated
+    (``ana@example.com,finance``), in the channels' default group ``user`` too; without
+    ``--as``, the local user.
+
+    >>> asker("ana@example.com,finance").email, asker("finance,sales").group_memberships
+    ('ana@example.com', ['user', 'finance', 'sales'])
+    """
+    from agent_core.agent import LOCAL_USER
+
+    if not value:
+        return LOCAL_USER
+    parts = [part.strip() for part in value.split(",") if part.strip()]
+    email = next((part for part in parts if "@" in part), None)
+    groups = [part for part in parts if "@" not in part]
+    return User(
+        id=f"eval:{email or ','.join(groups)}",
+        email=email,
+        group_memberships=list(dict.fromkeys(["user", *groups])),
+    )
+
+
 def build_agent(args: argparse.Namespace) -> Agent:
     """The agent the commands serve (the built-in one on the configured database, or
-    ``--app``), on in-memory state, asked by a local user."""
-    from agent_core.agent import LOCAL_USER
+    ``--app``; ``--profile``'s), on in-memory state, asked by ``--as`` (the local user
+    when not given)."""
     from agent_core.state import StateSettings, build_state
     from agent_core.users import StaticUserResolver
     from bots.serving import ModelSettings, agent_factory, load_config
@@ -224,10 +271,16 @@ def build_agent(args: argparse.Namespace) -> Agent:
         state["data_dir"] = args.data_dir
     model = {"scripted": True} if args.scripted else {}
     config = load_config(args, overrides={StateSettings: state, ModelSettings: model})
-    served = agent_factory(config, "console")(
-        build_state(config.state), StaticUserResolver(LOCAL_USER)
-    )
-    return served.served_agents()[0]
+    person = StaticUserResolver(asker(getattr(args, "as_", None)))
+    served = agent_factory(config, "console")(build_state(config.state), person)
+    profile = getattr(args, "profile", None)
+    if not profile:
+        return served.served_agents()[0]
+    agents = getattr(served, "agents", {})
+    if profile not in agents:
+        raise SystemExit(f"threadline eval: no profile {profile!r} in the configuration")
+    agent: Agent = agents[profile]
+    return agent
 
 
 async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
@@ -243,7 +296,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     results = []
     try:
         for number, case in enumerate(cases, start=1):
-            result = await run_case(agent, case, number, recorder, meter)
+            profile = getattr(args, "profile", None)
+            result = await run_case(agent, case, number, recorder, meter, profile)
             _print_case(number, len(cases), result)
             results.append(result)
     finally:
@@ -277,6 +331,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scripted",
         action="store_true",
         help="use the scripted demo model even when an API key is set",
+    )
+    parser.add_argument(
+        "--as",
+        dest="as_",
+        metavar="EMAIL|GROUP",
+        default=None,
+        help="ask as this person and/or groups (comma-separated), so queries run as the data "
+        "identity [database.roles] / [database.urls] gives them",
+    )
+    parser.add_argument(
+        "--profile", default=None, help="ask the agent of this [[profiles]] entry (its database)"
     )
     parser.add_argument(
         "--min-accuracy",

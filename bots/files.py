@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING
 from adapters.files import FileRefused, SharedFile
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.database.file_formats import FileLoadError
-from agent_core.database.file_queries import Attached
 from agent_core.database.file_tables import FileLimits, FileTable, FileTables
-from agent_core.tools.files import QueryFilesTool, files_note
+from agent_core.tools.files import JoinedDatabase, QueryFilesTool, files_note
+from agent_core.tools.registry import ToolRegistry
+from agent_core.tools.sql import RunSqlTool
 from bots.agents import ServedAgent
 
 if TYPE_CHECKING:
@@ -115,11 +116,21 @@ class SharedFiles:
 
     def serve(self, agent: ServedAgent) -> None:
         """Give every agent ``agent`` serves the ``query_files`` tool, unless it has one or
-        its profile named its tools (``tools = [...]``: nothing is added to those)."""
+        its profile named its tools (``tools = [...]``: nothing is added to those). Its
+        database is joined only through the agent's ``run_sql`` (``JoinedDatabase``)."""
         for served in agent.served_agents():
             registry = served.tool_registry
             if not registry.narrowed and registry.peek(QueryFilesTool.name) is None:
-                registry.register_local_tool(QueryFilesTool(self.tables), [])
+                tool = QueryFilesTool(self.tables, database=_joined(registry))
+                registry.register_local_tool(tool, [])
+
+
+def _joined(registry: ToolRegistry) -> JoinedDatabase | None:
+    """``run_sql``'s database and groups, when the agent has a ``run_sql`` with a runner."""
+    run_sql = registry.peek(RunSqlTool.name)
+    if not isinstance(run_sql, RunSqlTool):
+        return None
+    return JoinedDatabase(run_sql.runner, registry.access_groups(RunSqlTool.name))
 
 
 _PATH = re.compile(r"""(["'])(?:/|[A-Za-z]:\\)[^"']*\1|(?<![\w.])/(?:[^\s/"',]+/)+[^\s"',]*""")
@@ -186,42 +197,4 @@ def shared_files_store(config: Config) -> SharedFiles | None:
     if state.ephemeral:
         atexit.register(shutil.rmtree, root, True)
     limits = FileLimits(max_bytes=int(config.database.files_max_mb * 1024 * 1024))
-    return SharedFiles(FileTables(root, limits=limits, attach=joinable(config.database.url)))
-
-
-def joinable(url: str | None) -> Attached | None:
-    """The configured database as DuckDB can join it: a DuckDB file (natively) or a SQLite
-    file (when DuckDB's ``sqlite`` extension is installed); None otherwise.
-
-    >>> joinable("postgresql://u@h/db") is None
-    True
-    """
-    if not url:
-        return None
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    backend, database = parsed.get_backend_name(), parsed.database
-    if not database or database == ":memory:":
-        return None
-    if backend == "duckdb":
-        return Attached(Path(database), "duckdb")
-    if backend == "sqlite" and sqlite_extension():
-        return Attached(Path(database), "sqlite")
-    return None
-
-
-def sqlite_extension() -> bool:
-    """Whether DuckDB can open SQLite files here (its ``sqlite`` extension is installed)."""
-    import duckdb
-
-    try:
-        with duckdb.connect(config={"autoinstall_known_extensions": False}) as probe:
-            probe.execute("LOAD sqlite")
-    except duckdb.Error:
-        logger.info(
-            "shared files are not joined with the SQLite database: DuckDB's sqlite "
-            "extension is not installed (INSTALL sqlite)"
-        )
-        return False
-    return True
+    return SharedFiles(FileTables(root, limits=limits))

@@ -15,17 +15,22 @@ default (the top-level configuration)::
 
 A question whose profile denies the asker gets one clear refusal and nothing runs. A
 profile's conversations and memories are its own: the agent sees ``profile`` in the request
-metadata (memory scope) and conversation ids carry the profile's name.
+metadata (memory scope) and conversation ids carry the profile's name. A profile may answer
+from a database of its own (``database = {...}``) and keep its answers private
+(``answers = "private"``: every component goes to the asker alone, the way admin-only detail
+does: Slack an ephemeral message in the thread, Teams a targeted message or a 1:1 chat; its
+memories are private too).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.database.settings import DatabaseConfig
 from agent_core.settings import ConfigProblem
 from agent_core.users import RequestContext, User, UserResolver
 
@@ -59,6 +64,12 @@ class Profile(BaseModel):
     """Who may ask here (empty: everyone the workspace resolves)."""
     admins: list[str] = Field(default_factory=list)
     """Platform user ids (Slack ``U...``, Teams Entra object ids) made admins here."""
+    database: DatabaseConfig | None = None
+    """This profile's own database (the keys of ``[database]``: url, roles, urls,
+    training_dir...); unset: the ``[database]`` one."""
+    answers: Literal["public", "private"] = "public"
+    """``private``: answers go to the asker alone (Slack: ephemeral in the thread; Teams:
+    a 1:1 chat), for data nobody should read over a colleague's shoulder."""
 
     def claims(self, metadata: Mapping[str, Any]) -> bool:
         """Whether a request with this channel metadata belongs to this profile."""
@@ -173,11 +184,16 @@ class ProfileRouter:
     def route(self, context: RequestContext) -> tuple[Agent, RequestContext, str | None]:
         for profile in self.profiles:
             if profile.claims(context.metadata):
-                routed = context.model_copy(
-                    update={"metadata": {**context.metadata, "profile": profile.name}}
-                )
+                metadata = {**context.metadata, "profile": profile.name}
+                if profile.answers == "private":
+                    metadata["is_private"] = True  # its memories stay their owner's
+                routed = context.model_copy(update={"metadata": metadata})
                 return self.agents[profile.name], routed, profile.name
         return self.default, context, None
+
+    def answers_privately(self, profile: str | None) -> bool:
+        """Whether ``profile`` keeps every answer to its asker (``answers = "private"``)."""
+        return any(p.name == profile and p.answers == "private" for p in self.profiles)
 
     def send_message(
         self, request_context: RequestContext, message: str, *, conversation_id: str | None = None
@@ -185,7 +201,8 @@ class ProfileRouter:
         agent, context, profile = self.route(request_context)
         if profile is not None and conversation_id is not None:
             conversation_id = f"profile:{profile}:{conversation_id}"
-        return agent.send_message(context, message, conversation_id=conversation_id)
+        answer = agent.send_message(context, message, conversation_id=conversation_id)
+        return to_the_asker(answer) if self.answers_privately(profile) else answer
 
     async def may_see(self, request_context: RequestContext, feature: str) -> bool:
         agent, context, _ = self.route(request_context)
@@ -198,3 +215,13 @@ class ProfileRouter:
                 update={"conversation_id": f"profile:{profile}:{feedback.conversation_id}"}
             )
         await agent.record_feedback(context, feedback)
+
+
+async def to_the_asker(answer: AsyncIterator[UiComponent]) -> AsyncIterator[UiComponent]:
+    """Every component of ``answer`` for its asker alone (a private profile's answers)."""
+    async for component in answer:
+        yield (
+            component
+            if component.is_private
+            else component.model_copy(update={"audience": "requester"})
+        )

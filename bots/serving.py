@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import Field, SecretStr
+from pydantic import Field
 
+from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.llm.settings import ModelSettings as ModelSettings
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.settings import (
@@ -62,31 +63,6 @@ class GeneralSettings(Section):
     """``MODULE:ATTR`` of your agent (or a function building it); unset: the built-in one."""
     profiles: list[Profile] = Field(default_factory=list)
     """``[[profiles]]``: agents, data and who may ask, per channel (``bots.profiles``)."""
-
-
-class DatabaseSettings(Section):
-    """``[database]``: the data the built-in SQL agent answers from (the demo shop when
-    ``url`` is unset)."""
-
-    table = "database"
-
-    url: str | None = Field(None, validation_alias=env("url", "THREADLINE_DATABASE_URL"))
-    """A SQLAlchemy URL (``postgresql://user:password@host/db``); the password is masked."""
-    training_dir: Path | None = Field(
-        None, validation_alias=env("training_dir", "THREADLINE_TRAINING_DIR")
-    )
-    """Documentation (``*.md``) and question -> SQL examples (``*.sql``) about the data."""
-    schema_max_tokens: int = Field(
-        8000, gt=0, validation_alias=env("schema_max_tokens", "THREADLINE_SCHEMA_MAX_TOKENS")
-    )
-    """The most schema text (in tokens) one question's prompt gets."""
-    files: bool = Field(True, validation_alias=env("files", "THREADLINE_FILES"))
-    """Read files shared with a question (CSV, TSV, XLSX, Parquet, JSON) as the asker's
-    tables in that conversation (needs the ``files`` extra)."""
-    files_max_mb: float = Field(
-        25.0, gt=0, le=1024, validation_alias=env("files_max_mb", "THREADLINE_FILES_MAX_MB")
-    )
-    """The largest shared file read, in MB; larger ones are refused with a message."""
 
 
 SHARED: tuple[type[Section], ...] = (
@@ -293,15 +269,16 @@ def user_agent(target: str, runtime: Runtime) -> Agent:
 
 
 def builtin_agent(config: Config, runtime: Runtime) -> Agent:
-    """The built-in SQL agent (the demo shop unless ``[database] url`` is set)."""
+    """The built-in SQL agent: over the profile's own database when it names one, else over
+    ``[database]`` (the demo shop unless its ``url`` is set)."""
     from bots.demo.agent import DemoSettings, build_demo_agent
 
-    model, database = config.model, config.database
+    model = config.model
+    name, database = database_of(config, runtime.profile)
     settings = DemoSettings(
         data_dir=config.state.data_dir,
-        database_url=SecretStr(database.url) if database.url else None,
-        training_dir=database.training_dir,
-        schema_max_tokens=database.schema_max_tokens,
+        database=database,
+        database_name=name,
         anthropic_api_key=model.api_key,
         anthropic_model=model.model,
         anthropic_base_url=model.base_url,
@@ -313,6 +290,15 @@ def builtin_agent(config: Config, runtime: Runtime) -> Agent:
         user_resolver=runtime.user_resolver,
     )
     return build_demo_agent(settings)
+
+
+def database_of(config: Config, profile: str | None) -> tuple[str, DatabaseConfig]:
+    """The database a profile answers from: its own ``database`` (named after the profile),
+    else ``[database]`` (``default``)."""
+    for candidate in config.general.profiles:
+        if candidate.name == profile and candidate.database is not None:
+            return candidate.name, candidate.database
+    return "default", config.database.config()
 
 
 def add_quota(served: Agent | ProfileRouter, state: State, quota: tuple[int, float] | None) -> None:

@@ -5,7 +5,8 @@ Runs the start-up check first (reachable? can the user write?), then introspects
 columns, types, keys and comments, writes the cache under the data directory, and prints
 what the agent will retrieve from: ``N tables (T tokens in all), notes, examples``. The
 agent also refreshes the cache by itself (at start, then hourly); run this after a schema
-change or when the training folder changed.
+change or when the training folder changed. ``--profile NAME`` trains a profile's own
+database (``[[profiles]] database``): each database has its schema cache and training.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_core.database.settings import DatabaseConfig
 
 # SQLAlchemy and sqlglot load when the command runs, not whenever `threadline` parses its
 # arguments
@@ -41,12 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="where the cache goes (default: THREADLINE_DATA_DIR)",
     )
+    parser.add_argument(
+        "--profile", default=None, help="train this [[profiles]] entry's own database"
+    )
 
 
-def _settings(args: argparse.Namespace) -> tuple[str | None, Path, Path | None]:
-    """The database URL, data and training folders: the options over the configuration."""
+def _settings(args: argparse.Namespace) -> tuple[DatabaseConfig, Path]:
+    """The database (``--profile``'s, else ``[database]``) and the data folder: the options
+    over the configuration."""
+    from agent_core.database.settings import DatabaseSettings
     from agent_core.state import StateSettings
-    from bots.serving import DatabaseSettings, load_config
+    from bots.serving import database_of, load_config
 
     database = {
         k: v
@@ -55,17 +64,27 @@ def _settings(args: argparse.Namespace) -> tuple[str | None, Path, Path | None]:
     }
     state = {"data_dir": args.data_dir} if args.data_dir is not None else {}
     config = load_config(args, overrides={DatabaseSettings: database, StateSettings: state})
-    return config.database.url, config.state.data_dir, config.database.training_dir
+    profile = getattr(args, "profile", None)
+    name, chosen = database_of(config, profile)
+    if profile and name != profile:
+        raise SystemExit(f"threadline train: profile {profile!r} has no database of its own")
+    return chosen.model_copy(update=database) if profile else chosen, config.state.data_dir
 
 
-async def train(url: str, data_dir: Path, training_dir: Path | None) -> dict[str, Any]:
+async def train(database: DatabaseConfig, data_dir: Path) -> dict[str, Any]:
     """Check, introspect and cache; the summary (``ok`` False when unreachable)."""
     from agent_core.database.checks import check_database
     from agent_core.database.runner import SqlAlchemyRunner
     from agent_core.database.schema_source import SchemaSource, cache_path_for
     from agent_core.tools.sql import SqlError
 
-    runner = SqlAlchemyRunner(url)
+    assert database.url is not None
+    training_dir = database.training_dir
+    runner = SqlAlchemyRunner(
+        database.url,
+        functions=database.allowed_functions,
+        allow_privileged=database.allow_privileged_user,
+    )
     report = await check_database(runner)
     for line in report.lines():
         print(line)
@@ -101,14 +120,14 @@ async def train(url: str, data_dir: Path, training_dir: Path | None) -> dict[str
 def run(args: argparse.Namespace) -> int:
     from agent_core.database.urls import DatabaseConfigError
 
-    url, data_dir, training_dir = _settings(args)
-    if url is None:
+    database, data_dir = _settings(args)
+    if database.url is None:
         print(
             "threadline train: set THREADLINE_DATABASE_URL or pass --database-url", file=sys.stderr
         )
         return 2
     try:
-        summary = asyncio.run(train(url, data_dir, training_dir))
+        summary = asyncio.run(train(database, data_dir))
     except DatabaseConfigError as error:
         print(f"threadline train: {error}", file=sys.stderr)
         return 2

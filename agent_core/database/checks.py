@@ -19,6 +19,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+from agent_core.database.privileges import (
+    OPT_OUT,
+    POSTGRES_PRIVILEGES,
+    SERVER_ROLES,
+    PrivilegedUserError,
+    describe,
+)
 from agent_core.tools.sql import SqlError
 
 if TYPE_CHECKING:
@@ -67,16 +74,25 @@ class WriteAccess(BaseModel):
 
 
 class DatabaseReport(BaseModel):
-    """What the start-up check found."""
+    """What the start-up check found; ``refused``: the user is too powerful to be used
+    (``agent_core.database.privileges``), so no query will run."""
 
     url: str
     dialect: str
     reachable: bool
     error: str | None = None
+    refused: bool = False
     read_only_mode: str = ""
     write_access: WriteAccess | None = None
+    privileged: str | None = None
+    """The opt-out's warning: a superuser kept by ``allow_privileged_user``."""
 
     def lines(self) -> list[str]:
+        if self.refused:
+            return [
+                f"database {self.url} ({self.dialect}): REFUSED: {self.error}",
+                "  No question can use it until the configuration changes.",
+            ]
         if not self.reachable:
             return [
                 f"database {self.url} ({self.dialect}): UNREACHABLE: {self.error}",
@@ -84,6 +100,8 @@ class DatabaseReport(BaseModel):
                 "is unavailable until it is back, and it reconnects by itself.",
             ]
         lines = [f"database {self.url} ({self.dialect}): reachable; {self.read_only_mode}"]
+        if self.privileged:
+            lines.append(f"  WARNING: {self.privileged}")
         if self.write_access is not None:
             loud = "WARNING: " if self.write_access.status == "can_write" else ""
             lines.append(f"  {loud}{self.write_access.message}")
@@ -145,15 +163,41 @@ async def check_database(runner: SqlAlchemyRunner) -> DatabaseReport:
     try:
         await runner.run_trusted("SELECT 1", timeout=15.0)
         access = await check_write_access(runner)
+        privileged = await _kept_privileges(runner)
+    except PrivilegedUserError as error:
+        return report.model_copy(update={"error": str(error), "reachable": True, "refused": True})
     except SqlError as error:
         return report.model_copy(update={"error": str(error)})
-    return report.model_copy(update={"reachable": True, "write_access": access})
+    return report.model_copy(
+        update={"reachable": True, "write_access": access, "privileged": privileged}
+    )
+
+
+async def _kept_privileges(runner: SqlAlchemyRunner) -> str | None:
+    """What the sandbox opt-out keeps (a PostgreSQL superuser...), said as a warning."""
+    if runner.backend != "postgresql" or not runner.pool.options.allow_privileged:
+        return None
+    rows = (await runner.run_trusted(POSTGRES_PRIVILEGES)).rows
+    if not rows:
+        return None
+    user = str(rows[0][0])
+    privileges = (["superuser"] if any(row[2] for row in rows) else []) + sorted(
+        {str(row[1]) for row in rows if str(row[1]) in SERVER_ROLES}
+    )
+    return (
+        f"the database user {user!r} {describe(privileges)}: used only because "
+        f"[database] {OPT_OUT} = true (never outside a throwaway sandbox)"
+    )
 
 
 def log_report(report: DatabaseReport) -> None:
-    """The start-up log lines: WARNING when unreachable or the user can write."""
-    loud = not report.reachable or (
-        report.write_access is not None and report.write_access.status == "can_write"
+    """The start-up log lines: ERROR when the user is refused, WARNING when the database is
+    unreachable or the user can write."""
+    loud = (
+        not report.reachable
+        or bool(report.privileged)
+        or (report.write_access is not None and report.write_access.status == "can_write")
     )
+    level = logging.ERROR if report.refused else logging.WARNING if loud else logging.INFO
     for line in report.lines():
-        logger.log(logging.WARNING if loud else logging.INFO, "%s", line)
+        logger.log(level, "%s", line)

@@ -10,16 +10,28 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from agent_core.database.schema_index import DEFAULT_MAX_TOKENS
-from agent_core.database.schema_source import SchemaSource
+from agent_core.database.schema_index import DEFAULT_MAX_TOKENS, SchemaIndex
 from agent_core.extensions.enhancer import LlmContextEnhancer
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
     from agent_core.llm.base import LlmMessage
     from agent_core.users import User
+
+
+class SchemaProvider(Protocol):
+    """Where the schema of a question comes from: one ``SchemaSource`` for everyone, or a
+    ``DataAccess`` that gives each asker the tables their data identity may read."""
+
+    @property
+    def dialect(self) -> str: ...
+
+    async def schema_for(self, user: User) -> tuple[SchemaIndex | None, str | None]:
+        """The index for ``user`` (None when there is none) and why the last attempt to
+        read the database failed, if it did."""
+
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +43,7 @@ class SchemaContextEnhancer(LlmContextEnhancer):
 
     >>> import asyncio, os, sqlite3, tempfile
     >>> from agent_core.database.runner import SqlAlchemyRunner
+    >>> from agent_core.database.schema_source import SchemaSource
     >>> from agent_core.context import ToolContext
     >>> from agent_core.users import User
     >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
@@ -44,7 +57,7 @@ class SchemaContextEnhancer(LlmContextEnhancer):
 
     def __init__(
         self,
-        source: SchemaSource,
+        source: SchemaProvider,
         *,
         inner: LlmContextEnhancer | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -71,12 +84,13 @@ class SchemaContextEnhancer(LlmContextEnhancer):
         return f"{system_prompt}\n\n## Database schema\n\n{schema}"
 
     async def schema_text(self, context: ToolContext, question: str) -> str:
-        """The schema section for one question (or why there is none)."""
-        index = await self.source.current()
+        """The schema section for one question, as the asker may see it (or why there is
+        none)."""
+        index, error = await self.source.schema_for(context.user)
         if index is None:
             return (
-                f"The database ({self.source.runner.dialect}) could not be reached"
-                f"{f': {self.source.error}' if self.source.error else ''}. If a query fails "
+                f"The database ({self.source.dialect}) could not be reached"
+                f"{f': {error}' if error else ''}. If a query fails "
                 "as unavailable, tell the person the database cannot be reached right now and "
                 "to try again later; do not guess numbers."
             )
@@ -86,12 +100,11 @@ class SchemaContextEnhancer(LlmContextEnhancer):
         )
         self._remember(key, [table.qualified_name for table in selected.tables[:10]])
         unreachable = (
-            f"\n\n(Note: the database could not be reached at the last attempt: "
-            f"{self.source.error})"
-            if self.source.error
+            f"\n\n(Note: the database could not be reached at the last attempt: {error})"
+            if error
             else ""
         )
-        return f"Dialect: {self.source.runner.dialect}. {selected.render()}{unreachable}"
+        return f"Dialect: {self.source.dialect}. {selected.render()}{unreachable}"
 
     def _remember(self, key: tuple[str, str], tables: list[str]) -> None:
         if not key[1]:

@@ -7,7 +7,8 @@
     timeout       the query ran past its time and was cancelled on the server
     unavailable   the database cannot be reached (down, wrong credentials, missing file)
 
-Messages never hold a password: the URL's password is masked wherever a driver echoes it.
+Messages never hold a password (the URL's password is masked wherever a driver echoes it)
+nor a server's file path (``<path>``).
 
 >>> translate_message("FATAL:  password authentication failed for user \\"bo\\"", "")
 'unavailable'
@@ -21,6 +22,7 @@ from typing import Any
 from agent_core.database.cancel import QueryHandle
 from agent_core.database.sqlite_guard import SqliteGuard
 from agent_core.database.urls import mask_text
+from agent_core.masking import hide_paths
 from agent_core.tools.sql import SqlError, SqlErrorReason
 
 READ_ONLY_STATES = frozenset({"25006"})
@@ -111,7 +113,7 @@ def translate(
     if handle.reason == "timeout" or (guard is not None and guard.timed_out):
         return SqlError(f"the query was stopped after {timeout:g} s", reason="timeout")
     driver = _driver_error(error)
-    message = mask_text(str(driver).strip() or type(driver).__name__, secret)
+    message = hide_paths(mask_text(str(driver).strip() or type(driver).__name__, secret))
     disconnected = connecting or bool(getattr(error, "connection_invalidated", False))
     reason = _reason(driver, disconnected=disconnected)
     if isinstance(driver, sqlite3.OperationalError) and connecting:
@@ -123,3 +125,22 @@ def translate(
     if reason == "unavailable":
         return SqlError(f"the database is unavailable ({message})", reason=reason)
     return SqlError(message, reason=reason)
+
+
+def role_error(role: str, error: BaseException) -> SqlError:
+    """The error for a mapped role the database will not let Threadline's user become: it
+    does not exist, or that user is not a member of it (never a traceback in chat).
+
+    >>> str(role_error("fin", Exception('role "fin" does not exist')))[:47]
+    "your data role 'fin' does not exist in the data"
+    """
+    driver = str(_driver_error(error)).lower()
+    why = (
+        "does not exist in the database"
+        if "does not exist" in driver
+        else "cannot be taken by Threadline's database user (it must be a member of it)"
+    )
+    return SqlError(
+        f"your data role {role!r} {why}: an admin must fix [database.roles]",
+        reason="unavailable",
+    )

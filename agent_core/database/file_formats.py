@@ -124,6 +124,7 @@ def xlsx_sheets(name: str, content: bytes, *, max_cells: int) -> Iterator[tuple[
     cells = [0]
     try:
         for sheet in book.worksheets:
+            sheet.reset_dimensions()  # a sheet's own dimension may lie: rows padded to it
             text = _sheet_csv(name, sheet.iter_rows(values_only=True), cells, max_cells)
             if text:
                 yield sheet.title, text
@@ -139,11 +140,11 @@ def _sheet_csv(
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     for row in rows:
-        if all(value is None for value in row):
-            continue
-        cells[0] += len(row)
+        cells[0] += max(len(row), 1)  # every cell openpyxl makes counts, empty ones too
         if cells[0] > max_cells:
             raise FileLoadError(f"{name} has more than {max_cells:,} cells; share a smaller one")
+        if all(value is None for value in row):
+            continue
         writer.writerow(_cell(value) for value in row)
     return buffer.getvalue().encode()
 

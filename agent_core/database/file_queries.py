@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from sqlalchemy.engine import URL, make_url
+
 from agent_core.database.file_formats import duckdb_module
 from agent_core.database.results import read_result
 from agent_core.database.statements import check_statement
+from agent_core.masking import hide_paths
 from agent_core.tools.sql import SqlError, SqlResult, SqlRunner
 
 logger = logging.getLogger(__name__)
@@ -33,6 +36,41 @@ class Attached:
 
     path: Path
     kind: Literal["duckdb", "sqlite"] = "duckdb"
+
+
+def joinable(url: str | URL | None) -> Attached | None:
+    """A database URL as DuckDB can join it: a DuckDB file (natively) or a SQLite file
+    (when DuckDB's ``sqlite`` extension is installed); None otherwise.
+
+    >>> joinable("postgresql://u@h/db") is None
+    True
+    """
+    if url is None:
+        return None
+    parsed = make_url(url)
+    backend, database = parsed.get_backend_name(), parsed.database
+    if not database or database == ":memory:":
+        return None
+    if backend == "duckdb":
+        return Attached(Path(database), "duckdb")
+    if backend == "sqlite" and sqlite_extension():
+        return Attached(Path(database), "sqlite")
+    return None
+
+
+def sqlite_extension() -> bool:
+    """Whether DuckDB can open SQLite files here (its ``sqlite`` extension is installed)."""
+    duckdb = duckdb_module()
+    try:
+        with duckdb.connect(config={"autoinstall_known_extensions": False}) as probe:
+            probe.execute("LOAD sqlite")
+    except duckdb.Error:
+        logger.info(
+            "shared files are not joined with the SQLite database: DuckDB's sqlite "
+            "extension is not installed (INSTALL sqlite)"
+        )
+        return False
+    return True
 
 
 def run_query(runner: ScopeRunner, sql: str, max_rows: int, handle: Interrupt) -> SqlResult:
@@ -77,7 +115,7 @@ def _attach(connection: Any, attach: Attached) -> None:
 
 def _translate(error: Exception, handle: Interrupt) -> SqlError:
     duckdb = duckdb_module()
-    first = str(error).splitlines()[0][:300]
+    first = hide_paths(str(error).splitlines()[0])[:300]  # never the server's file paths
     if isinstance(error, duckdb.InterruptException) or handle.reason is not None:
         reason = handle.reason or "timeout"
         return SqlError(f"the query was stopped ({reason})", reason="timeout")

@@ -5,8 +5,9 @@ has its own DuckDB database file under ``root``; nothing is shared between scope
 file never reaches another person, thread or profile. Loading runs Threadline's own
 statements (``agent_core.database.file_formats``); a file's tables are staged, then
 published together. The LLM's queries (``runner(scope)``) run read-only with file access
-locked (``agent_core.database.file_queries``); ``attach`` joins the configured database,
-when DuckDB can open it, read-only as ``db``.
+locked (``agent_core.database.file_queries``); a runner may join a database DuckDB can
+open, read-only as ``db``, when its caller says so (``agent_core.tools.files`` decides who
+may: those who may run ``run_sql``, as the data identity ``run_sql`` gives them).
 
 >>> import asyncio, tempfile
 >>> files = FileTables(Path(tempfile.mkdtemp()))
@@ -41,6 +42,8 @@ from agent_core.database.file_formats import (
     xlsx_sheets,
 )
 from agent_core.database.file_queries import Attached, ScopeRunner
+from agent_core.database.limits import EngineLimits
+from agent_core.database.xlsx_bounds import MAX_RATIO, MAX_UNZIPPED_BYTES, check_workbook
 from agent_core.tools.sql import SqlRunner
 
 logger = logging.getLogger(__name__)
@@ -59,6 +62,10 @@ class FileLimits:
     """Tables one person may have in one conversation."""
     max_cells: int = 5_000_000
     """Cells of one XLSX workbook (a small zip can hold a huge sheet)."""
+    max_unzipped_bytes: int = MAX_UNZIPPED_BYTES
+    """How large an XLSX workbook may be once decompressed."""
+    max_ratio: float = MAX_RATIO
+    """How many times one part of a workbook may inflate."""
     memory_limit: str = "512MB"
     keep_seconds: float = 7 * 24 * 3600.0
     """A conversation's tables are dropped this long after its last file was shared."""
@@ -101,12 +108,9 @@ def _sql_name(name: str) -> str:
 class FileTables:
     """The store; see the module docstring."""
 
-    def __init__(
-        self, root: Path, *, limits: FileLimits | None = None, attach: Attached | None = None
-    ) -> None:
+    def __init__(self, root: Path, *, limits: FileLimits | None = None) -> None:
         self.root = root
         self.limits = limits or FileLimits()
-        self.attach = attach
         self._locks: dict[str, asyncio.Lock] = {}
 
     def path(self, scope: str) -> Path:
@@ -139,11 +143,11 @@ class FileTables:
         async with self.lock(scope):
             return await asyncio.to_thread(self._read_tables, scope)
 
-    def runner(self, scope: str) -> SqlRunner:
+    def runner(self, scope: str, *, attach: Attached | None = None) -> SqlRunner:
         """A ``SqlRunner`` over the scope's tables (read-only:
-        ``agent_core.database.file_queries``)."""
+        ``agent_core.database.file_queries``), with ``attach`` joined as ``db``."""
         return ScopeRunner(
-            self.path(scope), self.lock(scope), config=self.config(locked=True), attach=self.attach
+            self.path(scope), self.lock(scope), config=self.config(locked=True), attach=attach
         )
 
     def sweep(self) -> int:
@@ -209,7 +213,15 @@ class FileTables:
         """(table, format, bytes) for each table the file makes."""
         if kind != "xlsx":
             return [(table_name(name), kind, content)]
-        sheets = list(xlsx_sheets(name, content, max_cells=self.limits.max_cells))
+        limits = self.limits
+        check_workbook(
+            name,
+            content,
+            max_cells=limits.max_cells,
+            max_unzipped_bytes=limits.max_unzipped_bytes,
+            max_ratio=limits.max_ratio,
+        )
+        sheets = list(xlsx_sheets(name, content, max_cells=limits.max_cells))
         if not sheets:
             raise FileLoadError(f"{name} has no data in any sheet")
         if len(sheets) == 1:
@@ -223,7 +235,7 @@ class FileTables:
             return _tables(connection)
 
     def config(self, *, locked: bool = False) -> dict[str, Any]:
-        config: dict[str, Any] = {"threads": 2, "memory_limit": self.limits.memory_limit}
+        config = EngineLimits(memory_limit=self.limits.memory_limit).duckdb_config()
         if locked:
             config |= {"enable_external_access": False, "autoload_known_extensions": False}
         return config

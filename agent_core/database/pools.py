@@ -20,14 +20,30 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import NoSuchModuleError
 
 from agent_core.database.dialects import DialectRules, rules_for
+from agent_core.database.limits import EngineLimits
 from agent_core.database.urls import missing_driver, parse_url
 
 DEFAULT_WORKERS = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolOptions:
+    """What a pool's connections are opened with; runners that differ here never share one.
+
+    >>> PoolOptions().writable, PoolOptions().allow_privileged
+    (False, False)
+    """
+
+    writable: bool = False
+    allow_privileged: bool = False
+    """Keep a PostgreSQL superuser's connections (a sandbox; ``agent_core.database
+    .privileges``)."""
+    limits: EngineLimits = field(default_factory=EngineLimits)
 
 
 @dataclass
@@ -36,7 +52,7 @@ class DatabasePool:
 
     url: URL
     rules: DialectRules
-    writable: bool
+    options: PoolOptions
     engine: Engine
     executor: ThreadPoolExecutor
     cancellers: ThreadPoolExecutor = field(
@@ -49,49 +65,72 @@ class DatabasePool:
             connection.exec_driver_sql(sql)
 
     def dispose(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        self.cancellers.shutdown(wait=False, cancel_futures=True)
+        """Close the pool: queued queries dropped, running ones let finish (each is bounded
+        by its timeout and cancelled at it), so every connection is back and closed."""
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.cancellers.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()
 
 
-_POOLS: dict[tuple[str, bool], DatabasePool] = {}
+_POOLS: dict[tuple[str, PoolOptions], DatabasePool] = {}
 _LOCK = threading.Lock()
 
 
-def _engine(url: URL, rules: DialectRules, *, writable: bool, workers: int) -> Engine:
-    options: dict[str, Any] = {
+def _engine(url: URL, rules: DialectRules, options: PoolOptions, *, workers: int) -> Engine:
+    arguments: dict[str, Any] = {
         "pool_pre_ping": True,  # a database that restarted is reconnected to, not an error
         "pool_size": workers,
         "max_overflow": 2,  # room for cancels and introspection next to busy workers
         "pool_recycle": 1800,
+        "pool_reset_on_return": None,  # the reset below rolls back, then discards
     }
-    creator = rules.creator(url, writable=writable)
+    writable, limits = options.writable, options.limits
+    creator = rules.creator(url, writable=writable, limits=limits)
     if creator is not None:
-        options["creator"] = creator
+        arguments["creator"] = creator
     else:
-        options["connect_args"] = rules.connect_args(url, writable=writable)
+        arguments["connect_args"] = rules.connect_args(url, writable=writable, limits=limits)
     try:
-        return create_engine(url, **options)
+        engine = create_engine(url, **arguments)
     except NoSuchModuleError:
         raise missing_driver(url, url.drivername) from None
     except ImportError as error:
         raise missing_driver(url, error.name or str(error)) from None
+    _listen(engine, rules, options)
+    return engine
+
+
+def _listen(engine: Engine, rules: DialectRules, options: PoolOptions) -> None:
+    """Every new connection checked, every returned one rolled back and its session
+    discarded (``DialectRules``)."""
+
+    def connected(dbapi_connection: Any, _record: Any) -> None:
+        rules.on_connect(dbapi_connection, allow_privileged=options.allow_privileged)
+
+    def reset(dbapi_connection: Any, _record: Any, state: Any) -> None:
+        if not state.terminate_only:
+            engine.dialect.do_rollback(dbapi_connection)
+            rules.discard_session(dbapi_connection)
+
+    event.listen(engine, "connect", connected)
+    event.listen(engine.pool, "reset", reset)
 
 
 def pool_for(
-    url: str | URL, *, writable: bool = False, workers: int = DEFAULT_WORKERS
+    url: str | URL, options: PoolOptions | None = None, *, workers: int = DEFAULT_WORKERS
 ) -> DatabasePool:
-    """The process's pool for ``url`` (created on first use; ``DatabaseConfigError`` when
-    the URL's driver is not installed)."""
+    """The process's pool for ``url`` opened with ``options`` (created on first use;
+    ``DatabaseConfigError`` when the URL's driver is not installed)."""
     parsed = parse_url(url)
-    key = (parsed.render_as_string(hide_password=False), writable)
+    options = options or PoolOptions()
+    key = (parsed.render_as_string(hide_password=False), options)
     with _LOCK:
         pool = _POOLS.get(key)
         if pool is None:
             rules = rules_for(parsed.get_backend_name())
-            engine = _engine(parsed, rules, writable=writable, workers=workers)
+            engine = _engine(parsed, rules, options, workers=workers)
             executor = ThreadPoolExecutor(workers, thread_name_prefix="threadline-sql")
-            pool = _POOLS[key] = DatabasePool(parsed, rules, writable, engine, executor)
+            pool = _POOLS[key] = DatabasePool(parsed, rules, options, engine, executor)
         return pool
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,8 +25,11 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_core.database.cancel import CancelReason, QueryHandle
-from agent_core.database.failures import translate
-from agent_core.database.pools import DEFAULT_WORKERS, pool_for
+from agent_core.database.failures import role_error, translate
+from agent_core.database.functions import FunctionPolicy
+from agent_core.database.identity import DataIdentity
+from agent_core.database.limits import HARD_STOP_GRACE, EngineLimits
+from agent_core.database.pools import DEFAULT_WORKERS, PoolOptions, pool_for
 from agent_core.database.results import read_result
 from agent_core.database.sqlite_guard import SqliteGuard
 from agent_core.database.statements import check_statement
@@ -41,7 +45,9 @@ class SqlAlchemyRunner(SqlRunner):
     """Runs one read query at a time on any SQLAlchemy URL; read-only unless ``allow_writes``.
 
     After the first ``max_rows`` rows the rest are counted, not kept, up to ``count_limit``
-    more; queries stop at ``timeout`` and when the awaiting task is cancelled.
+    more; queries stop at ``timeout`` and when the awaiting task is cancelled. ``functions``
+    adds the operator's own functions to the dialect's allow list; ``allow_privileged``
+    keeps a PostgreSQL superuser (a sandbox only); ``limits`` bound embedded engines.
 
     >>> import asyncio, os, sqlite3, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
@@ -60,14 +66,26 @@ class SqlAlchemyRunner(SqlRunner):
         allow_writes: bool = False,
         count_limit: int = 1_000_000,
         workers: int = DEFAULT_WORKERS,
+        functions: Iterable[str] = (),
+        allow_privileged: bool = False,
+        limits: EngineLimits | None = None,
     ) -> None:
         self.url = parse_url(url)
         self.allow_writes = allow_writes
         self.count_limit = count_limit
-        self.pool = pool_for(self.url, writable=allow_writes, workers=workers)
+        options = PoolOptions(
+            writable=allow_writes,
+            allow_privileged=allow_privileged,
+            limits=limits or EngineLimits(),
+        )
+        self.pool = pool_for(self.url, options, workers=workers)
         self.rules = self.pool.rules
         self.dialect = self.rules.label
         self.parser_dialect = self.rules.sqlglot
+        self.functions = FunctionPolicy.for_dialect(self.rules.sqlglot, functions)
+        self.identity: DataIdentity | None = None
+        """Whose queries ``run_sql`` runs (``as_identity``); Threadline's own queries
+        (``run_trusted``, introspection) always run as the URL's user."""
         self._dbapi_errors: tuple[type[BaseException], ...] = (
             SQLAlchemyError,
             _dbapi_error(self.pool.engine.dialect),
@@ -77,6 +95,18 @@ class SqlAlchemyRunner(SqlRunner):
     def sqlite(cls, path: str | Path, **options: Any) -> SqlAlchemyRunner:
         """A runner on a SQLite file (never created: a missing file is ``unavailable``)."""
         return cls(URL.create("sqlite", database=str(path)), **options)
+
+    def as_identity(self, identity: DataIdentity) -> SqlAlchemyRunner:
+        """This runner (the same pool) running the model's queries as ``identity``: in
+        PostgreSQL its role and settings are set in each query's transaction
+        (``set_config(..., true)``), and end with it."""
+        bound = copy.copy(self)
+        bound.identity = identity
+        return bound
+
+    @property
+    def identity_label(self) -> str | None:
+        return self.identity.label if self.identity is not None else None
 
     @property
     def masked_url(self) -> str:
@@ -138,15 +168,23 @@ class SqlAlchemyRunner(SqlRunner):
             finally:
                 handle.finish()  # however the job ended, no cancel waits for it any more
 
-        future = loop.run_in_executor(self.pool.executor, guarded)
+        try:
+            future = loop.run_in_executor(self.pool.executor, guarded)
+        except RuntimeError:  # the pool was closed (the process is shutting down)
+            raise SqlError("the database connection pool is closed", reason="unavailable") from None
         timer = loop.call_later(timeout, self._cancel, handle, "timeout")
         try:
-            return await future
+            done, _ = await asyncio.wait({future}, timeout=timeout + HARD_STOP_GRACE)
         except asyncio.CancelledError:
             self._cancel(handle, "stop")  # Stop: end the query on the server, not just here
             raise
         finally:
             timer.cancel()
+        if not done:  # one long engine call (SQLite's printf) ignores the cancel for a while
+            self._cancel(handle, "timeout")
+            future.add_done_callback(_retrieved)
+            raise SqlError(f"the query was stopped after {timeout:g} s", reason="timeout")
+        return future.result()
 
     def _cancel(self, handle: QueryHandle, reason: CancelReason) -> None:
         if handle.request(reason):
@@ -165,14 +203,30 @@ class SqlAlchemyRunner(SqlRunner):
                 error, handle=handle, timeout=timeout, secret=self.url.password, connecting=True
             ) from None
 
-    def _begin(self, connection: Connection, deadline: float, handle: QueryHandle) -> Any:
-        """Start the transaction the dialect's way; the DBAPI connection, attached."""
+    def _begin(
+        self, connection: Connection, deadline: float, handle: QueryHandle, *, as_person: bool
+    ) -> Any:
+        """Start the transaction the dialect's way (as the bound identity's role, with its
+        settings, for the person's queries); the DBAPI connection, attached."""
         remaining_ms = max(1, int((deadline - time.perf_counter()) * 1000))
         connection.begin()  # the dialect's own begin (DuckDB needs one; most DBAPIs imply it)
-        for statement in self.rules.session_sql(
-            timeout_ms=remaining_ms, writable=self.allow_writes
-        ):
-            connection.exec_driver_sql(statement)
+        identity = self.identity if as_person else None
+        statements = self.rules.begin_statements(
+            timeout_ms=remaining_ms,
+            writable=self.allow_writes,
+            role=identity.role if identity else None,
+            settings=identity.settings() if identity else None,
+        )
+        try:
+            for sql, parameters in statements:
+                if parameters:
+                    connection.exec_driver_sql(sql, parameters)
+                else:
+                    connection.exec_driver_sql(sql)
+        except self._dbapi_errors as error:
+            if identity is not None and identity.role is not None:
+                raise role_error(identity.role, error) from None
+            raise
         dbapi = connection.connection.dbapi_connection
         handle.attach(dbapi, self._connection_id(connection))
         return dbapi
@@ -192,11 +246,13 @@ class SqlAlchemyRunner(SqlRunner):
         started = time.perf_counter()
         deadline = started + timeout
         if check:
-            check_statement(sql, self.rules.sqlglot, allow_writes=self.allow_writes)
-        guard = self._guard(deadline, handle)
+            check_statement(
+                sql, self.rules.sqlglot, allow_writes=self.allow_writes, functions=self.functions
+            )
+        guard = self._guard(deadline, handle, checked=check)
         with self._connect(handle, timeout) as connection:
             try:
-                dbapi = self._begin(connection, deadline, handle)
+                dbapi = self._begin(connection, deadline, handle, as_person=check)
                 result = self._execute(dbapi, sql, max_rows, deadline, handle, guard)
                 if self.allow_writes:
                     connection.commit()
@@ -210,11 +266,14 @@ class SqlAlchemyRunner(SqlRunner):
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def _guard(self, deadline: float, handle: QueryHandle) -> SqliteGuard | None:
+    def _guard(self, deadline: float, handle: QueryHandle, *, checked: bool) -> SqliteGuard | None:
         if self.backend != "sqlite":
             return None
         return SqliteGuard(
-            allow_writes=self.allow_writes, deadline=deadline, cancel=handle.requested
+            allow_writes=self.allow_writes,
+            deadline=deadline,
+            cancel=handle.requested,
+            functions=self.functions.allowed if checked else None,
         )
 
     def _execute(
@@ -261,7 +320,7 @@ class SqlAlchemyRunner(SqlRunner):
         deadline = time.perf_counter() + timeout
         with self._connect(handle, timeout) as connection:
             try:
-                self._begin(connection, deadline, handle)
+                self._begin(connection, deadline, handle, as_person=False)
                 return work(connection)
             except self._dbapi_errors as error:
                 raise translate(
@@ -270,6 +329,12 @@ class SqlAlchemyRunner(SqlRunner):
             finally:
                 handle.finish()
                 self._end(connection, None)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Take the late result of a query its caller stopped waiting for (never re-raised)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _dbapi_error(dialect: Any) -> type[BaseException]:

@@ -30,6 +30,7 @@ from agent_core.database.runner import SqlAlchemyRunner
 from agent_core.database.schema_index import SchemaIndex
 from agent_core.database.training import Training, load_training
 from agent_core.tools.sql import SqlError
+from agent_core.users import User
 
 logger = logging.getLogger("threadline.database")
 
@@ -89,6 +90,15 @@ class SchemaSource:
     def index(self) -> SchemaIndex | None:
         return self._index
 
+    @property
+    def dialect(self) -> str:
+        return self.runner.dialect
+
+    async def schema_for(self, user: User) -> tuple[SchemaIndex | None, str | None]:
+        """The same index for everyone (``SchemaProvider``); with people mapped to data
+        identities, ``agent_core.database.access.DataAccess`` gives each their own."""
+        return await self.current(), self.error
+
     def training(self) -> Training:
         if self.training_dir is None or not self.training_dir.is_dir():
             return Training()
@@ -136,6 +146,15 @@ class SchemaSource:
             self._index, self._loaded_at, self.error = index, self._clock(), None
         self._write_cache(catalog)
         return index
+
+    def unreachable(self, error: str | None) -> None:
+        """The start-up check found the database unreachable: say so until the retry."""
+        self.error = error
+        self._attempted_at = self._clock()
+
+    async def refresh_quietly(self) -> None:
+        """``refresh``, logged instead of raised; one at a time."""
+        await self._refresh_quietly()
 
     async def _refresh_quietly(self) -> None:
         with self._lock:

@@ -2,14 +2,16 @@
 
 The database's own read-only mode is the guarantee (``agent_core.database.dialects``); this
 check refuses early, with a clear message, what that mode would refuse, and what it would
-not: functions that stall the server or reach outside it (``pg_sleep``, ``dblink``,
-``pg_read_file``, ``lo_export``...). It parses the whole text, so comments cannot hide a
-second statement, and it walks the whole tree, so a write inside a CTE is found too.
+not: any function not on the dialect's allow list (``agent_core.database.functions``), so
+nothing that runs SQL text (``ts_stat('...')``), waits, reads files, takes locks or reaches
+other sessions. It parses the whole text, so comments cannot hide a second statement, and
+it walks the whole tree, so a write inside a CTE is found too.
 
 Refused with ``reason="read_only"``: anything that is not a read (``INSERT``, ``COPY ... TO
-PROGRAM``, ``SET``, ``CALL``...), ``SELECT ... INTO``, locking clauses (``FOR UPDATE``) and
-denied functions. Refused with ``reason="invalid"``: text that does not parse, empty text,
-and several read statements at once.
+PROGRAM``, ``SET`` / ``RESET ROLE``, ``CALL``...), ``SELECT ... INTO``, locking clauses
+(``FOR UPDATE``), functions off the allow list, and the engine's own catalog views
+(``duckdb_databases``: server paths). Refused with ``reason="invalid"``: text that does not
+parse, empty text, and several read statements at once.
 
 >>> check_statement("SELECT 1 -- fine", "postgres")
 >>> check_statement("SELECT 1; DROP TABLE t", "postgres")
@@ -25,6 +27,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from agent_core.database.functions import FunctionPolicy, refused_function
 from agent_core.tools.sql import SqlError
 
 READ_ROOTS: tuple[type[exp.Expression], ...] = (
@@ -63,27 +66,17 @@ WRITES: tuple[type[exp.Expression], ...] = (
 """What may appear nowhere in an admitted statement (``Into``: ``SELECT ... INTO``;
 ``Lock``: ``FOR UPDATE`` / ``FOR SHARE``)."""
 
-DENIED_FUNCTIONS = frozenset(
-    """pg_sleep pg_sleep_for pg_sleep_until dblink dblink_exec dblink_open dblink_fetch
-    dblink_send_query dblink_connect dblink_connect_u pg_read_file pg_read_binary_file
-    pg_ls_dir pg_stat_file pg_file_write pg_logdir_ls lo_import lo_export lo_unlink lo_create
-    lo_from_bytea lo_put lo_open lo_write pg_terminate_backend pg_cancel_backend
-    pg_reload_conf pg_rotate_logfile pg_switch_wal pg_create_restore_point pg_promote
-    pg_notify pg_logical_emit_message set_config nextval setval pg_advisory_lock
-    pg_advisory_xact_lock pg_try_advisory_lock query_to_xml query_to_xml_and_xmlschema
-    query_to_xmlschema cursor_to_xml cursor_to_xmlschema sleep benchmark load_file get_lock
-    release_lock sys_exec sys_eval load_extension readfile writefile edit fts3_tokenizer
-    openrowset opendatasource openquery read_csv read_csv_auto read_parquet read_json
-    read_json_auto read_text read_blob parquet_scan glob""".split()
-)
-"""Functions that wait, touch files or other servers, or change state: never admitted."""
-
-DENIED_PREFIXES = ("pg_sleep", "dblink", "lo_", "system$", "xp_", "sp_", "pg_read_")
-
 READ_PRAGMAS = frozenset(
     {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
 )
 """SQLite PRAGMAs that only describe the schema."""
+
+HIDDEN_TABLES: dict[str | None, tuple[str, ...]] = {
+    "duckdb": ("duckdb_", "pragma_"),
+    "sqlite": ("pragma_",),
+}
+"""Catalog views of the engine itself (paths, settings), by name; SQLite's schema PRAGMAs
+(``pragma_table_info``) stay readable."""
 
 READ_ONLY_NOTE = "the database is read-only; only one read statement (SELECT) is allowed"
 
@@ -112,17 +105,15 @@ def _kind(statement: exp.Expr) -> str:
     return statement.key.upper().replace("TRUNCATETABLE", "TRUNCATE")
 
 
-def function_name(node: exp.Func) -> str:
-    """The lower-case name a function was called by (``pg_sleep``, ``read_csv``)."""
-    name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
-    return name.lower()
-
-
-def _denied_function(statement: exp.Expr) -> str | None:
-    for node in statement.find_all(exp.Func):
-        name = function_name(node)
-        if name in DENIED_FUNCTIONS or name.startswith(DENIED_PREFIXES):
-            return name
+def _hidden_table(statement: exp.Expr, dialect: str | None) -> str | None:
+    """A catalog view of the engine's own (DuckDB's ``duckdb_databases``, ``pragma_*``)
+    that shows server paths and settings rather than data."""
+    prefixes = HIDDEN_TABLES.get(dialect, ())
+    for table in statement.find_all(exp.Table):
+        name = table.name.lower()
+        if prefixes and name.startswith(prefixes):
+            if name.removeprefix("pragma_") not in READ_PRAGMAS:
+                return name
     return None
 
 
@@ -133,14 +124,24 @@ def _check_pragma(statement: exp.Pragma, *, allow_writes: bool) -> None:
         raise _refused(f"PRAGMA {name}")
 
 
-def _check_one(statement: exp.Expr, *, allow_writes: bool) -> None:
+def _check_one(
+    statement: exp.Expr, sql: str, policy: FunctionPolicy, *, allow_writes: bool
+) -> None:
     if isinstance(statement, exp.Pragma):
         return _check_pragma(statement, allow_writes=allow_writes)
-    denied = _denied_function(statement)
-    if denied is not None:
+    refused = refused_function(statement, sql, policy)
+    if refused is not None:
         raise SqlError(
-            f"refused the function {denied}(): the database is read-only, and functions that "
-            "wait, read files or reach other servers are not allowed",
+            f"refused the function {refused}(): the database is read-only, and only functions "
+            "that compute a value from their arguments are allowed (none that wait, read files, "
+            "run SQL text, take locks or reach other sessions or servers)",
+            reason="read_only",
+        )
+    hidden = _hidden_table(statement, policy.dialect)
+    if hidden is not None:
+        raise SqlError(
+            f"refused {hidden}: it describes the database engine and its files, not the "
+            "data; query the tables instead",
             reason="read_only",
         )
     if isinstance(statement, exp.Attach | exp.Detach):
@@ -155,14 +156,22 @@ def _check_one(statement: exp.Expr, *, allow_writes: bool) -> None:
     return None
 
 
-def check_statement(sql: str, dialect: str | None, *, allow_writes: bool = False) -> None:
-    """Raise ``SqlError`` unless ``sql`` is exactly one statement this runner may run
-    (one read statement; with ``allow_writes``, one statement without denied functions)."""
+def check_statement(
+    sql: str,
+    dialect: str | None,
+    *,
+    allow_writes: bool = False,
+    functions: FunctionPolicy | None = None,
+) -> None:
+    """Raise ``SqlError`` unless ``sql`` is exactly one statement this runner may run: one
+    read statement (with ``allow_writes``, any one statement) calling only the functions
+    ``functions`` admits (by default the dialect's allow list)."""
+    policy = functions or FunctionPolicy.for_dialect(dialect)
     statements = _parse(sql, dialect)
     if not statements:
         raise SqlError("there is no SQL statement to run", reason="invalid")
     for statement in statements:
-        _check_one(statement, allow_writes=allow_writes)
+        _check_one(statement, sql, policy, allow_writes=allow_writes)
     if len(statements) > 1:
         raise SqlError(
             f"got {len(statements)} statements; run one statement at a time", reason="invalid"

@@ -13,12 +13,11 @@ Passwords are never shown: every log line and message uses ``mask_url``.
 
 from __future__ import annotations
 
-import re
-
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from agent_core.errors import ThreadlineError
+from agent_core.masking import mask_secrets
 
 EXTRAS: dict[str, str] = {
     "postgresql": "postgres",
@@ -54,9 +53,9 @@ def parse_url(url: str | URL) -> URL:
     """
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise DatabaseConfigError(
-            f"not a database URL: {mask_text(str(url))!r} (expected e.g. "
+            f"not a database URL ({_shape(str(url))}; expected e.g. "
             "postgresql://user:password@host:5432/database or sqlite:///path/to/file.db)"
         ) from None
     backend, _, driver = parsed.drivername.partition("+")
@@ -93,22 +92,30 @@ def missing_driver(url: str | URL, missing: str) -> DatabaseConfigError:
     )
 
 
+def _shape(text: str) -> str:
+    """What a malformed URL looks like, without any of it that could be a secret.
+
+    >>> _shape("postgresql//bo:s3cret@db/x"), _shape("mysql://bo:s3cret@db:port/x")
+    ('no scheme:// in it', "scheme 'mysql'")
+    """
+    scheme, separator, _ = text.partition("://")
+    if not separator or not scheme.replace("+", "").isalnum():
+        return "no scheme:// in it"
+    return f"scheme {scheme!r}"
+
+
 def mask_url(url: str | URL) -> str:
-    """The URL with its password replaced by ``***`` (as every log line shows it)."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return mask_text(str(url))
+    """The URL with its password (and secret query parameters) replaced by ``***``, as every
+    log line shows it."""
+    if isinstance(url, URL):
+        url = url.render_as_string(hide_password=True)
+    return mask_secrets(url)
 
 
 def mask_text(text: str, *secrets: str | None) -> str:
     """``text`` with URL passwords and each of ``secrets`` replaced by ``***``.
 
-    >>> mask_text("failed for postgresql://bo:pw@db/x (pw)", "pw")
+    >>> mask_text("failed for postgresql://bo:pw1@db/x (pw1)", "pw1")
     'failed for postgresql://bo:***@db/x (***)'
     """
-    masked = re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", text)
-    for secret in secrets:
-        if secret:
-            masked = masked.replace(secret, "***")
-    return masked
+    return mask_secrets(text, *secrets)

@@ -8,7 +8,8 @@ tools, the context enhancer and the ``/memories`` commands cannot leak one perso
 to another.
 
 Memories are partitioned by ``memory_scope(context)``: the workspace / tenant (and profile)
-the request came from, so nothing crosses workspaces, tenants or profiles.
+the request came from, and the asker's data identity (``agent_core.database.askers``), so
+nothing crosses workspaces, tenants, profiles or the people who may see different data.
 
 Every operation takes a ``MemoryContext``: who it is for, in which conversation and turn,
 with which request metadata. The ``ToolContext`` a tool receives is one, so memory needs
@@ -58,13 +59,18 @@ Verdict = Literal["unrated", "good", "bad"]
 
 
 def memory_scope(context: MemoryContext) -> str:
-    """The partition a request's memories live in: workspace / tenant, plus the profile.
+    """The partition a request's memories live in: workspace / tenant, plus the profile, plus
+    the asker's data identity when they have one of their own (a memory made as one database
+    role is never offered to another).
 
     >>> from agent_core.context import ToolContext
     >>> from agent_core.users import User
     >>> memory_scope(ToolContext(user=User(id="u", metadata={"workspace_id": "T1"}),
     ...     conversation_id="c", request_id="r", metadata={"request": {"profile": "sales"}}))
     'T1/profile:sales'
+    >>> memory_scope(ToolContext(user=User(id="u", metadata={"workspace_id": "T1",
+    ...     "data_identity": "default/-/fin"}), conversation_id="c", request_id="r"))
+    'T1/data:default/-/fin'
     """
     request = context.metadata.get("request") or {}
     scope = (
@@ -74,7 +80,9 @@ def memory_scope(context: MemoryContext) -> str:
         or "default"
     )
     profile = context.metadata.get("profile") or request.get("profile")
-    return f"{scope}/profile:{profile}" if profile else str(scope)
+    scope = f"{scope}/profile:{profile}" if profile else str(scope)
+    data = context.user.metadata.get("data_identity")
+    return f"{scope}/data:{data}" if data else scope
 
 
 class MemoryOwnership(BaseModel):

@@ -21,9 +21,9 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
-from urllib.parse import urlsplit
 
 from agent_core.errors import StateUnavailableError
+from agent_core.masking import mask_url
 from agent_core.state.health import StateHealth
 
 if TYPE_CHECKING:
@@ -122,11 +122,7 @@ def redacted(url: str) -> str:
     >>> redacted("redis://user:secret@cache:6379/0")
     'redis://user:***@cache:6379/0'
     """
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()
+    return mask_url(url)
 
 
 async def redis_health(client: Redis) -> StateHealth:

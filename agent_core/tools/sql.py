@@ -19,9 +19,10 @@ from pydantic import BaseModel, Field
 
 from agent_core.components import DataFrameComponent, SimpleTextComponent, Source, UiComponent
 from agent_core.context import ToolContext
-from agent_core.errors import ToolExecutionError
+from agent_core.errors import PermissionDeniedError, ToolExecutionError
 from agent_core.tools.base import Tool, ToolResult
 from agent_core.tools.tabular import bounded_csv, cell_value, text_table
+from agent_core.users import User
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,18 @@ class SqlRunner(ABC):
         """The schema as text for prompts (``CREATE`` statements); empty when unknown."""
         return ""
 
+    def for_user(self, user: User) -> SqlRunner:
+        """The runner of ``user``'s queries: this one, unless the runner maps people to
+        database identities (``agent_core.database.access``), which may refuse with
+        ``NoDataAccess`` (a ``PermissionDeniedError``)."""
+        return self
+
+    @property
+    def identity_label(self) -> str | None:
+        """Whose data identity this runner's queries run as, for audit records (None: the
+        runner's own)."""
+        return None
+
 
 class RunSqlArgs(BaseModel):
     sql: str = Field(min_length=1, description="Exactly one SQL statement to run.")
@@ -141,11 +154,13 @@ class RunSqlTool(Tool[RunSqlArgs]):
 
     async def execute(self, context: ToolContext, args: RunSqlArgs) -> ToolResult:
         try:
-            result = await self.runner.run_sql(
-                args.sql, max_rows=self.max_rows, timeout=self.timeout
-            )
+            runner = self.runner.for_user(context.user)
+        except PermissionDeniedError as refused:
+            return no_data_access(refused)
+        try:
+            result = await runner.run_sql(args.sql, max_rows=self.max_rows, timeout=self.timeout)
         except SqlError as error:
-            return sql_failure(error)
+            return sql_failure(error, asked_as(runner, context))
         if self.save_to_memory:
             await remember_tool_use(
                 context, self.name, {"sql": args.sql}, metadata={"rows": result.total_rows}
@@ -160,6 +175,7 @@ class RunSqlTool(Tool[RunSqlArgs]):
                 "row_count_exact": result.total_is_exact,
                 "truncated": result.truncated,
                 "query_ms": round(result.elapsed_ms, 2),
+                **asked_as(runner, context),
             },
         )
 
@@ -253,7 +269,33 @@ def tables_in(sql: str, dialect: str | None = None) -> list[str]:
     return sorted(found, key=found.__getitem__)
 
 
-def sql_failure(error: SqlError) -> ToolResult:
+def asked_as(runner: SqlRunner, context: ToolContext) -> dict[str, Any]:
+    """What the audit record of a query says besides the person: which data identity ran it
+    and in which profile.
+
+    >>> from agent_core.users import User
+    >>> class Any(SqlRunner):
+    ...     async def run_sql(self, sql, *, max_rows=100, timeout=10.0): ...
+    >>> asked_as(Any(), ToolContext(user=User(id="u"),
+    ...     conversation_id="c", request_id="r", metadata={"request": {"profile": "fin"}}))
+    {'data_identity': "the database's own user", 'profile': 'fin'}
+    """
+    request = context.metadata.get("request")
+    profile = request.get("profile") if isinstance(request, dict) else None
+    return {"data_identity": runner.identity_label or "the database's own user", "profile": profile}
+
+
+def no_data_access(refused: PermissionDeniedError) -> ToolResult:
+    """The failed ``ToolResult`` for a person with no data access here (nothing ran)."""
+    return ToolResult(
+        success=False,
+        result_for_llm=f"No query ran: {refused} Tell the person exactly that.",
+        error=str(refused),
+        metadata={"error_type": "no_data_access"},
+    )
+
+
+def sql_failure(error: SqlError, asked: dict[str, Any] | None = None) -> ToolResult:
     """The failed ``ToolResult`` for a query that could not run, with advice for the LLM."""
     advice = {
         "invalid": "Fix the SQL (check table and column names against the schema) and retry.",
@@ -265,7 +307,7 @@ def sql_failure(error: SqlError) -> ToolResult:
         success=False,
         result_for_llm=f"The query failed ({error.reason}): {error}. {advice}",
         error=str(error),
-        metadata={"error_type": f"sql_{error.reason}"},
+        metadata={"error_type": f"sql_{error.reason}", **(asked or {})},
     )
 
 

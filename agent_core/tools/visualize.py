@@ -25,13 +25,15 @@ from agent_core.components import (
 )
 from agent_core.components.images import png_data_uri
 from agent_core.context import ToolContext
-from agent_core.errors import ThreadlineError
+from agent_core.errors import PermissionDeniedError, ThreadlineError
 from agent_core.tools.base import Tool, ToolResult
 from agent_core.tools.chart_render import png_available, render_chart_png
 from agent_core.tools.sql import (
     SqlError,
     SqlResult,
     SqlRunner,
+    asked_as,
+    no_data_access,
     remember_tool_use,
     sql_failure,
     sql_source,
@@ -220,9 +222,11 @@ class VisualizeDataTool(Tool[VisualizeDataArgs]):
 
     async def execute(self, context: ToolContext, args: VisualizeDataArgs) -> ToolResult:
         try:
-            result = await self.runner.run_sql(
-                args.sql, max_rows=self.max_rows, timeout=self.timeout
-            )
+            runner = self.runner.for_user(context.user)
+        except PermissionDeniedError as refused:
+            return no_data_access(refused)
+        try:
+            result = await runner.run_sql(args.sql, max_rows=self.max_rows, timeout=self.timeout)
             chart = plan_chart(
                 result.columns,
                 result.rows,
@@ -232,7 +236,7 @@ class VisualizeDataTool(Tool[VisualizeDataArgs]):
                 title=args.title,
             )
         except SqlError as error:
-            return sql_failure(error)
+            return sql_failure(error, asked_as(runner, context))
         except ChartError as error:
             return ToolResult(
                 success=False,
@@ -253,7 +257,11 @@ class VisualizeDataTool(Tool[VisualizeDataArgs]):
             success=True,
             result_for_llm=summary,
             ui_component=UiComponent(rich_component=chart, simple_component=simple),
-            metadata={"chart_type": chart.chart_type, "points": len(chart.x)},
+            metadata={
+                "chart_type": chart.chart_type,
+                "points": len(chart.x),
+                **asked_as(runner, context),
+            },
             sources=[sql_source(self.name, args.sql, result, self.runner.parser_dialect)],
         )
 

@@ -18,6 +18,7 @@ from agent_core.agent import Agent
 from agent_core.config import AgentConfig
 from agent_core.conversations import ConversationStore, MemoryConversationStore
 from agent_core.database.runner import SqlAlchemyRunner
+from agent_core.database.settings import DatabaseConfig
 from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.recovery import BackoffRecoveryStrategy
 from agent_core.llm.base import LlmService
@@ -97,6 +98,24 @@ class DemoSettings(BaseModel):
     your database."""
     schema_max_tokens: int = Field(default=8000, gt=0)
     """The most schema text (in tokens) a turn's prompt gets about your database."""
+    database: DatabaseConfig | None = None
+    """Your database in full (``[database]`` or a profile's): URL, roles and URLs per group,
+    read-only rules; wins over ``database_url`` and the two settings after it."""
+    database_name: str = "default"
+    """Which configured database ``database`` is (``default``, or a profile's name)."""
+
+    def database_config(self) -> DatabaseConfig | None:
+        """The database to answer from (None: the demo shop)."""
+        if self.database is not None and self.database.url:
+            return self.database
+        if self.database_url is None:
+            return None
+        return DatabaseConfig(
+            url=self.database_url.get_secret_value(),
+            training_dir=self.training_dir,
+            schema_max_tokens=self.schema_max_tokens,
+        )
+
     agent_config: AgentConfig | None = None
     conversation_store: ConversationStore | None = None
     agent_memory: AgentMemory | None = None
@@ -170,14 +189,15 @@ def build_demo_registry(runner: SqlRunner, settings: DemoSettings) -> ToolRegist
 
 
 def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
-    """The built-in agent: over ``settings.database_url`` when set, else over the sample shop
-    (created in ``settings.data_dir`` on first use)."""
+    """The built-in agent: over your database when ``settings`` names one, else over the
+    sample shop (created in ``settings.data_dir`` on first use)."""
     settings = settings or DemoSettings()
     memory = settings.agent_memory or InMemoryAgentMemory()
-    if settings.database_url is not None:
-        return _database_agent(settings, memory)
-    database = ensure_demo_database(settings.data_dir, seed=settings.seed)
-    runner = SqlAlchemyRunner.sqlite(database)
+    database = settings.database_config()
+    if database is not None:
+        return _database_agent(settings, database, memory)
+    shop = ensure_demo_database(settings.data_dir, seed=settings.seed)
+    runner = SqlAlchemyRunner.sqlite(shop)
     welcome = (
         "Hi! I answer questions about a sample online shop (customers, products, orders "
         "over two years) with real SQL queries and charts. Type `/help` for commands."
@@ -194,25 +214,25 @@ def build_demo_agent(settings: DemoSettings | None = None) -> Agent:
     )
 
 
-def _database_agent(settings: DemoSettings, memory: AgentMemory) -> Agent:
+def _database_agent(settings: DemoSettings, database: DatabaseConfig, memory: AgentMemory) -> Agent:
     from bots.database_agent import build_database_parts
 
-    assert settings.database_url is not None
     parts = build_database_parts(
-        settings.database_url.get_secret_value(),
-        data_dir=settings.data_dir,
-        memory=memory,
-        training_dir=settings.training_dir,
-        max_tokens=settings.schema_max_tokens,
+        database, data_dir=settings.data_dir, memory=memory, name=settings.database_name
     )
-    return _agent(
-        settings,
+    resolver = settings.user_resolver or DemoUserResolver(settings)
+    agent = _agent(
+        settings.model_copy(update={"user_resolver": parts.resolver(resolver)}),
         memory,
-        parts.runner,
+        parts.access,
         prompt=parts.prompt,
         enhancer=parts.enhancer,
-        workflow=DefaultWorkflowHandler(parts.welcome(uses_claude=settings.uses_claude)),
+        workflow=DefaultWorkflowHandler(
+            parts.welcome(uses_claude=settings.uses_claude), status=[parts.access.mapping_lines]
+        ),
     )
+    agent.lifecycle_hooks.extend(parts.hooks())
+    return agent
 
 
 def _agent(

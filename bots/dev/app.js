@@ -395,7 +395,8 @@
   }
 
   function persona() {
-    return { ...state.persona, place: state.place };
+    const email = $("#email").value.trim();
+    return { ...state.persona, place: state.place, email: email || null };
   }
 
   async function ask(text, files = []) {

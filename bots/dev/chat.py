@@ -55,9 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--as",
         dest="role",
-        choices=sorted(ROLES),
         default="user",
-        help="start as a user (default) or an admin",
+        metavar="user|admin|EMAIL,GROUP...",
+        help="start as a user (default) or an admin, or as a person and groups "
+        "(ana@example.com,finance: the data identity they get, too)",
     )
 
 
@@ -111,15 +112,12 @@ class ChatSession:
     def command(self, line: str) -> str | None:
         """Handle a console command; returns the message to ask instead, or None when done.
 
-        ``/user`` ``/admin`` ``/new`` and suggestion numbers are the console's; everything else
-        is returned unchanged for the agent.
+        ``/user`` ``/admin`` ``/as EMAIL,GROUP...`` ``/new`` and suggestion numbers are the
+        console's; everything else is returned unchanged for the agent.
         """
         word = line.strip().lower()
-        if word in ("/user", "/admin"):
-            self.persona = self.persona.model_copy(update={"groups": ROLES[word[1:]]})
-            self.console.print(
-                f"[dim]Now asking as {word[1:]} (groups: {', '.join(self.persona.groups)}).[/dim]"
-            )
+        if word in ("/user", "/admin") or word.startswith("/as "):
+            self.ask_as(line.strip()[1:].removeprefix("as ").strip())
             return None
         if word == "/new":
             self.thread_id = os.urandom(4).hex()
@@ -131,6 +129,19 @@ class ChatSession:
         if word.isdigit() and 0 < int(word) <= len(self.suggestions):
             return self.suggestions[int(word) - 1]
         return line
+
+    def ask_as(self, who: str) -> None:
+        """Ask as ``user`` or ``admin``, or as a person and groups (``ana@example.com,finance``:
+        their groups decide their tools and their data identity)."""
+        try:
+            self.persona = as_persona(self.persona, who)
+        except ValueError as error:  # pydantic's ValidationError: a malformed email
+            self.console.print(f"[red]Not a person and groups: {error}[/red]")
+            return
+        email = f"{self.persona.email}, " if self.persona.email else ""
+        self.console.print(
+            f"[dim]Now asking as {email}groups: {', '.join(self.persona.groups)}.[/dim]"
+        )
 
     def attach(self, where: str) -> None:
         """Attach the file at ``where`` to the next question (as whoever asks now)."""
@@ -268,8 +279,27 @@ def build_session(args: argparse.Namespace, console: Console) -> tuple[ChatSessi
     session = ChatSession(
         local_agent(args, "chat", config), console, charts, files=shared_files_store(config)
     )
-    session.persona = session.persona.model_copy(update={"groups": ROLES[args.role]})
+    session.persona = as_persona(session.persona, args.role)
     return session, data_dir
+
+
+def as_persona(persona: Persona, who: str) -> Persona:
+    """``persona`` asking as ``user`` / ``admin``, or as ``EMAIL,GROUP...`` (in the default
+    group ``user`` too, as the channels resolve everyone).
+
+    >>> from bots.dev.identity import Persona
+    >>> p = as_persona(Persona(), "ana@example.com,finance")
+    >>> p.email, p.groups
+    ('ana@example.com', ['user', 'finance'])
+    >>> as_persona(p, "admin").groups, as_persona(p, "admin").email
+    (['user', 'admin'], None)
+    """
+    if who in ROLES:
+        return persona.model_copy(update={"groups": ROLES[who], "email": None})
+    parts = [part.strip() for part in who.split(",") if part.strip()]
+    email = next((part for part in parts if "@" in part), None)
+    groups = list(dict.fromkeys(["user", *(part for part in parts if "@" not in part)]))
+    return persona.model_validate({**persona.model_dump(), "groups": groups, "email": email})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,9 +2,10 @@
 
 The console is a local development tool bound to 127.0.0.1: the person at the keyboard may
 be anyone, so the identity comes from the page's switcher (``Persona``) instead of a signed
-payload. ``ConsoleUserResolver`` turns it into a ``User`` with exactly the groups chosen, so
-permission checks, admin-only UI features and their private routing behave as they would for
-that person in Slack or Teams.
+payload. ``ConsoleUserResolver`` turns it into a ``User`` with exactly the groups (and the
+email) chosen, so permission checks, admin-only UI features and their private routing, and
+the data identity (``[database.roles]`` / ``[database.urls]``: which rows each role gets)
+behave as they would for that person in Slack or Teams, before rollout.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ Place = Literal["dm", "channel"]
 WORKSPACE_ID = "local"
 CHANNEL_IDS: dict[str, str] = {"dm": "D0CONSOLE", "channel": "C0CONSOLE"}
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,190}$")
 
 
 class Persona(BaseModel):
@@ -34,6 +36,16 @@ class Persona(BaseModel):
     name: str = "Ana"
     groups: list[str] = Field(default_factory=lambda: ["user"])
     place: Place = "dm"
+    email: str | None = None
+    """The person's email (``user:EMAIL`` data mappings and row policies read it)."""
+
+    @field_validator("email")
+    @classmethod
+    def _an_email(cls, value: str | None) -> str | None:
+        cleaned = (value or "").strip()
+        if cleaned and not _EMAIL.match(cleaned):
+            raise ValueError("email: name@domain")
+        return cleaned or None
 
     @field_validator("user_id")
     @classmethod
@@ -78,6 +90,7 @@ class Persona(BaseModel):
                 "thread_id": thread_id,
                 "is_dm": self.is_dm,
                 "console_groups": list(self.groups),
+                "console_email": self.email,
             },
         )
 
@@ -95,9 +108,11 @@ class ConsoleUserResolver(UserResolver):
         meta = request_context.metadata
         user_id = str(meta.get("user_id") or "U0ANA")
         groups = meta.get("console_groups")
+        email = meta.get("console_email")
         return User(
             id=f"console:{WORKSPACE_ID}:{user_id}",
             username=meta.get("user_name"),
+            email=email if isinstance(email, str) else None,
             metadata={"workspace_id": WORKSPACE_ID},
             group_memberships=list(groups) if isinstance(groups, list) else ["user"],
         )

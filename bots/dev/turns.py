@@ -30,22 +30,16 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 import aiohttp
-from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.files import SharedFile
-from adapters.slack.context import ReplyTarget
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import query_messages
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords
-from adapters.slack.stream import SlackReplyStream
-from adapters.teams.stream import ReplyOptions, TeamsReplyStream
-from agent_core.components import SourcesComponent, UiComponent
+from agent_core.components import UiComponent
 from agent_core.config import UiFeature
 from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
@@ -55,9 +49,10 @@ from agent_core.state.turns import Turn as QueuedTurn
 from bots.agents import ServedAgent
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
+from bots.dev.replies import BothChannels
 from bots.dev.schedules import ConsoleSchedules
 from bots.dev.slack_view import TEAM_ID, SlackView
-from bots.dev.teams_view import TeamsView, conversation_ref
+from bots.dev.teams_view import TeamsView
 from bots.dev.turnlog import TurnRecord, UsageMeter
 from bots.dev.uploads import ConsoleUploads
 from bots.files import SharedFiles
@@ -126,25 +121,6 @@ class Turn:
         if self.stopper is not None:
             self.stopper(self)
         return True
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """A turn's tokens: its calls to each channel's fake are reported to its feed."""
-
-    slack: str
-    teams: str
-
-
-def component_json(component: UiComponent) -> dict[str, Any]:
-    """The component for the developer pane; the SQL of sources the asker may not see is
-    left out, as every channel leaves it out."""
-    data = component.model_dump(mode="json")
-    rich = component.rich_component
-    if isinstance(rich, SourcesComponent) and not (rich.queries_public or rich.asker_sees_queries):
-        for source in data["rich_component"]["sources"]:
-            source["query"] = "(withheld: admin-only)"
-    return data
 
 
 class Console:
@@ -440,103 +416,3 @@ class _NoSlot:
 
 
 NO_SLOT = _NoSlot()
-
-
-class BothChannels:
-    """The console's ``ReplyStream``: each component in the developer pane, then through the
-    Slack and the Teams adapters (a failing adapter is shown in its pane; the turn goes on)."""
-
-    def __init__(self, console: Console, turn: Turn, stop: Stop) -> None:
-        self.console = console
-        self.turn = turn
-        self.tokens = (
-            console.slack.open(turn.feed),
-            console.teams.open(turn.feed, private_to=turn.persona.user_id),
-        )
-        self.slack = self._slack_reply(self.tokens[0])
-        self.teams = self._teams_reply(self.tokens[1], stop)
-
-    def _slack_reply(self, token: str) -> SlackReplyStream:
-        turn, pace, options = self.turn, self.console.options.pace, self.console.options
-        persona = turn.persona
-        client = AsyncWebClient(
-            token=token, base_url=f"{turn.base_url}/slack/api/", session=self.console.http
-        )
-        target = ReplyTarget(
-            channel=persona.channel_id,
-            thread_ts=turn.thread_id,
-            team_id=TEAM_ID,
-            user_id=persona.user_id,
-            is_dm=persona.is_dm,
-            turn_id=turn.id,
-        )
-        return SlackReplyStream(
-            client,
-            target,
-            stop_turn=turn.id,
-            stop_button_after=options.stop_button_after,
-            flush_interval=pace,
-            update_interval=pace,
-        )
-
-    def _teams_reply(self, token: str, stop: Stop) -> TeamsReplyStream:
-        console, turn = self.console, self.turn
-        assert console.http is not None, "open() the console first"
-        service_url = f"{turn.base_url}/teams/"
-        connector = console.teams.connector(console.http, service_url, token)
-        options = ReplyOptions(
-            pace=console.options.pace, targeted_messages=console.options.teams_targeted
-        )
-        ref = conversation_ref(turn.persona, turn.thread_id, f"in-{turn.id}", service_url)
-        return TeamsReplyStream(connector, ref, options=options, on_stop=stop)
-
-    async def __aenter__(self) -> Self:
-        await self.teams.__aenter__()
-        await self.slack.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        try:
-            await self.slack.__aexit__(kind, error, traceback)
-            await self.teams.__aexit__(kind, error, traceback)
-        finally:
-            self.console.slack.close(self.tokens[0])
-            self.console.teams.close(self.tokens[1])
-
-    async def handle(self, component: UiComponent) -> None:
-        """One component: in the developer pane, then through both channels' adapters."""
-        turn = self.turn
-        turn.components += 1
-        turn.feed.emit("component", component_json(component))
-        if isinstance(component.rich_component, SourcesComponent):
-            await self.console.queries.save(
-                TEAM_ID, turn.persona.channel_id, turn.thread_id, turn.id, component.rich_component
-            )
-        await _guarded(turn.feed, "slack", self.slack.handle(component))
-        await _guarded(turn.feed, "teams", self.teams.handle(component))
-
-    async def finish(self) -> None:
-        await _guarded(self.turn.feed, "slack", self.slack.finish())
-        await _guarded(self.turn.feed, "teams", self.teams.finish())
-
-    async def settle(self, note: str) -> None:
-        await _guarded(self.turn.feed, "slack", self.slack.settle(note))
-        await _guarded(self.turn.feed, "teams", self.teams.settle(note))
-
-    async def aclose(self) -> None:
-        await self.slack.aclose()
-        await self.teams.aclose()
-
-
-async def _guarded(feed: TurnFeed, channel: Channel, call: Awaitable[Any]) -> None:
-    """Run one adapter call; an adapter failure is shown in its pane, the turn goes on."""
-    try:
-        await call
-    except Exception as error:
-        log.exception("%s adapter failed", channel)
-        feed.emit(channel, {"op": "error", "error": f"{type(error).__name__}: {error}"})

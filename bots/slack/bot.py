@@ -109,7 +109,13 @@ from bots.files import SharedFiles
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.schedules.service import BotSchedules
-from bots.slack.clients import DELIVERY, WorkspaceClients, build_bolt_app, default_clients
+from bots.slack.clients import (
+    DELIVERY,
+    Workspace,
+    WorkspaceClients,
+    build_bolt_app,
+    default_clients,
+)
 from bots.slack.manifest import SCHEDULE_COMMAND
 from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
@@ -326,19 +332,34 @@ class SlackBot:
             self.threads.saw_joined(queued.team, channel, thread)  # Slack's reads are paced
         self._unavailable(client, queued, error, delivery)
 
+    async def on_message_event(self, read: SlackDelivery, workspace: Workspace) -> None:
+        """A mention, or a message the bot hears (a DM, a channel, a thread): the hot path.
+        ``bots.slack.ingress`` calls it straight over HTTP (the delivery verified and read
+        once, the workspace authorized as bolt would); bolt's listeners in Socket Mode."""
+        if read.event is not None and read.event.type == "app_mention":
+            await self._mention(read, workspace)
+        else:
+            await self._message(read, workspace)
+
     async def _on_mention(self, context: AsyncBoltContext) -> None:
+        await self._mention(_read(context), Workspace.of(context))
+
+    async def _on_message(self, context: AsyncBoltContext) -> None:
+        await self._message(_read(context), Workspace.of(context))
+
+    async def _mention(self, read: SlackDelivery, workspace: Workspace) -> None:
         self._count("app_mention")
-        callback, event = _message(context)
-        if event.user is None:  # an integration's: nobody to answer as
-            log.info("slack: a mention without a user (an integration's) was ignored")
+        callback, event = _message(read)
+        if event.user is None or event.user == workspace.bot_user_id:
+            log.info("slack: a mention without a person (an integration's) was ignored")
             return
         meta = event_context(callback, event).metadata
         in_thread = mention_in_thread(event)
         queued = QueuedTurn(
             context=meta,
-            text=message_text(event, context.bot_user_id),
-            bot_user_id=context.bot_user_id,
-            enterprise_install=bool(context.is_enterprise_install),
+            text=message_text(event, workspace.bot_user_id),
+            bot_user_id=workspace.bot_user_id,
+            enterprise_install=workspace.enterprise_install,
             message_ts=in_thread,
             files=shared_files(event),
         )
@@ -347,23 +368,23 @@ class SlackBot:
             # the mention that joins a human thread reads it first: that turn records this
             joins.first_payload = queued.payload(history_before_ts=in_thread)
         key = delivery_key(callback, event)
-        await self._accept(context.client, queued, key, joins=joins)
+        await self._accept(workspace.client, queued, key, joins=joins)
 
-    async def _on_message(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        bot = context.bot_user_id
-        read = _read(context)
+    async def _message(self, read: SlackDelivery, workspace: Workspace) -> None:
+        bot = workspace.bot_user_id
         if read.event is None or not is_from_person(read.event, bot):
-            if (note := app_message_in_thread(body, bot, context.bot_id)) is not None:
-                self.turns.background(self._keep(workspace_of(body)[0], *note))
+            note = app_message_in_thread(read.body, bot, workspace.bot_id)
+            if note is not None:
+                self.turns.background(self._keep(workspace_of(read.body)[0], *note))
             return
         self._count("message")
-        callback, event = _message(context)
+        callback, event = _message(read)
         meta = event_context(callback, event).metadata
         queued = QueuedTurn(
             context=meta,
             text=message_text(event, bot),
             bot_user_id=bot,
-            enterprise_install=bool(context.is_enterprise_install),
+            enterprise_install=workspace.enterprise_install,
             files=shared_files(event),
         )
         key = delivery_key(callback, event)
@@ -372,11 +393,11 @@ class SlackBot:
                 if not await self._is_follow_up(event, meta, bot):
                     return
             except StateUnavailableError as error:  # the Web API says if it is for us
-                work = self._unavailable_if_in_thread(context.client, queued, error, key)
+                work = self._unavailable_if_in_thread(workspace.client, queued, error, key)
                 self.turns.background(work)
                 return
             queued.message_ts = event.ts  # told what the thread said before
-        await self._accept(context.client, queued, key)
+        await self._accept(workspace.client, queued, key)
 
     async def _keep(
         self, team: str, channel: str, thread_ts: str, message: Mapping[str, Any]
@@ -620,10 +641,9 @@ def _read(context: AsyncBoltContext) -> SlackDelivery:
     return read
 
 
-def _message(context: AsyncBoltContext) -> tuple[EventCallback, MessageEvent]:
-    """The callback and message event a message or mention listener is given (bolt routes
-    only those to it; ``read_delivery`` read a mention or person's message in full)."""
-    read = _read(context)
+def _message(read: SlackDelivery) -> tuple[EventCallback, MessageEvent]:
+    """The callback and message event of a mention or a person's message (``read_delivery``
+    read those in full)."""
     if not isinstance(read.delivery, EventCallback) or not isinstance(read.event, MessageEvent):
         raise MalformedPayload("event: not a message")
     return read.delivery, read.event

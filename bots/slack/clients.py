@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
+from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
@@ -63,6 +65,31 @@ def installation_store_for(
     return KeyValueInstallationStore(records)
 
 
+@dataclass(frozen=True)
+class Workspace:
+    """Who the bot is where a delivery came from: the workspace's client and the bot's own
+    ids there (its user id: mentions of it; its bot id: its own messages).
+
+    >>> Workspace(AsyncWebClient(token="xoxb-1"), "UBOT", "B1").bot_user_id
+    'UBOT'
+    """
+
+    client: AsyncWebClient
+    bot_user_id: str | None
+    bot_id: str | None
+    enterprise_install: bool = False
+
+    @classmethod
+    def of(cls, context: AsyncBoltContext) -> Workspace:
+        """What bolt's authorization found for a request (Socket Mode, clicks, commands)."""
+        return cls(
+            context.client,
+            context.bot_user_id,
+            context.bot_id,
+            bool(context.is_enterprise_install),
+        )
+
+
 class WorkspaceClients:
     """The Web API client of each workspace: the bot token's client for a single-workspace
     app; for an OAuth app, a client per installed bot token (kept for reuse, all sharing
@@ -88,6 +115,30 @@ class WorkspaceClients:
         self.installation_store = installation_store
         self._keep = keep
         self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
+        self._bots: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
+
+    async def authorize(
+        self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
+    ) -> Workspace:
+        """The workspace a delivery came from, as bolt's authorization would find it: its
+        client (``AgentError`` when it has no installation) and the bot's ids there (its
+        installation's, else one ``auth.test`` per token per process)."""
+        store = self.installation_store
+        if store is None:
+            client = self.default
+        else:
+            client = await self.client_for(
+                team_id, enterprise_id, enterprise_install=enterprise_install
+            )
+        token = client.token or ""
+        ids = self._bots.get(token)
+        if ids is None:
+            found = await client.auth_test()
+            ids = (found.get("user_id"), found.get("bot_id"))
+            self._bots[token] = ids
+            while len(self._bots) > self._keep:
+                self._bots.popitem(last=False)
+        return Workspace(client, ids[0], ids[1], enterprise_install)
 
     async def client_for(
         self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False

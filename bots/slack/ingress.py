@@ -5,11 +5,16 @@
     ---------------------------------------------------------------- verified from here on
     the body: UTF-8; JSON or a form (``parse_body``), parsed once   else dropped
     its shape (``adapters.slack.payloads.read_delivery``), read once  else dropped
-    bolt's dispatch (listeners), given that reading                 a failure: dropped
+    a mention or a message: the bot's own handler                  a failure: dropped
+    anything else: bolt's dispatch (listeners), given that reading  a failure: dropped
 
 Nothing before the signature check has a side effect. The request is verified here only:
 bolt does not check the signature again, and it is handed the parsed body and the
-``SlackDelivery`` the listeners read (``bots.slack.bot``), so nothing is parsed twice. A
+``SlackDelivery`` the listeners read (``bots.slack.bot``), so nothing is parsed twice. The
+deliveries that are most of the traffic, mentions and messages, go straight to the bot's
+handler (``SlackBot.on_message_event``), with the workspace authorized as bolt would
+(``WorkspaceClients.authorize``): their ack waits on the turn being recorded, and bolt's
+per-request machinery would be most of that wait. A
 *dropped* delivery is acknowledged (200, so Slack does not retry it) and logged once, at
 warning level, with what was wrong (the field, never its value) and the delivery's kind: no
 body, no header, no secret in the log, and no Web API call is made for it.
@@ -27,19 +32,23 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 
-from adapters.slack.payloads import MalformedPayload, read_delivery
-from agent_core.errors import Unauthenticated
+from adapters.slack.context import workspace_of_delivery
+from adapters.slack.payloads import EventCallback, MalformedPayload, SlackDelivery, read_delivery
+from agent_core.errors import Unauthenticated, log_failure
 from bots.slack.clients import DELIVERY
 
 if TYPE_CHECKING:
     from aiohttp import web
-    from slack_bolt.response import BoltResponse
 
     from bots.slack.bot import SlackBot
 
 
 log = logging.getLogger(__name__)
+
+MESSAGE_EVENTS = frozenset({"app_mention", "message"})
+"""The events ``SlackBot.on_message_event`` handles (bolt routes every other)."""
 
 MAX_SKEW = 5 * 60
 """Seconds a request's timestamp may be off (Slack's own rule: replays are refused)."""
@@ -106,6 +115,10 @@ async def receive(
     except (ValueError, RecursionError) as error:  # not UTF-8, not JSON, nested too deep
         _dropped(bot, "unreadable", type(error).__name__)
         return None
+    event = read.event
+    if isinstance(read.delivery, EventCallback) and event and event.type in MESSAGE_EVENTS:
+        await _message_event(bot, read, read.delivery)
+        return BoltResponse(status=200, body="")
     request = AsyncBoltRequest(
         body=dict(body),
         query=query,
@@ -145,6 +158,22 @@ async def handle_events(bot: SlackBot, request: web.Request) -> web.Response:
     if response is None:
         return web.Response(status=200)
     return await to_aiohttp_response(response)
+
+
+async def _message_event(bot: SlackBot, read: SlackDelivery, callback: EventCallback) -> None:
+    """A mention or a message, to the bot's handler (see the module docstring)."""
+    team, enterprise = workspace_of_delivery(callback, read.event)
+    authorized = (callback.authorizations or [{}])[0]
+    try:
+        workspace = await bot.clients.authorize(
+            team, enterprise, enterprise_install=bool(authorized.get("is_enterprise_install"))
+        )
+        await bot.on_message_event(read, workspace)
+    except MalformedPayload as problem:
+        _dropped(bot, "malformed", str(problem))
+    except Exception as error:  # a workspace gone, a bug: acked all the same (said once)
+        log_failure(log, error, "slack: a message event")
+        bot.metrics.dropped.labels(reason="failed").inc()
 
 
 def _dropped(bot: SlackBot, why: str, reason: str) -> None:

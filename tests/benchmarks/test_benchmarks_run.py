@@ -41,13 +41,19 @@ SMALL = {
     "import_time.py": (["--rounds", "1", "--no-install"], []),
     "llm_stream.py": (["--rounds", "1"], []),
     "prompt_cache.py": (["--turns", "2"], []),
-    "query_overhead.py": (["--runs", "5"], [pytest.mark.postgres]),
+    "query_overhead.py": (
+        ["--runs", "5", "--role-questions", "5", "--role-kinds", "1"],
+        [pytest.mark.postgres],
+    ),
     "redis_round_trips.py": (["--turns", "1", "--rounds", "1"], needs_redis),
     "schedules.py": (["--schedules", "40"], needs_redis),
     "schema_retrieval.py": (["--tables-per-branch", "2", "--questions", "10"], []),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
     "shared_files.py": (
-        ["--rows", "100", "--xlsx-rows", "10", "--rounds", "1", "--queries", "2"],
+        [
+            *("--rows", "100", "--xlsx-rows", "10", "--rounds", "1", "--queries", "2"),
+            *("--bomb-cells", "2000", "--max-cells", "1000"),
+        ],
         [],
     ),
     "slack_plan_calls.py": (["--turns", "1", "--steps", "2"], []),

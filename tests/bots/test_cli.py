@@ -64,3 +64,23 @@ def test_the_local_tools_list_what_they_read(capsys: pytest.CaptureFixture[str])
     text = output(capsys, "dev", "--help")
     assert "--open" in text and "ANTHROPIC_API_KEY" in text and "THREADLINE_DATA_DIR" in text
     assert "REDIS_URL" not in text  # the console keeps its state in memory
+
+
+def test_every_log_line_of_a_command_masks_url_passwords(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Regression for issue 22 item 9: passwords inside URLs reached logs and errors."""
+    import logging
+
+    from bots.cli import main
+
+    main(["config"])
+    caplog.set_level(logging.INFO)
+    logger = logging.getLogger("some.library")
+    logger.info("connecting to %s", "redis://:L0g-S3cret@cache:6379/0")
+    try:
+        raise RuntimeError("failed for postgresql://bo:L0g-S3cret@db/x")
+    except RuntimeError:
+        logger.exception("could not connect")
+    assert "L0g-S3cret" not in caplog.text
+    assert "redis://:***@cache" in caplog.text and "postgresql://bo:***@db" in caplog.text

@@ -179,3 +179,35 @@ def test_config_shows_where_each_value_came_from_and_masks_secrets(
     )
     assert "U2, U3" in lines["slack.admin_users"] and "environment" in lines["slack.admin_users"]
     assert "(not configured)" in lines["teams"]
+
+
+def test_config_and_doctor_mask_every_url_password(
+    pg_shop: Shop, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression for issue 22 item 9: ``threadline config`` printed ``REDIS_URL``'s password
+    (``redis://:pw@host``, no user), and a malformed ``THREADLINE_DATABASE_URL`` was echoed
+    whole, password included."""
+    monkeypatch.setenv("REDIS_URL", "redis://:Redis-S3cret@127.0.0.1:1/0")
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://bo:Db-S3cret@db:notaport/x")
+    assert main(["config"]) == 0
+    assert main(["doctor"]) == 1
+    shown = capsys.readouterr()
+    assert "redis://:***@127.0.0.1:1/0" in shown.out
+    for secret in ("Redis-S3cret", "Db-S3cret"):
+        assert secret not in shown.out and secret not in shown.err
+    assert "✗ database: not a database URL" in shown.out
+
+
+def test_doctor_fails_a_superuser_database(
+    pg_shop: Shop, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22 item 2: a superuser (or a member of pg_read_server_files...) escapes the
+    read-only transaction, so doctor fails it unless the sandbox opt-out is set."""
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", pg_shop.server.url(database="shop"))
+    assert main(["doctor"]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if "database" in x)
+    assert line.startswith("✗ database:") and "is a superuser" in line
+    monkeypatch.setenv("THREADLINE_DATABASE_ALLOW_PRIVILEGED_USER", "true")
+    assert main(["doctor"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "database" in x)
+    assert line.startswith("! database: WARNING:") and "allow_privileged_user" in line

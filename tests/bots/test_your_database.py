@@ -13,11 +13,15 @@ from pathlib import Path
 import pytest
 
 from agent_core.database.enhancer import SchemaContextEnhancer
+from agent_core.database.settings import DatabaseConfig
+from agent_core.database.urls import DatabaseConfigError
 from agent_core.llm.testing import FakeAnthropic, Reply
+from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.users import RequestContext
 from bots import eval as eval_command
 from bots import train as train_command
 from bots.cli import build_parser, main
+from bots.database_agent import build_database_parts
 from bots.demo.agent import DemoSettings, build_demo_agent
 from bots.serving import load_config
 from tests.support.postgres_shop import OWNER_PASSWORD, READER_PASSWORD, Shop
@@ -203,3 +207,16 @@ def test_a_url_whose_driver_is_missing_stops_the_command_with_the_extra_to_insta
     err = capsys.readouterr().err
     assert err.count("pip install 'threadline[snowflake]'") == 2
     assert "Sn0wSecret" not in err and "me:***@" in err
+
+
+def test_a_superuser_database_refuses_to_start(pg_shop: Shop, tmp_path: Path) -> None:
+    """Issue 22 item 2: the bot does not start on a database whose user escapes the
+    read-only transaction; the command says why (``threadline slack | teams | dev`` exit 2
+    with the message); the loud sandbox opt-out starts."""
+    superuser = DatabaseConfig(url=pg_shop.server.url(database=pg_shop.database))
+    with pytest.raises(DatabaseConfigError) as refused:
+        build_database_parts(superuser, data_dir=tmp_path, memory=InMemoryAgentMemory())
+    assert "superuser" in str(refused.value) and "postgres:***@" in str(refused.value)
+    sandbox = superuser.model_copy(update={"allow_privileged_user": True})
+    parts = build_database_parts(sandbox, data_dir=tmp_path, memory=InMemoryAgentMemory())
+    assert parts.access.started.wait(30)

@@ -21,10 +21,14 @@ def test_postgres_runs_read_only_transactions_with_a_server_timeout() -> None:
     assert rules.connect_args(url, writable=False)["options"] == (
         "-c default_transaction_read_only=on"
     )
-    assert rules.session_sql(timeout_ms=2500) == [
-        "SET TRANSACTION READ ONLY",
-        "SET LOCAL statement_timeout = 2500",
-    ]
+    [(sql, values)] = rules.begin_statements(timeout_ms=2500)
+    assert sql == "SELECT set_config(%(k0)s, %(v0)s, true), set_config(%(k1)s, %(v1)s, true)"
+    assert values == {
+        "k0": "transaction_read_only",
+        "v0": "on",
+        "k1": "statement_timeout",
+        "v1": "2500",
+    }
     assert (rules.server_timeout, rules.cancel) == (True, "connection")
 
 
@@ -80,7 +84,7 @@ def test_sql_server_snowflake_and_bigquery_bound_what_they_can() -> None:
 
 def test_duckdb_opens_files_read_only_without_external_access() -> None:
     args = rules_for("duckdb").connect_args(make_url("duckdb:///shop.duckdb"), writable=False)
-    assert args == {"read_only": True, "config": {"enable_external_access": False}}
+    assert args["read_only"] is True and args["config"]["enable_external_access"] is False
 
 
 def test_urls_get_the_extras_driver_and_never_show_their_password() -> None:

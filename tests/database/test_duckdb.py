@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.database.introspection import introspect
+from agent_core.database.limits import EngineLimits
 from agent_core.database.runner import SqlAlchemyRunner
 from agent_core.tools.sql import SqlError
 
@@ -83,3 +84,19 @@ async def test_introspection_reads_keys_and_comments(warehouse: Path) -> None:
     assert ddl["customers"].startswith("CREATE TABLE customers (  -- Who buys")
     assert "customer_id INTEGER REFERENCES customers(id)" in ddl["orders"]
     assert [t.references for t in catalog.tables if t.name == "orders"] == [["customers"]]
+
+
+async def test_every_connection_is_bounded_in_memory_and_threads(warehouse: Path) -> None:
+    """Regression for issue 22 item 6: a DuckDB database URL ran with no ``memory_limit``
+    (one query took 6.3 GB)."""
+    limits = EngineLimits(memory_limit="64MB", threads=1)
+    runner = SqlAlchemyRunner(f"duckdb:///{warehouse}", limits=limits)
+    settings = await runner.run_trusted(
+        "SELECT current_setting('memory_limit'), current_setting('threads'), "
+        "current_setting('max_temp_directory_size')"
+    )
+    memory, threads, spill = settings.rows[0]
+    assert memory.startswith("61.0 MiB") and int(threads) == 1 and spill.startswith("0")
+    with pytest.raises(SqlError) as hungry:
+        await runner.run_sql("SELECT length(list(range)) FROM range(40000000)")
+    assert "memory" in str(hungry.value).lower()

@@ -212,16 +212,16 @@ async def test_a_duckdb_database_is_joined_read_only(tmp_path: Path) -> None:
     shop = tmp_path / "shop.duckdb"
     with duckdb.connect(str(shop)) as made:
         made.execute("CREATE TABLE regions AS SELECT 'EU' AS region, 'Europe' AS name")
-    files = FileTables(tmp_path / "files", attach=Attached(shop))
+    files = FileTables(tmp_path / "files")
     await files.add(SCOPE, "sales.csv", SALES)
-    joined = await files.runner(SCOPE).run_sql(
+    joined = await files.runner(SCOPE, attach=Attached(shop)).run_sql(
         "SELECT r.name, sum(s.amount) FROM sales s JOIN db.regions r USING (region) GROUP BY 1"
     )
     assert joined.rows == [["Europe", 15]]
     with pytest.raises(SqlError):
-        await files.runner(SCOPE).run_sql("DELETE FROM db.regions")
+        await files.runner(SCOPE, attach=Attached(shop)).run_sql("DELETE FROM db.regions")
     with pytest.raises(SqlError, match=r"does not exist|refused"):  # no file is read
-        await files.runner(SCOPE).run_sql("SELECT * FROM '/etc/passwd'")
+        await files.runner(SCOPE, attach=Attached(shop)).run_sql("SELECT * FROM '/etc/passwd'")
 
 
 async def test_idle_conversations_are_swept(tmp_path: Path) -> None:
@@ -270,3 +270,31 @@ async def test_the_prompt_line_of_a_table_stays_short(files: FileTables) -> None
     [table] = await files.add(SCOPE, "wide.csv", (header + "\n" + "1," * 99 + "1\n").encode())
     line = table.describe()
     assert "... and 40 more columns" in line and len(line) < 1200
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT path FROM duckdb_databases()",
+        "SELECT path FROM duckdb_databases",
+        "SELECT * FROM pragma_database_list",
+        "SELECT value FROM duckdb_settings()",
+        "SELECT current_setting('temp_directory')",
+        "SELECT * FROM duckdb_temporary_files()",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM '/etc/passwd'",
+        "SELECT * FROM db.nope",
+        "ATTACH '/tmp/x.duckdb' AS x",
+    ],
+)
+async def test_no_server_path_reaches_the_model(tmp_path: Path, sql: str) -> None:
+    """Regression for issue 22 item 10: the model saw the server's file paths in
+    ``duckdb_databases()`` (the person's tables and the joined database)."""
+    shop = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(shop)) as made:
+        made.execute("CREATE TABLE regions AS SELECT 'EU' AS region")
+    files = FileTables(tmp_path / "files")
+    await files.add(SCOPE, "sales.csv", SALES)
+    with pytest.raises(SqlError) as refused:
+        await files.runner(SCOPE, attach=Attached(shop)).run_sql(sql)
+    assert str(tmp_path) not in str(refused.value) and "/etc/passwd" not in str(refused.value)

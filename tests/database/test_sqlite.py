@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from agent_core.database.functions import FunctionPolicy
+from agent_core.database.limits import HARD_STOP_GRACE
 from agent_core.database.runner import SqlAlchemyRunner
+from agent_core.database.sqlite_guard import SqliteGuard
 from agent_core.tools.sql import SqlError
 
 FOREVER = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
@@ -182,3 +187,50 @@ async def test_queries_run_off_the_event_loop(shop_db: Path) -> None:
         await SqlAlchemyRunner.sqlite(shop_db).run_sql(FOREVER, timeout=0.1)
     ticking.cancel()
     assert ticks > 10
+
+
+async def test_one_long_function_call_is_bounded_in_memory_and_wall_clock(
+    shop_db: Path,
+) -> None:
+    """Regression for issue 22 item 6: ``printf('%.*c', 900000000, 'x')`` took 930 MB and ran
+    7.9 s past a 3 s timeout (the progress handler cannot stop one function call). The
+    length limit keeps the value from being built; the caller hears "stopped" on time."""
+    runner = SqlAlchemyRunner.sqlite(shop_db)
+    started = time.perf_counter()
+    with pytest.raises(SqlError) as slow:
+        await runner.run_sql("SELECT length(printf('%.*c', 900000000, 'x'))", timeout=0.5)
+    assert slow.value.reason == "timeout"
+    assert time.perf_counter() - started < 0.5 + HARD_STOP_GRACE + 1.0
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT length(zeroblob(900000000))",
+        "SELECT length(randomblob(900000000))",
+        "SELECT length(replace(hex(zeroblob(8000000)), '0', 'xx'))",
+    ],
+)
+async def test_no_value_may_grow_past_the_length_limit(shop_db: Path, sql: str) -> None:
+    with pytest.raises(SqlError) as refused:
+        await SqlAlchemyRunner.sqlite(shop_db).run_sql(sql)
+    assert "too big" in str(refused.value)
+
+
+def test_the_engine_itself_refuses_functions_off_the_allow_list() -> None:
+    """Defense in depth: SQL that the parser and SQLite read differently still calls only
+    allowed functions, because SQLite's authorizer checks each call too."""
+    guard = SqliteGuard(
+        allow_writes=False,
+        deadline=time.perf_counter() + 5,
+        cancel=threading.Event(),
+        functions=FunctionPolicy.for_dialect("sqlite").allowed,
+    )
+    db = sqlite3.connect(":memory:")
+    db.create_function("sneaky", 0, lambda: 1)
+    guard.install(db)
+    assert db.execute("SELECT upper('a'), 'a' LIKE 'a', json_extract('{}', '$')").fetchone()
+    with pytest.raises(sqlite3.DatabaseError):
+        db.execute("SELECT sneaky()")
+    assert guard.refused == "the function sneaky()"
+    db.close()

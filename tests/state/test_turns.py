@@ -105,3 +105,38 @@ async def test_a_turn_of_a_killed_worker_process_finishes_on_another(
     assert rerun.progress == {"posted_by": worker.pid, "reply_ts": "1700000000.000100"}
     assert (following.payload["n"], following.attempt) == (1, 1)
     assert answers.overlaps == 0
+
+
+async def test_one_owners_turns_wait_in_order_without_holding_anyone_elses() -> None:
+    """Issue 22: one person's turns beyond ``per_owner`` hold no slot (here: in one thread,
+    where they would also wait for each other), so another's turn runs at once."""
+    import asyncio
+
+    from agent_core.state.turns import Turn
+    from agent_core.state.turns_memory import MemoryTurnQueue
+
+    queue = MemoryTurnQueue()
+    release, ran, bo_done = asyncio.Event(), [], asyncio.Event()
+
+    async def answer(turn: Turn) -> None:
+        ran.append(turn.payload["n"])
+        if turn.payload["n"] == "bo":
+            bo_done.set()
+        else:
+            await release.wait()
+
+    for n in range(6):
+        await queue.enqueue("ana-thread", {"n": n}, owner="ana")
+    await queue.enqueue("bo-thread", {"n": "bo"}, owner="bo")
+    worker = asyncio.create_task(queue.run(answer, concurrency=2, per_owner=1))
+    try:
+        await asyncio.wait_for(bo_done.wait(), 5)
+        assert ran == [0, "bo"]  # Ana's first, Bo's at once; Ana's others wait their turn
+        release.set()
+        async with asyncio.timeout(5):
+            while await queue.pending():
+                await asyncio.sleep(0.01)  # polling a store's state, with a deadline
+        assert ran == [0, "bo", 1, 2, 3, 4, 5]
+    finally:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)

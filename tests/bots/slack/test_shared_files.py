@@ -283,3 +283,55 @@ async def test_a_file_that_cannot_be_read_never_shows_a_server_path(tmp_path: Pa
         assert "orders.json could not be read as JSON" in told
         assert "sales.parquet could not be read as PARQUET" in told
         assert str(tmp_path) not in told and "/tmp" not in told
+
+
+def salaries_database(tmp_path: Path) -> Path:
+    import duckdb
+
+    path = tmp_path / "team.duckdb"
+    with duckdb.connect(str(path)) as made:
+        made.execute("CREATE TABLE salaries AS SELECT 'Ana' AS name, 'pay-987654' AS salary")
+    return path
+
+
+def analysts_agent(database: Path, script: list[Any]) -> Any:
+    """``run_sql`` over the team's DuckDB database for analysts only; ``query_files`` (added
+    by the bot) for everyone."""
+    from agent_core import ScriptedLlmService, ToolRegistry
+    from agent_core.database import SqlAlchemyRunner
+    from agent_core.tools.sql import RunSqlTool
+    from tests.agent_kind import agent_class
+
+    def build(resolver: Any, state: Any) -> Any:
+        tools = ToolRegistry()
+        runner = SqlAlchemyRunner(f"duckdb:///{database}")
+        tools.register_local_tool(RunSqlTool(runner), access_groups=["analyst"])
+        return agent_class()(
+            llm_service=ScriptedLlmService(script),
+            tool_registry=tools,
+            user_resolver=resolver,
+            agent_memory=state.memory,
+        )
+
+    return build
+
+
+@pytest.mark.parametrize(("user", "joined"), [("U1", False), ("UADMIN", False)])
+async def test_query_files_joins_the_database_only_for_people_who_may_run_sql(
+    tmp_path: Path, user: str, joined: bool
+) -> None:
+    """Regression for issue 22 item 3 (the twin of Teams'): ``query_files`` joined the
+    team's database for anyone; here nobody is in ``analyst``, so nobody reads
+    ``db.salaries`` through their files, an admin included."""
+    sql = "SELECT s.name, s.salary FROM db.salaries s"
+    script = [ScriptedResponse.tool("query_files", {"sql": sql}), "Done."]
+    database = salaries_database(tmp_path)
+    async with running_bot(
+        tmp_path, script, agent_factory=analysts_agent(database, script), files=store(tmp_path)
+    ) as h:
+        shared = h.fake.share_file("sales.csv", SALES, user=user)
+        await h.event(with_files(h, shared, user=user))
+        await h.idle()
+        [result] = tool_results(h)
+        assert ("pay-987654" in result) is joined
+        assert "pay-987654" not in json.dumps([c.args for c in h.fake.calls])

@@ -196,3 +196,28 @@ async def test_health_and_metrics_endpoints(bot: TeamsHarness) -> None:
     text = await metrics.text()
     assert 'threadline_teams_events_total{kind="message"} 1.0' in text
     assert 'threadline_teams_turns_total{outcome="completed"} 1.0' in text
+
+
+async def test_signing_keys_that_cannot_be_fetched_ask_for_a_redelivery() -> None:
+    """While no signing key could ever be fetched no token can be checked: 503 (the Bot
+    Framework delivers the activity again), never a 401 that would lose it."""
+    from adapters.teams.testing import FakeBotConnector
+    from agent_core.state.testing import free_port
+    from bots.teams.ingress import TokenCheck
+    from bots.teams.settings import TeamsSettings
+    from bots.teams.signing_keys import KeysUnavailable
+
+    async with FakeBotConnector() as fake:
+        nowhere = f"http://127.0.0.1:{free_port()}/openid/.well-known/openidconfiguration"
+        settings = TeamsSettings(
+            app_type="UserAssignedMSI",
+            app_id=fake.app_id,
+            app_tenant_id="t",
+            openid_metadata_url=nowhere,
+            token_issuer=fake.issuer,
+            oauth_scope="https://api.botframework.com",
+        )
+        check = TokenCheck(settings)
+        activity = {"type": "message", "serviceUrl": fake.url, "channelId": "msteams"}
+        with pytest.raises(KeysUnavailable):
+            await check.check(fake.sign(), activity)

@@ -113,3 +113,54 @@ async def test_another_person_cannot_query_the_askers_file(
         await bot.post(bot.message("show me sales", user="aad-bo", user_name="Bo"))
         await bot.final(count=2)
         assert tool_results(bot)[-1].startswith("No files were shared with you")
+
+
+def salaries_database(tmp_path: Path) -> Path:
+    import duckdb
+
+    path = tmp_path / "team.duckdb"
+    with duckdb.connect(str(path)) as made:
+        made.execute("CREATE TABLE salaries AS SELECT 'Ana' AS name, 'pay-987654' AS salary")
+    return path
+
+
+def analysts_agent(database: Path, script: list[Any]) -> Any:
+    """``run_sql`` over the team's DuckDB database for analysts only; ``query_files`` (added
+    by the bot) for everyone."""
+    from agent_core import Agent, ScriptedLlmService, ToolRegistry
+    from agent_core.database import SqlAlchemyRunner
+    from agent_core.tools.sql import RunSqlTool
+    from tests.agent_kind import agent_class
+
+    def build(resolver: Any, settings: Any) -> Agent:
+        tools = ToolRegistry()
+        runner = SqlAlchemyRunner(f"duckdb:///{database}")
+        tools.register_local_tool(RunSqlTool(runner), access_groups=["analyst"])
+        return agent_class()(
+            llm_service=ScriptedLlmService(script), tool_registry=tools, user_resolver=resolver
+        )
+
+    return build
+
+
+@pytest.mark.parametrize(("groups", "joined"), [([], False), (["analyst"], True)])
+async def test_query_files_joins_the_database_only_for_people_who_may_run_sql(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, groups: list[str], joined: bool
+) -> None:
+    """Regression for issue 22 item 3: a Teams user with no groups, refused ``run_sql``, read
+    ``db.salaries`` through ``query_files``, which joined the team's database for anyone."""
+    sql = "SELECT s.name, s.salary FROM db.salaries s"
+    script = [ScriptedResponse.tool("query_files", {"sql": sql}), "Done."]
+    database = salaries_database(tmp_path)
+    async with teams_bot(
+        monkeypatch,
+        agent_factory=analysts_agent(database, script),
+        shared_files=store(tmp_path),
+        default_groups=groups,
+    ) as bot:
+        shared = bot.fake.share_file("sales.csv", SALES)
+        await bot.post(with_file(bot, "salaries?", shared))
+        await bot.final()
+        [result] = tool_results(bot)
+        assert ("987654" in result) is joined
+        assert ("987654" in texts(bot)) is joined
