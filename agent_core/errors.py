@@ -12,7 +12,10 @@ about::
     │   │   └── SqlError            a query failed (agent_core.tools.sql)
     │   ├── ValidationError         bad input (tool arguments, payloads)
     │   │   ├── FileLoadError       a shared file that cannot become a table (database)
-    │   │   └── FileRefused         a shared file that is not downloaded (adapters.files)
+    │   │   ├── FileRefused         a shared file that is not downloaded (adapters.files)
+    │   │   └── ScheduleParseError  a schedule that cannot be read (agent_core.schedules)
+    │   ├── ScheduleLimitError      a person's or a workspace's schedules are at their cap
+    │   ├── AlertAuthoringError     the model wrote no working check for an alert
     │   └── ConversationNotFoundError
     ├── LlmError                    the model could not answer (``retryable``, ``retry_after``)
     │   ├── LlmRateLimitError       429; honours Retry-After

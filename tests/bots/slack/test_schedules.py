@@ -366,3 +366,21 @@ async def test_two_processes_on_redis_run_each_occurrence_once(
             await asyncio.gather(first.ticks.get(), second.ticks.get())
             await asyncio.gather(first.harness.idle(), second.harness.idle())
         assert len(markers(fake)) == 5 * 4
+
+
+async def test_the_owners_quota_applies_to_scheduled_runs(tmp_path: Path) -> None:
+    """A run asks as its owner: their quota refuses it like a question (no model call)."""
+    from agent_core.state.quotas import MemoryRateLimiter, RateLimitHook
+
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(tmp_path, clock=clock) as bot:
+        agent = bot.harness.agent
+        agent.lifecycle_hooks.append(RateLimitHook(MemoryRateLimiter(), limit=1, window=7 * 86400))
+        await bot.schedule("every weekday 9:00 revenue yesterday")
+        await bot.at(MONDAY_9)
+        calls = len(agent.llm_service.requests)  # type: ignore[attr-defined]
+        await bot.at(MONDAY_9 + dt.timedelta(days=1))
+        tuesday = markers(bot.fake)[-1]
+        said = " ".join(m.text or "" for m in bot.fake.thread("C1", tuesday.ts))
+        assert "reached your limit of 1 messages" in said
+        assert len(agent.llm_service.requests) == calls  # type: ignore[attr-defined]
