@@ -91,3 +91,48 @@ async def test_an_alert_query_cannot_write(shop: SqlAlchemyRunner) -> None:
         await access.query(HERE, owner, "DELETE FROM orders")
     assert refused.value.reason == "read_only"
     assert (await access.query(HERE, owner, "SELECT count(*) FROM orders")).rows == [[2]]
+
+
+async def test_queries_run_as_the_owners_data_identity_never_the_databases_own(
+    tmp_path: Path,
+) -> None:
+    """Regression: an alert's query ran through the tool's own runner (the database's own
+    user, or the unmapped rule), not the owner's data identity."""
+    from agent_core.database.access import DataAccess
+    from agent_core.database.settings import DatabaseConfig
+
+    def database(name: str, orders: int) -> str:
+        path = tmp_path / f"{name}.db"
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE orders (id INTEGER)")
+        db.executemany("INSERT INTO orders VALUES (?)", [(i,) for i in range(orders)])
+        db.commit()
+        db.close()
+        return f"sqlite:///{path}"
+
+    config = DatabaseConfig(
+        url=database("everything", 2), urls={"analysts": database("analysts", 5)}, unmapped="refuse"
+    )
+    registry = ToolRegistry()
+    registry.register_local_tool(RunSqlTool(DataAccess(config)), access_groups=[])
+    directory = Directory()
+    access = OwnerAccess(
+        Agent(
+            llm_service=ScriptedLlmService([]),
+            tool_registry=registry,
+            user_resolver=directory,
+            agent_memory=InMemoryAgentMemory(),
+        )
+    )
+    check = await access.check(HERE)
+    assert check.standing == "active" and check.user is not None
+    assert (await access.query(HERE, check.user, "SELECT count(*) FROM orders")).rows == [[5]]
+
+    directory.groups["U1"] = ["user"]  # out of the mapped group: the database refuses them
+    check = await access.check(HERE)
+    assert check.standing == "no_access" and "no longer have data access" in check.reason
+    assert check.user is not None
+    with pytest.raises(SqlError, match="no data access"):
+        await access.query(HERE, check.user, "SELECT count(*) FROM orders")
+    with pytest.raises(SqlError, match="no data access"):
+        await access.schema(HERE, check.user)
