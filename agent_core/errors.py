@@ -12,8 +12,11 @@ about::
     │   │   └── SqlError            a query failed (agent_core.tools.sql)
     │   ├── ValidationError         bad input (tool arguments, payloads)
     │   │   ├── FileLoadError       a shared file that cannot become a table (database)
-    │   │   └── FileRefused         a shared file that is not downloaded (adapters.files)
+    │   │   ├── FileRefused         a shared file that is not downloaded (adapters.files)
+    │   │   └── ScheduleParseError  a schedule that cannot be read (agent_core.schedules)
     │   ├── FetchRefused            an outbound fetch the policy refuses (adapters.fetch)
+    │   ├── ScheduleLimitError      a person's or a workspace's schedules are at their cap
+    │   ├── AlertAuthoringError     the model wrote no working check for an alert
     │   └── ConversationNotFoundError
     ├── LlmError                    the model could not answer (``retryable``, ``retry_after``)
     │   ├── LlmRateLimitError       429; honours Retry-After
@@ -47,6 +50,12 @@ about::
     │                               Bedrock fake checks it; also a ValueError)
     ├── AddressRefused              a socket to an address the outbound policy refuses
     │                               (adapters.fetch; also an OSError, as aiohttp reports it)
+    ├── AlertValueError             an alert's query gave no number to compare (also a
+    │                               ValueError: agent_core.schedules.alerts)
+    ├── AmbiguousZone               a time zone abbreviation several places share (also a
+    │                               ValueError: agent_core.schedules.zones)
+    ├── DeliveryError               a channel that no longer takes a schedule's posts
+    │                               (agent_core.schedules.runs)
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a

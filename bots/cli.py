@@ -107,6 +107,13 @@ def _all_reads() -> list[tuple[str, list[str]]]:
     return [*_slack_reads()[:1], *_teams_reads()[:1], *_shared(local=False)]
 
 
+def _schedule_reads() -> list[tuple[str, list[str]]]:
+    from agent_core.schedules.settings import ScheduleSettings
+    from agent_core.state.factory import StateSettings
+
+    return [_table(StateSettings), _table(ScheduleSettings)]
+
+
 def _package_reads() -> list[tuple[str, list[str]]]:
     return [("(top)", ["MicrosoftAppId"])]
 
@@ -231,6 +238,20 @@ COMMANDS: dict[str, Command] = {
             "threadline train --training-dir docs/data",
         ),
         reads=_local_reads,
+    ),
+    "schedules": Command(
+        "bots.schedules.cli",
+        "list the scheduled questions and alerts (operators); pause or resume a workspace's",
+        "Prints every schedule in the shared state (Redis, or the SQLite files of the data "
+        "directory): id, workspace, owner, status, when it runs, its next run and what it "
+        "asks. --pause-all skips every run of a workspace until --resume-all, as an admin's "
+        "`/schedules pause-all` does.",
+        examples=(
+            "threadline schedules",
+            "REDIS_URL=redis://cache:6379/0 threadline schedules --workspace slack:T0123 --json",
+            "threadline schedules --pause-all slack:T0123",
+        ),
+        reads=_schedule_reads,
     ),
     "eval": Command(
         "bots.eval",

@@ -27,6 +27,7 @@ from adapters.fetch import OutboundSettings
 from agent_core.approvals.settings import ApprovalSettings, ToolSettings
 from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.llm.settings import ModelSettings as ModelSettings
+from agent_core.schedules.settings import ScheduleSettings
 from agent_core.settings import (
     CONFIG_FILE,
     DOTENV_FILE,
@@ -72,6 +73,7 @@ SHARED: tuple[type[Section], ...] = (
     ModelSettings,
     StateSettings,
     DatabaseSettings,
+    ScheduleSettings,
     UsageSettings,
     BudgetSettings,
     McpSettings,

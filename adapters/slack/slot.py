@@ -19,8 +19,8 @@ asker is told plainly instead. A post the state could not record (Redis was down
 ``unrecorded``) is recorded again by ``record_again`` once it is back, so the re-run that
 follows an outage takes back the partial answer and the notice posted during it. A public
 slash command first opens its thread
-(``open_thread``: "<@user> asked: ..."); the thread is part of the record, so a re-run answers
-in the same thread.
+(``open_thread``: "<@user> asked: ..."), a scheduled run posts its marker first
+(``open_marked``); the thread is part of the record, so a re-run answers in the same thread.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.notices import INTERRUPTED
-from adapters.slack.context import ReplyTarget
+from adapters.slack.context import PRIVATE_THREAD, ReplyTarget
 from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.escape import escape
 from adapters.slack.markdown import truncate
@@ -226,6 +226,27 @@ class AnswerSlot:
                 )
             return None
         thread_ts = str(posted["ts"])
+        self.target = replace(target, thread_ts=thread_ts, private=False)
+        await self._note(replace(self._current, thread_ts=thread_ts))
+        return thread_ts
+
+    async def open_marked(self, marker: UiComponent) -> str:
+        """A scheduled run's first post: ``marker`` (what marks the answer as scheduled, with
+        its Pause button) as a message of its own: in the channel, where it opens the
+        answer's thread, or in the schedule's own thread. Once: the thread is recorded, and a
+        re-run finds it. Raises ``SlackCallFailed`` (the caller asks ``reach.place_gone``)."""
+        if self._current.thread_ts:
+            return self._current.thread_ts
+        target = self.target
+        in_thread = target.thread_ts not in ("", PRIVATE_THREAD)
+        message = render(marker)[0]
+        posted = await self._client.chat_postMessage(
+            channel=target.channel,
+            thread_ts=target.thread_ts if in_thread else None,
+            text=message.text,
+            blocks=message.blocks,
+        )
+        thread_ts = target.thread_ts if in_thread else str(posted["ts"])
         self.target = replace(target, thread_ts=thread_ts, private=False)
         await self._note(replace(self._current, thread_ts=thread_ts))
         return thread_ts

@@ -4,7 +4,8 @@
 - ``redis_url`` set (``REDIS_URL``): Redis for everything, so N processes share one app.
 - otherwise: SQLite files in ``data_dir`` (``THREADLINE_DATA_DIR``, default
   ``~/.threadline``): ``conversations.db``, ``memory.db`` and ``state.db`` (caches,
-  installations and references, dedupe keys, quotas, turns). A restart loses nothing.
+  installations and references, dedupe keys, quotas, turns, schedules). A restart loses
+  nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -29,6 +30,9 @@ from agent_core.state.quotas import MemoryRateLimiter, RateLimiter, RateLimitHoo
 from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
 from agent_core.usage.ledger import MemoryUsageLedger, UsageLedger
+
+if TYPE_CHECKING:
+    from agent_core.schedules.store import ScheduleStore
 
 
 def default_data_dir() -> Path:
@@ -140,6 +144,7 @@ class State:
     - ``rate_limiter``: behind ``rate_limit_hook(...)`` for ``Agent(lifecycle_hooks=[...])``;
       its ``spend`` counters hold the LLM budgets (``agent_core.usage.budgets``)
     - ``usage``: every LLM call's tokens and cost (``agent_core.usage``)
+    - ``schedules``: scheduled questions and alerts (``agent_core.schedules``)
 
     >>> import asyncio
     >>> state = build_state(StateSettings(ephemeral=True))
@@ -155,6 +160,7 @@ class State:
     cache: KeyValueStore
     records: KeyValueStore
     rate_limiter: RateLimiter
+    schedules: ScheduleStore
     usage: UsageLedger = field(default_factory=MemoryUsageLedger)
     _probe: Callable[[], Awaitable[StateHealth]] | None = field(default=None, repr=False)
     _closers: Sequence[Callable[[], Awaitable[Any]]] = field(default=(), repr=False)
@@ -187,7 +193,10 @@ def build_state(settings: StateSettings | None = None) -> State:
 
 
 def _memory_state(settings: StateSettings) -> State:
-    """Every store in this process, each with a cap: a long run stays within bounded memory."""
+    """Every store in this process, each with a cap: a long run stays within bounded memory
+    (schedules by the per-person and per-workspace caps)."""
+    from agent_core.schedules.store_memory import MemoryScheduleStore
+
     entries = settings.memory_max_entries
     return State(
         backend="memory",
@@ -198,10 +207,12 @@ def _memory_state(settings: StateSettings) -> State:
         cache=MemoryKeyValueStore(max_entries=entries),
         records=MemoryKeyValueStore(max_entries=entries),
         rate_limiter=MemoryRateLimiter(),
+        schedules=MemoryScheduleStore(),
     )
 
 
 def _sqlite_state(settings: StateSettings) -> State:
+    from agent_core.schedules.store_sqlite import SqliteScheduleStore
     from agent_core.state.conversations_sqlite import SqliteConversationStore
     from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
     from agent_core.state.memory_sqlite import SqliteAgentMemory
@@ -235,6 +246,7 @@ def _sqlite_state(settings: StateSettings) -> State:
         cache=SqliteKeyValueStore(state_db, table="cache"),
         records=SqliteKeyValueStore(state_db, table="records"),
         rate_limiter=SqliteRateLimiter(state_db),
+        schedules=SqliteScheduleStore(state_db),
         usage=SqliteUsageLedger(state_db),
         _probe=probe,
         _closers=[db.close for db in databases],
@@ -242,6 +254,7 @@ def _sqlite_state(settings: StateSettings) -> State:
 
 
 def _redis_state(settings: StateSettings) -> State:
+    from agent_core.schedules.store_redis import RedisScheduleStore
     from agent_core.state.conversations_redis import RedisConversationStore
     from agent_core.state.keyvalue_redis import RedisKeyValueStore
     from agent_core.state.memory_redis import RedisAgentMemory
@@ -273,6 +286,7 @@ def _redis_state(settings: StateSettings) -> State:
         cache=RedisKeyValueStore(client, key_prefix=f"{prefix}cache:"),
         records=RedisKeyValueStore(client, key_prefix=f"{prefix}records:"),
         rate_limiter=RedisRateLimiter(client, key_prefix=f"{prefix}rate:"),
+        schedules=RedisScheduleStore(client, key_prefix=prefix),
         usage=RedisUsageLedger(client, key_prefix=f"{prefix}usage:"),
         _probe=probe,
         _closers=[client.aclose],

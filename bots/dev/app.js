@@ -433,6 +433,7 @@
     } finally {
       setRunning(null);
       $("#input").focus();
+      showSchedules();
     }
     const queued = state.queued;
     state.queued = null;
@@ -447,7 +448,9 @@
       response = await fetch("/api/turns", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ text, thread_id: state.threads[place], persona: who, files: files.map((f) => f.id) }),
+        body: JSON.stringify({
+          text, thread_id: state.threads[place], persona: who, files: files.map((f) => f.id), timezone: browserZone(),
+        }),
       });
     } catch (error) {  // no answer at all: the server is gone
       refused(place, text, `The console could not be reached (${error.message}). Is \`threadline dev\` still running?`);
@@ -463,6 +466,48 @@
       refused(place, "", `The answer broke off (${error.message}). Is \`threadline dev\` still running?`);
     }
     return true;
+  }
+
+  function browserZone() {
+    try {
+      return Intl.DateTimeFormat().resolvedOptions().timeZone || null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  // ----- schedules --------------------------------------------------------------------------
+  // The schedules made here, and "Run now": the run streams into the panes like an answer.
+  async function showSchedules() {
+    const box = $("#schedules");
+    if (box.hidden) return;
+    let rows = [];
+    try {
+      rows = (await (await fetch("/api/schedules")).json()).schedules;
+    } catch (error) {
+      notify(`Could not list the schedules: ${error.message}`);
+    }
+    $("#schedule-rows").innerHTML = rows.length ? rows.map((s) => `<tr data-schedule="${esc(s.id)}">`
+      + `<td><button type="button" data-fire="${esc(s.id)}" data-place="${esc(s.place)}"${s.status === "active" ? "" : " disabled"}>Run now</button></td>`
+      + `<td><code>${esc(s.id)}</code></td><td>${esc(s.owner)}</td><td>${esc(s.schedule)}</td>`
+      + `<td>${esc(s.kind)}: ${esc(s.question)}</td>`
+      + `<td>${esc(s.next_run || (s.status === "draft" ? "waiting for Confirm" : `paused: ${s.paused_reason || ""}`))}</td>`
+      + `<td>${esc(s.last_run || "")}</td></tr>`).join("")
+      : "<tr><td colspan=\"7\">No schedules yet: try <code>/schedule every weekday 9:00 revenue yesterday</code>.</td></tr>";
+  }
+
+  async function fire(scheduleId, place) {
+    if (state.running) return;
+    setPlace(place);
+    setRunning({ place, turnId: null });
+    try {
+      const response = await fetch(`/api/schedules/${encodeURIComponent(scheduleId)}/fire`, { method: "POST" });
+      if (!response.ok) refused(place, "", `The console did not run it: ${await refusal(response)}.`);
+      else await readEvents(response, (event, data) => dispatch(place, event, data));
+    } finally {
+      setRunning(null);
+      showSchedules();
+    }
   }
 
   // What the server said was wrong ({"error": "..."}), in its own words.
@@ -709,7 +754,9 @@
       const target = event.target.closest("button");
       if (!target) return;
       const channel = target.closest(".slack-pane") ? "slack" : target.closest(".teams-pane") ? "teams" : null;
-      if (target.dataset.detach !== undefined) {
+      if (target.dataset.fire !== undefined) {
+        fire(target.dataset.fire, target.dataset.place);
+      } else if (target.dataset.detach !== undefined) {
         state.attachments.splice(Number(target.dataset.detach), 1);
         showAttachments();
       } else if (target.dataset.prompt !== undefined) {
@@ -744,6 +791,11 @@
     $("#custom-name").addEventListener("input", () => setPersona("custom"));
     $("#groups").addEventListener("change", onGroupsEdited);
     $("#payloads").addEventListener("change", (e) => document.body.classList.toggle("show-payloads", e.target.checked));
+    $("#schedules-toggle").addEventListener("click", () => {
+      $("#schedules").hidden = !$("#schedules").hidden;
+      $("#schedules-toggle").classList.toggle("active", !$("#schedules").hidden);
+      showSchedules();
+    });
     $("#new-thread").addEventListener("click", () => {
       if (state.running) return;
       resetThread(state.place);

@@ -6,6 +6,8 @@
     POST /api/files?name=&user_id=  a file's bytes -> {"id", "name", "size"} (attach it)
     POST /api/turns             {"text", "thread_id", "persona", "files"} -> text/event-stream
     POST /api/turns/{id}/stop   cancel a running turn
+    GET  /api/schedules         the schedules made in the console
+    POST /api/schedules/{id}/fire  run a schedule's next occurrence now -> text/event-stream
     POST /api/feedback          {"message_id", "positive", "thread_id", "persona"}
     POST /api/queries           {"turn_id", "thread_id", "persona"}: Slack's "Show query"
     POST /api/approvals         {"approval_id", "decision", "channel", "thread_id", "persona"}:
@@ -72,6 +74,8 @@ class TurnRequest(BaseModel):
         default_factory=list, max_length=MAX_FILES
     )
     """The attached files' upload ids (``POST /api/files``)."""
+    timezone: str | None = Field(default=None, max_length=64)
+    """The browser's time zone (``Intl``'s IANA name): the asker's, for schedules."""
 
 
 class FeedbackRequest(BaseModel):
@@ -244,7 +248,12 @@ async def post_turn(request: web.Request) -> web.StreamResponse:
             "read once, with its question); attach it again",
         )
     turn = console.start_turn(
-        body.persona, body.thread_id, body.text, _own_url(request), files=body.files
+        body.persona,
+        body.thread_id,
+        body.text,
+        _own_url(request),
+        files=body.files,
+        timezone=body.timezone,
     )
     return await _stream(request, turn)
 
@@ -289,6 +298,23 @@ async def post_approval(request: web.Request) -> web.StreamResponse:
         body.channel,
         _own_url(request),
     )
+    return await _stream(request, turn)
+
+
+async def list_schedules(request: web.Request) -> web.Response:
+    """The console's schedules (``bots.dev.schedules``)."""
+    return web.json_response({"schedules": await request.app[CONSOLE_KEY].schedules.listing()})
+
+
+async def fire_schedule(request: web.Request) -> web.StreamResponse:
+    """Run a schedule's next occurrence now, streamed like an answer."""
+    schedule_id = request.match_info["schedule_id"]
+    turn = await request.app[CONSOLE_KEY].schedules.fire(schedule_id, _own_url(request))
+    if turn is None:
+        raise refusal(
+            web.HTTPNotFound, f"no active schedule {schedule_id} (paused, or not confirmed?)"
+        )
+    assert isinstance(turn, Turn)
     return await _stream(request, turn)
 
 
@@ -371,6 +397,8 @@ def create_app(
     app.router.add_post("/api/files", post_file)
     app.router.add_post("/api/turns", post_turn)
     app.router.add_post("/api/turns/{turn_id}/stop", stop_turn)
+    app.router.add_get("/api/schedules", list_schedules)
+    app.router.add_post(r"/api/schedules/{schedule_id:[0-9a-f]{8}}/fire", fire_schedule)
     app.router.add_post("/api/feedback", post_feedback)
     app.router.add_post("/api/queries", post_queries)
     app.router.add_post("/api/approvals", post_approval)

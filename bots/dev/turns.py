@@ -44,9 +44,11 @@ from adapters.files import SharedFile
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import query_messages
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords
+from agent_core.components import UiComponent
 from agent_core.config import UiFeature
 from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
+from agent_core.schedules.occurrence import Occurrence
 from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
 from agent_core.state.turns import Turn as QueuedTurn
 from bots.agents import ServedAgent
@@ -55,6 +57,7 @@ from bots.dev.approvals import ConsoleApprovals, persona_of
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
 from bots.dev.replies import BothChannels
+from bots.dev.schedules import ConsoleSchedules
 from bots.dev.slack_view import TEAM_ID, SlackView
 from bots.dev.teams_view import TeamsView
 from bots.dev.turnlog import TurnRecord, UsageMeter
@@ -112,6 +115,8 @@ class Turn:
     """Asks the host to stop the turn (set by the console)."""
     resume: str | None = None
     """An approval's id: this turn continues the turn that waited for it."""
+    timezone: str | None = None
+    """The asker's time zone (the browser's), for schedules."""
 
     @property
     def conversation_id(self) -> str:
@@ -162,15 +167,20 @@ class Console:
             served.llm_middlewares.append(self.meter)
         if files is not None:
             files.serve(agent)
+        self.base_url = ""
+        """The console's own address (where the channel fakes are), as the page last used it."""
+        self.queue = MemoryTurnQueue()
         self.host = TurnHost(
             agent,
-            MemoryTurnQueue(),
+            self.queue,
             ConsoleWing(self),
             metrics=ChannelMetrics("console", measured=False),
             files=files,
             per_person=self.options.turns_per_person,
         )
         self.approvals = ConsoleApprovals(self)
+        self.schedules = ConsoleSchedules(self)
+        """Schedules made in the console, run by its host (``bots.dev.schedules``)."""
 
     @property
     def max_file_bytes(self) -> int:
@@ -181,6 +191,7 @@ class Console:
         if self.http is None:
             self.http = aiohttp.ClientSession()
         self.host.start()
+        self.schedules.schedules.start()
 
     async def close(self) -> None:
         for turn in list(self.turns.values()):
@@ -188,6 +199,7 @@ class Console:
         tasks = [turn.task for turn in self.turns.values() if turn.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=10)
+        await self.schedules.schedules.drain()
         await self.host.drain(timeout=1)
         for task in tasks:
             task.cancel()
@@ -203,6 +215,8 @@ class Console:
         text: str,
         base_url: str,
         files: list[str] | None = None,
+        *,
+        timezone: str | None = None,
     ) -> Turn:
         """Start answering ``text`` with the attached ``files`` (upload ids); iterate
         ``turn.feed`` for its events. ``base_url`` is the console's own address, where the
@@ -215,11 +229,47 @@ class Console:
             base_url=base_url,
             files=self.uploads.shared(files or []),
             stopper=self._stop,
+            timezone=timezone,
         )
+        self.base_url = base_url
         self._forget_old_turns()
         self.turns[turn.id] = turn
         turn.task = asyncio.create_task(self._run(turn), name=f"turn-{turn.id}")
         return turn
+
+    def page_turn(self, persona: Persona, thread_id: str, text: str, base_url: str) -> Turn:
+        """A turn the page shows with no question of its own behind it (a scheduled run):
+        registered like one, its start already told."""
+        turn = Turn(
+            id=os.urandom(6).hex(),
+            persona=persona,
+            thread_id=thread_id,
+            text=text,
+            base_url=base_url or self.base_url,
+            stopper=self._stop,
+        )
+        self._forget_old_turns()
+        self.turns[turn.id] = turn
+        self._started(turn)
+        return turn
+
+    def reply(self, turn: Turn, stop: Stop) -> BothChannels:
+        return BothChannels(self, turn, stop)
+
+    async def show(self, turn: Turn, component: UiComponent) -> None:
+        """One component in the turn's panes, outside any answer (a schedule command's
+        reply, a notice)."""
+
+        def no_stop(*reason: object) -> None:
+            return None
+
+        async with BothChannels(self, turn, no_stop) as reply:
+            await reply.handle(component)
+            await reply.finish()
+
+    @property
+    def no_slot(self) -> Slot:
+        return NO_SLOT
 
     def _forget_old_turns(self) -> None:
         finished = [t for t in self.turns.values() if t.state != "running"]
@@ -353,20 +403,7 @@ class Console:
 
     async def _run(self, turn: Turn) -> None:
         """Tell the page the turn started, hand it to the host, and wait for its end."""
-        feed = turn.feed
-        self.meter.recording(turn.id, TurnRecord(who=turn.persona.describe(), text=turn.text))
-        feed.emit(
-            "turn",
-            {
-                "state": "started",
-                "id": turn.id,
-                "conversation_id": turn.conversation_id,
-                "thread_id": turn.thread_id,
-                "persona": turn.persona.model_dump(),
-                "text": turn.text,
-                "files": [{"name": f.name, "size": f.size} for f in turn.files],
-            },
-        )
+        self._started(turn)
         try:
             turn.queued_id = await self.host.accept(
                 f"console:{turn.conversation_id}",
@@ -379,6 +416,22 @@ class Console:
         except Exception as error:  # the console's own failure: say so in the page
             log.exception("console turn %s failed", turn.id)
             self.ended(turn, "error", error)
+
+    def _started(self, turn: Turn) -> None:
+        """Tell the page (and the terminal's turn log) that ``turn`` started."""
+        self.meter.recording(turn.id, TurnRecord(who=turn.persona.describe(), text=turn.text))
+        turn.feed.emit(
+            "turn",
+            {
+                "state": "started",
+                "id": turn.id,
+                "conversation_id": turn.conversation_id,
+                "thread_id": turn.thread_id,
+                "persona": turn.persona.model_dump(),
+                "text": turn.text,
+                "files": [{"name": f.name, "size": f.size} for f in turn.files],
+            },
+        )
 
     def ended(self, turn: Turn, state: TurnState, error: BaseException | None = None) -> None:
         """The turn is over: its last events, its line in the terminal."""
@@ -409,6 +462,8 @@ class ConsoleWing:
         self.console = console
 
     async def slot(self, turn: QueuedTurn) -> Slot | None:
+        if run := Occurrence.from_payload(turn.payload):
+            return await self.console.schedules.slot(turn, run)
         found = self.console.turns.get(str(turn.payload.get("turn")))
         if found is None or found.ended.is_set():
             return None  # forgotten, or ended already
@@ -417,9 +472,14 @@ class ConsoleWing:
             return None
         return _NoSlot()
 
-    async def answer(self, turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering:
+    async def answer(self, turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
         console = self.console
+        if run := Occurrence.from_payload(turn.payload):
+            return await console.schedules.answer(turn, run, stop)
         page = console.turns[str(turn.payload["turn"])]
+        if (handled := await console.schedules.command(page, turn.id)) is not None:
+            console.ended(page, "done")
+            return handled
         context = page.persona.request_context(page.thread_id)
         context.metadata["turn_id"] = page.id
         reply = BothChannels(console, page, stop)
@@ -462,3 +522,6 @@ class _NoSlot:
 
     async def settle(self, text: str) -> None:
         return None
+
+
+NO_SLOT = _NoSlot()

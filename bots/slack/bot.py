@@ -7,6 +7,9 @@
                               another app's message there is kept for the next turn
                               (``ThreadTranscript``, after the ack)
     slash command          -> a thread the bot starts, or a private answer
+    /schedule              -> a private turn answered by the schedule commands
+                              (``bots.slack.schedules``); this process also dispatches
+                              due schedules (``BotSchedules``) beside its turn worker
     feedback buttons       -> ``agent.record_feedback`` (audit log + ``on_feedback`` hooks)
     Approve / Deny / Stop  -> ``bots.approvals``: decided by the agent (the clicker resolved
       on an approval          from the signed click); the message is updated in place, a
@@ -118,6 +121,8 @@ from agent_core.approvals.record import ApprovalRecord
 from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError, log_failure
+from agent_core.schedules.clock import Clock
+from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import Flag, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
@@ -126,6 +131,7 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
+from bots.schedules.service import BotSchedules
 from bots.slack.clients import (
     DELIVERY,
     Workspace,
@@ -133,6 +139,8 @@ from bots.slack.clients import (
     build_bolt_app,
     default_clients,
 )
+from bots.slack.manifest import SCHEDULE_COMMAND
+from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
 from bots.slack.turns import QueuedTurn, SlackWing, resumed_turn
 from bots.turns import TurnHost
@@ -168,6 +176,8 @@ class SlackBot:
         clients: WorkspaceClients | None = None,
         metrics: ChannelMetrics | None = None,
         files: SharedFiles | None = None,
+        schedules: ScheduleSettings | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
@@ -183,6 +193,7 @@ class SlackBot:
         self.approvals = Approvals(
             agent, None, show=self._show_approval, resumed=resumed_turn, platforms=("slack",)
         )
+        self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -192,6 +203,14 @@ class SlackBot:
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
+            schedules=SlackSchedules(
+                self.schedules,
+                self.clients,
+                admins=settings.admin_users,
+                stop_button_after=settings.stop_button_after,
+                flush_chars=settings.flush_chars,
+                stream_interval=settings.stream_interval,
+            ),
         )
         self.turns = TurnHost(
             agent,
@@ -222,10 +241,12 @@ class SlackBot:
         self.clients.share_session(self.client.session)
         self.turns.start()
         self.approvals.start()
+        self.schedules.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
-        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool
-        and the MCP servers' sessions."""
+        """Let running turns finish (up to ``timeout`` s), stop the worker and the schedule
+        dispatcher, release the pool and the MCP servers' sessions."""
+        await self.schedules.drain()
         await self.approvals.stop()
         await self.turns.drain(timeout=timeout)
         await close_mcp(self.agent)
@@ -269,6 +290,7 @@ class SlackBot:
         for action, listener in actions.items():
             self.app.action(action)(listener)
         self.app.command(self.settings.command)(self._on_command)
+        self.app.command(SCHEDULE_COMMAND)(self._on_schedule_command)
         self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
         self.app.error(self._on_error)
 
@@ -459,6 +481,29 @@ class SlackBot:
             await ack(response_type="ephemeral", text=ON_IT)
         else:
             await ack()
+
+    async def _on_schedule_command(self, ack: Ack, context: AsyncBoltContext) -> None:
+        """``/schedule ...``: a private turn the worker answers without the model
+        (``bots.slack.schedules``); the schedule's place is the channel."""
+        self._count("command")
+        command = _read(context).delivery
+        assert isinstance(command, SlashCommand)
+        ctx = command_context(command, thread_ts=PRIVATE_THREAD)
+        queued = QueuedTurn(
+            context=ctx.metadata,
+            text=f"{SCHEDULE_COMMAND} {command.text or ''}".strip(),
+            private=True,
+            response_url=command.response_url,
+            enterprise_install=bool(context.is_enterprise_install),
+        )
+        try:
+            await self._record(queued)
+        except StateUnavailableError as error:
+            log.warning("slack: could not accept a command from %s: %s", queued.owner, error)
+            self.metrics.unavailable.inc()
+            await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
+            return
+        await ack()
 
     # --- clicks ---------------------------------------------------------------------------------
 

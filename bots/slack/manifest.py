@@ -52,6 +52,10 @@ AGENT_DESCRIPTION = (
 )
 
 
+SCHEDULE_COMMAND = "/schedule"
+"""Schedules and alerts (``/schedule list``, ``/schedule pause <id>``...: one command)."""
+
+
 def _base_url(http: str) -> str:
     parts = urlsplit(http)
     if parts.scheme != "https" or not parts.netloc or parts.query or parts.fragment:
@@ -70,11 +74,18 @@ def manifest(
         "usage_hint": "[private] how many orders did we ship last month?",
         "should_escape": False,
     }
+    schedule: dict[str, Any] = {
+        "command": SCHEDULE_COMMAND,
+        "description": f"Ask {name} a question on a schedule, or set an alert",
+        "usage_hint": "every weekday 9:00 revenue yesterday | list | pause <id>",
+        "should_escape": False,
+    }
     events: dict[str, Any] = {"bot_events": BOT_EVENTS}
     interactivity: dict[str, Any] = {"is_enabled": True}
     oauth: dict[str, Any] = {"scopes": {"bot": sorted(BOT_SCOPES)}}
     if base:
         slash["url"] = events["request_url"] = interactivity["request_url"] = f"{base}/slack/events"
+        schedule["url"] = slash["url"]
         oauth["redirect_urls"] = [f"{base}/slack/oauth_redirect"]
     return {
         "_metadata": {"major_version": 1, "minor_version": 1},
@@ -98,7 +109,7 @@ def manifest(
                     {"title": "Commands", "message": "/help"},
                 ],
             },
-            "slash_commands": [slash],
+            "slash_commands": [slash, schedule],
         },
         "oauth_config": oauth,
         "settings": {

@@ -23,6 +23,8 @@ worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)
 - **Approvals**: an approval the reply posts is noted where it went (``on_approval``); a
   decided one is continued by a turn of its own (``QueuedTurn.resume``, ``resumed_turn``) in
   the same thread, on any process.
+- **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
+  by ``bots.slack.schedules`` (asked first).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from adapters.slack.stream import OnApproval, SlackReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
+from agent_core.schedules.occurrence import Occurrence
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
@@ -62,6 +65,7 @@ from bots.turns import Answering, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
+    from bots.slack.schedules import SlackSchedules
 
 log = logging.getLogger(__name__)
 
@@ -169,8 +173,11 @@ class SlackWing:
         stop_button_after: float | None = 3.0,
         flush_chars: int = 1000,
         stream_interval: float = 1.0,
+        schedules: SlackSchedules | None = None,
     ) -> None:
         self.clients = clients
+        self.schedules = schedules
+        """Schedule commands and scheduled turns (``bots.slack.schedules``), asked first."""
         self.threads = threads
         self.thread_context = thread_context
         self.queries = queries
@@ -182,6 +189,8 @@ class SlackWing:
     async def slot(self, turn: Turn) -> AnswerSlot | None:
         """The turn's slot (what earlier runs posted) on its workspace's client; None for a
         turn that cannot be answered (logged)."""
+        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
+            return await self.schedules.slot(turn, run)
         try:
             queued = QueuedTurn.model_validate(turn.payload)
         except ValidationError:
@@ -205,9 +214,15 @@ class SlackWing:
 
     async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
         assert isinstance(slot, AnswerSlot)
+        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
+            return await self.schedules.answer(turn, run, slot, stop)
         queued = QueuedTurn.model_validate(turn.payload)
         if turn.is_retry and not await slot.recover():
             return "interrupted"  # part of a private answer reached the asker: told so
+        if self.schedules is not None and (
+            done := await self.schedules.command(turn, queued, slot)
+        ):
+            return done
         if queued.open_thread and not await self._open_thread(queued, slot):
             return "dropped"
         client = slot.client

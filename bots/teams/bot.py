@@ -13,6 +13,9 @@
     invoke: a card button   -> a turn asking the button's message on the clicker's behalf
     invoke: file consent    -> the offered file uploaded (in the background) and shown
     an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
+    /schedule ... (a message) -> a turn answered by the schedule commands
+                               (``bots.teams.schedules``); this process also dispatches due
+                               schedules (``BotSchedules``) beside its turn worker
 
 ``bots.teams.ingress`` verifies each request before ``handle`` sees it; everything
 Teams-specific about reading and answering lives in ``adapters.teams``. A message is
@@ -70,6 +73,8 @@ from adapters.teams.slot import AnswerSlot
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.feedback import Feedback
+from agent_core.schedules.clock import Clock
+from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import KeyValueStore, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
@@ -78,10 +83,12 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
+from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
 from bots.teams.ingress import TokenCheck
 from bots.teams.outbound import Outbound
+from bots.teams.schedules import TeamsSchedules
 from bots.teams.settings import TeamsSettings
 from bots.teams.turns import TeamsWing, resumed_turn, turn_payload
 from bots.turns import TurnHost
@@ -144,6 +151,8 @@ class TeamsBot:
         metrics: ChannelMetrics | None = None,
         files: SharedFiles | None = None,
         file_offers: FileOffers | None = None,
+        schedules: ScheduleSettings | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.agent = agent
         self.settings = settings
@@ -156,12 +165,19 @@ class TeamsBot:
         self.approvals = Approvals(
             agent, None, show=self._show_approval, resumed=self._resumed, platforms=("teams",)
         )
+        self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         wing = TeamsWing(
             self.outbound,
             options=settings.reply_options(),
             files=self.file_offers,
             stop_button_after=settings.stop_button_after,
             on_approval=self.approvals.note,
+            schedules=TeamsSchedules(
+                self.schedules,
+                self.outbound,
+                options=settings.reply_options(),
+                stop_button_after=settings.stop_button_after,
+            ),
         )
         self.turns = TurnHost(
             agent,
@@ -199,10 +215,12 @@ class TeamsBot:
             )
         self.turns.start()
         self.approvals.start()
+        self.schedules.start()
 
     async def close(self, *, timeout: float = 30.0) -> None:
-        """Let running turns finish (up to ``timeout`` s), stop the worker, release the pool
-        and the MCP servers' sessions."""
+        """Let running turns finish (up to ``timeout`` s), stop the worker and the schedule
+        dispatcher, release the pool and the MCP servers' sessions."""
+        await self.schedules.drain()
         await self.approvals.stop()
         await self.turns.drain(timeout=timeout)
         await close_mcp(self.agent)

@@ -22,6 +22,8 @@ that needs no inbound request (``bots.teams.outbound``)::
   (``on_approval``); a decided one is continued by a turn of its own (``resumed_turn``:
   ``{"resume": id, "ref": ..., "context": ...}``), which replies in the same conversation
   without streaming (no message of the asker's to stream under), on any process.
+- **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
+  by ``bots.teams.schedules`` (asked first).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from adapters.teams.payloads import MalformedPayload, read_activity
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import OnApproval, ReplyOptions, TeamsReplyStream
 from agent_core.errors import StateUnavailableError
+from agent_core.schedules.occurrence import Occurrence
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
@@ -49,6 +52,7 @@ from bots.turns import Answering, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
+    from bots.teams.schedules import TeamsSchedules
 
 log = logging.getLogger(__name__)
 
@@ -81,16 +85,21 @@ class TeamsWing:
         files: FileOffers | None = None,
         stop_button_after: float | None = 3.0,
         on_approval: OnApproval | None = None,
+        schedules: TeamsSchedules | None = None,
     ) -> None:
         self.outbound = outbound
         self.options = options
         self.files = files
         self.stop_button_after = stop_button_after
         self.on_approval = on_approval
+        self.schedules = schedules
+        """Schedule commands and scheduled turns (``bots.teams.schedules``), asked first."""
 
     async def slot(self, turn: Turn) -> AnswerSlot | None:
         """The message the answer goes into (what an earlier run posted, if any), on the
         connector of the conversation's service URL; None for an unreadable turn (logged)."""
+        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
+            return await self.schedules.slot(turn, run)
 
         async def posted(message: PostedMessage) -> None:
             await turn.record(**message.as_progress())
@@ -115,10 +124,15 @@ class TeamsWing:
             log.warning("teams: conversation reference not saved (%s)", error)
         return AnswerSlot(connector, ref, posted=previous, on_posted=posted)
 
-    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering:
+    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
         assert isinstance(slot, AnswerSlot)
         if (resumed := _resumed_ref(turn)) is not None:
             return await self._resume(turn, slot, resumed, stop)
+        if self.schedules is not None:
+            if run := Occurrence.from_payload(turn.payload):
+                return await self.schedules.answer(turn, run, slot, stop)
+            if (handled := await self.schedules.command(turn, slot)) is not None:
+                return handled
         activity: Mapping[str, Any] = turn.payload["activity"]
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)

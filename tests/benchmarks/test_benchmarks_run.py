@@ -48,6 +48,7 @@ SMALL = {
         [pytest.mark.postgres],
     ),
     "redis_round_trips.py": (["--turns", "1", "--rounds", "1"], needs_redis),
+    "schedules.py": (["--schedules", "40"], needs_redis),
     "schema_retrieval.py": (["--tables-per-branch", "2", "--questions", "10"], []),
     "scale.py": (["--seconds", "0.5", "--rounds", "1"], needs_redis),
     "shared_files.py": (

@@ -611,3 +611,20 @@ def test_an_approval_denied_and_one_stopped_in_both_channels(page: Page) -> None
     assert "Refunded order" not in page.text(f"{SLACK} .msg.bot")
     assert "nothing to add" not in page.text(f"{TEAMS} .msg.bot")  # the card says it all
     page.shot("approval-stopped")
+
+
+def test_a_schedule_runs_now_in_both_channels(page: Page) -> None:
+    """Issue 27: the console shows the schedules made in it and runs the next occurrence
+    now, marked as scheduled in both channels."""
+    page.ask("/schedule every weekday 9:00 Who are our top customers by revenue?")
+    page.idle()
+    page.until(lambda d: "Next runs" in page.text(f"{SLACK} .msg"), "the confirmation")
+    page.one("#schedules-toggle").click()
+    page.until(lambda d: "every weekday 9:00" in page.text("#schedule-rows"), "the listing")
+    page.click("[data-fire]", "Run now")
+    page.idle()
+    page.until(lambda d: "Scheduled by @Ana" in page.text(f"{SLACK} .msg"), "Slack's marker")
+    page.until(lambda d: "Scheduled by @Ana" in page.text(TEAMS), "Teams' marker")
+    page.until(lambda d: ": posted" in page.text("#schedule-rows"), "the last run listed")
+    assert page.fits_the_window()
+    page.shot("schedule-run-now")

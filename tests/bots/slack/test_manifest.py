@@ -59,9 +59,9 @@ def test_http_mode_points_every_url_at_the_bot() -> None:
     assert data["settings"]["socket_mode_enabled"] is False
     assert data["settings"]["event_subscriptions"]["request_url"] == events
     assert data["settings"]["interactivity"]["request_url"] == events
-    assert data["features"]["slash_commands"] == [
-        {**data["features"]["slash_commands"][0], "command": "/data", "url": events}
-    ]
+    ask, schedule = data["features"]["slash_commands"]
+    assert ask == {**ask, "command": "/data", "url": events}
+    assert schedule == {**schedule, "command": "/schedule", "url": events}
     assert data["oauth_config"]["redirect_urls"] == ["https://bot.example.com/slack/oauth_redirect"]
 
 
@@ -110,11 +110,11 @@ def test_manifest_subscribes_to_every_event_the_bot_handles() -> None:
     } <= events
 
 
-def test_manifest_defaults_to_socket_mode_with_interactivity_and_the_ask_command() -> None:
+def test_manifest_defaults_to_socket_mode_with_interactivity_and_the_commands() -> None:
     data = manifest()
     assert data["settings"]["socket_mode_enabled"] is True
     assert data["settings"]["interactivity"]["is_enabled"] is True
-    assert [c["command"] for c in data["features"]["slash_commands"]] == ["/ask"]
+    assert [c["command"] for c in data["features"]["slash_commands"]] == ["/ask", "/schedule"]
     assert data["features"]["agent_view"]["suggested_prompts"]
 
 

@@ -1,0 +1,281 @@
+"""Scheduled questions and alerts through the real Teams bot (JWT-verified /api/messages, the
+turn host, proactive messages through the stored conversation reference) and the shipped
+fake Bot Connector, on an injected clock."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msal
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from botframework.connector.auth import ManagedIdentityAppCredentials
+
+from adapters.fetch import FetchPolicy
+from adapters.teams.files import FileOffers
+from adapters.teams.testing import ConnectorCall, FakeBotConnector
+from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegistry, UserResolver
+from agent_core.database import SqlAlchemyRunner
+from agent_core.llm.scripted import ScriptedResponse
+from agent_core.schedules.dispatcher import DispatchReport
+from agent_core.schedules.settings import ScheduleSettings
+from agent_core.schedules.testing import ManualClock
+from agent_core.state import State, StateSettings, build_state
+from agent_core.tools.sql import RunSqlTool
+from bots.teams.app import build_web_app
+from bots.teams.bot import TeamsBot, user_resolver
+from bots.teams.connector import ConnectorPool
+from tests.bots.teams.agents import build_agent
+from tests.bots.teams.harness import TeamsHarness, add_members, settings_for
+
+FRIDAY_NOON = dt.datetime(2025, 3, 7, 11, 0, tzinfo=dt.UTC)  # 12:00 in Paris
+MONDAY_9 = dt.datetime(2025, 3, 10, 8, 0, tzinfo=dt.UTC)  # 9:00 in Paris
+
+
+class Scheduling:
+    """A Teams bot whose schedules run on ``clock`` (see the Slack twin of this module)."""
+
+    def __init__(
+        self, harness: TeamsHarness, clock: ManualClock, ticks: asyncio.Queue[DispatchReport]
+    ) -> None:
+        self.harness = harness
+        self.clock = clock
+        self.ticks = ticks
+
+    @property
+    def fake(self) -> FakeBotConnector:
+        return self.harness.fake
+
+    async def settle(self) -> None:
+        await self.clock.sleeping()
+        while not self.ticks.empty():
+            self.ticks.get_nowait()
+
+    async def at(self, moment: dt.datetime) -> DispatchReport:
+        await self.settle()
+        self.clock.set(moment.timestamp())
+        report = await self.ticks.get()
+        while report.at < self.clock.now():
+            report = await self.ticks.get()
+        await self.harness.host.idle()
+        return report
+
+    async def say(self, text: str, **kwargs: Any) -> str:
+        """A message as Teams posts it (from Paris); the bot's reply."""
+        activity = self.harness.message(text, **kwargs)
+        activity["localTimezone"] = "Europe/Paris"
+        response = await self.harness.post(activity)
+        assert response.status in (200, 201)
+        await self.harness.host.idle()
+        return _text(self.fake.calls[-1])
+
+    async def click(self, command: str, **kwargs: Any) -> None:
+        value = {"action": {"verb": "threadline.action", "data": {"threadline_action": command}}}
+        await self.harness.post(self.harness.invoke("adaptiveCard/action", value, **kwargs))
+        await self.harness.host.idle()
+
+
+def _text(call: ConnectorCall) -> str:
+    return json.dumps(call.body or {}, ensure_ascii=False)
+
+
+def markers(fake: FakeBotConnector) -> list[ConnectorCall]:
+    return [
+        c
+        for c in fake.calls
+        if c.operation == "send_to_conversation" and "Scheduled by" in _text(c) and c.status < 300
+    ]
+
+
+def notices(fake: FakeBotConnector, words: str) -> list[ConnectorCall]:
+    return [c for c in fake.calls if words in _text(c) and c.status < 300]
+
+
+@asynccontextmanager
+async def scheduling_bot(
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    clock: ManualClock,
+    fake: FakeBotConnector | None = None,
+    state: State | None = None,
+    agent: Callable[[UserResolver], Agent] | None = None,
+    poll: float = 3600,
+) -> AsyncIterator[Scheduling]:
+    async with contextlib.AsyncExitStack() as stack:
+        if fake is None:
+            fake = await stack.enter_async_context(FakeBotConnector())
+            add_members(fake)
+        monkeypatch.setenv("IDENTITY_ENDPOINT", fake.managed_identity_endpoint)
+        monkeypatch.setenv("IDENTITY_HEADER", fake.identity_header)
+        monkeypatch.setattr(ManagedIdentityAppCredentials, "global_token_cache", msal.TokenCache())
+        settings = settings_for(fake)
+        pool = ConnectorPool()
+        state = state or build_state(StateSettings(ephemeral=True))
+        resolver = user_resolver(settings, pool, state.cache)
+        served = agent(resolver) if agent is not None else build_agent([], resolver)
+        if agent is None:
+            served.llm_service = ScriptedLlmService([], then="Revenue yesterday: 1,234 EUR.")
+        bot = TeamsBot(
+            served,
+            settings,
+            state=state,
+            pool=pool,
+            file_offers=FileOffers(state.cache, policy=FetchPolicy.local_fakes()),
+            schedules=ScheduleSettings(poll=poll),
+            clock=clock,
+        )
+        ticks: asyncio.Queue[DispatchReport] = asyncio.Queue()
+        bot.schedules.dispatcher.on_tick = ticks.put_nowait
+        await bot.open()
+        try:
+            async with TestClient(TestServer(build_web_app(bot), host="127.0.0.1")) as http:
+                yield Scheduling(TeamsHarness(fake, bot, http, served), clock, ticks)
+        finally:
+            await bot.close(timeout=0)
+
+
+async def test_a_weekday_schedule_posts_at_its_times_in_the_owners_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(monkeypatch, clock=clock) as bot:
+        reply = await bot.say("/schedule every weekday 9:00 revenue yesterday by region")
+        assert "Mon 10 Mar 9:00, Tue 11 Mar 9:00, Wed 12 Mar 9:00" in reply
+        assert "Europe/Paris" in reply
+        for day in (1, 2):
+            assert (await bot.at(FRIDAY_NOON + dt.timedelta(days=day))).total == 0
+        assert (await bot.at(MONDAY_9)).enqueued == 1
+        (monday,) = markers(bot.fake)
+        assert "Scheduled by @Ana Lima · every weekday 9:00" in _text(monday)
+        assert "/pause " in _text(monday)
+        assert any("1,234 EUR" in _text(c) for c in bot.fake.calls[bot.fake.calls.index(monday) :])
+        assert (await bot.at(MONDAY_9 + dt.timedelta(days=1))).enqueued == 1
+        assert len(markers(bot.fake)) == 2
+
+
+async def test_a_403_on_the_proactive_post_pauses_it_and_the_owner_hears_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(monkeypatch, clock=clock) as bot:
+        await bot.say("/schedule every weekday 9:00 revenue", kind="groupChat")
+        bot.fake.fail("send_to_conversation", 403, code="BotNotInConversationRoster")
+        await bot.at(MONDAY_9)
+        assert markers(bot.fake) == []
+        told = notices(bot.fake, "I was removed from the conversation")
+        assert len(told) == 1 and told[0].operation == "send_to_conversation"
+        assert "create_conversation" in bot.fake.operations()  # a 1:1 chat with the owner
+        assert (await bot.at(MONDAY_9 + dt.timedelta(days=1))).total == 0
+        assert len(notices(bot.fake, "I was removed from the conversation")) == 1
+
+
+async def test_an_owner_who_left_pauses_it_and_the_conversation_hears_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(monkeypatch, clock=clock) as bot:
+        await bot.say("/schedule every weekday 9:00 revenue", kind="groupChat")
+        del bot.fake.members["29:aad-ana"]  # Ana left the chat (and the tenant)
+        await bot.at(MONDAY_9)
+        await bot.at(MONDAY_9 + dt.timedelta(days=1))
+        assert markers(bot.fake) == []
+        assert len(notices(bot.fake, "is no longer in the conversation")) == 1
+        (paused,) = await bot.harness.host.schedules.store.every()
+        assert paused.status == "paused"
+
+
+def shop(tmp_path: Path) -> Path:
+    path = tmp_path / "shop.db"
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE counts (n INTEGER); INSERT INTO counts VALUES (150);")
+    db.close()
+    return path
+
+
+def set_orders(path: Path, count: int) -> None:
+    db = sqlite3.connect(path)
+    db.execute("UPDATE counts SET n = ?", (count,))
+    db.commit()
+    db.close()
+
+
+RULE = {
+    "sql": "SELECT n AS orders FROM counts",
+    "column": "orders",
+    "operator": "<",
+    "threshold": 100,
+}
+
+
+async def test_an_alert_posts_on_the_transition_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = shop(tmp_path)
+    llm = ScriptedLlmService([ScriptedResponse.tool("alert_rule", RULE)], then="Orders fell.")
+
+    def agent(resolver: UserResolver) -> Agent:
+        registry = ToolRegistry()
+        registry.register_local_tool(
+            RunSqlTool(SqlAlchemyRunner.sqlite(path)), access_groups=["user"]
+        )
+        return Agent(
+            llm_service=llm,
+            tool_registry=registry,
+            user_resolver=resolver,
+            agent_memory=InMemoryAgentMemory(),
+        )
+
+    clock = ManualClock.at(MONDAY_9 - dt.timedelta(hours=1))
+    async with scheduling_bot(monkeypatch, clock=clock, agent=agent) as bot:
+        draft = await bot.say("/schedule every hour when orders today drop below 100")
+        assert "orders < 100 (now: 150" in draft
+        (alert,) = await bot.harness.host.schedules.store.every()
+        await bot.at(MONDAY_9)
+        await bot.click(f"/resume {alert.id}")
+        calls = len(llm.requests)
+        for hour, count in enumerate([150, 87, 60, 120, 95], start=1):
+            set_orders(path, count)
+            await bot.at(MONDAY_9 + dt.timedelta(hours=hour))
+        assert len(markers(bot.fake)) == 2
+        assert len(llm.requests) - calls == 2
+
+
+async def test_two_processes_on_redis_run_each_occurrence_once(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str, key_prefix: str
+) -> None:
+    clock = ManualClock.at(MONDAY_9 - dt.timedelta(minutes=1))
+    async with contextlib.AsyncExitStack() as stack:
+        fake = await stack.enter_async_context(FakeBotConnector())
+        add_members(fake)
+        bots = []
+        # A process looks at least every minute: the one where nothing was scheduled has
+        # no wake of its own, so both contend for each occurrence.
+        for skew in (5.0, 0.0):
+            state = build_state(StateSettings(redis_url=redis_url, key_prefix=key_prefix))
+            stack.push_async_callback(state.aclose)
+            bots.append(
+                await stack.enter_async_context(
+                    scheduling_bot(
+                        monkeypatch, clock=clock.skewed(skew), fake=fake, state=state, poll=60
+                    )
+                )
+            )
+        for n in range(5):
+            await bots[0].say(f"/schedule every 15 minutes question {n}")
+        for quarter in range(4):
+            await clock.sleeping(2)
+            for bot in bots:
+                while not bot.ticks.empty():
+                    bot.ticks.get_nowait()
+            clock.set((MONDAY_9 + dt.timedelta(minutes=15 * quarter)).timestamp())
+            await asyncio.gather(*(bot.ticks.get() for bot in bots))
+            await asyncio.gather(*(bot.harness.host.idle() for bot in bots))
+        assert len(markers(fake)) == 5 * 4
