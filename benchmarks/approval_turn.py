@@ -33,14 +33,12 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stats import result_line, summary_us
+from _turns import timed_turns, tool_then_answer
 
 from agent_core import (
     Agent,
     InMemoryAgentMemory,
-    LlmRequest,
     RequestContext,
-    ScriptedLlmService,
-    ScriptedResponse,
     StaticUserResolver,
     Tool,
     ToolCall,
@@ -81,21 +79,13 @@ class Refund(Tool[RefundArgs]):
         return ToolResult(success=True, result_for_llm=f"refunded {args.order}")
 
 
-def model() -> ScriptedLlmService:
-    def respond(request: LlmRequest) -> ScriptedResponse:
-        if request.messages[-1].role == "user":
-            call = ToolCall(id="call_1", name="refund", arguments={"order": 42})
-            return ScriptedResponse(tool_calls=[call])
-        return ScriptedResponse(text="Refunded.", chunks=["Refunded."])
-
-    return ScriptedLlmService(then=respond)
-
-
 def build(approval: str, store: KeyValueStore) -> Agent:
     registry = ToolRegistry()
     registry.register_local_tool(Refund(approval), ["user"])
     return Agent(
-        llm_service=model(),
+        llm_service=tool_then_answer(
+            ToolCall(id="call_1", name="refund", arguments={"order": 42}), "Refunded."
+        ),
         tool_registry=registry,
         user_resolver=StaticUserResolver(ANA),
         agent_memory=InMemoryAgentMemory(),
@@ -119,14 +109,12 @@ async def one_turn(agent: Agent, conversation: str) -> None:
 
 
 async def turns(approval: str, store: KeyValueStore, count: int, warmup: int) -> list[int]:
-    agent, samples = build(approval, store), []
-    for index in range(warmup + count):
-        started = time.perf_counter_ns()
+    agent = build(approval, store)
+
+    async def turn(index: int) -> None:
         await one_turn(agent, f"{approval}-{index}-{time.perf_counter_ns()}")
-        if index >= warmup:
-            samples.append(time.perf_counter_ns() - started)
-        agent.llm_service.requests.clear()  # type: ignore[attr-defined]
-    return samples
+
+    return await timed_turns(turn, count, warmup)
 
 
 async def measure(book: str, store: KeyValueStore, args: argparse.Namespace) -> dict[str, Any]:

@@ -30,14 +30,12 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stats import result_line, summary_us
+from _turns import timed_turns, tool_then_answer
 
 from agent_core import (
     Agent,
     InMemoryAgentMemory,
-    LlmRequest,
     RequestContext,
-    ScriptedLlmService,
-    ScriptedResponse,
     StaticUserResolver,
     Tool,
     ToolCall,
@@ -49,6 +47,7 @@ from agent_core import (
 from agent_core.graph import GraphAgent
 
 GOAL_MS = 1.5
+ECHO = ToolCall(id="call_1", name="echo", arguments={"text": "hi"})
 KINDS = ("agent", "graph", "graph+checkpointer")
 
 
@@ -67,22 +66,11 @@ class Echo(Tool[EchoArgs]):
         return ToolResult(success=True, result_for_llm=args.text)
 
 
-def zero_latency(use_tool: bool) -> ScriptedLlmService:
-    def respond(request: LlmRequest) -> ScriptedResponse:
-        if use_tool and request.messages[-1].role == "user":
-            return ScriptedResponse(
-                tool_calls=[ToolCall(id="call_1", name="echo", arguments={"text": "hi"})]
-            )
-        return ScriptedResponse(text="Hello there", chunks=["Hello there"])
-
-    return ScriptedLlmService(then=respond)
-
-
 def build(kind: str, use_tool: bool) -> Agent:
     registry = ToolRegistry()
     registry.register_local_tool(Echo(), ["user"])
     options: dict[str, Any] = {
-        "llm_service": zero_latency(use_tool),
+        "llm_service": tool_then_answer(ECHO if use_tool else None, "Hello there"),
         "tool_registry": registry,
         "user_resolver": StaticUserResolver(User(id="u1", group_memberships=["user"])),
         "agent_memory": InMemoryAgentMemory(),
@@ -143,15 +131,13 @@ async def floor_turns(use_tool: bool, count: int, warmup: int) -> list[int]:
 
 
 async def turns(kind: str, use_tool: bool, count: int, warmup: int) -> list[int]:
-    agent, context, samples = build(kind, use_tool), RequestContext(), []
-    for index in range(warmup + count):
-        started = time.perf_counter_ns()
+    agent, context = build(kind, use_tool), RequestContext()
+
+    async def turn(index: int) -> None:
         async for _ in agent.send_message(context, "hello"):
             pass
-        if index >= warmup:
-            samples.append(time.perf_counter_ns() - started)
-        agent.llm_service.requests.clear()  # type: ignore[attr-defined]
-    return samples
+
+    return await timed_turns(turn, count, warmup)
 
 
 def main() -> None:

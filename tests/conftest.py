@@ -11,6 +11,7 @@ import pytest
 
 from agent_core.state.redis_client import connect_redis
 from agent_core.state.testing import REDIS_SERVER, RedisServer, free_port, redis_available
+from tests.support.postgres_identity import Warehouse, create_warehouse
 from tests.support.postgres_server import PostgresServer, postgres_bin
 from tests.support.postgres_shop import Shop, create_shop
 
@@ -95,6 +96,14 @@ def postgres_server() -> Iterator[PostgresServer]:
     server.start()
     yield server
     server.remove()
+
+
+@pytest.fixture(scope="module")
+def warehouse(postgres_server: PostgresServer) -> Warehouse:
+    """The people's warehouse (roles, grants, row-level security: tests.support
+    .postgres_identity), on a running server."""
+    postgres_server.start()
+    return create_warehouse(postgres_server)
 
 
 @pytest.fixture(scope="session")

@@ -44,15 +44,13 @@ def text_block(
 ) -> Element:
     """A wrapping TextBlock; its text may use the card markdown subset (bold, italic, lists),
     never a link (``inert_markdown``)."""
-    block: Element = {"type": "TextBlock", "text": escape_card(text), "wrap": True}
-    if weight:
-        block["weight"] = weight
-    if size:
-        block["size"] = size
-    if color:
-        block["color"] = color
-    if subtle:
-        block["isSubtle"] = True
+    block = _styled(
+        {"type": "TextBlock", "text": escape_card(text), "wrap": True},
+        weight=weight,
+        size=size,
+        color=color,
+        subtle=subtle,
+    )
     if separator:
         block["separator"] = True
     return block
@@ -72,16 +70,23 @@ def plain_block(
     >>> plain_block("[x](https://evil.example)", weight="Bolder")["inlines"][0]
     {'type': 'TextRun', 'text': '[x](https://evil.example)', 'weight': 'Bolder'}
     """
-    run: Element = {"type": "TextRun", "text": text}
-    if weight:
-        run["weight"] = weight
-    if size:
-        run["size"] = size
-    if color:
-        run["color"] = color
-    if subtle:
-        run["isSubtle"] = True
+    run = _styled(
+        {"type": "TextRun", "text": text}, weight=weight, size=size, color=color, subtle=subtle
+    )
     return {"type": "RichTextBlock", "inlines": [run]}
+
+
+def _styled(
+    element: Element,
+    *,
+    weight: Weight | None,
+    size: Size | None,
+    color: Color | None,
+    subtle: bool,
+) -> Element:
+    """``element`` with the text style given (TextBlocks and TextRuns share the names)."""
+    style = {"weight": weight, "size": size, "color": color, "isSubtle": subtle or None}
+    return element | {name: value for name, value in style.items() if value}
 
 
 def monospace_block(text: str) -> Element:

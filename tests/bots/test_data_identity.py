@@ -22,8 +22,7 @@ from agent_core.users import RequestContext, User, UserResolver
 from bots.cli import main
 from bots.database_agent import build_database_parts
 from bots.demo.agent import DemoSettings, build_demo_agent
-from tests.support.postgres_identity import BOT_PASSWORD, Warehouse, create_warehouse
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_identity import BOT_PASSWORD, Warehouse
 
 pytestmark = pytest.mark.postgres
 
@@ -59,12 +58,6 @@ def asked_by(user_id: str) -> RequestContext:
             "user_id": user_id,
         }
     )
-
-
-@pytest.fixture(scope="module")
-def warehouse(postgres_server: PostgresServer) -> Warehouse:
-    postgres_server.start()
-    return create_warehouse(postgres_server)
 
 
 @asynccontextmanager

@@ -23,7 +23,6 @@ from tests.support.postgres_identity import (
     QUOTED_ROLE,
     UNICODE_ROLE,
     Warehouse,
-    create_warehouse,
 )
 from tests.support.postgres_server import PostgresServer
 
@@ -34,12 +33,6 @@ BEN = User(id="slack:T1:UBEN", email="ben@example.com", group_memberships=["sale
 CFO = User(id="slack:T1:UCFO", email="cfo@example.com", group_memberships=["finance", "sales"])
 NOBODY = User(id="slack:T1:UX", email="x@example.com", group_memberships=["marketing"])
 SLOW = "SELECT count(*) FROM generate_series(1, 10000000000) AS identity_marker"
-
-
-@pytest.fixture(scope="module")
-def warehouse(postgres_server: PostgresServer) -> Warehouse:
-    postgres_server.start()
-    return create_warehouse(postgres_server)
 
 
 def config(warehouse: Warehouse, **roles: str) -> DatabaseConfig:

@@ -21,18 +21,11 @@ from agent_core.llm.testing import FakeAnthropic, Reply
 from bots.demo.agent import DemoSettings, build_demo_agent
 from tests.bots.slack.harness import SlackHarness, running_bot
 from tests.bots.slack.test_bot_entry_points import mention
-from tests.support.postgres_identity import Warehouse, create_warehouse
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_identity import Warehouse
 
 pytestmark = pytest.mark.postgres
 
 ACCOUNTS = "SELECT account FROM accounts ORDER BY account"
-
-
-@pytest.fixture(scope="module")
-def warehouse(postgres_server: PostgresServer) -> Warehouse:
-    postgres_server.start()
-    return create_warehouse(postgres_server)
 
 
 def mapping(warehouse: Warehouse) -> DatabaseConfig:

@@ -22,19 +22,12 @@ from agent_core.schedules.testing import ManualClock
 from agent_core.state import State
 from agent_core.tools.sql import RunSqlTool
 from tests.bots.slack.test_schedules import MONDAY_9, dms, markers, scheduling_bot
-from tests.support.postgres_identity import Warehouse, create_warehouse
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_identity import Warehouse
 
 pytestmark = pytest.mark.postgres
 
 ACCOUNTS = "SELECT account FROM accounts ORDER BY account"
 RULE = {"sql": "SELECT count(*) AS accounts FROM accounts", "column": "accounts"}
-
-
-@pytest.fixture(scope="module")
-def warehouse(postgres_server: PostgresServer) -> Warehouse:
-    postgres_server.start()
-    return create_warehouse(postgres_server)
 
 
 def warehouse_agent(warehouse: Warehouse, llm: ScriptedLlmService) -> Callable[..., Agent]:

@@ -19,19 +19,12 @@ from agent_core.database.settings import DatabaseConfig
 from agent_core.llm.testing import FakeAnthropic, Reply
 from bots.demo.agent import DemoSettings, build_demo_agent
 from tests.bots.teams.harness import ADMIN, MEMBER, TeamsHarness, teams_bot
-from tests.support.postgres_identity import Warehouse, create_warehouse
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_identity import Warehouse
 
 pytestmark = pytest.mark.postgres
 
 ACCOUNTS = "SELECT account FROM accounts ORDER BY account"
 BO = "aad-bo"
-
-
-@pytest.fixture(scope="module")
-def warehouse(postgres_server: PostgresServer) -> Warehouse:
-    postgres_server.start()
-    return create_warehouse(postgres_server)
 
 
 def mapping(warehouse: Warehouse) -> DatabaseConfig:

@@ -20,19 +20,12 @@ from agent_core.schedules.testing import ManualClock
 from agent_core.tools.sql import RunSqlTool
 from tests.bots.teams.harness import MEMBER
 from tests.bots.teams.test_schedules import MONDAY_9, markers, scheduling_bot
-from tests.support.postgres_identity import Warehouse, create_warehouse
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_identity import Warehouse
 
 pytestmark = pytest.mark.postgres
 
 ACCOUNTS = "SELECT account FROM accounts ORDER BY account"
 RULE = {"sql": "SELECT count(*) AS accounts FROM accounts", "column": "accounts"}
-
-
-@pytest.fixture(scope="module")
-def warehouse(postgres_server: PostgresServer) -> Warehouse:
-    postgres_server.start()
-    return create_warehouse(postgres_server)
 
 
 async def test_a_scheduled_alert_and_question_see_only_their_owners_rows(
