@@ -1,7 +1,10 @@
-"""Schedules for tests: a weekday question, an alert, with the fields tests vary."""
+"""Schedules for tests: a weekday question, an alert, with the fields tests vary; a shop
+whose orders today the alert tests move."""
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from agent_core.schedules.alerts import AlertRule
@@ -42,3 +45,26 @@ ORDERS_BELOW_100 = AlertRule(
     threshold=100,
     condition="orders drop below 100",
 )
+
+
+def shop(folder: Path) -> Path:
+    """A SQLite shop with today's orders in ``counts.n`` (150 to start)."""
+    path = folder / "shop.db"
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE counts (n INTEGER); INSERT INTO counts VALUES (150);")
+    db.close()
+    return path
+
+
+def set_orders(path: Path, count: int) -> None:
+    db = sqlite3.connect(path)
+    db.execute("UPDATE counts SET n = ?", (count,))
+    db.commit()
+    db.close()
+
+
+COUNT_RULE = ORDERS_BELOW_100.model_copy(
+    update={"sql": "SELECT n AS orders FROM counts", "column": "orders"}
+)
+"""The alert on ``shop``; ``RULE`` is what the model writes for it (``alert_rule``'s input)."""
+RULE = COUNT_RULE.model_dump(include={"sql", "column", "operator", "threshold"})

@@ -29,7 +29,7 @@ from agent_core.schedules.testing import ManualClock
 from agent_core.state.turns import Turn
 from agent_core.tools.sql import SqlResult
 from agent_core.users import User
-from tests.schedules.builders import ORDERS_BELOW_100, schedule
+from tests.schedules.builders import COUNT_RULE, schedule, set_orders, shop
 
 ROOMY = ScheduleLimits()
 NINE = dt.datetime(2025, 3, 10, 8, 0, tzinfo=dt.UTC)
@@ -99,27 +99,9 @@ def store() -> MemoryScheduleStore:
     return MemoryScheduleStore()
 
 
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
-    path = tmp_path / "shop.db"
-    db = sqlite3.connect(path)
-    db.executescript("CREATE TABLE orders (id INTEGER); CREATE TABLE counts (n INTEGER);")
-    db.execute("INSERT INTO counts VALUES (150)")
-    db.commit()
-    db.close()
-    return path
-
-
-def set_orders(path: Path, count: int) -> None:
-    db = sqlite3.connect(path)
-    db.execute("UPDATE counts SET n = ?", (count,))
-    db.commit()
-    db.close()
-
-
-COUNT_RULE = ORDERS_BELOW_100.model_copy(
-    update={"sql": "SELECT n AS orders FROM counts", "column": "orders"}
-)
+@pytest.fixture(name="shop")
+def shop_file(tmp_path: Path) -> Path:
+    return shop(tmp_path)
 
 
 async def test_a_question_posts_with_its_marker(store: MemoryScheduleStore) -> None:

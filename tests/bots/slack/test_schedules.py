@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
-import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from bots.slack.clients import build_user_resolver, default_clients
 from bots.slack.settings import SlackSettings
 from tests.bots.slack.agents import build_agent
 from tests.bots.slack.harness import SECRET, TOKEN, SlackHarness, add_users
+from tests.schedules.builders import RULE, set_orders, shop
 
 # Friday 7 March 2025, 12:00 in Paris (CET, UTC+1)
 FRIDAY_NOON = dt.datetime(2025, 3, 7, 11, 0, tzinfo=dt.UTC)
@@ -254,29 +254,6 @@ async def test_not_in_channel_pauses_it_and_the_owner_hears_once(tmp_path: Path)
         assert "/resume" in told
         assert (await bot.at(MONDAY_9 + dt.timedelta(days=1))).total == 0
         assert len(dms(bot.fake, "U1")) == 1
-
-
-def shop(tmp_path: Path) -> Path:
-    path = tmp_path / "shop.db"
-    db = sqlite3.connect(path)
-    db.executescript("CREATE TABLE counts (n INTEGER); INSERT INTO counts VALUES (150);")
-    db.close()
-    return path
-
-
-def set_orders(path: Path, count: int) -> None:
-    db = sqlite3.connect(path)
-    db.execute("UPDATE counts SET n = ?", (count,))
-    db.commit()
-    db.close()
-
-
-RULE = {
-    "sql": "SELECT n AS orders FROM counts",
-    "column": "orders",
-    "operator": "<",
-    "threshold": 100,
-}
 
 
 def data_agent(path: Path, llm: ScriptedLlmService) -> Any:

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
-import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -35,6 +34,7 @@ from bots.teams.bot import TeamsBot, user_resolver
 from bots.teams.connector import ConnectorPool
 from tests.bots.teams.agents import build_agent
 from tests.bots.teams.harness import TeamsHarness, add_members, settings_for
+from tests.schedules.builders import RULE, set_orders, shop
 
 FRIDAY_NOON = dt.datetime(2025, 3, 7, 11, 0, tzinfo=dt.UTC)  # 12:00 in Paris
 MONDAY_9 = dt.datetime(2025, 3, 10, 8, 0, tzinfo=dt.UTC)  # 9:00 in Paris
@@ -190,29 +190,6 @@ async def test_an_owner_who_left_pauses_it_and_the_conversation_hears_once(
         assert len(notices(bot.fake, "is no longer in the conversation")) == 1
         (paused,) = await bot.harness.host.schedules.store.every()
         assert paused.status == "paused"
-
-
-def shop(tmp_path: Path) -> Path:
-    path = tmp_path / "shop.db"
-    db = sqlite3.connect(path)
-    db.executescript("CREATE TABLE counts (n INTEGER); INSERT INTO counts VALUES (150);")
-    db.close()
-    return path
-
-
-def set_orders(path: Path, count: int) -> None:
-    db = sqlite3.connect(path)
-    db.execute("UPDATE counts SET n = ?", (count,))
-    db.commit()
-    db.close()
-
-
-RULE = {
-    "sql": "SELECT n AS orders FROM counts",
-    "column": "orders",
-    "operator": "<",
-    "threshold": 100,
-}
 
 
 async def test_an_alert_posts_on_the_transition_only(
