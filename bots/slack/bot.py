@@ -470,17 +470,7 @@ class SlackBot:
             response_url=command.response_url,
             enterprise_install=bool(context.is_enterprise_install),
         )
-        try:
-            await self._record(queued)
-        except StateUnavailableError as error:
-            log.warning("slack: could not accept a command from %s: %s", queued.owner, error)
-            self.metrics.unavailable.inc()
-            await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
-            return
-        if queued.private:
-            await ack(response_type="ephemeral", text=ON_IT)
-        else:
-            await ack()
+        await self._accept_command(ack, queued, said=ON_IT if queued.private else None)
 
     async def _on_schedule_command(self, ack: Ack, context: AsyncBoltContext) -> None:
         """``/schedule ...``: a private turn the worker answers without the model
@@ -496,6 +486,13 @@ class SlackBot:
             response_url=command.response_url,
             enterprise_install=bool(context.is_enterprise_install),
         )
+        await self._accept_command(ack, queued)
+
+    async def _accept_command(
+        self, ack: Ack, queued: QueuedTurn, *, said: str | None = None
+    ) -> None:
+        """Queue a command's turn, then acknowledge it (``said``: a line the asker alone
+        sees). A state that is down queues nothing and says so in the acknowledgement."""
         try:
             await self._record(queued)
         except StateUnavailableError as error:
@@ -503,7 +500,10 @@ class SlackBot:
             self.metrics.unavailable.inc()
             await ack(response_type="ephemeral", text=f":warning: {UNAVAILABLE}")
             return
-        await ack()
+        if said:
+            await ack(response_type="ephemeral", text=said)
+        else:
+            await ack()
 
     # --- clicks ---------------------------------------------------------------------------------
 
