@@ -56,6 +56,7 @@ about::
     │                               ValueError: agent_core.schedules.zones)
     ├── DeliveryError               a channel that no longer takes a schedule's posts
     │                               (agent_core.schedules.runs)
+    ├── ScheduleIdTaken             a new schedule's id is another's (agent_core.schedules.store)
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a

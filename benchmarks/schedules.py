@@ -151,6 +151,7 @@ async def seed(store: RedisScheduleStore, count: int, due: float) -> list[Schedu
     limits = ScheduleLimits(per_person=count, per_workspace=count)
     made = [
         Schedule(
+            id=f"{i:08x}",  # distinct (random 32-bit ids may meet among 10,000)
             workspace="slack:T1",
             owner=f"slack:T1:U{i % 500}",
             place=Place(thread_key=f"slack:T1:C{i}:1.0", stop_owner=f"T1:U{i % 500}"),

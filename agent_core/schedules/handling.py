@@ -21,11 +21,12 @@ from agent_core.schedules.commands import ScheduleCommand
 from agent_core.schedules.grammar import ScheduleParseError, ScheduleRequest, parse_schedule
 from agent_core.schedules.model import Place, Schedule, new_schedule_id
 from agent_core.schedules.settings import ScheduleSettings
-from agent_core.schedules.store import ScheduleStore
+from agent_core.schedules.store import ScheduleIdTaken, ScheduleStore
 from agent_core.schedules.wording import when
 from agent_core.users import User
 
 log = logging.getLogger("threadline.schedules")
+ID_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ class ScheduleCommands:
         schedule = self._new(request, asker, place, new_id)
         if request.kind == "alert":
             return await self._alert(schedule, request, asker)
-        await self.store.add(schedule, limits=self.settings.limits)
+        schedule = await self._add(schedule)
         self._changed()
         return replies.confirmation(schedule, now, asker.timezone)
 
@@ -168,6 +169,18 @@ class ScheduleCommands:
             next_due=request.recurrence.next_after(instant(now)).timestamp(),
         )
 
+    async def _add(self, schedule: Schedule) -> Schedule:
+        """Store a new schedule as it is, or under a fresh id when its short id is taken
+        (32 bits: rare among thousands, not impossible); the schedule stored."""
+        for _ in range(ID_ATTEMPTS - 1):
+            try:
+                await self.store.add(schedule, limits=self.settings.limits)
+                return schedule
+            except ScheduleIdTaken:
+                schedule = schedule.model_copy(update={"id": new_schedule_id()})
+        await self.store.add(schedule, limits=self.settings.limits)
+        return schedule
+
     async def _alert(
         self, schedule: Schedule, request: ScheduleRequest, asker: Asker
     ) -> UiComponent:
@@ -177,8 +190,9 @@ class ScheduleCommands:
                 "unreadable", "Alerts need a database to watch, and this agent has none."
             )
         authored = await author.write(asker.user, request.condition or request.question)
-        draft = schedule.model_copy(update={"alert": authored.rule, "status": "draft"})
-        await self.store.add(draft, limits=self.settings.limits)
+        draft = await self._add(
+            schedule.model_copy(update={"alert": authored.rule, "status": "draft"})
+        )
         return replies.alert_draft(draft, authored.check, instant(self.clock.now()), asker.timezone)
 
     async def _list(self, asker: Asker) -> UiComponent:

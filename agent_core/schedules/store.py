@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.errors import AgentError
+from agent_core.errors import AgentError, ThreadlineError
 from agent_core.schedules.model import LastRun, Schedule
 
 DEFINITION_FIELDS = frozenset(
@@ -47,6 +47,11 @@ class ScheduleLimits(BaseModel):
 
     per_person: int = Field(25, ge=1)
     per_workspace: int = Field(500, ge=1)
+
+
+class ScheduleIdTaken(ThreadlineError):
+    """A new schedule's id is another schedule's (ids are short: rare, not impossible);
+    nothing saved, and the caller picks another id."""
 
 
 class ScheduleLimitError(AgentError):
@@ -120,7 +125,8 @@ class ScheduleStore(ABC):
 
     @abstractmethod
     async def add(self, schedule: Schedule, *, limits: ScheduleLimits) -> None:
-        """Store a new schedule; ``ScheduleLimitError`` when a cap is reached."""
+        """Store a new schedule; ``ScheduleLimitError`` when a cap is reached,
+        ``ScheduleIdTaken`` when its id is another schedule's."""
 
     @abstractmethod
     async def get(self, schedule_id: str) -> Schedule | None: ...

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from agent_core.schedules.model import LastRun, Schedule
-from agent_core.schedules.store import ScheduleLimitError, ScheduleLimits, ScheduleStore
+from agent_core.schedules.store import (
+    ScheduleIdTaken,
+    ScheduleLimitError,
+    ScheduleLimits,
+    ScheduleStore,
+)
 
 
 class MemoryScheduleStore(ScheduleStore):
@@ -30,7 +35,7 @@ class MemoryScheduleStore(ScheduleStore):
         if sum(s.workspace == schedule.workspace for s in kept) >= limits.per_workspace:
             raise ScheduleLimitError("workspace", limits.per_workspace)
         if schedule.id in self._schedules:
-            raise ValueError(f"schedule {schedule.id} exists")
+            raise ScheduleIdTaken(f"schedule {schedule.id} exists")
         self._schedules[schedule.id] = schedule
 
     async def get(self, schedule_id: str) -> Schedule | None:

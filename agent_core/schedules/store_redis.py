@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_core.schedules.model import LastRun, Schedule
 from agent_core.schedules.store import (
+    ScheduleIdTaken,
     ScheduleLimitError,
     ScheduleLimits,
     ScheduleStore,
@@ -214,7 +215,7 @@ class RedisScheduleStore(ScheduleStore):
             case -2:
                 raise ScheduleLimitError("workspace", limits.per_workspace)
             case -1:
-                raise ValueError(f"schedule {schedule.id} exists")
+                raise ScheduleIdTaken(f"schedule {schedule.id} exists")
 
     async def _load(self, ids: list[str]) -> list[Schedule]:
         async with self._redis.pipeline(transaction=False) as pipe:

@@ -9,6 +9,7 @@ from typing import Any
 
 from agent_core.schedules.model import LastRun, Schedule
 from agent_core.schedules.store import (
+    ScheduleIdTaken,
     ScheduleLimitError,
     ScheduleLimits,
     ScheduleStore,
@@ -90,6 +91,9 @@ class SqliteScheduleStore(ScheduleStore):
             ).fetchone()
             if theirs >= limits.per_workspace:
                 raise ScheduleLimitError("workspace", limits.per_workspace)
+            taken = "SELECT 1 FROM schedules WHERE id = ?"
+            if connection.execute(taken, (schedule.id,)).fetchone():
+                raise ScheduleIdTaken(f"schedule {schedule.id} exists")
             connection.execute(
                 "INSERT INTO schedules (id, owner, workspace, definition, created_at, status,"
                 " paused_reason, next_due, alert_state, notices)"

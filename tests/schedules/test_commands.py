@@ -326,3 +326,20 @@ async def test_a_rerun_of_the_turn_that_made_a_schedule_makes_no_second_one(
     (kept,) = await store.owned_by(ANA.user.id)
     (bens,) = await store.owned_by(BEN.user.id)
     assert kept.id == "0badcafe" and bens.id != "0badcafe"
+
+
+async def test_a_random_id_already_taken_is_drawn_again(
+    commands: ScheduleCommands, store: MemoryScheduleStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids are 32 random bits: two schedules may draw the same one. The second is saved
+    under a fresh id, and the first is untouched."""
+    command = parse_command("/schedule every day 9:00 revenue")
+    assert command is not None
+    await commands.handle(command, ANA, HERE, new_id="0badcafe")
+    draws = iter(["0badcafe", "0badcafe", "feedf00d"])
+    monkeypatch.setattr("agent_core.schedules.handling.new_schedule_id", lambda: next(draws))
+    reply = await commands.handle(command, BEN, HERE)
+    (bens,) = await store.owned_by(BEN.user.id)
+    assert bens.id == "feedf00d" and "`feedf00d`" in text(reply)
+    (anas,) = await store.owned_by(ANA.user.id)
+    assert anas.id == "0badcafe" and anas.owner == ANA.user.id

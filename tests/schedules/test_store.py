@@ -11,7 +11,12 @@ import pytest
 
 from agent_core.errors import StateUnavailableError
 from agent_core.schedules.model import LastRun
-from agent_core.schedules.store import ScheduleLimitError, ScheduleLimits, ScheduleStore
+from agent_core.schedules.store import (
+    ScheduleIdTaken,
+    ScheduleLimitError,
+    ScheduleLimits,
+    ScheduleStore,
+)
 from agent_core.schedules.store_memory import MemoryScheduleStore
 from agent_core.schedules.store_redis import RedisScheduleStore
 from agent_core.schedules.store_sqlite import SqliteScheduleStore
@@ -57,6 +62,15 @@ class ScheduleStoreContract:
         assert refused.value.scope == "person"
         assert await store.get(over.id) is None
         await store.add(schedule(owner="slack:T1:U2"), limits=limits)  # someone else may
+
+    async def test_an_id_is_never_stored_twice(self, store: ScheduleStore) -> None:
+        limits = ScheduleLimits(per_person=10, per_workspace=10)
+        made = schedule()
+        await store.add(made, limits=limits)
+        with pytest.raises(ScheduleIdTaken):
+            await store.add(schedule(id=made.id, owner="slack:T1:U2"), limits=limits)
+        assert await store.get(made.id) == made
+        assert [s.id for s in await store.every()] == [made.id]
 
     async def test_the_per_workspace_cap(self, store: ScheduleStore) -> None:
         limits = ScheduleLimits(per_person=10, per_workspace=2)
