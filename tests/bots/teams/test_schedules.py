@@ -256,3 +256,77 @@ async def test_two_processes_on_redis_run_each_occurrence_once(
             await asyncio.gather(*(bot.ticks.get() for bot in bots))
             await asyncio.gather(*(bot.harness.host.idle() for bot in bots))
         assert len(markers(fake)) == 5 * 4
+
+
+async def test_after_a_two_hour_outage_the_missed_run_happens_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    state = build_state(StateSettings(data_dir=tmp_path / "state"))
+    clock = ManualClock.at(MONDAY_9 - dt.timedelta(minutes=30))
+    async with contextlib.AsyncExitStack() as stack:
+        fake = await stack.enter_async_context(FakeBotConnector())
+        add_members(fake)
+        async with scheduling_bot(monkeypatch, clock=clock, fake=fake, state=state) as bot:
+            await bot.say("/schedule every hour revenue this hour")
+            assert (await bot.at(MONDAY_9)).enqueued == 1
+        # the bot is down from 9:00 to 11:10: the 10:00 and 11:00 runs are missed
+        clock.set((MONDAY_9 + dt.timedelta(hours=2, minutes=10)).timestamp())
+        async with scheduling_bot(monkeypatch, clock=clock, fake=fake, state=state) as bot:
+            report = await bot.ticks.get()  # the first look after the start
+            await bot.harness.host.idle()
+            assert report.enqueued == 1
+            assert "ran 10 min late; 1 earlier run was missed" in _text(markers(fake)[-1])
+            assert len(markers(fake)) == 2
+            assert (await bot.at(MONDAY_9 + dt.timedelta(hours=3))).enqueued == 1  # 12:00
+            assert "late" not in _text(markers(fake)[-1])
+            assert len(markers(fake)) == 3
+    await state.aclose()
+
+
+async def test_the_owners_quota_applies_to_scheduled_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run asks as its owner: their quota refuses it like a question (no model call)."""
+    from agent_core.state.quotas import MemoryRateLimiter, RateLimitHook
+
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(monkeypatch, clock=clock) as bot:
+        agent = bot.harness.agent
+        agent.lifecycle_hooks.append(RateLimitHook(MemoryRateLimiter(), limit=1, window=7 * 86400))
+        await bot.say("/schedule every weekday 9:00 revenue yesterday")
+        await bot.at(MONDAY_9)
+        calls = len(agent.llm_service.requests)  # type: ignore[attr-defined]
+        sent = len(bot.fake.calls)
+        await bot.at(MONDAY_9 + dt.timedelta(days=1))
+        tuesday = " ".join(_text(c) for c in bot.fake.calls[sent:])
+        assert "Scheduled by" in tuesday and "reached your limit of 1 messages" in tuesday
+        assert len(agent.llm_service.requests) == calls  # type: ignore[attr-defined]
+
+
+async def test_nobody_else_pauses_it_and_forged_clicks_change_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bo's Pause click on Ana's schedule (its id is on every marker) is refused; a click
+    or a command whose token the Bot Framework did not sign is a 401 and changes nothing;
+    Ana's own click pauses it."""
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(monkeypatch, clock=clock) as bot:
+        await bot.say("/schedule every weekday 9:00 revenue", kind="groupChat")
+        (made,) = await bot.harness.host.schedules.store.every()
+        sent = len(bot.fake.calls)
+        await bot.click(f"/pause {made.id}", kind="groupChat", user="aad-bo", user_name="Bo")
+        told = [c for c in bot.fake.calls[sent:] if "There is no schedule" in _text(c)]
+        assert [c.operation for c in told] == ["send_to_conversation"]  # to Bo alone, 1:1
+        pause = {"threadline_action": f"/pause {made.id}"}
+        value = {"action": {"verb": "threadline.action", "data": pause}}
+        for forged in (
+            bot.harness.message(f"/unschedule {made.id}", kind="groupChat"),
+            bot.harness.invoke("adaptiveCard/action", value, kind="groupChat"),
+        ):
+            response = await bot.harness.post(forged, auth="Bearer not.a.token")
+            assert response.status == 401
+        kept = await bot.harness.host.schedules.store.get(made.id)
+        assert kept is not None and kept.status == "active"
+        await bot.click(f"/pause {made.id}", kind="groupChat")
+        kept = await bot.harness.host.schedules.store.get(made.id)
+        assert kept is not None and kept.status == "paused"
