@@ -24,6 +24,8 @@ WITHHELD_NOTE = (
     "🔒 Some details are only shown to you privately, and could not be delivered here. "
     "Ask me in a 1:1 chat to see them."
 )
+SENT_PRIVATELY = "🔒 I answered you privately, in our 1:1 chat."
+"""The public reply of a turn whose whole answer went to the asker's 1:1 chat."""
 _PLACES = {"groupChat": "group chat", "channel": "channel"}
 
 

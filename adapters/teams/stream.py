@@ -59,7 +59,7 @@ from adapters.teams.files import FileOffers
 from adapters.teams.limits import answer_messages, text_parts
 from adapters.teams.markdown import message_markdown
 from adapters.teams.plan import plan_progress_line, progress_line, task_list_card
-from adapters.teams.private import WITHHELD_NOTE, PrivateDelivery
+from adapters.teams.private import SENT_PRIVATELY, WITHHELD_NOTE, PrivateDelivery
 from adapters.teams.render import Rendering, render
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from agent_core.components import (
@@ -440,6 +440,8 @@ class TeamsReplyStream:
                 note = WITHHELD_NOTE if self.private_route == "withheld" else None
         citations, markers = self._cited(bool(lifted.text))
         text = "\n\n".join(part for part in (lifted.text, markers, note) if part)
+        if not text and not cards and self.private_route == "personal":
+            text = SENT_PRIVATELY  # not "I have nothing to add.": the answer went 1:1
         return answer_messages(
             self._ref,
             text,

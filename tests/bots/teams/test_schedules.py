@@ -317,6 +317,7 @@ async def test_nobody_else_pauses_it_and_forged_clicks_change_nothing(
         await bot.click(f"/pause {made.id}", kind="groupChat", user="aad-bo", user_name="Bo")
         told = [c for c in bot.fake.calls[sent:] if "There is no schedule" in _text(c)]
         assert [c.operation for c in told] == ["send_to_conversation"]  # to Bo alone, 1:1
+        assert "I answered you privately" in _text(bot.fake.calls[-1])  # the room: only that
         pause = {"threadline_action": f"/pause {made.id}"}
         value = {"action": {"verb": "threadline.action", "data": pause}}
         for forged in (
