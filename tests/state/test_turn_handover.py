@@ -6,9 +6,7 @@ worker's concurrency and the asker's cap, drains, crashes and outages."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,14 +17,20 @@ from agent_core.state.redis_client import connect_redis
 from agent_core.state.testing import RedisServer
 from agent_core.state.turns import Turn
 from agent_core.state.turns_redis import RedisTurnQueue
-from tests.state.turn_contract import DEADLINE, Answers, drained, working
+from tests.state.turn_contract import (
+    DEADLINE,
+    Answers,
+    drained,
+    killed_mid_turn,
+    survivor_reruns,
+    working,
+)
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 pytestmark = pytest.mark.redis
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CLAIM_AFTER = 0.5
 
 
@@ -183,34 +187,14 @@ async def test_a_handed_over_turn_of_a_killed_process_finishes_on_another(
 ) -> None:
     """``kill -9`` of the process that recorded a turn and was running it: another worker
     claims it after ``claim_after`` with what it recorded; the thread's next turn follows."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
+    killed = await killed_mid_turn(
         "tests.state.handover_process",
         redis_url,
         key_prefix,
         str(CLAIM_AFTER),
         "slack:T1:C1:1.0",
-        stdout=asyncio.subprocess.PIPE,
-        cwd=REPO_ROOT,
     )
-    try:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), 20)
-        assert line.startswith(b"STARTED "), line
-    finally:
-        process.kill()  # SIGKILL: no cleanup, no ack, lease left to expire
-        await process.wait()
-
-    answers = Answers(2)
-    async with working(here, answers, consumer="survivor"):
-        await answers.wait()
-        await drained(here)
-    rerun, following = answers.turns
-    assert (rerun.payload["n"], rerun.attempt) == (0, 2)
-    assert rerun.progress == {"posted_by": process.pid, "reply_ts": "1700000000.000100"}
-    assert (following.payload["n"], following.attempt) == (1, 1)
-    assert answers.overlaps == 0
+    await survivor_reruns(here, killed)
 
 
 async def test_an_enqueue_that_fails_gives_its_slot_back(private_redis: RedisServer) -> None:

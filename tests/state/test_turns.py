@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,12 +14,18 @@ from agent_core.state.turns import TurnQueue
 from agent_core.state.turns_memory import MemoryTurnQueue
 from agent_core.state.turns_redis import RedisTurnQueue
 from agent_core.state.turns_sqlite import SqliteTurnQueue
-from tests.state.turn_contract import CLAIM_AFTER, Answers, TurnQueueContract, drained, working
+from tests.state.turn_contract import (
+    CLAIM_AFTER,
+    Answers,
+    TurnQueueContract,
+    drained,
+    killed_mid_turn,
+    survivor_reruns,
+    working,
+)
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class TestMemoryTurnQueue(TurnQueueContract):
@@ -78,39 +83,13 @@ async def test_a_turn_of_a_killed_worker_process_finishes_on_another(
     queue = RedisTurnQueue(redis, key_prefix=key_prefix, claim_after=0.5)
     await queue.enqueue("slack:T1:C1:1.0", {"n": 0}, dedupe_key="Ev0")
     await queue.enqueue("slack:T1:C1:1.0", {"n": 1}, dedupe_key="Ev1")
-    worker = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.state.worker_process",
-        redis_url,
-        key_prefix,
-        "0.5",
-        stdout=asyncio.subprocess.PIPE,
-        cwd=REPO_ROOT,
-    )
-    try:
-        assert worker.stdout is not None
-        line = await asyncio.wait_for(worker.stdout.readline(), 20)
-        assert line.startswith(b"STARTED "), line
-    finally:
-        worker.kill()  # SIGKILL: no cleanup, no ack, lease left to expire
-        await worker.wait()
-
-    answers = Answers(2)
-    async with working(queue, answers, consumer="survivor"):
-        await answers.wait()
-        await drained(queue)
-    rerun, following = answers.turns
-    assert (rerun.payload["n"], rerun.attempt) == (0, 2)
-    assert rerun.progress == {"posted_by": worker.pid, "reply_ts": "1700000000.000100"}
-    assert (following.payload["n"], following.attempt) == (1, 1)
-    assert answers.overlaps == 0
+    killed = await killed_mid_turn("tests.state.worker_process", redis_url, key_prefix, "0.5")
+    await survivor_reruns(queue, killed)
 
 
 async def test_one_owners_turns_wait_in_order_without_holding_anyone_elses() -> None:
     """Issue 22: one person's turns beyond ``per_owner`` hold no slot (here: in one thread,
     where they would also wait for each other), so another's turn runs at once."""
-    import asyncio
 
     from agent_core.state.turns import Turn
     from agent_core.state.turns_memory import MemoryTurnQueue

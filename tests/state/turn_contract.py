@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from agent_core.state.turns import Turn, TurnHandler, TurnQueue
 
 CLAIM_AFTER = 0.3
 DEADLINE = 10.0
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @asynccontextmanager
@@ -68,6 +71,36 @@ async def drained(queue: TurnQueue) -> None:
     async with asyncio.timeout(DEADLINE):
         while await queue.pending():
             await asyncio.sleep(0.005)  # polling a store's state, with a deadline
+
+
+async def killed_mid_turn(module: str, *args: str) -> int:
+    """Run ``python -m module *args``, a worker that prints ``STARTED`` once inside a turn;
+    SIGKILL it there (no cleanup, no ack, its lease left to expire). Its pid."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", module, *args, stdout=asyncio.subprocess.PIPE, cwd=REPO_ROOT
+    )
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), 20)
+        assert line.startswith(b"STARTED "), line
+    finally:
+        process.kill()
+        await process.wait()
+    return process.pid
+
+
+async def survivor_reruns(queue: TurnQueue, killed: int) -> None:
+    """Another worker takes the killed one's turn over once, with what it recorded (its
+    ``posted_by`` and ``reply_ts``), then runs the thread's next turn after it."""
+    answers = Answers(2)
+    async with working(queue, answers, consumer="survivor"):
+        await answers.wait()
+        await drained(queue)
+    rerun, following = answers.turns
+    assert (rerun.payload["n"], rerun.attempt) == (0, 2)
+    assert rerun.progress == {"posted_by": killed, "reply_ts": "1700000000.000100"}
+    assert (following.payload["n"], following.attempt) == (1, 1)
+    assert answers.overlaps == 0
 
 
 class TurnQueueContract:
