@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,22 +69,21 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningConsole
     logs goes to a file the tests read."""
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     folder = tmp_path_factory.mktemp("console")
+    with running_console(folder, ["--scripted", "--stream-delay", "0.05"], env) as console:
+        yield console
+
+
+@contextmanager
+def running_console(
+    folder: Path, options: list[str], env: dict[str, str]
+) -> Iterator[RunningConsole]:
+    """`threadline dev --port 0 OPTIONS --data-dir FOLDER/data` in its own process, until
+    the block ends; its stderr in FOLDER/stderr.log."""
     log = folder / "stderr.log"
+    command = ["-m", "bots.cli", "dev", "--port", "0", *options]
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bots.cli",
-                "dev",
-                "--port",
-                "0",
-                "--scripted",
-                "--stream-delay",
-                "0.05",
-                "--data-dir",
-                str(folder / "data"),
-            ],
+            [sys.executable, *command, "--data-dir", str(folder / "data")],
             cwd=ROOT,
             env={**env, "PYTHONUNBUFFERED": "1"},
             stdout=subprocess.PIPE,
@@ -94,11 +94,11 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningConsole
     line = process.stdout.readline()
     match = re.search(r"(http://\S+)", line)
     try:
-        assert match, f"no URL printed: {line!r}"
+        assert match, f"no URL printed: {line!r} {log.read_text()}"
         yield RunningConsole(match.group(1), log)
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=20)
         process.stdout.close()
 
 

@@ -6,15 +6,20 @@ console on this machine, and the console answers the question that waited, as it
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.dev.test_browser import CHROMEDRIVER, CHROMIUM, SLACK, TEAMS, Page, chrome
+from tests.dev.test_browser import (
+    CHROMEDRIVER,
+    CHROMIUM,
+    SLACK,
+    TEAMS,
+    Page,
+    chrome,
+    running_console,
+)
 from tests.tools.mcp.conftest import OAuthTickets, running_oauth_tickets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,39 +45,9 @@ def console_url(oauth: OAuthTickets, tmp_path_factory: pytest.TempPathFactory) -
     config = folder / "threadline.toml"
     config.write_text(f'[[mcp]]\nname = "tickets"\nurl = "{oauth.url}"\nauth = "user"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "THREADLINE_"))}
-    log = folder / "stderr.log"
-    with log.open("w") as stderr:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bots.cli",
-                "dev",
-                "--port",
-                "0",
-                "--config",
-                str(config),
-                "--app",
-                "tests/dev/mcp_app.py:agent",
-                "--data-dir",
-                str(folder / "data"),
-            ],
-            cwd=ROOT,
-            env={**env, "PYTHONUNBUFFERED": "1"},
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    found = re.search(r"(http://\S+)", line)
-    try:
-        assert found, f"no URL printed: {line!r} {log.read_text()}"
-        yield found.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        process.stdout.close()
+    options = ["--config", str(config), "--app", "tests/dev/mcp_app.py:agent"]
+    with running_console(folder, options, env) as console:
+        yield console.url
 
 
 def test_a_sign_in_comes_back_to_the_console_and_the_question_is_answered(
