@@ -19,16 +19,11 @@ import logging
 import os
 import sys
 
-from pydantic import BaseModel
-
 from agent_core import (
     Agent,
     ScriptedLlmService,
     ScriptedResponse,
-    Tool,
-    ToolContext,
     ToolRegistry,
-    ToolResult,
     UserResolver,
 )
 from agent_core.approvals import ApprovalBook
@@ -36,6 +31,7 @@ from agent_core.llm.base import LlmRequest
 from agent_core.state import State, StateSettings
 from bots.slack.app import serve
 from bots.slack.settings import SlackSettings
+from tests.e2e.approval_app import Refund
 
 LATENCY = 0.3
 SLOW_SECONDS = 1.5
@@ -55,26 +51,6 @@ def answer(request: LlmRequest) -> ScriptedResponse:
     words = text.split(" ")
     chunks = [word + " " for word in words[:-1]] + [words[-1]]
     return ScriptedResponse(text=text, chunks=chunks, chunk_delay=SLOW_SECONDS / len(chunks))
-
-
-class RefundArgs(BaseModel):
-    order: int
-
-
-class Refund(Tool[RefundArgs]):
-    """Waits for approval; each run is one line in ``E2E_RUNS`` (shared by the processes)."""
-
-    name = "refund"
-    description = "Refund an order"
-    approval = "always"
-
-    def get_args_schema(self) -> type[RefundArgs]:
-        return RefundArgs
-
-    async def execute(self, context: ToolContext, args: RefundArgs) -> ToolResult:
-        with open(os.environ["E2E_RUNS"], "a") as runs:
-            runs.write(f"{os.getpid()} {args.order}\n")
-        return ToolResult(success=True, result_for_llm=f"order {args.order} refunded")
 
 
 def build_agent(state: State, resolver: UserResolver) -> Agent:
