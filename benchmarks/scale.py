@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _redis_monitor import Monitor  # noqa: E402
 from _stats import result_line  # noqa: E402
+from _subprocesses import ReadyProcesses  # noqa: E402
 
 from agent_core import (  # noqa: E402
     Agent,
@@ -114,56 +115,26 @@ async def worker(url: str, prefix: str, latency: float) -> None:
 # -- driver ----------------------------------------------------------------------------------
 
 
-class Workers:
+class Workers(ReadyProcesses):
     """N worker subprocesses; answers arrive as ``done <client> <n>`` lines."""
 
     def __init__(self) -> None:
-        self.processes: list[asyncio.subprocess.Process] = []
+        super().__init__(__file__, ROOT, self._answered)
         self.waiting: dict[tuple[int, int], asyncio.Future[None]] = {}
-        self._readers: list[asyncio.Task[None]] = []
 
-    async def start(self, count: int, url: str, prefix: str, latency: float) -> None:
-        async def one() -> asyncio.subprocess.Process:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                __file__,
-                "--worker",
-                url,
-                prefix,
-                str(latency),
-                stdout=asyncio.subprocess.PIPE,
-                cwd=ROOT,
-            )
-            assert process.stdout is not None
-            line = await asyncio.wait_for(process.stdout.readline(), 30)
-            assert line.strip() == b"ready", line
-            return process
+    async def start_count(self, count: int, url: str, prefix: str, latency: float) -> None:
+        await self.start([["--worker", url, prefix, str(latency)]] * count)
 
-        for process in await asyncio.gather(*(one() for _ in range(count))):
-            self.processes.append(process)
-            self._readers.append(asyncio.create_task(self._read(process)))
-
-    async def _read(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None
-        async for line in process.stdout:
-            _, client, n = line.decode().split()
-            future = self.waiting.pop((int(client), int(n)), None)
-            if future is not None and not future.done():
-                future.set_result(None)
+    def _answered(self, line: bytes) -> None:
+        _, client, n = line.decode().split()
+        future = self.waiting.pop((int(client), int(n)), None)
+        if future is not None and not future.done():
+            future.set_result(None)
 
     def expect(self, client: int, n: int) -> asyncio.Future[None]:
         future = asyncio.get_running_loop().create_future()
         self.waiting[(client, n)] = future
         return future
-
-    async def stop(self) -> None:
-        for process in self.processes:
-            process.terminate()
-        for process in self.processes:
-            await process.wait()
-        for reader in self._readers:
-            reader.cancel()
-        await asyncio.gather(*self._readers, return_exceptions=True)
 
 
 class LoadWindow:
@@ -235,7 +206,7 @@ async def measure(
     redis = connect_redis(url)
     queue = RedisTurnQueue(redis, key_prefix=prefix)
     workers = Workers()
-    await workers.start(processes, url, prefix, latency)
+    await workers.start_count(processes, url, prefix, latency)
     window = LoadWindow()
 
     async def client(number: int) -> None:

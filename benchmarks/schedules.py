@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _stats import result_line  # noqa: E402
+from _subprocesses import ReadyProcesses  # noqa: E402
 
 from agent_core.schedules.clock import SystemClock  # noqa: E402
 from agent_core.schedules.dispatcher import DispatchReport, ScheduleDispatcher  # noqa: E402
@@ -100,48 +101,15 @@ async def dispatcher_process(url: str, prefix: str, offset: float) -> None:
     await dispatcher.run()
 
 
-class Dispatchers:
+class Dispatchers(ReadyProcesses):
     """Dispatcher subprocesses; their tick reports arrive on stdout."""
 
     def __init__(self) -> None:
-        self.processes: list[asyncio.subprocess.Process] = []
+        super().__init__(__file__, ROOT, lambda line: self.reports.append(json.loads(line)))
         self.reports: list[dict[str, int]] = []
-        self._readers: list[asyncio.Task[None]] = []
 
-    async def start(self, url: str, prefix: str, offsets: list[float]) -> None:
-        async def one(offset: float) -> asyncio.subprocess.Process:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                __file__,
-                "--dispatcher",
-                url,
-                prefix,
-                repr(offset),
-                stdout=asyncio.subprocess.PIPE,
-                cwd=ROOT,
-            )
-            assert process.stdout is not None
-            line = await asyncio.wait_for(process.stdout.readline(), 30)
-            assert line.strip() == b"ready", line
-            return process
-
-        for process in await asyncio.gather(*(one(offset) for offset in offsets)):
-            self.processes.append(process)
-            self._readers.append(asyncio.create_task(self._read(process)))
-
-    async def _read(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None
-        async for line in process.stdout:
-            self.reports.append(json.loads(line))
-
-    async def stop(self) -> None:
-        for process in self.processes:
-            process.terminate()
-        for process in self.processes:
-            await process.wait()
-        for reader in self._readers:
-            reader.cancel()
-        await asyncio.gather(*self._readers, return_exceptions=True)
+    async def start_at(self, url: str, prefix: str, offsets: list[float]) -> None:
+        await self.start([["--dispatcher", url, prefix, repr(offset)] for offset in offsets])
 
 
 # -- the driver ------------------------------------------------------------------------------
@@ -220,7 +188,7 @@ async def dispatch_round(url: str, count: int, skews: list[float]) -> dict[str, 
     dispatchers = Dispatchers()
     start_at = time.time() + START
     try:
-        await dispatchers.start(url, prefix, [due - start_at + skew for skew in skews])
+        await dispatchers.start_at(url, prefix, [due - start_at + skew for skew in skews])
         commands_before, scripts_before = await command_counts(url)
         wait = start_at - time.time()
         await asyncio.sleep(max(0.0, wait))  # the benchmark's clock: until the due instant
