@@ -184,6 +184,8 @@ class SqlAlchemyRunner(SqlRunner):
             self._cancel(handle, "timeout")
             future.add_done_callback(_retrieved)
             raise SqlError(f"the query was stopped after {timeout:g} s", reason="timeout")
+        if future.cancelled():  # the pool closed before the job ran: not this task's Stop
+            raise SqlError("the database connection pool is closed", reason="unavailable")
         return future.result()
 
     def _cancel(self, handle: QueryHandle, reason: CancelReason) -> None:

@@ -168,6 +168,30 @@ async def test_cancelling_the_caller_interrupts_the_query(shop_db: Path) -> None
         assert result.rows == [[1]]
 
 
+async def test_a_query_queued_when_the_pool_closes_is_unavailable_not_cancelled(
+    shop_db: Path,
+) -> None:
+    """Shutting the pool down drops queued jobs. A caller waiting on one hears "the pool is
+    closed" (an ``SqlError``), not a ``CancelledError`` it never asked for: the start-up
+    check's thread died of that while a console closed (``threadline-schema``)."""
+    loop = asyncio.get_running_loop()
+    runner = SqlAlchemyRunner.sqlite(shop_db, workers=1)
+    with _SignallingExecutor(loop) as executor:
+        runner.pool.executor = executor
+        busy = asyncio.create_task(runner.run_sql(FOREVER, timeout=60))
+        await executor.job_started.wait()
+        queued = asyncio.create_task(runner.run_trusted("SELECT 1", timeout=60))
+        await asyncio.sleep(0.05)  # queued behind the busy worker
+        closing = loop.run_in_executor(None, runner.pool.dispose)
+        with pytest.raises(SqlError) as closed:
+            await asyncio.wait_for(queued, timeout=10)
+        assert closed.value.reason == "unavailable" and "closed" in str(closed.value)
+        busy.cancel()  # Stop: interrupts the running query, so the pool finishes closing
+        with pytest.raises(asyncio.CancelledError):
+            await busy
+        await asyncio.wait_for(closing, timeout=10)
+
+
 async def test_blobs_become_placeholders_in_records(shop_db: Path) -> None:
     result = await SqlAlchemyRunner.sqlite(shop_db).run_sql("SELECT name, body FROM files")
     assert result.records() == [{"name": "a.bin", "body": "<4 bytes>"}]
