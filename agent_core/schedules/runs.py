@@ -22,6 +22,7 @@ re-run after a crash repeats nothing that finished). ``run`` is the three togeth
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -57,6 +58,11 @@ class OwnerCheck:
     standing: Standing
     user: User | None = None
     reason: str = ""
+
+
+def answered_outcome(schedule: Schedule) -> str:
+    """The outcome kept for a run whose answer went out."""
+    return "alert fired" if schedule.alert is not None else "posted"
 
 
 class DeliveryError(ThreadlineError):
@@ -169,7 +175,7 @@ class ScheduleRunner:
         return step
 
     async def _answer(self, turn: Turn, ask: Ask, host: RunHost) -> str:
-        posted = "alert fired" if ask.schedule.alert is not None else "posted"
+        posted = answered_outcome(ask.schedule)
         if turn.progress.get("answered"):
             return posted  # the answer went out; only the outcome was not recorded
         try:
@@ -281,6 +287,35 @@ class ScheduleRunner:
             return await self._pause(schedule, reason, host, "admins")
         reason = owner.reason or "you may no longer ask where it posts"
         return await self._pause(schedule, reason, host, "owner")
+
+    def on_answered(
+        self, turn: Turn, occurrence: Occurrence, schedule: Schedule
+    ) -> Callable[[str], Awaitable[None]]:
+        """What a channel calls when the agent's answer to a run ended: keeps "posted" (or
+        "alert fired") for a completed answer, else the turn's own outcome."""
+
+        async def done(outcome: str) -> None:
+            kept = answered_outcome(schedule) if outcome == "completed" else outcome
+            await self.finished(turn, occurrence, kept)
+
+        return done
+
+    async def not_posted(
+        self,
+        turn: Turn,
+        occurrence: Occurrence,
+        schedule: Schedule,
+        host: RunChecks,
+        *,
+        failure: str,
+        gone: str | None,
+    ) -> None:
+        """The channel refused the run's marker: a place that is ``gone`` pauses the
+        schedule (``undeliverable``); the run ends "not posted (failure)" otherwise."""
+        outcome = f"not posted ({failure})"
+        if gone is not None:
+            outcome = await self.undeliverable(schedule, gone, host)
+        await self.finished(turn, occurrence, outcome)
 
     async def undeliverable(self, schedule: Schedule, reason: str, host: RunChecks) -> str:
         """The channel refused the post (channel gone, bot removed, 403): pause the

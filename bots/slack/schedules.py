@@ -172,10 +172,9 @@ class SlackSchedules:
             thread = await slot.open_marked(step.marker_component())
         except SlackCallFailed as error:
             gone = reach.place_gone(error)
-            outcome = f"not posted ({error.failure})"
-            if gone is not None:
-                outcome = await runner.undeliverable(schedule, gone, checks)
-            await runner.finished(turn, occurrence, outcome)
+            await runner.not_posted(
+                turn, occurrence, schedule, checks, failure=str(error.failure), gone=gone
+            )
             return "dropped"
         context = owner_context(schedule, thread_id=thread, turn_id=turn.id)
         reply = SlackReplyStream(
@@ -187,13 +186,12 @@ class SlackSchedules:
             flush_chars=self.flush_chars,
             flush_interval=self.stream_interval,
         )
-        posted = "alert fired" if schedule.alert is not None else "posted"
-
-        async def done(outcome: Outcome) -> None:
-            await runner.finished(turn, occurrence, posted if outcome == "completed" else outcome)
-
         return Answering(
-            context, step.prompt, reply, conversation_id=conversation_id(context), done=done
+            context,
+            step.prompt,
+            reply,
+            conversation_id=conversation_id(context),
+            done=runner.on_answered(turn, occurrence, schedule),
         )
 
     def _checks(self, slot: AnswerSlot, schedule: Schedule) -> ChannelChecks:

@@ -143,10 +143,9 @@ class TeamsSchedules:
                 marker = await reach.post(connector, ref, step.marker_component())
             except ConnectorError as error:
                 gone = reach.place_gone(error)
-                outcome = f"not posted ({error})"
-                if gone is not None:
-                    outcome = await runner.undeliverable(schedule, gone, checks)
-                await runner.finished(turn, occurrence, outcome)
+                await runner.not_posted(
+                    turn, occurrence, schedule, checks, failure=str(error), gone=gone
+                )
                 return "dropped"
             await turn.record(**{MARKER: marker})
         reply = TeamsReplyStream(
@@ -159,13 +158,12 @@ class TeamsSchedules:
             stop_button_after=self.stop_button_after,
         )
         context = owner_context(schedule, turn_id=turn.id)
-        posted = "alert fired" if schedule.alert is not None else "posted"
-
-        async def done(outcome: Outcome) -> None:
-            await runner.finished(turn, occurrence, posted if outcome == "completed" else outcome)
-
         return Answering(
-            context, step.prompt, reply, conversation_id=conversation_id(context), done=done
+            context,
+            step.prompt,
+            reply,
+            conversation_id=conversation_id(context),
+            done=runner.on_answered(turn, occurrence, schedule),
         )
 
     def _checks(self, ref: ConversationRef, schedule: Schedule) -> ChannelChecks:
