@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.users import User
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class AuditEvent(BaseModel):
 
     event_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     event_type: AuditEventType
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = Field(default_factory=SYSTEM_CLOCK.now)
     user_id: str
     username: str | None = None
     user_email: str | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.tools.base import ToolCall
 from agent_core.users import User
 
@@ -25,7 +25,7 @@ class Message(BaseModel):
 
     role: MessageRole
     content: str = ""
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = Field(default_factory=SYSTEM_CLOCK.now)
     metadata: dict[str, Any] = Field(default_factory=dict)
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
@@ -39,13 +39,13 @@ class Conversation(BaseModel):
     id: str
     user: User
     messages: list[Message] = Field(default_factory=list)
-    created_at: float = Field(default_factory=time.time)
-    updated_at: float = Field(default_factory=time.time)
+    created_at: float = Field(default_factory=SYSTEM_CLOCK.now)
+    updated_at: float = Field(default_factory=SYSTEM_CLOCK.now)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def add_message(self, message: Message) -> None:
         self.messages.append(message)
-        self.updated_at = time.time()
+        self.updated_at = SYSTEM_CLOCK.now()
 
     def snapshot(self) -> Conversation:
         """An independent copy: its own message list and metadata (messages are immutable)."""

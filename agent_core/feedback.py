@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 from pydantic import BaseModel, ConfigDict, Field
+
+from agent_core.clock import SYSTEM_CLOCK
 
 
 class Feedback(BaseModel):
@@ -25,4 +25,4 @@ class Feedback(BaseModel):
     positive: bool
     comment: str | None = None
     turn_id: str | None = None
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = Field(default_factory=SYSTEM_CLOCK.now)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import time
 
+from agent_core.clock import SYSTEM_CLOCK, Clock, utcnow
 from agent_core.tools.base import ToolSchema
 from agent_core.users import User
 
@@ -56,13 +56,16 @@ class DefaultSystemPromptBuilder(SystemPromptBuilder):
     True
     """
 
-    def __init__(self, base_prompt: str | None = None, *, keep: int = 256) -> None:
+    def __init__(
+        self, base_prompt: str | None = None, *, keep: int = 256, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.base_prompt = base_prompt or DEFAULT_BASE_PROMPT
         self._keep = keep
+        self._today = _Today(clock)
         self._built: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], str] = {}
 
     async def build_system_prompt(self, user: User, tools: list[ToolSchema]) -> str | None:
-        key = (_today(), user.username, tuple((t.name, t.description) for t in tools))
+        key = (self._today(), user.username, tuple((t.name, t.description) for t in tools))
         prompt = self._built.get(key)
         if prompt is None:
             if len(self._built) >= self._keep:
@@ -81,20 +84,19 @@ class DefaultSystemPromptBuilder(SystemPromptBuilder):
 
 
 class _Today:
-    """Today's local date, ISO; looked up once a day (at the next local midnight), not on
-    every turn."""
+    """The clock's date (UTC), ISO; worked out again once a day (at the next UTC midnight),
+    not on every turn."""
 
-    __slots__ = ("iso", "until")
+    __slots__ = ("clock", "iso", "until")
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
         self.until, self.iso = 0.0, ""
 
     def __call__(self) -> str:
-        if time.time() >= self.until:
-            today = dt.date.today()
-            self.until = dt.datetime.combine(today + dt.timedelta(days=1), dt.time()).timestamp()
+        if self.clock.now() >= self.until:
+            today = utcnow(self.clock).date()
+            midnight = dt.datetime.combine(today + dt.timedelta(days=1), dt.time(), dt.UTC)
+            self.until = midnight.timestamp()
             self.iso = today.isoformat()
         return self.iso
-
-
-_today = _Today()

@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _stats import result_line  # noqa: E402
 from _subprocesses import ReadyProcesses  # noqa: E402
 
-from agent_core.schedules.clock import SystemClock  # noqa: E402
+from agent_core.clock import SystemClock  # noqa: E402
 from agent_core.schedules.dispatcher import DispatchReport, ScheduleDispatcher  # noqa: E402
 from agent_core.schedules.model import Place, Schedule  # noqa: E402
 from agent_core.schedules.occurrence import Occurrence  # noqa: E402

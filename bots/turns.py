@@ -49,6 +49,7 @@ from typing import Any, Literal, Protocol
 from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.stream import ReplyStream
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components import UiComponent
 from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state.draining import DrainingTurnQueue
@@ -303,7 +304,7 @@ class TurnHost:
             self.metrics.active_turns.dec()
             self.metrics.turns.labels(outcome=outcome).inc()
             if outcome in ("completed", "stopped", "failed"):
-                self.metrics.turn_seconds.observe(max(0.0, time.time() - turn.enqueued_at))
+                self.metrics.turn_seconds.observe(max(0.0, SYSTEM_CLOCK.now() - turn.enqueued_at))
 
     async def _give_up(self, turn: Turn) -> None:
         """The turn's runs kept dying: say so, in place of what they posted."""

@@ -13,6 +13,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from agent_core.clock import utcnow
+
 if TYPE_CHECKING:
     from agent_core.usage.ledger import Totals, UsageSummary
     from bots.serving import Config
@@ -61,7 +63,7 @@ async def _read(config: Config, days: int) -> tuple[UsageSummary, UsageSummary]:
 
     state = build_state(config.state)
     try:
-        today = dt.datetime.now(dt.UTC).date()
+        today = utcnow().date()
         day = await state.usage.summary(today, today)
         period = await state.usage.summary(today - dt.timedelta(days=days - 1), today)
     finally:

@@ -24,7 +24,6 @@ My question: why?
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +34,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.errors import SlackCallFailed, SlackWebClient
 from adapters.slack.markdown import truncate
 from adapters.slack.threads import ThreadTranscript, ts_value
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import StateUnavailableError
 from agent_core.state import KeyValueStore
 
@@ -67,7 +67,7 @@ class HistoryGate:
         cache: KeyValueStore,
         *,
         interval: float = READ_INTERVAL,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         self._cache = cache
         self.interval = interval

@@ -24,12 +24,12 @@ after: one round trip a turn, and no Web API call.
 from __future__ import annotations
 
 import math
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from adapters.slack.context import thread_key
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state import Flag, KeyValueStore
 
 THREAD_TTL = 14 * 24 * 3600.0
@@ -58,7 +58,7 @@ class ThreadMembership:
         shared: bool = True,
         ttl: float = THREAD_TTL,
         keep: int = 50_000,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         self._cache = cache
         self.shared = shared

@@ -27,11 +27,11 @@ not read yet, never all), and ``ask_once`` approvals remembered.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_core.approvals.record import ApprovalRecord
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components import ApprovalState
 from agent_core.users import User
 
@@ -91,7 +91,7 @@ class ApprovalBook:
         self,
         store: KeyValueStore | None = None,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
         on_decided: OnDecided | None = None,
     ) -> None:
         self._store = store

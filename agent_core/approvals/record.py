@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.approvals.policy import describe_approvers, may_approve
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components import (
     ApprovalCallView,
     ApprovalComponent,
@@ -85,7 +85,7 @@ class ApprovalRecord(BaseModel):
     """The asker's request metadata, as the channel verified it (who, where)."""
     calls: list[HeldCall]
     component_id: str
-    created_at: float = Field(default_factory=time.time)
+    created_at: float = Field(default_factory=SYSTEM_CLOCK.now)
     expires_at: float
     state: ApprovalState = "pending"
     decided_by_id: str | None = None
@@ -106,7 +106,7 @@ class ApprovalRecord(BaseModel):
             "asker_name": "Ana",
             "calls": [HeldCall(id="call-1", tool="refund", arguments={}, approvers=["asker"])],
             "component_id": "v1",
-            "expires_at": time.time() + 900,
+            "expires_at": SYSTEM_CLOCK.now() + 900,
         }
         return cls(**{**values, **changes})
 
@@ -115,7 +115,7 @@ class ApprovalRecord(BaseModel):
         return self.state == "pending"
 
     def expired(self, now: float | None = None) -> bool:
-        return (time.time() if now is None else now) >= self.expires_at
+        return (SYSTEM_CLOCK.now() if now is None else now) >= self.expires_at
 
     def may_be_decided_by(self, user: User) -> bool:
         """Whether ``user`` may approve every held call."""

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from collections.abc import AsyncIterator
 from enum import StrEnum
 from typing import Any, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components.simple import SimpleComponent, SimpleTextComponent
 
 _ID_PREFIX = os.urandom(6).hex()
@@ -83,7 +83,7 @@ class RichComponent(BaseModel):
     type: ComponentType
     lifecycle: ComponentLifecycle = ComponentLifecycle.CREATE
     children: list[str] = Field(default_factory=list)
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = Field(default_factory=SYSTEM_CLOCK.now)
     visible: bool = True
     interactive: bool = False
 
@@ -115,7 +115,7 @@ class RichComponent(BaseModel):
         # and every tool status is one of these
         version = cls.__new__(cls)
         values = self.__dict__.copy()
-        values.update(changes, lifecycle=lifecycle, timestamp=time.time())
+        values.update(changes, lifecycle=lifecycle, timestamp=SYSTEM_CLOCK.now())
         fields_set = {*self.__pydantic_fields_set__, *changes, "lifecycle", "timestamp"}
         private, extra = self.__pydantic_private__, self.__pydantic_extra__
         object.__setattr__(version, "__dict__", values)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components.base import ComponentType, RichComponent
 from agent_core.components.text import StatusLevel
 
@@ -100,7 +100,7 @@ class StatusIndicatorComponent(RichComponent):
 class LogEntry(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = Field(default_factory=SYSTEM_CLOCK.now)
     level: Literal["debug", "info", "warning", "error"] = "info"
     message: str
     data: dict[str, Any] | None = None

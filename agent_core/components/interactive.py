@@ -8,11 +8,11 @@ person's browser, and it is only ever shown to that person.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components.base import ComponentType, RichComponent, new_component_id
 
 ButtonVariant = Literal["primary", "secondary", "success", "warning", "error", "ghost", "link"]
@@ -105,7 +105,7 @@ class Task(BaseModel):
     description: str | None = None
     status: TaskStatus = "pending"
     progress: float | None = None
-    created_at: float = Field(default_factory=time.time)
+    created_at: float = Field(default_factory=SYSTEM_CLOCK.now)
     completed_at: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     parent_id: str | None = None
@@ -135,4 +135,4 @@ class TaskListComponent(RichComponent):
         return self.update(tasks=tasks)
 
     def complete_task(self, task_id: str) -> TaskListComponent:
-        return self.update_task(task_id, status="completed", completed_at=time.time())
+        return self.update_task(task_id, status="completed", completed_at=SYSTEM_CLOCK.now())

@@ -12,11 +12,12 @@ such as ``"größe"``), so SQL the model copies from the schema runs as written.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from agent_core.clock import utcnow
 
 SYSTEM_SCHEMAS = frozenset(
     {
@@ -83,7 +84,7 @@ class Catalog(BaseModel):
 
     backend: str
     tables: list[TableInfo]
-    introspected_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
+    introspected_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
     def render(self) -> str:
         return "\n\n".join(table.ddl for table in self.tables)

@@ -25,11 +25,12 @@ import hashlib
 import logging
 import re
 import tempfile
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.database.file_formats import (
     FileKind,
     FileLoadError,
@@ -108,9 +109,16 @@ def _sql_name(name: str) -> str:
 class FileTables:
     """The store; see the module docstring."""
 
-    def __init__(self, root: Path, *, limits: FileLimits | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        limits: FileLimits | None = None,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
+    ) -> None:
         self.root = root
         self.limits = limits or FileLimits()
+        self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
 
     def path(self, scope: str) -> Path:
@@ -152,7 +160,7 @@ class FileTables:
 
     def sweep(self) -> int:
         """Drop the databases of conversations idle for ``keep_seconds``; how many."""
-        cutoff = time.time() - self.limits.keep_seconds
+        cutoff = self._clock() - self.limits.keep_seconds
         dropped = 0
         for path in self.root.glob("*.duckdb*"):
             with contextlib.suppress(OSError):

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import time
 import uuid
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agent_core.clock import SYSTEM_CLOCK
 
 _current_span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
     "threadline_span", default=None
@@ -37,14 +38,14 @@ class Span(BaseModel):
 
     id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     name: str
-    start_time: float = Field(default_factory=time.time)
+    start_time: float = Field(default_factory=SYSTEM_CLOCK.now)
     end_time: float | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
     parent_id: str | None = None
 
     def end(self) -> None:
         if self.end_time is None:
-            self.end_time = time.time()
+            self.end_time = SYSTEM_CLOCK.now()
 
     def duration_ms(self) -> float | None:
         return None if self.end_time is None else (self.end_time - self.start_time) * 1000
@@ -60,7 +61,7 @@ class Metric(BaseModel):
     value: float
     unit: str = ""
     tags: dict[str, str] = Field(default_factory=dict)
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = Field(default_factory=SYSTEM_CLOCK.now)
 
 
 class ObservabilityProvider:

@@ -28,13 +28,13 @@ from __future__ import annotations
 import email.utils
 import json
 import math
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import anthropic
 import httpx2
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import (
     LlmAuthenticationError,
     LlmBadRequestError,
@@ -160,7 +160,7 @@ def _retry_after(headers: httpx2.Headers) -> float | None:
         moment = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, moment.timestamp() - time.time())
+    return max(0.0, moment.timestamp() - SYSTEM_CLOCK.now())
 
 
 def _number(value: str | None) -> float | None:

@@ -6,10 +6,11 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agent_core.clock import utcnow
 from agent_core.memory.access import Sharing
 from agent_core.memory.base import TextMemory, ToolMemory
 from agent_core.memory.index import ScopeIndex, ToolEntry
-from agent_core.memory.indexed import IndexedAgentMemory, Kind, fingerprint_of, utc_now
+from agent_core.memory.indexed import IndexedAgentMemory, Kind, fingerprint_of
 from agent_core.memory.ranking import Analyzer
 
 
@@ -62,7 +63,7 @@ class InMemoryAgentMemory(IndexedAgentMemory):
         *,
         max_items: int = 10_000,
         analyzer: Analyzer | None = None,
-        clock: Callable[[], dt.datetime] = utc_now,
+        clock: Callable[[], dt.datetime] = utcnow,
         sharing: Sharing = "on_feedback",
     ) -> None:
         super().__init__(max_items=max_items, analyzer=analyzer, clock=clock, sharing=sharing)

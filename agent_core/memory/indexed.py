@@ -17,6 +17,7 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+from agent_core.clock import utcnow
 from agent_core.memory.access import MemoryReader, Sharing, ownership_for
 from agent_core.memory.base import (
     AgentMemory,
@@ -36,10 +37,6 @@ Kind = Literal["tool", "text"]
 M = TypeVar("M", ToolMemory, TextMemory)
 
 DELETES_PER_CALL = 500
-
-
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 def fingerprint_of(memory: ToolMemory) -> str:
@@ -66,7 +63,7 @@ class IndexedAgentMemory(AgentMemory):
         *,
         max_items: int = 10_000,
         analyzer: Analyzer | None = None,
-        clock: Callable[[], dt.datetime] = utc_now,
+        clock: Callable[[], dt.datetime] = utcnow,
         sharing: Sharing = "on_feedback",
     ) -> None:
         if max_items < 1:

@@ -17,9 +17,9 @@
     settings     [schedules] in threadline.toml; clock / testing: the injected time
 """
 
+from agent_core.clock import Clock, SystemClock
 from agent_core.schedules.alerts import AlertCheck, AlertRule, fires
 from agent_core.schedules.authoring import AlertAuthor, AlertAuthoringError, AuthoredAlert
-from agent_core.schedules.clock import Clock, SystemClock
 from agent_core.schedules.commands import ScheduleCommand, parse_command
 from agent_core.schedules.dispatcher import DispatchReport, ScheduleDispatcher
 from agent_core.schedules.grammar import ScheduleParseError, ScheduleRequest, parse_schedule

@@ -29,8 +29,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_core.clock import Clock, SystemClock, instant
 from agent_core.errors import StateUnavailableError
-from agent_core.schedules.clock import Clock, SystemClock, instant
 from agent_core.schedules.model import LastRun, Schedule
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.store import ScheduleStore

@@ -12,11 +12,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agent_core.clock import Clock, SystemClock, instant
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError
 from agent_core.schedules import replies
 from agent_core.schedules.authoring import AlertAuthor
-from agent_core.schedules.clock import Clock, SystemClock, instant
 from agent_core.schedules.commands import ScheduleCommand
 from agent_core.schedules.grammar import ScheduleParseError, ScheduleRequest, parse_schedule
 from agent_core.schedules.model import Place, Schedule, new_schedule_id

@@ -26,10 +26,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from agent_core.clock import Clock, SystemClock, instant
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.errors import ThreadlineError
 from agent_core.schedules.alerts import AlertCheck, AlertRule, AlertValueError, fires
-from agent_core.schedules.clock import Clock, SystemClock, instant
 from agent_core.schedules.model import LastRun, Schedule
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.store import ScheduleStore

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable
 from os import PathLike
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.conversations import Conversation, ConversationStore
 from agent_core.state.sqlite import SqliteDatabase
 from agent_core.users import User
@@ -51,7 +51,7 @@ class SqliteConversationStore(ConversationStore):
         database: SqliteDatabase | str | PathLike[str],
         *,
         retention: float | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import time
 from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.keyvalue import KeyValueStore, encode
 from agent_core.state.sqlite import SqliteDatabase
 
@@ -42,7 +42,7 @@ class SqliteKeyValueStore(KeyValueStore):
         database: SqliteDatabase | str | PathLike[str],
         *,
         table: str = "kv",
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         if not _IDENTIFIER.fullmatch(table):
             raise ValueError(f"not a valid table name: {table!r}")

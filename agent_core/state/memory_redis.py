@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from agent_core.clock import utcnow
 from agent_core.memory.access import Sharing
 from agent_core.memory.base import TextMemory, ToolMemory
 from agent_core.memory.index import ScopeIndex, ToolEntry
-from agent_core.memory.indexed import IndexedAgentMemory, Kind, utc_now
+from agent_core.memory.indexed import IndexedAgentMemory, Kind
 from agent_core.memory.ranking import Analyzer
 from agent_core.state import memory_redis_scripts as lua
 from agent_core.state.redis_client import redis_boundary
@@ -80,7 +81,7 @@ class RedisAgentMemory(IndexedAgentMemory):
         key_prefix: str = "threadline:",
         max_items: int = 10_000,
         analyzer: Analyzer | None = None,
-        clock: Callable[[], dt.datetime] = utc_now,
+        clock: Callable[[], dt.datetime] = utcnow,
         sharing: Sharing = "on_feedback",
         log_length: int = 10_000,
         refresh_interval: float = 0.5,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
+from agent_core.clock import utcnow
 from agent_core.memory.access import Sharing
 from agent_core.memory.base import TextMemory, ToolMemory
 from agent_core.memory.index import (
@@ -20,7 +21,7 @@ from agent_core.memory.index import (
     ownership_of,
     parse_timestamp,
 )
-from agent_core.memory.indexed import IndexedAgentMemory, Kind, utc_now
+from agent_core.memory.indexed import IndexedAgentMemory, Kind
 from agent_core.memory.ranking import Analyzer
 from agent_core.state.sqlite import SqliteDatabase
 
@@ -107,7 +108,7 @@ class SqliteAgentMemory(IndexedAgentMemory):
         *,
         max_items: int = 10_000,
         analyzer: Analyzer | None = None,
-        clock: Callable[[], dt.datetime] = utc_now,
+        clock: Callable[[], dt.datetime] = utcnow,
         sharing: Sharing = "on_feedback",
     ) -> None:
         super().__init__(max_items=max_items, analyzer=analyzer, clock=clock, sharing=sharing)

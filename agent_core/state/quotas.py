@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BeforeValidator
 
+from agent_core.clock import SYSTEM_CLOCK, utcnow
 from agent_core.errors import AgentError
 from agent_core.extensions.hooks import LifecycleHook
 
@@ -55,9 +56,13 @@ class RateLimiter(ABC):
     async def hit(self, key: str, *, limit: int, window: float) -> RateDecision: ...
 
     @abstractmethod
-    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
-        """Add ``amount`` to the counter ``key`` (created at 0, gone after ``expires_at``,
-        seconds since the epoch); the new total."""
+    async def spend(self, key: str, amount: int, *, ttl: float) -> int:
+        """Add ``amount`` to the counter ``key`` (created at 0, gone ``ttl`` seconds from now
+        by the store's own clock); the new total.
+
+        The caller names the period in ``key`` (``...:day:2026-11-26``) by its clock, and the
+        store only forgets the counter some time after it: relative, so a caller whose clock
+        differs from the store's (another process, a test's pinned date) counts the same."""
 
     @abstractmethod
     async def spent(self, keys: Sequence[str]) -> list[int]:
@@ -83,21 +88,21 @@ class MemoryRateLimiter(RateLimiter):
         self,
         *,
         clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
+        wall_clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         self._hits: dict[str, deque[float]] = {}
         self._spent: dict[str, tuple[int, float]] = {}
         self._clock = clock
         self._wall_clock = wall_clock
 
-    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
+    async def spend(self, key: str, amount: int, *, ttl: float) -> int:
         now = self._wall_clock()
         if len(self._spent) > 10_000:  # bounded: expired counters go
             self._spent = {k: v for k, v in self._spent.items() if v[1] > now}
         total, ends = self._spent.get(key, (0, 0.0))
         if ends <= now:
             total = 0
-        self._spent[key] = (total + amount, expires_at)
+        self._spent[key] = (total + amount, now + ttl)
         return total + amount
 
     async def spent(self, keys: Sequence[str]) -> list[int]:
@@ -203,7 +208,7 @@ class RateLimitHook(LifecycleHook):
         window: float,
         exempt_groups: Sequence[str] = (),
         key: Callable[[User], str] = lambda user: user.id,
-        wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        wall_clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         if limit < 1 or window <= 0:
             raise ValueError("limit must be at least 1 and window positive")

@@ -30,10 +30,10 @@ return {1, limit - count - 1, 0}
 """
 
 
-# Add to a counter and make it end at a fixed moment (the budget period's end), atomically.
+# Add to a counter and make it end some seconds from now (after the budget period), atomically.
 _SPEND = """
 local total = redis.call('INCRBY', KEYS[1], ARGV[1])
-redis.call('EXPIREAT', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
 return total
 """
 
@@ -62,8 +62,8 @@ class RedisRateLimiter(RateLimiter):
         return RateDecision(bool(allowed), int(remaining), int(retry_ms) / 1000)
 
     @redis_boundary
-    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
-        total = await self._spend([self.key_prefix + key], [amount, math.ceil(expires_at)])
+    async def spend(self, key: str, amount: int, *, ttl: float) -> int:
+        total = await self._spend([self.key_prefix + key], [amount, math.ceil(ttl)])
         return int(total)
 
     @redis_boundary

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable, Sequence
 from os import PathLike
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.quotas import RateDecision, RateLimiter
 from agent_core.state.sqlite import SqliteDatabase
 
@@ -36,8 +36,8 @@ class SqliteRateLimiter(RateLimiter):
         self,
         database: SqliteDatabase | str | PathLike[str],
         *,
-        clock: Callable[[], float] = time.time,
-        wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
+        wall_clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
@@ -62,8 +62,9 @@ class SqliteRateLimiter(RateLimiter):
 
         return await self._db.transaction(decide)
 
-    async def spend(self, key: str, amount: int, *, expires_at: float) -> int:
+    async def spend(self, key: str, amount: int, *, ttl: float) -> int:
         now = self._wall_clock()
+        expires_at = now + ttl
 
         def add(connection: sqlite3.Connection) -> int:
             connection.execute("DELETE FROM quota_spend WHERE expires_at <= ?", (now,))

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.keyvalue import Flag, MemoryKeyValueStore, encode
 from agent_core.state.turn_backend import Delivery, Readiness, Start
 from agent_core.state.turns import TurnQueue
@@ -81,7 +82,7 @@ class MemoryTurnQueue(TurnQueue):
         if flag is not None:  # nothing else runs in between: one step in this process
             payload = flag.payload(payload) if await flag.add() else payload
         turn_id = str(next(self._ids))
-        delivery = Delivery(turn_id, thread_key, dict(payload), time.time(), owner)
+        delivery = Delivery(turn_id, thread_key, dict(payload), SYSTEM_CLOCK.now(), owner)
         self._entries[turn_id] = _Entry(delivery)
         self._threads.setdefault(thread_key, deque()).append(turn_id)
         self._new.append(turn_id)

@@ -30,10 +30,10 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state import turns_redis_scripts as lua
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
@@ -125,7 +125,7 @@ class RedisTurnQueue(TurnQueue):
     ) -> str | None:
         keys = [self.stream_key, f"{self._base}seen:{dedupe_key}", self._thread_key(thread_key)]
         keys.append(self._reads_key(owner))
-        recorded, at = encode(payload), repr(time.time())
+        recorded, at = encode(payload), repr(SYSTEM_CLOCK.now())
         args: list[str | int] = [
             "1" if dedupe_key is not None else "0",
             max(1, math.ceil(dedupe_ttl * 1000)),

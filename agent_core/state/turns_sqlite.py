@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import time
 from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
@@ -71,7 +71,7 @@ class SqliteTurnQueue(TurnQueue):
         database: SqliteDatabase | str | PathLike[str],
         *,
         claim_after: float = 30.0,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         super().__init__(claim_after=claim_after)
         self._owns_database = not isinstance(database, SqliteDatabase)

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from agent_core.clock import utcnow
 from agent_core.state.quotas import RateLimiter
 from agent_core.usage.budget_settings import BudgetLimit
 from agent_core.users import User
@@ -113,7 +114,7 @@ class Budgets:
         *,
         counters: RateLimiter,
         admins_exempt: bool = True,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         self.limits = list(limits)
         self.counters = counters
@@ -160,9 +161,10 @@ class Budgets:
                 logger.warning("a cost budget cannot count a call to a model with no price")
                 amount = 0
             _, ends = period_bounds(limit.period, now)
-            expires = (ends + dt.timedelta(days=1)).timestamp()
+            # the key names the period by this clock; the store forgets it a day after
+            ttl = (ends + dt.timedelta(days=1) - now).total_seconds()
             key = self.key(limit, user, now)
-            totals.append(await self.counters.spend(key, amount, expires_at=expires))
+            totals.append(await self.counters.spend(key, amount, ttl=ttl))
         return _first_over(limits, totals, now)
 
 

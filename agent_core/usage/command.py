@@ -22,6 +22,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
+from agent_core.clock import utcnow
 from agent_core.components import (
     CardComponent,
     RichTextComponent,
@@ -66,7 +67,7 @@ class UsageCommand(WorkflowHandler):
         ledger: UsageLedger,
         inner: WorkflowHandler | None = None,
         *,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         self.ledger = ledger
         self.inner = inner or WorkflowHandler()

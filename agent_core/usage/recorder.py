@@ -25,6 +25,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 
+from agent_core.clock import utcnow
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
@@ -56,7 +57,7 @@ class UsageRecorder(LlmMiddleware):
         prices: PriceTable | None = None,
         profile: str | None = None,
         budgets: Budgets | None = None,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         self.ledger = ledger
         self.model = model

@@ -21,6 +21,8 @@ import random
 import sqlite3
 from pathlib import Path
 
+from agent_core.clock import utcnow
+
 SCHEMA_VERSION = "1"
 DATABASE_NAME = "demo_shop.sqlite"
 
@@ -267,7 +269,7 @@ def ensure_demo_database(data_dir: Path, *, seed: int = 2024, today: dt.date | N
     The file is written under a temporary name and renamed into place, so a concurrent
     reader never sees a half-built database.
     """
-    today = today or dt.datetime.now(dt.UTC).date()
+    today = today or utcnow().date()
     start, end = month_window(today)
     path = Path(data_dir) / DATABASE_NAME
     if _is_current(path, seed, start):

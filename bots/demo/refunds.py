@@ -21,12 +21,12 @@ True
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import sqlite3
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from agent_core.clock import utcnow
 from agent_core.context import ToolContext
 from agent_core.tools.base import Tool, ToolResult
 
@@ -96,7 +96,7 @@ class RefundOrderTool(Tool[RefundArgs]):
                             amount,
                             args.reason,
                             by,
-                            dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                            utcnow().isoformat(timespec="seconds"),
                         ),
                     )
                 except sqlite3.IntegrityError:

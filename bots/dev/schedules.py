@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from adapters.reach import Person
 from adapters.stream import ReplyStream
+from agent_core.clock import instant
 from agent_core.components import NotificationComponent, UiComponent
-from agent_core.schedules.clock import instant
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.occurrence import Occurrence

@@ -19,10 +19,10 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Protocol
 
+from agent_core.clock import Clock, SystemClock
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError
 from agent_core.schedules.authoring import AlertAuthor
-from agent_core.schedules.clock import Clock, SystemClock
 from agent_core.schedules.commands import ScheduleCommand
 from agent_core.schedules.dispatcher import ScheduleDispatcher
 from agent_core.schedules.handling import Asker, ScheduleCommands

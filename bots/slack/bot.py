@@ -118,10 +118,10 @@ from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
 from agent_core.approvals.record import ApprovalRecord
+from agent_core.clock import Clock
 from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError, log_failure
-from agent_core.schedules.clock import Clock
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import Flag, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn

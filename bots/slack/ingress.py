@@ -36,6 +36,7 @@ from slack_bolt.response import BoltResponse
 
 from adapters.slack.context import workspace_of_delivery
 from adapters.slack.payloads import EventCallback, MalformedPayload, SlackDelivery, read_delivery
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import Unauthenticated, log_failure
 from bots.slack.clients import DELIVERY
 
@@ -103,7 +104,7 @@ async def receive(
     timestamp = named.get("x-slack-request-timestamp", "")
     signature = named.get("x-slack-signature", "")
     if secret is None or not signed(
-        raw, timestamp, signature, secret.get_secret_value(), now=time.time()
+        raw, timestamp, signature, secret.get_secret_value(), now=SYSTEM_CLOCK.now()
     ):
         raise Unauthenticated("not signed with the app's signing secret")
     try:

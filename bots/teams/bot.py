@@ -71,9 +71,9 @@ from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
 from adapters.teams.slot import AnswerSlot
 from agent_core.approvals.record import ApprovalRecord
+from agent_core.clock import Clock
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.feedback import Feedback
-from agent_core.schedules.clock import Clock
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import KeyValueStore, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn

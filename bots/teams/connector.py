@@ -22,6 +22,7 @@ from urllib.parse import quote
 import aiohttp
 
 from adapters.teams.connector import ConnectorError, RetryingConnector
+from agent_core.clock import SYSTEM_CLOCK
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def _retry_after(value: str | None) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return max(0.0, when.timestamp() - SYSTEM_CLOCK.now())
 
 
 class BotConnectorClient:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.teams.payloads import read_activity
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import MalformedPayload, Unauthenticated
 from bots.teams.signing_keys import KeysUnavailable, SigningKey, SigningKeys
 
@@ -205,7 +206,7 @@ class TokenCheck:
         channel_id = str(activity.get("channelId") or "")
         service_url = str(activity.get("serviceUrl") or "")
         remembered = self._remembered.get((authorization, channel_id, service_url))
-        now = time.time()
+        now = SYSTEM_CLOCK.now()
         if remembered is not None and remembered[0] > now:
             return remembered[1]
         try:

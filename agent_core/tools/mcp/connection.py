@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.tools.mcp.backoff import Backoff
 from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.tools.mcp.errors import (
@@ -126,7 +127,7 @@ class McpConnection:
         if self._client is not None:
             return self._client
         if isinstance(self.last_error, SignInRequired):
-            if self.last_error.usable(time.time()):
+            if self.last_error.usable(SYSTEM_CLOCK.now()):
                 raise self.last_error
             self.last_error = None  # its link expired: the person gets a new one
         if self._owner is None or self._owner.done():

@@ -23,7 +23,6 @@ error (``_QuietSignIn``), and nothing here formats a token.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -34,6 +33,7 @@ from mcp.client.auth.oauth2 import OAuthContext
 from mcp.client.auth.utils import handle_token_response_scopes, validate_authorization_response_iss
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.tools.mcp.auth.signin import PendingSignIn, SignInRefused, SignIns
 from agent_core.tools.mcp.auth.vault import Connection, TokenVault
 from agent_core.tools.mcp.config import McpServerConfig, secure_url
@@ -116,7 +116,7 @@ class PersonalAuth(OAuthClientProvider):
 
     def pending_sign_in(self) -> SignInRequired | None:
         """The sign-in this person was sent to, while its link still works."""
-        if self.pending is not None and not self.pending.usable(time.time()):
+        if self.pending is not None and not self.pending.usable(SYSTEM_CLOCK.now()):
             self.pending = None
         return self.pending
 
@@ -200,7 +200,7 @@ class PersonalAuth(OAuthClientProvider):
             resource=context.get_resource_url() if include else None,
             scope=context.client_metadata.scope,
         )
-        expires_at = time.time() + self._sign_ins.lifetime - LINK_MARGIN
+        expires_at = SYSTEM_CLOCK.now() + self._sign_ins.lifetime - LINK_MARGIN
         self.pending = SignInRequired(self._server.name, url, state=state, expires_at=expires_at)
         raise self.pending
 
@@ -237,7 +237,7 @@ async def finish_sign_in(
         token = await handle_token_response_scopes(response)
     except (httpx2.HTTPError, OAuthTokenError) as failed:
         raise SignInRefused("failed", type(failed).__name__) from None
-    expires_at = time.time() + token.expires_in if token.expires_in else None
+    expires_at = SYSTEM_CLOCK.now() + token.expires_in if token.expires_in else None
     return Connection(
         tokens=token.model_dump(mode="json", exclude_none=True),
         expires_at=expires_at,

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import ThreadlineError
 from agent_core.state.keyvalue import KeyValueStore
 from agent_core.tools.mcp.auth.crypto import TokenCipher
@@ -136,7 +136,7 @@ class SignIns:
         cipher: TokenCipher,
         *,
         lifetime: float = LIFETIME,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         self._store = store
         self._cipher = cipher

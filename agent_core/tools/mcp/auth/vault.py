@@ -26,11 +26,11 @@ True
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.keyvalue import KeyValueStore
 from agent_core.tools.mcp.auth.crypto import TokenCipher
 
@@ -64,7 +64,7 @@ class Connection(BaseModel):
     """The OAuth client (``OAuthClientInformationFull``) the tokens were issued to."""
     metadata: dict[str, Any] | None = None
     """The authorization server's metadata (``OAuthMetadata``): where to refresh."""
-    connected_at: float = Field(default_factory=time.time)
+    connected_at: float = Field(default_factory=SYSTEM_CLOCK.now)
 
     @property
     def access_token(self) -> str | None:
@@ -150,7 +150,7 @@ class PersonTokens:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         record = await self.record()
-        expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
+        expires_at = SYSTEM_CLOCK.now() + tokens.expires_in if tokens.expires_in else None
         dumped = tokens.model_dump(mode="json", exclude_none=True)
         if record is None:
             record = Connection(tokens=dumped, expires_at=expires_at)
