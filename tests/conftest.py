@@ -11,12 +11,58 @@ import pytest
 
 from agent_core.state.redis_client import connect_redis
 from agent_core.state.testing import REDIS_SERVER, RedisServer, free_port, redis_available
+from tests.support.calendar import MOMENTS, Moment, names_a_day
 from tests.support.postgres_identity import Warehouse, create_warehouse
 from tests.support.postgres_server import PostgresServer, postgres_bin
 from tests.support.postgres_shop import Shop, create_shop
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+
+
+# The calendar guard (tests.support.calendar): with --calendar, every test of a module that
+# depends on the date runs again under each moment, time-machine moving this process's clock.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--calendar",
+        action="store_true",
+        help="run the date-sensitive tests again under each of tests.support.calendar.MOMENTS",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.config.getoption("--calendar") and names_a_day(metafunc.definition.path):
+        moments = [None, *MOMENTS]
+        ids = ["today" if m is None else m.name for m in moments]
+        metafunc.parametrize("calendar_moment", moments, ids=ids, indirect=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if names_a_day(item.path):
+            item.add_marker(pytest.mark.calendar)
+
+
+@pytest.fixture
+def calendar_moment(request: pytest.FixtureRequest) -> Moment | None:
+    """The moment this run of the test lives at (None: the real date)."""
+    moment: Moment | None = getattr(request, "param", None)
+    return moment
+
+
+@pytest.fixture(autouse=True)
+def _calendar(calendar_moment: Moment | None) -> Iterator[None]:
+    """Moves this process's clock to the test's moment; a subprocess the test starts
+    follows through ``tests.support.calendar.faked_env``."""
+    if calendar_moment is None:
+        yield
+        return
+    import time_machine
+
+    with time_machine.travel(calendar_moment.local, tick=True):
+        yield
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ commit, the in-memory store has a cap, and the default system prompt is built on
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -25,6 +26,7 @@ from agent_core import (
 )
 from agent_core.conversations import Message
 from agent_core.prompts import DefaultSystemPromptBuilder, _Today
+from agent_core.schedules.testing import ManualClock
 
 ROOT = Path(__file__).resolve().parents[2]
 ANA = User(id="ana", username="Ana", group_memberships=["user"])
@@ -133,8 +135,10 @@ def test_the_default_prompt_is_built_once_per_date_user_and_tools() -> None:
 
 
 def test_the_date_is_looked_up_again_after_midnight() -> None:
-    today = _Today()
-    iso = today()
-    assert today() == iso and today.until > 0
-    today.until, today.iso = 0.0, "1999-12-31"  # as if midnight just passed
-    assert today() == iso
+    """The prompt's date is the clock's UTC date, worked out again once midnight passed."""
+    clock = ManualClock.at(dt.datetime(2026, 12, 31, 23, 59, 59, tzinfo=dt.UTC))
+    today = _Today(clock)
+    assert today() == "2026-12-31" and today() == "2026-12-31"
+    assert today.until == dt.datetime(2027, 1, 1, tzinfo=dt.UTC).timestamp()
+    clock.advance(1)
+    assert today() == "2027-01-01"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import io
 import os
 import shlex
@@ -32,7 +33,8 @@ from agent_core.components import ChartComponent, ChartSeries, UiComponent
 from bots.dev.chat import ChatSession
 from bots.dev.chat_view import ChatView
 from bots.dev.terminal_images import inline, protocol
-from tests.support.demo_shop import top_customer
+from tests.support.calendar import Moment, faked_env
+from tests.support.demo_shop import shop_month, top_customer
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Who are our top customers by revenue?"
@@ -252,9 +254,10 @@ class Tmux:
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
-def test_chat_in_a_real_terminal(tmp_path: Path) -> None:
+def test_chat_in_a_real_terminal(tmp_path: Path, calendar_moment: Moment | None) -> None:
     data = tmp_path / "data"
-    env = "env -u ANTHROPIC_API_KEY TERM=xterm-256color"
+    faked = " ".join(f"{k}={shlex.quote(v)}" for k, v in faked_env({}, calendar_moment).items())
+    env = f"env -u ANTHROPIC_API_KEY TERM=xterm-256color {faked}"
     command = (
         f"cd {shlex.quote(str(ROOT))} && {env} {shlex.quote(sys.executable)} -m "
         f"bots.cli chat --scripted --data-dir {shlex.quote(str(data))}; sleep 60"
@@ -265,7 +268,10 @@ def test_chat_in_a_real_terminal(tmp_path: Path) -> None:
         term.type(QUESTION)
         screen = term.wait_for("Together they account for")
         _, revenue = top_customer(data)
-        assert revenue in screen and "**" not in screen and "_Scripted" not in screen
+        assert revenue in screen
+        if calendar_moment is not None:  # the chat's process lived at the moment too
+            built = calendar_moment.local.astimezone(dt.UTC).date().replace(day=1)
+            assert shop_month(data) == built and "**" not in screen and "_Scripted" not in screen
         [chart] = (data / "charts").glob("*top-10-customers-by-revenue.png")  # data dir
         assert str(chart) in screen.replace("\n", "")
         mark = len(term.wait_for("user>", after=screen.index("Together")))

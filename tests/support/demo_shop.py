@@ -7,6 +7,7 @@ of naming one month's numbers (they broke on 1 December once)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from pathlib import Path
 
@@ -23,3 +24,14 @@ def top_customer(data_dir: Path) -> tuple[str, str]:
     finally:
         db.close()
     return str(name), f"{revenue:,.2f}"
+
+
+def shop_month(data_dir: Path) -> dt.date:
+    """The month the shop was built in (its window ends there): the date of the process
+    that built it."""
+    db = sqlite3.connect(f"{(data_dir / DATABASE_NAME).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        [(end,)] = db.execute("SELECT value FROM demo_meta WHERE key = 'end_month'").fetchall()
+    finally:
+        db.close()
+    return dt.date.fromisoformat(end)

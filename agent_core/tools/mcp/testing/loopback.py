@@ -70,7 +70,12 @@ class Loopback:
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
-            self._thread.join(timeout=15)
+            self._thread.join(timeout=0.5)
+            if self._thread.is_alive() and self._server is not None:
+                # a client still holds a stream open (an MCP session's GET, closed only after
+                # this returns): end it instead of waiting 15 s for it
+                self._server.force_exit = True
+                self._thread.join(timeout=15)
         self._server = self._thread = None
 
     def __enter__(self) -> Self:
