@@ -1,0 +1,208 @@
+"""The hash-chained audit trail on every back end: appends make one chain (also when
+several writers race), ``verify`` passes on an untouched trail and names the first bad
+record after one is edited, removed or inserted directly in the store, and ``erase`` drops a
+person's details and directory entry while the chain still verifies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from agent_core.audit_chain import AuditEntry
+from agent_core.state.audit import AuditStore, MemoryAuditStore
+from agent_core.state.audit_redis import RedisAuditStore
+from agent_core.state.audit_sqlite import SqliteAuditStore
+from agent_core.state.redis_client import connect_redis
+from agent_core.state.sqlite import SqliteDatabase
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+
+def entry(n: int, person: str = "p:alice") -> AuditEntry:
+    return AuditEntry(
+        at=1000.0 + n,
+        kind="tool_invocation",
+        person=person,
+        workspace="slack:T1",
+        details={"tool": "run_sql", "sql": f"select {n}"},
+    )
+
+
+async def fill(store: AuditStore, count: int = 5) -> None:
+    for n in range(1, count + 1):
+        await store.append(entry(n), identity={"id": "slack:T1:U1", "name": "Alice"})
+
+
+class AuditStoreContract:
+    @pytest.fixture
+    def store(self) -> AuditStore:
+        raise NotImplementedError
+
+    async def test_appends_make_one_chain_that_verifies(self, store: AuditStore) -> None:
+        assert (await store.verify()).ok  # the empty trail
+        await fill(store)
+        records = await store.records()
+        assert [r.seq for r in records] == [1, 2, 3, 4, 5]
+        assert [r.prev for r in records[1:]] == [r.hash for r in records[:-1]]
+        assert await store.head() == records[-1].hash
+        verdict = await store.verify()
+        assert verdict.ok and verdict.checked == 5, verdict
+
+    async def test_records_between_two_instants(self, store: AuditStore) -> None:
+        await fill(store)
+        found = await store.records(since=1002.0, until=1004.0)
+        assert [r.seq for r in found] == [2, 3]
+
+    async def test_erase_keeps_the_chain_and_drops_details_and_the_directory_entry(
+        self, store: AuditStore
+    ) -> None:
+        await fill(store, 3)
+        await store.append(entry(4, person="p:bob"), identity={"id": "slack:T1:U2"})
+        assert set(await store.people()) == {"p:alice", "p:bob"}
+        assert await store.erase("p:alice", dry_run=True) == 3
+        assert set(await store.people()) == {"p:alice", "p:bob"}  # a dry run keeps all
+        assert await store.erase("p:alice") == 3
+        assert set(await store.people()) == {"p:bob"}
+        records = await store.records()
+        assert [r.details is None for r in records] == [True, True, True, False]
+        verdict = await store.verify()
+        assert verdict.ok and verdict.erased == 3, verdict
+
+    async def test_the_pseudonym_key_is_made_once(self, store: AuditStore) -> None:
+        first = (await store.pseudonyms()).of("slack:T1:U1")
+        store._pseudonyms = None  # as a second process would start: read the kept key
+        assert (await store.pseudonyms()).of("slack:T1:U1") == first
+
+
+class TestMemory(AuditStoreContract):
+    @pytest.fixture
+    def store(self) -> AuditStore:
+        return MemoryAuditStore()
+
+
+class TestSqlite(AuditStoreContract):
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[AuditStore]:
+        store = SqliteAuditStore(tmp_path / "state.db")
+        yield store
+        await store.close()
+
+    async def test_two_writers_on_one_file_keep_one_chain(self, tmp_path: Path) -> None:
+        """Two connections (as two processes would have) appending at once."""
+        stores = [SqliteAuditStore(SqliteDatabase(tmp_path / "state.db")) for _ in range(2)]
+        await asyncio.gather(*(s.append(entry(n)) for n in range(20) for s in stores))
+        verdict = await stores[0].verify()
+        assert verdict.ok and verdict.checked == 40, verdict
+        for s in stores:
+            await s._db.close()
+
+    @staticmethod
+    def _sql(path: Path, *statements: tuple[str, tuple[object, ...]]) -> None:
+        with sqlite3.connect(path) as connection:
+            for sql, params in statements:
+                connection.execute(sql, params)
+
+    async def test_an_edited_record_is_named(self, tmp_path: Path, store: AuditStore) -> None:
+        await fill(store)
+        self._sql(tmp_path / "state.db", ("UPDATE audit_trail SET kind = 'x' WHERE seq = 3", ()))
+        assert (await store.verify()).first_bad == 3
+
+    async def test_edited_details_are_named(self, tmp_path: Path, store: AuditStore) -> None:
+        await fill(store)
+        forged = json.dumps({"tool": "run_sql", "sql": "select 0"})
+        self._sql(
+            tmp_path / "state.db", ("UPDATE audit_trail SET details = ? WHERE seq = 2", (forged,))
+        )
+        verdict = await store.verify()
+        assert (verdict.ok, verdict.first_bad) == (False, 2)
+        assert "details" in verdict.reason
+
+    async def test_a_removed_record_is_named(self, tmp_path: Path, store: AuditStore) -> None:
+        await fill(store)
+        self._sql(tmp_path / "state.db", ("DELETE FROM audit_trail WHERE seq = 3", ()))
+        assert (await store.verify()).first_bad == 4
+
+    async def test_a_removed_newest_record_is_caught(
+        self, tmp_path: Path, store: AuditStore
+    ) -> None:
+        await fill(store)
+        self._sql(tmp_path / "state.db", ("DELETE FROM audit_trail WHERE seq = 5", ()))
+        verdict = await store.verify()
+        assert (verdict.ok, verdict.first_bad) == (False, 4)
+
+    async def test_an_inserted_record_is_named(self, tmp_path: Path, store: AuditStore) -> None:
+        await fill(store)
+        records = await store.records()
+        row = records[2]  # a copy of record 3, slipped in after record 2
+        self._sql(
+            tmp_path / "state.db",
+            ("UPDATE audit_trail SET seq = seq + 100 WHERE seq >= 3", ()),
+            ("UPDATE audit_trail SET seq = seq - 99 WHERE seq >= 100", ()),
+            (
+                "INSERT INTO audit_trail VALUES (3, ?, 'approval_decided', ?, ?, NULL, NULL, "
+                "'{}', ?, ?, ?)",
+                (row.at, row.person, row.workspace, row.details_hash, row.prev, row.hash),
+            ),
+        )
+        assert [r.seq for r in await store.records()] == [1, 2, 3, 4, 5, 6]
+        assert (await store.verify()).first_bad == 3
+
+
+class TestRedis(AuditStoreContract):
+    @pytest.fixture
+    def store(self, redis: Redis, key_prefix: str) -> AuditStore:
+        return RedisAuditStore(redis, key_prefix=key_prefix)
+
+    async def test_two_processes_racing_keep_one_chain(
+        self, redis_url: str, key_prefix: str
+    ) -> None:
+        """Each writer has its own connection and its own idea of the head."""
+        clients = [connect_redis(redis_url) for _ in range(2)]
+        stores = [RedisAuditStore(c, key_prefix=key_prefix) for c in clients]
+        await asyncio.gather(*(s.append(entry(n)) for n in range(25) for s in stores))
+        verdict = await stores[0].verify()
+        assert verdict.ok and verdict.checked == 50, verdict
+        for client in clients:
+            await client.aclose()
+
+    @staticmethod
+    async def _rewrite(redis: Redis, store: RedisAuditStore, change: str, seq: int) -> None:
+        """Rebuild the stream as someone with access to Redis could: ``change`` record
+        ``seq`` (edit), leave it out (remove) or put a copy of it before it (insert)."""
+        stream = store.key("trail")
+        entries = await redis.xrange(stream)
+        await redis.delete(stream)
+        for _, fields in entries:
+            sealed = json.loads(fields["r"])
+            if sealed["seq"] == seq:
+                if change == "remove":
+                    continue
+                if change == "edit":
+                    sealed["workspace"] = "slack:T2"
+                if change == "insert":
+                    forged = dict(sealed, kind="approval_decided")
+                    await redis.xadd(stream, {"r": json.dumps(forged)})
+            await redis.xadd(stream, {"r": json.dumps(sealed)})
+
+    @pytest.mark.parametrize(("change", "bad"), [("edit", 3), ("remove", 4), ("insert", 3)])
+    async def test_a_changed_trail_is_named(
+        self, redis: Redis, store: AuditStore, change: str, bad: int
+    ) -> None:
+        await fill(store)
+        assert isinstance(store, RedisAuditStore)
+        await self._rewrite(redis, store, change, 3)
+        verdict = await store.verify()
+        assert (verdict.ok, verdict.first_bad) == (False, bad), verdict
+
+    async def test_edited_details_are_named(self, redis: Redis, store: AuditStore) -> None:
+        await fill(store)
+        assert isinstance(store, RedisAuditStore)
+        await redis.hset(store.key("details"), "2", json.dumps({"sql": "select 0"}))
+        assert (await store.verify()).first_bad == 2
