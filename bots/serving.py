@@ -25,6 +25,7 @@ from pydantic import Field
 
 from adapters.fetch import OutboundSettings
 from agent_core.approvals.settings import ApprovalSettings, ToolSettings
+from agent_core.audit_settings import AuditSettings
 from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.llm.settings import ModelSettings as ModelSettings
 from agent_core.schedules.settings import ScheduleSettings
@@ -80,6 +81,7 @@ SHARED: tuple[type[Section], ...] = (
     OutboundSettings,
     ApprovalSettings,
     ToolSettings,
+    AuditSettings,
 )
 
 
@@ -247,6 +249,9 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
         served = _served(config, runtime)
         # usage recorded, budgets held, /usage
         attach_usage(served, state, config.get(UsageSettings), config.get(BudgetSettings))
+        from bots.audit import attach_audit
+
+        attach_audit(served, state, config.get(AuditSettings))  # the trail, every agent
         from bots.mcp import attach_configured
 
         # [[mcp]] servers' tools, one hub per process (closed with the bot: bots.mcp)

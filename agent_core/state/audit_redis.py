@@ -57,7 +57,8 @@ class RedisAuditStore(AuditStore):
         if self._head is None:
             self._head = await self._redis.get(self.key("head")) or ""
         details = json.dumps(entry.details, sort_keys=True)
-        who = json.dumps(identity, sort_keys=True) if identity and entry.person else ""
+        person = entry.person or "" if identity else ""
+        who = json.dumps(identity, sort_keys=True) if person else ""
         keys = [self.key(name) for name in ("trail", "head", "details", "people")]
         while True:
             seq, prev = _parse(self._head)
@@ -65,8 +66,7 @@ class RedisAuditStore(AuditStore):
             sealed = json.dumps(record.sealed() | {"hash": record.hash}, sort_keys=True)
             current = await self._append(
                 keys=keys,
-                args=[self._head, record.seq, record.hash, sealed, details]
-                + [entry.person or "" if who else "", who],
+                args=[self._head, record.seq, record.hash, sealed, details, person, who],
             )
             if current is None:
                 self._head = f"{record.seq} {record.hash}"
@@ -107,7 +107,9 @@ class RedisAuditStore(AuditStore):
             if json.loads(fields["r"]).get("person") == pseudonym
         ]
         kept = await self._redis.hmget(self.key("details"), theirs) if theirs else []
-        holding = [seq for seq, value in zip(theirs, kept, strict=True) if value not in (None, "{}")]
+        holding = [
+            seq for seq, value in zip(theirs, kept, strict=True) if value not in (None, "{}")
+        ]
         if not dry_run:
             async with self._redis.pipeline(transaction=True) as pipe:
                 if holding:
