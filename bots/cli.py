@@ -114,6 +114,12 @@ def _schedule_reads() -> list[tuple[str, list[str]]]:
     return [_table(StateSettings), _table(ScheduleSettings)]
 
 
+def _state_reads() -> list[tuple[str, list[str]]]:
+    from agent_core.state.factory import StateSettings
+
+    return [_table(StateSettings)]
+
+
 def _package_reads() -> list[tuple[str, list[str]]]:
     return [("(top)", ["MicrosoftAppId"])]
 
@@ -252,6 +258,21 @@ COMMANDS: dict[str, Command] = {
             "threadline schedules --pause-all slack:T0123",
         ),
         reads=_schedule_reads,
+    ),
+    "audit": Command(
+        "bots.audit_command",
+        "export the hash-chained audit trail, or verify nobody edited it",
+        "Reads the audit trail the bots write to the state (SQLite in THREADLINE_DATA_DIR, "
+        "or Redis): `export` prints the records of a span (questions, tool calls, approvals, "
+        "commands, refusals, sign-ins, budget stops, erasures) as JSON Lines or CSV, each "
+        "person's pseudonym beside who it stands for; `verify` walks the hash chain and "
+        "names the first record edited, removed or inserted (exit status 1).",
+        examples=(
+            "threadline audit export --since 2026-11-01 --until 2026-12-01 --format csv",
+            "REDIS_URL=redis://cache:6379/0 threadline audit export --workspace slack:T0123",
+            "threadline audit verify",
+        ),
+        reads=_state_reads,
     ),
     "eval": Command(
         "bots.eval",
