@@ -86,6 +86,17 @@ class ConversationStore(ABC):
     ) -> list[Conversation]:
         """The user's conversations, most recently updated first."""
 
+    async def forget_user(self, user_id: str, *, dry_run: bool = False) -> int:
+        """Delete every conversation of ``user_id`` (an erased person); how many there were.
+        Back ends may do it in one statement; this reads and deletes them a page at a time."""
+        user, count = User(id=user_id), 0
+        while page := await self.list_conversations(user, limit=500, offset=count * dry_run):
+            count += len(page)
+            if not dry_run:
+                for conversation in page:
+                    await self.delete_conversation(conversation.id, user)
+        return count
+
 
 @dataclass(slots=True)
 class _Stored:

@@ -274,6 +274,22 @@ COMMANDS: dict[str, Command] = {
         ),
         reads=_state_reads,
     ),
+    "forget": Command(
+        "bots.forget_command",
+        "erase a person from every store (a leaver, a data-subject request)",
+        "Erases one person from the state the bots share (SQLite in THREADLINE_DATA_DIR, or "
+        "Redis), every profile and workspace: conversations, memories, schedules they own, "
+        "approvals they asked for, identity caches and MCP tokens. The usage ledger and the "
+        "audit trail keep a pseudonym instead, so totals and the record stay true (the "
+        "audit chain still verifies); the erase is itself an audit record. --dry-run lists "
+        "what would go.",
+        examples=(
+            "threadline forget slack:T0123:U0456 --dry-run",
+            "threadline forget ana@example.com",
+            "REDIS_URL=redis://cache:6379/0 threadline forget teams:TENANT:OBJECT_ID",
+        ),
+        reads=_state_reads,
+    ),
     "eval": Command(
         "bots.eval",
         "measure the agent's execution accuracy on a file of questions",

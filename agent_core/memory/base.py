@@ -221,6 +221,11 @@ class AgentMemory(ABC):
         """Delete tool memories (optionally one tool's, or older than ``before_date`` ISO);
         returns how many were deleted."""
 
+    async def forget_owner(self, owner_id: str, *, dry_run: bool = False) -> int:
+        """Delete every memory made in ``owner_id``'s turns, in every scope; how many.
+        Back ends that cannot say refuse (``threadline forget`` reports it)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot erase a person's memories")
+
     async def rate_turn(self, context: MemoryContext, turn_id: str, *, good: bool) -> int:
         """Feedback on the answer of turn ``turn_id``: mark its memories good (offered to
         the scope, unless made in private) or bad (never suggested again, owner only).

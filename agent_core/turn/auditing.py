@@ -3,10 +3,17 @@ a command answered without the model, and a refusal or a budget stop."""
 
 from __future__ import annotations
 
-from agent_core.audit import AuditLogger
+import logging
+from typing import TYPE_CHECKING
+
 from agent_core.errors import AgentError, BudgetExceededError
-from agent_core.turn.deps import TurnDeps
-from agent_core.turn.state import TurnState
+
+if TYPE_CHECKING:
+    from agent_core.audit import AuditLogger
+    from agent_core.turn.deps import TurnDeps
+    from agent_core.turn.state import TurnState
+
+logger = logging.getLogger("threadline.audit")
 
 
 def _questions_auditor(deps: TurnDeps) -> AuditLogger | None:
@@ -57,6 +64,4 @@ async def audit_refusal(deps: TurnDeps, state: TurnState, reason: str | Exceptio
             budget=isinstance(reason, BudgetExceededError),
         )
     except Exception:  # the turn is already answering with its refusal
-        import logging
-
-        logging.getLogger("threadline.audit").warning("refusal not audited", exc_info=True)
+        logger.warning("refusal not audited", exc_info=True)
