@@ -58,6 +58,8 @@ about::
     ├── DeliveryError               a channel that no longer takes a schedule's posts
     │                               (agent_core.schedules.runs)
     ├── ScheduleIdTaken             a new schedule's id is another's (agent_core.schedules.store)
+    ├── UnknownPerson               nobody the stores know is the person to erase (also a
+    │                               LookupError: agent_core.forget)
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agent_core.audit_chain import AuditEntry
+from agent_core.errors import ThreadlineError
 from agent_core.schedules.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("threadline.forget")
 
 
-class UnknownPerson(LookupError):
+class UnknownPerson(ThreadlineError, LookupError):
     """Nobody the stores know matches what was given."""
 
 
@@ -145,6 +146,8 @@ async def _approvals(state: State, person: str, dry_run: bool) -> int:
     book = ApprovalBook(state.records)
     theirs = []
     for key in await state.records.keys("approval:*"):
+        if key.count(":") != 1:  # its decision, message, the due lanes: not a record
+            continue
         stored = await state.records.get(key)
         if isinstance(stored, dict) and stored.get("asker_id") == person:
             theirs.append(key.removeprefix("approval:"))
