@@ -4,7 +4,10 @@ hash-chained audit trail (``agent_core.state.audit``) and forwards each sealed r
 An event becomes an ``AuditEntry``: the person as their keyed pseudonym (who they are goes
 to the store's directory in the same write), the workspace and the conversation, the
 profile when the event names one, and the event's details (secrets already redacted by
-``AuditLogger``), stamped by the injected clock. Forwarders receive the sealed record: a
+``AuditLogger``), stamped by the injected clock. The store seals and writes what the turn
+queued as soon as the turn yields (``AuditStore.submit``): a turn never waits for a disk or
+a round trip per record; a process killed in between loses at most those few
+milliseconds of records, and the chain stays whole. Forwarders receive the sealed record: a
 JSONL file (``JsonlForwarder``) or OpenTelemetry logs (``OtelForwarder``, with the ``otel``
 extra).
 """
@@ -57,7 +60,7 @@ class TrailAuditLogger(AuditLogger):
     >>> audit = TrailAuditLogger(store)
     >>> asyncio.run(audit.log_question(User(id="slack:T1:U1"), conversation_id="slack:T1:C1:1",
     ...     request_id="r", text="revenue?", include_text=False))
-    >>> record = store.trail[0]
+    >>> record = asyncio.run(store.records())[0]
     >>> record.kind, record.workspace, record.person.startswith("p:"), record.details
     ('question', 'slack:T1', True, {'length': 8, 'request_id': 'r'})
     """
@@ -72,6 +75,7 @@ class TrailAuditLogger(AuditLogger):
         self.store = store
         self.forwarders = list(forwarders)
         self.clock = clock or SystemClock()
+        store.on_written += [forwarder.forward for forwarder in self.forwarders]
 
     async def log_event(self, event: AuditEvent) -> None:
         pseudonyms = await self.store.pseudonyms()
@@ -92,14 +96,9 @@ class TrailAuditLogger(AuditLogger):
             details=details,
         )
         identity = {"id": event.user_id, "name": event.username or "", "email": event.user_email}
-        record = await self.store.append(
-            entry, identity={key: value for key, value in identity.items() if value}
-        )
-        for forwarder in self.forwarders:
-            try:
-                await forwarder.forward(record)
-            except Exception:  # the record is kept; a forwarder down is told, not fatal
-                logger.warning("audit record %s not forwarded", record.seq, exc_info=True)
+        # sealed and written by the store's writer as soon as the turn yields (one step for
+        # all queued); the state's close writes what is left
+        self.store.submit(entry, identity={key: value for key, value in identity.items() if value})
 
 
 class JsonlForwarder:

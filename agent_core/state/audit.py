@@ -14,14 +14,22 @@ Beside the records each keeps:
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agent_core.audit_chain import GENESIS, AuditEntry, AuditRecord, Pseudonyms, seal
 
+logger = logging.getLogger("threadline.audit")
+
 Identity = dict[str, str]
 """Who a pseudonym stands for, as the directory keeps it: ``id``, ``name``, ``email``."""
+
+Pending = tuple[AuditEntry, Identity | None]
+Written = Callable[[AuditRecord], Awaitable[None]]
 
 
 class AuditStore(ABC):
@@ -36,11 +44,62 @@ class AuditStore(ABC):
     """
 
     _pseudonyms: Pseudonyms | None = None
+    _pending: list[Pending]
+    _writer: asyncio.Task[None] | None = None
+    _writing: asyncio.Lock
+    on_written: list[Written]
+
+    def __init__(self) -> None:
+        self._pending = []
+        self._writing = asyncio.Lock()
+        self.on_written = []
+        """Called with each record once it is kept (the forwarders: a JSONL file, OTel)."""
+
+    async def append(self, entry: AuditEntry, *, identity: Identity | None = None) -> AuditRecord:
+        """Seal ``entry`` after the newest record now (``identity``: the directory entry of
+        its person, written in the same step)."""
+        await self.flush()
+        (record,) = await self._append_many([(entry, identity)])
+        await self._written([record])
+        return record
+
+    def submit(self, entry: AuditEntry, *, identity: Identity | None = None) -> None:
+        """Queue ``entry``: this process's writer seals the queue in one step (one
+        transaction, one script) as soon as the turn yields, so a turn does not wait for
+        its records. ``flush`` (and every read, and ``close``) writes what is queued."""
+        self._pending.append((entry, identity))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_behind())
+
+    async def _write_behind(self) -> None:
+        try:
+            await self.flush()
+        except Exception:  # kept queued: the next submit, read or close writes them
+            logger.warning("audit records not written yet (%d queued)", len(self._pending))
+
+    async def flush(self) -> None:
+        """Write every queued record, in order."""
+        async with self._writing:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    records = await self._append_many(batch)
+                except BaseException:
+                    self._pending[:0] = batch
+                    raise
+                await self._written(records)
+
+    async def _written(self, records: Sequence[AuditRecord]) -> None:
+        for forward in self.on_written:
+            for record in records:
+                try:
+                    await forward(record)
+                except Exception:  # the record is kept; a forwarder down is told, not fatal
+                    logger.warning("audit record %s not forwarded", record.seq, exc_info=True)
 
     @abstractmethod
-    async def append(self, entry: AuditEntry, *, identity: Identity | None = None) -> AuditRecord:
-        """Seal ``entry`` after the newest record (``identity``: the directory entry of its
-        person, written in the same step)."""
+    async def _append_many(self, batch: Sequence[Pending]) -> list[AuditRecord]:
+        """Seal ``batch`` after the newest record, in one step."""
 
     @abstractmethod
     async def records(
@@ -77,37 +136,56 @@ class AuditStore(ABC):
         return verify(await self.records(), head=await self.head())
 
     async def close(self) -> None:
-        return None
+        """Write what is queued."""
+        await self.flush()
 
 
 class MemoryAuditStore(AuditStore):
     """The trail in this process (``--ephemeral``, tests)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.trail: list[AuditRecord] = []
         self.directory: dict[str, Identity] = {}
         self._key: bytes | None = None
 
-    async def append(self, entry: AuditEntry, *, identity: Identity | None = None) -> AuditRecord:
-        prev = self.trail[-1].hash if self.trail else GENESIS
-        record = seal(prev, len(self.trail) + 1, entry)
-        self.trail.append(record)
-        if identity is not None and entry.person is not None:
-            self.directory[entry.person] = identity
-        return record
+    def submit(self, entry: AuditEntry, *, identity: Identity | None = None) -> None:
+        """In memory there is nothing to wait for: kept at once (unless forwarded)."""
+        if self.on_written:
+            super().submit(entry, identity=identity)
+        else:
+            self._keep([(entry, identity)])
+
+    async def _append_many(self, batch: Sequence[Pending]) -> list[AuditRecord]:
+        return self._keep(batch)
+
+    def _keep(self, batch: Sequence[Pending]) -> list[AuditRecord]:
+        records = []
+        for entry, identity in batch:
+            prev = self.trail[-1].hash if self.trail else GENESIS
+            record = seal(prev, len(self.trail) + 1, entry)
+            self.trail.append(record)
+            records.append(record)
+            if identity is not None and entry.person is not None:
+                self.directory[entry.person] = identity
+        return records
 
     async def records(
         self, *, since: float | None = None, until: float | None = None
     ) -> list[AuditRecord]:
+        await self.flush()
         return [r for r in self.trail if within(r.at, since, until)]
 
     async def head(self) -> str | None:
+        await self.flush()
         return self.trail[-1].hash if self.trail else None
 
     async def people(self) -> dict[str, Identity]:
+        await self.flush()
         return dict(self.directory)
 
     async def erase(self, pseudonym: str, *, dry_run: bool = False) -> int:
+        await self.flush()
         theirs = [
             i
             for i, r in enumerate(self.trail)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agent_core.audit_chain import GENESIS, AuditEntry, AuditRecord, seal
-from agent_core.state.audit import AuditStore, Identity, within
+from agent_core.audit_chain import GENESIS, AuditRecord, seal
+from agent_core.state.audit import AuditStore, Identity, Pending, within
 from agent_core.state.redis_client import redis_boundary
 
 if TYPE_CHECKING:
@@ -27,12 +28,16 @@ if TYPE_CHECKING:
 _APPEND = """
 local head = redis.call('GET', KEYS[2]) or ''
 if head ~= ARGV[1] then return head end
-redis.call('XADD', KEYS[1], '*', 'r', ARGV[4])
-redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[5])
-if ARGV[6] ~= '' then redis.call('HSET', KEYS[4], ARGV[6], ARGV[7]) end
+for i = 2, #ARGV, 6 do
+  redis.call('XADD', KEYS[1], '*', 'r', ARGV[i + 2])
+  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 3])
+  if ARGV[i + 4] ~= '' then redis.call('HSET', KEYS[4], ARGV[i + 4], ARGV[i + 5]) end
+  redis.call('SET', KEYS[2], ARGV[i] .. ' ' .. ARGV[i + 1])
+end
 return false
 """
+"""ARGV: the head the batch was sealed after, then per record: seq, hash, sealed fields,
+details, person (or ''), identity."""
 
 
 class RedisAuditStore(AuditStore):
@@ -44,6 +49,7 @@ class RedisAuditStore(AuditStore):
     """
 
     def __init__(self, redis: Redis, *, key_prefix: str = "threadline:") -> None:
+        super().__init__()
         self._redis = redis
         self.key_prefix = key_prefix
         self._append = redis.register_script(_APPEND)
@@ -53,30 +59,33 @@ class RedisAuditStore(AuditStore):
         return f"{self.key_prefix}audit:{name}"
 
     @redis_boundary
-    async def append(self, entry: AuditEntry, *, identity: Identity | None = None) -> AuditRecord:
+    async def _append_many(self, batch: Sequence[Pending]) -> list[AuditRecord]:
         if self._head is None:
             self._head = await self._redis.get(self.key("head")) or ""
-        details = json.dumps(entry.details, sort_keys=True)
-        person = entry.person or "" if identity else ""
-        who = json.dumps(identity, sort_keys=True) if person else ""
         keys = [self.key(name) for name in ("trail", "head", "details", "people")]
         while True:
             seq, prev = _parse(self._head)
-            record = seal(prev, seq + 1, entry)
-            sealed = json.dumps(record.sealed() | {"hash": record.hash}, sort_keys=True)
-            current = await self._append(
-                keys=keys,
-                args=[self._head, record.seq, record.hash, sealed, details, person, who],
-            )
+            records, args = [], [self._head]
+            for entry, identity in batch:
+                record = seal(prev, seq + 1, entry)
+                seq, prev = record.seq, record.hash
+                sealed = json.dumps(record.sealed() | {"hash": record.hash}, sort_keys=True)
+                person = entry.person or "" if identity else ""
+                who = json.dumps(identity, sort_keys=True) if person else ""
+                details = json.dumps(entry.details, sort_keys=True)
+                args += [str(seq), record.hash, sealed, details, person, who]
+                records.append(record)
+            current = await self._append(keys=keys, args=args)
             if current is None:
-                self._head = f"{record.seq} {record.hash}"
-                return record
+                self._head = f"{seq} {prev}"
+                return records
             self._head = str(current)  # another process appended first: seal after theirs
 
     @redis_boundary
     async def records(
         self, *, since: float | None = None, until: float | None = None
     ) -> list[AuditRecord]:
+        await self.flush()
         entries = await self._redis.xrange(self.key("trail"))
         details = await self._redis.hgetall(self.key("details"))
         found = []
@@ -91,16 +100,19 @@ class RedisAuditStore(AuditStore):
 
     @redis_boundary
     async def head(self) -> str | None:
+        await self.flush()
         value = await self._redis.get(self.key("head"))
         return _parse(value)[1] if value else None
 
     @redis_boundary
     async def people(self) -> dict[str, Identity]:
+        await self.flush()
         found = await self._redis.hgetall(self.key("people"))
         return {name: json.loads(who) for name, who in found.items()}
 
     @redis_boundary
     async def erase(self, pseudonym: str, *, dry_run: bool = False) -> int:
+        await self.flush()
         theirs = [
             str(json.loads(fields["r"])["seq"])
             for _, fields in await self._redis.xrange(self.key("trail"))

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from os import PathLike
 
-from agent_core.audit_chain import GENESIS, AuditEntry, AuditRecord, seal
-from agent_core.state.audit import AuditStore, Identity
+from agent_core.audit_chain import GENESIS, AuditRecord, seal
+from agent_core.state.audit import AuditStore, Identity, Pending
 from agent_core.state.sqlite import SqliteDatabase
 
 _SCHEMA = """
@@ -33,6 +34,7 @@ CREATE TABLE IF NOT EXISTS audit_key (one INTEGER PRIMARY KEY CHECK (one = 1), k
 _COLUMNS = (
     "seq, at, kind, person, workspace, profile, conversation, details, details_hash, prev, hash"
 )
+_INSERT = f"INSERT INTO audit_trail ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def _record(row: tuple[object, ...]) -> AuditRecord:
@@ -53,40 +55,47 @@ class SqliteAuditStore(AuditStore):
     """
 
     def __init__(self, database: SqliteDatabase | str | PathLike[str]) -> None:
+        super().__init__()
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
         self._db.ensure_schema(_SCHEMA)
 
-    async def append(self, entry: AuditEntry, *, identity: Identity | None = None) -> AuditRecord:
-        details = json.dumps(entry.details, sort_keys=True)
+    async def _append_many(self, batch: Sequence[Pending]) -> list[AuditRecord]:
+        rows = [
+            (entry, identity, json.dumps(entry.details, sort_keys=True))
+            for entry, identity in batch
+        ]
 
-        def write(connection: sqlite3.Connection) -> AuditRecord:
+        def write(connection: sqlite3.Connection) -> list[AuditRecord]:
             head = connection.execute("SELECT seq, hash FROM audit_head").fetchone()
-            seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS)
-            record = seal(prev, seq, entry)
-            connection.execute(
-                f"INSERT INTO audit_trail ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    *(record.seq, record.at, record.kind, record.person, record.workspace),
-                    *(record.profile, record.conversation, details, record.details_hash),
-                    *(record.prev, record.hash),
-                ),
-            )
-            connection.execute(
-                "INSERT OR REPLACE INTO audit_head VALUES (1, ?, ?)", (record.seq, record.hash)
-            )
-            if identity is not None and entry.person is not None:
+            seq, prev = (head[0], head[1]) if head else (0, GENESIS)
+            records = []
+            for entry, identity, details in rows:
+                record = seal(prev, seq + 1, entry)
+                seq, prev = record.seq, record.hash
                 connection.execute(
-                    "INSERT OR REPLACE INTO audit_people VALUES (?, ?)",
-                    (entry.person, json.dumps(identity, sort_keys=True)),
+                    _INSERT,
+                    (
+                        *(record.seq, record.at, record.kind, record.person, record.workspace),
+                        *(record.profile, record.conversation, details, record.details_hash),
+                        *(record.prev, record.hash),
+                    ),
                 )
-            return record
+                if identity is not None and entry.person is not None:
+                    connection.execute(
+                        "INSERT OR REPLACE INTO audit_people VALUES (?, ?)",
+                        (entry.person, json.dumps(identity, sort_keys=True)),
+                    )
+                records.append(record)
+            connection.execute("INSERT OR REPLACE INTO audit_head VALUES (1, ?, ?)", (seq, prev))
+            return records
 
         return await self._db.transaction(write)
 
     async def records(
         self, *, since: float | None = None, until: float | None = None
     ) -> list[AuditRecord]:
+        await self.flush()
         low = float("-inf") if since is None else since
         high = float("inf") if until is None else until
 
@@ -100,6 +109,8 @@ class SqliteAuditStore(AuditStore):
         return await self._db.run(read)
 
     async def head(self) -> str | None:
+        await self.flush()
+
         def read(connection: sqlite3.Connection) -> str | None:
             row = connection.execute("SELECT hash FROM audit_head").fetchone()
             return None if row is None else str(row[0])
@@ -107,6 +118,8 @@ class SqliteAuditStore(AuditStore):
         return await self._db.run(read)
 
     async def people(self) -> dict[str, Identity]:
+        await self.flush()
+
         def read(connection: sqlite3.Connection) -> dict[str, Identity]:
             rows = connection.execute("SELECT pseudonym, identity FROM audit_people").fetchall()
             return {str(name): json.loads(str(who)) for name, who in rows}
@@ -114,6 +127,7 @@ class SqliteAuditStore(AuditStore):
         return await self._db.run(read)
 
     async def erase(self, pseudonym: str, *, dry_run: bool = False) -> int:
+        await self.flush()
         theirs = "person = ? AND details IS NOT NULL AND details != '{}'"
 
         def write(connection: sqlite3.Connection) -> int:
@@ -137,5 +151,6 @@ class SqliteAuditStore(AuditStore):
         return await self._db.transaction(keep)
 
     async def close(self) -> None:
+        await self.flush()
         if self._owns_database:
             await self._db.close()

@@ -239,6 +239,7 @@ def _sqlite_state(settings: StateSettings) -> State:
             return StateHealth(ok=False, backend="sqlite", detail=detail)
         return StateHealth(ok=True, backend="sqlite")
 
+    audit = SqliteAuditStore(state_db)
     return State(
         backend="sqlite",
         conversations=SqliteConversationStore(
@@ -252,9 +253,9 @@ def _sqlite_state(settings: StateSettings) -> State:
         rate_limiter=SqliteRateLimiter(state_db),
         schedules=SqliteScheduleStore(state_db),
         usage=SqliteUsageLedger(state_db),
-        audit=SqliteAuditStore(state_db),
+        audit=audit,
         _probe=probe,
-        _closers=[db.close for db in databases],
+        _closers=[audit.close, *(db.close for db in databases)],  # the queued records first
     )
 
 
@@ -276,6 +277,7 @@ def _redis_state(settings: StateSettings) -> State:
     async def probe() -> StateHealth:
         return await redis_health(client)
 
+    audit = RedisAuditStore(client, key_prefix=prefix)
     return State(
         backend="redis",
         conversations=RedisConversationStore(
@@ -294,7 +296,7 @@ def _redis_state(settings: StateSettings) -> State:
         rate_limiter=RedisRateLimiter(client, key_prefix=f"{prefix}rate:"),
         schedules=RedisScheduleStore(client, key_prefix=prefix),
         usage=RedisUsageLedger(client, key_prefix=f"{prefix}usage:"),
-        audit=RedisAuditStore(client, key_prefix=prefix),
+        audit=audit,
         _probe=probe,
-        _closers=[client.aclose],
+        _closers=[audit.close, client.aclose],  # the queued records first
     )
