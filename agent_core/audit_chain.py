@@ -92,12 +92,16 @@ def chain_hash(prev: str, sealed: dict[str, Any]) -> str:
     return hashlib.sha256((prev + canonical(sealed)).encode()).hexdigest()
 
 
+_SEALED = ("seq", "at", "kind", "person", "workspace", "profile", "conversation")
+
+
 def seal(prev: str, seq: int, entry: AuditEntry) -> AuditRecord:
     """``entry`` as record ``seq`` after the record whose hash is ``prev``."""
-    fields = entry.model_dump()
-    fields.update(seq=seq, details_hash=digest(entry.details), prev=prev)
-    unhashed = AuditRecord(**fields, hash="")
-    return unhashed.model_copy(update={"hash": chain_hash(prev, unhashed.sealed())})
+    sealed: dict[str, Any] = {name: getattr(entry, name) for name in _SEALED[1:]}
+    sealed.update(seq=seq, details_hash=digest(entry.details), prev=prev)
+    return AuditRecord.model_construct(
+        **sealed, details=entry.details, hash=chain_hash(prev, sealed)
+    )
 
 
 class Verdict(BaseModel):
@@ -154,9 +158,16 @@ class Pseudonyms:
     True
     """
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, *, remember: int = 10_000) -> None:
         self._key = key
+        self._known: dict[str, str] = {}  # the people of recent turns (bounded)
+        self._remember = remember
 
     def of(self, person: str) -> str:
+        if (known := self._known.get(person)) is not None:
+            return known
         mac = hmac.new(self._key, person.encode(), hashlib.sha256).hexdigest()
-        return f"p:{mac[:20]}"
+        if len(self._known) >= self._remember:
+            self._known.clear()
+        self._known[person] = f"p:{mac[:20]}"
+        return self._known[person]

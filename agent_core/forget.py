@@ -21,10 +21,11 @@ kind says so in the report instead of failing the rest.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from agent_core.audit_chain import AuditEntry
 from agent_core.errors import ThreadlineError
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from agent_core.state.keyvalue import KeyValueStore
 
 logger = logging.getLogger("threadline.forget")
+T = TypeVar("T")
 
 
 class UnknownPerson(ThreadlineError, LookupError):
@@ -97,6 +99,20 @@ def cache_patterns(person: str) -> list[str]:
 
 Step = Callable[[str, bool], Awaitable[int]]
 
+AT_ONCE = 32
+"""Deletes in flight at once (Redis: one round trip each, over the client's pool)."""
+
+
+async def _each(items: list[T], erase: Callable[[T], Awaitable[object]]) -> None:
+    """``erase`` every item, ``AT_ONCE`` at a time."""
+    gate = asyncio.Semaphore(AT_ONCE)
+
+    async def one(item: T) -> None:
+        async with gate:
+            await erase(item)
+
+    await asyncio.gather(*(one(item) for item in items))
+
 
 async def forget_person(
     state: State, ids: list[str], *, given: str, dry_run: bool = False, clock: Clock | None = None
@@ -133,8 +149,7 @@ async def forget_person(
 async def _schedules(state: State, person: str, dry_run: bool) -> int:
     owned = await state.schedules.owned_by(person)
     if not dry_run:
-        for schedule in owned:
-            await state.schedules.remove(schedule.id)
+        await _each([schedule.id for schedule in owned], state.schedules.remove)
     return len(owned)
 
 
@@ -144,18 +159,23 @@ async def _approvals(state: State, person: str, dry_run: bool) -> int:
     from agent_core.approvals.book import ApprovalBook
 
     book = ApprovalBook(state.records)
-    theirs = []
-    for key in await state.records.keys("approval:*"):
-        if key.count(":") != 1:  # its decision, message, the due lanes: not a record
-            continue
+    theirs: list[str] = []
+
+    async def read(key: str) -> None:
         stored = await state.records.get(key)
         if isinstance(stored, dict) and stored.get("asker_id") == person:
             theirs.append(key.removeprefix("approval:"))
+
+    # not its decision, message or the due lanes: only the record itself
+    await _each([k for k in await state.records.keys("approval:*") if k.count(":") == 1], read)
+
+    async def erase(approval_id: str) -> None:
+        await book.decide(approval_id, "cancelled", by=None, note="the asker was erased")
+        for part in ("", ":decision", ":message", ":ran"):
+            await state.records.delete(f"approval:{approval_id}{part}")
+
     if not dry_run:
-        for approval_id in theirs:
-            await book.decide(approval_id, "cancelled", by=None, note="the asker was erased")
-            for part in ("", ":decision", ":message", ":ran"):
-                await state.records.delete(f"approval:{approval_id}{part}")
+        await _each(theirs, erase)
     return len(theirs)
 
 
@@ -164,6 +184,5 @@ async def _keys(store: KeyValueStore, person: str, dry_run: bool) -> int:
     for pattern in cache_patterns(person):
         found += await store.keys(pattern)
     if not dry_run:
-        for key in found:
-            await store.delete(key)
+        await _each(found, store.delete)
     return len(found)
