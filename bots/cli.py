@@ -120,6 +120,12 @@ def _state_reads() -> list[tuple[str, list[str]]]:
     return [_table(StateSettings)]
 
 
+def _retention_reads() -> list[tuple[str, list[str]]]:
+    from agent_core.retention import RetentionSettings
+
+    return [*_state_reads(), _table(RetentionSettings)]
+
+
 def _package_reads() -> list[tuple[str, list[str]]]:
     return [("(top)", ["MicrosoftAppId"])]
 
@@ -289,6 +295,16 @@ COMMANDS: dict[str, Command] = {
             "REDIS_URL=redis://cache:6379/0 threadline forget teams:TENANT:OBJECT_ID",
         ),
         reads=_state_reads,
+    ),
+    "retention": Command(
+        "bots.retention_command",
+        "remove what is older than [retention] says (run it daily)",
+        "Deletes, in the state the bots share (SQLite in THREADLINE_DATA_DIR, or Redis), "
+        "the conversations, memories and usage older than the [retention] settings (days; "
+        '"keep" keeps). The audit trail and schedules are kept. Safe to run from several '
+        "places at once: each step deletes what is older than its cut-off.",
+        examples=("threadline retention", "threadline retention --json"),
+        reads=_retention_reads,
     ),
     "eval": Command(
         "bots.eval",

@@ -28,6 +28,7 @@ from agent_core.approvals.settings import ApprovalSettings, ToolSettings
 from agent_core.audit_settings import AuditSettings
 from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.llm.settings import ModelSettings as ModelSettings
+from agent_core.retention import RetentionSettings
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.settings import (
     CONFIG_FILE,
@@ -82,6 +83,7 @@ SHARED: tuple[type[Section], ...] = (
     ApprovalSettings,
     ToolSettings,
     AuditSettings,
+    RetentionSettings,
 )
 
 
@@ -117,7 +119,13 @@ class Config:
 
     @property
     def state(self) -> StateSettings:
-        return self.get(StateSettings)
+        """``[state]``, its conversations kept as ``[retention] conversations`` says unless
+        ``[state] conversation_retention_days`` (the older setting) says otherwise."""
+        state = self.get(StateSettings)
+        days = self.get(RetentionSettings).days("conversations")
+        if state.conversation_retention_days is None and days is not None:
+            return state.model_copy(update={"conversation_retention_days": days})
+        return state
 
     @property
     def database(self) -> DatabaseSettings:

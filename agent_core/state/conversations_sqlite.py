@@ -110,6 +110,10 @@ class SqliteConversationStore(ConversationStore):
         rows = await self._db.run(lambda c: c.execute(sql, args).fetchall())
         return [Conversation.model_validate_json(body) for (body,) in rows]
 
+    async def prune_before(self, cutoff: float) -> int:
+        sql = "DELETE FROM conversations WHERE updated_at < ?"
+        return int(await self._db.run(lambda c: c.execute(sql, (cutoff,)).rowcount))
+
     async def forget_user(self, user_id: str, *, dry_run: bool = False) -> int:
         """Every row of ``user_id``, also those past retention not yet swept."""
 

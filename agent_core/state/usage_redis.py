@@ -84,6 +84,21 @@ class RedisUsageLedger(UsageLedger):
         return summarise(first, last, rows)
 
     @redis_boundary
+    async def prune_before(self, first_kept: dt.date) -> int:
+        """Day keys expire by themselves after ``retention_days``; this removes those
+        before a shorter setting."""
+        match = f"{self.key_prefix}????-??-??:*"
+        start, cut = len(self.key_prefix), first_kept.isoformat()
+        old = [
+            key
+            async for key in self._redis.scan_iter(match=match, count=1000)
+            if key[start : start + 10] < cut
+        ]
+        for at in range(0, len(old), 500):
+            await self._redis.unlink(*old[at : at + 500])
+        return len(old)
+
+    @redis_boundary
     async def pseudonymise(self, person: str, pseudonym: str, *, dry_run: bool = False) -> int:
         match = f"{self.key_prefix}????-??-??:person"
         days = [name async for name in self._redis.scan_iter(match=match, count=1000)]
