@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_core.audit_chain import GENESIS, AuditRecord, seal
 from agent_core.state.audit import AuditStore, Identity, Pending, within
@@ -61,11 +61,12 @@ class RedisAuditStore(AuditStore):
     @redis_boundary
     async def _append_many(self, batch: Sequence[Pending]) -> list[AuditRecord]:
         if self._head is None:
-            self._head = await self._redis.get(self.key("head")) or ""
+            self._head = _text(await self._redis.get(self.key("head")))
         keys = [self.key(name) for name in ("trail", "head", "details", "people")]
         while True:
             seq, prev = _parse(self._head)
-            records, args = [], [self._head]
+            records: list[AuditRecord] = []
+            args: list[str] = [self._head]
             for entry, identity in batch:
                 record = seal(prev, seq + 1, entry)
                 seq, prev = record.seq, record.hash
@@ -79,18 +80,16 @@ class RedisAuditStore(AuditStore):
             if current is None:
                 self._head = f"{seq} {prev}"
                 return records
-            self._head = str(current)  # another process appended first: seal after theirs
+            self._head = _text(current)  # another process appended first: seal after theirs
 
     @redis_boundary
     async def records(
         self, *, since: float | None = None, until: float | None = None
     ) -> list[AuditRecord]:
         await self.flush()
-        entries = await self._redis.xrange(self.key("trail"))
-        details = await self._redis.hgetall(self.key("details"))
+        details: dict[str, str] = await self._redis.hgetall(self.key("details"))  # type: ignore[assignment]
         found = []
-        for _, fields in entries:
-            sealed = json.loads(fields["r"])
+        for sealed in await self._sealed():
             if not within(sealed["at"], since, until):
                 continue
             kept = details.get(str(sealed["seq"]))
@@ -98,26 +97,27 @@ class RedisAuditStore(AuditStore):
             found.append(AuditRecord.model_validate(sealed))
         return found
 
+    async def _sealed(self) -> list[dict[str, Any]]:
+        """The sealed fields of every record, in the stream's order."""
+        entries: list[tuple[str, dict[str, str]]] = await self._redis.xrange(self.key("trail"))  # type: ignore[assignment]
+        return [json.loads(fields["r"]) for _, fields in entries]
+
     @redis_boundary
     async def head(self) -> str | None:
         await self.flush()
-        value = await self._redis.get(self.key("head"))
+        value = _text(await self._redis.get(self.key("head")))
         return _parse(value)[1] if value else None
 
     @redis_boundary
     async def people(self) -> dict[str, Identity]:
         await self.flush()
-        found = await self._redis.hgetall(self.key("people"))
+        found: dict[str, str] = await self._redis.hgetall(self.key("people"))  # type: ignore[assignment]
         return {name: json.loads(who) for name, who in found.items()}
 
     @redis_boundary
     async def erase(self, pseudonym: str, *, dry_run: bool = False) -> int:
         await self.flush()
-        theirs = [
-            str(json.loads(fields["r"])["seq"])
-            for _, fields in await self._redis.xrange(self.key("trail"))
-            if json.loads(fields["r"]).get("person") == pseudonym
-        ]
+        theirs = [str(s["seq"]) for s in await self._sealed() if s.get("person") == pseudonym]
         kept = await self._redis.hmget(self.key("details"), theirs) if theirs else []
         holding = [
             seq for seq, value in zip(theirs, kept, strict=True) if value not in (None, "{}")
@@ -133,7 +133,14 @@ class RedisAuditStore(AuditStore):
     @redis_boundary
     async def _stored_key(self, candidate: bytes) -> bytes:
         await self._redis.set(self.key("key"), base64.b64encode(candidate).decode(), nx=True)
-        return base64.b64decode(await self._redis.get(self.key("key")))
+        return base64.b64decode(_text(await self._redis.get(self.key("key"))))
+
+
+def _text(value: bytes | str | None) -> str:
+    """A reply as text (the client decodes; ``None``: empty)."""
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _parse(head: str | None) -> tuple[int, str]:
