@@ -186,3 +186,23 @@ async def _keys(store: KeyValueStore, person: str, dry_run: bool) -> int:
     if not dry_run:
         await _each(found, store.delete)
     return len(found)
+
+
+async def forget_workspace(
+    state: State, workspace: str, *, dry_run: bool = False, clock: Clock | None = None
+) -> list[ForgetReport]:
+    """Erase everyone the audit directory knows in ``workspace`` (``slack:T1``,
+    ``teams:TENANT``) as ``forget_person`` does, then the workspace's remaining schedules:
+    for an uninstall (``app_uninstalled``, ``tokens_revoked``), whose handler calls this.
+    The usage ledger and the audit trail keep their pseudonyms."""
+    prefix = f"{workspace}:"
+    people = sorted({w["id"] for w in (await state.audit.people()).values()})
+    reports = [
+        await forget_person(state, [person], given=person, dry_run=dry_run, clock=clock)
+        for person in people
+        if person.startswith(prefix)
+    ]
+    if not dry_run:
+        left = await state.schedules.in_workspace(workspace)
+        await _each([schedule.id for schedule in left], state.schedules.remove)
+    return reports

@@ -194,3 +194,24 @@ async def test_forget_leaves_none_of_a_person_in_any_store(folder: Path, backend
         messages = llm.requests[-1].body["messages"]
         said = [m for m in messages if m["role"] == "assistant"]
         assert not said, messages  # no earlier answer of hers reached the model
+
+
+async def test_forget_workspace_erases_its_people_only() -> None:
+    """For the uninstall handlers (issue 38): everyone of one workspace, no one else."""
+    from agent_core.audit_chain import AuditEntry
+    from agent_core.forget import forget_workspace
+    from agent_core.state import StateSettings
+
+    state = build_state(StateSettings(ephemeral=True))
+    pseudonyms = await state.audit.pseudonyms()
+    for person in (ANA, BO, "slack:T2:U9"):
+        user = User(id=person)
+        await state.conversations.create_conversation(f"slack:{person[6:8]}:C1:1.1", user, "hi")
+        entry = AuditEntry(at=1.0, kind="question", person=pseudonyms.of(person))
+        await state.audit.append(entry, identity={"id": person})
+    reports = await forget_workspace(state, "slack:T1")
+    assert sorted(r.ids[0] for r in reports) == [ANA, BO]
+    assert await state.conversations.list_conversations(User(id=ANA)) == []
+    assert await state.conversations.list_conversations(User(id=BO)) == []
+    assert len(await state.conversations.list_conversations(User(id="slack:T2:U9"))) == 1
+    assert (await state.audit.verify()).ok
