@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
@@ -52,6 +53,8 @@ class ForgetReport:
     pseudonym: str
     dry_run: bool
     counts: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """How long each store took (``benchmarks/forget.py`` prints it)."""
     unsupported: dict[str, str] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
@@ -132,6 +135,7 @@ async def forget_person(
         "audit": lambda p, d: state.audit.erase(pseudonyms.of(p), dry_run=d),
     }
     for name, step in steps.items():
+        started = time.perf_counter()
         for person in ids:
             try:
                 found = await step(person, dry_run)
@@ -139,6 +143,7 @@ async def forget_person(
                 report.unsupported[name] = str(missing)
                 continue
             report.counts[name] = report.counts.get(name, 0) + found
+        report.seconds[name] = round(time.perf_counter() - started, 3)
     if not dry_run:
         now = (clock or SystemClock()).now()
         erased = AuditEntry(at=now, kind="erase", person=pseudonym, details=dict(report.counts))

@@ -122,6 +122,7 @@ async def measure(settings: StateSettings, total: int) -> dict[str, Any]:
         "forget_s": round(forget_s, 3),
         "found": sum(dry.counts.values()),
         "erased": report.counts,
+        "seconds_by_store": report.seconds,
         "chain_ok": verdict.ok,
         "other_schedules_kept": other_left,
         "met": forget_s <= GOAL_S and verdict.ok,
