@@ -10,6 +10,7 @@ memory            every memory their turns made, in every scope (shared ones too
 schedules         every schedule they own (removed)
 approvals         theirs: pending ones cancelled, then every record of theirs deleted
 cache / records   identity caches, MCP tokens (``mcp:token:*``), "approved once" marks
+(channels)        what the bots add: Slack's thread transcripts (their messages dropped)
 usage             kept, under their pseudonym: the totals stay true
 audit trail       kept, under their pseudonym: the directory entry and their records'
                   details go; the chain still verifies; the erase is itself a record
@@ -24,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
@@ -118,9 +119,17 @@ async def _each(items: list[T], erase: Callable[[T], Awaitable[object]]) -> None
 
 
 async def forget_person(
-    state: State, ids: list[str], *, given: str, dry_run: bool = False, clock: Clock | None = None
+    state: State,
+    ids: list[str],
+    *,
+    given: str,
+    dry_run: bool = False,
+    clock: Clock | None = None,
+    channels: Mapping[str, Step] | None = None,
 ) -> ForgetReport:
-    """Erase ``ids`` (one person) from every store of ``state``; see the module docstring."""
+    """Erase ``ids`` (one person) from every store of ``state``; see the module docstring.
+    ``channels``: the channels' own steps (the bots pass Slack's thread transcripts), each
+    ``step(person, dry_run) -> count``."""
     pseudonyms = await state.audit.pseudonyms()
     pseudonym = pseudonyms.of(ids[0])
     report = ForgetReport(person=given, ids=ids, pseudonym=pseudonym, dry_run=dry_run)
@@ -133,6 +142,7 @@ async def forget_person(
         "records": lambda p, d: _keys(state.records, p, d),
         "usage": lambda p, d: state.usage.pseudonymise(p, pseudonyms.of(p), dry_run=d),
         "audit": lambda p, d: state.audit.erase(pseudonyms.of(p), dry_run=d),
+        **(channels or {}),
     }
     for name, step in steps.items():
         started = time.perf_counter()
@@ -194,7 +204,12 @@ async def _keys(store: KeyValueStore, person: str, dry_run: bool) -> int:
 
 
 async def forget_workspace(
-    state: State, workspace: str, *, dry_run: bool = False, clock: Clock | None = None
+    state: State,
+    workspace: str,
+    *,
+    dry_run: bool = False,
+    clock: Clock | None = None,
+    channels: Mapping[str, Step] | None = None,
 ) -> list[ForgetReport]:
     """Erase everyone the audit directory knows in ``workspace`` (``slack:T1``,
     ``teams:TENANT``) as ``forget_person`` does, then the workspace's remaining schedules:
@@ -203,7 +218,9 @@ async def forget_workspace(
     prefix = f"{workspace}:"
     people = sorted({w["id"] for w in (await state.audit.people()).values()})
     reports = [
-        await forget_person(state, [person], given=person, dry_run=dry_run, clock=clock)
+        await forget_person(
+            state, [person], given=person, dry_run=dry_run, clock=clock, channels=channels
+        )
         for person in people
         if person.startswith(prefix)
     ]

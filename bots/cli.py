@@ -285,10 +285,10 @@ COMMANDS: dict[str, Command] = {
         "erase a person from every store (a leaver, a data-subject request)",
         "Erases one person from the state the bots share (SQLite in THREADLINE_DATA_DIR, or "
         "Redis), every profile and workspace: conversations, memories, schedules they own, "
-        "approvals they asked for, identity caches and MCP tokens. The usage ledger and the "
-        "audit trail keep a pseudonym instead, so totals and the record stay true (the "
-        "audit chain still verifies); the erase is itself an audit record. --dry-run lists "
-        "what would go.",
+        "approvals they asked for, Slack thread transcripts, identity caches and MCP "
+        "tokens. The usage ledger and the audit trail keep a pseudonym instead, so totals "
+        "and the record stay true (the audit chain still verifies); the erase is itself an "
+        "audit record. --dry-run lists what would go.",
         examples=(
             "threadline forget slack:T0123:U0456 --dry-run",
             "threadline forget ana@example.com",

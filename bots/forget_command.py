@@ -15,7 +15,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_core.forget import ForgetReport
+    from agent_core.forget import ForgetReport, Step
+    from agent_core.state import State
     from bots.serving import Config
 
 
@@ -27,6 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="list what would go; erase nothing")
 
 
+def channel_steps(state: State) -> dict[str, Step]:
+    """What the channels keep of a person beyond the state's own stores."""
+    from adapters.slack.threads import ThreadTranscript
+
+    transcripts = ThreadTranscript(state.cache)
+    return {"transcripts": lambda person, dry: transcripts.forget(person, dry_run=dry)}
+
+
 async def forget(config: Config, given: str, *, dry_run: bool) -> ForgetReport:
     from agent_core.forget import find_person, forget_person
     from agent_core.state import build_state
@@ -34,7 +43,9 @@ async def forget(config: Config, given: str, *, dry_run: bool) -> ForgetReport:
     state = build_state(config.state)
     try:
         ids = await find_person(state, given)
-        return await forget_person(state, ids, given=given, dry_run=dry_run)
+        return await forget_person(
+            state, ids, given=given, dry_run=dry_run, channels=channel_steps(state)
+        )
     finally:
         await state.aclose()
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.slack.threads import ThreadTranscript
 from agent_core.approvals.book import ApprovalBook
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.context import ToolContext
@@ -121,6 +122,8 @@ async def seed(state: State, person: str, n: int) -> None:
     record = ApprovalRecord.example(id=f"a{n}", asker_id=person)
     await ApprovalBook(state.records).open(record)
     await state.cache.set(f"mcp:token:tickets:{person_key(person)}", "sealed")
+    said = {"ts": f"10{n}.1", "user": person.rsplit(":", 1)[1], "text": f"secret {n}"}
+    await ThreadTranscript(state.cache).record("T1", "C7", "100.1", [said])
 
 
 async def holdings(state: State, person: str) -> dict[str, object]:
@@ -138,6 +141,13 @@ async def holdings(state: State, person: str) -> dict[str, object]:
         is not None,
         "usage": person in usage.by["person"],
         "directory": pseudonym in await state.audit.people(),
+        "transcript": [
+            m["text"]
+            for m in await state.cache.append(
+                "slack:thread-messages:slack:T1:C7:100.1", [], keep=50
+            )
+            if m.get("user") == person.rsplit(":", 1)[1]
+        ],
         "audit details": sum(
             1
             for r in await state.audit.records()
