@@ -206,3 +206,60 @@ class TestRedis(AuditStoreContract):
         assert isinstance(store, RedisAuditStore)
         await redis.hset(store.key("details"), "2", json.dumps({"sql": "select 0"}))
         assert (await store.verify()).first_bad == 2
+
+
+WRITER = """
+import asyncio, sys
+from agent_core.audit_chain import AuditEntry
+from agent_core.state import StateSettings, build_state
+
+async def main() -> None:
+    url, prefix, folder, name = sys.argv[1:5]
+    settings = StateSettings(redis_url=url, key_prefix=prefix) if url else StateSettings(
+        data_dir=folder
+    )
+    state = build_state(settings)
+    for n in range(60):
+        entry = AuditEntry(at=float(n), kind="question", person=f"p:{name}")
+        if n % 2:
+            state.audit.submit(entry)  # written behind, in batches
+            await asyncio.sleep(0)
+        else:
+            await state.audit.append(entry)
+    await state.aclose()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+async def test_two_real_processes_keep_one_chain(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two OS processes write to one trail at once: one chain, every record, verified."""
+    import subprocess
+    import sys
+
+    url = prefix = ""
+    if backend == "redis":
+        url, prefix = request.getfixturevalue("redis_url"), request.getfixturevalue("key_prefix")
+    root = Path(__file__).resolve().parents[2]
+
+    def write(name: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-c", WRITER, url, prefix, str(tmp_path), name]
+        env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
+        return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+
+    done = await asyncio.gather(*(asyncio.to_thread(write, name) for name in ("a", "b")))
+    assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
+    from agent_core.state import StateSettings, build_state
+
+    settings = (
+        StateSettings(redis_url=url, key_prefix=prefix) if url else StateSettings(data_dir=tmp_path)
+    )
+    state = build_state(settings)
+    verdict = await state.audit.verify()
+    people = sorted({r.person or "" for r in await state.audit.records()})
+    await state.aclose()
+    assert verdict.ok and verdict.checked == 120, verdict
+    assert people == ["p:a", "p:b"]
