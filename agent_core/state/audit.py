@@ -29,6 +29,9 @@ Identity = dict[str, str]
 """Who a pseudonym stands for, as the directory keeps it: ``id``, ``name``, ``email``."""
 
 Pending = tuple[AuditEntry, Identity | None]
+
+MAX_QUEUED = 100_000
+"""Records a process queues while its store cannot take them (then the oldest go, told)."""
 Written = Callable[[AuditRecord], Awaitable[None]]
 
 
@@ -67,6 +70,9 @@ class AuditStore(ABC):
         """Queue ``entry``: this process's writer seals the queue in one step (one
         transaction, one script) as soon as the turn yields, so a turn does not wait for
         its records. ``flush`` (and every read, and ``close``) writes what is queued."""
+        if len(self._pending) >= MAX_QUEUED:  # the store has been down for a long while
+            logger.error("audit: the store is not taking records; the oldest queued is lost")
+            del self._pending[0]
         self._pending.append((entry, identity))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write_behind())
@@ -136,8 +142,12 @@ class AuditStore(ABC):
         return verify(await self.records(), head=await self.head())
 
     async def close(self) -> None:
-        """Write what is queued."""
-        await self.flush()
+        """Write what is queued; when the store cannot take it (Redis down at shutdown),
+        say how many records are lost rather than fail the shutdown."""
+        try:
+            await self.flush()
+        except Exception:
+            logger.error("audit: %d records could not be written at close", len(self._pending))
 
 
 class MemoryAuditStore(AuditStore):

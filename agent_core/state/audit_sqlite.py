@@ -151,6 +151,6 @@ class SqliteAuditStore(AuditStore):
         return await self._db.transaction(keep)
 
     async def close(self) -> None:
-        await self.flush()
+        await super().close()
         if self._owns_database:
             await self._db.close()

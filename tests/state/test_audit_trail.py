@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -96,10 +96,12 @@ class TestSqlite(AuditStoreContract):
 
     async def test_two_writers_on_one_file_keep_one_chain(self, tmp_path: Path) -> None:
         """Two connections (as two processes would have) appending at once."""
-        stores = [SqliteAuditStore(SqliteDatabase(tmp_path / "state.db")) for _ in range(2)]
+        first = SqliteAuditStore(SqliteDatabase(tmp_path / "state.db"))
+        await first.append(entry(0))  # the file exists (in WAL mode) before the second opens
+        stores = [first, SqliteAuditStore(SqliteDatabase(tmp_path / "state.db"))]
         await asyncio.gather(*(s.append(entry(n)) for n in range(20) for s in stores))
         verdict = await stores[0].verify()
-        assert verdict.ok and verdict.checked == 40, verdict
+        assert verdict.ok and verdict.checked == 41, verdict
         for s in stores:
             await s._db.close()
 
@@ -250,16 +252,45 @@ async def test_two_real_processes_keep_one_chain(
         env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
         return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
 
-    done = await asyncio.gather(*(asyncio.to_thread(write, name) for name in ("a", "b")))
-    assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
     from agent_core.state import StateSettings, build_state
 
     settings = (
         StateSettings(redis_url=url, key_prefix=prefix) if url else StateSettings(data_dir=tmp_path)
     )
+    made = build_state(settings)  # the files exist (in WAL mode) before both processes open
+    await made.audit.append(AuditEntry(at=0.0, kind="started"))
+    await made.aclose()
+    done = await asyncio.gather(*(asyncio.to_thread(write, name) for name in ("a", "b")))
+    assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
     state = build_state(settings)
     verdict = await state.audit.verify()
     people = sorted({r.person or "" for r in await state.audit.records()})
     await state.aclose()
-    assert verdict.ok and verdict.checked == 120, verdict
-    assert people == ["p:a", "p:b"]
+    assert verdict.ok and verdict.checked == 121, verdict
+    assert people == ["", "p:a", "p:b"]
+
+
+async def test_records_queued_while_redis_is_down_are_written_when_it_is_back(
+    private_redis: Any, key_prefix: str
+) -> None:
+    """The turn never waits on the trail: what it queued during an outage is written, in
+    order and chained, by the next write once Redis is back; a close during the outage
+    tells how many are lost instead of failing the shutdown. (This Redis keeps nothing
+    across a restart, so the trail starts again after it: the writer seals after the head
+    Redis has, not the one it remembered.)"""
+    client = connect_redis(private_redis.url)
+    store = RedisAuditStore(client, key_prefix=key_prefix)
+    await store.append(entry(1))
+    private_redis.stop()
+    store.submit(entry(2))
+    store.submit(entry(3))
+    await asyncio.sleep(0.3)  # the writer tried and failed: nothing is lost yet
+    private_redis.start()
+    await store.append(entry(4))
+    verdict = await store.verify()
+    assert verdict.ok and verdict.checked == 3, verdict
+    assert [r.at for r in await store.records()] == [1002.0, 1003.0, 1004.0]
+    private_redis.stop()
+    store.submit(entry(5))
+    await store.close()  # logged, not raised
+    await client.aclose()
