@@ -66,6 +66,20 @@ class AuditEntry(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+SEALED = (
+    "seq",
+    "at",
+    "kind",
+    "person",
+    "workspace",
+    "profile",
+    "conversation",
+    "details_hash",
+    "prev",
+)
+"""The fields of a record its hash covers, in the order they are declared."""
+
+
 class AuditRecord(BaseModel):
     """A sealed record as the store keeps it; ``details`` is None once erased."""
 
@@ -85,19 +99,16 @@ class AuditRecord(BaseModel):
 
     def sealed(self) -> dict[str, Any]:
         """The fields the hash covers (everything but the details themselves and ``hash``)."""
-        return self.model_dump(exclude={"details", "hash"})
+        return {name: getattr(self, name) for name in SEALED}
 
 
 def chain_hash(prev: str, sealed: dict[str, Any]) -> str:
     return hashlib.sha256((prev + canonical(sealed)).encode()).hexdigest()
 
 
-_SEALED = ("seq", "at", "kind", "person", "workspace", "profile", "conversation")
-
-
 def seal(prev: str, seq: int, entry: AuditEntry) -> AuditRecord:
     """``entry`` as record ``seq`` after the record whose hash is ``prev``."""
-    sealed: dict[str, Any] = {name: getattr(entry, name) for name in _SEALED[1:]}
+    sealed: dict[str, Any] = {name: getattr(entry, name) for name in SEALED[1:7]}
     sealed.update(seq=seq, details_hash=digest(entry.details), prev=prev)
     return AuditRecord.model_construct(
         **sealed, details=entry.details, hash=chain_hash(prev, sealed)
