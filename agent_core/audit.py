@@ -66,6 +66,12 @@ class AuditEventType(StrEnum):
     FEEDBACK = "feedback"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_DECIDED = "approval_decided"
+    QUESTION = "question"
+    ADMIN_COMMAND = "admin_command"
+    REFUSAL = "refusal"
+    BUDGET_STOP = "budget_stop"
+    SIGN_IN = "sign_in"
+    ERASE = "erase"
 
 
 class AuditEvent(BaseModel):
@@ -223,6 +229,50 @@ class AuditLogger:
                 event_type=AuditEventType.AI_RESPONSE_GENERATED,
                 **self._base(user, conversation_id, request_id),
                 details=details,
+            )
+        )
+
+    async def log_question(
+        self, user: User, *, conversation_id: str, request_id: str, text: str, include_text: bool
+    ) -> None:
+        """A question asked: who, where (the conversation; its workspace and profile follow
+        from it), its length, and its text only when ``include_text``."""
+        details: dict[str, Any] = {"length": len(text)}
+        if include_text:
+            details["text"] = text
+        await self._fact(AuditEventType.QUESTION, user, conversation_id, request_id, details)
+
+    async def log_command(
+        self, user: User, *, conversation_id: str, request_id: str, command: str
+    ) -> None:
+        """A command answered without the model (``/usage``, ``/share``...): its first word."""
+        details = {"command": command.split(maxsplit=1)[0] if command.strip() else ""}
+        await self._fact(AuditEventType.ADMIN_COMMAND, user, conversation_id, request_id, details)
+
+    async def log_refusal(
+        self, user: User, *, conversation_id: str, request_id: str, reason: str, budget: bool
+    ) -> None:
+        """A turn refused (not in the allowed groups, a permission, a quota) or stopped by a
+        budget (``budget``), with the sentence the asker was told."""
+        kind = AuditEventType.BUDGET_STOP if budget else AuditEventType.REFUSAL
+        await self._fact(kind, user, conversation_id, request_id, {"reason": reason})
+
+    async def log_sign_in(self, user: User, *, server: str, workspace: str) -> None:
+        """A person signed in to an MCP server (their token is kept; never written here)."""
+        details = {"server": server, "workspace": workspace}
+        await self._fact(AuditEventType.SIGN_IN, user, "", "sign-in", details)
+
+    async def _fact(
+        self,
+        kind: AuditEventType,
+        user: User,
+        conversation_id: str,
+        request_id: str,
+        details: dict[str, Any],
+    ) -> None:
+        await self.log_event(
+            AuditEvent(
+                event_type=kind, **self._base(user, conversation_id, request_id), details=details
             )
         )
 

@@ -107,6 +107,10 @@ class AuditConfig(BaseModel):
     log_ai_responses: bool = True
     include_full_ai_responses: bool = False
     sanitize_tool_parameters: bool = True
+    log_questions: bool = True
+    """Each question, refusal and command answered without the model (who, where)."""
+    include_question_text: bool = False
+    """The question's own text in its record (off: only its length)."""
 
 
 class AgentConfig(BaseModel):

@@ -86,6 +86,22 @@ class ConversationStore(ABC):
     ) -> list[Conversation]:
         """The user's conversations, most recently updated first."""
 
+    async def prune_before(self, cutoff: float) -> int:
+        """Delete every conversation last updated before ``cutoff`` (epoch seconds), of
+        everyone (``agent_core.retention``); how many."""
+        raise NotImplementedError(f"{type(self).__name__} cannot sweep old conversations")
+
+    async def forget_user(self, user_id: str, *, dry_run: bool = False) -> int:
+        """Delete every conversation of ``user_id`` (an erased person); how many there were.
+        Back ends may do it in one statement; this reads and deletes them a page at a time."""
+        user, count = User(id=user_id), 0
+        while page := await self.list_conversations(user, limit=500, offset=count * dry_run):
+            count += len(page)
+            if not dry_run:
+                for conversation in page:
+                    await self.delete_conversation(conversation.id, user)
+        return count
+
 
 @dataclass(slots=True)
 class _Stored:
@@ -180,6 +196,13 @@ class MemoryConversationStore(ConversationStore):
             return False
         self._forget(user.id, conversation_id)
         return True
+
+    async def prune_before(self, cutoff: float) -> int:
+        old = [key for key, stored in self._stored.items() if stored.updated_at < cutoff]
+        for user_id, conversation_id in old:
+            del self._stored[(user_id, conversation_id)]
+            self._forget(user_id, conversation_id)
+        return len(old)
 
     async def list_conversations(
         self, user: User, limit: int = 50, offset: int = 0

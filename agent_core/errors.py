@@ -16,6 +16,7 @@ about::
     │   │   └── ScheduleParseError  a schedule that cannot be read (agent_core.schedules)
     │   ├── FetchRefused            an outbound fetch the policy refuses (adapters.fetch)
     │   ├── ScheduleLimitError      a person's or a workspace's schedules are at their cap
+    │   ├── BudgetExceededError     a budget covering the asker is used up (agent_core.usage)
     │   ├── AlertAuthoringError     the model wrote no working check for an alert
     │   └── ConversationNotFoundError
     ├── LlmError                    the model could not answer (``retryable``, ``retry_after``)
@@ -57,6 +58,8 @@ about::
     ├── DeliveryError               a channel that no longer takes a schedule's posts
     │                               (agent_core.schedules.runs)
     ├── ScheduleIdTaken             a new schedule's id is another's (agent_core.schedules.store)
+    ├── UnknownPerson               nobody the stores know is the person to erase (also a
+    │                               LookupError: agent_core.forget)
     └── MissingExtra                a command's extra is not installed (bots.extras)
 
 A *refusal* is the bot doing its job (a quota reached, a user it cannot identify, a
@@ -100,6 +103,10 @@ class ToolExecutionError(AgentError):
 
 class ValidationError(AgentError):
     """Input failed validation (tool arguments, payloads)."""
+
+
+class BudgetExceededError(AgentError):
+    """A budget covering the asker is used up; ``str(error)`` says which and when it resets."""
 
 
 class ConversationNotFoundError(AgentError):

@@ -114,6 +114,18 @@ def _schedule_reads() -> list[tuple[str, list[str]]]:
     return [_table(StateSettings), _table(ScheduleSettings)]
 
 
+def _state_reads() -> list[tuple[str, list[str]]]:
+    from agent_core.state.factory import StateSettings
+
+    return [_table(StateSettings)]
+
+
+def _retention_reads() -> list[tuple[str, list[str]]]:
+    from agent_core.retention import RetentionSettings
+
+    return [*_state_reads(), _table(RetentionSettings)]
+
+
 def _package_reads() -> list[tuple[str, list[str]]]:
     return [("(top)", ["MicrosoftAppId"])]
 
@@ -252,6 +264,47 @@ COMMANDS: dict[str, Command] = {
             "threadline schedules --pause-all slack:T0123",
         ),
         reads=_schedule_reads,
+    ),
+    "audit": Command(
+        "bots.audit_command",
+        "export the hash-chained audit trail, or verify nobody edited it",
+        "Reads the audit trail the bots write to the state (SQLite in THREADLINE_DATA_DIR, "
+        "or Redis): `export` prints the records of a span (questions, tool calls, approvals, "
+        "commands, refusals, sign-ins, budget stops, erasures) as JSON Lines or CSV, each "
+        "person's pseudonym beside who it stands for; `verify` walks the hash chain and "
+        "names the first record edited, removed or inserted (exit status 1).",
+        examples=(
+            "threadline audit export --since 2026-11-01 --until 2026-12-01 --format csv",
+            "REDIS_URL=redis://cache:6379/0 threadline audit export --workspace slack:T0123",
+            "threadline audit verify",
+        ),
+        reads=_state_reads,
+    ),
+    "forget": Command(
+        "bots.forget_command",
+        "erase a person from every store (a leaver, a data-subject request)",
+        "Erases one person from the state the bots share (SQLite in THREADLINE_DATA_DIR, or "
+        "Redis), every profile and workspace: conversations, memories, schedules they own, "
+        "approvals they asked for, Slack thread transcripts, identity caches and MCP "
+        "tokens. The usage ledger and the audit trail keep a pseudonym instead, so totals "
+        "and the record stay true (the audit chain still verifies); the erase is itself an "
+        "audit record. --dry-run lists what would go.",
+        examples=(
+            "threadline forget slack:T0123:U0456 --dry-run",
+            "threadline forget ana@example.com",
+            "REDIS_URL=redis://cache:6379/0 threadline forget teams:TENANT:OBJECT_ID",
+        ),
+        reads=_state_reads,
+    ),
+    "retention": Command(
+        "bots.retention_command",
+        "remove what is older than [retention] says (run it daily)",
+        "Deletes, in the state the bots share (SQLite in THREADLINE_DATA_DIR, or Redis), "
+        "the conversations, memories and usage older than the [retention] settings (days; "
+        '"keep" keeps). The audit trail and schedules are kept. Safe to run from several '
+        "places at once: each step deletes what is older than its cut-off.",
+        examples=("threadline retention", "threadline retention --json"),
+        reads=_retention_reads,
     ),
     "eval": Command(
         "bots.eval",

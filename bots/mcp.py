@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from agent_core.agent import Agent
+    from agent_core.audit import AuditLogger
     from agent_core.state.keyvalue import KeyValueStore
     from agent_core.tools.mcp.hub import McpHub, SignedIn
     from bots.agents import ServedAgent
@@ -221,7 +222,9 @@ def add_callback(
     """``GET /oauth/mcp/callback`` on ``app`` when ``served`` has servers people sign in to."""
     hub = hub_of(served)
     if hub is not None and hub.sign_ins is not None:
-        app.router.add_get(CALLBACK_PATH, callback(hub, on_signed_in, page=page))
+        audit = served.served_agents()[0].audit_logger  # the trail (bots.audit), if any
+        handler = callback(hub, on_signed_in, page=page, audit=audit)
+        app.router.add_get(CALLBACK_PATH, handler)
 
 
 def _page(title: str, text: str, status: int) -> web.Response:
@@ -239,7 +242,11 @@ MAX_PARAMETER = 4096
 
 
 def callback(
-    hub: McpHub, on_signed_in: SignedInHandler, *, page: SignedInPage | None = None
+    hub: McpHub,
+    on_signed_in: SignedInHandler,
+    *,
+    page: SignedInPage | None = None,
+    audit: AuditLogger | None = None,
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The handler of ``GET /oauth/mcp/callback``; see the module docstring."""
     from agent_core.tools.mcp.auth.signin import SignInRefused
@@ -255,6 +262,11 @@ def callback(
         except SignInRefused as refused:
             log.info("mcp: a sign-in callback was refused (%s)", refused.reason)
             return _page("Sign-in not finished", f"{str(refused).capitalize()}.", 400)
+        if audit is not None:  # who connected which server, where (never the token)
+            from agent_core.users import User
+
+            person = User(id=signed.person)
+            await audit.log_sign_in(person, server=signed.server, workspace=signed.workspace)
         try:
             await on_signed_in(signed)
         except Exception:  # the person is connected; only the re-asked question failed

@@ -25,8 +25,10 @@ from pydantic import Field
 
 from adapters.fetch import OutboundSettings
 from agent_core.approvals.settings import ApprovalSettings, ToolSettings
+from agent_core.audit_settings import AuditSettings
 from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.llm.settings import ModelSettings as ModelSettings
+from agent_core.retention import RetentionSettings
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.settings import (
     CONFIG_FILE,
@@ -80,6 +82,8 @@ SHARED: tuple[type[Section], ...] = (
     OutboundSettings,
     ApprovalSettings,
     ToolSettings,
+    AuditSettings,
+    RetentionSettings,
 )
 
 
@@ -115,7 +119,13 @@ class Config:
 
     @property
     def state(self) -> StateSettings:
-        return self.get(StateSettings)
+        """``[state]``, its conversations kept as ``[retention] conversations`` says unless
+        ``[state] conversation_retention_days`` (the older setting) says otherwise."""
+        state = self.get(StateSettings)
+        days = self.get(RetentionSettings).days("conversations")
+        if state.conversation_retention_days is None and days is not None:
+            return state.model_copy(update={"conversation_retention_days": days})
+        return state
 
     @property
     def database(self) -> DatabaseSettings:
@@ -247,6 +257,9 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
         served = _served(config, runtime)
         # usage recorded, budgets held, /usage
         attach_usage(served, state, config.get(UsageSettings), config.get(BudgetSettings))
+        from bots.audit import attach_audit
+
+        attach_audit(served, state, config.get(AuditSettings))  # the trail, every agent
         from bots.mcp import attach_configured
 
         # [[mcp]] servers' tools, one hub per process (closed with the bot: bots.mcp)

@@ -158,6 +158,26 @@ class ThreadTranscript:
             key = self._key(team, channel, thread_ts)
             await self._cache.append(key, entries, keep=self.keep, ttl=self.ttl)
 
+    async def forget(self, person: str, *, dry_run: bool = False) -> int:
+        """Drop the messages of ``person`` (``slack:TEAM:USER``) from every transcript of
+        their workspace (``threadline forget``); how many. Each transcript is read and
+        written again (its TTL restarts): a message another process adds in between may be
+        missing from it, as if the transcript had expired (the thread is read again)."""
+        platform, _, rest = person.partition(":")
+        team, _, user = rest.partition(":")
+        if platform != "slack" or not user:
+            return 0
+        removed = 0
+        for key in await self._cache.keys(self._key(team, "*", "*")):
+            log = await self._cache.append(key, [], keep=self.keep)
+            kept = [e for e in log if not (isinstance(e, Mapping) and e.get("user") == user)]
+            removed += len(log) - len(kept)
+            if len(kept) < len(log) and not dry_run:
+                await self._cache.delete(key)
+                if kept:
+                    await self._cache.append(key, kept, keep=self.keep, ttl=self.ttl)
+        return removed
+
     async def was_read(self, team: str, channel: str, thread_ts: str) -> bool:
         """Whether the thread was read from Slack already (a re-run, a re-join)."""
         log = await self._cache.append(self._key(team, channel, thread_ts), [], keep=self.keep)

@@ -20,13 +20,13 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_core.audit import redact_secrets
+from agent_core.clock import utcnow
 from agent_core.extensions.hooks import LifecycleHook
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class QueryLoggingHook(LifecycleHook):
             return None
         arguments = result.metadata.get("arguments")
         return QueryLogEntry(
-            timestamp=datetime.now(UTC).isoformat(),
+            timestamp=utcnow().isoformat(),
             tool_name=str(tool_name),
             success=result.success,
             user_id=call.user_id if call else None,

@@ -18,6 +18,7 @@ nothing from the tools (and ``ToolContext.agent_memory`` can name ``AgentMemory`
 
 from __future__ import annotations
 
+import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
@@ -220,6 +221,16 @@ class AgentMemory(ABC):
     ) -> int:
         """Delete tool memories (optionally one tool's, or older than ``before_date`` ISO);
         returns how many were deleted."""
+
+    async def forget_before(self, when: dt.datetime) -> int:
+        """Delete every memory made (or last refreshed) before ``when``, in every scope
+        (``agent_core.retention``); how many."""
+        raise NotImplementedError(f"{type(self).__name__} cannot sweep old memories")
+
+    async def forget_owner(self, owner_id: str, *, dry_run: bool = False) -> int:
+        """Delete every memory made in ``owner_id``'s turns, in every scope; how many.
+        Back ends that cannot say refuse (``threadline forget`` reports it)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot erase a person's memories")
 
     async def rate_turn(self, context: MemoryContext, turn_id: str, *, good: bool) -> int:
         """Feedback on the answer of turn ``turn_id``: mark its memories good (offered to

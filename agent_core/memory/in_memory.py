@@ -78,6 +78,9 @@ class InMemoryAgentMemory(IndexedAgentMemory):
     async def _index(self, scope: str, *, fresh: bool = False) -> ScopeIndex:
         return self._scope(scope).index
 
+    async def _known_scopes(self) -> list[str]:
+        return list(self._scopes)
+
     async def _store_tool(self, scope: str, memory: ToolMemory, fingerprint: str) -> None:
         held = self._scope(scope)
         memory.memory_id = held.ids.get(fingerprint) or memory.memory_id

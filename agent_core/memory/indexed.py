@@ -97,6 +97,10 @@ class IndexedAgentMemory(AgentMemory):
     async def _drop(self, scope: str, kind: Kind, ids: list[str]) -> int:
         """Delete memories of one kind (storage and index); how many existed."""
 
+    @abstractmethod
+    async def _known_scopes(self) -> list[str]:
+        """Every scope holding memories (for erasing a person across all of them)."""
+
     # -- helpers -------------------------------------------------------------------------
 
     def _now(self) -> str:
@@ -244,6 +248,30 @@ class IndexedAgentMemory(AgentMemory):
             scope, "tool", index.tools_to_clear(reader, tool_name, before_date)
         )
 
+    async def forget_before(self, when: dt.datetime) -> int:
+        count = 0
+        for scope in await self._known_scopes():
+            index = await self._index(scope, fresh=True)
+            tools = [k for k, e in index.tools.items() if _older(e.timestamp, when)]
+            texts = [k for k, m in index.texts.items() if _older(m.timestamp, when)]
+            count += await self._drop_all(scope, "tool", tools)
+            count += await self._drop_all(scope, "text", texts)
+        return count
+
+    async def forget_owner(self, owner_id: str, *, dry_run: bool = False) -> int:
+        """Delete every memory ``owner_id``'s turns made, in every scope (an erased person;
+        shared ones too: a memory holds their question); how many there were."""
+        count = 0
+        for scope in await self._known_scopes():
+            index = await self._index(scope, fresh=True)
+            tools = [k for k, e in index.tools.items() if e.owner.owner_id == owner_id]
+            texts = [k for k, m in index.texts.items() if m.owner_id == owner_id]
+            count += len(tools) + len(texts)
+            if not dry_run:
+                await self._drop_all(scope, "tool", tools)
+                await self._drop_all(scope, "text", texts)
+        return count
+
     async def rate_turn(self, context: MemoryContext, turn_id: str, *, good: bool) -> int:
         scope, reader = memory_scope(context), MemoryReader.of(context)
         index = await self._index(scope, fresh=True)
@@ -273,3 +301,10 @@ class IndexedAgentMemory(AgentMemory):
         shared = tool.model_copy(update={"audience": "scope"})
         await self._store_tool(scope, shared, fingerprint_of(shared))
         return True
+
+
+def _older(timestamp: str | None, when: dt.datetime) -> bool:
+    """Whether a memory stamped ``timestamp`` was made before ``when`` (unstamped: kept)."""
+    from agent_core.memory.index import parse_timestamp
+
+    return bool(timestamp) and parse_timestamp(timestamp or "") < when

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_core.clock import Clock, SystemClock, instant
+from agent_core.clock import SYSTEM_CLOCK, Clock, instant
 from agent_core.errors import StateUnavailableError
 from agent_core.schedules.model import LastRun, Schedule
 from agent_core.schedules.occurrence import Occurrence
@@ -101,7 +101,7 @@ class ScheduleDispatcher:
             raise ValueError("batch, concurrency and poll must be positive")
         self.store = store
         self.turns = turns
-        self.clock: Clock = clock or SystemClock()
+        self.clock: Clock = clock or SYSTEM_CLOCK
         self.batch = batch
         self.concurrency = concurrency
         self.poll = poll

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_core.clock import Clock, SystemClock, instant
+from agent_core.clock import SYSTEM_CLOCK, Clock, instant
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError
 from agent_core.schedules import replies
@@ -73,7 +73,7 @@ class ScheduleCommands:
     ) -> None:
         self.store = store
         self.settings = settings or ScheduleSettings()
-        self.clock: Clock = clock or SystemClock()
+        self.clock: Clock = clock or SYSTEM_CLOCK
         self.author = author
         self._changed = changed or (lambda: None)
 

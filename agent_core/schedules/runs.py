@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from agent_core.clock import Clock, SystemClock, instant
+from agent_core.clock import SYSTEM_CLOCK, Clock, instant
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
 from agent_core.errors import ThreadlineError
 from agent_core.schedules.alerts import AlertCheck, AlertRule, AlertValueError, fires
@@ -162,7 +162,7 @@ class ScheduleRunner:
         max_attempts: int = 2,
     ) -> None:
         self.store = store
-        self.clock: Clock = clock or SystemClock()
+        self.clock: Clock = clock or SYSTEM_CLOCK
         self.late_after = late_after
         self.max_attempts = max_attempts
 

@@ -74,6 +74,33 @@ class RedisConversationStore(ConversationStore):
         self._commit = redis.register_script(_COMMIT)
         self._list = redis.register_script(_LIST)
 
+    @redis_boundary
+    async def prune_before(self, cutoff: float) -> int:
+        """Their TTL expires them by themselves; this catches those written before a shorter
+        setting (or with none): each conversation body read, the old ones deleted."""
+        match = f"{self.key_prefix}conv:*"
+        keys = [key async for key in self._redis.scan_iter(match=match, count=1000)]
+        old: list[str] = []
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            for key, body in zip(chunk, await self._redis.mget(chunk), strict=True):
+                if body is not None and Conversation.model_validate_json(body).updated_at < cutoff:
+                    old.append(key)
+        for start in range(0, len(old), 500):
+            await self._redis.unlink(*old[start : start + 500])
+        return len(old)
+
+    @redis_boundary
+    async def forget_user(self, user_id: str, *, dry_run: bool = False) -> int:
+        """Every conversation key of ``user_id`` (one hash slot: their tag) and their index."""
+        match = f"{self.key_prefix}conv:{self._user_tag(user_id)}:*"
+        keys = [key async for key in self._redis.scan_iter(match=match, count=1000)]
+        if not dry_run:
+            for start in range(0, len(keys), 500):
+                await self._redis.unlink(*keys[start : start + 500])
+            await self._redis.unlink(self._index_key(user_id))
+        return len(keys)
+
     def _user_tag(self, user_id: str) -> str:
         return "{" + quote(user_id, safe="") + "}"
 

@@ -110,6 +110,22 @@ class SqliteConversationStore(ConversationStore):
         rows = await self._db.run(lambda c: c.execute(sql, args).fetchall())
         return [Conversation.model_validate_json(body) for (body,) in rows]
 
+    async def prune_before(self, cutoff: float) -> int:
+        sql = "DELETE FROM conversations WHERE updated_at < ?"
+        return int(await self._db.run(lambda c: c.execute(sql, (cutoff,)).rowcount))
+
+    async def forget_user(self, user_id: str, *, dry_run: bool = False) -> int:
+        """Every row of ``user_id``, also those past retention not yet swept."""
+
+        def erase(connection: sqlite3.Connection) -> int:
+            if dry_run:
+                sql = "SELECT count(*) FROM conversations WHERE user_id = ?"
+                return int(connection.execute(sql, (user_id,)).fetchone()[0])
+            sql = "DELETE FROM conversations WHERE user_id = ?"
+            return int(connection.execute(sql, (user_id,)).rowcount)
+
+        return await self._db.run(erase)
+
     async def close(self) -> None:
         if self._owns_database:
             await self._db.close()

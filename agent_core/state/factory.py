@@ -4,8 +4,8 @@
 - ``redis_url`` set (``REDIS_URL``): Redis for everything, so N processes share one app.
 - otherwise: SQLite files in ``data_dir`` (``THREADLINE_DATA_DIR``, default
   ``~/.threadline``): ``conversations.db``, ``memory.db`` and ``state.db`` (caches,
-  installations and references, dedupe keys, quotas, turns, schedules). A restart loses
-  nothing.
+  installations and references, dedupe keys, quotas, turns, schedules, the audit trail).
+  A restart loses nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from agent_core.memory.access import Sharing
 from agent_core.memory.base import AgentMemory
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.settings import Section, env
+from agent_core.state.audit import AuditStore, MemoryAuditStore
 from agent_core.state.dedupe import DedupeStore
 from agent_core.state.health import Backend, StateHealth
 from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore
@@ -145,6 +146,7 @@ class State:
       its ``spend`` counters hold the LLM budgets (``agent_core.usage.budgets``)
     - ``usage``: every LLM call's tokens and cost (``agent_core.usage``)
     - ``schedules``: scheduled questions and alerts (``agent_core.schedules``)
+    - ``audit``: the hash-chained audit trail (``agent_core.state.audit``)
 
     >>> import asyncio
     >>> state = build_state(StateSettings(ephemeral=True))
@@ -162,6 +164,7 @@ class State:
     rate_limiter: RateLimiter
     schedules: ScheduleStore
     usage: UsageLedger = field(default_factory=MemoryUsageLedger)
+    audit: AuditStore = field(default_factory=MemoryAuditStore)
     _probe: Callable[[], Awaitable[StateHealth]] | None = field(default=None, repr=False)
     _closers: Sequence[Callable[[], Awaitable[Any]]] = field(default=(), repr=False)
 
@@ -213,6 +216,7 @@ def _memory_state(settings: StateSettings) -> State:
 
 def _sqlite_state(settings: StateSettings) -> State:
     from agent_core.schedules.store_sqlite import SqliteScheduleStore
+    from agent_core.state.audit_sqlite import SqliteAuditStore
     from agent_core.state.conversations_sqlite import SqliteConversationStore
     from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
     from agent_core.state.memory_sqlite import SqliteAgentMemory
@@ -235,6 +239,7 @@ def _sqlite_state(settings: StateSettings) -> State:
             return StateHealth(ok=False, backend="sqlite", detail=detail)
         return StateHealth(ok=True, backend="sqlite")
 
+    audit = SqliteAuditStore(state_db)
     return State(
         backend="sqlite",
         conversations=SqliteConversationStore(
@@ -248,13 +253,15 @@ def _sqlite_state(settings: StateSettings) -> State:
         rate_limiter=SqliteRateLimiter(state_db),
         schedules=SqliteScheduleStore(state_db),
         usage=SqliteUsageLedger(state_db),
+        audit=audit,
         _probe=probe,
-        _closers=[db.close for db in databases],
+        _closers=[audit.close, *(db.close for db in databases)],  # the queued records first
     )
 
 
 def _redis_state(settings: StateSettings) -> State:
     from agent_core.schedules.store_redis import RedisScheduleStore
+    from agent_core.state.audit_redis import RedisAuditStore
     from agent_core.state.conversations_redis import RedisConversationStore
     from agent_core.state.keyvalue_redis import RedisKeyValueStore
     from agent_core.state.memory_redis import RedisAgentMemory
@@ -270,6 +277,7 @@ def _redis_state(settings: StateSettings) -> State:
     async def probe() -> StateHealth:
         return await redis_health(client)
 
+    audit = RedisAuditStore(client, key_prefix=prefix)
     return State(
         backend="redis",
         conversations=RedisConversationStore(
@@ -288,6 +296,7 @@ def _redis_state(settings: StateSettings) -> State:
         rate_limiter=RedisRateLimiter(client, key_prefix=f"{prefix}rate:"),
         schedules=RedisScheduleStore(client, key_prefix=prefix),
         usage=RedisUsageLedger(client, key_prefix=f"{prefix}usage:"),
+        audit=audit,
         _probe=probe,
-        _closers=[client.aclose],
+        _closers=[audit.close, client.aclose],  # the queued records first
     )

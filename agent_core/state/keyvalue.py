@@ -48,6 +48,11 @@ class KeyValueStore(ABC):
     async def delete(self, key: str) -> None:
         """Forget ``key`` (no error when absent)."""
 
+    async def keys(self, pattern: str) -> list[str]:
+        """The live keys matching the glob ``pattern`` (``*``, ``?``), for erasing a
+        person or a workspace (``agent_core.forget``); a scan, never on a turn's path."""
+        raise NotImplementedError(f"{type(self).__name__} cannot list its keys")
+
     async def append(
         self, key: str, items: list[Any], *, keep: int, ttl: float | None = None
     ) -> list[Any]:
@@ -188,6 +193,11 @@ class MemoryKeyValueStore(KeyValueStore):
 
     async def delete(self, key: str) -> None:
         self._entries.pop(key, None)
+
+    async def keys(self, pattern: str) -> list[str]:
+        import fnmatch
+
+        return [key for key in list(self._entries) if fnmatch.fnmatchcase(key, pattern)]
 
     async def _append(self, key: str, items: list[Any], keep: int, ttl: float | None) -> list[Any]:
         text = self._live(key)

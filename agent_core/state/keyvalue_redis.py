@@ -52,6 +52,12 @@ class RedisKeyValueStore(KeyValueStore):
         return name
 
     @redis_boundary
+    async def keys(self, pattern: str) -> list[str]:
+        start = len(self.key_prefix)
+        found = self._redis.scan_iter(match=self.key(pattern), count=1000)
+        return [name[start:] async for name in found]
+
+    @redis_boundary
     async def get(self, key: str) -> Any | None:
         name = self.key(key)
         text: str | bytes | None

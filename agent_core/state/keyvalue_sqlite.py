@@ -126,6 +126,17 @@ class SqliteKeyValueStore(KeyValueStore):
     async def delete(self, key: str) -> None:
         await self._db.run(lambda c: c.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,)))
 
+    async def keys(self, pattern: str) -> list[str]:
+        def read(connection: sqlite3.Connection) -> list[str]:
+            rows = connection.execute(
+                f"SELECT key FROM {self._table} WHERE key GLOB ? "
+                "AND (expires_at IS NULL OR expires_at > ?)",
+                (pattern, self._clock()),
+            ).fetchall()
+            return [str(row[0]) for row in rows]
+
+        return await self._db.run(read)
+
     async def close(self) -> None:
         if self._owns_database:
             await self._db.close()

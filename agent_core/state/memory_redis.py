@@ -115,6 +115,14 @@ class RedisAgentMemory(IndexedAgentMemory):
     # -- following a scope ---------------------------------------------------------------
 
     @redis_boundary
+    async def _known_scopes(self) -> list[str]:
+        from urllib.parse import unquote
+
+        start = len(f"{self.key_prefix}mem:{{")
+        found = self._redis.scan_iter(match=f"{self.key_prefix}mem:{{*}}:seq", count=1000)
+        return [unquote(name[start : -len("}:seq")]) async for name in found]
+
+    @redis_boundary
     async def _index(self, scope: str, *, fresh: bool = False) -> ScopeIndex:
         mirror = self._mirrors.setdefault(scope, _Mirror(ScopeIndex(self._analyzer)))
         unchanged = self._unchanged_at_start(scope, mirror)

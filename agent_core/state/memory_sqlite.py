@@ -120,6 +120,15 @@ class SqliteAgentMemory(IndexedAgentMemory):
         self._lock = asyncio.Lock()
         """Keeps each scope's index in step with the file (held around every change)."""
 
+    async def _known_scopes(self) -> list[str]:
+        def read(connection: sqlite3.Connection) -> list[str]:
+            rows = connection.execute(
+                "SELECT scope FROM tool_memories UNION SELECT scope FROM text_memories"
+            ).fetchall()
+            return [str(row[0]) for row in rows]
+
+        return await self._db.run(read)
+
     async def _index(self, scope: str, *, fresh: bool = False) -> ScopeIndex:
         async with self._lock:
             return await self._load(scope)

@@ -84,9 +84,60 @@ class RedisUsageLedger(UsageLedger):
         return summarise(first, last, rows)
 
     @redis_boundary
+    async def prune_before(self, first_kept: dt.date) -> int:
+        """Day keys expire by themselves after ``retention_days``; this removes those
+        before a shorter setting."""
+        match = f"{self.key_prefix}????-??-??:*"
+        start, cut = len(self.key_prefix), first_kept.isoformat()
+        old = [
+            key
+            async for key in self._redis.scan_iter(match=match, count=1000)
+            if key[start : start + 10] < cut
+        ]
+        for at in range(0, len(old), 500):
+            await self._redis.unlink(*old[at : at + 500])
+        return len(old)
+
+    @redis_boundary
+    async def pseudonymise(self, person: str, pseudonym: str, *, dry_run: bool = False) -> int:
+        match = f"{self.key_prefix}????-??-??:person"
+        days = [name async for name in self._redis.scan_iter(match=match, count=1000)]
+        theirs = f"{person}{SEPARATOR}"
+        if dry_run:
+            held = 0
+            for day in days:
+                fields = await self._redis.hkeys(day)
+                held += any(str(name).startswith(theirs) for name in fields)
+            return held
+        if not days:
+            return 0
+        move = self._redis.register_script(_MOVE)
+        moved = await move(keys=days, args=[theirs, f"{pseudonym}{SEPARATOR}"])
+        return int(moved)
+
+    @redis_boundary
     async def turn(self, turn_id: str) -> Totals:
         fields = await self._redis.hgetall(f"{self.key_prefix}turn:{turn_id}")
         return Totals.of({_text(name): int(value) for name, value in fields.items()})
+
+
+_MOVE = """
+local moved = 0
+for _, key in ipairs(KEYS) do
+  local fields = redis.call('HGETALL', key)
+  for i = 1, #fields, 2 do
+    local name = fields[i]
+    if string.sub(name, 1, #ARGV[1]) == ARGV[1] then
+      local counter = string.sub(name, #ARGV[1] + 1)
+      redis.call('HINCRBY', key, ARGV[2] .. counter, fields[i + 1])
+      redis.call('HDEL', key, name)
+      moved = moved + 1
+    end
+  end
+end
+return moved
+"""
+"""Each ``person`` field of the day hashes in KEYS moved to the pseudonym, atomically."""
 
 
 def _text(value: bytes | str) -> str:

@@ -124,6 +124,23 @@ class SqliteUsageLedger(UsageLedger):
 
         return await self._db.run(read)
 
+    async def prune_before(self, first_kept: dt.date) -> int:
+        sql = "DELETE FROM llm_usage WHERE day < ?"
+        return int(await self._db.run(lambda c: c.execute(sql, (first_kept.isoformat(),)).rowcount))
+
+    async def pseudonymise(self, person: str, pseudonym: str, *, dry_run: bool = False) -> int:
+        def write(connection: sqlite3.Connection) -> int:
+            (count,) = connection.execute(
+                "SELECT count(*) FROM llm_usage WHERE person = ?", (person,)
+            ).fetchone()
+            if not dry_run:
+                connection.execute(
+                    "UPDATE llm_usage SET person = ? WHERE person = ?", (pseudonym, person)
+                )
+            return int(count)
+
+        return await self._db.transaction(write)
+
     async def close(self) -> None:
         if self._owns_database:
             await self._db.close()

@@ -20,6 +20,7 @@ from agent_core.components import (
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
 from agent_core.errors import AgentError, LlmError, StateUnavailableError, log_failure
+from agent_core.turn.auditing import audit_refusal
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState
 from agent_core.turn.status import closing_components
@@ -74,6 +75,7 @@ async def fail(deps: TurnDeps, state: TurnState, error: Exception) -> ComponentS
             "agent.error.count", 1, "count", {"error_type": type(error).__name__}
         )
     message = public_error_message(error, state.request_id)
+    await audit_refusal(deps, state, error)
     await keep_question(deps, state, message)
     yield UiComponent.of(error_card(error, message), message)
     if state.can(UiFeature.TOOL_ERROR) and not isinstance(error, AgentError):

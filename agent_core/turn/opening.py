@@ -11,6 +11,7 @@ import os
 from agent_core.components import ComponentStream, NotificationComponent, UiComponent
 from agent_core.conversations import Conversation, Message
 from agent_core.turn.approving import settle_superseded
+from agent_core.turn.auditing import audit_command, audit_question, audit_refusal
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
 from agent_core.turn.state import TurnState
@@ -21,6 +22,7 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
     """Steps 1-5: user, starter UI, before_message hooks, conversation, workflow commands."""
     await _resolve_user(deps, state)
     if not state.require_user().is_member_of(deps.config.allowed_groups):
+        await audit_refusal(deps, state, deps.config.refusal)
         yield UiComponent.of(
             NotificationComponent(message=deps.config.refusal, level="warning"), deps.config.refusal
         )
@@ -33,6 +35,7 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
         return
     if deps.config.include_thinking_indicators:
         yield working()
+    await audit_question(deps, state)
     await _before_message_hooks(deps, state)
     await _load_conversation(deps, state)
     for component in await _workflow(deps, state):
@@ -132,6 +135,7 @@ async def _workflow(deps: TurnDeps, state: TurnState) -> list[UiComponent]:
         span.set_attribute("should_skip_llm", result.should_skip_llm)
     if not result.should_skip_llm:
         return []
+    await audit_command(deps, state)
     if result.conversation_mutation is not None:
         await result.conversation_mutation(conversation)
         await save_conversation(deps, state)

@@ -167,6 +167,16 @@ class UsageLedger(ABC):
     async def summary(self, first: dt.date, last: dt.date) -> UsageSummary:
         """Totals of the days ``first``..``last`` (UTC, both included)."""
 
+    async def prune_before(self, first_kept: dt.date) -> int:
+        """Delete the usage of days before ``first_kept`` (``agent_core.retention``); how
+        many rows (SQLite) or day keys (Redis) went."""
+        raise NotImplementedError(f"{type(self).__name__} cannot sweep old usage")
+
+    async def pseudonymise(self, person: str, pseudonym: str, *, dry_run: bool = False) -> int:
+        """Count ``person``'s usage under ``pseudonym`` from now on (an erased person: the
+        totals stay true, the person is gone); how many rows or days held them."""
+        raise NotImplementedError(f"{type(self).__name__} cannot pseudonymise a person")
+
     @abstractmethod
     async def turn(self, turn_id: str) -> Totals:
         """One turn's totals (empty once forgotten, after ``TURN_DAYS``)."""
@@ -204,6 +214,19 @@ class MemoryUsageLedger(UsageLedger):
 
     async def turn(self, turn_id: str) -> Totals:
         return self._turns.get(turn_id, Totals())
+
+    async def prune_before(self, first_kept: dt.date) -> int:
+        old = [key for key in self._days if key[0] < first_kept]
+        for key in old:
+            del self._days[key]
+        return len(old)
+
+    async def pseudonymise(self, person: str, pseudonym: str, *, dry_run: bool = False) -> int:
+        theirs = [k for k in self._days if k[1] == "person" and k[2] == person]
+        for day, dimension, _ in [] if dry_run else theirs:
+            totals = self._days.pop((day, dimension, person))
+            self._days.setdefault((day, dimension, pseudonym), Totals()).merge(totals)
+        return len(theirs)
 
 
 def summarise(

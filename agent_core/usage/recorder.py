@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable
 
 from agent_core.clock import utcnow
-from agent_core.errors import AgentError, StateUnavailableError
+from agent_core.errors import BudgetExceededError, StateUnavailableError
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.llm.base import LlmRequest, LlmResponse
@@ -118,7 +118,7 @@ class BudgetHook(LifecycleHook):
     async def before_message(self, user: User, message: str) -> str | None:
         over = await self.budgets.check(user, self.profile)
         if over is not None:
-            raise AgentError(over.sentence())
+            raise BudgetExceededError(over.sentence())
         return None
 
 

@@ -19,7 +19,7 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Protocol
 
-from agent_core.clock import Clock, SystemClock
+from agent_core.clock import SYSTEM_CLOCK, Clock
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError
 from agent_core.schedules.authoring import AlertAuthor
@@ -89,7 +89,7 @@ class BotSchedules:
         clock: Clock | None = None,
     ) -> None:
         self.settings = settings or ScheduleSettings()
-        self.clock: Clock = clock or SystemClock()
+        self.clock: Clock = clock or SYSTEM_CLOCK
         self.store = state.schedules
         self.access = OwnerAccess(agent)
         self.dispatcher = ScheduleDispatcher(

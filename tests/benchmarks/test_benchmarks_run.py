@@ -35,6 +35,8 @@ needs_browser = [
 SMALL = {
     # --no-install: the vanna reference runs only if its virtualenv already exists
     "approval_turn.py": (["--turns", "3", "--warmup", "1", "--rounds", "1", "--no-redis"], []),
+    "audit_trail.py": (["--turns", "5", "--warmup", "1", "--rounds", "1"], needs_redis),
+    "forget.py": (["--records", "200"], needs_redis),
     "agent_turn.py": (["--turns", "5", "--warmup", "1", "--rounds", "1", "--no-install"], []),
     "burst.py": (["--mentions", "4", "--people", "2", "--window", "0.5"], needs_redis),
     "console_first_answer.py": (["--runs", "1", "--turns", "2"], needs_browser),

@@ -76,6 +76,29 @@ async def test_the_callback_finishes_a_sign_in_once_and_asks_the_question_again(
     assert len(asked) == 1
 
 
+async def test_a_sign_in_is_audited_without_its_token(make_hub: Callable[..., McpHub]) -> None:
+    """Issue 39: who connected which server, where, is a record of the audit trail."""
+    from agent_core.audit_trail import TrailAuditLogger
+    from agent_core.state.audit import MemoryAuditStore
+
+    store = MemoryAuditStore()
+    with running_oauth_tickets() as oauth_tickets:
+        hub = make_hub([oauth_tickets.server()], **oauth_tickets.hub_options())
+
+        async def again(signed: SignedIn) -> None:
+            return None
+
+        app = web.Application()
+        app.router.add_get(CALLBACK_PATH, callback(hub, again, audit=TrailAuditLogger(store)))
+        async with TestClient(TestServer(app, host="127.0.0.1")) as http:
+            response = await http.get(await _callback_path(hub, "ana"))
+            assert response.status == 200
+    [record] = await store.records()
+    assert (record.kind, (record.details or {})["server"]) == ("sign_in", "tickets")
+    assert record.person == (await store.pseudonyms()).of(ANA.id)
+    assert "token" not in record.model_dump_json().replace("redacted", "")
+
+
 @pytest.mark.parametrize(
     "query",
     [

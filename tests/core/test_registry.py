@@ -119,16 +119,17 @@ async def test_audit_events_with_redacted_parameters(make_agent: Callable[..., A
     await collect(agent, "connect me")
     kinds = [e.event_type for e in audit.events]
     assert kinds == [
+        AuditEventType.QUESTION,
         AuditEventType.TOOL_ACCESS_CHECK,
         AuditEventType.TOOL_INVOCATION,
         AuditEventType.TOOL_RESULT,
         AuditEventType.AI_RESPONSE_GENERATED,
     ]
-    invocation = audit.events[1]
+    invocation = audit.events[2]
     assert invocation.details["parameters"]["password"] == "[REDACTED]"
     assert invocation.redacted_fields == ["password"]
     assert "hunter2" not in "".join(e.model_dump_json() for e in audit.events)
-    assert audit.events[3].details.get("response_text") is None  # full text is opt-in
+    assert audit.events[4].details.get("response_text") is None  # full text is opt-in
 
 
 async def test_audit_disabled_records_nothing(make_agent: Callable[..., Agent]) -> None:
