@@ -183,7 +183,7 @@ class SlackBot:
         self.settings = settings
         self.state = state or build_state(StateSettings(ephemeral=True))
         self.metrics = metrics or ChannelMetrics("slack")
-        self.clients = clients or default_clients(settings, self.state)
+        self.clients = clients or default_clients(settings, self.state, clock=clock)
         self.client = self.clients.default
         self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
         self.queries = QueryRecords(self.state.cache)
