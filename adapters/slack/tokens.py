@@ -41,6 +41,7 @@ lookups) asks ``BotTokens.bot`` for the installation's bot, which decides once:
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import os
 from collections import defaultdict
@@ -90,8 +91,8 @@ class BotTokens:
         self.store = store
         self._locks = locks
         self._refresher = web_client(refresher)
-        self._client_id = client_id
-        self._client_secret = client_secret  # sent to Slack only; never logged
+        credentials = f"{client_id}:{client_secret}".encode()
+        self._basic = "Basic " + base64.b64encode(credentials).decode()  # never logged
         self._clock = clock
         self._margin, self._grace, self._wait = margin, grace, wait
         self._lock_ttl, self._poll = lock_ttl, poll
@@ -159,11 +160,10 @@ class BotTokens:
     async def _refresh(self, key: str, lock: str, bot: Bot) -> Bot:
         """Trade ``bot``'s refresh token (this caller holds the installation's lock)."""
         try:
-            response = await self._refresher.oauth_v2_access(
-                client_id=self._client_id,
-                client_secret=self._client_secret,
-                grant_type="refresh_token",
-                refresh_token=bot.bot_refresh_token,
+            response = await self._refresher.api_call(
+                "oauth.v2.access",
+                data={"grant_type": "refresh_token", "refresh_token": bot.bot_refresh_token},
+                headers={"Authorization": self._basic},  # the scheme Slack's docs prefer
             )
         except SlackCallFailed as failed:
             return await self._refused(key, lock, bot, failed)

@@ -1,17 +1,26 @@
 """``threadline doctor``'s Slack checks: the bot token (``auth.test``) and its scopes against
-what ``threadline slack-manifest`` asks for (``BOT_SCOPES``)."""
+what ``threadline slack-manifest`` asks for (``BOT_SCOPES``); for an app installed by OAuth,
+the installations stopped because Slack refused their refresh token (token rotation)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from adapters.slack.errors import SlackCallFailed, SlackWebClient
+from adapters.slack.installations import KeyValueInstallationStore
+from agent_core.state import KeyValueStore
 from bots.checks import Check
 from bots.slack.settings import BOT_SCOPES, SlackSettings
 
 
-async def checks(settings: SlackSettings) -> list[Check]:
-    """The token answers ``auth.test`` and carries every scope the app needs."""
+async def checks(settings: SlackSettings, records: KeyValueStore | None = None) -> list[Check]:
+    """The token answers ``auth.test`` and carries every scope the app needs; with OAuth,
+    no installation is stopped (``records``: the state's, where installations live)."""
     if settings.bot_token is None:
-        return [Check.skipped("Slack bot token", "multi-workspace app: tokens come from installs")]
+        found = [Check.skipped("Slack bot token", "multi-workspace app: tokens come from installs")]
+        if records is None:
+            return found
+        return [*found, await installations(KeyValueInstallationStore(records))]
     client = SlackWebClient(
         token=settings.bot_token.get_secret_value(),
         base_url=settings.api_url or SlackWebClient.BASE_URL,
@@ -37,3 +46,23 @@ async def checks(settings: SlackSettings) -> list[Check]:
         fix = f"add {', '.join(missing)} (manifest.yml lists them), then reinstall the app"
         return [*found, Check.failed("Slack scopes", fix)]
     return [*found, Check.passed("Slack scopes", f"all {len(BOT_SCOPES)} the app needs")]
+
+
+async def installations(store: KeyValueInstallationStore) -> Check:
+    """Installations stopped since their last install (their refresh token refused).
+
+    >>> import asyncio
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> print(asyncio.run(installations(KeyValueInstallationStore(MemoryKeyValueStore()))))
+    ✓ Slack installations: none stopped
+    """
+    stopped = await store.stopped()
+    if not stopped:
+        return Check.passed("Slack installations", "none stopped")
+    said = []
+    for entry in stopped.values():
+        where = entry.get("team_id") or f"org {entry.get('enterprise_id')}"
+        when = dt.datetime.fromtimestamp(float(entry["at"]), dt.UTC).strftime("%Y-%m-%d %H:%M")
+        said.append(f"{where} since {when} UTC ({entry['reason']})")
+    fix = "Slack refused the refresh token of " + "; ".join(said) + ": reinstall the app there"
+    return Check.failed("Slack installations", fix)

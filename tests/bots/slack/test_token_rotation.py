@@ -1,0 +1,183 @@
+"""Token rotation in one Slack bot process on SQLite (issue 38), on an injected clock that
+the fake Slack shares: questions, a scheduled run and a click across a token's expiry are
+all served with one renewal; a refused refresh token stops that installation once, and
+``threadline doctor`` says so; ``tokens_revoked`` removes the tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from slack_sdk.oauth.installation_store import Installation
+
+from adapters.slack.installations import KeyValueInstallationStore
+from adapters.slack.testing import FakeSlackApi, RotatingTokens
+from agent_core.schedules.dispatcher import DispatchReport
+from agent_core.schedules.settings import ScheduleSettings
+from agent_core.schedules.testing import ManualClock
+from agent_core.state import State, StateSettings, build_state
+from bots.slack import doctor
+from bots.slack.app import build_web_app
+from bots.slack.bot import SlackBot
+from bots.slack.clients import build_user_resolver, default_clients
+from bots.slack.settings import SlackSettings
+from tests.bots.slack.agents import build_agent
+from tests.bots.slack.harness import SECRET, SlackHarness, add_users
+from tests.bots.slack.test_bot_entry_points import mention
+from tests.bots.slack.test_schedules import MONDAY_9, Scheduling, markers
+
+HOURS = 3600
+START = MONDAY_9 - dt.timedelta(hours=3)
+
+
+def installation(team: str, tokens: RotatingTokens, clock: ManualClock) -> Installation:
+    return Installation(
+        app_id="A1",
+        team_id=team,
+        bot_token=tokens.access_token,
+        bot_refresh_token=tokens.refresh_token,
+        bot_token_expires_at=int(clock.now()) + tokens.expires_in,
+        bot_id="B1",
+        bot_user_id="UBOT",
+        bot_scopes=["chat:write"],
+        user_id="U1",
+    )
+
+
+@asynccontextmanager
+async def rotating_bot(
+    tmp_path: Path, clock: ManualClock, *, lifetime: int = 3 * HOURS
+) -> AsyncIterator[tuple[Scheduling, KeyValueInstallationStore, RotatingTokens, State]]:
+    """An OAuth app on SQLite, installed in T1 with a token that expires ``lifetime`` after
+    ``clock``'s now; it renews tokens 2 hours ahead (the default)."""
+    async with contextlib.AsyncExitStack() as stack:
+        fake = await stack.enter_async_context(FakeSlackApi(clock=clock.now))
+        add_users(fake)
+        fake.users["U1"]["tz"] = "Europe/Paris"
+        settings = SlackSettings(
+            client_id=fake.client_id,
+            client_secret=fake.client_secret,
+            signing_secret=SECRET,
+            api_url=fake.base_url,
+            stream_interval=0,
+            stop_button_after=60,
+        )
+        state = build_state(StateSettings(data_dir=tmp_path / "state"))
+        stack.push_async_callback(state.aclose)
+        clients = default_clients(settings, state, clock=clock)
+        store = clients.installation_store
+        assert store is not None
+        tokens = fake.issue_tokens("T1", lifetime=lifetime)
+        await store.async_save(installation("T1", tokens, clock))
+        resolver = build_user_resolver(settings, clients, state.cache)
+        agent = build_agent([], resolver, then="Revenue: 1,234 EUR.", memory=state.memory)
+        bot = SlackBot(
+            agent,
+            settings,
+            state=state,
+            clients=clients,
+            schedules=ScheduleSettings(poll=3600),
+            clock=clock,
+        )
+        ticks: asyncio.Queue[DispatchReport] = asyncio.Queue()
+        bot.schedules.dispatcher.on_tick = ticks.put_nowait
+        await bot.open()
+        try:
+            async with TestClient(TestServer(build_web_app(bot))) as http:
+                yield Scheduling(SlackHarness(fake, bot, http), clock, ticks), store, tokens, state
+        finally:
+            await bot.close(timeout=0)
+
+
+def expired_calls(fake: FakeSlackApi) -> list[str]:
+    return [c.method for c in fake.calls if (c.response or {}).get("error") == "token_expired"]
+
+
+def answered(fake: FakeSlackApi, ts: str) -> bool:
+    return any("1,234 EUR" in m.text for m in fake.thread("C1", ts))
+
+
+async def test_questions_and_a_scheduled_run_across_an_expiry_renew_once(tmp_path: Path) -> None:
+    clock = ManualClock.at(START)
+    async with rotating_bot(tmp_path, clock) as (bot, _, first, _state):
+        h, fake = bot.harness, bot.fake
+        fake.token_lifetime = 12 * HOURS
+        await bot.schedule("every day 9:00 revenue yesterday")
+        for n in range(5):  # 3 hours left: more than the margin, nothing renewed
+            await h.event(mention(ts=f"{100 + n}.0"))
+        await h.idle()
+        assert fake.refreshes() == []
+
+        # 9:00: the first token has just expired and the schedule is due
+        assert (await bot.at(MONDAY_9)).enqueued == 1
+        [marker] = markers(fake)
+        [renewal] = fake.refreshes()
+        assert renewal.args["refresh_token"] == first.refresh_token
+        new = renewal.response and renewal.response["access_token"]
+        posted = [c for c in fake.calls_to("chat.postMessage") if c.message is marker]
+        assert [c.token for c in posted] == [new]
+
+        await asyncio.gather(*(h.event(mention(ts=f"{200 + n}.0")) for n in range(20)))
+        await h.idle()
+        assert all(answered(fake, f"{ts}.0") for ts in [*range(100, 105), *range(200, 220)])
+        assert len(fake.refreshes()) == 1
+        assert expired_calls(fake) == []
+        late = [c for c in fake.calls if c.at >= renewal.at and c.method != "oauth.v2.access"]
+        assert {c.token for c in late} == {new}
+
+
+async def test_a_refused_refresh_token_stops_the_installation_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = ManualClock.at(START)
+    async with rotating_bot(tmp_path, clock, lifetime=HOURS) as (bot, store, first, state):
+        h, fake = bot.harness, bot.fake
+        second = fake.issue_tokens("T2", lifetime=12 * HOURS)
+        await store.async_save(installation("T2", second, clock))
+        fake.revoke(first.refresh_token)
+        with caplog.at_level(logging.INFO):
+            for n in range(4):
+                await h.event(mention(ts=f"{100 + n}.0"), team="T1")
+                await h.event(mention(ts=f"{300 + n}.0"), team="T2")
+                await h.command("revenue")  # bolt's own path (T1): refused the same way
+            await h.idle()
+        assert [c.response and c.response["error"] for c in fake.calls_to("oauth.v2.access")] == [
+            "invalid_refresh_token"
+        ]
+        assert not any(answered(fake, f"{100 + n}.0") for n in range(4))
+        assert all(answered(fake, f"{300 + n}.0") for n in range(4))
+        stopped = [r for r in caplog.records if "stopped" in r.getMessage()]
+        assert [r.levelname for r in stopped] == ["ERROR"]
+        assert first.refresh_token not in caplog.text and fake.client_secret not in caplog.text
+        assert await store.async_find_bot(enterprise_id=None, team_id="T1") is None
+
+        check = await doctor.installations(store)
+        assert check.status == "fail" and "T1 since" in check.detail
+        assert "invalid_refresh_token" in check.detail and "reinstall" in check.detail
+        settings = h.bot.settings
+        assert (await doctor.checks(settings, state.records))[-1] == check
+
+        again = fake.issue_tokens("T1", lifetime=12 * HOURS)  # an admin reinstalls
+        await store.async_save(installation("T1", again, clock))
+        assert (await doctor.installations(store)).status == "ok"
+        await h.event(mention(ts="400.0"), team="T1")
+        await h.idle()
+        assert answered(fake, "400.0")
+
+
+async def test_tokens_revoked_removes_the_installations_tokens(tmp_path: Path) -> None:
+    clock = ManualClock.at(START)
+    async with rotating_bot(tmp_path, clock) as (bot, store, _, _state):
+        h = bot.harness
+        await h.event({"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["UBOT"]}})
+        assert await store.async_find_bot(enterprise_id=None, team_id="T1") is None
+        await h.event(mention(ts="500.0"))
+        await h.idle()
+        assert not answered(bot.fake, "500.0")
