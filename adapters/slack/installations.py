@@ -29,7 +29,8 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 from agent_core.errors import StateUnavailableError
 from agent_core.state import KeyValueStore
 
-
+INDEX = "slack:install:index"
+"""A log of every installation's key, as installed (read by ``installed()``)."""
 STOPPED = "slack:install:stopped"
 """The record listing stopped installations (installation key -> why and when)."""
 
@@ -95,6 +96,7 @@ class KeyValueInstallationStore(AsyncInstallationStore):
             installation.enterprise_id, installation.team_id, installation.is_enterprise_install
         )
         await self.async_save_bot(installation.to_bot())
+        await self._records.append(INDEX, [base], keep=100_000)
         stopped = await self.stopped()
         if base in stopped:  # installed again: no longer stopped
             await self._set(STOPPED, {k: v for k, v in stopped.items() if k != base})
@@ -119,7 +121,13 @@ class KeyValueInstallationStore(AsyncInstallationStore):
         team_id: str | None,
         is_enterprise_install: bool | None = False,
     ) -> Bot | None:
-        data = await self._get(f"{installation_key(enterprise_id, team_id, is_enterprise_install)}:bot")
+        data = await self._get(
+            f"{installation_key(enterprise_id, team_id, is_enterprise_install)}:bot"
+        )
+        if data is None and enterprise_id and not is_enterprise_install:
+            # a workspace of an Enterprise Grid organisation whose app is installed org-wide
+            # (one installation for every workspace, those added later too)
+            data = await self._get(f"{installation_key(enterprise_id, None, True)}:bot")
         return None if data is None else Bot(**data)
 
     async def async_find_installation(
@@ -192,3 +200,25 @@ class KeyValueInstallationStore(AsyncInstallationStore):
             await self._delete(f"{base}:installer:{user}")
         await self._delete(f"{base}:users")
         await self._delete(f"{base}:installer")
+
+    # --- what is installed, for threadline doctor ---------------------------------------------
+
+    async def installed(self) -> list[Bot]:
+        """Every installation's bot, as installed (not those since removed)."""
+        found = []
+        for base in dict.fromkeys(await self._records.append(INDEX, [], keep=100_000)):
+            data = await self._get(f"{base}:bot")
+            if data is not None:
+                found.append(Bot(**data))
+        return found
+
+    async def note_workspace(self, enterprise_id: str, team_id: str) -> None:
+        """``team_id`` is served by its organisation's org-wide installation."""
+        base = installation_key(enterprise_id, None, True)
+        await self._records.append(f"{base}:workspaces", [team_id], keep=10_000)
+
+    async def workspaces(self, enterprise_id: str) -> list[str]:
+        """The workspaces an org-wide installation has served, in the order first seen."""
+        base = installation_key(enterprise_id, None, True)
+        seen = await self._records.append(f"{base}:workspaces", [], keep=10_000)
+        return list(dict.fromkeys(str(team) for team in seen))

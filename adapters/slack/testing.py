@@ -45,6 +45,10 @@ a call with that token after ``lifetime`` seconds (by ``clock``) answers ``token
 answers ``invalid_refresh_token``, as does one ``fake.revoke(...)`` named. New pairs live
 ``fake.token_lifetime`` seconds.
 
+Enterprise Grid: ``fake.add_workspace("E1", "T1")`` makes T1 a workspace of organisation E1;
+tokens from ``issue_tokens("E1")`` are then an org-wide install's (``auth.test`` names the
+organisation, ``is_enterprise_install``).
+
 Files people share: ``fake.share_file("sales.csv", data, user="U1")`` keeps the bytes and
 returns the file object a message event carries; its ``url_private`` answers only with a
 bot token (``Authorization: Bearer xoxb-...``), and otherwise with Slack's sign-in page
@@ -267,6 +271,9 @@ class FakeSlackApi:
         """Each rotating access token and when (by ``clock``) it expires."""
         self.refresh_tokens: dict[str, str] = {}
         """Each refresh token still usable, and its workspace."""
+        self.enterprises: dict[str, list[str]] = {}
+        """Enterprise Grid organisations: id -> its workspaces (``add_workspace``)."""
+        self._token_workspaces: dict[str, str] = {}
         self._token_ids = itertools.count(1)
         self._limited: dict[tuple[str, str], deque[float]] = defaultdict(deque)
         self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
@@ -349,7 +356,9 @@ class FakeSlackApi:
         await self.wait_for(lambda f: len(f.calls_to(method)) >= count, timeout=timeout)
         return self.calls_to(method)
 
-    def issue_tokens(self, workspace: str | None = None, *, lifetime: int | None = None) -> RotatingTokens:
+    def issue_tokens(
+        self, workspace: str | None = None, *, lifetime: int | None = None
+    ) -> RotatingTokens:
         """A new expiring bot token and refresh token for ``workspace`` (default: this fake's
         team), as Slack hands them out to an app with token rotation."""
         n = next(self._token_ids)
@@ -357,8 +366,14 @@ class FakeSlackApi:
         expires_in = self.token_lifetime if lifetime is None else lifetime
         tokens = RotatingTokens(f"xoxe.xoxb-{where}-{n}", f"xoxe-1-{where}-{n}", expires_in, where)
         self.expiring[tokens.access_token] = self.clock() + expires_in
+        self._token_workspaces[tokens.access_token] = where
         self.refresh_tokens[tokens.refresh_token] = where
         return tokens
+
+    def add_workspace(self, enterprise_id: str, team_id: str) -> None:
+        """A workspace of an Enterprise Grid organisation (tokens issued for the
+        organisation, ``issue_tokens(enterprise_id)``, are an org-wide install's)."""
+        self.enterprises.setdefault(enterprise_id, []).append(team_id)
 
     def revoke(self, refresh_token: str) -> None:
         """Refuse ``refresh_token`` from now on (an admin revoked it, or it leaked)."""
@@ -599,11 +614,22 @@ class FakeSlackApi:
         return found
 
     async def _auth_test(self, call: Call) -> dict[str, Any]:
+        workspace = self._token_workspaces.get(call.token or "", self.team_id)
+        if workspace in self.enterprises:  # an org-wide install's token: the organisation
+            return {
+                "url": "https://acme.enterprise.slack.com/",
+                "team": "Acme Corp",
+                "user": "threadline",
+                "enterprise_id": workspace,
+                "user_id": self.bot_user_id,
+                "bot_id": "B1",
+                "is_enterprise_install": True,
+            }
         return {
             "url": "https://acme.slack.com/",
             "team": "Acme",
             "user": "threadline",
-            "team_id": self.team_id,
+            "team_id": workspace,
             "user_id": self.bot_user_id,
             "bot_id": "B1",
             "is_enterprise_install": False,

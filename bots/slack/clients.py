@@ -121,6 +121,7 @@ class WorkspaceClients:
         self._keep = keep
         self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
         self._bots: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
+        self._workspaces: set[tuple[str, str]] = set()
 
     async def authorize(
         self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
@@ -157,6 +158,8 @@ class WorkspaceClients:
         )
         if bot is None or not bot.bot_token:
             raise AgentError("This workspace has not installed the app.")
+        if bot.is_enterprise_install and bot.enterprise_id and team_id:
+            await self._note_workspace(store, str(bot.enterprise_id), team_id)
         client = self._clients.get(bot.bot_token)
         if client is None:
             client = build_client(self.settings, bot.bot_token, session=self.default.session)
@@ -165,6 +168,15 @@ class WorkspaceClients:
                 self._clients.popitem(last=False)
         self._clients.move_to_end(bot.bot_token)
         return client
+
+    async def _note_workspace(
+        self, store: KeyValueInstallationStore, enterprise_id: str, team_id: str
+    ) -> None:
+        """An org-wide installation serves ``team_id``: noted once per process (doctor)."""
+        if (enterprise_id, team_id) in self._workspaces:
+            return
+        self._workspaces.add((enterprise_id, team_id))
+        await store.note_workspace(enterprise_id, team_id)
 
     def share_session(self, session: aiohttp.ClientSession | None) -> None:
         """Point every client at ``session`` (the bot's pool, opened in the event loop)."""

@@ -127,19 +127,37 @@ class SlackSender:
             return response.status
 
     async def event(
-        self, port: int, event: dict[str, Any], *, event_id: str, retry: int = 0, team: str = "T1"
+        self,
+        port: int,
+        event: dict[str, Any],
+        *,
+        event_id: str,
+        retry: int = 0,
+        team: str = "T1",
+        enterprise: str | None = None,
     ) -> int:
-        body = json.dumps(
-            {
-                "token": "legacy",
-                "team_id": team,
-                "api_app_id": "A1",
-                "type": "event_callback",
-                "event_id": event_id,
-                "event_time": int(time.time()),
-                "event": event,
-            }
-        ).encode()
+        """``enterprise``: from a workspace of that Grid organisation, installed org-wide."""
+        callback = {
+            "token": "legacy",
+            "team_id": team,
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": event_id,
+            "event_time": int(time.time()),
+            "event": event,
+        }
+        if enterprise:
+            callback["enterprise_id"] = enterprise
+            callback["authorizations"] = [
+                {
+                    "enterprise_id": enterprise,
+                    "team_id": None,
+                    "user_id": "UBOT",
+                    "is_bot": True,
+                    "is_enterprise_install": True,
+                }
+            ]
+        body = json.dumps(callback).encode()
         retry_headers = (
             {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
             if retry

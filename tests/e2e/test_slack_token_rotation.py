@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,16 +34,25 @@ ROTATING = {"SLACK_TOKEN_REFRESH_MARGIN": str(MARGIN), "THREADLINE_TURNS_PER_PER
 
 
 async def install(
-    redis: Redis, prefix: str, fake: FakeSlackApi, team: str, *, lifetime: int = LIFETIME
+    redis: Redis,
+    prefix: str,
+    fake: FakeSlackApi,
+    team: str,
+    *,
+    lifetime: int = LIFETIME,
+    enterprise: str | None = None,
 ) -> RotatingTokens:
-    """Install the app in ``team`` (what "Add to Slack" saves) with a rotating token."""
+    """Install the app in ``team`` (what "Add to Slack" saves) with a rotating token; with
+    ``enterprise``, org-wide in that Grid organisation (``team`` then unused)."""
     fake.token_lifetime = 43200  # tokens the bots renew to: good for the rest of the test
-    tokens = fake.issue_tokens(team, lifetime=lifetime)
+    tokens = fake.issue_tokens(enterprise or team, lifetime=lifetime)
     store = KeyValueInstallationStore(RedisKeyValueStore(redis, key_prefix=f"{prefix}records:"))
     await store.async_save(
         Installation(
             app_id="A1",
-            team_id=team,
+            enterprise_id=enterprise,
+            is_enterprise_install=enterprise is not None,
+            team_id=None if enterprise else team,
             bot_token=tokens.access_token,
             bot_refresh_token=tokens.refresh_token,
             bot_token_expires_at=int(time.time()) + tokens.expires_in,
@@ -64,35 +74,74 @@ def expired_calls(fake: FakeSlackApi) -> list[str]:
     return [c.method for c in fake.calls if (c.response or {}).get("error") == "token_expired"]
 
 
-async def ask(cluster: Cluster, n: int, *, team: str = "T1") -> None:
+async def ask(cluster: Cluster, n: int, *, team: str = "T1", enterprise: str | None = None) -> None:
     port = cluster.bots[n % len(cluster.bots)].port
     event = mention(f"question {n}", ts=f"{1000 + n}.000100", user=("U1", "U2", "UADMIN")[n % 3])
-    assert await cluster.send.event(port, event, event_id=f"Ev{team}{n}", team=team) == 200
+    status = await cluster.send.event(
+        port, event, event_id=f"Ev{team}{n}", team=team, enterprise=enterprise
+    )
+    assert status == 200
+
+
+async def across_an_expiry(
+    cluster: Cluster, total: int, where: Callable[[int], dict[str, str]]
+) -> None:
+    """``total`` questions (question n from ``where(n)``: its team, its enterprise) in 6
+    rounds over 1.5 token lifetimes: before the renewal is due, while it is, and after the
+    first token died; then until every one is answered."""
+    rounds = 6
+    per_round = total // rounds
+    for r in range(rounds):
+        asked = range(r * per_round, (r + 1) * per_round)
+        await asyncio.gather(*(ask(cluster, n, **where(n)) for n in asked))
+        await asyncio.sleep(LIFETIME * 1.5 / rounds)  # spread the questions over time
+    await cluster.wait_for(
+        lambda f: all(answers(f, f"{1000 + n}.000100") for n in range(rounds * per_round)),
+        f"{rounds * per_round} answers",
+    )
+    await cluster.drained()
+
+
+def renewed_once(cluster: Cluster, first: RotatingTokens, asked: int) -> None:
+    """One renewal, of ``first``; nobody saw an expired token; the new token afterwards."""
+    fake = cluster.fake
+    assert len(fake.refreshes()) == 1, cluster.output()
+    assert expired_calls(fake) == []
+    replies = [t for n in range(asked) for t in texts(fake, f"{1000 + n}.000100")]
+    assert not any("renewing" in t or "reinstall" in t for t in replies)
+    [renewal] = fake.refreshes()
+    assert renewal.args["refresh_token"] == first.refresh_token
+    assert renewal.response is not None
+    late = [c for c in fake.calls if c.at > renewal.at and c.method != "oauth.v2.access"]
+    assert late and {c.token for c in late} == {renewal.response["access_token"]}
 
 
 async def test_questions_across_an_expiry_on_two_processes_renew_the_token_once(
     redis: Redis, redis_url: str, key_prefix: str, tmp_path: Path
 ) -> None:
     async with slack_cluster(redis_url, key_prefix, tmp_path, oauth=True, env=ROTATING) as cluster:
+        first = await install(redis, key_prefix, cluster.fake, "T1")
+        await across_an_expiry(cluster, 60, lambda n: {"team": "T1"})
+        renewed_once(cluster, first, 60)
+
+
+async def test_200_questions_from_3_workspaces_of_a_grid_org_renew_its_token_once(
+    redis: Redis, redis_url: str, key_prefix: str, tmp_path: Path
+) -> None:
+    """One org-wide installation serves every workspace of the organisation (none of the
+    three has a record of its own: a workspace added after the install is served alike)."""
+    async with slack_cluster(redis_url, key_prefix, tmp_path, oauth=True, env=ROTATING) as cluster:
         fake = cluster.fake
-        first = await install(redis, key_prefix, fake, "T1")
-        rounds, per_round = 6, 20
-        for r in range(rounds):  # before the renewal, during it, and after the old token died
-            await asyncio.gather(*(ask(cluster, r * per_round + i) for i in range(per_round)))
-            await asyncio.sleep(LIFETIME * 1.5 / rounds)  # spread the questions over time
-        total = rounds * per_round
-        await cluster.wait_for(
-            lambda f: all(answers(f, f"{1000 + n}.000100") for n in range(total)),
-            f"{total} answers",
+        teams = ("T1", "T2", "T3")
+        for team in teams:
+            fake.add_workspace("E1", team)
+        first = await install(redis, key_prefix, fake, "", enterprise="E1")
+        await across_an_expiry(cluster, 204, lambda n: {"team": teams[n % 3], "enterprise": "E1"})
+        renewed_once(cluster, first, 204)
+        store = KeyValueInstallationStore(
+            RedisKeyValueStore(redis, key_prefix=f"{key_prefix}records:")
         )
-        await cluster.drained()
-        assert len(fake.refreshes()) == 1, cluster.output()
-        assert expired_calls(fake) == []
-        assert not any("renew" in t.lower() for n in range(total) for t in texts(fake, f"{1000 + n}.000100"))
-        [renewal] = fake.refreshes()
-        assert renewal.args["refresh_token"] == first.refresh_token
-        late = [c for c in fake.calls if c.at > renewal.at and c.method != "oauth.v2.access"]
-        assert late and {c.token for c in late} == {renewal.response["access_token"]}
+        assert sorted(await store.workspaces("E1")) == list(teams)
 
 
 async def test_an_approval_resumed_after_expiry_posts_with_the_new_token(
