@@ -20,7 +20,8 @@ async def checks(settings: SlackSettings, records: KeyValueStore | None = None) 
         found = [Check.skipped("Slack bot token", "multi-workspace app: tokens come from installs")]
         if records is None:
             return found
-        return [*found, await installations(KeyValueInstallationStore(records))]
+        store = KeyValueInstallationStore(records)
+        return [*found, await installed(store), await installations(store)]
     client = SlackWebClient(
         token=settings.bot_token.get_secret_value(),
         base_url=settings.api_url or SlackWebClient.BASE_URL,
@@ -48,21 +49,49 @@ async def checks(settings: SlackSettings, records: KeyValueStore | None = None) 
     return [*found, Check.passed("Slack scopes", f"all {len(BOT_SCOPES)} the app needs")]
 
 
+async def installed(store: KeyValueInstallationStore) -> Check:
+    """Where the app is installed: each workspace, each Grid organisation (org-wide) with
+    the workspaces it has served, and whether its tokens rotate.
+
+    >>> import asyncio
+    >>> from agent_core.state import MemoryKeyValueStore
+    >>> print(asyncio.run(installed(KeyValueInstallationStore(MemoryKeyValueStore()))))
+    · Slack installations: none yet (Add to Slack: /slack/install)
+    """
+    bots = await store.installed()
+    if not bots:
+        return Check.skipped("Slack installations", "none yet (Add to Slack: /slack/install)")
+    said = []
+    for bot in bots:
+        rotating = ", rotating tokens" if bot.bot_refresh_token else ""
+        if bot.is_enterprise_install and bot.enterprise_id:
+            workspaces = await store.workspaces(str(bot.enterprise_id))
+            served = ", ".join(workspaces) if workspaces else "none yet"
+            name = f" {bot.enterprise_name}" if bot.enterprise_name else ""
+            said.append(
+                f"org {bot.enterprise_id}{name} (org-wide{rotating}; workspaces served: {served})"
+            )
+        else:
+            grid = f" of org {bot.enterprise_id}" if bot.enterprise_id else ""
+            said.append(f"workspace {bot.team_id}{grid}{rotating}")
+    return Check.passed("Slack installations", "; ".join(said))
+
+
 async def installations(store: KeyValueInstallationStore) -> Check:
     """Installations stopped since their last install (their refresh token refused).
 
     >>> import asyncio
     >>> from agent_core.state import MemoryKeyValueStore
     >>> print(asyncio.run(installations(KeyValueInstallationStore(MemoryKeyValueStore()))))
-    ✓ Slack installations: none stopped
+    ✓ Slack stopped installations: none
     """
     stopped = await store.stopped()
     if not stopped:
-        return Check.passed("Slack installations", "none stopped")
+        return Check.passed("Slack stopped installations", "none")
     said = []
     for entry in stopped.values():
         where = entry.get("team_id") or f"org {entry.get('enterprise_id')}"
         when = dt.datetime.fromtimestamp(float(entry["at"]), dt.UTC).strftime("%Y-%m-%d %H:%M")
         said.append(f"{where} since {when} UTC ({entry['reason']})")
     fix = "Slack refused the refresh token of " + "; ".join(said) + ": reinstall the app there"
-    return Check.failed("Slack installations", fix)
+    return Check.failed("Slack stopped installations", fix)

@@ -181,3 +181,44 @@ async def test_tokens_revoked_removes_the_installations_tokens(tmp_path: Path) -
         await h.event(mention(ts="500.0"))
         await h.idle()
         assert not answered(bot.fake, "500.0")
+
+
+async def test_an_org_wide_install_serves_every_workspace_and_one_person_of_the_org(
+    tmp_path: Path,
+) -> None:
+    """Enterprise Grid: installed once for organisation E1; T1, T2 and T9 (added to the
+    organisation after the install) are served by it, and Ana asking from T1 and from T2 is
+    one person (``slack:E1:U1``): her roles, budgets, memory and schedules are one."""
+    clock = ManualClock.at(START)
+    async with rotating_bot(tmp_path, clock) as (bot, store, first, state):
+        h, fake = bot.harness, bot.fake
+        for team in ("T1", "T2"):
+            fake.add_workspace("E1", team)
+        org = fake.issue_tokens("E1", lifetime=12 * HOURS)
+        await store.async_save(
+            Installation(
+                app_id="A1",
+                enterprise_id="E1",
+                enterprise_name="Acme Corp",
+                is_enterprise_install=True,
+                bot_token=org.access_token,
+                bot_refresh_token=org.refresh_token,
+                bot_token_expires_at=int(clock.now()) + org.expires_in,
+                bot_id="B1",
+                bot_user_id="UBOT",
+                user_id="U1",
+            )
+        )
+        await store.async_delete_bot(enterprise_id=None, team_id="T1")  # only the org's now
+        fake.add_workspace("E1", "T9")  # added to the organisation after the install
+        for n, team in enumerate(("T1", "T2", "T9")):
+            await h.event(mention(ts=f"{600 + n}.0"), team=team, enterprise="E1")
+        await h.idle()
+        assert all(answered(fake, f"{600 + n}.0") for n in range(3))
+        assert {c.token for c in fake.calls_to("chat.postMessage")} == {org.access_token}
+        llm = h.agent.llm_service
+        asked_as = {r.user.id for r in llm.requests}  # type: ignore[attr-defined]
+        assert asked_as == {"slack:E1:U1"}
+
+        said = str(await doctor.installed(store))
+        assert "org E1 Acme Corp (org-wide, rotating tokens; workspaces served: T1, T2, T9)" in said
