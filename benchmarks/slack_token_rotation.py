@@ -175,11 +175,14 @@ async def under_load(turns: int, rounds: int, backend: str) -> dict[str, Any]:
         fresh: list[float] = []
         due: list[float] = []
         renewals: list[int] = []
+        await one_round(fake, bot, turns, rounds, due=False)  # warm-up: pools, caches
         for r in range(rounds):
-            fresh.append(await one_round(fake, bot, turns, r, due=False))
-            before = len(fake.refreshes())
-            due.append(await one_round(fake, bot, turns, r, due=True))
-            renewals.append(len(fake.refreshes()) - before)
+            for kind in (False, True) if r % 2 else (True, False):  # alternate the order
+                before = len(fake.refreshes())
+                took = await one_round(fake, bot, turns, r, due=kind)
+                (due if kind else fresh).append(took)
+                if kind:
+                    renewals.append(len(fake.refreshes()) - before)
         expired = [c for c in fake.calls if (c.response or {}).get("error") == "token_expired"]
         await bot.close(timeout=0)
         await bot.state.aclose()
