@@ -222,3 +222,69 @@ async def test_an_org_wide_install_serves_every_workspace_and_one_person_of_the_
 
         said = str(await doctor.installed(store))
         assert "org E1 Acme Corp (org-wide, rotating tokens; workspaces served: T1, T2, T9)" in said
+
+
+async def test_socket_mode_events_after_expiry_are_answered_with_the_renewed_token(
+    tmp_path: Path,
+) -> None:
+    """Socket Mode: the connection itself uses the app-level token (xapp-, which does not
+    expire); each delivery is authorized like an HTTP one, so the bot token is renewed once."""
+    from bots.slack.app import socket_mode_handler
+
+    clock = ManualClock.at(START)
+    async with FakeSlackApi(clock=clock.now) as fake:
+        add_users(fake)
+        fake.token_lifetime = 12 * HOURS
+        settings = SlackSettings(
+            client_id=fake.client_id,
+            client_secret=fake.client_secret,
+            app_token="xapp-1",
+            mode="socket",
+            api_url=fake.base_url,
+            stream_interval=0,
+        )
+        state = build_state(StateSettings(data_dir=tmp_path / "state"))
+        clients = default_clients(settings, state, clock=clock)
+        store = clients.installation_store
+        assert store is not None
+        first = fake.issue_tokens("T1", lifetime=HOURS)  # inside the 2-hour margin
+        await store.async_save(installation("T1", first, clock))
+        resolver = build_user_resolver(settings, clients, state.cache)
+        agent = build_agent([], resolver, then="Revenue: 1,234 EUR.", memory=state.memory)
+        bot = SlackBot(agent, settings, state=state, clients=clients, clock=clock)
+        await bot.open()
+        handler = socket_mode_handler(bot)
+        await handler.connect_async()  # type: ignore[no-untyped-call]
+        try:
+            await fake.wait_for(lambda f: bool(f._sockets))
+            clock.advance(2 * HOURS)  # the first token has expired
+            for n in range(3):
+                event = {
+                    "team_id": "T1",
+                    "api_app_id": "A1",
+                    "type": "event_callback",
+                    "event_id": f"EvS{n}",
+                    "event_time": int(clock.now()),
+                    "event": {
+                        "type": "app_mention",
+                        "user": "U1",
+                        "text": "<@UBOT> revenue?",
+                        "ts": f"{700 + n}.0",
+                        "channel": "C1",
+                    },
+                }
+                await fake.send_envelope("events_api", event, envelope_id=f"env-{n}")
+            await fake.wait_for_call("socket_ack", 3)
+            await bot.idle()
+            assert all(answered(fake, f"{700 + n}.0") for n in range(3))
+            [renewal] = fake.refreshes()
+            assert renewal.response is not None
+            posts = fake.calls_to("chat.postMessage")
+            assert posts and {c.token for c in posts} == {renewal.response["access_token"]}
+            assert expired_calls(fake) == []
+            assert {c.token for c in fake.calls_to("apps.connections.open")} == {"xapp-1"}
+        finally:
+            await handler.close_async()  # type: ignore[no-untyped-call]
+            await handler.client.aiohttp_client_session.close()
+            await bot.close(timeout=0)
+            await state.aclose()
