@@ -190,7 +190,7 @@ async def test_an_org_wide_install_serves_every_workspace_and_one_person_of_the_
     organisation after the install) are served by it, and Ana asking from T1 and from T2 is
     one person (``slack:E1:U1``): her roles, budgets, memory and schedules are one."""
     clock = ManualClock.at(START)
-    async with rotating_bot(tmp_path, clock) as (bot, store, first, state):
+    async with rotating_bot(tmp_path, clock) as (bot, store, _first, _state):
         h, fake = bot.harness, bot.fake
         for team in ("T1", "T2"):
             fake.add_workspace("E1", team)
