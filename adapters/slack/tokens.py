@@ -142,7 +142,13 @@ class BotTokens:
                 return current  # renewed meanwhile (here or by another process)
             lock = f"slack:token-renewal:{key}"
             if await self._locks.add(lock, os.getpid(), ttl=self._lock_ttl):
-                return await self._refresh(key, lock, current)
+                # read again under the lock: another process may have renewed it between
+                # our read and our lock (its refresh token is then spent)
+                held = await self._reread(current)
+                if not self._due(held):
+                    await self._locks.delete(lock)
+                    return held
+                return await self._refresh(key, lock, held)
             if self._usable(current):
                 return current
             return await self._renewed_elsewhere(current)
@@ -184,6 +190,10 @@ class BotTokens:
 
     async def _refused(self, key: str, lock: str, bot: Bot, failed: SlackCallFailed) -> Bot:
         code = failed.failure.code
+        latest = await self._reread(bot)
+        if latest.bot_token != bot.bot_token:  # renewed by a process whose lock had expired
+            await self._locks.delete(lock)
+            return latest
         if code in REFUSED:
             await self.store.async_stop(bot, code, at=self._clock.now())
             await self._locks.delete(lock)
