@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.oauth.installation_store import Installation
+from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.installations import KeyValueInstallationStore
-from adapters.slack.testing import FakeSlackApi, RotatingTokens
+from adapters.slack.testing import FakeSlackApi, Reply, RotatingTokens
 from agent_core.schedules.dispatcher import DispatchReport
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state import MemoryKeyValueStore, State, StateSettings, build_state
 from bots.slack import doctor
 from bots.slack.app import build_web_app
 from bots.slack.bot import SlackBot
@@ -288,3 +289,48 @@ async def test_socket_mode_events_after_expiry_are_answered_with_the_renewed_tok
             await handler.client.aiohttp_client_session.close()
             await bot.close(timeout=0)
             await state.aclose()
+
+
+async def test_a_renewal_that_outlived_its_lock_does_not_stop_the_installation() -> None:
+    """Regression: process A took the renewal lock, but its ``oauth.v2.access`` was slow and
+    the lock expired; B took it and renewed first, spending the refresh token A had sent.
+    Slack refused A's, and A stopped the installation, removing the tokens B had just saved
+    (seen in the e2e test under load). Two ``BotTokens`` on one state stand for the two
+    processes; the lock's clock is moved past its lease."""
+    from adapters.slack.tokens import BotTokens
+
+    clock = ManualClock.at(START)
+    lease_now = [0.0]
+    records, locks = MemoryKeyValueStore(), MemoryKeyValueStore(clock=lambda: lease_now[0])
+    async with FakeSlackApi(clock=clock.now) as fake:
+        store = KeyValueInstallationStore(records)
+        first = fake.issue_tokens("T1", lifetime=30)  # due, and past the grace
+        await store.async_save(installation("T1", first, clock))
+        a, b = (
+            BotTokens(
+                KeyValueInstallationStore(records),
+                locks,
+                AsyncWebClient(base_url=fake.base_url),
+                client_id=fake.client_id,
+                client_secret=fake.client_secret,
+                clock=clock,
+            )
+            for _ in range(2)
+        )
+        fake.script("oauth.v2.access", Reply(delay=0.5))  # A's exchange is slow
+        slow = asyncio.create_task(a.bot(enterprise_id=None, team_id="T1"))
+        await fake.wait_for_call("oauth.v2.access")
+        lease_now[0] = 31.0  # A's lock has expired
+        renewed = await b.bot(enterprise_id=None, team_id="T1")
+        assert renewed is not None and renewed.bot_token != first.access_token
+        found = await slow
+        refused, traded = fake.calls_to("oauth.v2.access")  # in the order they came
+        assert refused.response is not None and traded.response is not None
+        assert (refused.response.get("error"), traded.response["ok"]) == (
+            "invalid_refresh_token",
+            True,
+        )
+        assert found is not None and found.bot_token == renewed.bot_token
+        assert await store.stopped() == {}
+        kept = await store.async_find_bot(enterprise_id=None, team_id="T1")
+        assert kept is not None and kept.bot_token == renewed.bot_token
