@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.testing import FakeSlackApi, Reply, RotatingTokens
+from agent_core import Agent, UserResolver
 from agent_core.schedules.dispatcher import DispatchReport
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.testing import ManualClock
@@ -29,8 +30,10 @@ from bots.slack.app import build_web_app
 from bots.slack.bot import SlackBot
 from bots.slack.clients import build_user_resolver, default_clients
 from bots.slack.settings import SlackSettings
+from tests.bots.approval_kit import Refund, approval_agent, refund_script
 from tests.bots.slack.agents import build_agent
 from tests.bots.slack.harness import SECRET, SlackHarness, add_users
+from tests.bots.slack.test_approvals import ask, click, thread_text
 from tests.bots.slack.test_bot_entry_points import mention
 from tests.bots.slack.test_schedules import MONDAY_9, Scheduling, markers
 
@@ -54,10 +57,15 @@ def installation(team: str, tokens: RotatingTokens, clock: ManualClock) -> Insta
 
 @asynccontextmanager
 async def rotating_bot(
-    tmp_path: Path, clock: ManualClock, *, lifetime: int = 3 * HOURS
+    tmp_path: Path,
+    clock: ManualClock,
+    *,
+    lifetime: int = 3 * HOURS,
+    agent_factory: Callable[[UserResolver, State], Agent] | None = None,
 ) -> AsyncIterator[tuple[Scheduling, KeyValueInstallationStore, RotatingTokens, State]]:
     """An OAuth app on SQLite, installed in T1 with a token that expires ``lifetime`` after
-    ``clock``'s now; it renews tokens 2 hours ahead (the default)."""
+    ``clock``'s now; it renews tokens 2 hours ahead (the default). ``agent_factory``: the
+    agent (default: a scripted one answering "Revenue: 1,234 EUR.")."""
     async with contextlib.AsyncExitStack() as stack:
         fake = await stack.enter_async_context(FakeSlackApi(clock=clock.now))
         add_users(fake)
@@ -78,7 +86,11 @@ async def rotating_bot(
         tokens = fake.issue_tokens("T1", lifetime=lifetime)
         await store.async_save(installation("T1", tokens, clock))
         resolver = build_user_resolver(settings, clients, state.cache)
-        agent = build_agent([], resolver, then="Revenue: 1,234 EUR.", memory=state.memory)
+        agent = (
+            agent_factory(resolver, state)
+            if agent_factory is not None
+            else build_agent([], resolver, then="Revenue: 1,234 EUR.", memory=state.memory)
+        )
         bot = SlackBot(
             agent,
             settings,
@@ -132,6 +144,33 @@ async def test_questions_and_a_scheduled_run_across_an_expiry_renew_once(tmp_pat
         assert expired_calls(fake) == []
         late = [c for c in fake.calls if c.at >= renewal.at and c.method != "oauth.v2.access"]
         assert {c.token for c in late} == {new}
+
+
+async def test_an_approval_clicked_after_expiry_resumes_with_the_renewed_token(
+    tmp_path: Path,
+) -> None:
+    """Asked with the first token; clicked once it expired: the click renews it (once),
+    and the approval's update and the resumed answer carry the new token."""
+    clock = ManualClock.at(START)
+    refund = Refund()
+
+    def factory(resolver: UserResolver, state: State) -> Agent:
+        return approval_agent(refund_script(), resolver, state, refund=refund)
+
+    async with rotating_bot(tmp_path, clock, agent_factory=factory) as (bot, _, first, _s):
+        h, fake = bot.harness, bot.fake
+        fake.token_lifetime = 12 * HOURS
+        message = await ask(h)
+        assert fake.refreshes() == [] and refund.runs == []
+        clock.advance(3 * HOURS)  # the first token has expired
+        await click(h, "approve", message)
+        assert refund.runs == [42]
+        assert "Refunded." in thread_text(h, message)
+        [renewal] = fake.refreshes()
+        assert renewal.response is not None and renewal.args["refresh_token"] == first.refresh_token
+        after = [c for c in fake.calls if c.at >= renewal.at and c.method.startswith("chat.")]
+        assert after and {c.token for c in after} == {renewal.response["access_token"]}
+        assert expired_calls(fake) == []
 
 
 async def test_a_refused_refresh_token_stops_the_installation_once(
