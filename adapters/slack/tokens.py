@@ -62,15 +62,24 @@ wrong client secret included, may pass: it is tried again, and nothing is remove
 
 
 class InstallationStopped(AgentError):
-    """The installation's access ended (its refresh token refused): reinstall the app."""
+    """The installation's access ended (its refresh token refused): reinstall the app.
+
+    >>> str(InstallationStopped(STOPPED_MESSAGE)).endswith("needs to reinstall it.")
+    True
+    """
 
 
 class TokenRenewalPending(AgentError):
-    """The bot token expired and its renewal did not finish in time (try again shortly)."""
+    """The bot token expired and its renewal did not finish in time (try again shortly).
+
+    >>> isinstance(TokenRenewalPending(PENDING_MESSAGE), AgentError)
+    True
+    """
 
 
 class BotTokens:
-    """Each installation's bot, its token renewed ahead of expiry (module docstring)."""
+    """Each installation's bot, its token renewed ahead of expiry (the module docstring has
+    the rules and an example): ``await tokens.bot(enterprise_id=..., team_id=...)``."""
 
     def __init__(
         self,

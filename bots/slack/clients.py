@@ -211,7 +211,12 @@ def default_clients(
 class WorkspaceAuthorize(AsyncAuthorize):
     """bolt's authorization of clicks, commands and other events, through the same lookup a
     turn uses (``WorkspaceClients.authorize``): one renewal of a rotating token for every
-    path, never bolt's own, which refreshes per request with no lock between processes."""
+    path, never bolt's own, which refreshes per request with no lock between processes.
+
+    >>> settings = SlackSettings(bot_token="xoxb-1", signing_secret="s")
+    >>> WorkspaceAuthorize(WorkspaceClients(settings, build_client(settings, "xoxb-1"))).bot_only
+    True
+    """
 
     def __init__(self, clients: WorkspaceClients) -> None:
         self.clients = clients
