@@ -15,6 +15,9 @@ about::
     │   │   ├── FileRefused         a shared file that is not downloaded (adapters.files)
     │   │   └── ScheduleParseError  a schedule that cannot be read (agent_core.schedules)
     │   ├── FetchRefused            an outbound fetch the policy refuses (adapters.fetch)
+    │   ├── InstallationStopped     Slack refused an installation's refresh token: it stopped
+    │   ├── TokenRenewalPending     an expired bot token whose renewal has not finished yet
+    │   │                           (both adapters.slack.tokens)
     │   ├── ScheduleLimitError      a person's or a workspace's schedules are at their cap
     │   ├── BudgetExceededError     a budget covering the asker is used up (agent_core.usage)
     │   ├── AlertAuthoringError     the model wrote no working check for an alert

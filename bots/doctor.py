@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
     found += [await _agent(config), await _model(config), await _state(config)]
     found += await _databases(config)
     found += await _mcp(config)
-    found += await _channel(args, config, SlackSettings, _slack_checks)
+    found += await _channel(args, config, SlackSettings, partial(_slack_checks, config))
     return found + await _channel(args, config, TeamsSettings, _teams_checks)
 
 
@@ -227,10 +228,23 @@ def _missing_extra(extra: str) -> list[Check]:
     return [Check.failed(f"{extra.capitalize()} packages", fix)]
 
 
-async def _slack_checks(section: SlackSettings) -> list[Check]:
+async def _slack_checks(config: Config, section: SlackSettings) -> list[Check]:
+    """With OAuth, installations live in the state: read there (stopped ones are listed)."""
+    from agent_core.state import build_state
     from bots.slack import doctor as slack
 
-    return _missing_extra("slack") + await slack.checks(section)
+    missing = _missing_extra("slack")
+    if missing or not section.oauth_enabled:
+        return missing + await slack.checks(section)
+    state = build_state(config.state)
+    try:
+        return await slack.checks(section, state.records)
+    except Exception as error:  # the state check above says what is wrong with it
+        from bots.checks import Check
+
+        return [Check.skipped("Slack installations", f"state unavailable: {error}")]
+    finally:
+        await state.aclose()
 
 
 async def _teams_checks(section: TeamsSettings) -> list[Check]:

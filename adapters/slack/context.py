@@ -85,9 +85,15 @@ def thread_key(team_id: str, channel_id: str, thread_ts: str) -> str:
     return f"slack:{team_id}:{channel_id}:{thread_ts}"
 
 
-def user_key(team_id: str, user_id: str) -> str:
-    """The ``User.id`` of one Slack user. ``user_key("T1", "U1") == "slack:T1:U1"``"""
-    return f"slack:{team_id}:{user_id}"
+def user_key(team_id: str, user_id: str, enterprise_id: str | None = None) -> str:
+    """The ``User.id`` of one Slack user: of their workspace, or of their Enterprise Grid
+    organisation (a person of several workspaces of an org is one person there, with one
+    user id: roles, budgets, memory and schedules follow them).
+
+    >>> user_key("T1", "U1"), user_key("T1", "W1", "E1")
+    ('slack:T1:U1', 'slack:E1:W1')
+    """
+    return f"slack:{enterprise_id or team_id}:{user_id}"
 
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:

@@ -160,7 +160,7 @@ class SlackUserResolver(UserResolver):
         profile = await self._user_profile(client, team, user_id)
         usergroups = await self._usergroups_of(client, team, user_id)
         return User(
-            id=user_key(team, user_id),
+            id=user_key(team, user_id, enterprise),  # a Grid org's person: one id
             username=profile.get("name") or meta.get("user_name"),
             email=profile.get("email"),
             metadata={

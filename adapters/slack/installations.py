@@ -7,6 +7,10 @@ so ``Installation(**data)`` / ``Bot(**data)`` read them back. Pair it with bolt'
 ``AsyncInstallationStoreAuthorize(..., cache_enabled=True)`` so ``auth.test`` runs once per
 token per process, not once per event.
 
+An installation whose refresh token Slack refused is *stopped* (``async_stop``, by
+``adapters.slack.tokens``): its tokens are removed and it is listed in ``stopped()`` (for
+``threadline doctor``) until the app is installed there again.
+
 While the state backend is unavailable (``StateUnavailableError``), lookups answer from
 the last copy this process read or wrote, so a Redis outage does not stop bolt from
 authorizing (and acknowledging) events of workspaces it has seen; writes still fail.
@@ -25,10 +29,20 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 from agent_core.errors import StateUnavailableError
 from agent_core.state import KeyValueStore
 
+INDEX = "slack:install:index"
+"""A log of every installation's key, as installed (read by ``installed()``)."""
+STOPPED = "slack:install:stopped"
+"""The record listing stopped installations (installation key -> why and when)."""
 
-def _workspace(
+
+def installation_key(
     enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None
 ) -> str:
+    """Where an installation's records live: one per workspace, one per org-wide install.
+
+    >>> installation_key("E1", "T1", True), installation_key(None, "T1", False)
+    ('slack:install:E1:none', 'slack:install:none:T1')
+    """
     team = "none" if is_enterprise_install else (team_id or "none")
     return f"slack:install:{enterprise_id or 'none'}:{team}"
 
@@ -78,10 +92,14 @@ class KeyValueInstallationStore(AsyncInstallationStore):
     # --- AsyncInstallationStore --------------------------------------------------------------
 
     async def async_save(self, installation: Installation) -> None:
-        base = _workspace(
+        base = installation_key(
             installation.enterprise_id, installation.team_id, installation.is_enterprise_install
         )
         await self.async_save_bot(installation.to_bot())
+        await self._records.append(INDEX, [base], keep=100_000)
+        stopped = await self.stopped()
+        if base in stopped:  # installed again: no longer stopped
+            await self._set(STOPPED, {k: v for k, v in stopped.items() if k != base})
         record = dict(installation.__dict__)
         await self._set(f"{base}:installer", record)
         user = installation.user_id or "none"
@@ -93,7 +111,7 @@ class KeyValueInstallationStore(AsyncInstallationStore):
     async def async_save_bot(self, bot: Bot) -> None:
         if bot.bot_token is None:
             return
-        base = _workspace(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
+        base = installation_key(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
         await self._set(f"{base}:bot", dict(bot.__dict__))
 
     async def async_find_bot(
@@ -103,7 +121,13 @@ class KeyValueInstallationStore(AsyncInstallationStore):
         team_id: str | None,
         is_enterprise_install: bool | None = False,
     ) -> Bot | None:
-        data = await self._get(f"{_workspace(enterprise_id, team_id, is_enterprise_install)}:bot")
+        data = await self._get(
+            f"{installation_key(enterprise_id, team_id, is_enterprise_install)}:bot"
+        )
+        if data is None and enterprise_id and not is_enterprise_install:
+            # a workspace of an Enterprise Grid organisation whose app is installed org-wide
+            # (one installation for every workspace, those added later too)
+            data = await self._get(f"{installation_key(enterprise_id, None, True)}:bot")
         return None if data is None else Bot(**data)
 
     async def async_find_installation(
@@ -114,7 +138,7 @@ class KeyValueInstallationStore(AsyncInstallationStore):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        base = _workspace(enterprise_id, team_id, is_enterprise_install)
+        base = installation_key(enterprise_id, team_id, is_enterprise_install)
         key = f"{base}:installer" if user_id is None else f"{base}:installer:{user_id}"
         data: dict[str, Any] | None = await self._get(key)
         if data is None:
@@ -134,12 +158,12 @@ class KeyValueInstallationStore(AsyncInstallationStore):
         return installation
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
-        await self._delete(f"{_workspace(enterprise_id, team_id, False)}:bot")
+        await self._delete(f"{installation_key(enterprise_id, team_id, False)}:bot")
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
     ) -> None:
-        base = _workspace(enterprise_id, team_id, False)
+        base = installation_key(enterprise_id, team_id, False)
         users: list[str] = await self._get(f"{base}:users") or []
         doomed = users if user_id is None else [user_id]
         for user in doomed:
@@ -150,3 +174,51 @@ class KeyValueInstallationStore(AsyncInstallationStore):
         else:
             await self._delete(f"{base}:users")
             await self._delete(f"{base}:installer")
+
+    # --- stopped installations ---------------------------------------------------------------
+
+    async def stopped(self) -> dict[str, dict[str, Any]]:
+        """Installations stopped since their last install: key -> team, enterprise, reason."""
+        found: dict[str, dict[str, Any]] = await self._get(STOPPED) or {}
+        return found
+
+    async def async_stop(self, bot: Bot, reason: str, *, at: float) -> None:
+        """Remove ``bot``'s installation's tokens and list it as stopped (``reason``: Slack's
+        error code, never a token)."""
+        base = installation_key(bot.enterprise_id, bot.team_id, bot.is_enterprise_install)
+        entry = {
+            "enterprise_id": bot.enterprise_id,
+            "team_id": None if bot.is_enterprise_install else bot.team_id,
+            "team_name": bot.team_name,
+            "reason": reason,
+            "at": at,
+        }
+        await self._set(STOPPED, {**await self.stopped(), base: entry})
+        await self._delete(f"{base}:bot")
+        users: list[str] = await self._get(f"{base}:users") or []
+        for user in users:
+            await self._delete(f"{base}:installer:{user}")
+        await self._delete(f"{base}:users")
+        await self._delete(f"{base}:installer")
+
+    # --- what is installed, for threadline doctor ---------------------------------------------
+
+    async def installed(self) -> list[Bot]:
+        """Every installation's bot, as installed (not those since removed)."""
+        found = []
+        for base in dict.fromkeys(await self._records.append(INDEX, [], keep=100_000)):
+            data = await self._get(f"{base}:bot")
+            if data is not None:
+                found.append(Bot(**data))
+        return found
+
+    async def note_workspace(self, enterprise_id: str, team_id: str) -> None:
+        """``team_id`` is served by its organisation's org-wide installation."""
+        base = installation_key(enterprise_id, None, True)
+        await self._records.append(f"{base}:workspaces", [team_id], keep=10_000)
+
+    async def workspaces(self, enterprise_id: str) -> list[str]:
+        """The workspaces an org-wide installation has served, in the order first seen."""
+        base = installation_key(enterprise_id, None, True)
+        seen = await self._records.append(f"{base}:workspaces", [], keep=10_000)
+        return list(dict.fromkeys(str(team) for team in seen))

@@ -37,6 +37,18 @@ Watching: ``await fake.wait_for_call("chat.postMessage")`` (never sleep), or
 ``FakeSlackApi(on_call=...)``, called with each ``Call`` once it is answered
 (``call.response``, and ``call.message`` as it now stands).
 
+Token rotation: ``tokens = fake.issue_tokens("T1", lifetime=5)`` hands out an expiring
+bot token (``xoxe.xoxb-...``) and its refresh token, as an install with token rotation does;
+a call with that token after ``lifetime`` seconds (by ``clock``) answers ``token_expired``.
+``oauth.v2.access`` with ``grant_type=refresh_token`` (and the app's ``client_id`` /
+``client_secret``) trades a refresh token for a new pair, once: the same refresh token again
+answers ``invalid_refresh_token``, as does one ``fake.revoke(...)`` named. New pairs live
+``fake.token_lifetime`` seconds.
+
+Enterprise Grid: ``fake.add_workspace("E1", "T1")`` makes T1 a workspace of organisation E1;
+tokens from ``issue_tokens("E1")`` are then an org-wide install's (``auth.test`` names the
+organisation, ``is_enterprise_install``).
+
 Files people share: ``fake.share_file("sales.csv", data, user="U1")`` keeps the bytes and
 returns the file object a message event carries; its ``url_private`` answers only with a
 bot token (``Authorization: Bearer xoxb-...``), and otherwise with Slack's sign-in page
@@ -51,6 +63,7 @@ messages and files, for a process that runs for hours.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import math
@@ -157,6 +170,21 @@ _REASONS = {
 }
 
 
+@dataclass(frozen=True)
+class RotatingTokens:
+    """An expiring bot token and the refresh token that replaces it (``issue_tokens``).
+
+    >>> RotatingTokens("xoxe.xoxb-1", "xoxe-1", 43200, "T1").expires_in
+    43200
+    """
+
+    access_token: str
+    refresh_token: str
+    expires_in: int
+    workspace: str
+    """The team id (or the enterprise id of an org-wide install) the tokens belong to."""
+
+
 @dataclass
 class Message:
     """A message as Slack would hold it; ``files`` are the file objects shared with it.
@@ -235,6 +263,18 @@ class FakeSlackApi:
         self.rate_limited: list[Call] = []
         """The calls ``limits`` answered with 429."""
         self.clock = clock
+        self.client_id, self.client_secret = "111.222", "shh"
+        """The app's credentials ``oauth.v2.access`` checks."""
+        self.token_lifetime = 43200
+        """Seconds a refreshed bot token lives (Slack: 12 hours)."""
+        self.expiring: dict[str, float] = {}
+        """Each rotating access token and when (by ``clock``) it expires."""
+        self.refresh_tokens: dict[str, str] = {}
+        """Each refresh token still usable, and its workspace."""
+        self.enterprises: dict[str, list[str]] = {}
+        """Enterprise Grid organisations: id -> its workspaces (``add_workspace``)."""
+        self._token_workspaces: dict[str, str] = {}
+        self._token_ids = itertools.count(1)
         self._limited: dict[tuple[str, str], deque[float]] = defaultdict(deque)
         self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
         self._ts = itertools.count(1)
@@ -315,6 +355,37 @@ class FakeSlackApi:
     ) -> list[Call]:
         await self.wait_for(lambda f: len(f.calls_to(method)) >= count, timeout=timeout)
         return self.calls_to(method)
+
+    def issue_tokens(
+        self, workspace: str | None = None, *, lifetime: int | None = None
+    ) -> RotatingTokens:
+        """A new expiring bot token and refresh token for ``workspace`` (default: this fake's
+        team), as Slack hands them out to an app with token rotation."""
+        n = next(self._token_ids)
+        where = workspace or self.team_id
+        expires_in = self.token_lifetime if lifetime is None else lifetime
+        tokens = RotatingTokens(f"xoxe.xoxb-{where}-{n}", f"xoxe-1-{where}-{n}", expires_in, where)
+        self.expiring[tokens.access_token] = self.clock() + expires_in
+        self._token_workspaces[tokens.access_token] = where
+        self.refresh_tokens[tokens.refresh_token] = where
+        return tokens
+
+    def add_workspace(self, enterprise_id: str, team_id: str) -> None:
+        """A workspace of an Enterprise Grid organisation (tokens issued for the
+        organisation, ``issue_tokens(enterprise_id)``, are an org-wide install's)."""
+        self.enterprises.setdefault(enterprise_id, []).append(team_id)
+
+    def revoke(self, refresh_token: str) -> None:
+        """Refuse ``refresh_token`` from now on (an admin revoked it, or it leaked)."""
+        self.refresh_tokens.pop(refresh_token, None)
+
+    def refreshes(self) -> list[Call]:
+        """The ``oauth.v2.access`` calls that traded a refresh token for a new pair."""
+        return [
+            c
+            for c in self.calls_to("oauth.v2.access")
+            if c.args.get("grant_type") == "refresh_token" and (c.response or {}).get("ok")
+        ]
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -432,6 +503,11 @@ class FakeSlackApi:
 
     def _refused(self, call: Call) -> str | None:
         """Why Slack would refuse the call's token, if it would."""
+        if call.method == "oauth.v2.access":
+            return None  # the app's own credentials, checked by the method
+        expires_at = self.expiring.get(call.token or "")
+        if expires_at is not None and expires_at <= self.clock():
+            return "token_expired"
         prefix = "xapp-" if call.method == "apps.connections.open" else "xox"
         if not call.token or not call.token.startswith(prefix):
             return "not_authed"
@@ -538,11 +614,22 @@ class FakeSlackApi:
         return found
 
     async def _auth_test(self, call: Call) -> dict[str, Any]:
+        workspace = self._token_workspaces.get(call.token or "", self.team_id)
+        if workspace in self.enterprises:  # an org-wide install's token: the organisation
+            return {
+                "url": "https://acme.enterprise.slack.com/",
+                "team": "Acme Corp",
+                "user": "threadline",
+                "enterprise_id": workspace,
+                "user_id": self.bot_user_id,
+                "bot_id": "B1",
+                "is_enterprise_install": True,
+            }
         return {
             "url": "https://acme.slack.com/",
             "team": "Acme",
             "user": "threadline",
-            "team_id": self.team_id,
+            "team_id": workspace,
             "user_id": self.bot_user_id,
             "bot_id": "B1",
             "is_enterprise_install": False,
@@ -662,6 +749,33 @@ class FakeSlackApi:
             "mimetype": stored.mimetype,
             "size": len(self.uploads[file_id]),
             "url_private": str(self._url("file", file_id=file_id, name=stored.name)),
+        }
+
+    async def _oauth_v2_access(self, call: Call) -> dict[str, Any]:
+        """A refresh token traded for a new pair (``grant_type=refresh_token``), once."""
+        basic = (call.token or "").removeprefix("Basic ")
+        client_id, _, secret = base64.b64decode(basic or b"").decode().partition(":")
+        client_id = call.args.get("client_id") or client_id
+        secret = call.args.get("client_secret") or secret
+        if client_id != self.client_id:
+            return {"ok": False, "error": "invalid_client_id"}
+        if secret != self.client_secret:
+            return {"ok": False, "error": "bad_client_secret"}
+        if call.args.get("grant_type") != "refresh_token":
+            return {"ok": False, "error": "invalid_grant_type"}
+        workspace = self.refresh_tokens.pop(str(call.args.get("refresh_token")), None)
+        if workspace is None:
+            return {"ok": False, "error": "invalid_refresh_token"}
+        tokens = self.issue_tokens(workspace)
+        return {
+            "app_id": "A1",
+            "token_type": "bot",
+            "access_token": tokens.access_token,
+            "refresh_token": tokens.refresh_token,
+            "expires_in": tokens.expires_in,
+            "bot_user_id": self.bot_user_id,
+            "scope": ",".join(self.scopes or []),
+            "team": {"id": workspace},
         }
 
     async def _users_info(self, call: Call) -> dict[str, Any]:

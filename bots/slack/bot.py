@@ -183,7 +183,7 @@ class SlackBot:
         self.settings = settings
         self.state = state or build_state(StateSettings(ephemeral=True))
         self.metrics = metrics or ChannelMetrics("slack")
-        self.clients = clients or default_clients(settings, self.state)
+        self.clients = clients or default_clients(settings, self.state, clock=clock)
         self.client = self.clients.default
         self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
         self.queries = QueryRecords(self.state.cache)
@@ -654,7 +654,11 @@ class SlackBot:
         if waiting is None:
             return
         meta = _signed_metadata(waiting.request)
-        if meta is None or user_key(meta["workspace_id"], meta["user_id"]) != signed.person:
+        if (
+            meta is None
+            or user_key(meta["workspace_id"], meta["user_id"], meta.get("slack_enterprise_id"))
+            != signed.person
+        ):
             log.warning("slack: a sign-in's waiting question is not its signer's; not asked")
             return
         private = meta.get("thread_id") == PRIVATE_THREAD

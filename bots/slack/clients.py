@@ -16,18 +16,20 @@ from typing import Any
 
 import aiohttp
 from slack_bolt.app.async_app import AsyncApp
-from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.authorization.async_authorize import AsyncAuthorize
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
-from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.errors import SlackWebClient
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
+from adapters.slack.tokens import BotTokens
 from agent_core.errors import AgentError
+from agent_core.schedules.clock import Clock, SystemClock
 from agent_core.state import KeyValueStore, State
 from bots.slack.settings import BOT_SCOPES, SlackSettings
 
@@ -57,7 +59,7 @@ def build_client(
 
 def installation_store_for(
     settings: SlackSettings, records: KeyValueStore
-) -> AsyncInstallationStore | None:
+) -> KeyValueInstallationStore | None:
     """The installation store of a multi-workspace (OAuth) app, on ``state.records``;
     ``None`` for a single-workspace app (its token comes from ``SLACK_BOT_TOKEN``)."""
     if not settings.oauth_enabled:
@@ -106,16 +108,20 @@ class WorkspaceClients:
         self,
         settings: SlackSettings,
         default: AsyncWebClient,
-        installation_store: AsyncInstallationStore | None = None,
+        installation_store: KeyValueInstallationStore | None = None,
         *,
+        tokens: BotTokens | None = None,
         keep: int = 1000,
     ) -> None:
         self.settings = settings
         self.default = default
         self.installation_store = installation_store
+        self.tokens = tokens
+        """Renews rotating bot tokens ahead of expiry (an OAuth app's installations)."""
         self._keep = keep
         self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
         self._bots: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
+        self._workspaces: set[tuple[str, str]] = set()
 
     async def authorize(
         self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
@@ -146,11 +152,14 @@ class WorkspaceClients:
         store = self.installation_store
         if store is None:
             return self.default
-        bot = await store.async_find_bot(
+        find = store.async_find_bot if self.tokens is None else self.tokens.bot
+        bot = await find(
             enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=enterprise_install
         )
         if bot is None or not bot.bot_token:
             raise AgentError("This workspace has not installed the app.")
+        if bot.is_enterprise_install and bot.enterprise_id and team_id:
+            await self._note_workspace(store, str(bot.enterprise_id), team_id)
         client = self._clients.get(bot.bot_token)
         if client is None:
             client = build_client(self.settings, bot.bot_token, session=self.default.session)
@@ -160,6 +169,15 @@ class WorkspaceClients:
         self._clients.move_to_end(bot.bot_token)
         return client
 
+    async def _note_workspace(
+        self, store: KeyValueInstallationStore, enterprise_id: str, team_id: str
+    ) -> None:
+        """An org-wide installation serves ``team_id``: noted once per process (doctor)."""
+        if (enterprise_id, team_id) in self._workspaces:
+            return
+        self._workspaces.add((enterprise_id, team_id))
+        await store.note_workspace(enterprise_id, team_id)
+
     def share_session(self, session: aiohttp.ClientSession | None) -> None:
         """Point every client at ``session`` (the bot's pool, opened in the event loop)."""
         self.default.session = session
@@ -167,11 +185,70 @@ class WorkspaceClients:
             client.session = session
 
 
-def default_clients(settings: SlackSettings, state: State) -> WorkspaceClients:
-    """The bot token's client, or installed workspaces' clients from ``state.records``."""
+def default_clients(
+    settings: SlackSettings, state: State, *, clock: Clock | None = None
+) -> WorkspaceClients:
+    """The bot token's client, or installed workspaces' clients from ``state.records``,
+    their rotating tokens renewed ahead of expiry by ``clock`` (one lock per installation
+    in ``state.cache``, shared by every process on Redis)."""
     token = settings.bot_token.get_secret_value() if settings.bot_token else None
     client = build_client(settings, None if settings.oauth_enabled else token)
-    return WorkspaceClients(settings, client, installation_store_for(settings, state.records))
+    store = installation_store_for(settings, state.records)
+    tokens = None
+    if store is not None and settings.client_id and settings.client_secret:
+        tokens = BotTokens(
+            store,
+            state.cache,
+            client,  # no token of its own: oauth.v2.access authenticates the app
+            client_id=settings.client_id,
+            client_secret=settings.client_secret.get_secret_value(),
+            clock=clock or SystemClock(),
+            margin=settings.token_refresh_margin,
+        )
+    return WorkspaceClients(settings, client, store, tokens=tokens)
+
+
+class WorkspaceAuthorize(AsyncAuthorize):
+    """bolt's authorization of clicks, commands and other events, through the same lookup a
+    turn uses (``WorkspaceClients.authorize``): one renewal of a rotating token for every
+    path, never bolt's own, which refreshes per request with no lock between processes.
+
+    >>> settings = SlackSettings(bot_token="xoxb-1", signing_secret="s")
+    >>> WorkspaceAuthorize(WorkspaceClients(settings, build_client(settings, "xoxb-1"))).bot_only
+    True
+    """
+
+    def __init__(self, clients: WorkspaceClients) -> None:
+        self.clients = clients
+        self.bot_only = True  # bolt sets these two on whichever authorize it is given
+        self.token_rotation_expiration_minutes = 120
+
+    async def __call__(
+        self,
+        *,
+        context: AsyncBoltContext,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None,
+        actor_enterprise_id: str | None = None,
+        actor_team_id: str | None = None,
+        actor_user_id: str | None = None,
+    ) -> AuthorizeResult | None:
+        try:
+            workspace = await self.clients.authorize(
+                team_id or "", enterprise_id, enterprise_install=bool(context.is_enterprise_install)
+            )
+        except AgentError as refused:  # not installed, or stopped: bolt says so, once
+            log.info("slack: no installation for %s/%s (%s)", enterprise_id, team_id, refused)
+            return None
+        return AuthorizeResult(
+            enterprise_id=enterprise_id,
+            team_id=team_id,
+            bot_token=workspace.client.token,
+            bot_id=workspace.bot_id,
+            bot_user_id=workspace.bot_user_id,
+            user_id=user_id,
+        )
 
 
 def build_bolt_app(
@@ -205,14 +282,7 @@ def build_bolt_app(
         installation_store=store,
         state_store=KeyValueOAuthStateStore(cache, expiration_seconds=600),
     )
-    authorize = AsyncInstallationStoreAuthorize(  # auth.test once per token per process
-        logger=log,
-        installation_store=store,
-        client_id=settings.client_id,
-        client_secret=client_secret,
-        cache_enabled=True,
-        client=clients.default,
-    )
+    authorize = WorkspaceAuthorize(clients)  # auth.test once per token per process
     # bolt takes an AsyncAuthorize instance here (its hint names only callables)
     app = AsyncApp(oauth_settings=oauth, authorize=authorize, **common)  # type: ignore[arg-type]
     app.enable_token_revocation_listeners()

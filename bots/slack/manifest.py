@@ -9,6 +9,11 @@ JSON as well as YAML), install the app, then run ``threadline slack``:
 - HTTP mode: ``threadline slack-manifest --http https://HOST`` points events, interactivity,
   the slash command and the OAuth redirect (many workspaces) at ``https://HOST/slack/...``;
   run with ``SLACK_SIGNING_SECRET`` and ``SLACK_BOT_TOKEN``.
+- ``--org``: an org-ready app for an Enterprise Grid organisation (``org_deploy_enabled``):
+  an org admin installs it once and adds it to workspaces (README "Enterprise Grid").
+- ``--token-rotation``: expiring bot tokens (``token_rotation_enabled``; Slack does not let
+  an app turn it off again). Needs the OAuth install (``SLACK_CLIENT_ID`` /
+  ``SLACK_CLIENT_SECRET``): the bot renews each installation's token (README "Token rotation").
 
 The scopes are exactly what the bot uses (``bots.slack.settings.BOT_SCOPES``) and the events
 exactly what it listens to, group DMs included.
@@ -17,6 +22,9 @@ exactly what it listens to, group DMs included.
 True
 >>> manifest(http="https://bot.example.com")["settings"]["event_subscriptions"]["request_url"]
 'https://bot.example.com/slack/events'
+>>> settings = manifest(org=True, token_rotation=True)["settings"]
+>>> settings["org_deploy_enabled"], settings["token_rotation_enabled"]
+(True, True)
 """
 
 from __future__ import annotations
@@ -64,9 +72,15 @@ def _base_url(http: str) -> str:
 
 
 def manifest(
-    *, http: str | None = None, name: str = "Threadline", command: str = "/ask"
+    *,
+    http: str | None = None,
+    name: str = "Threadline",
+    command: str = "/ask",
+    org: bool = False,
+    token_rotation: bool = False,
 ) -> dict[str, Any]:
-    """The app manifest; ``http`` (``https://HOST``) switches it from Socket Mode to HTTP."""
+    """The app manifest; ``http`` (``https://HOST``) switches it from Socket Mode to HTTP;
+    ``org``: org-ready (Enterprise Grid); ``token_rotation``: expiring bot tokens."""
     base = _base_url(http) if http else None
     slash: dict[str, Any] = {
         "command": command,
@@ -115,9 +129,9 @@ def manifest(
         "settings": {
             "event_subscriptions": events,
             "interactivity": interactivity,
-            "org_deploy_enabled": False,
+            "org_deploy_enabled": org,
             "socket_mode_enabled": base is None,
-            "token_rotation_enabled": False,
+            "token_rotation_enabled": token_rotation,
         },
     }
 
@@ -136,6 +150,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="/ask",
         help="the slash command, as SLACK_COMMAND sets it for the bot (default /ask)",
     )
+    parser.add_argument(
+        "--org",
+        action="store_true",
+        help="org-ready for an Enterprise Grid organisation (org_deploy_enabled)",
+    )
+    parser.add_argument(
+        "--token-rotation",
+        action="store_true",
+        help="expiring bot tokens the bot renews (token_rotation_enabled; needs the OAuth "
+        "install: SLACK_CLIENT_ID + SLACK_CLIENT_SECRET; Slack cannot turn it off again)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -147,7 +172,13 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        data = manifest(http=args.http, name=args.name, command=command)
+        data = manifest(
+            http=args.http,
+            name=args.name,
+            command=command,
+            org=args.org,
+            token_rotation=args.token_rotation,
+        )
     except ValueError as error:
         print(f"threadline slack-manifest: {error}", file=sys.stderr)
         return 2

@@ -19,6 +19,8 @@ stops the bot at start, saying to use the id.
     history_interval SLACK_HISTORY_INTERVAL seconds between thread reads per workspace (60;
                                             0 for a Marketplace app: only Retry-After waits)
     history_messages SLACK_HISTORY_MESSAGES messages one thread read asks for (15)
+    token_refresh_margin  SLACK_TOKEN_REFRESH_MARGIN  seconds before a rotating bot token
+                                            expires that it is renewed (7200: 2 of its 12 h)
 
 and every channel's own (``bots.channel_settings``: ``host``, ``rate_limit``,
 ``turn_concurrency``, ``turns_per_person``, ``stream_interval``, ``stop_button_after``,
@@ -120,6 +122,11 @@ class SlackSettings(ChannelSettings):
     )
     """Messages one read of a thread asks for: 15 is the most Slack gives apps outside the
     Marketplace (a Marketplace app may ask for up to 1,000)."""
+    token_refresh_margin: float = Field(
+        7200.0, gt=0, validation_alias=env("token_refresh_margin", "SLACK_TOKEN_REFRESH_MARGIN")
+    )
+    """Seconds before a rotating bot token (token rotation on) expires that it is renewed:
+    once per installation, by whichever process gets there first."""
 
     @model_validator(mode="before")
     @classmethod

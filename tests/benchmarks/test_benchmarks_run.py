@@ -66,6 +66,7 @@ SMALL = {
         ["--dispatches", "20", "--requests", "50", "--seconds", "1", "--paced-seconds", "0.2"],
         needs_redis,
     ),
+    "slack_token_rotation.py": (["--dispatches", "20", "--turns", "10", "--rounds", "1"], []),
     "slack_thread_calls.py": (
         ["--mentions", "2", "--threads", "2", "--dispatches", "5"],
         needs_redis,

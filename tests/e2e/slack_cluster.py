@@ -127,19 +127,37 @@ class SlackSender:
             return response.status
 
     async def event(
-        self, port: int, event: dict[str, Any], *, event_id: str, retry: int = 0
+        self,
+        port: int,
+        event: dict[str, Any],
+        *,
+        event_id: str,
+        retry: int = 0,
+        team: str = "T1",
+        enterprise: str | None = None,
     ) -> int:
-        body = json.dumps(
-            {
-                "token": "legacy",
-                "team_id": "T1",
-                "api_app_id": "A1",
-                "type": "event_callback",
-                "event_id": event_id,
-                "event_time": int(time.time()),
-                "event": event,
-            }
-        ).encode()
+        """``enterprise``: from a workspace of that Grid organisation, installed org-wide."""
+        callback = {
+            "token": "legacy",
+            "team_id": team,
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": event_id,
+            "event_time": int(time.time()),
+            "event": event,
+        }
+        if enterprise:
+            callback["enterprise_id"] = enterprise
+            callback["authorizations"] = [
+                {
+                    "enterprise_id": enterprise,
+                    "team_id": None,
+                    "user_id": "UBOT",
+                    "is_bot": True,
+                    "is_enterprise_install": True,
+                }
+            ]
+        body = json.dumps(callback).encode()
         retry_headers = (
             {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
             if retry
@@ -285,22 +303,35 @@ def bot_env(
 RUNNER = [sys.executable, "-m", "tests.e2e.slack_runner"]
 
 
+def oauth_env(fake: FakeSlackApi) -> dict[str, str]:
+    """An app installed by OAuth (its tokens in the shared state), not one bot token."""
+    return {"SLACK_CLIENT_ID": fake.client_id, "SLACK_CLIENT_SECRET": fake.client_secret}
+
+
 @asynccontextmanager
 async def slack_cluster(
-    redis_url: str, prefix: str, data: Path, *, processes: int = 2, stop_after: float = 0.2
+    redis_url: str,
+    prefix: str,
+    data: Path,
+    *,
+    processes: int = 2,
+    stop_after: float = 0.2,
+    oauth: bool = False,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Cluster]:
     """Slack bots on one fake Slack and one Redis; their "Working on it… Stop" message shows
-    ``stop_after`` seconds into a turn."""
+    ``stop_after`` seconds into a turn. ``oauth``: no bot token, installations in Redis
+    (``oauth_env``); ``env``: more settings for every process."""
     async with FakeSlackApi() as fake:
         add_users(fake)
-        bots = [
-            BotProcess(
-                name,
-                RUNNER,
-                bot_env(name, fake, redis_url, prefix, data) | {"E2E_STOP_AFTER": str(stop_after)},
-            )
-            for name in ("A", "B", "C", "D")[:processes]
-        ]
+        bots = []
+        for name in ("A", "B", "C", "D")[:processes]:
+            process_env = bot_env(name, fake, redis_url, prefix, data) | (env or {})
+            process_env["E2E_STOP_AFTER"] = str(stop_after)
+            if oauth:
+                del process_env["SLACK_BOT_TOKEN"]
+                process_env |= oauth_env(fake)
+            bots.append(BotProcess(name, RUNNER, process_env))
         try:
             await asyncio.gather(*(bot.start() for bot in bots))
             async with aiohttp.ClientSession() as session:

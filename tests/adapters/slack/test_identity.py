@@ -53,7 +53,7 @@ def resolver_for(fake: FakeSlackApi, **options: object) -> SlackUserResolver:
 
 async def test_member_gets_profile_user_group_and_mapped_groups(fake: FakeSlackApi) -> None:
     user = await resolver_for(fake).resolve_user(ctx("U1", slack_enterprise_id="E1"))
-    assert user.id == "slack:T1:U1"
+    assert user.id == "slack:E1:U1"  # one person of the Grid organisation (issue 38)
     assert (user.username, user.email) == ("Ana", "ana@acme.io")
     assert user.group_memberships == ["user", "data"]  # S3 was deleted: it grants nothing
     assert user.metadata["workspace_id"] == "T1"

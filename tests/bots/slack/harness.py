@@ -76,19 +76,25 @@ class SlackHarness:
         event_id: str | None = None,
         retry: int | None = None,
         team: str = "T1",
+        enterprise: str | None = None,
     ) -> Any:
+        """``enterprise``: from a workspace of that Grid organisation, installed org-wide."""
         self._events += 1
-        body = json.dumps(
-            {
-                "token": "legacy",
-                "team_id": team,
-                "api_app_id": "A1",
-                "type": "event_callback",
-                "event_id": event_id or f"Ev{self._events}",
-                "event_time": int(time.time()),
-                "event": event,
-            }
-        ).encode()
+        callback: dict[str, Any] = {
+            "token": "legacy",
+            "team_id": team,
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{self._events}",
+            "event_time": int(time.time()),
+            "event": event,
+        }
+        if enterprise:
+            callback["enterprise_id"] = enterprise
+            callback["authorizations"] = [
+                {"enterprise_id": enterprise, "team_id": None, "is_enterprise_install": True}
+            ]
+        body = json.dumps(callback).encode()
         headers = sign(body)
         if retry is not None:
             headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}

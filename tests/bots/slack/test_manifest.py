@@ -44,7 +44,14 @@ def validator() -> Draft7Validator:
     return Draft7Validator(root, registry=registry)
 
 
-@pytest.mark.parametrize("args", [(), ("--http", "https://bot.example.com")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("--http", "https://bot.example.com"),
+        ("--org", "--token-rotation", "--http", "https://bot.example.com"),
+    ],
+)
 def test_manifest_validates_against_the_official_schema(
     validator: Draft7Validator, args: tuple[str, ...]
 ) -> None:
@@ -127,3 +134,17 @@ def test_the_manifest_file_is_what_the_command_prints(validator: Draft7Validator
     text = (ROOT / "manifest.yml").read_text(encoding="utf-8")
     assert text == json.dumps(manifest(), indent=2) + "\n"
     assert [e.message for e in validator.iter_errors(yaml.safe_load(text))] == []
+
+
+def test_org_and_token_rotation_are_asked_for_and_off_by_default() -> None:
+    """Issue 38: an org-wide (Enterprise Grid) install and rotating tokens, each a flag; the
+    checked-in manifest.yml (a single-token app) keeps both off. The revocation events the
+    bot handles stay subscribed either way."""
+    default, enterprise = manifest(), manifest("--org", "--token-rotation")
+    assert default["settings"]["org_deploy_enabled"] is False
+    assert default["settings"]["token_rotation_enabled"] is False
+    assert enterprise["settings"]["org_deploy_enabled"] is True
+    assert enterprise["settings"]["token_rotation_enabled"] is True
+    for data in (default, enterprise):
+        events = data["settings"]["event_subscriptions"]["bot_events"]
+        assert {"tokens_revoked", "app_uninstalled"} <= set(events)
