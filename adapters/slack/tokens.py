@@ -52,8 +52,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.errors import SlackCallFailed, web_client
 from adapters.slack.installations import KeyValueInstallationStore, installation_key
+from agent_core.clock import Clock
 from agent_core.errors import AgentError
-from agent_core.schedules.clock import Clock
 from agent_core.state import KeyValueStore
 
 REFUSED = frozenset({"invalid_refresh_token", "token_revoked", "app_uninstalled"})

@@ -28,8 +28,8 @@ from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
 from adapters.slack.tokens import BotTokens
+from agent_core.clock import SYSTEM_CLOCK, Clock
 from agent_core.errors import AgentError
-from agent_core.schedules.clock import Clock, SystemClock
 from agent_core.state import KeyValueStore, State
 from bots.slack.settings import BOT_SCOPES, SlackSettings
 
@@ -202,7 +202,7 @@ def default_clients(
             client,  # no token of its own: oauth.v2.access authenticates the app
             client_id=settings.client_id,
             client_secret=settings.client_secret.get_secret_value(),
-            clock=clock or SystemClock(),
+            clock=clock or SYSTEM_CLOCK,
             margin=settings.token_refresh_margin,
         )
     return WorkspaceClients(settings, client, store, tokens=tokens)
