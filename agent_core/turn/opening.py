@@ -15,6 +15,7 @@ from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
 from agent_core.turn.state import TurnState
 from agent_core.turn.status import closing_components, working
+from agent_core.users import OUTSIDER_REFUSAL
 
 
 async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
@@ -23,6 +24,12 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
     if not state.require_user().is_member_of(deps.config.allowed_groups):
         yield UiComponent.of(
             NotificationComponent(message=deps.config.refusal, level="warning"), deps.config.refusal
+        )
+        state.finished = True
+        return
+    if state.require_user().granted_nothing:  # another organisation's, granted nothing
+        yield UiComponent.of(
+            NotificationComponent(message=OUTSIDER_REFUSAL, level="warning"), OUTSIDER_REFUSAL
         )
         state.finished = True
         return

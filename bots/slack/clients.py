@@ -234,6 +234,7 @@ def build_user_resolver(
         admin_groups=settings.admin_groups,
         group_map=settings.group_map,
         workspace_admins_are_admins=settings.workspace_admins_are_admins,
+        external_groups=settings.external_groups,
         cache=cache,
         ttl=settings.identity_ttl,
         local_ttl=settings.identity_local_ttl,
