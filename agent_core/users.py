@@ -7,7 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
 EXTERNAL_GROUP = "external"
 """People of another organisation (another Slack workspace outside the Grid, another
 Entra tenant): granted nothing unless configuration says so (``external_groups``)."""

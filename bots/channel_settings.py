@@ -41,7 +41,6 @@ from pydantic import Field, field_validator
 from agent_core.settings import CommaList, Section, env
 from agent_core.state.quotas import RateLimit
 
-
 SharedPlaces = Literal["private", "refuse", "allow"]
 """What a place shared with another organisation gets (``bots.places``)."""
 
