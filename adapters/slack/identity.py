@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 
 ClientProvider = Callable[[str, str | None], Awaitable[AsyncWebClient]]
 """``(team_id, enterprise_id) -> client`` holding that workspace's bot token."""
+HomeProvider = Callable[[str, str | None], Awaitable[tuple[str, str | None] | None]]
+"""``(team_id, enterprise_id) -> (team_id, enterprise_id)`` of the installation serving a
+workspace (None: unknown); without one, the resolver asks ``auth.test`` of the token."""
 
 MEMBER_GROUP = "user"
 GUEST_GROUP = "guest"
@@ -168,6 +171,7 @@ class SlackUserResolver(UserResolver):
         self,
         client: AsyncWebClient | ClientProvider,
         *,
+        home: HomeProvider | None = None,
         admin_users: Iterable[str] = (),
         admin_groups: Iterable[str] = (),
         group_map: Mapping[str, Iterable[str]] | None = None,
@@ -188,6 +192,7 @@ class SlackUserResolver(UserResolver):
         self.workspace_admins_are_admins = workspace_admins_are_admins
         self.external_groups = tuple(external_groups)
         """What configuration grants people of other organisations (besides ``external``)."""
+        self._home_of = home
         self._homes: dict[str, tuple[str, str | None]] = {}
         self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=50_000)
         self.ttl = float(ttl)
@@ -212,7 +217,7 @@ class SlackUserResolver(UserResolver):
         profile = await self._user_profile(client, team, user_id)
         member = is_member_of_install(
             profile,
-            await self._home(client),
+            await self._home(client, team, enterprise),
             event_team=meta.get("slack_user_team"),
             event_must_say=bool(meta.get("slack_ext_shared")),
         )
@@ -294,9 +299,13 @@ class SlackUserResolver(UserResolver):
             await self._local.set(key, cached, ttl=self.local_ttl)
         return cached
 
-    async def _home(self, client: AsyncWebClient) -> tuple[str, str | None] | None:
-        """``(team_id, enterprise_id)`` the bot token belongs to (the installing workspace),
-        from ``auth.test`` once per token; None while it cannot be read (fail closed)."""
+    async def _home(
+        self, client: AsyncWebClient, team: str, enterprise: str | None
+    ) -> tuple[str, str | None] | None:
+        """``(team_id, enterprise_id)`` of the installing workspace: the ``home`` provider's,
+        else the bot token's ``auth.test`` once per token; None while unknown (fail closed)."""
+        if self._home_of is not None:
+            return await self._home_of(team, enterprise)
         token = client.token or ""
         if token in self._homes:
             return self._homes[token]

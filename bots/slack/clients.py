@@ -23,7 +23,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.errors import SlackWebClient
+from adapters.slack.errors import SLACK_FAILURES, SlackWebClient, slack_failure
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
@@ -115,7 +115,7 @@ class WorkspaceClients:
         self.installation_store = installation_store
         self._keep = keep
         self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
-        self._bots: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
+        self._bots: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
 
     async def authorize(
         self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
@@ -130,15 +130,23 @@ class WorkspaceClients:
             client = await self.client_for(
                 team_id, enterprise_id, enterprise_install=enterprise_install
             )
+        ids = await self._auth_test(client)
+        return Workspace(client, ids[0], ids[1], enterprise_install)
+
+    async def _auth_test(self, client: AsyncWebClient) -> tuple[str | None, ...]:
+        """``(bot user id, bot id, team id, enterprise id)`` of a token: ``auth.test`` once
+        per token per process."""
         token = client.token or ""
         ids = self._bots.get(token)
         if ids is None:
             found = await client.auth_test()
-            ids = (found.get("user_id"), found.get("bot_id"))
+            ids = tuple(
+                found.get(key) or None for key in ("user_id", "bot_id", "team_id", "enterprise_id")
+            )
             self._bots[token] = ids
             while len(self._bots) > self._keep:
                 self._bots.popitem(last=False)
-        return Workspace(client, ids[0], ids[1], enterprise_install)
+        return ids
 
     async def client_for(
         self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
@@ -159,6 +167,27 @@ class WorkspaceClients:
                 self._clients.popitem(last=False)
         self._clients.move_to_end(bot.bot_token)
         return client
+
+    async def home(self, team_id: str, enterprise_id: str | None) -> tuple[str, str | None] | None:
+        """``(team_id, enterprise_id)`` of the installation serving ``team_id``: whose people
+        are members (``adapters.slack.identity``). An OAuth app reads its installation; a
+        single-workspace app its token's ``auth.test`` (once per process); None when
+        unknown (then nobody is a member until it is known)."""
+        store = self.installation_store
+        if store is not None:
+            bot = await store.async_find_bot(enterprise_id=enterprise_id, team_id=team_id)
+            if bot is None or not bot.team_id:
+                return None
+            return str(bot.team_id), (str(bot.enterprise_id) if bot.enterprise_id else None)
+        try:
+            _, _, team, enterprise = await self._auth_test(self.default)
+        except SLACK_FAILURES as error:
+            log.warning(
+                "slack: auth.test failed (%s); nobody is a member until it answers",
+                slack_failure(error),
+            )
+            return None
+        return (team, enterprise) if team else None
 
     def share_session(self, session: aiohttp.ClientSession | None) -> None:
         """Point every client at ``session`` (the bot's pool, opened in the event loop)."""
@@ -230,6 +259,7 @@ def build_user_resolver(
 
     return SlackUserResolver(
         provider,
+        home=clients.home,
         admin_users=settings.admin_users,
         admin_groups=settings.admin_groups,
         group_map=settings.group_map,

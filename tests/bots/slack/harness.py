@@ -44,7 +44,7 @@ def add_users(fake: FakeSlackApi) -> None:
     for user_id, name in (("U1", "Ana"), ("U2", "Bo"), ("UADMIN", "Alex")):
         fake.users[user_id] = {
             "id": user_id,
-            "team_id": "T1",
+            "team_id": fake.team_id,
             "profile": {"display_name": name, "email": f"{name.lower()}@acme.io"},
         }
     fake.usergroups = [{"id": "S1", "handle": "analysts", "users": ["U1", "UADMIN"]}]
