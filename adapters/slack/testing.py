@@ -23,7 +23,9 @@ Scripting:
   proxy in front of Slack answers during an incident (``Reply.page(502, "text/plain")``,
   ``Reply.page(405, "")``: other bodies). ``fake.errors["usergroups.list"] =
   "missing_scope"`` fails a method until removed; ``fake.errors["users.info"] =
-  Reply.page(503)`` too. ``fake.tokens = {"xoxb-1"}`` makes every other token
+  Reply.page(503)`` too. People of another organisation: ``fake.users["UX"] = {"id": "UX",
+  "team_id": "T9"}`` (on Grid add ``"enterprise_user": {"enterprise_id": "E1"}``); a Slack
+  Connect channel: ``fake.channels["C2"] = {"is_ext_shared": True}`` (``conversations.info``). ``fake.tokens = {"xoxb-1"}`` makes every other token
   ``invalid_auth``, as a revoked token is.
 
 Limits: ``FakeSlackApi(limits=NON_MARKETPLACE)`` (or ``fake.limits = ...``) enforces what
@@ -223,6 +225,10 @@ class FakeSlackApi:
         self.messages: list[Message] = []
         self.users: dict[str, dict[str, Any]] = {}
         self.usergroups: list[dict[str, Any]] = []
+        self.channels: dict[str, dict[str, Any]] = {}
+        """``conversations.info`` answers: a channel not listed is an ordinary channel of the
+        workspace (``{"id": ..., "is_ext_shared": False}``); set ``is_ext_shared`` /
+        ``is_pending_ext_shared`` to make a Slack Connect one."""
         self.replies: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.uploads: dict[str, bytes] = {}
         self.files: dict[str, SlackFile] = {}
@@ -669,6 +675,11 @@ class FakeSlackApi:
         if user is None:
             return {"ok": False, "error": "user_not_found"}
         return {"user": user}
+
+    async def _conversations_info(self, call: Call) -> dict[str, Any]:
+        channel = str(call.args.get("channel", ""))
+        found = self.channels.get(channel, {"is_ext_shared": False})
+        return {"channel": {"id": channel, "is_channel": True, **found}}
 
     async def _usergroups_list(self, call: Call) -> dict[str, Any]:
         include_users = str(call.args.get("include_users", "")).lower() in {"1", "true"}

@@ -102,6 +102,7 @@ from adapters.slack.files import shared_files
 from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
+from adapters.slack.places import PLACE_EVENTS, SlackPlaces
 from adapters.slack.limits import SlackMessage
 from adapters.slack.payloads import (
     AssistantThreadEvent,
@@ -132,6 +133,7 @@ from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.schedules.service import BotSchedules
+from bots.places import PlacePolicy
 from bots.slack.clients import (
     DELIVERY,
     Workspace,
@@ -194,6 +196,8 @@ class SlackBot:
             agent, None, show=self._show_approval, resumed=resumed_turn, platforms=("slack",)
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
+        self.places = SlackPlaces(self.state.cache)
+        self.place_policy = PlacePolicy.of(settings, agent)
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -203,6 +207,8 @@ class SlackBot:
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
+            places=self.places,
+            place_policy=self.place_policy,
             schedules=SlackSchedules(
                 self.schedules,
                 self.clients,
@@ -274,6 +280,7 @@ class SlackBot:
             "assistant_thread_started": self._on_assistant_thread_started,
             "app_home_opened": self._on_home_opened,
             **dict.fromkeys(sorted(INVALIDATING_EVENTS), self._on_identity_event),
+            **dict.fromkeys(sorted(PLACE_EVENTS), self._on_place_event),
         }
         actions: dict[str | re.Pattern[str], Listener] = {
             FEEDBACK_ACTION: self._on_feedback,
@@ -725,6 +732,15 @@ class SlackBot:
                 await resolver.handle_event(team, event)
             except StateUnavailableError as error:  # the entry expires with its TTL anyway
                 log.warning("slack: identity cache not invalidated (%s)", error)
+
+    async def _on_place_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """``channel_shared`` / ``channel_unshared``: the next answer there knows it."""
+        self._count(str(event.get("type")))
+        team, _ = workspace_of(body)
+        try:
+            await self.places.handle_event(team, event)
+        except StateUnavailableError as error:  # read again from conversations.info later
+            log.warning("slack: channel sharing not recorded (%s)", error)
 
     async def _ignore(self) -> None:
         return None

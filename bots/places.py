@@ -1,0 +1,65 @@
+"""``PlacePolicy``: what a place shared with another organisation gets, from configuration.
+
+Whether a place is shared is the platform's to say (``adapters.<channel>.places``); what
+happens then is the deployment's (``shared_places`` in ``[slack]`` / ``[teams]``, the same
+names in both) or the profile's that serves the place (``shared_places`` in
+``[[profiles]]``), and a list of places shared on purpose (``shared_places_allowed``)::
+
+    private   the default: everything the answer carries goes to the asker alone (Slack: an
+              ephemeral message in the thread; Teams: a targeted message or a 1:1 chat) and
+              the place reads one line saying so
+    refuse    the place reads one line; nothing runs
+    allow     answered as anywhere else
+
+>>> policy = PlacePolicy(default="private", allowed=frozenset({"C0PARTNER"}))
+>>> policy.for_place({"platform": "slack", "channel_id": "C0PARTNER"})
+'allow'
+>>> policy.for_place({"platform": "slack", "channel_id": "C1"})
+'private'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bots.channel_settings import ChannelSettings, SharedPlaces
+from bots.profiles import Profile, ProfileRouter
+
+PLACE_KEYS = ("channel_id", "teams_channel_id", "teams_team_id")
+"""The metadata keys naming a place (a Slack channel; a Teams conversation, channel, team)."""
+
+
+@dataclass(frozen=True)
+class PlacePolicy:
+    """See the module docstring."""
+
+    default: SharedPlaces = "private"
+    allowed: frozenset[str] = frozenset()
+    profiles: Sequence[Profile] = ()
+
+    @classmethod
+    def of(cls, settings: ChannelSettings, agent: object) -> PlacePolicy:
+        """The policy of a channel's settings and the profiles of the agent it serves."""
+        profiles = agent.profiles if isinstance(agent, ProfileRouter) else []
+        return cls(settings.shared_places, frozenset(settings.shared_places_allowed), profiles)
+
+    def for_place(self, metadata: Mapping[str, Any]) -> SharedPlaces:
+        """What a shared place with this request metadata gets."""
+        if not self.allowed.isdisjoint(str(metadata.get(key)) for key in PLACE_KEYS):
+            return "allow"
+        for profile in self.profiles:
+            if profile.claims(metadata) and profile.shared_places is not None:
+                return profile.shared_places
+        return self.default
+
+    def describe(self) -> str:
+        """The policy in words (``threadline doctor``, ``/status``)."""
+        text = f"shared places: {self.default}"
+        if self.allowed:
+            text += f" (allowed: {', '.join(sorted(self.allowed))})"
+        overrides = [f"{p.name}={p.shared_places}" for p in self.profiles if p.shared_places]
+        if overrides:
+            text += f"; profiles: {', '.join(overrides)}"
+        return text
