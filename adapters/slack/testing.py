@@ -25,7 +25,8 @@ Scripting:
   "missing_scope"`` fails a method until removed; ``fake.errors["users.info"] =
   Reply.page(503)`` too. People of another organisation: ``fake.users["UX"] = {"id": "UX",
   "team_id": "T9"}`` (on Grid add ``"enterprise_user": {"enterprise_id": "E1"}``); a Slack
-  Connect channel: ``fake.channels["C2"] = {"is_ext_shared": True}`` (``conversations.info``). ``fake.tokens = {"xoxb-1"}`` makes every other token
+  Connect channel: ``fake.channels["C2"] = {"is_ext_shared": True}`` (``conversations.info``).
+  ``fake.tokens = {"xoxb-1"}`` makes every other token
   ``invalid_auth``, as a revoked token is.
 
 Limits: ``FakeSlackApi(limits=NON_MARKETPLACE)`` (or ``fake.limits = ...``) enforces what

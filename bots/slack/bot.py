@@ -102,7 +102,6 @@ from adapters.slack.files import shared_files
 from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
-from adapters.slack.places import PLACE_EVENTS, SlackPlaces
 from adapters.slack.limits import SlackMessage
 from adapters.slack.payloads import (
     AssistantThreadEvent,
@@ -114,6 +113,7 @@ from adapters.slack.payloads import (
     SlashCommand,
     read_delivery,
 )
+from adapters.slack.places import PLACE_EVENTS, SlackPlaces
 from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
@@ -132,8 +132,8 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
-from bots.schedules.service import BotSchedules
 from bots.places import PlacePolicy
+from bots.schedules.service import BotSchedules
 from bots.slack.clients import (
     DELIVERY,
     Workspace,
