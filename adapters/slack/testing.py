@@ -212,6 +212,7 @@ class FakeSlackApi:
         self,
         *,
         team_id: str = "T1",
+        enterprise_id: str | None = None,
         bot_user_id: str = "UBOT",
         on_call: Observer | None = None,
         keep: int | None = None,
@@ -219,6 +220,8 @@ class FakeSlackApi:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.team_id = team_id
+        self.enterprise_id = enterprise_id
+        """The Enterprise Grid organisation the workspace belongs to (``auth.test``)."""
         self.bot_user_id = bot_user_id
         self.on_call = on_call
         self.keep = keep
@@ -553,6 +556,7 @@ class FakeSlackApi:
             "user_id": self.bot_user_id,
             "bot_id": "B1",
             "is_enterprise_install": False,
+            **({"enterprise_id": self.enterprise_id} if self.enterprise_id else {}),
         }
 
     def _post(self, call: Call, args: dict[str, Any], **extra: Any) -> Message:

@@ -76,7 +76,9 @@ class SlackHarness:
         event_id: str | None = None,
         retry: int | None = None,
         team: str = "T1",
+        envelope: dict[str, Any] | None = None,
     ) -> Any:
+        """``envelope``: more fields of the event callback (``is_ext_shared_channel``...)."""
         self._events += 1
         body = json.dumps(
             {
@@ -87,6 +89,7 @@ class SlackHarness:
                 "event_id": event_id or f"Ev{self._events}",
                 "event_time": int(time.time()),
                 "event": event,
+                **(envelope or {}),
             }
         ).encode()
         headers = sign(body)
