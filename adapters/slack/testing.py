@@ -205,6 +205,11 @@ Handler = Callable[[Call], Awaitable[dict[str, Any]]]
 Observer = Callable[[Call], None]
 
 
+LOOKUPS = ("auth.test", "conversations.info")
+"""Calls ``FakeSlackApi.methods()`` leaves out: the token's ``auth.test`` and the channel's
+``conversations.info`` (is it shared with another organisation?), made once and cached."""
+
+
 class FakeSlackApi:
     """The fake server; use as ``async with FakeSlackApi() as fake:`` (module docstring)."""
 
@@ -304,7 +309,9 @@ class FakeSlackApi:
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
-    def methods(self, *, ignore: tuple[str, ...] = ("auth.test",)) -> list[str]:
+    def methods(self, *, ignore: tuple[str, ...] = LOOKUPS) -> list[str]:
+        """The methods called, in order, without the bot's lookups of who it is and
+        whether a channel is shared (``LOOKUPS``): what a person could notice."""
         return [c.method for c in self.calls if c.method not in ignore]
 
     def visible(self, channel: str) -> list[Message]:
