@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, field_validator
 
 from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.places import TeamsPlaces
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
 from agent_core.users import (
@@ -225,8 +226,12 @@ class TeamsUserResolver(UserResolver):
         directory: Directory | None = None,
         cache: KeyValueStore | None = None,
         ttl: float = 300.0,
+        places: TeamsPlaces | None = None,
     ) -> None:
         self.mapping = mapping
+        self.places = places
+        """Told of each person of another organisation found in a conversation (the bot
+        gives its own, so the next answer there knows the place is shared)."""
         self._roster = roster
         self._directory = directory
         self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=10_000)
@@ -263,6 +268,9 @@ class TeamsUserResolver(UserResolver):
         email = member.get("email") or member.get("userPrincipalName")
         standing = membership(self.mapping, found, metadata.get("teams_from_tenant"))
         groups = await self._groups(standing, tenant, aad_id, email)
+        if standing in ("external", "anonymous") and found is not None and self.places:
+            if not metadata.get("is_dm"):  # someone of outside reads this conversation
+                await self.places.note_outsider(tenant, str(metadata.get("channel_id") or ""))
         return User(
             id=user_id,
             username=member.get("name") or metadata.get("user_name"),

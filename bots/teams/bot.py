@@ -69,6 +69,7 @@ from adapters.teams.controls import (
 )
 from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
+from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
@@ -83,6 +84,7 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
+from bots.places import PlacePolicy
 from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
@@ -118,10 +120,21 @@ def user_resolver(
         )
     return TeamsUserResolver(
         settings.group_mapping(),
-        roster=ConnectorRoster(pool.get),
+        roster=ConnectorRoster(pool.get, timeout=settings.roster_timeout),
         directory=directory,
         cache=cache,
     )
+
+
+def _tell_of_outsiders(agent: ServedAgent, places: TeamsPlaces) -> None:
+    """Each Teams resolver the agent uses tells ``places`` of the outsiders it finds (a
+    profile's resolver wraps the channel's: ``base``)."""
+    for served in agent.served_agents():
+        resolver: object = served.user_resolver
+        while not isinstance(resolver, TeamsUserResolver) and hasattr(resolver, "base"):
+            resolver = resolver.base
+        if isinstance(resolver, TeamsUserResolver):
+            resolver.places = places
 
 
 class TeamsBot:
@@ -166,12 +179,17 @@ class TeamsBot:
             agent, None, show=self._show_approval, resumed=self._resumed, platforms=("teams",)
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
+        self.places = TeamsPlaces(self.state.cache, home_tenants=settings.home_tenants)
+        self.place_policy = PlacePolicy.of(settings, agent)
+        _tell_of_outsiders(agent, self.places)
         wing = TeamsWing(
             self.outbound,
             options=settings.reply_options(),
             files=self.file_offers,
             stop_button_after=settings.stop_button_after,
             on_approval=self.approvals.note,
+            places=self.places,
+            place_policy=self.place_policy,
             schedules=TeamsSchedules(
                 self.schedules,
                 self.outbound,
@@ -257,6 +275,17 @@ class TeamsBot:
         return ACCEPTED
 
     async def _on_conversation_update(self, activity: Wire) -> Answer:
+        added = activity.get("membersAdded")
+        if isinstance(added, list) and added:  # someone of another tenant joined?
+            conversation = activity.get("conversation") or {}
+            try:
+                await self.places.note_members(
+                    tenant_id(activity),
+                    str(conversation.get("id") or "") if isinstance(conversation, dict) else "",
+                    [m for m in added if isinstance(m, dict)],
+                )
+            except StateUnavailableError as error:  # the next outsider's message says it too
+                logger.warning("teams: members of another tenant not noted (%s)", error)
         if self._welcomes(activity):
             await self._accept(activity, "")
         return ACCEPTED

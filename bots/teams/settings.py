@@ -139,6 +139,11 @@ class TeamsSettings(ChannelSettings):
     default_groups: CommaList = Field(
         default_factory=list, validation_alias=env("default_groups", "TEAMS_DEFAULT_GROUPS")
     )
+    roster_timeout: float = Field(
+        10.0, gt=0, validation_alias=env("roster_timeout", "TEAMS_ROSTER_TIMEOUT")
+    )
+    """Seconds a roster lookup (who is asking, their tenant and role) may take; past it
+    the person is external until the roster answers."""
     allowed_tenants: CommaList = Field(
         default_factory=list, validation_alias=env("allowed_tenants", "TEAMS_ALLOWED_TENANTS")
     )
