@@ -161,6 +161,11 @@ class FakeBotConnector:
         self.token_requests: list[dict[str, Any]] = []
         self.openid_requests = 0
         self.members: dict[str, dict[str, Any]] = {}
+        """The roster (``get_conversation_member``), by member id: Teams' fields as they
+        are (``tenantId``, ``userRole``: ``user`` / ``guest`` / ``anonymous``...)."""
+        self.slow: dict[str, float] = {}
+        """Seconds an operation takes before it answers (``{"get_conversation_member": 30}``:
+        a roster that times out)."""
         self.conversations: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}
         self.shared: dict[str, bytes] = {}
@@ -544,6 +549,8 @@ class FakeBotConnector:
 
     async def _member(self, request: web.Request) -> web.Response:
         call = await self._record(request, "get_conversation_member")
+        if delay := self.slow.get(call.operation):
+            await asyncio.sleep(delay)
         answer = self._scripted(call)
         if answer is None:
             member = self.members.get(request.match_info["member"])

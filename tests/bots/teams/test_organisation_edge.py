@@ -1,0 +1,135 @@
+"""The organisation's edge through the real Teams bot (issue 35): guests, people of another
+tenant, anonymous meeting attendees, a roster that does not answer, and channels read by
+another organisation.
+
+Driven like Teams drives the bot: signed activities into ``/api/messages``, the shipped
+``FakeBotConnector`` (roster included) behind botbuilder's real client, a scripted Claude.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from adapters.notices import SHARED_PRIVATELY
+from agent_core import ScriptedResponse
+from agent_core.users import OUTSIDER_REFUSAL
+from bots.teams.settings import TeamsSettings
+from tests.bots.teams.harness import MEMBER, TeamsHarness, teams_bot
+
+ROWS = [ScriptedResponse.tool("run_sql", {"sql": "select * from customers"}), "Here they are."]
+OTHER_TENANT = "0f0f0f0f-0000-4000-8000-0000000000ff"
+
+
+def person(bot: TeamsHarness, aad: str, **fields: Any) -> None:
+    """A roster entry; ``fields`` override the member's (``tenantId``, ``userRole``...)."""
+    bot.fake.members[f"29:{aad}"] = {
+        **bot.fake.members[f"29:{MEMBER}"],
+        "id": f"29:{aad}",
+        "aadObjectId": aad,
+        "name": aad,
+        "email": f"{aad}@elsewhere.example",
+        "userPrincipalName": f"{aad}@elsewhere.example",
+        **fields,
+    }
+
+
+def everything(bot: TeamsHarness) -> str:
+    return json.dumps([c.body for c in bot.fake.calls], default=str)
+
+
+def asked(bot: TeamsHarness) -> int:
+    return len(bot.llm.requests)
+
+
+async def settle(bot: TeamsHarness) -> None:
+    await bot.host.idle(timeout=20)
+
+
+async def test_a_teams_guest_gets_no_member_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attack 3: with ``TEAMS_DEFAULT_GROUPS=user``, a person whose roster entry says
+    ``userRole: "guest"`` got ``user`` and ran ``run_sql``."""
+    async with teams_bot(monkeypatch, ROWS) as bot:
+        person(bot, "aad-guest", userRole="guest")
+        await bot.post(bot.message("which customers?", user="aad-guest"))
+        await settle(bot)
+        assert "customer 0" not in everything(bot)  # run_sql was not theirs to run
+
+
+async def test_a_member_of_another_tenant_gets_no_member_groups(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Attack 4: in a channel, a person whose roster ``tenantId`` (and ``from.tenantId``) is
+    another tenant got ``user``: the identity was keyed on the conversation's tenant and
+    default groups went to any tenant."""
+    async with teams_bot(monkeypatch, ROWS) as bot:
+        person(bot, "aad-x", tenantId=OTHER_TENANT)
+        asking = bot.message("which customers?", kind="channel", user="aad-x")
+        asking["from"]["tenantId"] = OTHER_TENANT
+        await bot.post(asking)
+        await settle(bot)
+        assert asked(bot) == 0 and "customer 0" not in everything(bot)
+        assert OUTSIDER_REFUSAL in everything(bot)
+
+
+async def test_an_anonymous_meeting_attendee_gets_one_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with teams_bot(monkeypatch, ROWS, external_groups=["user"]) as bot:
+        person(bot, "aad-anon", userRole="anonymous")
+        await bot.post(bot.message("which customers?", kind="groupChat", user="aad-anon"))
+        await settle(bot)
+        assert asked(bot) == 0  # not even external_groups: anonymous is nothing at all
+        told = [
+            c
+            for c in bot.fake.calls
+            if c.operation != "update_activity" and OUTSIDER_REFUSAL in json.dumps(c.body)
+        ]
+        assert len(told) == 1, [(c.operation, c.body) for c in told]  # one message
+
+
+async def test_a_roster_that_times_out_fails_closed_until_it_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bad input: the roster does not answer in time; the person is external (nothing
+    runs), and that is not remembered once the roster answers again."""
+    async with teams_bot(monkeypatch, [*ROWS], roster_timeout=0.2) as bot:
+        bot.fake.slow["get_conversation_member"] = 2.0
+        await bot.post(bot.message("which customers?", user=MEMBER))
+        await settle(bot)
+        assert asked(bot) == 0 and OUTSIDER_REFUSAL in everything(bot)
+        del bot.fake.slow["get_conversation_member"]
+        await bot.post(bot.message("which customers?", user=MEMBER))
+        await settle(bot)
+        assert asked(bot) == 2 and "customer 0" in everything(bot)
+
+
+async def test_a_channel_with_a_member_of_another_tenant_answers_privately(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An employee's answer in a channel another organisation reads reaches them alone (a
+    targeted message or a 1:1 chat); the channel reads one line."""
+    async with teams_bot(monkeypatch, ROWS) as bot:
+        person(bot, "aad-x", tenantId=OTHER_TENANT)
+        await bot.post(bot.message("hello?", kind="channel", user="aad-x"))  # refused
+        await settle(bot)
+        asking = bot.message("which customers?", kind="channel", user=MEMBER)
+        room = asking["conversation"]["id"]
+        await bot.post(asking)
+        await settle(bot)
+        carrying = [c for c in bot.fake.calls if "customer 0" in json.dumps(c.body)]
+        assert carrying and all(
+            c.operation == "send_targeted" or c.conversation_id != room for c in carrying
+        ), [(c.operation, c.conversation_id) for c in carrying]
+        assert SHARED_PRIVATELY in everything(bot)
+
+
+def test_default_groups_without_a_known_tenant_are_a_start_up_problem() -> None:
+    """``default_groups`` went to "every user of an allowed tenant" where an empty list of
+    tenants meant any tenant; now the configuration does not start."""
+    with pytest.raises(ValidationError, match="TEAMS_DEFAULT_GROUPS needs"):
+        TeamsSettings(default_groups=["user"])
+    assert TeamsSettings(default_groups=["user"], allowed_tenants=["t1"]).home_tenants == ["t1"]
