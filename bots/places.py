@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.notices import SCHEDULE_PRIVATELY
+from agent_core.components import NotificationComponent, UiComponent
 from bots.channel_settings import ChannelSettings, SharedPlaces
 from bots.profiles import Profile, ProfileRouter
 
@@ -63,3 +65,13 @@ class PlacePolicy:
         if overrides:
             text += f"; profiles: {', '.join(overrides)}"
         return text
+
+
+def told_privately(text: str = SCHEDULE_PRIVATELY) -> UiComponent:
+    """A line for the asker alone (a scheduled answer sent privately says why, privately).
+
+    >>> told_privately().is_private
+    True
+    """
+    shown = UiComponent.of(NotificationComponent(message=text, level="info"), text)
+    return shown.model_copy(update={"audience": "requester"})

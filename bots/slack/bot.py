@@ -216,6 +216,7 @@ class SlackBot:
                 stop_button_after=settings.stop_button_after,
                 flush_chars=settings.flush_chars,
                 stream_interval=settings.stream_interval,
+                privately=self._answer_privately,
             ),
         )
         self.turns = TurnHost(
@@ -732,6 +733,17 @@ class SlackBot:
                 await resolver.handle_event(team, event)
             except StateUnavailableError as error:  # the entry expires with its TTL anyway
                 log.warning("slack: identity cache not invalidated (%s)", error)
+
+    async def _answer_privately(self, client: AsyncWebClient, metadata: Mapping[str, Any]) -> bool:
+        """Whether a place (a schedule's) is now read by another organisation and the
+        policy does not allow answering there."""
+        shared = await self.places.is_shared(
+            client,
+            str(metadata.get("workspace_id") or ""),
+            str(metadata.get("channel_id") or ""),
+            is_dm=bool(metadata.get("is_dm")),
+        )
+        return shared and self.place_policy.for_place(metadata) != "allow"
 
     async def _on_place_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """``channel_shared`` / ``channel_unshared``: the next answer there knows it."""

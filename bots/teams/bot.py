@@ -195,6 +195,7 @@ class TeamsBot:
                 self.outbound,
                 options=settings.reply_options(),
                 stop_button_after=settings.stop_button_after,
+                privately=self._answer_privately,
             ),
         )
         self.turns = TurnHost(
@@ -273,6 +274,12 @@ class TeamsBot:
     async def _on_message(self, activity: Wire) -> Answer:
         await self._accept(activity, message_text(activity))
         return ACCEPTED
+
+    async def _answer_privately(self, metadata: Mapping[str, Any]) -> bool:
+        """Whether a place (a schedule's) is now read by another organisation and the
+        policy does not allow answering there."""
+        shared = await self.places.is_shared(metadata)
+        return shared and self.place_policy.for_place(metadata) != "allow"
 
     async def _on_conversation_update(self, activity: Wire) -> Answer:
         added = activity.get("membersAdded")

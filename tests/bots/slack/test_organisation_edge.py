@@ -14,10 +14,18 @@ from typing import Any
 from adapters.notices import SHARED_PRIVATELY
 from adapters.slack.testing import FakeSlackApi
 from agent_core import ScriptedResponse
+from agent_core.schedules.testing import ManualClock
 from agent_core.users import OUTSIDER_REFUSAL
 from tests.bots.approval_kit import refund_script
 from tests.bots.slack.harness import SlackHarness, running_bot
 from tests.bots.slack.test_approvals import approving_bot, ask, click
+from tests.bots.slack.test_schedules import (
+    FRIDAY_NOON,
+    MONDAY_9,
+    markers,
+    private_text,
+    scheduling_bot,
+)
 
 ROWS = [ScriptedResponse.tool("run_sql", {"sql": "select * from accounts"}), "Here they are."]
 SHARED = {"is_ext_shared_channel": True}
@@ -180,3 +188,20 @@ async def test_external_groups_grant_people_of_other_organisations_what_they_nam
         await h.event(mention("350.0", user="UX", user_team="T9"))
         await h.idle()
         assert asked(h) == 2 and "Here they are" in public(h)
+
+
+async def test_a_schedule_whose_channel_became_shared_answers_its_owner_privately(
+    tmp_path: Path,
+) -> None:
+    """A schedule made in an internal channel kept posting its answers there after the
+    channel was shared with another organisation."""
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(tmp_path, clock=clock) as bot:
+        await bot.schedule("every weekday 9:00 revenue yesterday by region")
+        await bot.harness.event({"type": "channel_shared", "channel": "C1"})
+        assert (await bot.at(MONDAY_9)).enqueued == 1
+        assert markers(bot.fake) == []  # nothing in the shared channel
+        shown = [m for m in bot.fake.messages if m.channel == "C1" and m.ephemeral_to is None]
+        assert not any("1,234 EUR" in (m.text or "") for m in shown)
+        told = " ".join(private_text(bot.fake))
+        assert "1,234 EUR" in told and "shared with people outside" in told
