@@ -20,12 +20,13 @@ names in both) or the profile's that serves the place (``shared_places`` in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from adapters.notices import SCHEDULE_PRIVATELY
 from agent_core.components import NotificationComponent, UiComponent
+from agent_core.workflow import DefaultWorkflowHandler
 from bots.channel_settings import ChannelSettings, SharedPlaces
 from bots.profiles import Profile, ProfileRouter
 
@@ -75,3 +76,26 @@ def told_privately(text: str = SCHEDULE_PRIVATELY) -> UiComponent:
     """
     shown = UiComponent.of(NotificationComponent(message=text, level="info"), text)
     return shown.model_copy(update={"audience": "requester"})
+
+
+def edge_lines(home: str, external_groups: Sequence[str], policy: PlacePolicy) -> list[str]:
+    """What ``/status`` and ``threadline doctor`` say of the organisation's edge.
+
+    >>> edge_lines("tenant t1", [], PlacePolicy())[1]
+    '- People from other organisations: granted nothing (told one sentence)'
+    """
+    granted = ", ".join(external_groups) or "nothing (told one sentence)"
+    return [
+        f"- Organisation: {home}",
+        f"- People from other organisations: granted {granted}",
+        f"- {policy.describe()[0].upper()}{policy.describe()[1:]}",
+    ]
+
+
+def show_in_status(agent: object, lines: Callable[[], list[str]]) -> None:
+    """Add ``lines`` to ``/status`` of every served agent with the default workflow."""
+    served = agent.served_agents() if hasattr(agent, "served_agents") else [agent]
+    for one in served:
+        workflow = getattr(one, "workflow_handler", None)
+        if isinstance(workflow, DefaultWorkflowHandler):
+            workflow.status.append(lines)

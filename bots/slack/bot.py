@@ -132,7 +132,7 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
-from bots.places import PlacePolicy
+from bots.places import PlacePolicy, edge_lines, show_in_status
 from bots.schedules.service import BotSchedules
 from bots.slack.clients import (
     DELIVERY,
@@ -198,6 +198,12 @@ class SlackBot:
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         self.places = SlackPlaces(self.state.cache)
         self.place_policy = PlacePolicy.of(settings, agent)
+        show_in_status(
+            agent,
+            lambda: edge_lines(
+                self.clients.known_home(), settings.external_groups, self.place_policy
+            ),
+        )
         wing = SlackWing(
             self.clients,
             self.threads,

@@ -189,6 +189,15 @@ class WorkspaceClients:
             return None
         return (team, enterprise) if team else None
 
+    def known_home(self) -> str:
+        """The installing workspace as far as this process knows it (``/status``)."""
+        if self.installation_store is not None:
+            return "each installing workspace (and its Grid organisation)"
+        ids = self._bots.get(self.default.token or "")
+        if ids is None or not ids[2]:
+            return "the bot token's workspace (not looked up yet)"
+        return f"workspace {ids[2]}" + (f", Grid organisation {ids[3]}" if ids[3] else "")
+
     def share_session(self, session: aiohttp.ClientSession | None) -> None:
         """Point every client at ``session`` (the bot's pool, opened in the event loop)."""
         self.default.session = session

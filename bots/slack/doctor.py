@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from adapters.slack.errors import SlackCallFailed, SlackWebClient
 from bots.checks import Check
+from bots.places import PlacePolicy
 from bots.slack.settings import BOT_SCOPES, SlackSettings
 
 
@@ -28,7 +29,10 @@ async def checks(settings: SlackSettings) -> list[Check]:
                 "SLACK_BOT_TOKEN (Slack app settings > OAuth & Permissions > Bot User OAuth Token)",
             )
         ]
-    found = [Check.passed("Slack bot token", f"{response.get('user')} in {response.get('team')}")]
+    found = [
+        Check.passed("Slack bot token", f"{response.get('user')} in {response.get('team')}"),
+        edge_check(settings, response.get("team_id"), response.get("enterprise_id")),
+    ]
     granted = response.headers.get("x-oauth-scopes") or response.headers.get("X-OAuth-Scopes")
     if granted is None:
         return [*found, Check.skipped("Slack scopes", "Slack did not list the token's scopes")]
@@ -37,3 +41,14 @@ async def checks(settings: SlackSettings) -> list[Check]:
         fix = f"add {', '.join(missing)} (manifest.yml lists them), then reinstall the app"
         return [*found, Check.failed("Slack scopes", fix)]
     return [*found, Check.passed("Slack scopes", f"all {len(BOT_SCOPES)} the app needs")]
+
+
+def edge_check(settings: SlackSettings, team: object, enterprise: object) -> Check:
+    """Whose people are members, and what places shared with other organisations get."""
+    home = f"workspace {team}" + (f" (Grid organisation {enterprise})" if enterprise else "")
+    policy = PlacePolicy(settings.shared_places, frozenset(settings.shared_places_allowed))
+    granted = ", ".join(settings.external_groups) or "nothing"
+    return Check.passed(
+        "Organisation's edge",
+        f"members: people of {home}; others get {granted}; {policy.describe()}",
+    )

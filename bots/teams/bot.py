@@ -84,7 +84,7 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
-from bots.places import PlacePolicy
+from bots.places import PlacePolicy, edge_lines, show_in_status
 from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
@@ -181,6 +181,8 @@ class TeamsBot:
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         self.places = TeamsPlaces(self.state.cache, home_tenants=settings.home_tenants)
         self.place_policy = PlacePolicy.of(settings, agent)
+        home = "tenant " + (", ".join(settings.home_tenants) or "none configured: nobody")
+        show_in_status(agent, lambda: edge_lines(home, settings.external_groups, self.place_policy))
         _tell_of_outsiders(agent, self.places)
         wing = TeamsWing(
             self.outbound,

@@ -205,3 +205,12 @@ async def test_a_schedule_whose_channel_became_shared_answers_its_owner_privatel
         assert not any("1,234 EUR" in (m.text or "") for m in shown)
         told = " ".join(private_text(bot.fake))
         assert "1,234 EUR" in told and "shared with people outside" in told
+
+
+async def test_status_shows_the_policy_and_the_home_workspace(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, ["Hi."], shared_places_allowed=["C0PARTNER"]) as h:
+        await h.event({**mention("360.0", user="UADMIN"), "text": "<@UBOT> /status"})
+        await h.idle()
+        shown = json.dumps([c.args for c in h.fake.calls], default=str)
+        assert "Shared places: private (allowed: C0PARTNER)" in shown
+        assert "Organisation: workspace T1" in shown
