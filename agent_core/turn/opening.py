@@ -28,6 +28,12 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
         state.finished = True
         return
     if state.require_user().granted_nothing:  # another organisation's, granted nothing
+        if deps.audit_logger is not None and deps.config.audit_config.enabled:
+            await deps.audit_logger.log_outsider_refused(
+                state.require_user(),
+                conversation_id=state.conversation_id or "",
+                request_id=state.request_id,
+            )
         yield UiComponent.of(
             NotificationComponent(message=OUTSIDER_REFUSAL, level="warning"), OUTSIDER_REFUSAL
         )

@@ -13,7 +13,8 @@ from typing import Any
 
 from adapters.notices import SHARED_PRIVATELY
 from adapters.slack.testing import FakeSlackApi
-from agent_core import ScriptedResponse
+from agent_core import InMemoryAuditLogger, ScriptedResponse
+from agent_core.audit import AuditEventType
 from agent_core.schedules.testing import ManualClock
 from agent_core.users import OUTSIDER_REFUSAL
 from tests.bots.approval_kit import refund_script
@@ -76,11 +77,14 @@ async def test_a_member_of_another_organisation_runs_nothing_and_sees_no_rows(
     """Attack 1: in a Slack Connect channel, a person whose ``users.info`` says ``team_id``
     of another organisation (not restricted, not a stranger) got the ``user`` group:
     ``run_sql`` ran for them and the rows were posted."""
-    async with running_bot(tmp_path, ROWS) as h:
+    audit = InMemoryAuditLogger()
+    async with running_bot(tmp_path, ROWS, audit=audit) as h:
         outsider(h.fake)
         await h.event(mention("300.0", user="UX", user_team="T9"), envelope=SHARED)
         await h.idle()
         assert asked(h) == 0  # nothing ran: no model, no tool
+        [refused] = audit.of_type(AuditEventType.OUTSIDER_REFUSED)  # naming their organisation
+        assert (refused.user_organisation, refused.user_groups) == ("T9", ["external"])
         assert "row 0" not in json.dumps([c.args for c in h.fake.calls], default=str)
         # one sentence, in the thread (to them alone: the channel is shared)
         assert OUTSIDER_REFUSAL in private_to(h, "UX")
