@@ -402,6 +402,7 @@ def action_context(clicked: Click) -> RequestContext:
             is_private=thread == PRIVATE_THREAD,
         ),
         enterprise_id=enterprise,
+        user_team=user.team_id,  # the clicker's own workspace (checked by the resolver)
     )
 
 

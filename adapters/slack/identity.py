@@ -314,11 +314,11 @@ class SlackUserResolver(UserResolver):
         except SLACK_FAILURES as error:
             self._degrade("(this token)", "auth.test", error)
             return None
-        team = found.get("team_id")
-        if not team:
+        home_team, home_enterprise = found.get("team_id"), found.get("enterprise_id")
+        if not home_team:
             return None
-        enterprise = found.get("enterprise_id") or None
-        self._homes[token] = home = (str(team), str(enterprise) if enterprise else None)
+        home = (str(home_team), str(home_enterprise) if home_enterprise else None)
+        self._homes[token] = home
         return home
 
     async def _user_profile(
