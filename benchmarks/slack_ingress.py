@@ -65,7 +65,13 @@ from bots.slack.settings import SlackSettings  # noqa: E402
 
 SECRET = "bench-secret"
 TOKEN = "xoxb-bench"
-IDENTITY = {"auth.test", "users.info", "usergroups.list", "assistant.threads.setStatus"}
+IDENTITY = {
+    "auth.test",
+    "users.info",
+    "usergroups.list",
+    "conversations.info",  # is the channel shared with another organisation? (cached)
+    "assistant.threads.setStatus",
+}
 
 
 def event_body(n: int, *, mention: bool = True) -> bytes:
