@@ -218,3 +218,14 @@ async def test_status_shows_the_policy_and_the_home_workspace(tmp_path: Path) ->
         shown = json.dumps([c.args for c in h.fake.calls], default=str)
         assert "Shared places: private (allowed: C0PARTNER)" in shown
         assert "Organisation: workspace T1" in shown
+
+
+async def test_a_single_channel_guest_keeps_guest_and_gets_no_data(tmp_path: Path) -> None:
+    """Slack's own guests (``is_ultra_restricted``) of the workspace are not external: they
+    keep ``guest``, which no tool grants, so no rows."""
+    async with running_bot(tmp_path, ROWS) as h:
+        outsider(h.fake, "UGUEST", "T1", is_ultra_restricted=True)
+        await h.event(mention("370.0", user="UGUEST"))
+        await h.idle()
+        assert "row 0" not in json.dumps([c.args for c in h.fake.calls], default=str)
+        assert OUTSIDER_REFUSAL not in public(h)

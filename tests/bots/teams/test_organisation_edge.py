@@ -19,6 +19,7 @@ from agent_core import ScriptedResponse
 from agent_core.users import OUTSIDER_REFUSAL
 from bots.teams.settings import TeamsSettings
 from tests.bots.teams.harness import MEMBER, TeamsHarness, teams_bot
+from tests.bots.teams.test_approvals import NAMES, approving_bot, ask, click
 
 ROWS = [ScriptedResponse.tool("run_sql", {"sql": "select * from customers"}), "Here they are."]
 OTHER_TENANT = "0f0f0f0f-0000-4000-8000-0000000000ff"
@@ -133,3 +134,18 @@ def test_default_groups_without_a_known_tenant_are_a_start_up_problem() -> None:
     with pytest.raises(ValidationError, match="TEAMS_DEFAULT_GROUPS needs"):
         TeamsSettings(default_groups=["user"])
     assert TeamsSettings(default_groups=["user"], allowed_tenants=["t1"]).home_tenants == ["t1"]
+
+
+async def test_an_external_persons_approve_click_decides_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Teams' twin of the Slack case: approvers include ``user``, which a person of another
+    tenant got before the fix; their Approve now decides nothing."""
+    async with approving_bot(monkeypatch, approvers=["user"]) as (h, refund):
+        approval_id, _ = await ask(h)
+        person(h, "aad-x", tenantId=OTHER_TENANT)
+        monkeypatch.setitem(NAMES, "aad-x", "Xe")
+        await click(h, "approve", approval_id, user="aad-x")
+        assert refund.runs == []
+        await click(h, "approve", approval_id)  # a member still can
+        assert refund.runs == [42]
