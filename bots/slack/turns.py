@@ -15,7 +15,8 @@ worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)
   (ephemeral messages cannot be deleted) is not repeated: the asker is told plainly that
   it was interrupted.
 - **Public slash commands** first post "<@user> asked: ..." and answer in that message's
-  thread (which the bot joins).
+  thread (which the bot joins); in a channel shared with another organisation whose answer
+  is not the place's, the thread opens with the place's one line instead of the question.
 - **The thread's context**: what the thread said before the question that the conversation
   lacks (other apps' messages, a human thread the bot was just called into) is read within
   Slack's limits and given to the agent with the question (``adapters.slack.history``).
@@ -234,11 +235,12 @@ class SlackWing:
             done := await self.schedules.command(turn, queued, slot)
         ):
             return done
-        if queued.open_thread and not await self._open_thread(queued, slot):
-            return "dropped"
         client = slot.client
-        context = queued.request_context(slot.target, turn.id)
         audience = await self._audience(queued, client, slot.target)
+        told = await self._open_thread(queued, slot, audience)
+        if told is None:
+            return "dropped"
+        context = queued.request_context(slot.target, turn.id)
         if audience == "asker":  # its memories stay the asker's too
             context = context.model_copy(
                 update={"metadata": {**context.metadata, "is_private": True}}
@@ -257,7 +259,6 @@ class SlackWing:
         async def keep(component: UiComponent) -> None:
             await self._keep_queries(slot.target, component)
 
-        told = [_notice(SHARED_PRIVATELY if audience == "asker" else SHARED_REFUSED)]
         if audience == "nobody":
             return Answering(context, "", reply, shown_first=told, audience="nobody")
         if queued.resume is not None:  # the thread and the files were read when it was asked
@@ -292,7 +293,8 @@ class SlackWing:
         """Who reads this answer: the place, or (a channel shared with another organisation,
         as the policy says) the asker alone or nobody. A private answer is the asker's
         already."""
-        if self.places is None or target.private or target.is_dm:
+        # a public slash command's target is private only until its thread opens
+        if self.places is None or (target.private and not queued.open_thread) or target.is_dm:
             return "place"
         shared = await self.places.is_shared(
             client,
@@ -309,13 +311,23 @@ class SlackWing:
                 return "nobody"
         return "asker"
 
-    async def _open_thread(self, queued: QueuedTurn, slot: AnswerSlot) -> bool:
-        """A public slash command: the thread it is answered in (which the bot joins)."""
+    async def _open_thread(
+        self, queued: QueuedTurn, slot: AnswerSlot, audience: Audience
+    ) -> list[UiComponent] | None:
+        """What the place is told first when the answer is not its own (its one line), once
+        a public slash command's thread is open (which the bot joins). Where another
+        organisation reads the channel, that thread opens with the line, never the question,
+        and the line is not said twice. ``None``: the thread could not be opened."""
+        line = SHARED_PRIVATELY if audience == "asker" else SHARED_REFUSED
+        if not queued.open_thread:
+            return [_notice(line)]
+        instead = None if audience == "place" else line
         command = str(queued.context.get("command") or "/ask")
-        thread_ts = await slot.open_thread(queued.text, command=command)
-        if thread_ts is not None:
-            await self.threads.join(queued.team, slot.target.channel, thread_ts)
-        return thread_ts is not None
+        thread_ts = await slot.open_thread(queued.text, command=command, instead=instead)
+        if thread_ts is None:
+            return None
+        await self.threads.join(queued.team, slot.target.channel, thread_ts)
+        return [_notice(line)] if instead is None else []
 
     async def _keep_queries(self, target: ReplyTarget, component: UiComponent) -> None:
         """The answer's queries, kept for its "Show query" button (``adapters.slack.sources``)."""

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapters.notices import SHARED_PRIVATELY
+from adapters.notices import SHARED_PRIVATELY, SHARED_REFUSED
 from adapters.slack.testing import FakeSlackApi
 from agent_core import InMemoryAuditLogger, ScriptedResponse
 from agent_core.audit import AuditEventType
@@ -104,6 +104,50 @@ async def test_an_employees_answer_in_a_slack_connect_channel_reaches_only_them(
         assert SHARED_PRIVATELY in public(h)  # the place reads one line
         assert "Here they are" in private_to(h, "U1")
         assert "row 0" in private_to(h, "U1") or "Query result" in private_to(h, "U1")
+
+
+async def test_a_public_ask_in_a_shared_channel_does_not_echo_the_question(
+    tmp_path: Path,
+) -> None:
+    """A public ``/ask`` in a Slack Connect channel first posted "<@U1> asked: <the
+    question>" in the channel, where the other organisation read the question, before the
+    answer went to the asker alone. The place reads only the one line."""
+    question = "which accounts of Globex are overdue?"
+    async with running_bot(tmp_path, ROWS) as h:
+        h.fake.channels["C1"] = {"is_ext_shared": True}
+        await h.command(question)
+        await h.idle()
+        assert "Globex" not in public(h) and "Here they are" not in public(h)
+        assert public(h).count(SHARED_PRIVATELY) == 1  # one line, not one per message
+        assert "Here they are" in private_to(h, "U1")
+        [opener] = [m for m in h.fake.messages if m.channel == "C1" and m.ephemeral_to is None]
+        assert all(
+            c.args.get("thread_ts") == opener.ts for c in h.fake.calls_to("chat.postEphemeral")
+        )
+
+
+async def test_a_refused_ask_in_a_shared_channel_does_not_echo_the_question(
+    tmp_path: Path,
+) -> None:
+    """``shared_places = "refuse"``: the public ``/ask`` still posted the question in the
+    channel the other organisation reads, then refused."""
+    async with running_bot(tmp_path, ROWS, shared_places="refuse") as h:
+        h.fake.channels["C1"] = {"is_ext_shared": True}
+        await h.command("which accounts of Globex are overdue?")
+        await h.idle()
+        assert asked(h) == 0 and "Globex" not in public(h)
+        assert public(h).count(SHARED_REFUSED) == 1
+
+
+async def test_a_public_ask_in_an_internal_channel_still_opens_its_thread_with_the_question(
+    tmp_path: Path,
+) -> None:
+    async with running_bot(tmp_path, ROWS) as h:
+        h.fake.channels["C1"] = {"is_ext_shared": False}
+        await h.command("which accounts are overdue?")
+        await h.idle()
+        assert "<@U1> asked: which accounts are overdue?" in public(h)
+        assert "Here they are" in public(h)
 
 
 async def test_a_pending_invitation_or_conversations_info_alone_makes_the_answer_private(
