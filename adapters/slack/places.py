@@ -74,7 +74,7 @@ class SlackPlaces:
         known = await self.cached(team, channel)
         if known is not None:
             return known
-        try:
+        try:  # Teams' twin reads the roster instead: Teams has no "shared" flag
             response = await client.conversations_info(channel=channel)
         except SLACK_FAILURES as error:
             log.warning(

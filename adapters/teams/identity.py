@@ -41,7 +41,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, field_validator
 
 from adapters.teams.connector import ConnectorError, TeamsConnector
-from adapters.teams.places import TeamsPlaces
+from adapters.teams.places import TeamsPlaces, place_of
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
 from agent_core.users import (
@@ -270,7 +270,7 @@ class TeamsUserResolver(UserResolver):
         groups = await self._groups(standing, tenant, aad_id, email)
         if standing in ("external", "anonymous") and found is not None and self.places:
             if not metadata.get("is_dm"):  # someone of outside reads this conversation
-                await self.places.note_outsider(tenant, str(metadata.get("channel_id") or ""))
+                await self.places.note_outsider(tenant, place_of(metadata))
         return User(
             id=user_id,
             username=member.get("name") or metadata.get("user_name"),

@@ -54,6 +54,7 @@ from adapters.teams.context import (
     Wire,
     asker_id,
     conversation_id,
+    conversation_type,
     delivery_key,
     message_text,
     request_context,
@@ -179,7 +180,13 @@ class TeamsBot:
             agent, None, show=self._show_approval, resumed=self._resumed, platforms=("teams",)
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
-        self.places = TeamsPlaces(self.state.cache, home_tenants=settings.home_tenants)
+        self.places = TeamsPlaces(
+            self.state.cache,
+            home_tenants=settings.home_tenants,
+            connector_for=self.pool.get,
+            timeout=settings.roster_timeout,
+            max_pages=settings.roster_pages,
+        )
         self.place_policy = PlacePolicy.of(settings, agent)
         home = "tenant " + (", ".join(settings.home_tenants) or "none configured: nobody")
         show_in_status(agent, lambda: edge_lines(home, settings.external_groups, self.place_policy))
@@ -284,17 +291,11 @@ class TeamsBot:
         return shared and self.place_policy.for_place(metadata) != "allow"
 
     async def _on_conversation_update(self, activity: Wire) -> Answer:
-        added = activity.get("membersAdded")
-        if isinstance(added, list) and added:  # someone of another tenant joined?
-            conversation = activity.get("conversation") or {}
+        if conversation_type(activity) != "personal":  # who reads the place may have changed
             try:
-                await self.places.note_members(
-                    tenant_id(activity),
-                    str(conversation.get("id") or "") if isinstance(conversation, dict) else "",
-                    [m for m in added if isinstance(m, dict)],
-                )
-            except StateUnavailableError as error:  # the next outsider's message says it too
-                logger.warning("teams: members of another tenant not noted (%s)", error)
+                await self.places.handle_event(tenant_id(activity), _place(activity), activity)
+            except StateUnavailableError as error:  # the cached answer expires on its own
+                logger.warning("teams: a change of members not noted (%s)", error)
         if self._welcomes(activity):
             await self._accept(activity, "")
         return ACCEPTED
@@ -465,6 +466,14 @@ class TeamsBot:
                     self.file_offers.policy, connector, ref, url, offered, dict(answer.upload_info)
                 )
             )
+
+
+def _place(activity: Wire) -> str:
+    """The place an activity is in, as ``adapters.teams.places.place_of`` names it from a
+    request's metadata: its channel, else its conversation."""
+    channel = (activity.get("channelData") or {}).get("channel") or {}
+    conversation = activity.get("conversation") or {}
+    return str(channel.get("id") or conversation.get("id") or "")
 
 
 def _asked_again(ref: ConversationRef, request: Mapping[str, Any], question: str) -> Wire:

@@ -144,6 +144,10 @@ class TeamsSettings(ChannelSettings):
     )
     """Seconds a roster lookup (who is asking, their tenant and role) may take; past it
     the person is external until the roster answers."""
+    roster_pages: int = Field(10, ge=1, validation_alias=env("roster_pages", "TEAMS_ROSTER_PAGES"))
+    """Pages (of 500 members) of a channel's or group chat's roster read, on its first
+    turn, to learn whether another organisation is in it; a longer roster, like one that
+    fails or takes longer than ``roster_timeout``, counts as shared (fail closed)."""
     allowed_tenants: CommaList = Field(
         default_factory=list, validation_alias=env("allowed_tenants", "TEAMS_ALLOWED_TENANTS")
     )

@@ -18,6 +18,7 @@ from adapters.notices import SHARED_PRIVATELY
 from agent_core import ScriptedResponse
 from agent_core.users import OUTSIDER_REFUSAL
 from bots.teams.settings import TeamsSettings
+from tests.adapters.teams import payloads
 from tests.bots.teams.harness import MEMBER, TeamsHarness, teams_bot
 from tests.bots.teams.test_approvals import NAMES, approving_bot, ask, click
 
@@ -126,6 +127,90 @@ async def test_a_channel_with_a_member_of_another_tenant_answers_privately(
             c.operation == "send_targeted" or c.conversation_id != room for c in carrying
         ), [(c.operation, c.conversation_id) for c in carrying]
         assert SHARED_PRIVATELY in everything(bot)
+
+
+GENERAL = "19:general@thread.tacv2"
+"""The channel of ``message(kind="channel")``: its roster is read by this id."""
+
+
+def answered_in_place(bot: TeamsHarness, room: str) -> bool:
+    """The rows reached the channel itself (not a targeted message, not a 1:1 chat)."""
+    return any(
+        "customer 0" in json.dumps(c.body)
+        and c.conversation_id == room
+        and c.operation != "send_targeted"
+        for c in bot.fake.calls
+    )
+
+
+def only_the_asker_saw_rows(bot: TeamsHarness, room: str) -> bool:
+    carrying = [c for c in bot.fake.calls if "customer 0" in json.dumps(c.body)]
+    return bool(carrying) and all(
+        c.operation == "send_targeted" or c.conversation_id != room for c in carrying
+    )
+
+
+async def ask_in_general(bot: TeamsHarness) -> str:
+    asking = bot.message("which customers?", kind="channel", user=MEMBER)
+    await bot.post(asking)
+    await settle(bot)
+    return str(asking["conversation"]["id"])
+
+
+async def test_a_channel_with_a_silent_member_of_another_tenant_answers_privately_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A channel was known to be shared only once a person of another tenant spoke or was
+    seen joining: the first answers there, rows included, were posted where that person,
+    who had never said a word, read them. The roster is read before the first answer."""
+    async with teams_bot(monkeypatch, ROWS) as bot:
+        person(bot, "aad-x", tenantId=OTHER_TENANT)  # in the roster, never spoke
+        room = await ask_in_general(bot)
+        assert only_the_asker_saw_rows(bot, room)
+        assert SHARED_PRIVATELY in everything(bot)
+        assert not answered_in_place(bot, room)
+
+
+async def test_a_roster_that_fails_or_is_too_long_to_read_answers_privately(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bad input: the channel's roster cannot be read (an error), or not whole within the
+    bound (``TEAMS_ROSTER_PAGES``): who reads the channel is unknown, so it counts as shared
+    (fail closed)."""
+    async with teams_bot(monkeypatch, [*ROWS, *ROWS], roster_pages=1) as bot:
+        bot.fake.fail("get_conversation_paged_members", 403)
+        room = await ask_in_general(bot)
+        assert only_the_asker_saw_rows(bot, room) and not answered_in_place(bot, room)
+        await bot.host.places.handle_event(payloads.TENANT, GENERAL, {})  # known again
+        bot.fake.rosters[GENERAL] = [f"29:{MEMBER}", *(f"29:aad-{n}" for n in range(600))]
+        await ask_in_general(bot)  # two pages of 500; one is read
+        assert not answered_in_place(bot, room)
+        assert bot.fake.operations().count("get_conversation_paged_members") == 2
+
+
+async def test_an_internal_channel_is_answered_in_place_and_a_member_added_is_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Everyone in the roster is of the organisation's tenant: answered in the channel,
+    the roster read once. Then Teams says someone was added (``membersAdded`` carries no
+    tenant): the next answer reads the roster again and finds them."""
+    async with teams_bot(monkeypatch, [*ROWS, *ROWS, *ROWS]) as bot:
+        room = await ask_in_general(bot)
+        assert answered_in_place(bot, room)
+        await ask_in_general(bot)
+        assert bot.fake.operations().count("get_conversation_paged_members") == 1
+        person(bot, "aad-x", tenantId=OTHER_TENANT)
+        added = bot.message("", kind="channel", user=MEMBER)
+        added.update(type="conversationUpdate", membersAdded=[{"id": "29:aad-x"}])
+        added["conversation"]["id"] = GENERAL
+        await bot.post(added)
+        before = [c for c in bot.fake.calls if "customer 0" in json.dumps(c.body)]
+        await ask_in_general(bot)
+        after = [c for c in bot.fake.calls if "customer 0" in json.dumps(c.body)]
+        assert after[len(before) :] and all(
+            c.operation == "send_targeted" or c.conversation_id != room
+            for c in after[len(before) :]
+        )
 
 
 def test_default_groups_without_a_known_tenant_are_a_start_up_problem() -> None:
