@@ -155,10 +155,16 @@ class TeamsPlaces:
         if place:
             await self._cache.set(_key(tenant, place), True, ttl=self.ttl)
 
-    async def handle_event(self, tenant: str, place: str, activity: Mapping[str, Any]) -> None:
-        """A ``conversationUpdate`` of ``place``: ``membersAdded`` naming another tenant
-        marks it shared; any other change (members removed, people of ours added, the
-        channel changed) forgets what was known, so the next turn reads the roster again."""
+    async def handle_event(self, tenant: str, activity: Mapping[str, Any]) -> None:
+        """A ``conversationUpdate``: ``membersAdded`` naming another tenant marks its place
+        shared; any other change (members removed, people added whose tenant Teams does not
+        say, the channel changed) forgets what was known, so the next turn reads the roster
+        again. A personal chat has no place to note."""
+        conversation = _section(activity, "conversation")
+        if conversation.get("conversationType") == "personal":
+            return
+        channel = _section(_section(activity, "channelData"), "channel")
+        place = str(channel.get("id") or conversation.get("id") or "")  # as ``place_of``
         if not place:
             return
         added = activity.get("membersAdded")
@@ -169,3 +175,8 @@ class TeamsPlaces:
             await self.note_outsider(tenant, place)
             return
         await self._cache.delete(_key(tenant, place))
+
+
+def _section(wire: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    found = wire.get(name)
+    return found if isinstance(found, Mapping) else {}

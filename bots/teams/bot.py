@@ -54,7 +54,6 @@ from adapters.teams.context import (
     Wire,
     asker_id,
     conversation_id,
-    conversation_type,
     delivery_key,
     message_text,
     request_context,
@@ -291,11 +290,10 @@ class TeamsBot:
         return shared and self.place_policy.for_place(metadata) != "allow"
 
     async def _on_conversation_update(self, activity: Wire) -> Answer:
-        if conversation_type(activity) != "personal":  # who reads the place may have changed
-            try:
-                await self.places.handle_event(tenant_id(activity), _place(activity), activity)
-            except StateUnavailableError as error:  # the cached answer expires on its own
-                logger.warning("teams: a change of members not noted (%s)", error)
+        try:  # who reads the place may have changed
+            await self.places.handle_event(tenant_id(activity), activity)
+        except StateUnavailableError as error:  # the cached answer expires on its own
+            logger.warning("teams: a change of members not noted (%s)", error)
         if self._welcomes(activity):
             await self._accept(activity, "")
         return ACCEPTED
@@ -466,14 +464,6 @@ class TeamsBot:
                     self.file_offers.policy, connector, ref, url, offered, dict(answer.upload_info)
                 )
             )
-
-
-def _place(activity: Wire) -> str:
-    """The place an activity is in, as ``adapters.teams.places.place_of`` names it from a
-    request's metadata: its channel, else its conversation."""
-    channel = (activity.get("channelData") or {}).get("channel") or {}
-    conversation = activity.get("conversation") or {}
-    return str(channel.get("id") or conversation.get("id") or "")
 
 
 def _asked_again(ref: ConversationRef, request: Mapping[str, Any], question: str) -> Wire:

@@ -181,7 +181,8 @@ async def test_a_roster_that_fails_or_is_too_long_to_read_answers_privately(
         bot.fake.fail("get_conversation_paged_members", 403)
         room = await ask_in_general(bot)
         assert only_the_asker_saw_rows(bot, room) and not answered_in_place(bot, room)
-        await bot.host.places.handle_event(payloads.TENANT, GENERAL, {})  # known again
+        changed = {"type": "conversationUpdate", "conversation": {"id": GENERAL}}
+        await bot.host.places.handle_event(payloads.TENANT, changed)  # to be read again
         bot.fake.rosters[GENERAL] = [f"29:{MEMBER}", *(f"29:aad-{n}" for n in range(600))]
         await ask_in_general(bot)  # two pages of 500; one is read
         assert not answered_in_place(bot, room)
