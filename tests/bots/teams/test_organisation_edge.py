@@ -16,11 +16,13 @@ from pydantic import ValidationError
 
 from adapters.notices import SHARED_PRIVATELY
 from agent_core import ScriptedResponse
+from agent_core.schedules.testing import ManualClock
 from agent_core.users import OUTSIDER_REFUSAL
 from bots.teams.settings import TeamsSettings
 from tests.adapters.teams import payloads
 from tests.bots.teams.harness import MEMBER, TeamsHarness, teams_bot
 from tests.bots.teams.test_approvals import NAMES, approving_bot, ask, click
+from tests.bots.teams.test_schedules import FRIDAY_NOON, scheduling_bot
 
 ROWS = [ScriptedResponse.tool("run_sql", {"sql": "select * from customers"}), "Here they are."]
 OTHER_TENANT = "0f0f0f0f-0000-4000-8000-0000000000ff"
@@ -212,6 +214,24 @@ async def test_an_internal_channel_is_answered_in_place_and_a_member_added_is_re
             c.operation == "send_targeted" or c.conversation_id != room
             for c in after[len(before) :]
         )
+
+
+async def test_an_external_persons_schedule_saves_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Teams' twin of the Slack case: a person of another tenant's ``/schedule`` saved a
+    schedule that would run as them, with the members' groups they got before the fix."""
+    async with scheduling_bot(monkeypatch, clock=ManualClock.at(FRIDAY_NOON)) as bot:
+        person(bot.harness, "aad-x", tenantId=OTHER_TENANT)
+        activity = bot.harness.message(
+            "/schedule every weekday 9:00 revenue", kind="groupChat", user="aad-x"
+        )
+        activity["from"]["tenantId"] = OTHER_TENANT
+        await bot.harness.post(activity)
+        await bot.harness.host.idle()
+        assert await bot.harness.host.schedules.store.every() == []
+        told = [c for c in bot.fake.calls if OUTSIDER_REFUSAL in json.dumps(c.body)]
+        assert len(told) == 1, [(c.operation, c.body) for c in told]  # the one sentence
 
 
 def test_default_groups_without_a_known_tenant_are_a_start_up_problem() -> None:
