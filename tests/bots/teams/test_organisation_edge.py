@@ -191,6 +191,31 @@ async def test_a_roster_that_fails_or_is_too_long_to_read_answers_privately(
         assert bot.fake.operations().count("get_conversation_paged_members") == 2
 
 
+async def test_a_roster_that_times_out_answers_privately(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bad input: the channel's roster does not answer within ``TEAMS_ROSTER_TIMEOUT``."""
+    async with teams_bot(monkeypatch, ROWS, roster_timeout=0.3) as bot:
+        bot.fake.slow["get_conversation_paged_members"] = 2.0
+        room = await ask_in_general(bot)
+        assert only_the_asker_saw_rows(bot, room) and not answered_in_place(bot, room)
+
+
+async def test_a_member_of_another_tenant_on_the_rosters_second_page_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The roster is read page by page (its continuation token): the outsider listed after
+    the first 500 members still makes the answer private."""
+    async with teams_bot(monkeypatch, ROWS, roster_pages=2) as bot:
+        person(bot, "aad-x", tenantId=OTHER_TENANT)
+        filler = [f"29:aad-{n}" for n in range(500)]  # not in the roster: skipped by the fake
+        bot.fake.rosters[GENERAL] = [f"29:{MEMBER}", *filler, "29:aad-x"]
+        room = await ask_in_general(bot)
+        assert only_the_asker_saw_rows(bot, room) and not answered_in_place(bot, room)
+        pages = [c for c in bot.fake.calls if c.operation == "get_conversation_paged_members"]
+        assert [c.query.get("continuationToken") for c in pages] == [None, "500"]
+
+
 async def test_an_internal_channel_is_answered_in_place_and_a_member_added_is_read_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
