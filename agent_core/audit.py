@@ -72,6 +72,7 @@ class AuditEventType(StrEnum):
     BUDGET_STOP = "budget_stop"
     SIGN_IN = "sign_in"
     ERASE = "erase"
+    OUTSIDER_REFUSED = "outsider_refused"
 
 
 class AuditEvent(BaseModel):
@@ -86,6 +87,8 @@ class AuditEvent(BaseModel):
     username: str | None = None
     user_email: str | None = None
     user_groups: list[str] = Field(default_factory=list)
+    user_organisation: str | None = None
+    """The asker's own organisation when the channel says (Slack workspace, Entra tenant)."""
     conversation_id: str
     request_id: str
     details: dict[str, Any] = Field(default_factory=dict)
@@ -114,9 +117,22 @@ class AuditLogger:
             "username": user.username,
             "user_email": user.email,
             "user_groups": list(user.group_memberships),
+            "user_organisation": user.metadata.get("organisation"),
             "conversation_id": conversation_id,
             "request_id": request_id,
         }
+
+    async def log_outsider_refused(
+        self, user: User, *, conversation_id: str, request_id: str
+    ) -> None:
+        """A person of another organisation (or anonymous) was refused: nothing ran."""
+        await self.log_event(
+            AuditEvent(
+                event_type=AuditEventType.OUTSIDER_REFUSED,
+                **self._base(user, conversation_id, request_id),
+                details={"external": bool(user.metadata.get("is_external", True))},
+            )
+        )
 
     async def log_tool_access_check(
         self,

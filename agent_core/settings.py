@@ -107,6 +107,11 @@ class Section(BaseSettings):
     partial: ClassVar[bool] = False
     """True for ``partial_kind()``: validated without ``problems()``."""
 
+    def shown(self, name: str) -> str:
+        """Setting ``name`` as ``threadline config`` shows it (``masked``); a section whose
+        values need more than that (a malformed URL, shown by its shape) says so here."""
+        return masked(getattr(self, name))
+
     @model_validator(mode="after")
     def _complete(self) -> Self:
         if not self.partial and (problems := self.problems()):
@@ -220,7 +225,7 @@ class Loaded:
         for kind, section in self.sections.items():
             for name in type(section).model_fields:
                 key = f"{kind.table}.{name}" if kind.table else name
-                rows.append((key, masked(getattr(section, name)), self.origin(kind, name)))
+                rows.append((key, section.shown(name), self.origin(kind, name)))
         return rows
 
 

@@ -7,6 +7,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+EXTERNAL_GROUP = "external"
+"""People of another organisation (another Slack workspace outside the Grid, another
+Entra tenant): granted nothing unless configuration says so (``external_groups``)."""
+ANONYMOUS_GROUP = "anonymous"
+"""A Teams meeting's anonymous attendee: never granted anything."""
+OUTSIDER_REFUSAL = (
+    "Sorry, I only answer people of this organisation here; ask someone there to grant "
+    "people from outside access."
+)
+"""The one sentence an outsider granted nothing is told, in the thread (both channels)."""
+
 
 class User(BaseModel):
     """An authenticated user; ``group_memberships`` drive every permission check.
@@ -30,6 +41,26 @@ class User(BaseModel):
     @property
     def is_admin(self) -> bool:
         return "admin" in self.group_memberships
+
+    @property
+    def is_outsider(self) -> bool:
+        """Of another organisation, or anonymous (``external`` / ``anonymous``)."""
+        return not {EXTERNAL_GROUP, ANONYMOUS_GROUP}.isdisjoint(self.group_memberships)
+
+    @property
+    def granted_nothing(self) -> bool:
+        """An outsider whom configuration granted nothing: nothing runs for them (no tools,
+        approvals, schedules or memories); an anonymous attendee always.
+
+        >>> User(id="x", group_memberships=["external"]).granted_nothing
+        True
+        >>> User(id="x", group_memberships=["external", "partners"]).granted_nothing
+        False
+        """
+        groups = set(self.group_memberships)
+        return ANONYMOUS_GROUP in groups or (
+            EXTERNAL_GROUP in groups and groups <= {EXTERNAL_GROUP}
+        )
 
 
 class RequestContext(BaseModel):

@@ -65,7 +65,13 @@ from bots.slack.settings import SlackSettings  # noqa: E402
 
 SECRET = "bench-secret"
 TOKEN = "xoxb-bench"
-IDENTITY = {"auth.test", "users.info", "usergroups.list", "assistant.threads.setStatus"}
+IDENTITY = {
+    "auth.test",
+    "users.info",
+    "usergroups.list",
+    "conversations.info",  # is the channel shared with another organisation? (cached)
+    "assistant.threads.setStatus",
+}
 
 
 def event_body(n: int, *, mention: bool = True) -> bytes:
@@ -189,7 +195,7 @@ async def in_process(dispatches: int, backend: str = "memory") -> dict[str, Any]
     """Mentions dispatched in this process, ours (state on ``backend``) alternating with a
     bare bolt app's; p50 of each and their ratio."""
     async with FakeSlackApi() as fake:
-        fake.users["U1"] = {"id": "U1", "profile": {"display_name": "Ana"}}
+        fake.users["U1"] = {"id": "U1", "team_id": "T1", "profile": {"display_name": "Ana"}}
         bot = build_bot(fake.base_url, latency=0, answer="ok", backend=backend)
         bare = build_bare(fake.base_url)
         ours_ns: list[int] = []
@@ -216,7 +222,7 @@ async def in_process(dispatches: int, backend: str = "memory") -> dict[str, Any]
 def _run_fake(ports: Any, stop: Any) -> None:
     async def main() -> None:
         async with FakeSlackApi() as fake:
-            fake.users["U1"] = {"id": "U1", "profile": {"display_name": "Ana"}}
+            fake.users["U1"] = {"id": "U1", "team_id": "T1", "profile": {"display_name": "Ana"}}
             ports.put(fake.port)
             await asyncio.get_running_loop().run_in_executor(None, stop.wait)
 
@@ -370,7 +376,7 @@ async def calls_per_answer(pace_s: float) -> dict[str, Any]:
     chunks = [words[i : i + 15] for i in range(0, 3000, 15)]
     answer = ScriptedResponse(text=words, chunks=chunks, chunk_delay=pace_s / len(chunks))
     async with FakeSlackApi() as fake:
-        fake.users["U1"] = {"id": "U1", "profile": {"display_name": "Ana"}}
+        fake.users["U1"] = {"id": "U1", "team_id": "T1", "profile": {"display_name": "Ana"}}
         bot = build_bot(fake.base_url, latency=0, answer=answer)
         await bot.open()
         body = mention_body(1)

@@ -13,6 +13,18 @@ from these, so a setting means the same in both tables::
                                                      ``off``: never)
     dedupe_ttl          THREADLINE_DEDUPE_TTL        seconds a delivery id is remembered (3600)
 
+The organisation's edge (README, "People from other organisations")::
+
+    external_groups        THREADLINE_EXTERNAL_GROUPS   groups people of another organisation
+                                                        get besides ``external`` (none: they
+                                                        are told one sentence, nothing runs)
+    shared_places          THREADLINE_SHARED_PLACES     a place shared with another
+                                                        organisation: ``private`` (default:
+                                                        the answer goes to the asker alone),
+                                                        ``refuse`` or ``allow``
+    shared_places_allowed  THREADLINE_SHARED_PLACES_ALLOWED  channel ids where sharing is
+                                                        fine (answered as anywhere else)
+
 A name a channel used before (``flush_interval``, ``concurrency``, ``TEAMS_CONCURRENCY``...)
 is still read, with a deprecation line in the log (``Section.renamed``).
 
@@ -22,10 +34,15 @@ True
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator
 
-from agent_core.settings import Section, env
+from agent_core.settings import CommaList, Section, env
 from agent_core.state.quotas import RateLimit
+
+SharedPlaces = Literal["private", "refuse", "allow"]
+"""What a place shared with another organisation gets (``bots.places``)."""
 
 
 class ChannelSettings(Section):
@@ -55,6 +72,24 @@ class ChannelSettings(Section):
         3600.0, gt=0, validation_alias=env("dedupe_ttl", "THREADLINE_DEDUPE_TTL")
     )
     """Seconds a delivered event / activity id is remembered (a redelivery is dropped)."""
+    external_groups: CommaList = Field(
+        default_factory=list,
+        validation_alias=env("external_groups", "THREADLINE_EXTERNAL_GROUPS"),
+    )
+    """Groups people of another organisation get besides ``external`` (granted like any
+    group: tools' and profiles' groups, ``[database.roles]``); empty: nothing runs for them."""
+    shared_places: SharedPlaces = Field(
+        "private", validation_alias=env("shared_places", "THREADLINE_SHARED_PLACES")
+    )
+    """A place shared with another organisation: ``private`` answers the asker alone,
+    ``refuse`` answers nothing there, ``allow`` answers as anywhere (a profile may say
+    otherwise for its places)."""
+    shared_places_allowed: CommaList = Field(
+        default_factory=list,
+        validation_alias=env("shared_places_allowed", "THREADLINE_SHARED_PLACES_ALLOWED"),
+    )
+    """Channel ids (Slack ``C...``, Teams channel or conversation ids) shared on purpose:
+    answered as anywhere else."""
 
     @field_validator("stop_button_after", mode="before")
     @classmethod

@@ -57,8 +57,6 @@ def rows(args: argparse.Namespace) -> list[Row]:
 
 
 def _profile_databases(config: Config) -> list[Row]:
-    from agent_core.settings import masked
-
     where = config.loaded.file.name if config.loaded.file else "threadline.toml"
     found = []
     for profile in config.general.profiles:
@@ -66,7 +64,7 @@ def _profile_databases(config: Config) -> list[Row]:
             continue
         for name in sorted(profile.database.model_fields_set):
             key = f"profiles.{profile.name}.database.{name}"
-            value = masked(getattr(profile.database, name))
+            value = profile.database.shown(name)
             found.append((key, value, f"{where} [[profiles]] {profile.name}"))
     return found
 

@@ -80,6 +80,9 @@ class Profile(BaseModel):
     answers: Literal["public", "private"] = "public"
     """``private``: answers go to the asker alone (Slack: ephemeral in the thread; Teams:
     a 1:1 chat), for data nobody should read over a colleague's shoulder."""
+    shared_places: Literal["private", "refuse", "allow"] | None = None
+    """What this profile's places get when shared with another organisation (unset: the
+    channel's ``shared_places``; ``bots.places``)."""
 
     def claims(self, metadata: Mapping[str, Any]) -> bool:
         """Whether a request with this channel metadata belongs to this profile."""

@@ -61,6 +61,7 @@ from bots.agents import ServedAgent
 from bots.files import SharedFiles, take_files
 from bots.metrics import ChannelMetrics
 from bots.outage import Unrecorded
+from bots.profiles import to_the_asker
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,14 @@ class Answering:
     resume: str | None = None
     """An approval's id: this turn continues the turn that waited for it (decided now;
     ``agent.resume_approval``), instead of asking ``question``."""
+    audience: Audience = "place"
+    """Who reads the answer: the place (everyone in it), the asker alone (a place shared
+    with another organisation: ``bots.places``), or nobody (only ``shown_first`` is shown;
+    the agent is not asked)."""
 
+
+Audience = Literal["place", "asker", "nobody"]
+"""Who reads a turn's answer (``Answering.audience``)."""
 
 Stop = Callable[..., None]
 """The platform stopped the answer (Teams' Stop on a stream): end the turn as stopped."""
@@ -348,6 +356,8 @@ class TurnHost:
         reply, context = answering.reply, answering.context
         for component in answering.shown_first:
             await reply.handle(component)
+        if answering.audience == "nobody":
+            return
         question = answering.question
         if answering.files:
             question = await self._with_files(answering)
@@ -356,6 +366,8 @@ class TurnHost:
             answer = self.agent.resume_approval(answering.resume)
         else:
             answer = self.agent.send_message(context, question, conversation_id=key)
+        if answering.audience == "asker":  # a shared place: everything to the asker alone
+            answer = to_the_asker(answer)
         try:
             async for component in answer:
                 await reply.handle(component)

@@ -62,6 +62,12 @@ class SlackMetadata(ChannelMetadata, total=False):
     slack_event_type: str
     slack_enterprise_install: bool
     """Set by a turn of an org-wide installation (a turn resumed later finds its token)."""
+    slack_user_team: str
+    """The asker's own workspace as the event says (``user_team``); the identity resolver
+    checks it against the installing workspace (``adapters.slack.identity``)."""
+    slack_ext_shared: bool
+    """The event's envelope said the channel is shared with another organisation
+    (``is_ext_shared_channel``; ``adapters.slack.places`` decides, this is one signal)."""
 
 
 PLATFORM: Platform = "slack"
@@ -331,6 +337,8 @@ def event_context(callback: EventCallback, event: MessageEvent) -> RequestContex
         ),
         enterprise_id=enterprise,
         event_type=event.type,
+        user_team=event.user_team,
+        ext_shared=callback.is_ext_shared_channel or None,
     )
 
 
@@ -400,6 +408,7 @@ def action_context(clicked: Click) -> RequestContext:
             is_private=thread == PRIVATE_THREAD,
         ),
         enterprise_id=enterprise,
+        user_team=user.team_id,  # the clicker's own workspace (checked by the resolver)
     )
 
 

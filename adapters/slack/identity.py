@@ -9,7 +9,18 @@ as ``admin`` or ``finance``. Membership is read from ``usergroups.list`` /
 ``usergroups.users.list`` (only when a setting names a user group); handles are never read.
 ``admin`` comes only from ``admin_users``, ``admin_groups``, ``group_map`` and, when
 ``workspace_admins_are_admins`` says so, workspace admins/owners. Every member gets
-``user``; guests and people from other organisations get ``guest`` instead.
+``user``; guests (single- and multi-channel) get ``guest`` instead.
+
+Who belongs to the organisation is decided here, once (``is_member_of_install``): the
+person's own team (``users.info`` ``team_id``, and the event's ``user_team`` when it has
+one) is the installing workspace (the bot token's own, from ``auth.test``), or on
+Enterprise Grid their ``enterprise_user.enterprise_id`` is the install's enterprise (people
+of another workspace of the same Grid organisation belong). Anyone else is ``external``
+(``agent_core.users.EXTERNAL_GROUP``) and gets only what ``external_groups`` grants; a
+missing or failed signal (``users.info`` failing, ``auth.test`` failing, a Grid user
+without ``enterprise_user``, an event of a shared channel without ``user_team``) means
+external until known, never member. The person's organisation is kept in
+``User.metadata["organisation"]`` for the audit log.
 
 Lookups are cached with a TTL and invalidated by ``user_change``,
 ``subteam_members_changed`` and ``subteam_updated``. With ``local_ttl`` set, lookups are
@@ -34,12 +45,15 @@ from adapters.slack.context import user_key
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
-from agent_core.users import RequestContext, User, UserResolver
+from agent_core.users import EXTERNAL_GROUP, RequestContext, User, UserResolver
 
 log = logging.getLogger(__name__)
 
 ClientProvider = Callable[[str, str | None], Awaitable[AsyncWebClient]]
 """``(team_id, enterprise_id) -> client`` holding that workspace's bot token."""
+HomeProvider = Callable[[str, str | None], Awaitable[tuple[str, str | None] | None]]
+"""``(team_id, enterprise_id) -> (team_id, enterprise_id)`` of the installation serving a
+workspace (None: unknown); without one, the resolver asks ``auth.test`` of the token."""
 
 MEMBER_GROUP = "user"
 GUEST_GROUP = "guest"
@@ -76,7 +90,44 @@ def _profile(user: Mapping[str, Any]) -> dict[str, Any]:
             user.get("is_restricted") or user.get("is_ultra_restricted") or user.get("is_stranger")
         ),
         "team_id": user.get("team_id"),
+        "enterprise_id": (user.get("enterprise_user") or {}).get("enterprise_id"),
+        "known": True,
     }
+
+
+def is_member_of_install(
+    profile: Mapping[str, Any],
+    home: tuple[str, str | None] | None,
+    *,
+    event_team: str | None = None,
+    event_must_say: bool = False,
+) -> bool:
+    """Whether the person of ``profile`` (their ``users.info``) belongs to the installing
+    workspace ``home`` (``(team_id, enterprise_id)`` of the bot token; None: unknown).
+    ``event_team`` is the event's ``user_team``; ``event_must_say``: the event came from a
+    channel shared with another organisation, where only an event naming the person's team
+    is believed. Fails closed: anything unknown is not a member.
+
+    >>> ana = {"known": True, "team_id": "T1"}
+    >>> is_member_of_install(ana, ("T1", None)), is_member_of_install(ana, None)
+    (True, False)
+    >>> grid = {"known": True, "team_id": "T2", "enterprise_id": "E1"}
+    >>> is_member_of_install(grid, ("T1", "E1")), is_member_of_install(grid, ("T1", None))
+    (True, False)
+    >>> is_member_of_install(ana, ("T1", None), event_team="T9")
+    False
+    >>> is_member_of_install(ana, ("T1", None), event_must_say=True)
+    False
+    """
+    if home is None or not profile.get("known"):
+        return False
+    home_team, home_enterprise = home
+    same_grid = bool(home_enterprise) and profile.get("enterprise_id") == home_enterprise
+    if profile.get("team_id") != home_team and not same_grid:
+        return False
+    if event_team is None:
+        return not event_must_say
+    return event_team == home_team or same_grid
 
 
 USERGROUP_ID = re.compile(r"^S[A-Z0-9]+$")
@@ -120,10 +171,12 @@ class SlackUserResolver(UserResolver):
         self,
         client: AsyncWebClient | ClientProvider,
         *,
+        home: HomeProvider | None = None,
         admin_users: Iterable[str] = (),
         admin_groups: Iterable[str] = (),
         group_map: Mapping[str, Iterable[str]] | None = None,
         workspace_admins_are_admins: bool = False,
+        external_groups: Iterable[str] = (),
         cache: KeyValueStore | None = None,
         ttl: float = 300.0,
         failure_ttl: float = 60.0,
@@ -137,6 +190,10 @@ class SlackUserResolver(UserResolver):
             group_id: tuple(mapped[group_id]) for group_id in usergroup_ids(mapped, "group_map")
         }
         self.workspace_admins_are_admins = workspace_admins_are_admins
+        self.external_groups = tuple(external_groups)
+        """What configuration grants people of other organisations (besides ``external``)."""
+        self._home_of = home
+        self._homes: dict[str, tuple[str, str | None]] = {}
         self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=50_000)
         self.ttl = float(ttl)
         self.failure_ttl = min(self.ttl, float(failure_ttl))
@@ -158,7 +215,18 @@ class SlackUserResolver(UserResolver):
         enterprise = meta.get("slack_enterprise_id")
         client = await self._client_for(team, enterprise)
         profile = await self._user_profile(client, team, user_id)
-        usergroups = await self._usergroups_of(client, team, user_id)
+        member = is_member_of_install(
+            profile,
+            await self._home(client, team, enterprise),
+            event_team=meta.get("slack_user_team"),
+            event_must_say=bool(meta.get("slack_ext_shared")),
+        )
+        if member:
+            usergroups = await self._usergroups_of(client, team, user_id)
+            groups = self.groups(user_id, profile, usergroups)
+        else:
+            groups = list(dict.fromkeys([EXTERNAL_GROUP, *self.external_groups]))
+        organisation = meta.get("slack_user_team") or profile.get("team_id") or "unknown"
         return User(
             id=user_key(team, user_id, enterprise),  # a Grid org's person: one id
             username=profile.get("name") or meta.get("user_name"),
@@ -170,8 +238,10 @@ class SlackUserResolver(UserResolver):
                 "slack_user_id": user_id,
                 "is_workspace_admin": profile.get("is_admin", False),
                 "is_workspace_owner": profile.get("is_owner", False),
+                "organisation": organisation,
+                "is_external": not member,
             },
-            group_memberships=self.groups(user_id, profile, usergroups),
+            group_memberships=groups,
         )
 
     def groups(
@@ -228,6 +298,28 @@ class SlackUserResolver(UserResolver):
         if self._local is not None:
             await self._local.set(key, cached, ttl=self.local_ttl)
         return cached
+
+    async def _home(
+        self, client: AsyncWebClient, team: str, enterprise: str | None
+    ) -> tuple[str, str | None] | None:
+        """``(team_id, enterprise_id)`` of the installing workspace: the ``home`` provider's,
+        else the bot token's ``auth.test`` once per token; None while unknown (fail closed)."""
+        if self._home_of is not None:
+            return await self._home_of(team, enterprise)
+        token = client.token or ""
+        if token in self._homes:
+            return self._homes[token]
+        try:
+            found = await client.auth_test()
+        except SLACK_FAILURES as error:
+            self._degrade("(this token)", "auth.test", error)
+            return None
+        home_team, home_enterprise = found.get("team_id"), found.get("enterprise_id")
+        if not home_team:
+            return None
+        home = (str(home_team), str(home_enterprise) if home_enterprise else None)
+        self._homes[token] = home
+        return home
 
     async def _user_profile(
         self, client: AsyncWebClient, team: str, user_id: str

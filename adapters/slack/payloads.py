@@ -96,6 +96,8 @@ class MessageEvent(Event):
     subtype: str | None = None
     bot_id: str | None = None
     team: str | None = None
+    user_team: str | None = None
+    """The asker's own workspace (another organisation's, in a Slack Connect channel)."""
     user_profile: UserProfile | None = None
     files: list[FileObject] = Field(default_factory=list)
 

@@ -206,14 +206,18 @@ class AnswerSlot:
         except SlackCallFailed as error:
             log.warning("slack: could not tell %s (%s)", self.target.user_id, error.failure)
 
-    async def open_thread(self, question: str, *, command: str) -> str | None:
+    async def open_thread(
+        self, question: str, *, command: str, instead: str | None = None
+    ) -> str | None:
         """The thread a public slash command is answered in: "<@user> asked: ..." posted in
-        the channel (once: the thread is recorded). ``None`` when the bot cannot post there;
-        the asker is then told privately (``response_url``) how to ask instead."""
+        the channel (once: the thread is recorded), or ``instead`` of the question (a channel
+        shared with another organisation, whose people must not read it: its one line).
+        ``None`` when the bot cannot post there; the asker is then told privately
+        (``response_url``) how to ask instead."""
         if self._current.thread_ts:
             return self._current.thread_ts
         target = self.target
-        opener = f"<@{target.user_id}> asked: {escape(truncate(question, 2900))}"
+        opener = instead or f"<@{target.user_id}> asked: {escape(truncate(question, 2900))}"
         try:
             posted = await self._client.chat_postMessage(channel=target.channel, text=opener)
         except SlackCallFailed as error:

@@ -23,7 +23,10 @@ Scripting:
   proxy in front of Slack answers during an incident (``Reply.page(502, "text/plain")``,
   ``Reply.page(405, "")``: other bodies). ``fake.errors["usergroups.list"] =
   "missing_scope"`` fails a method until removed; ``fake.errors["users.info"] =
-  Reply.page(503)`` too. ``fake.tokens = {"xoxb-1"}`` makes every other token
+  Reply.page(503)`` too. People of another organisation: ``fake.users["UX"] = {"id": "UX",
+  "team_id": "T9"}`` (on Grid add ``"enterprise_user": {"enterprise_id": "E1"}``); a Slack
+  Connect channel: ``fake.channels["C2"] = {"is_ext_shared": True}`` (``conversations.info``).
+  ``fake.tokens = {"xoxb-1"}`` makes every other token
   ``invalid_auth``, as a revoked token is.
 
 Limits: ``FakeSlackApi(limits=NON_MARKETPLACE)`` (or ``fake.limits = ...``) enforces what
@@ -230,6 +233,11 @@ Handler = Callable[[Call], Awaitable[dict[str, Any]]]
 Observer = Callable[[Call], None]
 
 
+LOOKUPS = ("auth.test", "conversations.info")
+"""Calls ``FakeSlackApi.methods()`` leaves out: the token's ``auth.test`` and the channel's
+``conversations.info`` (is it shared with another organisation?), made once and cached."""
+
+
 class FakeSlackApi:
     """The fake server; use as ``async with FakeSlackApi() as fake:`` (module docstring)."""
 
@@ -237,6 +245,7 @@ class FakeSlackApi:
         self,
         *,
         team_id: str = "T1",
+        enterprise_id: str | None = None,
         bot_user_id: str = "UBOT",
         on_call: Observer | None = None,
         keep: int | None = None,
@@ -244,6 +253,8 @@ class FakeSlackApi:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.team_id = team_id
+        self.enterprise_id = enterprise_id
+        """The Enterprise Grid organisation the workspace belongs to (``auth.test``)."""
         self.bot_user_id = bot_user_id
         self.on_call = on_call
         self.keep = keep
@@ -251,6 +262,10 @@ class FakeSlackApi:
         self.messages: list[Message] = []
         self.users: dict[str, dict[str, Any]] = {}
         self.usergroups: list[dict[str, Any]] = []
+        self.channels: dict[str, dict[str, Any]] = {}
+        """``conversations.info`` answers: a channel not listed is an ordinary channel of the
+        workspace (``{"id": ..., "is_ext_shared": False}``); set ``is_ext_shared`` /
+        ``is_pending_ext_shared`` to make a Slack Connect one."""
         self.replies: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.uploads: dict[str, bytes] = {}
         self.files: dict[str, SlackFile] = {}
@@ -334,7 +349,9 @@ class FakeSlackApi:
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
-    def methods(self, *, ignore: tuple[str, ...] = ("auth.test",)) -> list[str]:
+    def methods(self, *, ignore: tuple[str, ...] = LOOKUPS) -> list[str]:
+        """The methods called, in order, without the bot's lookups of who it is and
+        whether a channel is shared (``LOOKUPS``): what a person could notice."""
         return [c.method for c in self.calls if c.method not in ignore]
 
     def visible(self, channel: str) -> list[Message]:
@@ -633,6 +650,7 @@ class FakeSlackApi:
             "user_id": self.bot_user_id,
             "bot_id": "B1",
             "is_enterprise_install": False,
+            **({"enterprise_id": self.enterprise_id} if self.enterprise_id else {}),
         }
 
     def _post(self, call: Call, args: dict[str, Any], **extra: Any) -> Message:
@@ -783,6 +801,11 @@ class FakeSlackApi:
         if user is None:
             return {"ok": False, "error": "user_not_found"}
         return {"user": user}
+
+    async def _conversations_info(self, call: Call) -> dict[str, Any]:
+        channel = str(call.args.get("channel", ""))
+        found = self.channels.get(channel, {"is_ext_shared": False})
+        return {"channel": {"id": channel, "is_channel": True, **found}}
 
     async def _usergroups_list(self, call: Call) -> dict[str, Any]:
         include_users = str(call.args.get("include_users", "")).lower() in {"1", "true"}

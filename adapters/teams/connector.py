@@ -92,6 +92,14 @@ class TeamsConnector(Protocol):
         """The roster entry (``TeamsChannelAccount`` JSON) of one member."""
         ...
 
+    async def get_paged_members(
+        self, conversation_id: str, *, page_size: int, continuation_token: str | None = None
+    ) -> dict[str, Any]:
+        """One page of the conversation's roster (``GET .../pagedmembers``):
+        ``{"members": [TeamsChannelAccount JSON...], "continuationToken": ...}``, the token
+        absent on the last page."""
+        ...
+
 
 class RetryingConnector:
     """Wraps a ``TeamsConnector``: transient failures are retried after ``Retry-After``.
@@ -178,6 +186,17 @@ class RetryingConnector:
     async def get_member(self, conversation_id: str, member_id: str) -> dict[str, Any]:
         result: dict[str, Any] = await self._call(
             "get_member", lambda: self._inner.get_member(conversation_id, member_id)
+        )
+        return result
+
+    async def get_paged_members(
+        self, conversation_id: str, *, page_size: int, continuation_token: str | None = None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "get_paged_members",
+            lambda: self._inner.get_paged_members(
+                conversation_id, page_size=page_size, continuation_token=continuation_token
+            ),
         )
         return result
 

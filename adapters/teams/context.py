@@ -237,6 +237,8 @@ def _teams_extras(read: Activity, activity: Wire, kind: ConversationType) -> dic
         "teams_aad_object_id": read.sender.aadObjectId or "",
         "teams_service_url": read.serviceUrl,
     }
+    if read.sender.tenantId:  # the sender's own tenant (checked by the identity resolver)
+        extras["teams_from_tenant"] = read.sender.tenantId
     channel_data = _section(activity, "channelData")
     team_id = _text_of(_section(channel_data, "team").get("id"))
     if team_id:

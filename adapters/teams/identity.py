@@ -11,37 +11,59 @@ by its id, never by a display name anyone could give a group; ``admin`` likewise
 nobody mapped get no groups: deny by default. Results are cached for ``ttl`` seconds in a
 ``KeyValueStore``.
 
+Who belongs to the organisation is decided here, once (``membership``): the roster entry's
+``tenantId`` (and the activity's ``from.tenantId`` when Teams sends one) is one of the
+organisation's tenants (``GroupMapping.tenants``: the app's tenant and ``allowed_tenants``;
+never "any tenant"), and the roster's ``userRole`` is not ``guest`` or ``anonymous``. A
+person of another tenant is ``external`` (``agent_core.users.EXTERNAL_GROUP``: only
+``external_groups``), a guest ``guest`` (no default groups; their own mapping by object id
+or email still counts, as Slack's guests keep what ``group_map`` grants), a meeting's
+anonymous attendee ``anonymous`` (nothing at all). A roster that fails or times out means
+external until known, and that answer is not cached.
+
 >>> import asyncio
 >>> from agent_core.users import RequestContext
->>> resolver = TeamsUserResolver(GroupMapping(users={"aad-1": ["admin"]}))
+>>> resolver = TeamsUserResolver(GroupMapping(users={"aad-1": ["admin"]}, tenants=["t1"]))
 >>> context = RequestContext(metadata={"platform": "teams", "workspace_id": "t1",
 ...                                    "user_id": "aad-1", "teams_aad_object_id": "aad-1"})
->>> user = asyncio.run(resolver.resolve_user(context))
+>>> user = asyncio.run(resolver.resolve_user(context))  # no roster: external until known
 >>> (user.id, user.group_memberships, user.metadata["workspace_id"])
-('teams:t1:aad-1', ['admin'], 't1')
+('teams:t1:aad-1', ['external'], 't1')
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, field_validator
 
 from adapters.teams.connector import ConnectorError, TeamsConnector
+from adapters.teams.places import TeamsPlaces, place_of
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
-from agent_core.users import RequestContext, User, UserResolver
+from agent_core.users import (
+    ANONYMOUS_GROUP,
+    EXTERNAL_GROUP,
+    RequestContext,
+    User,
+    UserResolver,
+)
 
 logger = logging.getLogger(__name__)
+
+GUEST_GROUP = "guest"
+"""A guest of the tenant (roster ``userRole: guest``), as Slack's guests are ``guest``."""
 
 
 class GroupMapping(BaseModel):
     """Configured group memberships. Keys are matched case-insensitively.
 
-    ``default_groups`` go to every user of an allowed tenant (``tenants``; empty = any
-    tenant) and are empty by default: unknown users get nothing.
+    ``default_groups`` go to every member of the organisation (a person of one of
+    ``tenants``, not a guest) and are empty by default: unknown users get nothing. Empty
+    ``tenants`` means nobody is a member (``TeamsSettings`` refuses default groups then).
 
     >>> GroupMapping(emails={"Ana@Contoso.com": ["admin"]}).groups_for("x", "ana@contoso.com")
     ['admin']
@@ -57,6 +79,9 @@ class GroupMapping(BaseModel):
     """App role id (of this app's service principal) -> groups (through Graph)."""
     default_groups: list[str] = Field(default_factory=list)
     tenants: list[str] = Field(default_factory=list)
+    """The organisation's tenants (the app's and the allowed ones)."""
+    external_groups: list[str] = Field(default_factory=list)
+    """What people of other tenants get besides ``external``."""
 
     @field_validator("users", "emails", "aad_groups", "app_roles")
     @classmethod
@@ -64,7 +89,12 @@ class GroupMapping(BaseModel):
         return {key.strip().lower(): groups for key, groups in value.items()}
 
     def allows_tenant(self, tenant_id: str) -> bool:
-        return not self.tenants or tenant_id.lower() in {t.lower() for t in self.tenants}
+        """Whether ``tenant_id`` is one of the organisation's (never: any tenant).
+
+        >>> GroupMapping(tenants=["T1"]).allows_tenant("t1"), GroupMapping().allows_tenant("t1")
+        (True, False)
+        """
+        return bool(tenant_id) and tenant_id.lower() in {t.lower() for t in self.tenants}
 
     def groups_for(
         self,
@@ -73,6 +103,7 @@ class GroupMapping(BaseModel):
         *,
         aad_groups: Iterable[str] = (),
         app_roles: Iterable[str] = (),
+        defaults: bool = True,
     ) -> list[str]:
         """Groups from the maps for one user: what Graph found (their Entra groups, their
         app roles) counts only through its own map, never by its name or the other map.
@@ -81,7 +112,7 @@ class GroupMapping(BaseModel):
         >>> mapping.groups_for("x", aad_groups=["g-1", "r-1"], app_roles=["g-1"])
         ['data']
         """
-        groups = set(self.default_groups)
+        groups = set(self.default_groups if defaults else ())
         groups.update(self.users.get(aad_object_id.lower(), []))
         if email:
             groups.update(self.emails.get(email.lower(), []))
@@ -90,6 +121,36 @@ class GroupMapping(BaseModel):
         for role_id in app_roles:
             groups.update(self.app_roles.get(role_id.lower(), []))
         return sorted(groups)
+
+
+Membership = Literal["member", "guest", "external", "anonymous"]
+
+
+def membership(
+    mapping: GroupMapping, member: Mapping[str, Any] | None, from_tenant: str | None
+) -> Membership:
+    """Where the person of a roster entry stands (None: the roster could not say, so
+    external until known); ``from_tenant`` is the activity's ``from.tenantId``, if any.
+
+    >>> mapping = GroupMapping(tenants=["t1"])
+    >>> membership(mapping, {"tenantId": "t1", "userRole": "user"}, None)
+    'member'
+    >>> membership(mapping, {"tenantId": "t1", "userRole": "guest"}, None)
+    'guest'
+    >>> membership(mapping, {"tenantId": "t2"}, None), membership(mapping, None, "t1")
+    ('external', 'external')
+    >>> membership(mapping, {"tenantId": "t1"}, "t2")
+    'external'
+    >>> membership(mapping, {"tenantId": "t1", "userRole": "anonymous"}, None)
+    'anonymous'
+    """
+    role = str((member or {}).get("userRole") or "").lower()
+    if role == "anonymous":
+        return "anonymous"
+    tenant = str((member or {}).get("tenantId") or "")
+    if not mapping.allows_tenant(tenant) or (from_tenant and from_tenant.lower() != tenant.lower()):
+        return "external"
+    return "guest" if role == "guest" else "member"
 
 
 class Roster(Protocol):
@@ -110,8 +171,12 @@ class ConnectorRoster:
     True
     """
 
-    def __init__(self, connector_for: Callable[[str], TeamsConnector]) -> None:
+    def __init__(
+        self, connector_for: Callable[[str], TeamsConnector], *, timeout: float = 10.0
+    ) -> None:
         self._connector_for = connector_for
+        self.timeout = timeout
+        """Seconds a roster lookup may take; longer means unknown (external until known)."""
 
     async def member(self, request_context: RequestContext) -> Mapping[str, Any] | None:
         metadata = request_context.metadata
@@ -121,9 +186,11 @@ class ConnectorRoster:
         if not (service_url and conversation_id and member_id):
             return None
         try:
-            return await self._connector_for(service_url).get_member(conversation_id, member_id)
-        except ConnectorError as error:
-            logger.warning("roster lookup failed: %s", error)
+            async with asyncio.timeout(self.timeout):
+                connector = self._connector_for(service_url)
+                return await connector.get_member(conversation_id, member_id)
+        except (ConnectorError, TimeoutError) as error:
+            logger.warning("roster lookup failed: %s", error or "timed out")
             return None
 
 
@@ -159,8 +226,12 @@ class TeamsUserResolver(UserResolver):
         directory: Directory | None = None,
         cache: KeyValueStore | None = None,
         ttl: float = 300.0,
+        places: TeamsPlaces | None = None,
     ) -> None:
         self.mapping = mapping
+        self.places = places
+        """Told of each person of another organisation found in a conversation (the bot
+        gives its own, so the next answer there knows the place is shared)."""
         self._roster = roster
         self._directory = directory
         self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=10_000)
@@ -176,23 +247,30 @@ class TeamsUserResolver(UserResolver):
         cached = await self._cache.get(f"identity:{user_id}")
         if isinstance(cached, dict):
             return User.model_validate(cached)
-        user = await self._lookup(request_context, user_id, tenant, aad_id)
-        await self._cache.set(f"identity:{user_id}", user.model_dump(mode="json"), ttl=self._ttl)
+        member = await self._roster.member(request_context) if self._roster else None
+        user = await self._lookup(request_context, user_id, tenant, aad_id, member)
+        if member is not None:  # an unknown roster is external only until it answers
+            await self._cache.set(
+                f"identity:{user_id}", user.model_dump(mode="json"), ttl=self._ttl
+            )
         return user
 
     async def _lookup(
-        self, request_context: RequestContext, user_id: str, tenant: str, aad_id: str
+        self,
+        request_context: RequestContext,
+        user_id: str,
+        tenant: str,
+        aad_id: str,
+        found: Mapping[str, Any] | None,
     ) -> User:
         metadata = request_context.metadata
-        member = await self._roster.member(request_context) if self._roster else None
-        member = member or {}
+        member = found or {}
         email = member.get("email") or member.get("userPrincipalName")
-        groups: list[str] = []
-        if self.mapping.allows_tenant(tenant):
-            aad_groups, app_roles = await self._directory_ids(tenant, aad_id)
-            groups = self.mapping.groups_for(
-                aad_id, email, aad_groups=aad_groups, app_roles=app_roles
-            )
+        standing = membership(self.mapping, found, metadata.get("teams_from_tenant"))
+        groups = await self._groups(standing, tenant, aad_id, email)
+        if standing in ("external", "anonymous") and found is not None and self.places:
+            if not metadata.get("is_dm"):  # someone of outside reads this conversation
+                await self.places.note_outsider(tenant, place_of(metadata))
         return User(
             id=user_id,
             username=member.get("name") or metadata.get("user_name"),
@@ -204,8 +282,27 @@ class TeamsUserResolver(UserResolver):
                 "aad_object_id": aad_id,
                 "user_principal_name": member.get("userPrincipalName"),
                 "teams_user_id": metadata.get("teams_user_id"),
+                "organisation": str(member.get("tenantId") or "unknown"),
+                "is_external": standing in ("external", "anonymous"),
+                "teams_user_role": member.get("userRole"),
             },
         )
+
+    async def _groups(
+        self, standing: Membership, tenant: str, aad_id: str, email: str | None
+    ) -> list[str]:
+        """The groups of a person who stands ``standing`` (see ``membership``)."""
+        match standing:
+            case "anonymous":
+                return [ANONYMOUS_GROUP]
+            case "external":
+                return list(dict.fromkeys([EXTERNAL_GROUP, *self.mapping.external_groups]))
+            case "guest":  # their own mapping, never the members' defaults or Graph groups
+                return sorted(
+                    {GUEST_GROUP, *self.mapping.groups_for(aad_id, email, defaults=False)}
+                )
+        aad_groups, app_roles = await self._directory_ids(tenant, aad_id)
+        return self.mapping.groups_for(aad_id, email, aad_groups=aad_groups, app_roles=app_roles)
 
     async def _directory_ids(self, tenant: str, aad_id: str) -> tuple[list[str], list[str]]:
         """The user's configured Entra groups and their app role ids, from Graph."""

@@ -45,6 +45,8 @@ class Account(Shape):
     id: str = Field(min_length=1)
     name: str | None = None
     aadObjectId: str | None = None
+    tenantId: str | None = None
+    """The sender's own tenant, when Teams says (``from.tenantId``)."""
 
 
 class Conversation(Shape):

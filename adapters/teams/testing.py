@@ -20,8 +20,10 @@ for calls with ``await connector.wait_for(...)``, never with sleeps.
 (201, 'hi', '1700000000001')
 
 It answers like Teams: new activity ids, ``201`` for streaming chunks with the stream's id, a
-roster for ``get_conversation_member``, new 1:1 conversations (kept in ``conversations``),
-and scripted failures (``connector.fail(...)``: 403, 429 with ``Retry-After``, 412, 502...).
+roster for ``get_conversation_member`` and, page by page (``pageSize``,
+``continuationToken``; ``rosters``), ``get_conversation_paged_members``, new 1:1
+conversations (kept in ``conversations``), and scripted failures (``connector.fail(...)``:
+403, 429 with ``Retry-After``, 412, 502...).
 It checks the streaming protocol as Teams does: sequence numbers must grow and each chunk
 must extend the text streamed before it.
 
@@ -161,6 +163,14 @@ class FakeBotConnector:
         self.token_requests: list[dict[str, Any]] = []
         self.openid_requests = 0
         self.members: dict[str, dict[str, Any]] = {}
+        """The roster (``get_conversation_member``), by member id: Teams' fields as they
+        are (``tenantId``, ``userRole``: ``user`` / ``guest`` / ``anonymous``...)."""
+        self.rosters: dict[str, list[str]] = {}
+        """Who is in a conversation (``get_conversation_paged_members``), by conversation id:
+        ids of ``members``. A conversation not listed has every one of ``members``."""
+        self.slow: dict[str, float] = {}
+        """Seconds an operation takes before it answers (``{"get_conversation_member": 30}``:
+        a roster that times out)."""
         self.conversations: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}
         self.shared: dict[str, bytes] = {}
@@ -189,6 +199,7 @@ class FakeBotConnector:
         app.router.add_put(base + "/{conversation}/activities/{activity}", self._update)
         app.router.add_delete(base + "/{conversation}/activities/{activity}", self._delete)
         app.router.add_get(base + "/{conversation}/members/{member}", self._member)
+        app.router.add_get(base + "/{conversation}/pagedmembers", self._paged_members)
         app.router.add_put("/upload/{name}", self._upload)
         app.router.add_get("/download/{secret}", self._download)
         return app
@@ -544,6 +555,8 @@ class FakeBotConnector:
 
     async def _member(self, request: web.Request) -> web.Response:
         call = await self._record(request, "get_conversation_member")
+        if delay := self.slow.get(call.operation):
+            await asyncio.sleep(delay)
         answer = self._scripted(call)
         if answer is None:
             member = self.members.get(request.match_info["member"])
@@ -552,6 +565,23 @@ class FakeBotConnector:
                 if member is not None
                 else _error(404, "MemberNotFoundInConversation", "member not found")
             )
+        return await self._done(call, answer)
+
+    async def _paged_members(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "get_conversation_paged_members")
+        if delay := self.slow.get(call.operation):
+            await asyncio.sleep(delay)
+        answer = self._scripted(call)
+        if answer is None:
+            ids = self.rosters.get(request.match_info["conversation"], list(self.members))
+            size = max(1, int(request.query.get("pageSize") or 200))
+            start = int(request.query.get("continuationToken") or 0)
+            page: dict[str, Any] = {
+                "members": [self.members[i] for i in ids[start : start + size] if i in self.members]
+            }
+            if start + size < len(ids):
+                page["continuationToken"] = str(start + size)
+            answer = Answer(200, page)
         return await self._done(call, answer)
 
 

@@ -125,7 +125,7 @@ async def decide(
     if found.expired(deps.approval_book.clock()):
         return await _settle(deps, found, "expired", None, None)
     clicker = await deps.user_resolver.resolve_user(request_context)
-    if not found.may_be_decided_by(clicker):
+    if clicker.granted_nothing or not found.may_be_decided_by(clicker):
         return ApprovalAnswer(
             decided=False,
             reason="not_approver",

@@ -30,8 +30,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from agent_core.database.urls import DatabaseConfigError, backend_of, parse_url
-from agent_core.settings import CommaList, Section, env
+from agent_core.database.urls import DatabaseConfigError, backend_of, parse_url, shown_url
+from agent_core.settings import CommaList, Section, env, masked
 
 Unmapped = Literal["default", "refuse"]
 """What a person no mapping names gets: the database's own ``url`` (its login user), or no
@@ -79,6 +79,14 @@ class DatabaseConfig(Section):
     )
     """Use a PostgreSQL superuser (or a member of the server roles) anyway, with a WARNING on
     every connection: for a throwaway sandbox only."""
+
+    def shown(self, name: str) -> str:
+        """``url`` and ``urls`` by their shape when malformed (see ``shown_url``)."""
+        if name == "url" and self.url is not None:
+            return shown_url(self.url)
+        if name == "urls" and self.urls:
+            return ", ".join(f"{key}={shown_url(url)}" for key, url in self.urls.items())
+        return masked(getattr(self, name))
 
     @property
     def maps_people(self) -> bool:

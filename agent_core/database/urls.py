@@ -92,6 +92,21 @@ def missing_driver(url: str | URL, missing: str) -> DatabaseConfigError:
     )
 
 
+def shown_url(url: str) -> str:
+    """A database URL as ``threadline config`` shows it: its password masked, and a URL
+    that cannot be read shown by its shape only (a malformed URL may hold a password where
+    ``mask_url`` cannot find it, e.g. ``bo:s3cret@db``).
+
+    >>> shown_url("postgresql://bo:pw@db/x"), shown_url("bo:s3cret@db")
+    ('postgresql://bo:***@db/x', '(not a database URL: no scheme:// in it)')
+    """
+    try:
+        parse_url(url)
+    except DatabaseConfigError:
+        return f"(not a database URL: {_shape(url)})"
+    return mask_url(url)
+
+
 def _shape(text: str) -> str:
     """What a malformed URL looks like, without any of it that could be a secret.
 

@@ -16,6 +16,7 @@ from agent_core.turn.deps import TurnDeps
 from agent_core.turn.saving import save_conversation
 from agent_core.turn.state import TurnState
 from agent_core.turn.status import closing_components, working
+from agent_core.users import OUTSIDER_REFUSAL
 
 
 async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
@@ -25,6 +26,18 @@ async def open_turn(deps: TurnDeps, state: TurnState) -> ComponentStream:
         await audit_refusal(deps, state, deps.config.refusal)
         yield UiComponent.of(
             NotificationComponent(message=deps.config.refusal, level="warning"), deps.config.refusal
+        )
+        state.finished = True
+        return
+    if state.require_user().granted_nothing:  # another organisation's, granted nothing
+        if deps.audit_logger is not None and deps.config.audit_config.enabled:
+            await deps.audit_logger.log_outsider_refused(
+                state.require_user(),
+                conversation_id=state.conversation_id or "",
+                request_id=state.request_id,
+            )
+        yield UiComponent.of(
+            NotificationComponent(message=OUTSIDER_REFUSAL, level="warning"), OUTSIDER_REFUSAL
         )
         state.finished = True
         return

@@ -5,10 +5,18 @@
 (() => {
   const $ = (sel) => document.querySelector(sel);
   const esc = Md.escape;
-  const PLACES = ["dm", "channel"];
+  const PLACES = ["dm", "channel", "shared"];
   const WHERE = {
-    slack: { dm: "Direct message with Threadline", channel: "Thread in #shop-analytics" },
-    teams: { dm: "Chat with Threadline", channel: "Reply thread in Sales › shop-analytics" },
+    slack: {
+      dm: "Direct message with Threadline",
+      channel: "Thread in #shop-analytics",
+      shared: "Thread in #partners (Slack Connect: shared with another organisation)",
+    },
+    teams: {
+      dm: "Chat with Threadline",
+      channel: "Reply thread in Sales › shop-analytics",
+      shared: "Reply thread in Partners › joint (another tenant reads it)",
+    },
   };
 
   const state = {

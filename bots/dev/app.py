@@ -61,7 +61,10 @@ SAFE_ID = r"^[A-Za-z0-9_.-]{1,64}$"
 PERSONAS = [
     {"label": "Ana (user)", "user_id": "U0ANA", "name": "Ana", "groups": ["user"]},
     {"label": "Alex (admin)", "user_id": "U0ALEX", "name": "Alex", "groups": ["user", "admin"]},
+    {"label": "Xe (another organisation)", "user_id": "U0XE", "name": "Xe", "groups": ["external"]},
 ]
+"""The identity switcher's presets; Xe is a person of another organisation (``external``:
+granted nothing unless ``external_groups`` says so; see the README)."""
 
 Model = TypeVar("Model", bound=BaseModel)
 

@@ -104,7 +104,14 @@ def persona_of(request: dict[str, Any]) -> Persona:
         user_id=str(request.get("user_id") or "U0ANA"),
         name=str(request.get("user_name") or "Ana"),
         groups=list(groups) if isinstance(groups, list) else ["user"],
-        place="channel" if request.get("channel_id") == CHANNEL_IDS["channel"] else "dm",
+        place=next(
+            (
+                place
+                for place, channel in CHANNEL_IDS.items()
+                if channel == request.get("channel_id")
+            ),
+            "dm",
+        ),
     )
 
 

@@ -17,9 +17,11 @@ from pydantic import BaseModel, Field, field_validator
 
 from agent_core.users import RequestContext, User, UserResolver
 
-Place = Literal["dm", "channel"]
+Place = Literal["dm", "channel", "shared"]
+"""Where the persona asks: the bot's DM, a channel, or a channel shared with another
+organisation (a Slack Connect channel, a Teams channel another tenant reads)."""
 WORKSPACE_ID = "local"
-CHANNEL_IDS: dict[str, str] = {"dm": "D0CONSOLE", "channel": "C0CONSOLE"}
+CHANNEL_IDS: dict[str, str] = {"dm": "D0CONSOLE", "channel": "C0CONSOLE", "shared": "C0SHARED"}
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,190}$")
 

@@ -41,10 +41,11 @@ import aiohttp
 
 from adapters.approval import ApprovalClick, Decision
 from adapters.files import SharedFile
+from adapters.notices import SHARED_PRIVATELY
 from adapters.slack.limits import SlackMessage
 from adapters.slack.render import query_messages
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords
-from agent_core.components import UiComponent
+from agent_core.components import NotificationComponent, UiComponent
 from agent_core.config import UiFeature
 from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
@@ -64,7 +65,7 @@ from bots.dev.turnlog import TurnRecord, UsageMeter
 from bots.dev.uploads import ConsoleUploads
 from bots.files import SharedFiles
 from bots.metrics import ChannelMetrics
-from bots.turns import Answering, Outcome, Slot, Stop, TurnHost
+from bots.turns import Answering, Audience, Outcome, Slot, Stop, TurnHost
 
 log = logging.getLogger("threadline.dev")
 
@@ -483,6 +484,13 @@ class ConsoleWing:
         context = page.persona.request_context(page.thread_id)
         context.metadata["turn_id"] = page.id
         reply = BothChannels(console, page, stop)
+        # a channel shared with another organisation: as a served bot's default policy
+        # ("private"), the answer goes to the asker alone and the place reads one line
+        shared = page.persona.place == "shared"
+        audience: Audience = "asker" if shared else "place"
+        told = [_told(SHARED_PRIVATELY)] if shared else []
+        if shared:
+            context.metadata["is_private"] = True
 
         async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
             return await console.uploads.fetch(file)
@@ -498,6 +506,7 @@ class ConsoleWing:
                 conversation_id=page.conversation_id,
                 done=done,
                 resume=page.resume,
+                audience=audience,
             )
 
         return Answering(
@@ -508,7 +517,14 @@ class ConsoleWing:
             files=page.files,
             fetch=fetch,
             done=done,
+            shown_first=told,
+            audience=audience,
         )
+
+
+def _told(text: str) -> UiComponent:
+    """One line everyone in the place reads."""
+    return UiComponent.of(NotificationComponent(message=text, level="info"), text)
 
 
 class _NoSlot:

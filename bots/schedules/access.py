@@ -61,6 +61,8 @@ class OwnerAccess:
         allowed = agent.config.allowed_groups
         if allowed and not user.is_member_of(allowed):
             return OwnerCheck("no_access", user, "you may no longer ask there")
+        if user.granted_nothing:  # now of another organisation (or never of this one)
+            return OwnerCheck("no_access", user, "you are no longer a member here")
         tool = agent.tool_registry.peek(SQL_TOOL)
         if isinstance(tool, RunSqlTool):
             try:

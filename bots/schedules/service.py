@@ -32,7 +32,7 @@ from agent_core.schedules.runs import ScheduleRunner
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.zones import owner_zone
 from agent_core.tools.sql import SqlResult
-from agent_core.users import RequestContext, User
+from agent_core.users import OUTSIDER_REFUSAL, RequestContext, User
 from bots.agents import ServedAgent
 from bots.schedules.access import OwnerAccess
 
@@ -139,6 +139,8 @@ class BotSchedules:
             user = await agent.user_resolver.resolve_user(routed)
         except AgentError as refused:
             return card("I could not do that", str(refused), "warning", private=True)
+        if user.granted_nothing:  # another organisation's person: nothing is saved
+            return card("I could not do that", OUTSIDER_REFUSAL, "warning", private=True)
         asker = Asker(
             user,
             workspace,

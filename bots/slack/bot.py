@@ -113,6 +113,7 @@ from adapters.slack.payloads import (
     SlashCommand,
     read_delivery,
 )
+from adapters.slack.places import PLACE_EVENTS, SlackPlaces
 from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
@@ -131,6 +132,7 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
+from bots.places import PlacePolicy, edge_lines, show_in_status
 from bots.schedules.service import BotSchedules
 from bots.slack.clients import (
     DELIVERY,
@@ -194,6 +196,14 @@ class SlackBot:
             agent, None, show=self._show_approval, resumed=resumed_turn, platforms=("slack",)
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
+        self.places = SlackPlaces(self.state.cache)
+        self.place_policy = PlacePolicy.of(settings, agent)
+        show_in_status(
+            agent,
+            lambda: edge_lines(
+                self.clients.known_home(), settings.external_groups, self.place_policy
+            ),
+        )
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -203,6 +213,8 @@ class SlackBot:
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
+            places=self.places,
+            place_policy=self.place_policy,
             schedules=SlackSchedules(
                 self.schedules,
                 self.clients,
@@ -210,6 +222,7 @@ class SlackBot:
                 stop_button_after=settings.stop_button_after,
                 flush_chars=settings.flush_chars,
                 stream_interval=settings.stream_interval,
+                privately=self._answer_privately,
             ),
         )
         self.turns = TurnHost(
@@ -274,6 +287,7 @@ class SlackBot:
             "assistant_thread_started": self._on_assistant_thread_started,
             "app_home_opened": self._on_home_opened,
             **dict.fromkeys(sorted(INVALIDATING_EVENTS), self._on_identity_event),
+            **dict.fromkeys(sorted(PLACE_EVENTS), self._on_place_event),
         }
         actions: dict[str | re.Pattern[str], Listener] = {
             FEEDBACK_ACTION: self._on_feedback,
@@ -729,6 +743,26 @@ class SlackBot:
                 await resolver.handle_event(team, event)
             except StateUnavailableError as error:  # the entry expires with its TTL anyway
                 log.warning("slack: identity cache not invalidated (%s)", error)
+
+    async def _answer_privately(self, client: AsyncWebClient, metadata: Mapping[str, Any]) -> bool:
+        """Whether a place (a schedule's) is now read by another organisation and the
+        policy does not allow answering there."""
+        shared = await self.places.is_shared(
+            client,
+            str(metadata.get("workspace_id") or ""),
+            str(metadata.get("channel_id") or ""),
+            is_dm=bool(metadata.get("is_dm")),
+        )
+        return shared and self.place_policy.for_place(metadata) != "allow"
+
+    async def _on_place_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """``channel_shared`` / ``channel_unshared``: the next answer there knows it."""
+        self._count(str(event.get("type")))
+        team, _ = workspace_of(body)
+        try:
+            await self.places.handle_event(team, event)
+        except StateUnavailableError as error:  # read again from conversations.info later
+            log.warning("slack: channel sharing not recorded (%s)", error)
 
     async def _ignore(self) -> None:
         return None

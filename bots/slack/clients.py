@@ -23,7 +23,7 @@ from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.errors import SlackWebClient
+from adapters.slack.errors import SLACK_FAILURES, SlackWebClient, slack_failure
 from adapters.slack.identity import SlackUserResolver
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
@@ -120,7 +120,7 @@ class WorkspaceClients:
         """Renews rotating bot tokens ahead of expiry (an OAuth app's installations)."""
         self._keep = keep
         self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
-        self._bots: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
+        self._bots: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
         self._workspaces: set[tuple[str, str]] = set()
 
     async def authorize(
@@ -136,15 +136,23 @@ class WorkspaceClients:
             client = await self.client_for(
                 team_id, enterprise_id, enterprise_install=enterprise_install
             )
+        ids = await self._auth_test(client)
+        return Workspace(client, ids[0], ids[1], enterprise_install)
+
+    async def _auth_test(self, client: AsyncWebClient) -> tuple[str | None, ...]:
+        """``(bot user id, bot id, team id, enterprise id)`` of a token: ``auth.test`` once
+        per token per process."""
         token = client.token or ""
         ids = self._bots.get(token)
         if ids is None:
             found = await client.auth_test()
-            ids = (found.get("user_id"), found.get("bot_id"))
+            ids = tuple(
+                found.get(key) or None for key in ("user_id", "bot_id", "team_id", "enterprise_id")
+            )
             self._bots[token] = ids
             while len(self._bots) > self._keep:
                 self._bots.popitem(last=False)
-        return Workspace(client, ids[0], ids[1], enterprise_install)
+        return ids
 
     async def client_for(
         self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False
@@ -177,6 +185,40 @@ class WorkspaceClients:
             return
         self._workspaces.add((enterprise_id, team_id))
         await store.note_workspace(enterprise_id, team_id)
+
+    async def home(self, team_id: str, enterprise_id: str | None) -> tuple[str, str | None] | None:
+        """``(team_id, enterprise_id)`` of the installation serving ``team_id``: whose people
+        are members (``adapters.slack.identity``). An OAuth app reads its installation; a
+        single-workspace app its token's ``auth.test`` (once per process); None when
+        unknown (then nobody is a member until it is known)."""
+        store = self.installation_store
+        if store is not None:
+            bot = await store.async_find_bot(enterprise_id=enterprise_id, team_id=team_id)
+            if bot is not None and bot.is_enterprise_install and bot.enterprise_id:
+                # installed org-wide: it has no workspace of its own, and every workspace of
+                # the organisation is home (people of another organisation still are not)
+                return str(bot.team_id or ""), str(bot.enterprise_id)
+            if bot is None or not bot.team_id:
+                return None
+            return str(bot.team_id), (str(bot.enterprise_id) if bot.enterprise_id else None)
+        try:
+            _, _, team, enterprise = await self._auth_test(self.default)
+        except SLACK_FAILURES as error:
+            log.warning(
+                "slack: auth.test failed (%s); nobody is a member until it answers",
+                slack_failure(error),
+            )
+            return None
+        return (team, enterprise) if team else None
+
+    def known_home(self) -> str:
+        """The installing workspace as far as this process knows it (``/status``)."""
+        if self.installation_store is not None:
+            return "each installing workspace (and its Grid organisation)"
+        ids = self._bots.get(self.default.token or "")
+        if ids is None or not ids[2]:
+            return "the bot token's workspace (not looked up yet)"
+        return f"workspace {ids[2]}" + (f", Grid organisation {ids[3]}" if ids[3] else "")
 
     def share_session(self, session: aiohttp.ClientSession | None) -> None:
         """Point every client at ``session`` (the bot's pool, opened in the event loop)."""
@@ -300,10 +342,12 @@ def build_user_resolver(
 
     return SlackUserResolver(
         provider,
+        home=clients.home,
         admin_users=settings.admin_users,
         admin_groups=settings.admin_groups,
         group_map=settings.group_map,
         workspace_admins_are_admins=settings.workspace_admins_are_admins,
+        external_groups=settings.external_groups,
         cache=cache,
         ttl=settings.identity_ttl,
         local_ttl=settings.identity_local_ttl,

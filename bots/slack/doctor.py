@@ -10,6 +10,7 @@ from adapters.slack.errors import SlackCallFailed, SlackWebClient
 from adapters.slack.installations import KeyValueInstallationStore
 from agent_core.state import KeyValueStore
 from bots.checks import Check
+from bots.places import PlacePolicy
 from bots.slack.settings import BOT_SCOPES, SlackSettings
 
 
@@ -38,7 +39,10 @@ async def checks(settings: SlackSettings, records: KeyValueStore | None = None) 
                 "SLACK_BOT_TOKEN (Slack app settings > OAuth & Permissions > Bot User OAuth Token)",
             )
         ]
-    found = [Check.passed("Slack bot token", f"{response.get('user')} in {response.get('team')}")]
+    found = [
+        Check.passed("Slack bot token", f"{response.get('user')} in {response.get('team')}"),
+        edge_check(settings, response.get("team_id"), response.get("enterprise_id")),
+    ]
     granted = response.headers.get("x-oauth-scopes") or response.headers.get("X-OAuth-Scopes")
     if granted is None:
         return [*found, Check.skipped("Slack scopes", "Slack did not list the token's scopes")]
@@ -95,3 +99,14 @@ async def installations(store: KeyValueInstallationStore) -> Check:
         said.append(f"{where} since {when} UTC ({entry['reason']})")
     fix = "Slack refused the refresh token of " + "; ".join(said) + ": reinstall the app there"
     return Check.failed("Slack stopped installations", fix)
+
+
+def edge_check(settings: SlackSettings, team: object, enterprise: object) -> Check:
+    """Whose people are members, and what places shared with other organisations get."""
+    home = f"workspace {team}" + (f" (Grid organisation {enterprise})" if enterprise else "")
+    policy = PlacePolicy(settings.shared_places, frozenset(settings.shared_places_allowed))
+    granted = ", ".join(settings.external_groups) or "nothing"
+    return Check.passed(
+        "Organisation's edge",
+        f"members: people of {home}; others get {granted}; {policy.describe()}",
+    )

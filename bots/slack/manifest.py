@@ -43,6 +43,8 @@ BOT_EVENTS = [
     "app_uninstalled",
     "assistant_thread_context_changed",
     "assistant_thread_started",
+    "channel_shared",
+    "channel_unshared",
     "message.channels",
     "message.groups",
     "message.im",

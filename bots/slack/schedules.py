@@ -18,9 +18,11 @@ the turns the dispatcher makes of due occurrences. ``SlackWing`` asks here first
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
+
+from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.reach import Person
 from adapters.slack import reach
@@ -35,12 +37,17 @@ from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.runs import Audience
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
+from bots.places import told_privately
 from bots.schedules.checks import ChannelChecks, owner_context
 from bots.schedules.service import BotSchedules
 from bots.slack.clients import WorkspaceClients
 from bots.turns import Answering, Outcome, Stop
 
 log = logging.getLogger(__name__)
+
+Privately = Callable[[AsyncWebClient, Mapping[str, Any]], Awaitable[bool]]
+"""Whether a schedule's place (its metadata) is read by another organisation now, so the
+run's answer goes to its owner alone (``bots.slack.bot``: ``SlackPlaces`` + the policy)."""
 
 
 class Asked(Protocol):
@@ -82,9 +89,11 @@ class SlackSchedules:
         stop_button_after: float | None = 3.0,
         flush_chars: int = 1000,
         stream_interval: float = 1.0,
+        privately: Privately | None = None,
     ) -> None:
         self.schedules = schedules
         self.clients = clients
+        self.privately = privately
         self.admins = tuple(admins)
         self.stop_button_after = stop_button_after
         self.flush_chars = flush_chars
@@ -168,6 +177,8 @@ class SlackSchedules:
             return "completed"
         if turn.is_retry:
             await slot.retract()  # the dead run's partial answer (its marker stays)
+        if self.privately is not None and await self.privately(slot.client, schedule.place.context):
+            return self._to_the_owner(turn, occurrence, schedule, slot, step.prompt)
         try:
             thread = await slot.open_marked(step.marker_component())
         except SlackCallFailed as error:
@@ -192,6 +203,32 @@ class SlackSchedules:
             reply,
             conversation_id=conversation_id(context),
             done=runner.on_answered(turn, occurrence, schedule),
+        )
+
+    def _to_the_owner(
+        self, turn: Turn, occurrence: Occurrence, schedule: Schedule, slot: AnswerSlot, prompt: str
+    ) -> Answering:
+        """A run whose place became shared with another organisation: no marker there, the
+        answer (and why) to the owner alone, as ephemeral messages in the place."""
+        slot.target = replace(slot.target, thread_ts=PRIVATE_THREAD, private=True)
+        context = owner_context(schedule, thread_id=PRIVATE_THREAD, turn_id=turn.id)
+        reply = SlackReplyStream(
+            slot.client,
+            slot.target,
+            slot=slot,
+            stop_turn=turn.id,
+            stop_button_after=self.stop_button_after,
+            flush_chars=self.flush_chars,
+            flush_interval=self.stream_interval,
+        )
+        return Answering(
+            context,
+            prompt,
+            reply,
+            conversation_id=conversation_id(context),
+            done=self.schedules.runner.on_answered(turn, occurrence, schedule),
+            shown_first=[told_privately()],
+            audience="asker",
         )
 
     def _checks(self, slot: AnswerSlot, schedule: Schedule) -> ChannelChecks:

@@ -15,7 +15,8 @@ worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)
   (ephemeral messages cannot be deleted) is not repeated: the asker is told plainly that
   it was interrupted.
 - **Public slash commands** first post "<@user> asked: ..." and answer in that message's
-  thread (which the bot joins).
+  thread (which the bot joins); in a channel shared with another organisation whose answer
+  is not the place's, the thread opens with the place's one line instead of the question.
 - **The thread's context**: what the thread said before the question that the conversation
   lacks (other apps' messages, a human thread the bot was just called into) is read within
   Slack's limits and given to the agent with the question (``adapters.slack.history``).
@@ -25,6 +26,9 @@ worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)
   the same thread, on any process.
 - **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
   by ``bots.slack.schedules`` (asked first).
+- **Shared places**: in a channel shared with another organisation (``adapters.slack.places``)
+  the answer goes to the asker alone, is refused, or is posted, as ``bots.places`` says; the
+  thread reads one line saying so.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.fetch import FetchPolicy
 from adapters.files import SharedFile
+from adapters.notices import SHARED_PRIVATELY, SHARED_REFUSED
 from adapters.slack.context import (
     PRIVATE_THREAD,
     ReplyTarget,
@@ -49,6 +54,7 @@ from adapters.slack.context import (
 )
 from adapters.slack.files import download
 from adapters.slack.history import ThreadContext, ThreadView, thread_prompt
+from adapters.slack.places import SlackPlaces
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.sources import QueryRecords
 from adapters.slack.stream import OnApproval, SlackReplyStream
@@ -60,8 +66,9 @@ from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
+from bots.places import PlacePolicy
 from bots.slack.clients import WorkspaceClients
-from bots.turns import Answering, Outcome, Slot, Stop
+from bots.turns import Answering, Audience, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
@@ -174,8 +181,13 @@ class SlackWing:
         flush_chars: int = 1000,
         stream_interval: float = 1.0,
         schedules: SlackSchedules | None = None,
+        places: SlackPlaces | None = None,
+        place_policy: PlacePolicy | None = None,
     ) -> None:
         self.clients = clients
+        self.places = places
+        """Whether a channel is shared with another organisation (None: never asked)."""
+        self.place_policy = place_policy or PlacePolicy()
         self.schedules = schedules
         """Schedule commands and scheduled turns (``bots.slack.schedules``), asked first."""
         self.threads = threads
@@ -223,10 +235,16 @@ class SlackWing:
             done := await self.schedules.command(turn, queued, slot)
         ):
             return done
-        if queued.open_thread and not await self._open_thread(queued, slot):
-            return "dropped"
         client = slot.client
+        audience = await self._audience(queued, client, slot.target)
+        told = await self._open_thread(queued, slot, audience)
+        if told is None:
+            return "dropped"
         context = queued.request_context(slot.target, turn.id)
+        if audience == "asker":  # its memories stay the asker's too
+            context = context.model_copy(
+                update={"metadata": {**context.metadata, "is_private": True}}
+            )
         reply = SlackReplyStream(
             client,
             slot.target,
@@ -241,10 +259,12 @@ class SlackWing:
         async def keep(component: UiComponent) -> None:
             await self._keep_queries(slot.target, component)
 
+        if audience == "nobody":
+            return Answering(context, "", reply, shown_first=told, audience="nobody")
         if queued.resume is not None:  # the thread and the files were read when it was asked
-            return Answering(context, "", reply, resume=queued.resume, keep=keep)
+            return Answering(context, "", reply, resume=queued.resume, keep=keep, audience=audience)
         view = await self._thread_view(queued, client, slot.target)
-        shown_first = []
+        shown_first = told if audience == "asker" else []
         if (notice := view.notice) is not None:  # the asker learns what it could not see
             shown_first.append(UiComponent.of(NotificationComponent(message=notice), notice))
         question = thread_prompt(
@@ -264,15 +284,50 @@ class SlackWing:
             fetch=fetch,
             shown_first=shown_first,
             keep=keep,
+            audience=audience,
         )
 
-    async def _open_thread(self, queued: QueuedTurn, slot: AnswerSlot) -> bool:
-        """A public slash command: the thread it is answered in (which the bot joins)."""
+    async def _audience(
+        self, queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget
+    ) -> Audience:
+        """Who reads this answer: the place, or (a channel shared with another organisation,
+        as the policy says) the asker alone or nobody. A private answer is the asker's
+        already."""
+        # a public slash command's target is private only until its thread opens
+        if self.places is None or (target.private and not queued.open_thread) or target.is_dm:
+            return "place"
+        shared = await self.places.is_shared(
+            client,
+            queued.team,
+            target.channel,
+            envelope=bool(queued.context.get("slack_ext_shared")),
+        )
+        if not shared:
+            return "place"
+        match self.place_policy.for_place(queued.context):
+            case "allow":
+                return "place"
+            case "refuse":
+                return "nobody"
+        return "asker"
+
+    async def _open_thread(
+        self, queued: QueuedTurn, slot: AnswerSlot, audience: Audience
+    ) -> list[UiComponent] | None:
+        """What the place is told first when the answer is not its own (its one line), once
+        a public slash command's thread is open (which the bot joins). Where another
+        organisation reads the channel, that thread opens with the line, never the question,
+        and the line is not said twice. ``None``: the thread could not be opened."""
+        line = SHARED_PRIVATELY if audience == "asker" else SHARED_REFUSED
+        if not queued.open_thread:
+            return [_notice(line)]
+        instead = None if audience == "place" else line
         command = str(queued.context.get("command") or "/ask")
-        thread_ts = await slot.open_thread(queued.text, command=command)
-        if thread_ts is not None:
-            await self.threads.join(queued.team, slot.target.channel, thread_ts)
-        return thread_ts is not None
+        thread_ts = await slot.open_thread(queued.text, command=command, instead=instead)
+        if thread_ts is None:
+            return None
+        await self.threads.join(queued.team, slot.target.channel, thread_ts)
+        return [_notice(line)] if instead is None else []
 
     async def _keep_queries(self, target: ReplyTarget, component: UiComponent) -> None:
         """The answer's queries, kept for its "Show query" button (``adapters.slack.sources``)."""
@@ -307,6 +362,11 @@ class SlackWing:
         except StateUnavailableError as error:  # answer the question without them
             log.warning("slack: thread context of %s not read (%s)", target.thread_ts, error)
             return ThreadView([])
+
+
+def _notice(text: str) -> UiComponent:
+    """One line everyone in the place reads."""
+    return UiComponent.of(NotificationComponent(message=text, level="info"), text)
 
 
 async def resumed_turn(record: ApprovalRecord, hints: Mapping[str, Any]) -> ResumedTurn | None:

@@ -69,6 +69,7 @@ from adapters.teams.controls import (
 )
 from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
+from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.clock import Clock
@@ -83,6 +84,7 @@ from bots.files import SharedFiles
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
+from bots.places import PlacePolicy, edge_lines, show_in_status
 from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
@@ -118,10 +120,21 @@ def user_resolver(
         )
     return TeamsUserResolver(
         settings.group_mapping(),
-        roster=ConnectorRoster(pool.get),
+        roster=ConnectorRoster(pool.get, timeout=settings.roster_timeout),
         directory=directory,
         cache=cache,
     )
+
+
+def _tell_of_outsiders(agent: ServedAgent, places: TeamsPlaces) -> None:
+    """Each Teams resolver the agent uses tells ``places`` of the outsiders it finds (a
+    profile's resolver wraps the channel's: ``base``)."""
+    for served in agent.served_agents():
+        resolver: object = served.user_resolver
+        while not isinstance(resolver, TeamsUserResolver) and hasattr(resolver, "base"):
+            resolver = resolver.base
+        if isinstance(resolver, TeamsUserResolver):
+            resolver.places = places
 
 
 class TeamsBot:
@@ -166,17 +179,31 @@ class TeamsBot:
             agent, None, show=self._show_approval, resumed=self._resumed, platforms=("teams",)
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
+        self.places = TeamsPlaces(
+            self.state.cache,
+            home_tenants=settings.home_tenants,
+            connector_for=self.pool.get,
+            timeout=settings.roster_timeout,
+            max_pages=settings.roster_pages,
+        )
+        self.place_policy = PlacePolicy.of(settings, agent)
+        home = "tenant " + (", ".join(settings.home_tenants) or "none configured: nobody")
+        show_in_status(agent, lambda: edge_lines(home, settings.external_groups, self.place_policy))
+        _tell_of_outsiders(agent, self.places)
         wing = TeamsWing(
             self.outbound,
             options=settings.reply_options(),
             files=self.file_offers,
             stop_button_after=settings.stop_button_after,
             on_approval=self.approvals.note,
+            places=self.places,
+            place_policy=self.place_policy,
             schedules=TeamsSchedules(
                 self.schedules,
                 self.outbound,
                 options=settings.reply_options(),
                 stop_button_after=settings.stop_button_after,
+                privately=self._answer_privately,
             ),
         )
         self.turns = TurnHost(
@@ -256,7 +283,17 @@ class TeamsBot:
         await self._accept(activity, message_text(activity))
         return ACCEPTED
 
+    async def _answer_privately(self, metadata: Mapping[str, Any]) -> bool:
+        """Whether a place (a schedule's) is now read by another organisation and the
+        policy does not allow answering there."""
+        shared = await self.places.is_shared(metadata)
+        return shared and self.place_policy.for_place(metadata) != "allow"
+
     async def _on_conversation_update(self, activity: Wire) -> Answer:
+        try:  # who reads the place may have changed
+            await self.places.handle_event(tenant_id(activity), activity)
+        except StateUnavailableError as error:  # the cached answer expires on its own
+            logger.warning("teams: a change of members not noted (%s)", error)
         if self._welcomes(activity):
             await self._accept(activity, "")
         return ACCEPTED

@@ -172,6 +172,16 @@ class BotConnectorClient:
         result = await self._request("GET", path)
         return result if isinstance(result, dict) else {}
 
+    async def get_paged_members(
+        self, conversation_id: str, *, page_size: int, continuation_token: str | None = None
+    ) -> dict[str, Any]:
+        params = {"pageSize": str(page_size)}
+        if continuation_token:
+            params["continuationToken"] = continuation_token
+        path = self._path(conversation_id) + "/pagedmembers"
+        result = await self._request("GET", path, params=params)
+        return result if isinstance(result, dict) else {}
+
 
 def _id(result: Any) -> str:
     return str(result.get("id") or "") if isinstance(result, dict) else ""

@@ -7,6 +7,7 @@ from typing import Any
 
 from agent_core.state.keyvalue import MemoryKeyValueStore
 from bots.checks import Check
+from bots.places import PlacePolicy
 from bots.teams.connector import ConnectorPool, CredentialsTokenSource
 from bots.teams.outbound import Outbound
 from bots.teams.settings import TeamsSettings
@@ -14,7 +15,28 @@ from bots.teams.settings import TeamsSettings
 SERVICE_URL = "https://smba.trafficmanager.net/teams/"
 
 
+def edge_check(settings: TeamsSettings) -> Check:
+    """Whose people are members, and what places shared with other organisations get."""
+    policy = PlacePolicy(settings.shared_places, frozenset(settings.shared_places_allowed))
+    granted = ", ".join(settings.external_groups) or "nothing"
+    if not settings.home_tenants:
+        return Check.warned(
+            "Organisation's edge",
+            "no MicrosoftAppTenantId or TEAMS_ALLOWED_TENANTS: everyone is external",
+        )
+    tenants = ", ".join(settings.home_tenants)
+    return Check.passed(
+        "Organisation's edge",
+        f"members: people of tenant {tenants}; others get {granted}; {policy.describe()}",
+    )
+
+
 async def checks(settings: TeamsSettings) -> list[Check]:
+    """The configured identity obtains a Bot Connector token; the organisation's edge."""
+    return [edge_check(settings), *await _credentials(settings)]
+
+
+async def _credentials(settings: TeamsSettings) -> list[Check]:
     """The configured identity obtains a Bot Connector token."""
     if not settings.auth_enabled:
         return [Check.skipped("Teams credentials", "no MicrosoftAppId: authentication is off")]

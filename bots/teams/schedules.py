@@ -19,7 +19,7 @@ the turns the dispatcher makes of due occurrences. ``TeamsWing`` asks here first
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from adapters.reach import Person
@@ -34,10 +34,15 @@ from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.runs import Audience
 from agent_core.state.turns import Turn
+from bots.places import told_privately
 from bots.schedules.checks import ChannelChecks, owner_context
 from bots.schedules.service import BotSchedules
 from bots.teams.outbound import Outbound
 from bots.turns import Answering, Outcome, Stop
+
+Privately = Callable[[Mapping[str, Any]], Awaitable[bool]]
+"""Whether a schedule's place (its metadata) is read by another organisation now, so the
+run's answer goes to its owner alone (``bots.teams.bot``: ``TeamsPlaces`` + the policy)."""
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +66,11 @@ class TeamsSchedules:
         *,
         options: ReplyOptions,
         stop_button_after: float | None = 3.0,
+        privately: Privately | None = None,
     ) -> None:
         self.schedules = schedules
         self.outbound = outbound
+        self.privately = privately
         self.options = options
         self.stop_button_after = stop_button_after
 
@@ -138,7 +145,8 @@ class TeamsSchedules:
         if isinstance(step, str):
             await runner.finished(turn, occurrence, step)
             return "completed"
-        if not turn.progress.get(MARKER):
+        alone = self.privately is not None and await self.privately(schedule.place.context)
+        if not alone and not turn.progress.get(MARKER):  # a shared place gets no marker
             try:
                 marker = await reach.post(connector, ref, step.marker_component())
             except ConnectorError as error:
@@ -164,6 +172,9 @@ class TeamsSchedules:
             reply,
             conversation_id=conversation_id(context),
             done=runner.on_answered(turn, occurrence, schedule),
+            # a place now read by another organisation: the answer (and why) to the owner
+            shown_first=[told_privately()] if alone else (),
+            audience="asker" if alone else "place",
         )
 
     def _checks(self, ref: ConversationRef, schedule: Schedule) -> ChannelChecks:

@@ -23,8 +23,10 @@ Who gets which groups (unknown users get none)::
     TEAMS_ADMIN_USERS       comma-separated Entra object ids made ``admin``
     TEAMS_ADMIN_EMAILS      comma-separated emails / UPNs made ``admin``
     TEAMS_ADMIN_GROUPS      comma-separated Entra group ids whose members are ``admin`` (Graph)
-    TEAMS_DEFAULT_GROUPS    groups every user of an allowed tenant gets (e.g. ``user``)
-    TEAMS_ALLOWED_TENANTS   comma-separated tenant ids; others get no groups
+    TEAMS_DEFAULT_GROUPS    groups every member of the organisation gets (e.g. ``user``):
+                            needs MicrosoftAppTenantId or TEAMS_ALLOWED_TENANTS
+    TEAMS_ALLOWED_TENANTS   comma-separated tenant ids whose people are members besides the
+                            app's tenant; anyone else is ``external``
     TEAMS_GROUP_MAP         JSON of a full ``GroupMapping`` (users/emails/aad_groups/app_roles)
     TEAMS_GRAPH=1           look up Entra groups / app roles in Microsoft Graph (app-only)
     GRAPH_URL               Graph base URL (default https://graph.microsoft.com/v1.0)
@@ -137,6 +139,15 @@ class TeamsSettings(ChannelSettings):
     default_groups: CommaList = Field(
         default_factory=list, validation_alias=env("default_groups", "TEAMS_DEFAULT_GROUPS")
     )
+    roster_timeout: float = Field(
+        10.0, gt=0, validation_alias=env("roster_timeout", "TEAMS_ROSTER_TIMEOUT")
+    )
+    """Seconds a roster lookup (who is asking, their tenant and role) may take; past it
+    the person is external until the roster answers."""
+    roster_pages: int = Field(10, ge=1, validation_alias=env("roster_pages", "TEAMS_ROSTER_PAGES"))
+    """Pages (of 500 members) of a channel's or group chat's roster read, on its first
+    turn, to learn whether another organisation is in it; a longer roster, like one that
+    fails or takes longer than ``roster_timeout``, counts as shared (fail closed)."""
     allowed_tenants: CommaList = Field(
         default_factory=list, validation_alias=env("allowed_tenants", "TEAMS_ALLOWED_TENANTS")
     )
@@ -186,7 +197,26 @@ class TeamsSettings(ChannelSettings):
 
     def problems(self) -> list[str]:
         """Settings the bot needs together (see ``Section.problems``)."""
-        return self._identity_problems() + self._endpoint_problems()
+        return self._identity_problems() + self._endpoint_problems() + self._edge_problems()
+
+    def _edge_problems(self) -> list[str]:
+        """Default groups need to know whose they are: with no tenant known, an empty list
+        of tenants once meant *any* tenant (issue 35)."""
+        defaults = self.default_groups or GroupMapping.model_validate(self.group_map).default_groups
+        if defaults and not self.home_tenants:
+            return [
+                "TEAMS_DEFAULT_GROUPS needs the organisation's tenant: set MicrosoftAppTenantId "
+                "or TEAMS_ALLOWED_TENANTS (people of any other tenant are external)"
+            ]
+        return []
+
+    @property
+    def home_tenants(self) -> list[str]:
+        """The tenants whose people are members: the app's and ``allowed_tenants``."""
+        tenants = {*self.allowed_tenants, *GroupMapping.model_validate(self.group_map).tenants}
+        if self.app_tenant_id:
+            tenants.add(self.app_tenant_id)
+        return sorted(tenants)
 
     def _identity_problems(self) -> list[str]:
         problems: list[str] = []
@@ -246,7 +276,8 @@ class TeamsSettings(ChannelSettings):
             for item in extra:
                 table.setdefault(item.lower(), []).append("admin")
         mapping.default_groups = sorted({*mapping.default_groups, *self.default_groups})
-        mapping.tenants = sorted({*mapping.tenants, *self.allowed_tenants})
+        mapping.tenants = self.home_tenants
+        mapping.external_groups = list(self.external_groups)
         return mapping
 
     def reply_options(self) -> ReplyOptions:

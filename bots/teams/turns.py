@@ -24,6 +24,9 @@ that needs no inbound request (``bots.teams.outbound``)::
   without streaming (no message of the asker's to stream under), on any process.
 - **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
   by ``bots.teams.schedules`` (asked first).
+- **Shared places**: in a conversation read by another organisation
+  (``adapters.teams.places``) the answer goes to the asker alone, is refused, or is posted,
+  as ``bots.places`` says; the conversation reads one line saying so.
 """
 
 from __future__ import annotations
@@ -35,20 +38,24 @@ from typing import TYPE_CHECKING, Any
 
 from adapters.fetch import Fetcher, FetchPolicy
 from adapters.files import SharedFile
+from adapters.notices import SHARED_PRIVATELY, SHARED_REFUSED
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import conversation_id, request_context
 from adapters.teams.files import FileOffers, download, shared_files
 from adapters.teams.payloads import MalformedPayload, read_activity
+from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import OnApproval, ReplyOptions, TeamsReplyStream
+from agent_core.components import NotificationComponent, UiComponent
 from agent_core.errors import StateUnavailableError
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
+from bots.places import PlacePolicy
 from bots.teams.outbound import Outbound
-from bots.turns import Answering, Outcome, Slot, Stop
+from bots.turns import Answering, Audience, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
@@ -86,8 +93,13 @@ class TeamsWing:
         stop_button_after: float | None = 3.0,
         on_approval: OnApproval | None = None,
         schedules: TeamsSchedules | None = None,
+        places: TeamsPlaces | None = None,
+        place_policy: PlacePolicy | None = None,
     ) -> None:
         self.outbound = outbound
+        self.places = places
+        """Whether a conversation is read by another organisation (None: never asked)."""
+        self.place_policy = place_policy or PlacePolicy()
         self.options = options
         self.files = files
         self.stop_button_after = stop_button_after
@@ -137,6 +149,9 @@ class TeamsWing:
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)
         context.metadata["turn_id"] = turn.id
+        audience = await self._audience(context)
+        if audience == "asker":  # its memories stay the asker's too
+            context.metadata["is_private"] = True
         reply = TeamsReplyStream(
             await self.outbound.connector(ref.service_url),
             ref,
@@ -158,6 +173,8 @@ class TeamsWing:
             if outcome == "completed" and slot.current is not None:
                 await self._remember_answer(ref, slot.current.id, turn.id)
 
+        if audience == "nobody":
+            return Answering(context, "", reply, shown_first=_told("nobody"), audience="nobody")
         return Answering(
             context,
             str(turn.payload.get("text") or ""),
@@ -166,7 +183,21 @@ class TeamsWing:
             files=shared_files(activity),
             fetch=fetch,
             done=done,
+            shown_first=_told(audience),
+            audience=audience,
         )
+
+    async def _audience(self, context: RequestContext) -> Audience:
+        """Who reads this answer: the conversation, or (one read by another organisation,
+        as the policy says) the asker alone or nobody."""
+        if self.places is None or not await self.places.is_shared(context.metadata):
+            return "place"
+        match self.place_policy.for_place(context.metadata):
+            case "allow":
+                return "place"
+            case "refuse":
+                return "nobody"
+        return "asker"
 
     async def _resume(
         self, turn: Turn, slot: AnswerSlot, ref: ConversationRef, stop: Stop
@@ -184,13 +215,25 @@ class TeamsWing:
             on_approval=self.on_approval,
         )
         context = RequestContext(metadata={**turn.payload["context"], "turn_id": turn.id})
-        return Answering(context, "", reply, resume=str(turn.payload["resume"]))
+        audience = await self._audience(context)
+        if audience == "nobody":  # the place became shared while it waited: the asker only
+            audience = "asker"
+        resume = str(turn.payload["resume"])
+        return Answering(context, "", reply, resume=resume, audience=audience)
 
     async def _remember_answer(self, ref: ConversationRef, message_id: str, turn_id: str) -> None:
         try:
             await self.outbound.remember_answer(ref, message_id, turn_id)
         except StateUnavailableError as error:  # feedback on it then rates no memories
             log.warning("teams: could not note the answer of turn %s (%s)", turn_id, error)
+
+
+def _told(audience: Audience) -> list[UiComponent]:
+    """The one line a shared place reads (nothing for an ordinary one)."""
+    if audience == "place":
+        return []
+    text = SHARED_PRIVATELY if audience == "asker" else SHARED_REFUSED
+    return [UiComponent.of(NotificationComponent(message=text, level="info"), text)]
 
 
 def _resumed_ref(turn: Turn) -> ConversationRef | None:

@@ -4,6 +4,7 @@ reads (from the settings it loads, so the list cannot drift), examples; `--versi
 from __future__ import annotations
 
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from pydantic import AliasChoices
@@ -84,3 +85,23 @@ def test_every_log_line_of_a_command_masks_url_passwords(
         logger.exception("could not connect")
     assert "L0g-S3cret" not in caplog.text
     assert "redis://:***@cache" in caplog.text and "postgresql://bo:***@db" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["bo:C0nf-S3cret@db/x", "postgresql//bo:C0nf-S3cret@db/x", "mysql://bo:C0nf-S3cret@db:port/x"],
+)
+def test_config_never_prints_a_malformed_database_url_whole(
+    url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Issue 35: `threadline config` printed a malformed THREADLINE_DATABASE_URL whole, its
+    password too, while the errors about the same URL masked it."""
+    monkeypatch.chdir(str(tmp_path))
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", url)
+    main(["config"])
+    text = capsys.readouterr().out
+    assert "C0nf-S3cret" not in text
+    assert "(not a database URL" in text

@@ -87,7 +87,10 @@ async def test_a_ready_deployment_passes_every_check_and_spends_no_tokens(
     async with platforms(monkeypatch) as (claude, slack, teams):
         found = [str(check) for check in await diagnose(args(app=EXAMPLE))]
         assert all(line.startswith("✓") for line in found), found
-        assert len(found) == 8, found
+        assert len(found) == 10, found
+        edges = [line for line in found if line.startswith("✓ Organisation's edge")]
+        assert len(edges) == 2 and all("shared places: private" in line for line in edges)
+        assert any("members: people of workspace T1" in line for line in edges), edges
         assert any(
             line.startswith("✓ database: sqlite:///") and "read-only" in line for line in found
         ), found

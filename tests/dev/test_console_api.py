@@ -49,7 +49,7 @@ async def test_page_and_its_assets_are_served(console: Console) -> None:
     assert await vendor.read() == ADAPTIVE_CARDS_JS.read_bytes()
     info = await (await console.client.get("/api/info")).json()
     assert info["scripted"] is True
-    assert [p["user_id"] for p in info["personas"]] == ["U0ANA", "U0ALEX"]
+    assert [p["user_id"] for p in info["personas"]] == ["U0ANA", "U0ALEX", "U0XE"]
 
 
 async def test_an_answer_streams_to_slack_and_teams_in_a_dm(

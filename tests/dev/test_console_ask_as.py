@@ -5,6 +5,7 @@ role gets before rollout."""
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,10 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 from rich.console import Console as RichConsole
 
+from adapters.notices import SHARED_PRIVATELY
 from agent_core import ScriptedLlmService, ScriptedResponse
 from agent_core.database.settings import DatabaseConfig
+from agent_core.users import OUTSIDER_REFUSAL
 from bots.demo.agent import DemoSettings, build_demo_agent
 from bots.dev.app import create_app
 from bots.dev.chat import ChatSession
@@ -73,3 +76,24 @@ def test_the_terminal_chat_asks_as_a_person_and_groups(tmp_path: Path) -> None:
     assert "Now asking as ana@example.com, groups: user, emea" in out.getvalue()
     assert chat.command("/as not-an-email@,x@y") is None  # two emails: told, not crashed
     assert chat.command("/admin") is None and chat.persona.email is None
+
+
+async def test_the_console_asks_as_an_external_person_and_in_a_shared_channel(
+    tmp_path: Path,
+) -> None:
+    """Issue 35: a team sees before rollout what a person of another organisation gets (one
+    sentence, nothing runs) and what a channel shared with one shows (one line; the answer
+    to the asker alone)."""
+    served = agent(tmp_path)
+    app = create_app(served, options=ConsoleOptions(pace=0.0))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        console = Console(client)
+        xe = {"user_id": "U0XE", "name": "Xe", "place": "channel", "groups": ["external"]}
+        refused = await console.ask("regions?", xe, thread="2.1")
+        assert OUTSIDER_REFUSAL in json.dumps(refused.events) and regions(served) == []
+        ana = {"user_id": "U0ANA", "name": "Ana", "place": "shared", "groups": ["user"]}
+        shared = await console.ask("regions?", ana, thread="2.2")
+        messages = list(shared.slack_messages().values())
+        public = [m for m in messages if not m.get("ephemeral_to")]
+        assert SHARED_PRIVATELY in json.dumps(public) and "Done." not in json.dumps(public)
+        assert "Done." in json.dumps([m for m in messages if m.get("ephemeral_to")])

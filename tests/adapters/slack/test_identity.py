@@ -30,8 +30,20 @@ async def fake() -> AsyncIterator[FakeSlackApi]:
             "team_id": "T1",
             "profile": {"email": "ana@acme.io", "display_name": "Ana", "real_name": "Ana B"},
         }
-        fake.users["U2"] = {"id": "U2", "name": "bo", "is_admin": True, "profile": {}}
-        fake.users["G1"] = {"id": "G1", "name": "guest", "is_restricted": True, "profile": {}}
+        fake.users["U2"] = {
+            "id": "U2",
+            "name": "bo",
+            "team_id": "T1",
+            "is_admin": True,
+            "profile": {},
+        }
+        fake.users["G1"] = {
+            "id": "G1",
+            "name": "guest",
+            "team_id": "T1",
+            "is_restricted": True,
+            "profile": {},
+        }
         fake.usergroups = [
             {"id": "S1", "handle": "data-team", "users": ["U1", "U2"]},
             {"id": "S2", "handle": "ops", "users": ["U2"]},
@@ -170,18 +182,32 @@ async def test_missing_scopes_or_free_plan_degrade_to_fewer_groups_with_one_log_
     fake: FakeSlackApi, error: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake.errors["usergroups.list"] = error
-    fake.errors["users.info"] = "missing_scope"
     resolver = resolver_for(fake, admin_users=["U1"])
     with caplog.at_level(logging.WARNING, logger="adapters.slack.identity"):
         first = await resolver.resolve_user(ctx("U1", user_name="ana"))
         await resolver.resolve_user(ctx("U2"))
     assert first.group_memberships == ["user", "admin"]
-    assert (first.username, first.email) == ("ana", None)
     warnings = [r.getMessage() for r in caplog.records]
-    assert len(warnings) == 2
+    assert len(warnings) == 1
     await resolver.resolve_user(ctx("U1"))
     assert fake.methods() == ["users.info", "usergroups.list", "users.info"]  # failures cached
     assert any(error in w and "user groups" in w for w in warnings)
+
+
+async def test_a_failed_users_info_means_external_until_known(
+    fake: FakeSlackApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 35 (bad input): with ``users.info`` failing, a person was a member (``user``)
+    whatever their organisation; now they are external until it answers, with one log
+    line, and the failure is cached only for ``failure_ttl``."""
+    fake.errors["users.info"] = "missing_scope"
+    resolver = resolver_for(fake, admin_users=["U1"])
+    with caplog.at_level(logging.WARNING, logger="adapters.slack.identity"):
+        first = await resolver.resolve_user(ctx("U1", user_name="ana"))
+    assert first.group_memberships == ["external"]
+    assert first.metadata["is_external"] and (first.username, first.email) == ("ana", None)
+    assert sum("users.info" in r.getMessage() for r in caplog.records) == 1
+    assert "usergroups.list" not in fake.methods()  # an outsider's groups are never read
 
 
 async def test_non_slack_or_unsigned_context_is_refused(fake: FakeSlackApi) -> None:

@@ -74,6 +74,8 @@ async def connector() -> AsyncIterator[FakeBotConnector]:
             "aadObjectId": "aad-ana",
             "email": "Ana@Contoso.com",
             "userPrincipalName": "ana@contoso.com",
+            "tenantId": TENANT,
+            "userRole": "user",
         }
         yield fake
 
@@ -85,7 +87,9 @@ def context_for(fake: FakeBotConnector, user: str = "aad-ana") -> RequestContext
 async def test_roster_email_and_configured_groups(connector: FakeBotConnector) -> None:
     async with ConnectorPool() as pool:
         resolver = TeamsUserResolver(
-            GroupMapping(emails={"ana@contoso.com": ["analyst"]}, default_groups=["user"]),
+            GroupMapping(
+                emails={"ana@contoso.com": ["analyst"]}, default_groups=["user"], tenants=[TENANT]
+            ),
             roster=ConnectorRoster(pool.get),
         )
         user = await resolver.resolve_user(context_for(connector))
@@ -102,15 +106,19 @@ async def test_unknown_user_gets_no_groups(connector: FakeBotConnector) -> None:
             GroupMapping(users={"aad-admin": ["admin"]}), roster=ConnectorRoster(pool.get)
         )
         user = await resolver.resolve_user(context_for(connector, user="aad-stranger"))
-    assert user.group_memberships == []
-    assert user.email is None  # not on the roster: the lookup failed softly
+    assert user.group_memberships == ["external"]  # not on the roster: external until known
+    assert user.email is None  # the lookup failed softly
 
 
 async def test_other_tenants_get_nothing_even_defaults(connector: FakeBotConnector) -> None:
-    resolver = TeamsUserResolver(
-        GroupMapping(default_groups=["user"], tenants=["other"], users={"aad-ana": ["admin"]})
-    )
-    assert (await resolver.resolve_user(context_for(connector))).group_memberships == []
+    async with ConnectorPool() as pool:
+        resolver = TeamsUserResolver(
+            GroupMapping(default_groups=["user"], tenants=["other"], users={"aad-ana": ["admin"]}),
+            roster=ConnectorRoster(pool.get),
+        )
+        user = await resolver.resolve_user(context_for(connector))
+    assert user.group_memberships == ["external"]
+    assert user.metadata["organisation"] == TENANT
 
 
 async def test_results_are_cached_for_the_ttl(connector: FakeBotConnector) -> None:
@@ -146,12 +154,13 @@ async def test_graph_groups_and_app_roles(
     mapping = GroupMapping(
         aad_groups={f"g{i}": ["x"] for i in range(25)} | {"g-admins": ["admin"]},
         app_roles={"role-analyst": ["analyst"], "role-other-app": ["nope"]},
+        tenants=[TENANT],
     )
-    async with aiohttp.ClientSession() as session:
+    async with aiohttp.ClientSession() as session, ConnectorPool() as pool:
         directory = GraphDirectory(
             token, session=session, base_url=url, service_principal_id="sp-1"
         )
-        resolver = TeamsUserResolver(mapping, directory=directory)
+        resolver = TeamsUserResolver(mapping, directory=directory, roster=ConnectorRoster(pool.get))
         user = await resolver.resolve_user(context_for(connector))
     assert user.group_memberships == ["admin", "analyst"]
     checks = [c for c in fake.calls if c[0] == "checkMemberGroups"]
@@ -171,12 +180,13 @@ async def test_graph_results_count_only_through_their_own_map(
     async def token(tenant: str) -> str:
         return "t"
 
-    mapping = GroupMapping(aad_groups={"g-admins": ["admin"]}, app_roles={"r-1": ["analyst"]})
-    async with aiohttp.ClientSession() as session:
+    mapping = GroupMapping(
+        aad_groups={"g-admins": ["admin"]}, app_roles={"r-1": ["analyst"]}, tenants=[TENANT]
+    )
+    async with aiohttp.ClientSession() as session, ConnectorPool() as pool:
         directory = GraphDirectory(token, session=session, base_url=url)
-        user = await TeamsUserResolver(mapping, directory=directory).resolve_user(
-            context_for(connector)
-        )
+        resolver = TeamsUserResolver(mapping, directory=directory, roster=ConnectorRoster(pool.get))
+        user = await resolver.resolve_user(context_for(connector))
     assert user.group_memberships == []
 
 
@@ -189,10 +199,13 @@ async def test_graph_outage_grants_nothing(
     async def token(tenant: str) -> str:
         return "t"
 
-    async with aiohttp.ClientSession() as session:
+    async with aiohttp.ClientSession() as session, ConnectorPool() as pool:
         resolver = TeamsUserResolver(
-            GroupMapping(aad_groups={"g-admins": ["admin"]}, default_groups=["user"]),
+            GroupMapping(
+                aad_groups={"g-admins": ["admin"]}, default_groups=["user"], tenants=[TENANT]
+            ),
             directory=GraphDirectory(token, session=session, base_url=url),
+            roster=ConnectorRoster(pool.get),
         )
         user = await resolver.resolve_user(context_for(connector))
     assert user.group_memberships == ["user"]

@@ -44,7 +44,7 @@ def add_users(fake: FakeSlackApi) -> None:
     for user_id, name in (("U1", "Ana"), ("U2", "Bo"), ("UADMIN", "Alex")):
         fake.users[user_id] = {
             "id": user_id,
-            "team_id": "T1",
+            "team_id": fake.team_id,
             "profile": {"display_name": name, "email": f"{name.lower()}@acme.io"},
         }
     fake.usergroups = [{"id": "S1", "handle": "analysts", "users": ["U1", "UADMIN"]}]
@@ -77,8 +77,10 @@ class SlackHarness:
         retry: int | None = None,
         team: str = "T1",
         enterprise: str | None = None,
+        envelope: dict[str, Any] | None = None,
     ) -> Any:
-        """``enterprise``: from a workspace of that Grid organisation, installed org-wide."""
+        """``enterprise``: from a workspace of that Grid organisation, installed org-wide;
+        ``envelope``: more fields of the event callback (``is_ext_shared_channel``...)."""
         self._events += 1
         callback: dict[str, Any] = {
             "token": "legacy",
@@ -88,6 +90,7 @@ class SlackHarness:
             "event_id": event_id or f"Ev{self._events}",
             "event_time": int(time.time()),
             "event": event,
+            **(envelope or {}),
         }
         if enterprise:
             callback["enterprise_id"] = enterprise

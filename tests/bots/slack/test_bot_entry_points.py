@@ -12,7 +12,7 @@ import pytest
 
 from tests.bots.slack.harness import SECRET, SlackHarness, running_bot, sign
 
-IDENTITY = ("auth.test", "users.info", "usergroups.list")
+IDENTITY = ("auth.test", "users.info", "usergroups.list", "conversations.info")
 
 
 def mention(text: str = "<@UBOT> hello", ts: str = "100.000100", **extra: Any) -> dict[str, Any]:

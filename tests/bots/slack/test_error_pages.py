@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.errors import slack_failure
 from adapters.slack.testing import FakeSlackApi, Reply
 from agent_core import ScriptedResponse
+from agent_core.users import OUTSIDER_REFUSAL
 from tests.bots.slack.harness import running_bot
 
 PAGES = {
@@ -28,8 +29,8 @@ PAGES = {
 }
 
 
-def mention(ts: str, text: str = "<@UBOT> how many?") -> dict[str, str]:
-    return {"type": "app_mention", "user": "U1", "text": text, "ts": ts, "channel": "C1"}
+def mention(ts: str, text: str = "<@UBOT> how many?", user: str = "U1") -> dict[str, str]:
+    return {"type": "app_mention", "user": user, "text": text, "ts": ts, "channel": "C1"}
 
 
 def answers(fake: FakeSlackApi, thread: str) -> list[str]:
@@ -53,12 +54,18 @@ async def test_every_page_reads_as_a_failure_with_a_code(page: Reply) -> None:
 async def test_identity_lookups_failing_with_a_page_still_answer(
     tmp_path: Path, page: Reply
 ) -> None:
+    """The user groups failing with a page: the person is answered with fewer groups; their
+    ``users.info`` failing too (issue 35: fail closed): one sentence, nothing runs."""
     async with running_bot(tmp_path, ["Forty-two."]) as h:
-        h.fake.errors["users.info"] = page
         h.fake.errors["usergroups.list"] = page
         await h.event(mention("10.0"))
         await h.idle()
         assert answers(h.fake, "10.0") == ["Forty-two."]
+        h.fake.errors["users.info"] = page
+        await h.event(mention("10.5", user="U2"))
+        await h.idle()
+        assert answers(h.fake, "10.5") == [OUTSIDER_REFUSAL]
+        assert len(h.agent.llm_service.requests) == 1  # type: ignore[attr-defined]
 
 
 async def test_the_status_line_failing_with_a_page_still_answers(tmp_path: Path) -> None:

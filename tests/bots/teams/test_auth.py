@@ -13,6 +13,7 @@ import requests
 
 from adapters.teams.testing import rsa_key
 from bots.teams.bot import TeamsBot
+from tests.adapters.teams.payloads import TENANT
 from tests.bots.teams.harness import TeamsHarness, teams_bot
 
 
@@ -169,6 +170,7 @@ async def test_auth_off_without_an_app_id(
         app_type="MultiTenant",
         app_id=None,
         app_tenant_id=None,
+        allowed_tenants=[TENANT],  # default groups need the organisation's tenant (issue 35)
         openid_metadata_url=None,
         token_issuer=None,
         oauth_scope=None,
