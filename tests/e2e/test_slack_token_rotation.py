@@ -138,6 +138,8 @@ async def test_200_questions_from_3_workspaces_of_a_grid_org_renew_its_token_onc
         teams = ("T1", "T2", "T3")
         for team in teams:
             fake.add_workspace("E1", team)
+        for person in fake.users.values():  # people of the organisation (issue 35: members)
+            person["enterprise_user"] = {"enterprise_id": "E1", "enterprise_name": "Acme Corp"}
         first = await install(redis, key_prefix, fake, "", enterprise="E1")
         await across_an_expiry(cluster, 204, lambda n: {"team": teams[n % 3], "enterprise": "E1"})
         renewed_once(cluster, first, 204)

@@ -181,11 +181,12 @@ async def test_a_refused_refresh_token_stops_the_installation_once(
         h, fake = bot.harness, bot.fake
         second = fake.issue_tokens("T2", lifetime=12 * HOURS)
         await store.async_save(installation("T2", second, clock))
+        fake.users["U2"] = {**fake.users["U1"], "id": "U2", "team_id": "T2"}  # T2's own person
         fake.revoke(first.refresh_token)
         with caplog.at_level(logging.INFO):
             for n in range(4):
                 await h.event(mention(ts=f"{100 + n}.0"), team="T1")
-                await h.event(mention(ts=f"{300 + n}.0"), team="T2")
+                await h.event(mention(ts=f"{300 + n}.0", user="U2"), team="T2")
                 await h.command("revenue")  # bolt's own path (T1): refused the same way
             await h.idle()
         assert [c.response and c.response["error"] for c in fake.calls_to("oauth.v2.access")] == [
@@ -234,6 +235,8 @@ async def test_an_org_wide_install_serves_every_workspace_and_one_person_of_the_
         h, fake = bot.harness, bot.fake
         for team in ("T1", "T2"):
             fake.add_workspace("E1", team)
+        for person in fake.users.values():  # people of the organisation (issue 35: members)
+            person["enterprise_user"] = {"enterprise_id": "E1", "enterprise_name": "Acme Corp"}
         org = fake.issue_tokens("E1", lifetime=12 * HOURS)
         await store.async_save(
             Installation(
