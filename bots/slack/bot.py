@@ -23,6 +23,9 @@
                               clicker (resolved at the click) may see tool arguments
     action buttons         -> a turn asking the button's message on the clicker's behalf
     assistant_thread_started -> suggested prompts from the agent's starter UI
+    function_executed      -> the Workflow Builder step "Ask Threadline": a durable turn
+      (ask_threadline)        as the workflow's person, ending the step
+                              (``bots.slack.workflow``)
     app_home_opened (Messages tab, first visit) -> the agent's welcome, once
     user_change / subteam_* -> identity cache invalidation
 
@@ -117,6 +120,7 @@ from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
+from adapters.slack.workflow import ASK_STEP
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
@@ -143,6 +147,7 @@ from bots.slack.manifest import SCHEDULE_COMMAND
 from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
 from bots.slack.turns import QueuedTurn, SlackWing, resumed_turn
+from bots.slack.workflow import WorkflowSteps
 from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
@@ -194,12 +199,14 @@ class SlackBot:
             agent, None, show=self._show_approval, resumed=resumed_turn, platforms=("slack",)
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
+        self.steps = WorkflowSteps(agent, self.clients)
         wing = SlackWing(
             self.clients,
             self.threads,
             context,
             queries=self.queries,
             on_approval=self.approvals.note,
+            steps=self.steps,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
@@ -223,6 +230,7 @@ class SlackBot:
             dedupe_ttl=settings.dedupe_ttl,
         )
         self.approvals.host = self.turns
+        self.steps.host = self.turns
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
         if files is not None:
             files.serve(agent)
@@ -291,6 +299,7 @@ class SlackBot:
             self.app.action(action)(listener)
         self.app.command(self.settings.command)(self._on_command)
         self.app.command(SCHEDULE_COMMAND)(self._on_schedule_command)
+        self.app.function(ASK_STEP)(self.steps.on_function)
         self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
         self.app.error(self._on_error)
 

@@ -61,6 +61,7 @@ from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.slack.clients import WorkspaceClients
+from bots.slack.workflow import StepSlot, StepTurn, WorkflowSteps
 from bots.turns import Answering, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
@@ -174,8 +175,11 @@ class SlackWing:
         flush_chars: int = 1000,
         stream_interval: float = 1.0,
         schedules: SlackSchedules | None = None,
+        steps: WorkflowSteps | None = None,
     ) -> None:
         self.clients = clients
+        self.steps = steps
+        """Workflow Builder steps' turns (``bots.slack.workflow``), asked first."""
         self.schedules = schedules
         """Schedule commands and scheduled turns (``bots.slack.schedules``), asked first."""
         self.threads = threads
@@ -186,11 +190,14 @@ class SlackWing:
         self.flush_chars = flush_chars
         self.stream_interval = stream_interval
 
-    async def slot(self, turn: Turn) -> AnswerSlot | None:
+    async def slot(self, turn: Turn) -> AnswerSlot | StepSlot | None:
         """The turn's slot (what earlier runs posted) on its workspace's client; None for a
         turn that cannot be answered (logged)."""
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
             return await self.schedules.slot(turn, run)
+        if self.steps is not None and "workflow_step" in turn.payload:
+            step = StepTurn.from_payload(turn.payload)
+            return None if step is None else await self.steps.slot(turn, step)
         try:
             queued = QueuedTurn.model_validate(turn.payload)
         except ValidationError:
@@ -213,6 +220,9 @@ class SlackWing:
         return AnswerSlot(client, target, posted=previous, on_posted=posted)
 
     async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+        if self.steps is not None and isinstance(slot, StepSlot):
+            step = StepTurn.model_validate(turn.payload)
+            return self.steps.answer(step, slot) or "completed"
         assert isinstance(slot, AnswerSlot)
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
             return await self.schedules.answer(turn, run, slot, stop)
