@@ -27,6 +27,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
+from bots.slack.entry_points import message_shortcuts, workflow_functions
 from bots.slack.settings import BOT_SCOPES
 
 BOT_EVENTS = [
@@ -97,7 +98,7 @@ def manifest(
         },
         "features": {
             "app_home": {
-                "home_tab_enabled": False,
+                "home_tab_enabled": True,
                 "messages_tab_enabled": True,
                 "messages_tab_read_only_enabled": False,
             },
@@ -110,15 +111,17 @@ def manifest(
                 ],
             },
             "slash_commands": [slash, schedule],
+            "shortcuts": message_shortcuts(name),
         },
         "oauth_config": oauth,
         "settings": {
             "event_subscriptions": events,
             "interactivity": interactivity,
-            "org_deploy_enabled": False,
+            "org_deploy_enabled": True,  # Workflow Builder lists steps of org-ready apps only
             "socket_mode_enabled": base is None,
             "token_rotation_enabled": False,
         },
+        "functions": workflow_functions(name),
     }
 
 

@@ -127,3 +127,19 @@ def test_the_manifest_file_is_what_the_command_prints(validator: Draft7Validator
     text = (ROOT / "manifest.yml").read_text(encoding="utf-8")
     assert text == json.dumps(manifest(), indent=2) + "\n"
     assert [e.message for e in validator.iter_errors(yaml.safe_load(text))] == []
+
+
+def test_the_workflow_step_and_the_message_shortcut_are_declared(
+    validator: Draft7Validator,
+) -> None:
+    """Issue 40: the step runs as Slack's user context (never a user id a workflow's author
+    types in), and Workflow Builder lists it only for an org-ready app."""
+    data = manifest("--http", "https://bot.example.com")
+    step = data["functions"]["ask_threadline"]
+    assert step["input_parameters"]["run_as"]["type"] == "slack#/types/user_context"
+    assert sorted(step["output_parameters"]) == ["answer", "table"]
+    assert data["settings"]["org_deploy_enabled"] is True
+    [shortcut] = data["features"]["shortcuts"]
+    assert (shortcut["type"], shortcut["callback_id"]) == ("message", "ask_about_message")
+    assert data["features"]["app_home"]["home_tab_enabled"] is True
+    assert [e.message for e in validator.iter_errors(data)] == []
