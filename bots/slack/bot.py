@@ -22,6 +22,9 @@
     "Show query"           -> the queries behind an answer, to the clicker alone, when the
                               clicker (resolved at the click) may see tool arguments
     action buttons         -> a turn asking the button's message on the clicker's behalf
+    message shortcut       -> "Ask Threadline about this": a turn as the asker about the
+                              message (quoted as data), in its thread
+                              (``bots.slack.message_action``)
     assistant_thread_started -> suggested prompts from the agent's starter UI
     function_executed      -> the Workflow Builder step "Ask Threadline": a durable turn
       (ask_threadline)        as the workflow's person, ending the step
@@ -106,6 +109,7 @@ from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.limits import SlackMessage
+from adapters.slack.message_action import read_message_action
 from adapters.slack.payloads import (
     AssistantThreadEvent,
     BlockActions,
@@ -143,7 +147,10 @@ from bots.slack.clients import (
     build_bolt_app,
     default_clients,
 )
+from bots.slack.entry_points import ASK_ABOUT_MESSAGE
 from bots.slack.manifest import SCHEDULE_COMMAND
+from bots.slack.message_action import asked_about
+from bots.slack.message_action import dedupe_key as shortcut_key
 from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
 from bots.slack.turns import QueuedTurn, SlackWing, resumed_turn
@@ -300,6 +307,7 @@ class SlackBot:
         self.app.command(self.settings.command)(self._on_command)
         self.app.command(SCHEDULE_COMMAND)(self._on_schedule_command)
         self.app.function(ASK_STEP)(self.steps.on_function)
+        self.app.shortcut(ASK_ABOUT_MESSAGE)(self._on_message_shortcut)
         self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
         self.app.error(self._on_error)
 
@@ -648,6 +656,19 @@ class SlackBot:
         if not queued.private:
             joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
         await self._accept(context.client, queued, joins=joins)
+        await ack()
+
+    async def _on_message_shortcut(
+        self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        """"Ask Threadline about this" (``bots.slack.message_action``): a turn as the
+        asker in the message's thread, recorded before the ack."""
+        self._count("message_action")
+        action = read_message_action(body)
+        queued = asked_about(action, enterprise_install=bool(context.is_enterprise_install))
+        meta = queued.context
+        joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        await self._accept(context.client, queued, shortcut_key(action), joins=joins)
         await ack()
 
     async def _on_sign_in_button(self, ack: Ack, context: AsyncBoltContext) -> None:

@@ -1,0 +1,45 @@
+"""The message shortcut "Ask Threadline about this" in the Slack bot: a turn asked by whoever
+ran it, about the message they pointed at, answered in that message's thread.
+
+    message_action (signed) -> QueuedTurn: the asker's context in the message's thread, the
+                               message quoted as data (``adapters.slack.message_action``),
+                               its files as shared files (only the asker's own are read)
+                            -> accepted before the ack, joining the thread (follow-ups there
+                               are answered like any thread the bot takes part in)
+
+The message's author is never the asker: the turn runs with the asker's identity, groups,
+data roles and budget, whoever wrote the message.
+"""
+
+from __future__ import annotations
+
+from adapters.slack.message_action import (
+    MessageAction,
+    action_context,
+    action_question,
+    message_files,
+)
+from bots.slack.turns import QueuedTurn
+
+
+def asked_about(action: MessageAction, *, enterprise_install: bool = False) -> QueuedTurn:
+    """The turn a message shortcut asks.
+
+    >>> from adapters.slack.message_action import read_message_action
+    >>> turn = asked_about(read_message_action({"type": "message_action",
+    ...     "callback_id": "ask_about_message", "team": {"id": "T1"}, "user": {"id": "U1"},
+    ...     "channel": {"id": "C1"}, "message": {"ts": "5.0", "user": "U2", "text": "hi"}}))
+    >>> turn.owner, turn.turn_key
+    ('T1:U1', 'slack:T1:C1:5.0')
+    """
+    return QueuedTurn(
+        context=action_context(action).metadata,  # type: ignore[arg-type]
+        text=action_question(action),
+        files=message_files(action),
+        enterprise_install=enterprise_install,
+    )
+
+
+def dedupe_key(action: MessageAction) -> str | None:
+    """One turn per shortcut run (Slack's ``trigger_id``), whatever redelivers it."""
+    return f"slack:shortcut:{action.trigger_id}" if action.trigger_id else None
