@@ -121,7 +121,8 @@ async def test_files_of_someone_elses_message_are_not_read_for_the_asker(tmp_pat
         await shortcut(h, "U1", mine, trigger="t2")
         await h.idle()
         first, second = h.llm_questions()
-        assert "query_files" not in first and "query_files" in second  # only hers loaded
+        assert "sales.csv was shared by someone else" in first  # Bo's file: not read
+        assert "query_files" in second and "could not be read" not in second  # hers: a table
         assert "shared by someone else" not in str(h.fake.thread("C1", "80.000100"))
         shown = " ".join(str(m.blocks) + m.text for m in h.fake.thread("C1", "50.000100"))
         assert "shared by someone else" in shown
