@@ -12,6 +12,9 @@
     invoke: card refresh    -> the approval card as it now stands (universal actions)
     invoke: a card button   -> a turn asking the button's message on the clicker's behalf
     invoke: file consent    -> the offered file uploaded (in the background) and shown
+    invoke: message action  -> "Ask Threadline about this" on a message: a turn as the asker,
+      (composeExtension/       the message quoted as data, answered as a reply in its
+       submitAction)           conversation (``bots.teams.message_action``)
     an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
     /schedule ... (a message) -> a turn answered by the schedule commands
                                (``bots.teams.schedules``); this process also dispatches due
@@ -50,6 +53,7 @@ from adapters.teams.approval import (
     update_approval,
 )
 from adapters.teams.connector import ConnectorError
+from adapters.teams.message_action import read_message_action
 from adapters.teams.context import (
     Wire,
     asker_id,
@@ -86,6 +90,7 @@ from bots.outage import RecentDeliveries
 from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
+from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.ingress import TokenCheck
 from bots.teams.outbound import Outbound
 from bots.teams.schedules import TeamsSchedules
@@ -269,6 +274,9 @@ class TeamsBot:
             return DONE
         if (click := approval_click_of(activity)) is not None:
             return await self._on_approval(activity, click)
+        if (action := read_message_action(activity)) is not None:
+            await accept_message_action(self.turns, activity, action)
+            return 200, CLOSE_FORM
         if (approval_id := approval_refresh_of(activity)) is not None:
             return await self._refresh_approval(activity, approval_id)
         if (turn_id := stop_request_of(activity)) is not None:
