@@ -30,6 +30,8 @@
       (ask_threadline)        as the workflow's person, ending the step
                               (``bots.slack.workflow``)
     app_home_opened (Messages tab, first visit) -> the agent's welcome, once
+    app_home_opened (Home tab) -> the person's home (``bots.slack.home``); its buttons run
+                              their commands as the clicker, then it is published again
     user_change / subteam_* -> identity cache invalidation
 
 Payloads are read by ``adapters.slack`` (``context``, ``controls``); every reply goes out
@@ -147,7 +149,9 @@ from bots.slack.clients import (
     build_bolt_app,
     default_clients,
 )
+from bots.home import Home
 from bots.slack.entry_points import ASK_ABOUT_MESSAGE
+from bots.slack.home import SlackHome, is_home_click
 from bots.slack.manifest import SCHEDULE_COMMAND
 from bots.slack.message_action import asked_about
 from bots.slack.message_action import dedupe_key as shortcut_key
@@ -207,6 +211,7 @@ class SlackBot:
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         self.steps = WorkflowSteps(agent, self.clients)
+        self.home = SlackHome(Home(agent, self.schedules))
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -644,6 +649,14 @@ class SlackBot:
         self.metrics.events.labels(kind="button").inc()
         click = _click(context)
         message = button_message_of(click)
+        if is_home_click(click):  # a command answered on the Home tab, or a question
+            await ack()
+            asked = await self.home.clicked(context.client, click)
+            if asked is not None and asked.metadata["channel_id"]:
+                meta_home: Any = {**asked.metadata, "thread_id": ""}
+                question = QueuedTurn(context=meta_home, text=message or "", open_thread=True)
+                await self._accept(context.client, question)
+            return
         meta = action_context(click).metadata
         queued = QueuedTurn(
             context=meta,
@@ -729,9 +742,15 @@ class SlackBot:
         await suggest_prompts(context.client, ctx, starter)
 
     async def _on_home_opened(self, context: AsyncBoltContext) -> None:
-        """First visit to the Messages tab: post the agent's welcome (starter UI) once."""
+        """The Home tab: the person's home, published (``bots.slack.home``). First visit to
+        the Messages tab: post the agent's welcome (starter UI) once."""
         read = _read(context)
         assert isinstance(read.delivery, EventCallback) and isinstance(read.event, HomeEvent)
+        if read.event.tab == "home":
+            team, enterprise = workspace_of(read.body)
+            channel = read.event.channel or ""
+            await self.home.opened(context.client, team, read.event.user, channel, enterprise)
+            return
         ctx = home_context(read.delivery, read.event)
         if ctx is None:
             return

@@ -1,0 +1,178 @@
+"""A home of one's own: what one person's home shows, the same for every channel (Slack's
+Home tab, ``bots.slack.home``; Teams' ``/home`` card, ``bots.teams.home``).
+
+    who                 the person, resolved from the signed request like any asker
+    Your schedules      one card each, with Pause / Resume and Remove
+    Your connections    the MCP servers signed in with their own account, with Disconnect
+    Try asking          the suggested questions of the profile serving them (its starter UI)
+
+Every button sends a command exactly as the person would type it in chat (``/schedule pause
+<id>``, ``/disconnect <server>``, a question), and ``run`` answers it through the same code
+as chat: the schedule commands (``BotSchedules.command``) or the agent itself, as whoever
+clicked. So a forged click (another person's schedule id) is refused like the same command
+typed by that person. Components only: each channel renders them with its own renderer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_core.components import CardComponent, SimpleTextComponent, UiComponent
+from agent_core.errors import AgentError
+from agent_core.schedules.commands import parse_command
+from agent_core.schedules.model import Place, Schedule
+from agent_core.schedules.wording import when
+from agent_core.tools.mcp.commands import McpCommands
+from agent_core.users import RequestContext, User
+from agent_core.workflow import WorkflowHandler
+from bots.agents import ServedAgent
+from bots.schedules.service import BotSchedules
+
+MAX_SCHEDULES = 20
+HOME_COMMANDS = ("/connections", "/disconnect")
+"""Agent commands a home button may send (besides the schedule commands)."""
+
+
+def home_card(
+    title: str, text: str, actions: list[tuple[str, str]] | None = None
+) -> UiComponent:
+    """A card of the home (shown to its person only), with ``(label, command)`` buttons.
+
+    >>> home_card("Hi", "text", [("Pause", "/schedule pause 5e1f0c2a")]).rich_component.actions
+    [{'label': 'Pause', 'action': '/schedule pause 5e1f0c2a'}]
+    """
+    return UiComponent(
+        rich_component=CardComponent(
+            title=title,
+            content=text,
+            markdown=True,
+            actions=[{"label": label, "action": command} for label, command in actions or []],
+        ),
+        simple_component=SimpleTextComponent(text=f"{title}\n{text}"),
+        audience="requester",
+    )
+
+
+def schedule_card(schedule: Schedule, timezone: str) -> UiComponent:
+    """One schedule with the commands that change it."""
+    if schedule.status == "active":
+        state = f"next run {when(schedule.due_at, timezone)}"
+        toggle = ("Pause", f"/schedule pause {schedule.id}")
+    else:
+        state = f"paused: {schedule.paused_reason or 'by you'}"
+        toggle = ("Resume", f"/schedule resume {schedule.id}")
+    kind = "Alert" if schedule.is_alert else "Question"
+    text = f"{kind}: {schedule.question[:200]}\n{schedule.describe()} · {state}"
+    return home_card(
+        f"Schedule {schedule.id}", text, [toggle, ("Remove", f"/schedule remove {schedule.id}")]
+    )
+
+
+def _mcp_commands(handler: WorkflowHandler | None) -> McpCommands | None:
+    """The agent's sign-in commands, wherever they sit in its chain of handlers."""
+    seen = 0
+    while handler is not None and seen < 10:
+        if isinstance(handler, McpCommands):
+            return handler
+        handler = getattr(handler, "inner", None)
+        seen += 1
+    return None
+
+
+class Home:
+    """See the module docstring.
+
+    >>> from types import SimpleNamespace
+    >>> Home(SimpleNamespace(), SimpleNamespace()).schedules  # type: ignore[arg-type]
+    namespace()
+    """
+
+    def __init__(self, agent: ServedAgent, schedules: BotSchedules) -> None:
+        self.agent = agent
+        self.schedules = schedules
+
+    async def components(
+        self, context: RequestContext, *, timezone: str = "UTC", said: list[UiComponent] = ()
+    ) -> list[UiComponent]:
+        """The home of the person of ``context`` (``said``: a command's reply, shown first)."""
+        agent, routed = self.schedules.access.agent_for(context)
+        try:
+            user = await agent.user_resolver.resolve_user(routed)
+        except AgentError as refused:
+            return [home_card("Threadline", str(refused))]
+        shown = [*said, home_card("Your Threadline", _intro(user))]
+        mine = await self.schedules.store.owned_by(user.id)
+        if mine:
+            shown += [schedule_card(s, timezone) for s in mine[:MAX_SCHEDULES]]
+        else:
+            text = "None yet. Try `/schedule every weekday 9:00 revenue yesterday`."
+            shown.append(home_card("Your schedules", text))
+        if (connections := await self._connections(agent.workflow_handler, user)) is not None:
+            shown.append(connections)
+        shown += await self._starter(context)
+        return shown
+
+    async def run(
+        self, context: RequestContext, text: str, *, place: Place, workspace: str, timezone: str
+    ) -> list[UiComponent] | None:
+        """A home button's command, answered as typed in chat by the clicker; None when it
+        is a question (the channel asks it as a turn of its own)."""
+        command = parse_command(text)
+        if command is not None:
+            reply = await self.schedules.command(
+                command, context, place=place, workspace=workspace, timezone=timezone
+            )
+            return [reply]
+        if text.split(" ", 1)[0].lower() in HOME_COMMANDS:
+            return [c async for c in self.agent.send_message(context, text)]
+        return None
+
+    async def _connections(
+        self, handler: WorkflowHandler | None, user: User
+    ) -> UiComponent | None:
+        commands = _mcp_commands(handler)
+        if commands is None or commands.hub is None:
+            return None
+        servers = [s.name for s in commands.servers if user.is_member_of(s.allowed_groups)]
+        if not servers:
+            return None
+        connected = set(await commands.hub.connections_of(user.id, servers))
+        lines = [f"• *{n}*: {'connected' if n in connected else 'not connected'}" for n in servers]
+        actions = [(f"Disconnect {n}", f"/disconnect {n}") for n in servers if n in connected]
+        return home_card("Your connections", "\n".join(lines), actions)
+
+    async def _starter(self, context: RequestContext) -> list[UiComponent]:
+        """The profile's suggested questions (its starter UI), as buttons that ask them."""
+        shown: list[UiComponent] = []
+        async for component in self.agent.send_message(context, ""):
+            if component.rich_component.type.value in ("button", "button_group", "text"):
+                shown.append(component)
+        return shown
+
+
+def _intro(user: User) -> str:
+    name = user.username or "there"
+    return (
+        f"Hi {name}. Your schedules, your connected tools and questions to start with. "
+        "Each button does what typing its command in a chat with me does."
+    )
+
+
+def home_context(
+    platform: str, workspace: str, user: str, channel: str, **extra: Any
+) -> RequestContext:
+    """The context of a person at home (a DM with the bot: its profile answers).
+
+    >>> home_context("slack", "T1", "U1", "D1").metadata["thread_id"]
+    'home'
+    """
+    metadata = {
+        "platform": platform,
+        "workspace_id": workspace,
+        "user_id": user,
+        "channel_id": channel,
+        "thread_id": "home",
+        "is_dm": True,
+        **extra,
+    }
+    return RequestContext(metadata=metadata)

@@ -1,0 +1,101 @@
+"""The Home tab, through the real Slack bot (issue 40): the person's schedules with buttons
+that work as the same commands typed in chat, checked the same way."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
+
+from tests.bots.slack.harness import SlackHarness, running_bot, sign
+
+
+def opened(user: str = "U1") -> dict[str, Any]:
+    return {"type": "app_home_opened", "user": user, "channel": f"D{user}", "tab": "home"}
+
+
+def home_click(user: str, command: str, channel: str = "DU1") -> dict[str, Any]:
+    """A click on a Home button (a view: no channel, no message)."""
+    return {
+        "type": "block_actions",
+        "team": {"id": "T1", "domain": "acme"},
+        "user": {"id": user, "username": user.lower(), "team_id": "T1"},
+        "api_app_id": "A1",
+        "token": "legacy",
+        "trigger_id": "trig",
+        "container": {"type": "view", "view_id": "V1"},
+        "view": {"id": "V1", "type": "home", "private_metadata": channel, "blocks": []},
+        "actions": [
+            {"action_id": "threadline_button:0", "block_id": "b", "value": command, "type": "button"}
+        ],
+    }
+
+
+def buttons(view: dict[str, Any]) -> dict[str, str]:
+    """The view's buttons: label -> the command it sends."""
+    found = {}
+    for block in view["blocks"]:
+        for element in block.get("elements", []):
+            if element.get("type") == "button":
+                found[element["text"]["text"]] = element["value"]
+    return found
+
+
+async def schedule_for_ana(h: SlackHarness) -> str:
+    await h.command("every weekday 9:00 revenue yesterday", command="/schedule")
+    await h.idle()
+    [schedule] = await h.bot.schedules.store.every()
+    return schedule.id
+
+
+async def test_home_shows_the_persons_schedules_and_pause_works(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, []) as h:
+        schedule_id = await schedule_for_ana(h)
+        await h.event(opened("U1"))
+        view = h.fake.views["U1"]
+        assert View(**view).to_dict()["type"] == "home"  # a view slack_sdk accepts
+        for block in view["blocks"]:
+            Block.parse(block).validate_json()  # type: ignore[union-attr]
+        assert schedule_id in json.dumps(view) and "revenue yesterday" in json.dumps(view)
+        assert buttons(view)["Pause"] == f"/schedule pause {schedule_id}"
+        assert view["private_metadata"] == "DU1"
+
+        assert (await h.interaction(home_click("U1", f"/schedule pause {schedule_id}"))).status == 200
+        [schedule] = await h.bot.schedules.store.every()
+        assert schedule.status == "paused"
+        view = h.fake.views["U1"]  # published again: the reply on top, then Resume
+        assert buttons(view)["Resume"] == f"/schedule resume {schedule_id}"
+        assert "paused" in json.dumps(view).lower()
+
+
+async def test_another_persons_forged_action_changes_nothing(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, []) as h:
+        schedule_id = await schedule_for_ana(h)
+        forged = home_click("U2", f"/schedule remove {schedule_id}", channel="DU2")
+        assert (await h.interaction(forged)).status == 200
+        [schedule] = await h.bot.schedules.store.every()
+        assert schedule.status == "active"  # Bo cannot remove Ana's schedule
+        assert schedule_id not in json.dumps(h.fake.views.get("U1", {}))
+        assert "U2" in h.fake.views  # Bo sees his own home, with the refusal
+
+        payload = home_click("U1", f"/schedule pause {schedule_id}")
+        raw = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        unsigned = await h.post(raw, {}, "application/x-www-form-urlencoded")
+        assert unsigned.status == 401
+        wrong = sign(raw, secret="not-the-secret")
+        assert (await h.post(raw, wrong, "application/x-www-form-urlencoded")).status == 401
+        [schedule] = await h.bot.schedules.store.every()
+        assert schedule.status == "active"
+
+
+async def test_a_suggested_question_on_home_is_asked_in_the_persons_dm(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, ["Revenue was 10."]) as h:
+        await h.interaction(home_click("U1", "What was revenue yesterday?"))
+        await h.idle()
+        assert h.llm_questions() == ["What was revenue yesterday?"]
+        dm = [m.text for m in h.fake.visible("DU1")]
+        assert any("Revenue was 10." in text for text in dm)
