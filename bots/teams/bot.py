@@ -16,6 +16,7 @@
       (composeExtension/       the message quoted as data, answered as a reply in its
        submitAction)           conversation (``bots.teams.message_action``)
     an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
+    /home (a message)       -> the person's home as one card (``bots.teams.home``)
     /schedule ... (a message) -> a turn answered by the schedule commands
                                (``bots.teams.schedules``); this process also dispatches due
                                schedules (``BotSchedules``) beside its turn worker
@@ -89,7 +90,9 @@ from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
+from bots.home import Home
 from bots.teams.files import graph_token_provider, upload_offered_file
+from bots.teams.home import TeamsHome
 from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.ingress import TokenCheck
 from bots.teams.outbound import Outbound
@@ -183,6 +186,7 @@ class TeamsBot:
                 options=settings.reply_options(),
                 stop_button_after=settings.stop_button_after,
             ),
+            home=TeamsHome(Home(agent, self.schedules)),
         )
         self.turns = TurnHost(
             agent,

@@ -52,6 +52,7 @@ from bots.turns import Answering, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
+    from bots.teams.home import TeamsHome
     from bots.teams.schedules import TeamsSchedules
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class TeamsWing:
         stop_button_after: float | None = 3.0,
         on_approval: OnApproval | None = None,
         schedules: TeamsSchedules | None = None,
+        home: TeamsHome | None = None,
     ) -> None:
         self.outbound = outbound
         self.options = options
@@ -94,6 +96,8 @@ class TeamsWing:
         self.on_approval = on_approval
         self.schedules = schedules
         """Schedule commands and scheduled turns (``bots.teams.schedules``), asked first."""
+        self.home = home
+        """``/home`` (``bots.teams.home``), asked before the agent."""
 
     async def slot(self, turn: Turn) -> AnswerSlot | None:
         """The message the answer goes into (what an earlier run posted, if any), on the
@@ -133,6 +137,8 @@ class TeamsWing:
                 return await self.schedules.answer(turn, run, slot, stop)
             if (handled := await self.schedules.command(turn, slot)) is not None:
                 return handled
+        if self.home is not None and (shown := await self.home.command(turn, slot)):
+            return shown
         activity: Mapping[str, Any] = turn.payload["activity"]
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)
