@@ -33,9 +33,7 @@ HOME_COMMANDS = ("/connections", "/disconnect")
 """Agent commands a home button may send (besides the schedule commands)."""
 
 
-def home_card(
-    title: str, text: str, actions: list[tuple[str, str]] | None = None
-) -> UiComponent:
+def home_card(title: str, text: str, actions: list[tuple[str, str]] | None = None) -> UiComponent:
     """A card of the home (shown to its person only), with ``(label, command)`` buttons.
 
     >>> home_card("Hi", "text", [("Pause", "/schedule pause 5e1f0c2a")]).rich_component.actions
@@ -127,9 +125,7 @@ class Home:
             return [c async for c in self.agent.send_message(context, text)]
         return None
 
-    async def _connections(
-        self, handler: WorkflowHandler | None, user: User
-    ) -> UiComponent | None:
+    async def _connections(self, handler: WorkflowHandler | None, user: User) -> UiComponent | None:
         commands = _mcp_commands(handler)
         if commands is None or commands.hub is None:
             return None

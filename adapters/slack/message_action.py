@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from adapters.files import SharedFile
 from adapters.quoting import about_message
 from adapters.slack.context import PLATFORM
@@ -32,7 +34,7 @@ class ActedMessage(Shape):
     text: str | None = None
     user: str | None = None
     bot_id: str | None = None
-    files: list[FileObject] = []
+    files: list[FileObject] = Field(default_factory=list)
 
 
 class MessageAction(Shape):

@@ -138,6 +138,7 @@ from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals
 from bots.files import SharedFiles
+from bots.home import Home
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
@@ -149,7 +150,6 @@ from bots.slack.clients import (
     build_bolt_app,
     default_clients,
 )
-from bots.home import Home
 from bots.slack.entry_points import ASK_ABOUT_MESSAGE
 from bots.slack.home import SlackHome, is_home_click
 from bots.slack.manifest import SCHEDULE_COMMAND
@@ -674,7 +674,7 @@ class SlackBot:
     async def _on_message_shortcut(
         self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext
     ) -> None:
-        """"Ask Threadline about this" (``bots.slack.message_action``): a turn as the
+        """ "Ask Threadline about this" (``bots.slack.message_action``): a turn as the
         asker in the message's thread, recorded before the ack."""
         self._count("message_action")
         action = read_message_action(body)

@@ -58,8 +58,10 @@ class SlackHome:
         channel = str((click.view or {}).get("private_metadata") or "")
         context = _context(team, click.user.id, channel, enterprise)
         timezone = await _timezone(client, click.user.id)
-        place = Place(thread_key=f"slack:{team}:{channel}:commands:{click.user.id}", context={
-            **context.metadata, "thread_id": ""})
+        place = Place(
+            thread_key=f"slack:{team}:{channel}:commands:{click.user.id}",
+            context={**context.metadata, "thread_id": ""},
+        )
         said = await self.home.run(
             context, text, place=place, workspace=f"slack:{team}", timezone=timezone
         )

@@ -54,7 +54,6 @@ from adapters.teams.approval import (
     update_approval,
 )
 from adapters.teams.connector import ConnectorError
-from adapters.teams.message_action import read_message_action
 from adapters.teams.context import (
     Wire,
     asker_id,
@@ -74,6 +73,7 @@ from adapters.teams.controls import (
 )
 from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
+from adapters.teams.message_action import read_message_action
 from adapters.teams.slot import AnswerSlot
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
@@ -85,16 +85,16 @@ from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals, ResumedTurn
 from bots.files import SharedFiles
+from bots.home import Home
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
-from bots.home import Home
 from bots.teams.files import graph_token_provider, upload_offered_file
 from bots.teams.home import TeamsHome
-from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.ingress import TokenCheck
+from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.outbound import Outbound
 from bots.teams.schedules import TeamsSchedules
 from bots.teams.settings import TeamsSettings

@@ -19,7 +19,8 @@ from adapters.teams.elements import attachment
 from adapters.teams.home_card import home_card
 from adapters.teams.slot import AnswerSlot
 from agent_core.state.turns import Turn
-from bots.home import Home, home_card as home_component
+from bots.home import Home
+from bots.home import home_card as home_component
 from bots.turns import Outcome
 
 HOME_COMMAND = "/home"

@@ -154,8 +154,9 @@ def message_extension(app_id: str, name: str = "Threadline") -> dict[str, Any]:
                 "type": "action",
                 "context": ["message"],
                 "title": f"Ask {name} about this"[:32],
-                "description": f"Ask {name} about this message; it answers in the "
-                "conversation"[:128],
+                "description": f"Ask {name} about this message; it answers in the conversation"[
+                    :128
+                ],
                 "fetchTask": False,
                 "parameters": [
                     {

@@ -30,7 +30,12 @@ def home_click(user: str, command: str, channel: str = "DU1") -> dict[str, Any]:
         "container": {"type": "view", "view_id": "V1"},
         "view": {"id": "V1", "type": "home", "private_metadata": channel, "blocks": []},
         "actions": [
-            {"action_id": "threadline_button:0", "block_id": "b", "value": command, "type": "button"}
+            {
+                "action_id": "threadline_button:0",
+                "block_id": "b",
+                "value": command,
+                "type": "button",
+            }
         ],
     }
 
@@ -64,7 +69,9 @@ async def test_home_shows_the_persons_schedules_and_pause_works(tmp_path: Path) 
         assert buttons(view)["Pause"] == f"/schedule pause {schedule_id}"
         assert view["private_metadata"] == "DU1"
 
-        assert (await h.interaction(home_click("U1", f"/schedule pause {schedule_id}"))).status == 200
+        assert (
+            await h.interaction(home_click("U1", f"/schedule pause {schedule_id}"))
+        ).status == 200
         [schedule] = await h.bot.schedules.store.every()
         assert schedule.status == "paused"
         view = h.fake.views["U1"]  # published again: the reply on top, then Resume

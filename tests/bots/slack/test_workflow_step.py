@@ -76,7 +76,7 @@ async def test_the_step_runs_as_its_person_in_the_channels_profile(tmp_path: Pat
         await h.idle()
         assert h.fake.steps["Fx-bo"] == {"error": "Only analysts may ask finance."}
         assert h.fake.steps["Fx-ana"] == {"outputs": {"answer": "Finance says hi.", "table": ""}}
-        assert [m.text for m in h.fake.visible("C9")][0].startswith("<@U1> asked")
+        assert h.fake.visible("C9")[0].text.startswith("<@U1> asked")
 
 
 async def test_a_tool_that_needs_approval_fails_the_step_and_runs_nothing(
