@@ -15,6 +15,7 @@ typed by that person. Components only: each channel renders them with its own re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agent_core.components import CardComponent, SimpleTextComponent, UiComponent
@@ -90,7 +91,7 @@ class Home:
         self.schedules = schedules
 
     async def components(
-        self, context: RequestContext, *, timezone: str = "UTC", said: list[UiComponent] = ()
+        self, context: RequestContext, *, timezone: str = "UTC", said: Sequence[UiComponent] = ()
     ) -> list[UiComponent]:
         """The home of the person of ``context`` (``said``: a command's reply, shown first)."""
         agent, routed = self.schedules.access.agent_for(context)

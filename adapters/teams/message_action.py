@@ -67,6 +67,10 @@ def plain_text(body: Mapping[str, Any]) -> str:
     return content.strip()
 
 
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def read_message_action(activity: Wire) -> MessageAction | None:
     """The action of an invoke of our command on a message, or None for any other invoke."""
     if activity.get("type") != "invoke" or activity.get("name") != SUBMIT_ACTION:
@@ -77,13 +81,11 @@ def read_message_action(activity: Wire) -> MessageAction | None:
     payload = value.get("messagePayload")
     if not isinstance(payload, Mapping) or not isinstance(payload.get("id"), str):
         return None
-    sender = payload.get("from") if isinstance(payload.get("from"), Mapping) else {}
-    user = sender.get("user") if isinstance(sender.get("user"), Mapping) else {}
-    app = sender.get("application") if isinstance(sender.get("application"), Mapping) else {}
+    sender = _mapping(payload.get("from"))
+    user, app = _mapping(sender.get("user")), _mapping(sender.get("application"))
     author = str(user.get("id") or (f"the app {app.get('displayName')}" if app else ""))
-    data = value.get("data") if isinstance(value.get("data"), Mapping) else {}
-    question = data.get("question")
-    body = payload.get("body") if isinstance(payload.get("body"), Mapping) else {}
+    question = _mapping(value.get("data")).get("question")
+    body = _mapping(payload.get("body"))
     reply_to = payload.get("replyToId")
     return MessageAction(
         message_id=payload["id"],

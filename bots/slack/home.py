@@ -54,7 +54,7 @@ class SlackHome:
         of a question to ask as a turn (None when the click was a command)."""
         text = button_message_of(click) or ""
         team = (click.team and click.team.id) or click.user.team_id or ""
-        enterprise = click.enterprise and click.enterprise.id
+        enterprise = click.enterprise.id if click.enterprise else None
         channel = str((click.view or {}).get("private_metadata") or "")
         context = _context(team, click.user.id, channel, enterprise)
         timezone = await _timezone(client, click.user.id)

@@ -33,7 +33,7 @@ def asked_about(action: MessageAction, *, enterprise_install: bool = False) -> Q
     ('T1:U1', 'slack:T1:C1:5.0')
     """
     return QueuedTurn(
-        context=action_context(action).metadata,  # type: ignore[arg-type]
+        context=action_context(action).metadata,
         text=action_question(action),
         files=message_files(action),
         enterprise_install=enterprise_install,
