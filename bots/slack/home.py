@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import reach
 from adapters.slack.controls import button_message_of
 from adapters.slack.errors import SlackCallFailed
-from adapters.slack.home_tab import home_view, publish_home
+from adapters.slack.home_view import home_view, publish_home
 from adapters.slack.payloads import BlockActions
 from agent_core.components import UiComponent
 from agent_core.schedules.model import Place

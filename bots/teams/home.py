@@ -16,7 +16,7 @@ from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import request_context
 from adapters.teams.elements import attachment
-from adapters.teams.home_card import home_card
+from adapters.teams.home_view import home_card
 from adapters.teams.slot import AnswerSlot
 from agent_core.state.turns import Turn
 from bots.home import Home

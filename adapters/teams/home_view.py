@@ -1,6 +1,6 @@
 """``/home`` in Teams: a person's home (``bots.home``) as one Adaptive Card, each component
 rendered by the same renderer as answers (``adapters.teams.render``) and stacked, its
-buttons kept with it (the Slack twin: ``adapters.slack.home_tab``).
+buttons kept with it (the Slack twin: ``adapters.slack.home_view``).
 
 >>> from agent_core.components import CardComponent, UiComponent
 >>> card = home_card([UiComponent(rich_component=CardComponent(title="Hi", content="x",
