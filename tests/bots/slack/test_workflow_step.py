@@ -79,6 +79,34 @@ async def test_the_step_runs_as_its_person_in_the_channels_profile(tmp_path: Pat
         assert h.fake.visible("C9")[0].text.startswith("<@U1> asked")
 
 
+async def test_a_tool_the_person_may_not_use_never_runs_in_a_step(tmp_path: Path) -> None:
+    """Admins only: run as Ana (not an admin), the call is refused before the tool runs, as
+    in chat, and no row of it reaches the outputs; the model's answer says so."""
+    script = [
+        ScriptedResponse.tool("run_sql", {"sql": "select salaries", "rows": 5}),
+        "I may not query that for you.",
+    ]
+
+    def factory(resolver: Any, state: State) -> Any:
+        registry = ToolRegistry()
+        registry.register_local_tool(RunSql(), access_groups=["admin"])
+        return agent_class()(
+            llm_service=ScriptedLlmService(script),
+            tool_registry=registry,
+            user_resolver=resolver,
+            agent_memory=state.memory,
+            conversation_store=state.conversations,
+        )
+
+    async with running_bot(tmp_path, [], agent_factory=factory) as h:
+        await h.deliver(function_executed("Fx-tool", inputs("salaries by person")))
+        await h.idle()
+        outputs = h.fake.steps["Fx-tool"]["outputs"]
+        assert outputs == {"answer": "I may not query that for you.", "table": ""}
+        tool_results = [m.content for r in h.agent.llm_service.requests for m in r.messages]  # type: ignore[attr-defined]
+        assert any("Permission denied" in (c or "") for c in tool_results)
+
+
 async def test_a_tool_that_needs_approval_fails_the_step_and_runs_nothing(
     tmp_path: Path,
 ) -> None:
