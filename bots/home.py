@@ -4,6 +4,7 @@ Home tab, ``bots.slack.home``; Teams' ``/home`` card, ``bots.teams.home``).
     who                 the person, resolved from the signed request like any asker
     Your schedules      one card each, with Pause / Resume and Remove
     Your connections    the MCP servers signed in with their own account, with Disconnect
+    Your usage          each budget that covers them, and how much of it is used
     Try asking          the suggested questions of the profile serving them (its starter UI)
 
 Every button sends a command exactly as the person would type it in chat (``/schedule pause
@@ -18,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agent_core.agent import Agent
 from agent_core.components import CardComponent, SimpleTextComponent, UiComponent
 from agent_core.errors import AgentError
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.wording import when
 from agent_core.tools.mcp.commands import McpCommands
+from agent_core.usage.recorder import BudgetHook
 from agent_core.users import RequestContext, User
 from agent_core.workflow import WorkflowHandler
 from bots.agents import ServedAgent
@@ -108,6 +111,8 @@ class Home:
             shown.append(home_card("Your schedules", text))
         if (connections := await self._connections(agent.workflow_handler, user)) is not None:
             shown.append(connections)
+        if usage := await _usage(agent, user):
+            shown.append(home_card("Your usage", "\n".join(f"• {line}" for line in usage)))
         shown += await self._starter(context)
         return shown
 
@@ -145,6 +150,14 @@ class Home:
             if component.rich_component.type.value in ("button", "button_group", "text"):
                 shown.append(component)
         return shown
+
+
+async def _usage(agent: Agent, user: User) -> list[str]:
+    """The person's use of the budgets that cover them here (the agent's budget hook)."""
+    for hook in agent.lifecycle_hooks:
+        if isinstance(hook, BudgetHook):
+            return await hook.budgets.standing(user, hook.profile)
+    return []
 
 
 def _intro(user: User) -> str:

@@ -11,6 +11,12 @@ from typing import Any
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from agent_core.llm.scripted import ScriptedResponse
+from agent_core.state import State
+from agent_core.usage.budget_settings import BudgetLimit, BudgetSettings
+from agent_core.usage.settings import UsageSettings
+from bots.usage import attach_usage
+from tests.bots.slack.agents import build_agent
 from tests.bots.slack.harness import SlackHarness, running_bot, sign
 
 
@@ -106,3 +112,24 @@ async def test_a_suggested_question_on_home_is_asked_in_the_persons_dm(tmp_path:
         assert h.llm_questions() == ["What was revenue yesterday?"]
         dm = [m.text for m in h.fake.visible("DU1")]
         assert any("Revenue was 10." in text for text in dm)
+
+
+async def test_home_shows_the_persons_use_of_their_budget(tmp_path: Path) -> None:
+    """The budgets configured the usual way (``attach_usage``), spent by a question."""
+
+    def factory(resolver: Any, state: State) -> Any:
+        usage = {"input_tokens": 1200, "output_tokens": 80}
+        answer = ScriptedResponse(text="Ten rows.", usage=usage)
+        agent = build_agent([answer], resolver, memory=state.memory)
+        limits = BudgetSettings(limits=[BudgetLimit(scope="person", period="day", tokens=5000)])
+        attach_usage(agent, state, UsageSettings(), limits)
+        return agent
+
+    async with running_bot(tmp_path, [], agent_factory=factory) as h:
+        await h.event(opened("U1"))
+        assert "Your daily budget: 0 of 5,000 tokens used" in json.dumps(h.fake.views["U1"])
+        await h.command("how many rows?")
+        await h.idle()
+        await h.event(opened("U1"))
+        shown = json.dumps(h.fake.views["U1"])
+        assert "Your daily budget: 1,280 of 5,000 tokens used" in shown
