@@ -678,9 +678,15 @@ class SlackBot:
         asker in the message's thread, recorded before the ack."""
         self._count("message_action")
         action = read_message_action(body)
-        queued = asked_about(action, enterprise_install=bool(context.is_enterprise_install))
+        queued = asked_about(
+            action,
+            enterprise_install=bool(context.is_enterprise_install),
+            bot_user_id=context.bot_user_id,
+        )
         meta = queued.context
         joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        if queued.message_ts is not None:  # joining a thread: read it first, as a mention
+            joins.first_payload = queued.payload(history_before_ts=queued.message_ts)
         await self._accept(context.client, queued, shortcut_key(action), joins=joins)
         await ack()
 

@@ -3,7 +3,9 @@ ran it, about the message they pointed at, answered in that message's thread.
 
     message_action (signed) -> QueuedTurn: the asker's context in the message's thread, the
                                message quoted as data (``adapters.slack.message_action``),
-                               its files as shared files (only the asker's own are read)
+                               its files as shared files (only the asker's own are read),
+                               and, for a reply in a thread, what the thread said before
+                               it (within Slack's limits, as for a mention there)
                             -> accepted before the ack, joining the thread (follow-ups there
                                are answered like any thread the bot takes part in)
 
@@ -22,7 +24,9 @@ from adapters.slack.message_action import (
 from bots.slack.turns import QueuedTurn
 
 
-def asked_about(action: MessageAction, *, enterprise_install: bool = False) -> QueuedTurn:
+def asked_about(
+    action: MessageAction, *, enterprise_install: bool = False, bot_user_id: str | None = None
+) -> QueuedTurn:
     """The turn a message shortcut asks.
 
     >>> from adapters.slack.message_action import read_message_action
@@ -37,7 +41,16 @@ def asked_about(action: MessageAction, *, enterprise_install: bool = False) -> Q
         text=action_question(action),
         files=message_files(action),
         enterprise_install=enterprise_install,
+        bot_user_id=bot_user_id,
+        message_ts=in_thread(action),
     )
+
+
+def in_thread(action: MessageAction) -> str | None:
+    """The message's ``ts`` when it is a reply in a thread (what the thread said before it is
+    read, within Slack's limits, as for a mention there); None for a thread's parent."""
+    message = action.message
+    return message.ts if message.thread_ts and message.thread_ts != message.ts else None
 
 
 def dedupe_key(action: MessageAction) -> str | None:

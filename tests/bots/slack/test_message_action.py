@@ -125,3 +125,19 @@ async def test_files_of_someone_elses_message_are_not_read_for_the_asker(tmp_pat
         shown = " ".join(str(m.blocks) + m.text for m in h.fake.thread("C1", "50.000100"))
         assert "shared by someone else" in shown
         assert "sales.csv" in h.llm_questions()[0]
+
+
+async def test_a_reply_in_a_thread_brings_what_the_thread_said_before_it(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, ["In context."]) as h:
+        h.fake.replies[("C1", "40.000100")] = [
+            {"ts": "40.000100", "user": "U1", "text": "EU revenue fell in March"},
+            {"ts": "45.000100", "user": "U2", "text": "why?"},
+        ]
+        reply = {**BOS_MESSAGE, "ts": "45.000100", "thread_ts": "40.000100", "text": "why?"}
+        await shortcut(h, "U1", reply)
+        await h.idle()
+        [question] = h.llm_questions()
+        assert "EU revenue fell in March" in question.split(OPEN)[0]  # the thread, before
+        assert [m.text for m in h.fake.thread("C1", "40.000100") if not m.ephemeral_to] == [
+            "In context."
+        ]
