@@ -88,7 +88,7 @@ def message_shortcuts(name: str = "Threadline") -> list[dict[str, Any]]:
     """The ``features.shortcuts`` of the manifest."""
     return [
         {
-            "name": f"Ask {name} about this"[:24],
+            "name": f"Ask {name} about it"[:24],  # Slack: at most 24 characters
             "type": "message",
             "callback_id": ASK_ABOUT_MESSAGE,
             "description": f"Ask {name} about this message; it answers in the message's thread",
