@@ -211,7 +211,7 @@ class SlackBot:
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         self.steps = WorkflowSteps(agent, self.clients)
-        self.home = SlackHome(Home(agent, self.schedules))
+        self.home = SlackHome(Home(agent, self.schedules), self.state.cache)
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -219,6 +219,7 @@ class SlackBot:
             queries=self.queries,
             on_approval=self.approvals.note,
             steps=self.steps,
+            home=self.home,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,

@@ -66,6 +66,7 @@ from bots.turns import Answering, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
+    from bots.slack.home import SlackHome
     from bots.slack.schedules import SlackSchedules
 
 log = logging.getLogger(__name__)
@@ -176,8 +177,11 @@ class SlackWing:
         stream_interval: float = 1.0,
         schedules: SlackSchedules | None = None,
         steps: WorkflowSteps | None = None,
+        home: SlackHome | None = None,
     ) -> None:
         self.clients = clients
+        self.home = home
+        """The Home tab (``bots.slack.home``), published again after a schedule command."""
         self.steps = steps
         """Workflow Builder steps' turns (``bots.slack.workflow``), asked first."""
         self.schedules = schedules
@@ -232,6 +236,8 @@ class SlackWing:
         if self.schedules is not None and (
             done := await self.schedules.command(turn, queued, slot)
         ):
+            if self.home is not None:  # what the asker's home shows may have changed
+                await self.home.refresh(slot.client, queued.context)
             return done
         if queued.open_thread and not await self._open_thread(queued, slot):
             return "dropped"

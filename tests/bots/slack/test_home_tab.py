@@ -133,3 +133,17 @@ async def test_home_shows_the_persons_use_of_their_budget(tmp_path: Path) -> Non
         await h.event(opened("U1"))
         shown = json.dumps(h.fake.views["U1"])
         assert "Your daily budget: 1,280 of 5,000 tokens used" in shown
+
+
+async def test_home_is_published_again_when_a_command_typed_in_chat_changes_it(
+    tmp_path: Path,
+) -> None:
+    async with running_bot(tmp_path, []) as h:
+        schedule_id = await schedule_for_ana(h)
+        assert h.fake.calls_to("views.publish") == []  # never opened: nothing to refresh
+        await h.event(opened("U1"))
+        assert "Pause" in buttons(h.fake.views["U1"])
+        await h.command(f"pause {schedule_id}", command="/schedule")
+        await h.idle()
+        assert buttons(h.fake.views["U1"])["Resume"] == f"/schedule resume {schedule_id}"
+        assert h.fake.views["U1"]["private_metadata"] == "DU1"  # questions still go there
