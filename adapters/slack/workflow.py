@@ -15,7 +15,8 @@ The step ends with ``functions.completeSuccess`` (outputs ``answer`` and ``table
 text) or ``functions.completeError`` with a sentence the workflow's user reads.
 ``StepAnswer`` collects what the turn yielded (the last version of each public component)
 and says which of the two it is: an error card (a budget, the model down), a refusal with no
-answer ("you may not ask here") or an approval the step cannot wait for fails it.
+answer ("you may not ask here"), a tool call refused because the person may not use the tool
+(the turn's ``ToolRefusedComponent``) or an approval the step cannot wait for fails it.
 
 >>> step = read_step("T1", None, {"type": "function_executed", "function_execution_id": "Fx1",
 ...     "function": {"callback_id": "ask_threadline"},
@@ -39,6 +40,7 @@ from agent_core.components import (
     NotificationComponent,
     RichTextComponent,
     StatusCardComponent,
+    ToolRefusedComponent,
     UiComponent,
 )
 
@@ -54,6 +56,10 @@ NEEDS_APPROVAL = (
     "cannot wait for a click. Ask in a thread or a DM instead, where the approval can be given."
 )
 NO_ANSWER = "Threadline did not answer this question."
+MAY_NOT_USE = (
+    "Threadline needs a tool you may not use to answer this, so the step stopped without an "
+    "answer. Ask an admin for access, or run the workflow as someone who has it."
+)
 
 
 class UserContext(Shape):
@@ -159,6 +165,9 @@ class StepAnswer:
     >>> answer.add(UiComponent.of(RichTextComponent(content="Up 4%")))
     >>> answer.failure(), answer.outputs()
     (None, {'answer': 'Up 4%', 'table': ''})
+    >>> answer.add(UiComponent.of(ToolRefusedComponent(tool="run_sql", kind="permission")))
+    >>> answer.failure() == MAY_NOT_USE
+    True
     """
 
     def __init__(self) -> None:
@@ -168,12 +177,16 @@ class StepAnswer:
         self.warning: str | None = None
         """The last warning the turn gave (a refusal: "you may not ask here")."""
         self.approvals: list[ApprovalComponent] = []
+        self.refused: list[ToolRefusedComponent] = []
+        """The tool calls refused for the person (the model's answer around them is partial)."""
 
     def add(self, component: UiComponent) -> None:
         if component.audience != "everyone" or component.ui_feature is not None:
             return  # admin-only detail and private notes never become a workflow's output
         rich = component.rich_component
-        if isinstance(rich, StatusCardComponent) and rich.status == "error":
+        if isinstance(rich, ToolRefusedComponent):
+            self.refused.append(rich)
+        elif isinstance(rich, StatusCardComponent) and rich.status == "error":
             self.error = rich.description or rich.title
         elif isinstance(rich, NotificationComponent) and rich.level in ("warning", "error"):
             self.warning = rich.message
@@ -187,6 +200,8 @@ class StepAnswer:
         if self.approvals:
             tools = sorted({call.tool for a in self.approvals for call in a.calls})
             return NEEDS_APPROVAL.format(tools=" and ".join(tools) or "a tool")
+        if any(refused.kind == "permission" for refused in self.refused):
+            return MAY_NOT_USE
         if self.error is not None:
             return self.error
         if not self.shown:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.slack.testing import FakeSlackApi, function_executed
+from adapters.slack.workflow import MAY_NOT_USE
 from agent_core import AgentConfig, ScriptedLlmService, ToolRegistry
 from agent_core.errors import LlmServerError
 from agent_core.llm.scripted import ScriptedResponse
@@ -79,9 +80,12 @@ async def test_the_step_runs_as_its_person_in_the_channels_profile(tmp_path: Pat
         assert h.fake.visible("C9")[0].text.startswith("<@U1> asked")
 
 
-async def test_a_tool_the_person_may_not_use_never_runs_in_a_step(tmp_path: Path) -> None:
+async def test_a_tool_the_person_may_not_use_fails_the_step_and_never_runs(
+    tmp_path: Path,
+) -> None:
     """Admins only: run as Ana (not an admin), the call is refused before the tool runs, as
-    in chat, and no row of it reaches the outputs; the model's answer says so."""
+    in chat, and the step fails with a sentence saying so (issue 40: it used to complete with
+    the model's partial answer as its output, which a next step would have used)."""
     script = [
         ScriptedResponse.tool("run_sql", {"sql": "select salaries", "rows": 5}),
         "I may not query that for you.",
@@ -101,8 +105,9 @@ async def test_a_tool_the_person_may_not_use_never_runs_in_a_step(tmp_path: Path
     async with running_bot(tmp_path, [], agent_factory=factory) as h:
         await h.deliver(function_executed("Fx-tool", inputs("salaries by person")))
         await h.idle()
-        outputs = h.fake.steps["Fx-tool"]["outputs"]
-        assert outputs == {"answer": "I may not query that for you.", "table": ""}
+        assert h.fake.steps["Fx-tool"] == {"error": MAY_NOT_USE}
+        assert "run_sql" not in MAY_NOT_USE  # a tool the person may not use stays unnamed
+        assert not h.fake.calls_to("functions.completeSuccess")
         tool_results = [m.content for r in h.agent.llm_service.requests for m in r.messages]  # type: ignore[attr-defined]
         assert any("Permission denied" in (c or "") for c in tool_results)
 
