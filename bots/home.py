@@ -2,15 +2,15 @@
 Home tab, ``bots.slack.home``; Teams' ``/home`` card, ``bots.teams.home``).
 
     who                 the person, resolved from the signed request like any asker
-    Your schedules      one card each, with Pause / Resume and Remove
+    Your schedules      one card each, with Run now, Pause / Resume and Remove
     Your connections    the MCP servers signed in with their own account, with Disconnect
     Your usage          each budget that covers them, and how much of it is used
     Try asking          the suggested questions of the profile serving them (its starter UI)
 
 Every button sends a command exactly as the person would type it in chat (``/schedule pause
-<id>``, ``/disconnect <server>``, a question), and ``run`` answers it through the same code
-as chat: the schedule commands (``BotSchedules.command``) or the agent itself, as whoever
-clicked. So a forged click (another person's schedule id) is refused like the same command
+<id>``, ``/schedule run <id>``, ``/disconnect <server>``, a question), and ``run`` answers it
+through the same code as chat: the schedule commands (``BotSchedules.command``) or the agent
+itself, as whoever clicked. So a forged click (another person's schedule id) is refused like the same command
 typed by that person. Components only: each channel renders them with its own renderer.
 """
 
@@ -56,18 +56,19 @@ def home_card(title: str, text: str, actions: list[tuple[str, str]] | None = Non
 
 
 def schedule_card(schedule: Schedule, timezone: str) -> UiComponent:
-    """One schedule with the commands that change it."""
+    """One schedule with the commands that run or change it (Run now: an active one)."""
+    actions: list[tuple[str, str]] = []
     if schedule.status == "active":
         state = f"next run {when(schedule.due_at, timezone)}"
-        toggle = ("Pause", f"/schedule pause {schedule.id}")
+        actions += [("Run now", f"/schedule run {schedule.id}")]
+        actions += [("Pause", f"/schedule pause {schedule.id}")]
     else:
         state = f"paused: {schedule.paused_reason or 'by you'}"
-        toggle = ("Resume", f"/schedule resume {schedule.id}")
+        actions += [("Resume", f"/schedule resume {schedule.id}")]
     kind = "Alert" if schedule.is_alert else "Question"
     text = f"{kind}: {schedule.question[:200]}\n{schedule.describe()} · {state}"
-    return home_card(
-        f"Schedule {schedule.id}", text, [toggle, ("Remove", f"/schedule remove {schedule.id}")]
-    )
+    actions += [("Remove", f"/schedule remove {schedule.id}")]
+    return home_card(f"Schedule {schedule.id}", text, actions)
 
 
 def _mcp_commands(handler: WorkflowHandler | None) -> McpCommands | None:

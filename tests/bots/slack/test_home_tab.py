@@ -147,3 +147,30 @@ async def test_home_is_published_again_when_a_command_typed_in_chat_changes_it(
         await h.idle()
         assert buttons(h.fake.views["U1"])["Resume"] == f"/schedule resume {schedule_id}"
         assert h.fake.views["U1"]["private_metadata"] == "DU1"  # questions still go there
+
+
+async def test_run_now_on_home_runs_the_schedule_once_as_its_owner(tmp_path: Path) -> None:
+    """Run now (issue 40): the schedule's question runs now where it posts, as a scheduled
+    run does, and its next run stays; Bo's forged Run now of it runs nothing."""
+    async with running_bot(tmp_path, ["Revenue yesterday: 1,234 EUR."]) as h:
+        schedule_id = await schedule_for_ana(h)
+        [before] = await h.bot.schedules.store.every()
+        await h.event(opened("U1"))
+        assert buttons(h.fake.views["U1"])["Run now"] == f"/schedule run {schedule_id}"
+
+        forged = home_click("U2", f"/schedule run {schedule_id}", channel="DU2")
+        assert (await h.interaction(forged)).status == 200
+        await h.idle()
+        assert h.llm_questions() == []
+        assert not any("Scheduled by" in (m.text or "") for m in h.fake.messages)
+        assert "no schedule" in json.dumps(h.fake.views["U2"]).lower()
+
+        await h.interaction(home_click("U1", f"/schedule run {schedule_id}"))
+        await h.idle()
+        assert h.llm_questions()[-1].endswith("revenue yesterday")
+        [marker] = [m for m in h.fake.messages if "Scheduled by" in (m.text or "")]
+        assert marker.channel == before.place.context["channel_id"]
+        assert "Running now" in json.dumps(h.fake.views["U1"])
+        [after] = await h.bot.schedules.store.every()
+        assert after.next_due == before.next_due  # its times are unchanged
+        assert after.last_run is not None and after.last_run.outcome == "posted"

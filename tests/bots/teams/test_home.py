@@ -84,3 +84,31 @@ async def test_another_persons_click_changes_nothing_and_home_is_never_shown_to_
         card = await home_card(bot, kind="groupChat")
         assert_valid_card(card)
         assert schedule.id not in json.dumps(card) and "1:1 chat" in json.dumps(card)
+
+
+async def test_run_now_on_the_home_card_runs_it_once_and_a_forged_click_runs_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run now (issue 40), the twin of Slack's: the schedule's question is asked now as its
+    owner and posted where it posts, its next run unchanged; Bo's click of it runs nothing."""
+    async with teams_bot(monkeypatch, ["Revenue yesterday: 1,234 EUR."]) as bot:
+        await say(bot, "/schedule every weekday 9:00 revenue yesterday")
+        [before] = await bot.host.schedules.store.every()
+        run = actions_of(await home_card(bot))["Run now"]
+        assert run == f"/schedule run {before.id}"
+        value = {"action": {"verb": "threadline.action", "data": {"threadline_action": run}}}
+
+        await bot.post(bot.invoke("adaptiveCard/action", value, user="aad-bo", user_name="Bo"))
+        await bot.host.idle()
+        assert bot.llm.requests == []
+        assert not any("Scheduled by" in json.dumps(c.body or {}) for c in bot.fake.calls)
+
+        await bot.post(bot.invoke("adaptiveCard/action", value))
+        await bot.host.idle()
+        [question] = bot.llm.requests
+        assert "revenue yesterday" in json.dumps(question.messages[-1].content)
+        sent = [json.dumps(c.body or {}) for c in bot.fake.calls if c.status < 300]
+        assert any("Scheduled by" in text for text in sent)
+        assert any("1,234 EUR" in text for text in sent)
+        [after] = await bot.host.schedules.store.every()
+        assert after.next_due == before.next_due
