@@ -10,8 +10,9 @@ Home tab, ``bots.slack.home``; Teams' ``/home`` card, ``bots.teams.home``).
 Every button sends a command exactly as the person would type it in chat (``/schedule pause
 <id>``, ``/schedule run <id>``, ``/disconnect <server>``, a question), and ``run`` answers it
 through the same code as chat: the schedule commands (``BotSchedules.command``) or the agent
-itself, as whoever clicked. So a forged click (another person's schedule id) is refused like the same command
-typed by that person. Components only: each channel renders them with its own renderer.
+itself, as whoever clicked. So a forged click (another person's schedule id) is refused like
+the same command typed by that person. Components only: each channel renders them with its
+own renderer.
 """
 
 from __future__ import annotations
