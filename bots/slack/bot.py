@@ -211,7 +211,7 @@ class SlackBot:
         )
         self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
         self.steps = WorkflowSteps(agent, self.clients)
-        self.home = SlackHome(Home(agent, self.schedules), self.state.cache)
+        self.home = SlackHome(Home(agent, self.schedules, self.approvals), self.state.cache)
         wing = SlackWing(
             self.clients,
             self.threads,

@@ -186,7 +186,7 @@ class TeamsBot:
                 options=settings.reply_options(),
                 stop_button_after=settings.stop_button_after,
             ),
-            home=TeamsHome(Home(agent, self.schedules)),
+            home=TeamsHome(Home(agent, self.schedules, self.approvals)),
         )
         self.turns = TurnHost(
             agent,

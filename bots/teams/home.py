@@ -3,8 +3,11 @@
 commands as messages from the clicker (``Action.Execute``), answered like the same command
 typed in chat: the schedule commands (``bots.teams.schedules``) or the agent.
 
-In a group chat or a channel, ``/home`` answers with where to find it: a home is one
-person's, never shown to a room.
+Its Approve and Deny (``/approve <id>``, ``/deny <id>``, sent from the 1:1 chat) are decided
+by ``Home.decide``: the approval message's own decision, checked again for the clicker.
+
+In a group chat or a channel, ``/home`` (and a home's Approve or Deny) answers with where to
+find it: a home is one person's, never shown to a room.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from adapters.teams.context import request_context
 from adapters.teams.elements import attachment
 from adapters.teams.home_view import home_card
 from adapters.teams.slot import AnswerSlot
+from agent_core.components import UiComponent
 from agent_core.state.turns import Turn
-from bots.home import Home
+from bots.home import Home, is_decision
 from bots.home import home_card as home_component
 from bots.turns import Outcome
 
@@ -34,19 +38,21 @@ class TeamsHome:
         self.home = home
 
     async def command(self, turn: Turn, slot: AnswerSlot) -> Outcome | None:
-        """Answer ``turn`` when it says ``/home`` (None otherwise)."""
-        if str(turn.payload.get("text") or "").strip().lower() != HOME_COMMAND:
+        """Answer ``turn`` when it says ``/home`` or decides from it (None otherwise)."""
+        text = str(turn.payload.get("text") or "").strip()
+        if text.lower() != HOME_COMMAND and not is_decision(text):
             return None
         activity: Mapping[str, Any] = turn.payload["activity"]
         ref = ConversationRef.from_activity(activity)
-        if ref.is_personal:
-            context = request_context(activity)
+        context = request_context(activity)
+        shown: list[UiComponent] = [home_component("Home", PERSONAL_ONLY)]
+        if ref.is_personal and (decided := await self.home.decide(context, text)) is not None:
+            shown = [decided]
+        elif ref.is_personal:
             zone = activity.get("localTimezone")
             shown = await self.home.components(
                 context, timezone=zone if isinstance(zone, str) and zone else "UTC"
             )
-        else:
-            shown = [home_component("Home", PERSONAL_ONLY)]
         card = home_card(shown)
         await slot.fill(activities.message(ref, attachments=[attachment(card)]))
         await turn.record_at_end(answered=True)

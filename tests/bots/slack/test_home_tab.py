@@ -16,8 +16,10 @@ from agent_core.state import State
 from agent_core.usage.budget_settings import BudgetLimit, BudgetSettings
 from agent_core.usage.settings import UsageSettings
 from bots.usage import attach_usage
+from tests.bots.approval_kit import Refund, approval_agent, refund_script
 from tests.bots.slack.agents import build_agent
 from tests.bots.slack.harness import SlackHarness, running_bot, sign
+from tests.bots.slack.test_approvals import approval_id_of, ask, ever_approval_id, thread_text
 
 
 def opened(user: str = "U1") -> dict[str, Any]:
@@ -174,3 +176,50 @@ async def test_run_now_on_home_runs_the_schedule_once_as_its_owner(tmp_path: Pat
         [after] = await h.bot.schedules.store.every()
         assert after.next_due == before.next_due  # its times are unchanged
         assert after.last_run is not None and after.last_run.outcome == "posted"
+
+
+async def test_home_lists_the_approvals_one_may_decide_and_approves_as_in_the_thread(
+    tmp_path: Path,
+) -> None:
+    """Pending approvals on Home (issue 40): Alex (an admin, an approver) sees Bo's refund
+    with Approve and Deny, Bo's colleague Ana does not (approvers: Bo, admins); Ana's forged
+    Approve decides nothing; Alex's Approve is the thread's own decision: the tool runs once,
+    the approval message in the thread is updated and the turn goes on there."""
+    refund = Refund()
+
+    def factory(resolver: Any, state: State) -> Any:
+        return approval_agent(
+            refund_script(), resolver, state, refund=refund, approvers=["asker", "admin"]
+        )
+
+    async with running_bot(tmp_path, [], agent_factory=factory) as h:
+        message = await ask(h, user="U2")
+        approval_id = ever_approval_id(h)
+        await h.event(opened("UADMIN"))
+        shown = buttons(h.fake.views["UADMIN"])
+        assert shown["Approve"] == f"/approve {approval_id}"
+        assert shown["Deny"] == f"/deny {approval_id}"
+        assert "Bo asks to run refund" in json.dumps(h.fake.views["UADMIN"])
+        await h.event(opened("U1"))
+        assert "Approve" not in buttons(h.fake.views["U1"])
+
+        forged = home_click("U1", f"/approve {approval_id}")
+        assert (await h.interaction(forged)).status == 200
+        await h.idle()
+        assert refund.runs == []
+        assert approval_id_of(message) is not None  # still waiting, buttons and all
+        assert "may approve this" in json.dumps(h.fake.views["U1"])
+
+        await h.interaction(home_click("UADMIN", f"/approve {approval_id}", channel="DUADMIN"))
+        await h.idle()
+        assert refund.runs == [42]
+        assert approval_id_of(message) is None  # the thread's message shows the decision
+        assert "Approved by Alex" in json.dumps(message.blocks)
+        assert "Refunded." in thread_text(h, message)
+        home = h.fake.views["UADMIN"]
+        assert "Approved by Alex" in json.dumps(home) and "Approve" not in buttons(home)
+
+        await h.interaction(home_click("UADMIN", f"/deny {approval_id}", channel="DUADMIN"))
+        await h.idle()
+        assert refund.runs == [42]
+        assert "Already decided" in json.dumps(h.fake.views["UADMIN"])
