@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from tests.adapters.teams.schemas import assert_valid_card, cards_in
-from tests.bots.teams.harness import TeamsHarness, teams_bot
+from tests.bots.teams.harness import ADMIN, TeamsHarness, teams_bot
+from tests.bots.teams.test_approvals import (
+    BO,
+    NAMES,
+    answers_text,
+    approving_bot,
+    ask,
+    updates_of,
+)
 
 
 async def say(bot: TeamsHarness, text: str, **kwargs: Any) -> None:
@@ -112,3 +120,38 @@ async def test_run_now_on_the_home_card_runs_it_once_and_a_forged_click_runs_not
         assert any("1,234 EUR" in text for text in sent)
         [after] = await bot.host.schedules.store.every()
         assert after.next_due == before.next_due
+
+
+async def test_home_card_lists_approvals_one_may_decide_and_approve_decides_as_the_card(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pending approvals on ``/home`` (issue 40, the twin of Slack's Home): Alex (an admin)
+    sees Bo's refund with Approve and Deny, Ana does not, and her forged Approve decides
+    nothing; Alex's Approve is the approval card's own decision (the card in Bo's chat is
+    updated, the tool runs once, the turn goes on there)."""
+    async with approving_bot(monkeypatch, approvers=["asker", "admin"]) as (bot, refund):
+        approval_id, message_id = await ask(bot, user=BO)
+        card = await home_card(bot, user=ADMIN, user_name=NAMES[ADMIN])
+        assert_valid_card(card)
+        buttons = actions_of(card)
+        assert buttons["Approve"] == f"/approve {approval_id}"
+        assert buttons["Deny"] == f"/deny {approval_id}"
+        assert "Approve" not in actions_of(await home_card(bot))  # Ana's home
+
+        value = {
+            "action": {
+                "verb": "threadline.action",
+                "data": {"threadline_action": f"/approve {approval_id}"},
+            }
+        }
+        await bot.post(bot.invoke("adaptiveCard/action", value))  # Ana, forged
+        await bot.host.idle()
+        assert refund.runs == [] and updates_of(bot, message_id) == []
+        assert "may approve this" in answers_text(bot)
+
+        await bot.post(bot.invoke("adaptiveCard/action", value, user=ADMIN, user_name="Alex"))
+        await bot.host.idle()
+        assert refund.runs == [42]
+        [updated] = updates_of(bot, message_id)
+        assert "Approved by Alex Admin" in json.dumps(updated)
+        assert "Refunded." in answers_text(bot)
