@@ -37,6 +37,7 @@ from adapters.slack.escape import escape
 from adapters.slack.payloads import MalformedPayload
 from adapters.slack.render import render
 from adapters.slack.workflow import StepAnswer, WorkflowStep, read_step
+from agent_core.approvals.book import ApprovalBook
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.turns import Turn
@@ -210,14 +211,16 @@ class StepReply:
         return None
 
     async def _cancel_approvals(self) -> None:
-        """Nobody can click in a workflow: the approvals the turn asked for end now."""
-        for approval in self.answer.approvals:
-            try:
-                await self.agent.approval_book.decide(
-                    approval.approval_id, "cancelled", by=None, note=CANCELLED_NOTE
-                )
-            except StateUnavailableError as error:  # it expires on its own
-                log.warning("slack: approval %s not cancelled (%s)", approval.approval_id, error)
+        await cancel_approvals(self.agent.approval_book, self.answer)
+
+
+async def cancel_approvals(book: ApprovalBook, answer: StepAnswer) -> None:
+    """Nobody can click in a workflow: the approvals a step's turn asked for end now."""
+    for approval in answer.approvals:
+        try:
+            await book.decide(approval.approval_id, "cancelled", by=None, note=CANCELLED_NOTE)
+        except StateUnavailableError as error:  # it expires on its own
+            log.warning("slack: approval %s not cancelled (%s)", approval.approval_id, error)
 
 
 class WorkflowSteps:
