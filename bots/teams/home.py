@@ -40,6 +40,9 @@ class TeamsHome:
     async def command(self, turn: Turn, slot: AnswerSlot) -> Outcome | None:
         """Answer ``turn`` when it says ``/home`` or decides from it (None otherwise)."""
         text = str(turn.payload.get("text") or "").strip()
+        # The platform's difference: a Teams card button is a message from its clicker, so
+        # the home's Approve/Deny arrive here as if typed; Slack's are Home view actions
+        # (``bots.slack.home``), and Slack registers no /approve to type.
         if text.lower() != HOME_COMMAND and not is_decision(text):
             return None
         activity: Mapping[str, Any] = turn.payload["activity"]
