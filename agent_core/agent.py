@@ -301,11 +301,12 @@ class Agent:
         approval_id: str,
         *,
         approve: bool,
-        conversation_id: str,
+        conversation_id: str | None,
     ) -> ApprovalAnswer:
         """A click on Approve or Deny, by the person of ``request_context`` (resolved from
-        their signed payload now), in ``conversation_id``. When ``answer.resume`` is True,
-        this call decided: resume the turn (``resume_approval``), on any process."""
+        their signed payload now), in ``conversation_id`` (None: from their home). When
+        ``answer.resume`` is True, this call decided: resume the turn (``resume_approval``),
+        on any process."""
         from agent_core.approvals.decisions import decide
 
         return await decide(

@@ -55,7 +55,7 @@ class ServedAgent(Protocol):
         approval_id: str,
         *,
         approve: bool,
-        conversation_id: str,
+        conversation_id: str | None,
     ) -> ApprovalAnswer: ...
 
     async def cancel_approval(

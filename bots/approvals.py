@@ -130,14 +130,19 @@ class Approvals:
         context: RequestContext,
         click: ApprovalClick,
         *,
-        conversation_id: str,
+        conversation_id: str | None,
         hints: Mapping[str, Any] | None = None,
     ) -> ApprovalAnswer:
         """A signed click on Approve, Deny or Stop, decided by the agent (the clicker is
-        resolved from ``context``, in ``conversation_id``: where the click happened); the
-        turn is queued to resume (given ``hints``) once decided. Raises
-        ``StateUnavailableError`` when the decision cannot be recorded."""
+        resolved from ``context``, in ``conversation_id``: where the click happened; None
+        for Approve or Deny on the clicker's home); the turn is queued to resume (given
+        ``hints``) once decided. Raises ``StateUnavailableError`` when the decision cannot
+        be recorded."""
         if click.decision == "stop":
+            if conversation_id is None:  # a home offers Approve and Deny only
+                return ApprovalAnswer(
+                    decided=False, reason="elsewhere", message="Stop it in its conversation."
+                )
             answer = await self.agent.cancel_approval(
                 context, click.approval_id, conversation_id=conversation_id
             )

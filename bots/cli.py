@@ -178,12 +178,13 @@ COMMANDS: dict[str, Command] = {
         "print the Slack app manifest (Socket Mode, or HTTP mode with --http URL)",
         "Prints the manifest to paste in api.slack.com/apps -> Create New App -> From a "
         "manifest. By default the app uses Socket Mode; --http https://HOST fills in the "
-        "event, interactivity, slash command and OAuth redirect URLs for HTTP mode; --org "
-        "makes it org-ready (Enterprise Grid) and --token-rotation asks for expiring tokens.",
+        "event, interactivity, slash command and OAuth redirect URLs for HTTP mode; "
+        "--token-rotation asks for expiring tokens. The app is always org-ready (Enterprise "
+        "Grid; Workflow Builder lists only org-ready apps' steps).",
         examples=(
             "threadline slack-manifest > manifest.yml",
             "threadline slack-manifest --http https://bot.example.com",
-            "threadline slack-manifest --http https://bot.example.com --org --token-rotation",
+            "threadline slack-manifest --http https://bot.example.com --token-rotation",
         ),
     ),
     "teams": Command(

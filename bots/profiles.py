@@ -244,10 +244,10 @@ class ProfileRouter:
         approval_id: str,
         *,
         approve: bool,
-        conversation_id: str,
+        conversation_id: str | None,
     ) -> ApprovalAnswer:
         agent, context, profile = self.route(request_context)
-        if profile is not None:
+        if profile is not None and conversation_id is not None:
             conversation_id = f"profile:{profile}:{conversation_id}"
         return await agent.decide_approval(
             context, approval_id, approve=approve, conversation_id=conversation_id

@@ -90,6 +90,8 @@ JSON_FIELDS = {
     "prompts",
     "channels",
     "loading_messages",
+    "outputs",
+    "view",
 }
 
 
@@ -271,6 +273,12 @@ class FakeSlackApi:
         self.files: dict[str, SlackFile] = {}
         self.errors: dict[str, str | Reply] = {}
         self.tokens: set[str] | None = None
+        self.steps: dict[str, dict[str, Any]] = {}
+        """Workflow step runs ended (``functions.completeSuccess`` / ``completeError``), by
+        ``function_execution_id``: ``{"outputs": ...}`` or ``{"error": ...}``; Slack refuses
+        to end one twice (``execution_not_in_running_state``)."""
+        self.views: dict[str, dict[str, Any]] = {}
+        """The Home tab ``views.publish`` published last, by user id."""
         self.scopes: list[str] | None = None
         """The token's scopes, sent in ``X-OAuth-Scopes`` as Slack does (``None``: not sent)."""
         self.limits = limits
@@ -796,6 +804,36 @@ class FakeSlackApi:
             "team": {"id": workspace},
         }
 
+    def _end_step(self, call: Call, outcome: dict[str, Any]) -> dict[str, Any]:
+        execution = str(call.args.get("function_execution_id") or "")
+        if not execution:
+            return {"ok": False, "error": "invalid_arguments"}
+        if execution in self.steps:
+            return {"ok": False, "error": "execution_not_in_running_state"}
+        self.steps[execution] = outcome
+        return {}
+
+    async def _functions_completeSuccess(self, call: Call) -> dict[str, Any]:
+        outputs = call.args.get("outputs")
+        if not isinstance(outputs, dict):
+            return {"ok": False, "error": "parameter_validation_failed"}
+        return self._end_step(call, {"outputs": outputs})
+
+    async def _functions_completeError(self, call: Call) -> dict[str, Any]:
+        error = call.args.get("error")
+        if not isinstance(error, str) or not error:
+            return {"ok": False, "error": "invalid_arguments"}
+        return self._end_step(call, {"error": error})
+
+    async def _views_publish(self, call: Call) -> dict[str, Any]:
+        user, view = call.args.get("user_id"), call.args.get("view")
+        if not isinstance(user, str) or not isinstance(view, dict) or view.get("type") != "home":
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(view.get("blocks") or []) > 100:
+            return {"ok": False, "error": "invalid_blocks"}
+        self.views[user] = view
+        return {"view": {"id": f"V{len(self.views)}", **view}}
+
     async def _users_info(self, call: Call) -> dict[str, Any]:
         user = self.users.get(call.args.get("user", ""))
         if user is None:
@@ -855,3 +893,66 @@ class FakeSlackApi:
             return {"ok": False, "error": "thread_not_found"}
         limit = self._read_limit(call)
         return {"messages": messages[:limit], "has_more": len(messages) > limit}
+
+
+def function_executed(
+    execution_id: str,
+    inputs: dict[str, Any],
+    *,
+    team: str = "T1",
+    callback_id: str = "ask_threadline",
+    event_id: str | None = None,
+) -> dict[str, Any]:
+    """The ``event_callback`` Slack sends when a workflow runs an app's step (sign it with
+    the app's signing secret, as every delivery).
+
+    >>> function_executed("Fx1", {"question": "hi"})["event"]["function"]["callback_id"]
+    'ask_threadline'
+    """
+    return {
+        "token": "legacy",
+        "team_id": team,
+        "api_app_id": "A1",
+        "type": "event_callback",
+        "event_id": event_id or f"Ev{execution_id}",
+        "event_time": int(time.time()),
+        "event": {
+            "type": "function_executed",
+            "function": {"id": "Fn1", "callback_id": callback_id, "title": "Ask Threadline"},
+            "inputs": inputs,
+            "function_execution_id": execution_id,
+            "workflow_execution_id": f"Wf{execution_id}",
+            "event_ts": str(time.time()),
+            "bot_access_token": "xwfp-fake",
+        },
+    }
+
+
+def message_shortcut(
+    callback_id: str,
+    *,
+    user: str,
+    channel: str,
+    message: dict[str, Any],
+    team: str = "T1",
+    response_url: str = "",
+) -> dict[str, Any]:
+    """The interaction Slack sends when someone runs a message shortcut on ``message`` (a
+    form field ``payload``, signed as every delivery).
+
+    >>> message_shortcut("ask", user="U2", channel="C1", message={"ts": "1.0"})["type"]
+    'message_action'
+    """
+    return {
+        "type": "message_action",
+        "callback_id": callback_id,
+        "trigger_id": "trig",
+        "action_ts": str(time.time()),
+        "team": {"id": team, "domain": "acme"},
+        "user": {"id": user, "username": user.lower(), "team_id": team},
+        "channel": {"id": channel, "name": "general"},
+        "message": message,
+        "message_ts": message.get("ts"),
+        "response_url": response_url,
+        "token": "legacy",
+    }

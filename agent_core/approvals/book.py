@@ -9,7 +9,9 @@ turn run twice (a re-run after a crash) never runs a tool twice.
 
 Keys (``approval:`` prefix): the record, its decision, its run claim, where a channel showed
 it, the expiry index (per channel, a few short lists per minute: a sweep reads those it has
-not read yet, never all), and ``ask_once`` approvals remembered.
+not read yet, never all), the workspace index (per channel and workspace, the newest
+``OPEN_KEPT`` approvals opened there: ``pending_for`` reads it to list what one person may
+decide, so a home never scans the book), and ``ask_once`` approvals remembered.
 
 >>> import asyncio
 >>> from agent_core.approvals.record import ApprovalRecord
@@ -54,6 +56,9 @@ SWEPT = "approval:swept"
 """The minute every sweep of a channel has read up to (shared: no process reads a minute
 twice); one per channel, as the expiry index (``lane_of``)."""
 BUCKET_SIZE = 10_000
+OPEN_KEPT = 200
+"""Approvals a workspace's index keeps (the newest): ``pending_for`` reads at most these.
+Approvals wait minutes, so an older one still pending is rare; it is decided in its thread."""
 
 
 def lane_of(platform: object) -> str:
@@ -64,6 +69,15 @@ def lane_of(platform: object) -> str:
     ('slack', 'any')
     """
     return str(platform or "any")
+
+
+def workspace_of(request: dict[str, Any]) -> str:
+    """The workspace (Slack team, Teams tenant) an approval was asked in, from its request.
+
+    >>> workspace_of({"workspace_id": "T1"}), workspace_of({})
+    ('T1', 'any')
+    """
+    return str(request.get("workspace_id") or "any")
 
 
 def _hex(text: str) -> bool:
@@ -128,6 +142,38 @@ class ApprovalBook:
             self._bucket(lane, minute, shard), [record.id], keep=BUCKET_SIZE, ttl=self._ttl(record)
         )
         await self.store.add(f"{SWEPT}:{lane}", minute, ttl=KEEP_AFTER)  # the first one starts it
+        await self.store.append(
+            self._opened(lane, workspace_of(record.request)),
+            [record.id],
+            keep=OPEN_KEPT,
+            ttl=self._ttl(record),
+        )
+
+    @staticmethod
+    def _opened(lane: str, workspace: str) -> str:
+        return f"approval:open:{lane}:{workspace}"
+
+    async def pending_for(
+        self, user: User, *, platform: str | None, workspace: str, limit: int = 10
+    ) -> list[ApprovalRecord]:
+        """The pending, unexpired approvals asked in ``workspace`` of ``platform`` that
+        ``user`` (as resolved now) may decide, newest first (at most ``limit``; read from
+        the workspace index, never a scan of the book). Listing decides nothing: a click on
+        one is checked again when it comes (``agent_core.approvals.decisions``)."""
+        now = self.clock()
+        ids = await self.store.append(
+            self._opened(lane_of(platform), workspace), [], keep=OPEN_KEPT
+        )
+        found: list[ApprovalRecord] = []
+        for approval_id in reversed(list(dict.fromkeys(str(item) for item in ids))):
+            record = await self.get(approval_id)
+            if record is None or not record.pending or record.expired(now):
+                continue
+            if record.may_be_decided_by(user):
+                found.append(record)
+                if len(found) >= limit:
+                    break
+        return found
 
     async def get(self, approval_id: str) -> ApprovalRecord | None:
         """The approval as it stands (its decision applied), or None when unknown."""

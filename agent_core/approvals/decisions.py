@@ -2,10 +2,12 @@
 
 Each is checked in one place, against the approval as the state store holds it and the
 clicker as *their* signed payload resolves them now: the approval must exist, belong to the
-conversation the click came from, still be pending and not expired, and the clicker must be
-one of its approvers (a Stop: its asker). The decision itself is the book's atomic one, so
-of two clicks at once exactly one decides; the other is told who did. ``resume`` on the
-answer says whether this call decided it: then, and only then, the caller resumes the turn
+conversation the click came from (a click from the approver's own home, which lists only
+what they may decide, comes from no conversation: ``conversation_id=None``), still be
+pending and not expired, and the clicker must be one of its approvers (a Stop: its asker).
+The decision itself is the book's atomic one, so of two clicks at once exactly one decides;
+the other is told who did. ``resume`` on the answer says whether this call decided it: then,
+and only then, the caller resumes the turn
 (``Agent.resume_approval``), on any process.
 
 >>> ApprovalAnswer(decided=False, reason="unknown", message="?").resume
@@ -91,7 +93,7 @@ async def _settle(
 
 
 async def _open_approval(
-    deps: TurnDeps, approval_id: str, conversation_id: str
+    deps: TurnDeps, approval_id: str, conversation_id: str | None
 ) -> ApprovalRecord | ApprovalAnswer:
     """The pending approval a click may decide, or the answer that says why not."""
     record = await deps.approval_book.get(approval_id)
@@ -99,7 +101,7 @@ async def _open_approval(
         return ApprovalAnswer(
             decided=False, reason="unknown", message="This approval is unknown or too old."
         )
-    if record.conversation_id != conversation_id:
+    if conversation_id is not None and record.conversation_id != conversation_id:
         return ApprovalAnswer(
             decided=False,
             reason="elsewhere",
@@ -116,9 +118,10 @@ async def decide(
     approval_id: str,
     *,
     approve: bool,
-    conversation_id: str,
+    conversation_id: str | None,
 ) -> ApprovalAnswer:
-    """A click on Approve or Deny; see the module docstring."""
+    """A click on Approve or Deny (``conversation_id``: where it came from; None from the
+    clicker's home); see the module docstring."""
     found = await _open_approval(deps, approval_id, conversation_id)
     if isinstance(found, ApprovalAnswer):
         return found

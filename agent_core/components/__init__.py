@@ -66,8 +66,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "agent_core.components.ui_state": (
         "ChatInputUpdateComponent",
         "StatusBarUpdateComponent",
+        "RefusalKind",
         "TaskOperation",
         "TaskTrackerUpdateComponent",
+        "ToolRefusedComponent",
     ),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -98,6 +100,7 @@ __all__ = [
     "NotificationComponent",
     "ProgressBarComponent",
     "ProgressDisplayComponent",
+    "RefusalKind",
     "RichComponent",
     "RichTextComponent",
     "SignInComponent",
@@ -115,6 +118,7 @@ __all__ = [
     "TaskListComponent",
     "TaskOperation",
     "TaskTrackerUpdateComponent",
+    "ToolRefusedComponent",
     "UiComponent",
     "new_component_id",
 ]
@@ -189,7 +193,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
     )
     from agent_core.components.ui_state import (
         ChatInputUpdateComponent,
+        RefusalKind,
         StatusBarUpdateComponent,
         TaskOperation,
         TaskTrackerUpdateComponent,
+        ToolRefusedComponent,
     )

@@ -54,6 +54,7 @@ class ComponentType(StrEnum):
     IMAGE = "image"
     SIGN_IN = "sign_in"
     APPROVAL = "approval"
+    TOOL_REFUSED = "tool_refused"
 
 
 class ComponentLifecycle(StrEnum):

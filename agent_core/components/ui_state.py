@@ -12,6 +12,10 @@ from agent_core.components.interactive import Task, TaskStatus
 
 BarStatus = Literal["idle", "working", "success", "warning", "error"]
 
+RefusalKind = Literal["permission"]
+"""Why a tool call was refused for its asker: ``permission``, the person may not use the
+tool (its access groups) or reach its data (their data roles)."""
+
 
 class StatusBarUpdateComponent(RichComponent):
     """``StatusBarUpdateComponent(status="working", message="Thinking...")``"""
@@ -81,3 +85,21 @@ class ChatInputUpdateComponent(RichComponent):
     disabled: bool | None = None
     value: str | None = None
     focus: bool | None = None
+
+
+class ToolRefusedComponent(RichComponent):
+    """A tool call of the turn was refused for the person asking (``kind`` says why).
+
+    A signal, not content: it is never visible, so chat renderers show nothing (the model's
+    answer says what it could not do, and whoever may not use a tool is not shown its name).
+    A channel that cannot show an answer around it, a workflow step, ends on it instead.
+
+    >>> refused = ToolRefusedComponent(tool="run_sql", kind="permission")
+    >>> refused.visible, refused.type.value
+    (False, 'tool_refused')
+    """
+
+    type: ComponentType = ComponentType.TOOL_REFUSED
+    tool: str
+    kind: RefusalKind
+    visible: bool = False

@@ -8,9 +8,11 @@
     /schedules pause-all | resume-all     admins: stop (and restart) every schedule here
     /unschedule <id>                      remove one
     /pause <id>   /resume <id>            pause one, run it again (an alert: confirm it)
+    /schedule run <id>                    run one once now (its next run stays as it was)
 
 The same under the one name Slack registers: ``/schedule list``, ``/schedule remove <id>``,
-``/schedule pause <id>``, ``/schedule resume <id>``, ``/schedule pause-all``.
+``/schedule pause <id>``, ``/schedule resume <id>``, ``/schedule pause-all``; "run now" has
+only this form (``/schedule run <id>``), so it takes no slash command name of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ from pydantic import BaseModel, ConfigDict
 from agent_core.schedules.grammar import looks_like_schedule
 
 Action = Literal[
-    "schedule", "list", "unschedule", "pause", "resume", "pause_all", "resume_all", "usage"
+    "schedule",
+    "list",
+    "unschedule",
+    "pause",
+    "resume",
+    "run",
+    "pause_all",
+    "resume_all",
+    "usage",
 ]
 
 _SLASH = re.compile(r"/(schedules?|unschedule|pause|resume)(?:\s+(.*))?", re.IGNORECASE | re.DOTALL)
@@ -37,6 +47,8 @@ class ScheduleCommand(BaseModel):
 
     >>> parse_command("/unschedule 5e1f0c2a")
     ScheduleCommand(action='unschedule', argument='5e1f0c2a', mention=False)
+    >>> parse_command("/schedule run `5E1F0C2A`").action, parse_command("/schedule run").action
+    ('run', 'usage')
     >>> parse_command("every Monday 9am: signups last week").mention
     True
     >>> parse_command("how many orders today?") is None
@@ -89,6 +101,12 @@ def _subcommand(argument: str) -> ScheduleCommand | None:
     (Slack registers one slash command, ``/schedule``; the rest work in a mention too)."""
     word, _, rest = argument.partition(" ")
     word = word.lower()
+    if word in ("run", "run-now"):  # "/schedule run the report every Monday" stays a schedule
+        if not rest.strip():
+            return ScheduleCommand(action="usage", argument="schedule run")
+        if (identifier := _ID.fullmatch(rest.strip())) is not None:
+            return ScheduleCommand(action="run", argument=identifier.group(1).lower())
+        return None
     if word in ("list", "pause-all", "resume-all"):
         return _listing(word if word != "list" else "")
     if word not in _SUBCOMMANDS:

@@ -215,6 +215,24 @@ class ScheduleDispatcher:
         )
         return turn
 
+    async def run_once(self, schedule: Schedule, claim: str | None = None) -> str | None:
+        """Run ``schedule`` once now, besides its times ("Run now"): an occurrence of its
+        own on the schedule's thread, the durable path every run takes, while its next run
+        stays as it was. ``claim`` (the id of the turn that asked) makes a re-run of that
+        turn find this run enqueued already. The turn id, or None when it was."""
+        now = self.clock.now()
+        occurrence = Occurrence(
+            schedule_id=schedule.id, due=now, at=now, dispatched_at=now, fired=True
+        )
+        key = occurrence.key if claim is None else f"schedule:{schedule.id}:now:{claim}"
+        return await self.turns.enqueue(
+            schedule.place.thread_key,
+            occurrence.payload(),
+            dedupe_key=key,
+            dedupe_ttl=DEDUPE_TTL,
+            owner=schedule.place.stop_owner,
+        )
+
     # --- forever ----------------------------------------------------------------------------
 
     def wake(self) -> None:

@@ -1,5 +1,6 @@
-"""``ScheduleCommands``: what ``/schedule``, ``/schedules``, ``/unschedule``, ``/pause`` and
-``/resume`` do, for an asker resolved from the signed request, where they typed it.
+"""``ScheduleCommands``: what ``/schedule``, ``/schedules``, ``/unschedule``, ``/pause``,
+``/resume`` and ``/schedule run`` do, for an asker resolved from the signed request, where
+they typed it.
 
 Authority is the configuration's: a schedule may be changed by its owner, or by an admin
 (``User.is_admin``: the groups ``threadline.toml`` maps) of the same workspace; anyone else
@@ -9,7 +10,7 @@ is told there is no such schedule they may change (ids are not confirmed to exis
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent_core.clock import SYSTEM_CLOCK, Clock, instant
@@ -27,6 +28,10 @@ from agent_core.users import User
 
 log = logging.getLogger("threadline.schedules")
 ID_ATTEMPTS = 3
+
+RunNow = Callable[[Schedule, str | None], Awaitable[str | None]]
+"""Runs a schedule once now, as its occurrences run (``ScheduleDispatcher.run_once``): the
+schedule, and the id of the turn that asked (a re-run of it runs nothing more)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,8 @@ class Asker:
 
 class ScheduleCommands:
     """Runs schedule commands against ``store`` (see the module docstring); ``changed`` is
-    called when a schedule may now be due sooner (the dispatcher's ``wake``).
+    called when a schedule may now be due sooner (the dispatcher's ``wake``); ``run_now``
+    runs one once now (without it, ``/schedule run`` says it is not available here).
 
     >>> from agent_core.schedules.store_memory import MemoryScheduleStore
     >>> ScheduleCommands(MemoryScheduleStore()).settings.per_person
@@ -70,12 +76,14 @@ class ScheduleCommands:
         clock: Clock | None = None,
         author: AlertAuthor | None = None,
         changed: Callable[[], None] | None = None,
+        run_now: RunNow | None = None,
     ) -> None:
         self.store = store
         self.settings = settings or ScheduleSettings()
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.author = author
         self._changed = changed or (lambda: None)
+        self._run_now = run_now
 
     async def handle(
         self, command: ScheduleCommand, asker: Asker, place: Place, *, new_id: str | None = None
@@ -129,6 +137,8 @@ class ScheduleCommands:
                 text = f"`{schedule.id}` ({schedule.describe()}) is paused."
                 actions = [("Resume", f"/resume {schedule.id}")]
                 return replies.card("Paused", text, "success", actions=actions)
+            case "run":
+                return await self._run(schedule, asker, new_id)
             case _:
                 return await self._resume(schedule, asker)
 
@@ -216,6 +226,25 @@ class ScheduleCommands:
         self._changed()
         text = "Schedules here run again at their times."
         return replies.card("Schedules resumed", text, "success")
+
+    async def _run(self, schedule: Schedule, asker: Asker, claim: str | None) -> UiComponent:
+        """Run it once now, as its owner, where it posts; its next run stays as it was."""
+        if self._run_now is None:
+            text = "Running a schedule now is not available here; it runs at its times."
+            return replies.card("Not available", text, "warning", private=True)
+        if schedule.status != "active":
+            text = (
+                f"`{schedule.id}` is {schedule.status}, so it does not run: "
+                f"`/schedule resume {schedule.id}` first."
+            )
+            return replies.card("Not running", text, "warning", private=True)
+        await self._run_now(schedule, claim)
+        text = (
+            f"`{schedule.id}` ({schedule.describe()}) is running now; its answer is posted "
+            f"where it always is. Its next run is still {when(schedule.due_at, asker.timezone)} "
+            "(your time)."
+        )
+        return replies.card("Running now", text, "success")
 
     async def _resume(self, schedule: Schedule, asker: Asker) -> UiComponent:
         following = schedule.recurrence.next_after(instant(self.clock.now()))

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.components.base import UiComponent
 from agent_core.components.sources import Source
+from agent_core.components.ui_state import RefusalKind
 from agent_core.context import ToolContext
 
 TArgs = TypeVar("TArgs", bound=BaseModel)
@@ -61,7 +62,8 @@ class ToolResult(BaseModel):
     Failures are results too (``success=False``, ``error``); ``exception`` keeps the original
     exception for the agent's ``ErrorRecoveryStrategy`` and is never serialised. ``sources``
     are what the answer should cite (a query and its tables): the turn shows them with the
-    answer (``SourcesComponent``).
+    answer (``SourcesComponent``). ``refusal`` says the call was refused for the person asking
+    (``"permission"``): the turn reports it as a ``ToolRefusedComponent``.
     """
 
     model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
@@ -72,6 +74,7 @@ class ToolResult(BaseModel):
     error: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     sources: list[Source] = Field(default_factory=list)
+    refusal: RefusalKind | None = None
     exception: BaseException | None = Field(default=None, exclude=True, repr=False)
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+from agent_core.components.ui_state import RefusalKind
 from agent_core.context import ToolContext
 from agent_core.errors import AgentError
 from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
@@ -35,10 +36,21 @@ BeforeExecute = Callable[[Tool[Any]], Awaitable[None]]
 logger = logging.getLogger(__name__)
 
 
-def failure(message: str, *, error: str | None = None, **metadata: Any) -> ToolResult:
-    """A failed ``ToolResult`` whose ``result_for_llm`` explains the failure."""
+def failure(
+    message: str,
+    *,
+    error: str | None = None,
+    refusal: RefusalKind | None = None,
+    **metadata: Any,
+) -> ToolResult:
+    """A failed ``ToolResult`` whose ``result_for_llm`` explains the failure (``refusal``:
+    refused for the person asking)."""
     return ToolResult(
-        success=False, result_for_llm=message, error=error or message, metadata=metadata
+        success=False,
+        result_for_llm=message,
+        error=error or message,
+        metadata=metadata,
+        refusal=refusal,
     )
 
 
@@ -198,6 +210,7 @@ class ToolRegistry:
             return failure(
                 f"Permission denied: you may not use tool '{tool.name}'",
                 error_type="permission_denied",
+                refusal="permission",
             )
         try:
             args: BaseModel | ToolRejection = tool.get_args_schema().model_validate(

@@ -292,6 +292,7 @@ def no_data_access(refused: PermissionDeniedError) -> ToolResult:
         result_for_llm=f"No query ran: {refused} Tell the person exactly that.",
         error=str(refused),
         metadata={"error_type": "no_data_access"},
+        refusal="permission",
     )
 
 

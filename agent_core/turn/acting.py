@@ -25,6 +25,7 @@ from agent_core.components import (
     Task,
     TaskListComponent,
     TaskTrackerUpdateComponent,
+    ToolRefusedComponent,
     UiComponent,
 )
 from agent_core.components.feedback import CardStatus
@@ -255,6 +256,8 @@ class _Shown:
             )
         if result.ui_component is not None:
             shown.append(result.ui_component)
+        if result.refusal is not None:  # a signal the channel may end on (a workflow step)
+            shown.append(UiComponent.of(ToolRefusedComponent(tool=name, kind=result.refusal)))
         if not result.success and self.state.can(UiFeature.TOOL_ERROR):
             shown.append(
                 _private(

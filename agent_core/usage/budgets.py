@@ -148,6 +148,33 @@ class Budgets:
         spent = await self.counters.spent([self.key(limit, user, now) for limit in limits])
         return _first_over(limits, spent, now)
 
+    async def standing(self, user: User, profile: str | None) -> list[str]:
+        """One line per budget covering ``user`` in ``profile``: how much of it is used
+        (what a person's home shows).
+
+        >>> import asyncio
+        >>> from agent_core.state.quotas import MemoryRateLimiter
+        >>> budgets = Budgets([BudgetLimit(scope="person", period="day", tokens=1000)],
+        ...                   counters=MemoryRateLimiter())
+        >>> asyncio.run(budgets.standing(User(id="u1"), None))
+        ['Your daily budget: 0 of 1,000 tokens used']
+        """
+        limits = self.covering(user, profile)
+        if not limits:
+            return []
+        now = self._clock()
+        spent = await self.counters.spent([self.key(limit, user, now) for limit in limits])
+        lines = []
+        for limit, amount in zip(limits, spent, strict=True):
+            adjective = "daily" if limit.period == "day" else "monthly"
+            used = (
+                f"{amount:,} of {limit.amount:,} tokens"
+                if limit.unit == "tokens"
+                else f"${amount / 1_000_000_000:,.2f} of ${limit.cost or 0:,.2f}"
+            )
+            lines.append(f"{_whose_budget(limit)} {adjective} budget: {used} used")
+        return lines
+
     async def charge(
         self, user: User, profile: str | None, *, tokens: int, cost_nano: int | None
     ) -> Exceeded | None:
@@ -166,6 +193,16 @@ class Budgets:
             key = self.key(limit, user, now)
             totals.append(await self.counters.spend(key, amount, ttl=ttl))
         return _first_over(limits, totals, now)
+
+
+def _whose_budget(limit: BudgetLimit) -> str:
+    match limit.scope:
+        case "group":
+            return f"The {limit.group} group's"
+        case "profile":
+            return f"The {limit.profile} assistant's"
+        case _:
+            return "Your"
 
 
 def _covers(limit: BudgetLimit, user: User, profile: str | None) -> bool:

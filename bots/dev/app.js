@@ -518,6 +518,91 @@
     }
   }
 
+  // ----- issue 40: the home, a workflow step, a message action ------------------------------
+  // The home in each pane, as that channel shows it: Slack's Home tab view (its blocks, by
+  // the Block Kit renderer) and Teams' /home card. Its buttons go to /api/home/click as the
+  // persona selected, answered as the bots answer them; a suggested question is asked.
+  function showHome(place, shown) {
+    for (const channel of ["slack", "teams"]) {
+      const id = `${channel}-home-${place}`;
+      let el = document.getElementById(id);
+      if (!el) {
+        el = messageShell(channel, channel === "slack" ? "Home tab" : "/home", true);
+        el.id = id;
+        el.classList.add("home-view");
+        append(channel, place, el);
+      }
+      const body = el.querySelector(".msg-body");
+      if (channel === "slack") body.innerHTML = BlockKit.message({ blocks: shown.slack.blocks, text: "" });
+      else body.replaceChildren(TeamsView.card(shown.teams, (command) => homeClick(command)));
+      setPayload(el, shown[channel]);
+      scrollDown(el.closest(".pane-body"));
+    }
+  }
+
+  async function openHome(command = "") {
+    const place = state.place;
+    const response = await fetch(command ? "/api/home/click" : "/api/home", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ persona: persona(), command, timezone: browserZone() }),
+    });
+    if (!response.ok) {
+      refused(place, "", `The console did not show the home: ${await refusal(response)}.`);
+      return;
+    }
+    const shown = await response.json();
+    if (shown.question) submit(shown.question);
+    else showHome(place, shown);
+    showSchedules();
+  }
+
+  function homeClick(command) {
+    openHome(command);
+  }
+
+  async function fireStep() {
+    const question = window.prompt("The step's question (it runs as the person selected):");
+    if (!question || !question.trim()) return;
+    const place = state.place;
+    note(place, `Workflow step "Ask Threadline" as ${persona().name}: ${question}`);
+    const response = await fetch("/api/workflow-step", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ persona: persona(), question }),
+    });
+    if (!response.ok) {
+      refused(place, "", `The step did not run: ${await refusal(response)}.`);
+      return;
+    }
+    const told = await response.json();
+    const said = told.error !== undefined ? told.error
+      : `answer: ${told.outputs.answer}${told.outputs.table ? `\ntable:\n${told.outputs.table}` : ""}`;
+    note(place, `Slack is told ${told.method}. ${said}`, told.error !== undefined ? "error" : "info");
+  }
+
+  async function fireMessageAction() {
+    if (state.running) return;
+    const message = window.prompt("The message to ask about (as written by someone else):");
+    if (!message || !message.trim()) return;
+    const question = window.prompt("Your question about it (empty: Threadline's own):") || null;
+    const place = state.place;
+    const who = persona();
+    addUserMessage(place, who, `Ask Threadline about this: “${message}”${question ? ` ${question}` : ""}`);
+    setRunning({ place, turnId: null });
+    try {
+      const response = await fetch("/api/message-action", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ persona: who, thread_id: state.threads[place], message, author: "U0SOMEONE", question }),
+      });
+      if (!response.ok) refused(place, "", `The action was refused: ${await refusal(response)}.`);
+      else await readEvents(response, (event, data) => dispatch(place, event, data));
+    } finally {
+      setRunning(null);
+    }
+  }
+
   // What the server said was wrong ({"error": "..."}), in its own words.
   async function refusal(response) {
     const body = await response.text();
@@ -762,7 +847,9 @@
       const target = event.target.closest("button");
       if (!target) return;
       const channel = target.closest(".slack-pane") ? "slack" : target.closest(".teams-pane") ? "teams" : null;
-      if (target.dataset.fire !== undefined) {
+      if (target.closest(".home-view") && target.dataset.slackAction !== undefined) {
+        if (target.dataset.slackAction.startsWith("threadline_button")) homeClick(target.dataset.value);
+      } else if (target.dataset.fire !== undefined) {
         fire(target.dataset.fire, target.dataset.place);
       } else if (target.dataset.detach !== undefined) {
         state.attachments.splice(Number(target.dataset.detach), 1);
@@ -804,6 +891,9 @@
       $("#schedules-toggle").classList.toggle("active", !$("#schedules").hidden);
       showSchedules();
     });
+    $("#home-open").addEventListener("click", () => openHome());
+    $("#step-fire").addEventListener("click", () => fireStep());
+    $("#action-fire").addEventListener("click", () => fireMessageAction());
     $("#new-thread").addEventListener("click", () => {
       if (state.running) return;
       resetThread(state.place);

@@ -13,6 +13,13 @@
     POST /api/approvals         {"approval_id", "decision", "channel", "thread_id", "persona"}:
                                 a click on an approval message -> text/event-stream (the
                                 decision shown, then the resumed turn; ``bots.dev.approvals``)
+    POST /api/home              {"persona", "timezone"}: the home as Slack's Home tab view
+                                and Teams' /home card (``bots.dev.entry``)
+    POST /api/home/click        {"persona", "command", "timezone"}: a home button
+    POST /api/workflow-step     {"persona", "question"}: the step "Ask Threadline" run ->
+                                the completeSuccess / completeError Slack would get
+    POST /api/message-action    {"persona", "thread_id", "message", "author", "question"}:
+                                "Ask Threadline about this" -> text/event-stream
     /slack/                     the fake Slack Web API the Slack adapter talks to (``slack_view``)
     /teams/                     the fake Bot Connector the Teams adapter talks to (``teams_view``)
 
@@ -38,6 +45,7 @@ from adapters.files import plain_name, too_big
 from agent_core.database.file_formats import SUFFIXES
 from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
+from bots.dev.entry import ConsoleEntry
 from bots.dev.events import sse
 from bots.dev.identity import Persona
 from bots.dev.sign_in import sign_in_page
@@ -53,6 +61,7 @@ ADAPTIVE_CARDS_JS = HERE / "vendor" / "adaptivecards" / "adaptivecards.min.js"
 MAX_MESSAGE = 40_000
 """Characters one message may have: Slack's limit for a message's text."""
 CONSOLE_KEY = web.AppKey("console", Console)
+ENTRY_KEY = web.AppKey("entry", ConsoleEntry)
 WARMUP_KEY = web.AppKey("warmup", asyncio.Task)
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
@@ -351,6 +360,60 @@ async def post_queries(request: web.Request) -> web.Response:
     return web.json_response({"messages": [{"text": m.text, "blocks": m.blocks} for m in messages]})
 
 
+class HomeRequest(BaseModel):
+    persona: Persona = Field(default_factory=Persona)
+    timezone: str = Field(default="UTC", max_length=64)
+    command: str = Field(default="", max_length=MAX_MESSAGE)
+
+
+async def post_home(request: web.Request) -> web.Response:
+    """The persona's home, as each channel shows it."""
+    body = await _body(request, HomeRequest)
+    entry = request.app[ENTRY_KEY]
+    return web.json_response(await entry.home_payloads(body.persona, body.timezone))
+
+
+async def post_home_click(request: web.Request) -> web.Response:
+    """A home button, as the persona: answered like the bots answer it."""
+    body = await _body(request, HomeRequest)
+    if not body.command.strip():
+        raise refusal(web.HTTPBadRequest, "command: a home button sends a command")
+    entry = request.app[ENTRY_KEY]
+    return web.json_response(await entry.click(body.persona, body.command, body.timezone))
+
+
+class StepRequest(BaseModel):
+    persona: Persona = Field(default_factory=Persona)
+    question: str = Field(min_length=1, max_length=MAX_MESSAGE)
+
+
+async def post_workflow_step(request: web.Request) -> web.Response:
+    """The Workflow Builder step run as the persona: what Slack would be told."""
+    body = await _body(request, StepRequest)
+    if not body.question.strip():
+        raise refusal(web.HTTPBadRequest, "question: the step needs a question")
+    entry = request.app[ENTRY_KEY]
+    return web.json_response(await entry.workflow_step(body.persona, body.question.strip()))
+
+
+class MessageActionRequest(BaseModel):
+    persona: Persona = Field(default_factory=Persona)
+    thread_id: str = Field(pattern=SAFE_ID)
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE)
+    author: str = Field(default="someone", max_length=64)
+    question: str | None = Field(default=None, max_length=2000)
+
+
+async def post_message_action(request: web.Request) -> web.StreamResponse:
+    """ "Ask Threadline about this" on a message, as the persona, answered in its thread."""
+    body = await _body(request, MessageActionRequest)
+    text = ConsoleEntry.question(body.message, body.author, body.question)
+    turn = request.app[CONSOLE_KEY].start_turn(
+        body.persona, body.thread_id, text, _own_url(request)
+    )
+    return await _stream(request, turn)
+
+
 def _warm_up_charts() -> None:
     """Import and exercise matplotlib once (when installed), so the first chart is quick."""
     from agent_core.components import ChartComponent, ChartSeries
@@ -393,6 +456,7 @@ def create_app(
     )
     console = Console(agent, options=options, files=files)
     app[CONSOLE_KEY] = console
+    app[ENTRY_KEY] = ConsoleEntry(agent, console.schedules.schedules)
     app.router.add_get("/", index)
     app.router.add_get("/static/{name}", static_file)
     app.router.add_get("/vendor/adaptivecards.js", adaptive_cards)
@@ -405,6 +469,10 @@ def create_app(
     app.router.add_post("/api/feedback", post_feedback)
     app.router.add_post("/api/queries", post_queries)
     app.router.add_post("/api/approvals", post_approval)
+    app.router.add_post("/api/home", post_home)
+    app.router.add_post("/api/home/click", post_home_click)
+    app.router.add_post("/api/workflow-step", post_workflow_step)
+    app.router.add_post("/api/message-action", post_message_action)
     console.slack.mount(app)
     console.teams.mount(app)
     add_callback(app, agent, _asked_by_the_page, page=sign_in_page)  # MCP sign-ins, locally

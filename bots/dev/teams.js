@@ -40,7 +40,7 @@ const TeamsView = (() => {
     return data && typeof data === "object" ? data.threadline_action : undefined;
   }
 
-  function officialCard(json) {
+  function officialCard(json, ownAction) {
     const card = new AdaptiveCards.AdaptiveCard();
     if (hostConfig) card.hostConfig = hostConfig;
     card.onExecuteAction = (action) => {
@@ -54,7 +54,7 @@ const TeamsView = (() => {
         return;
       }
       const message = actionMessage(action.data);
-      if (message) onAction(message, action.title);
+      if (message) (ownAction || onAction)(message, action.title);
     };
     card.parse(json);
     const el = card.render();
@@ -62,12 +62,13 @@ const TeamsView = (() => {
     return el;
   }
 
-  function card(json) {
+  // ``ownAction``: where this card's buttons go instead (the home's, to /api/home/click).
+  function card(json, ownAction) {
     shownCards.push(json);
     const holder = document.createElement("div");
     holder.className = "teams-card";
     try {
-      holder.appendChild(officialCard(json));
+      holder.appendChild(officialCard(json, ownAction));
     } catch (error) {
       holder.innerHTML = `<div class="render-error">This card could not be drawn: ${esc(error.message)}</div>`;
     }

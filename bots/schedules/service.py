@@ -99,7 +99,11 @@ class BotSchedules:
             self.store, clock=self.clock, late_after=self.settings.late_after
         )
         self.commands = ScheduleCommands(
-            self.store, settings=self.settings, clock=self.clock, changed=self.dispatcher.wake
+            self.store,
+            settings=self.settings,
+            clock=self.clock,
+            changed=self.dispatcher.wake,
+            run_now=self.dispatcher.run_once,
         )
         self._task: asyncio.Task[None] | None = None
 

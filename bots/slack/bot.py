@@ -22,8 +22,16 @@
     "Show query"           -> the queries behind an answer, to the clicker alone, when the
                               clicker (resolved at the click) may see tool arguments
     action buttons         -> a turn asking the button's message on the clicker's behalf
+    message shortcut       -> "Ask Threadline about this": a turn as the asker about the
+                              message (quoted as data), in its thread
+                              (``bots.slack.message_action``)
     assistant_thread_started -> suggested prompts from the agent's starter UI
+    function_executed      -> the Workflow Builder step "Ask Threadline": a durable turn
+      (ask_threadline)        as the workflow's person, ending the step
+                              (``bots.slack.workflow``)
     app_home_opened (Messages tab, first visit) -> the agent's welcome, once
+    app_home_opened (Home tab) -> the person's home (``bots.slack.home``); its buttons run
+                              their commands as the clicker, then it is published again
     user_change / subteam_* -> identity cache invalidation
 
 Payloads are read by ``adapters.slack`` (``context``, ``controls``); every reply goes out
@@ -103,6 +111,7 @@ from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
 from adapters.slack.home import post_welcome, suggest_prompts
 from adapters.slack.identity import INVALIDATING_EVENTS, SlackUserResolver
 from adapters.slack.limits import SlackMessage
+from adapters.slack.message_action import read_message_action
 from adapters.slack.payloads import (
     AssistantThreadEvent,
     BlockActions,
@@ -118,6 +127,7 @@ from adapters.slack.render import query_messages
 from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
+from adapters.slack.workflow import ASK_STEP
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.clock import Clock
 from agent_core.components import ApprovalComponent
@@ -129,6 +139,7 @@ from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals
 from bots.files import SharedFiles
+from bots.home import Home
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
@@ -141,10 +152,15 @@ from bots.slack.clients import (
     build_bolt_app,
     default_clients,
 )
+from bots.slack.entry_points import ASK_ABOUT_MESSAGE
+from bots.slack.home import SlackHome, is_home_click
 from bots.slack.manifest import SCHEDULE_COMMAND
+from bots.slack.message_action import asked_about
+from bots.slack.message_action import dedupe_key as shortcut_key
 from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
 from bots.slack.turns import QueuedTurn, SlackWing, resumed_turn
+from bots.slack.workflow import WorkflowSteps
 from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
@@ -204,12 +220,16 @@ class SlackBot:
                 self.clients.known_home(), settings.external_groups, self.place_policy
             ),
         )
+        self.steps = WorkflowSteps(agent, self.clients)
+        self.home = SlackHome(Home(agent, self.schedules, self.approvals), self.state.cache)
         wing = SlackWing(
             self.clients,
             self.threads,
             context,
             queries=self.queries,
             on_approval=self.approvals.note,
+            steps=self.steps,
+            home=self.home,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
@@ -236,6 +256,7 @@ class SlackBot:
             dedupe_ttl=settings.dedupe_ttl,
         )
         self.approvals.host = self.turns
+        self.steps.host = self.turns
         self.app = build_bolt_app(settings, self.clients, self.state.cache)
         if files is not None:
             files.serve(agent)
@@ -305,6 +326,8 @@ class SlackBot:
             self.app.action(action)(listener)
         self.app.command(self.settings.command)(self._on_command)
         self.app.command(SCHEDULE_COMMAND)(self._on_schedule_command)
+        self.app.function(ASK_STEP)(self.steps.on_function)
+        self.app.shortcut(ASK_ABOUT_MESSAGE)(self._on_message_shortcut)
         self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
         self.app.error(self._on_error)
 
@@ -641,6 +664,14 @@ class SlackBot:
         self.metrics.events.labels(kind="button").inc()
         click = _click(context)
         message = button_message_of(click)
+        if is_home_click(click):  # a command answered on the Home tab, or a question
+            await ack()
+            asked = await self.home.clicked(context.client, click)
+            if asked is not None and asked.metadata["channel_id"]:
+                meta_home: Any = {**asked.metadata, "thread_id": ""}
+                question = QueuedTurn(context=meta_home, text=message or "", open_thread=True)
+                await self._accept(context.client, question)
+            return
         meta = action_context(click).metadata
         queued = QueuedTurn(
             context=meta,
@@ -653,6 +684,25 @@ class SlackBot:
         if not queued.private:
             joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
         await self._accept(context.client, queued, joins=joins)
+        await ack()
+
+    async def _on_message_shortcut(
+        self, ack: Ack, body: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        """ "Ask Threadline about this" (``bots.slack.message_action``): a turn as the
+        asker in the message's thread, recorded before the ack."""
+        self._count("message_action")
+        action = read_message_action(body)
+        queued = asked_about(
+            action,
+            enterprise_install=bool(context.is_enterprise_install),
+            bot_user_id=context.bot_user_id,
+        )
+        meta = queued.context
+        joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
+        if queued.message_ts is not None:  # joining a thread: read it first, as a mention
+            joins.first_payload = queued.payload(history_before_ts=queued.message_ts)
+        await self._accept(context.client, queued, shortcut_key(action), joins=joins)
         await ack()
 
     async def _on_sign_in_button(self, ack: Ack, context: AsyncBoltContext) -> None:
@@ -717,9 +767,15 @@ class SlackBot:
         await suggest_prompts(context.client, ctx, starter)
 
     async def _on_home_opened(self, context: AsyncBoltContext) -> None:
-        """First visit to the Messages tab: post the agent's welcome (starter UI) once."""
+        """The Home tab: the person's home, published (``bots.slack.home``). First visit to
+        the Messages tab: post the agent's welcome (starter UI) once."""
         read = _read(context)
         assert isinstance(read.delivery, EventCallback) and isinstance(read.event, HomeEvent)
+        if read.event.tab == "home":
+            team, enterprise = workspace_of(read.body)
+            channel = read.event.channel or ""
+            await self.home.opened(context.client, team, read.event.user, channel, enterprise)
+            return
         ctx = home_context(read.delivery, read.event)
         if ctx is None:
             return

@@ -9,8 +9,10 @@ JSON as well as YAML), install the app, then run ``threadline slack``:
 - HTTP mode: ``threadline slack-manifest --http https://HOST`` points events, interactivity,
   the slash command and the OAuth redirect (many workspaces) at ``https://HOST/slack/...``;
   run with ``SLACK_SIGNING_SECRET`` and ``SLACK_BOT_TOKEN``.
-- ``--org``: an org-ready app for an Enterprise Grid organisation (``org_deploy_enabled``):
-  an org admin installs it once and adds it to workspaces (README "Enterprise Grid").
+- Always org-ready (``org_deploy_enabled``): Workflow Builder lists the steps of org-ready
+  apps only, and it changes nothing for a workspace outside Enterprise Grid; in a Grid
+  organisation an org admin installs it once and adds it to workspaces (README "Enterprise
+  Grid").
 - ``--token-rotation``: expiring bot tokens (``token_rotation_enabled``; Slack does not let
   an app turn it off again). Needs the OAuth install (``SLACK_CLIENT_ID`` /
   ``SLACK_CLIENT_SECRET``): the bot renews each installation's token (README "Token rotation").
@@ -22,7 +24,7 @@ exactly what it listens to, group DMs included.
 True
 >>> manifest(http="https://bot.example.com")["settings"]["event_subscriptions"]["request_url"]
 'https://bot.example.com/slack/events'
->>> settings = manifest(org=True, token_rotation=True)["settings"]
+>>> settings = manifest(token_rotation=True)["settings"]
 >>> settings["org_deploy_enabled"], settings["token_rotation_enabled"]
 (True, True)
 """
@@ -35,6 +37,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
+from bots.slack.entry_points import message_shortcuts, workflow_functions
 from bots.slack.settings import BOT_SCOPES
 
 BOT_EVENTS = [
@@ -78,11 +81,10 @@ def manifest(
     http: str | None = None,
     name: str = "Threadline",
     command: str = "/ask",
-    org: bool = False,
     token_rotation: bool = False,
 ) -> dict[str, Any]:
     """The app manifest; ``http`` (``https://HOST``) switches it from Socket Mode to HTTP;
-    ``org``: org-ready (Enterprise Grid); ``token_rotation``: expiring bot tokens."""
+    ``token_rotation``: expiring bot tokens."""
     base = _base_url(http) if http else None
     slash: dict[str, Any] = {
         "command": command,
@@ -113,7 +115,7 @@ def manifest(
         },
         "features": {
             "app_home": {
-                "home_tab_enabled": False,
+                "home_tab_enabled": True,
                 "messages_tab_enabled": True,
                 "messages_tab_read_only_enabled": False,
             },
@@ -126,15 +128,17 @@ def manifest(
                 ],
             },
             "slash_commands": [slash, schedule],
+            "shortcuts": message_shortcuts(name),
         },
         "oauth_config": oauth,
         "settings": {
             "event_subscriptions": events,
             "interactivity": interactivity,
-            "org_deploy_enabled": org,
+            "org_deploy_enabled": True,  # Workflow Builder lists steps of org-ready apps only
             "socket_mode_enabled": base is None,
             "token_rotation_enabled": token_rotation,
         },
+        "functions": workflow_functions(name),
     }
 
 
@@ -151,11 +155,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="slash_command",
         default="/ask",
         help="the slash command, as SLACK_COMMAND sets it for the bot (default /ask)",
-    )
-    parser.add_argument(
-        "--org",
-        action="store_true",
-        help="org-ready for an Enterprise Grid organisation (org_deploy_enabled)",
     )
     parser.add_argument(
         "--token-rotation",
@@ -178,7 +177,6 @@ def run(args: argparse.Namespace) -> int:
             http=args.http,
             name=args.name,
             command=command,
-            org=args.org,
             token_rotation=args.token_rotation,
         )
     except ValueError as error:

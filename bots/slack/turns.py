@@ -68,10 +68,12 @@ from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
 from bots.slack.clients import WorkspaceClients
+from bots.slack.workflow import StepSlot, StepTurn, WorkflowSteps
 from bots.turns import Answering, Audience, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
+    from bots.slack.home import SlackHome
     from bots.slack.schedules import SlackSchedules
 
 log = logging.getLogger(__name__)
@@ -183,11 +185,17 @@ class SlackWing:
         schedules: SlackSchedules | None = None,
         places: SlackPlaces | None = None,
         place_policy: PlacePolicy | None = None,
+        steps: WorkflowSteps | None = None,
+        home: SlackHome | None = None,
     ) -> None:
         self.clients = clients
         self.places = places
         """Whether a channel is shared with another organisation (None: never asked)."""
         self.place_policy = place_policy or PlacePolicy()
+        self.home = home
+        """The Home tab (``bots.slack.home``), published again after a schedule command."""
+        self.steps = steps
+        """Workflow Builder steps' turns (``bots.slack.workflow``), asked first."""
         self.schedules = schedules
         """Schedule commands and scheduled turns (``bots.slack.schedules``), asked first."""
         self.threads = threads
@@ -198,11 +206,14 @@ class SlackWing:
         self.flush_chars = flush_chars
         self.stream_interval = stream_interval
 
-    async def slot(self, turn: Turn) -> AnswerSlot | None:
+    async def slot(self, turn: Turn) -> AnswerSlot | StepSlot | None:
         """The turn's slot (what earlier runs posted) on its workspace's client; None for a
         turn that cannot be answered (logged)."""
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
             return await self.schedules.slot(turn, run)
+        if self.steps is not None and "workflow_step" in turn.payload:
+            step = StepTurn.from_payload(turn.payload)
+            return None if step is None else await self.steps.slot(turn, step)
         try:
             queued = QueuedTurn.model_validate(turn.payload)
         except ValidationError:
@@ -225,15 +236,16 @@ class SlackWing:
         return AnswerSlot(client, target, posted=previous, on_posted=posted)
 
     async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+        if self.steps is not None and isinstance(slot, StepSlot):
+            step = StepTurn.model_validate(turn.payload)
+            return self.steps.answer(step, slot) or "completed"
         assert isinstance(slot, AnswerSlot)
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
             return await self.schedules.answer(turn, run, slot, stop)
         queued = QueuedTurn.model_validate(turn.payload)
         if turn.is_retry and not await slot.recover():
             return "interrupted"  # part of a private answer reached the asker: told so
-        if self.schedules is not None and (
-            done := await self.schedules.command(turn, queued, slot)
-        ):
+        if done := await self._command(turn, queued, slot):
             return done
         client = slot.client
         audience = await self._audience(queued, client, slot.target)
@@ -286,6 +298,15 @@ class SlackWing:
             keep=keep,
             audience=audience,
         )
+
+    async def _command(self, turn: Turn, queued: QueuedTurn, slot: AnswerSlot) -> Outcome | None:
+        """A schedule command answered (and the asker's Home refreshed), else None."""
+        if self.schedules is None:
+            return None
+        done = await self.schedules.command(turn, queued, slot)
+        if done and self.home is not None:  # what the asker's home shows may have changed
+            await self.home.refresh(slot.client, queued.context)
+        return done or None
 
     async def _audience(
         self, queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget

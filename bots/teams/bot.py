@@ -12,7 +12,11 @@
     invoke: card refresh    -> the approval card as it now stands (universal actions)
     invoke: a card button   -> a turn asking the button's message on the clicker's behalf
     invoke: file consent    -> the offered file uploaded (in the background) and shown
+    invoke: message action  -> "Ask Threadline about this" on a message: a turn as the asker,
+      (composeExtension/       the message quoted as data, answered as a reply in its
+       submitAction)           conversation (``bots.teams.message_action``)
     an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
+    /home (a message)       -> the person's home as one card (``bots.teams.home``)
     /schedule ... (a message) -> a turn answered by the schedule commands
                                (``bots.teams.schedules``); this process also dispatches due
                                schedules (``BotSchedules``) beside its turn worker
@@ -69,6 +73,7 @@ from adapters.teams.controls import (
 )
 from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
+from adapters.teams.message_action import read_message_action
 from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot
 from agent_core.approvals.record import ApprovalRecord
@@ -81,6 +86,7 @@ from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals, ResumedTurn
 from bots.files import SharedFiles
+from bots.home import Home
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
@@ -88,7 +94,9 @@ from bots.places import PlacePolicy, edge_lines, show_in_status
 from bots.schedules.service import BotSchedules
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
+from bots.teams.home import TeamsHome
 from bots.teams.ingress import TokenCheck
+from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.outbound import Outbound
 from bots.teams.schedules import TeamsSchedules
 from bots.teams.settings import TeamsSettings
@@ -205,6 +213,7 @@ class TeamsBot:
                 stop_button_after=settings.stop_button_after,
                 privately=self._answer_privately,
             ),
+            home=TeamsHome(Home(agent, self.schedules, self.approvals)),
         )
         self.turns = TurnHost(
             agent,
@@ -306,6 +315,9 @@ class TeamsBot:
             return DONE
         if (click := approval_click_of(activity)) is not None:
             return await self._on_approval(activity, click)
+        if (action := read_message_action(activity)) is not None:
+            await accept_message_action(self.turns, activity, action)
+            return 200, CLOSE_FORM
         if (approval_id := approval_refresh_of(activity)) is not None:
             return await self._refresh_approval(activity, approval_id)
         if (turn_id := stop_request_of(activity)) is not None:

@@ -138,6 +138,39 @@ def package_urls(args: argparse.Namespace) -> dict[str, str]:
     return {key: url or f"{PLACEHOLDER}/{key.replace('_url', '')}" for key, url in given.items()}
 
 
+ASK_ABOUT_MESSAGE = "askAboutMessage"
+"""The message action's command id (``adapters.teams.message_action`` reads it; one value,
+held by a test: this module imports the standard library only)."""
+
+
+def message_extension(app_id: str, name: str = "Threadline") -> dict[str, Any]:
+    """The message extension: one action on a message, "Ask Threadline about this", with an
+    optional question typed in its form (``bots.teams.message_action``)."""
+    return {
+        "botId": app_id,
+        "commands": [
+            {
+                "id": ASK_ABOUT_MESSAGE,
+                "type": "action",
+                "context": ["message"],
+                "title": f"Ask {name} about this"[:32],
+                "description": f"Ask {name} about this message; it answers in the conversation"[
+                    :128
+                ],
+                "fetchTask": False,
+                "parameters": [
+                    {
+                        "name": "question",
+                        "title": "Your question (optional)",
+                        "description": "What do you want to know about this message?",
+                        "inputType": "textarea",
+                    }
+                ],
+            }
+        ],
+    }
+
+
 def build_manifest(
     *,
     app_id: str,
@@ -195,6 +228,7 @@ def build_manifest(
         "icons": {"color": "color.png", "outline": "outline.png"},
         "accentColor": accent_color.upper(),
         "bots": [bot],
+        "composeExtensions": [message_extension(app_id, name)],
         "permissions": ["identity", "messageTeamMembers"],
         "validDomains": sorted(set(domains or [])),
     }

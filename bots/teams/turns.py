@@ -59,6 +59,7 @@ from bots.turns import Answering, Audience, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
+    from bots.teams.home import TeamsHome
     from bots.teams.schedules import TeamsSchedules
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,7 @@ class TeamsWing:
         schedules: TeamsSchedules | None = None,
         places: TeamsPlaces | None = None,
         place_policy: PlacePolicy | None = None,
+        home: TeamsHome | None = None,
     ) -> None:
         self.outbound = outbound
         self.places = places
@@ -106,6 +108,8 @@ class TeamsWing:
         self.on_approval = on_approval
         self.schedules = schedules
         """Schedule commands and scheduled turns (``bots.teams.schedules``), asked first."""
+        self.home = home
+        """``/home`` (``bots.teams.home``), asked before the agent."""
 
     async def slot(self, turn: Turn) -> AnswerSlot | None:
         """The message the answer goes into (what an earlier run posted, if any), on the
@@ -145,6 +149,8 @@ class TeamsWing:
                 return await self.schedules.answer(turn, run, slot, stop)
             if (handled := await self.schedules.command(turn, slot)) is not None:
                 return handled
+        if self.home is not None and (shown := await self.home.command(turn, slot)):
+            return shown
         activity: Mapping[str, Any] = turn.payload["activity"]
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)

@@ -632,3 +632,40 @@ def test_a_schedule_runs_now_in_both_channels(page: Page) -> None:
     page.until(lambda d: ": posted" in page.text("#schedule-rows"), "the last run listed")
     assert page.fits_the_window()
     page.shot("schedule-run-now")
+
+
+HOME_SLACK, HOME_TEAMS = ".slack-pane .home-view", ".teams-pane .home-view"
+
+
+def test_home_and_a_workflow_step_from_the_console(page: Page) -> None:
+    """Issue 40 in the console: Home shows the person's schedule in both panes (Slack's Home
+    tab blocks, Teams' /home card), its buttons act as that person (Pause in Slack, Resume
+    in Teams), and a workflow step fired from the page says what Slack would be told."""
+    page.ask("/schedule every weekday 9:00 Who are our top customers by revenue?")
+    page.idle()
+    page.click("#home-open")
+    page.until(lambda d: "Run now" in page.text(HOME_SLACK), "the Slack Home tab")
+    page.until(lambda d: page.css(f"{HOME_TEAMS} .ac-adaptiveCard"), "the Teams /home card")
+    assert "Run now" in page.text(HOME_TEAMS)
+    page.click(f"{HOME_SLACK} button", "Pause")
+    page.until(lambda d: "Resume" in page.text(HOME_SLACK), "Resume after Pause (Slack)")
+    page.until(lambda d: "Resume" in page.text(HOME_TEAMS), "the Teams card, published again")
+    page.click(f"{HOME_TEAMS} button", "Resume")
+    page.until(lambda d: "Pause" in page.text(HOME_TEAMS), "Pause after Resume (Teams)")
+    page.shot("home")
+
+    page.click("#step-fire")
+    alert = page.until(lambda d: _alert(d), "the step's question prompt")
+    alert.send_keys(QUESTION)
+    alert.accept()
+    page.until(lambda d: "functions.completeSuccess" in page.text(".console-note"), "the step")
+    page.shot("workflow-step")
+
+
+def _alert(driver: Any) -> Any:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        return driver.switch_to.alert
+    except NoAlertPresentException:
+        return None

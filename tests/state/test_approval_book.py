@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,3 +161,53 @@ async def test_each_channel_sweeps_its_own_approvals_on_one_shared_store(
         assert await book.due() == []  # nothing was asked without a channel
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_pending_for_lists_what_one_may_decide_in_one_workspace_on_every_store(
+    kind: str, tmp_path: Path, redis_url: str, key_prefix: str
+) -> None:
+    """A home's list (issue 40): per workspace and channel, pending and unexpired, only what
+    the person may decide, newest first; a decided one leaves it. The same on each store."""
+    from agent_core.approvals import HeldCall
+    from agent_core.state import MemoryKeyValueStore
+
+    client = connect_redis(redis_url) if kind == "redis" else None
+    store: Any = {
+        "memory": lambda: MemoryKeyValueStore(),
+        "sqlite": lambda: SqliteKeyValueStore(tmp_path / "state.db", table="records"),
+        "redis": lambda: RedisKeyValueStore(client, key_prefix=key_prefix),
+    }[kind]()
+    now = [1000.0]
+    book = ApprovalBook(store, clock=lambda: now[0])
+    admins = [HeldCall(id="c", tool="refund", arguments={}, approvers=["admin"])]
+    here = {"platform": "slack", "workspace_id": "T1"}
+    try:
+        for approval_id, changes in (
+            ("a-old", {"request": here, "calls": admins, "created_at": 1.0}),
+            ("a-new", {"request": here, "calls": admins, "created_at": 2.0}),
+            ("a-asker", {"request": here}),  # only its asker (Ana) may decide it
+            ("a-other", {"request": {**here, "workspace_id": "T2"}, "calls": admins}),
+            ("a-teams", {"request": {**here, "platform": "teams"}, "calls": admins}),
+            ("a-late", {"request": here, "calls": admins, "expires_at": 1100.0}),
+        ):
+            await book.open(
+                ApprovalRecord.example(id=approval_id, **{"expires_at": 5000.0, **changes})
+            )
+        admin = User(id="alex", group_memberships=["admin"])
+        now[0] = 1200.0
+        found = await book.pending_for(admin, platform="slack", workspace="T1")
+        assert [r.id for r in found] == ["a-new", "a-old"]
+        ana = User(id="ana")
+        assert [r.id for r in await book.pending_for(ana, platform="slack", workspace="T1")] == [
+            "a-asker"
+        ]
+        await book.decide("a-new", "approved", by=admin)
+        found = await book.pending_for(admin, platform="slack", workspace="T1", limit=5)
+        assert [r.id for r in found] == ["a-old"]
+        assert await book.pending_for(BO, platform="slack", workspace="T1") == []
+    finally:
+        if isinstance(store, SqliteKeyValueStore):
+            await store.close()
+        if client is not None:
+            await client.aclose()

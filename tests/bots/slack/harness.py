@@ -165,6 +165,16 @@ class SlackHarness:
         headers = sign(body, timestamp=timestamp, secret=secret)
         return await self.post(body, headers, "application/x-www-form-urlencoded")
 
+    async def deliver(self, body: dict[str, Any]) -> Any:
+        """An Events API delivery built elsewhere (``adapters.slack.testing``), signed."""
+        raw = json.dumps(body).encode()
+        return await self.post(raw, sign(raw), "application/json")
+
+    async def interaction(self, payload: dict[str, Any], *, secret: str = SECRET) -> Any:
+        """An interaction (a shortcut, a click) built elsewhere, signed as a form."""
+        raw = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        return await self.post(raw, sign(raw, secret=secret), "application/x-www-form-urlencoded")
+
     async def idle(self) -> None:
         await self.bot.idle(timeout=20)
 

@@ -49,7 +49,7 @@ def validator() -> Draft7Validator:
     [
         (),
         ("--http", "https://bot.example.com"),
-        ("--org", "--token-rotation", "--http", "https://bot.example.com"),
+        ("--token-rotation", "--http", "https://bot.example.com"),
     ],
 )
 def test_manifest_validates_against_the_official_schema(
@@ -136,15 +136,31 @@ def test_the_manifest_file_is_what_the_command_prints(validator: Draft7Validator
     assert [e.message for e in validator.iter_errors(yaml.safe_load(text))] == []
 
 
-def test_org_and_token_rotation_are_asked_for_and_off_by_default() -> None:
-    """Issue 38: an org-wide (Enterprise Grid) install and rotating tokens, each a flag; the
-    checked-in manifest.yml (a single-token app) keeps both off. The revocation events the
-    bot handles stay subscribed either way."""
-    default, enterprise = manifest(), manifest("--org", "--token-rotation")
-    assert default["settings"]["org_deploy_enabled"] is False
+def test_the_app_is_org_ready_and_token_rotation_is_asked_for() -> None:
+    """Issue 38: org-ready always (an org-wide Enterprise Grid install; Workflow Builder's
+    steps need it too) and rotating tokens on a flag; the checked-in manifest.yml (a
+    single-token app) keeps rotation off. The revocation events the bot handles stay
+    subscribed either way."""
+    default, enterprise = manifest(), manifest("--token-rotation")
+    assert default["settings"]["org_deploy_enabled"] is True
     assert default["settings"]["token_rotation_enabled"] is False
-    assert enterprise["settings"]["org_deploy_enabled"] is True
     assert enterprise["settings"]["token_rotation_enabled"] is True
     for data in (default, enterprise):
         events = data["settings"]["event_subscriptions"]["bot_events"]
         assert {"tokens_revoked", "app_uninstalled"} <= set(events)
+
+
+def test_the_workflow_step_and_the_message_shortcut_are_declared(
+    validator: Draft7Validator,
+) -> None:
+    """Issue 40: the step runs as Slack's user context (never a user id a workflow's author
+    types in), and Workflow Builder lists it only for an org-ready app."""
+    data = manifest("--http", "https://bot.example.com")
+    step = data["functions"]["ask_threadline"]
+    assert step["input_parameters"]["run_as"]["type"] == "slack#/types/user_context"
+    assert sorted(step["output_parameters"]) == ["answer", "table"]
+    assert data["settings"]["org_deploy_enabled"] is True
+    [shortcut] = data["features"]["shortcuts"]
+    assert (shortcut["type"], shortcut["callback_id"]) == ("message", "ask_about_message")
+    assert data["features"]["app_home"]["home_tab_enabled"] is True
+    assert [e.message for e in validator.iter_errors(data)] == []

@@ -368,3 +368,32 @@ async def test_the_owners_quota_applies_to_scheduled_runs(tmp_path: Path) -> Non
         said = " ".join(m.text or "" for m in bot.fake.thread("C1", tuesday.ts))
         assert "reached your limit of 1 messages" in said
         assert len(agent.llm_service.requests) == calls  # type: ignore[attr-defined]
+
+
+async def test_schedule_run_runs_it_once_now_and_it_still_runs_at_its_time(
+    tmp_path: Path,
+) -> None:
+    """``/schedule run <id>`` (issue 40's Run now): one run now, as the owner, posted where
+    the schedule posts; Monday's run still happens. Bo's and a paused one's run nothing."""
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(tmp_path, clock=clock) as bot:
+        await bot.schedule("every weekday 9:00 revenue yesterday")
+        (made,) = await bot.harness.bot.schedules.store.every()
+        said = await bot.schedule(f"run {made.id}", user="U2")
+        assert "no schedule" in said.lower()
+        assert markers(bot.fake) == [] and bot.harness.llm_questions() == []
+
+        said = await bot.schedule(f"run {made.id}")
+        assert "Running now" in said and "Mon 10 Mar 9:00" in said
+        (now,) = markers(bot.fake)
+        assert "Scheduled by @Ana" in (now.text or "")
+        assert any("1,234 EUR" in (m.text or "") for m in bot.fake.thread("C1", now.ts))
+        assert bot.harness.llm_questions()[-1].endswith("revenue yesterday")
+
+        assert (await bot.at(MONDAY_9)).enqueued == 1  # its time is unchanged
+        assert len(markers(bot.fake)) == 2
+        await bot.schedule(f"pause {made.id}")
+        said = await bot.schedule(f"run {made.id}")
+        assert "is paused, so it does not run" in said
+        await bot.harness.idle()
+        assert len(markers(bot.fake)) == 2

@@ -331,3 +331,21 @@ async def test_nobody_else_pauses_it_and_forged_clicks_change_nothing(
         await bot.click(f"/pause {made.id}", kind="groupChat")
         kept = await bot.harness.host.schedules.store.get(made.id)
         assert kept is not None and kept.status == "paused"
+
+
+async def test_schedule_run_typed_in_chat_runs_it_once_now(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``/schedule run <id>`` typed in Teams (the Slack twin's test): Bo's runs nothing,
+    Ana's runs it now, and Monday's run still happens."""
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(monkeypatch, clock=clock) as bot:
+        await bot.say("/schedule every weekday 9:00 revenue yesterday", kind="groupChat")
+        (made,) = await bot.harness.host.schedules.store.every()
+        await bot.say(f"/schedule run {made.id}", kind="groupChat", user="aad-bo", user_name="Bo")
+        assert markers(bot.fake) == []
+        said = await bot.say(f"/schedule run {made.id}", kind="groupChat")
+        assert "Running now" in " ".join(_text(c) for c in bot.fake.calls)
+        assert len(markers(bot.fake)) == 1, said
+        assert (await bot.at(MONDAY_9)).enqueued == 1
+        assert len(markers(bot.fake)) == 2

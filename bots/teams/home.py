@@ -1,0 +1,62 @@
+"""``/home`` in the Teams bot: the person's home (``bots.home``) as one Adaptive Card in their
+1:1 chat with the bot (a personal tab would need a hosted web page). Its buttons send their
+commands as messages from the clicker (``Action.Execute``), answered like the same command
+typed in chat: the schedule commands (``bots.teams.schedules``) or the agent.
+
+Its Approve and Deny (``/approve <id>``, ``/deny <id>``, sent from the 1:1 chat) are decided
+by ``Home.decide``: the approval message's own decision, checked again for the clicker.
+
+In a group chat or a channel, ``/home`` (and a home's Approve or Deny) answers with where to
+find it: a home is one person's, never shown to a room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.teams import activities
+from adapters.teams.activities import ConversationRef
+from adapters.teams.context import request_context
+from adapters.teams.elements import attachment
+from adapters.teams.home_view import home_card
+from adapters.teams.slot import AnswerSlot
+from agent_core.components import UiComponent
+from agent_core.state.turns import Turn
+from bots.home import Home, is_decision
+from bots.home import home_card as home_component
+from bots.turns import Outcome
+
+HOME_COMMAND = "/home"
+PERSONAL_ONLY = "Your home is yours alone: say `/home` in your 1:1 chat with me."
+
+
+class TeamsHome:
+    """See the module docstring."""
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+
+    async def command(self, turn: Turn, slot: AnswerSlot) -> Outcome | None:
+        """Answer ``turn`` when it says ``/home`` or decides from it (None otherwise)."""
+        text = str(turn.payload.get("text") or "").strip()
+        # The platform's difference: a Teams card button is a message from its clicker, so
+        # the home's Approve/Deny arrive here as if typed; Slack's are Home view actions
+        # (``bots.slack.home``), and Slack registers no /approve to type.
+        if text.lower() != HOME_COMMAND and not is_decision(text):
+            return None
+        activity: Mapping[str, Any] = turn.payload["activity"]
+        ref = ConversationRef.from_activity(activity)
+        context = request_context(activity)
+        shown: list[UiComponent] = [home_component("Home", PERSONAL_ONLY)]
+        if ref.is_personal and (decided := await self.home.decide(context, text)) is not None:
+            shown = [decided]
+        elif ref.is_personal:
+            zone = activity.get("localTimezone")
+            shown = await self.home.components(
+                context, timezone=zone if isinstance(zone, str) and zone else "UTC"
+            )
+        card = home_card(shown)
+        await slot.fill(activities.message(ref, attachments=[attachment(card)]))
+        await turn.record_at_end(answered=True)
+        return "completed"
