@@ -188,6 +188,16 @@ class Home:
         )
         return [approval_card(record) for record in pending]
 
+    async def may_decide(self, context: RequestContext, record: ApprovalRecord) -> bool:
+        """Whether the person of ``context`` (resolved now) may decide ``record``: whether
+        their home lists it while it is pending (a click is checked again when it comes)."""
+        agent, routed = self.schedules.access.agent_for(context)
+        try:
+            user = await agent.user_resolver.resolve_user(routed)
+        except AgentError:
+            return False
+        return record.may_be_decided_by(user)
+
     async def decide(self, context: RequestContext, text: str) -> UiComponent | None:
         """Approve or Deny from the home (``/approve <id>``, ``/deny <id>``; None for any
         other text): the approval message's own decision, for the clicker of ``context``

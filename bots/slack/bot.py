@@ -140,7 +140,7 @@ from bots.agents import ServedAgent
 from bots.approvals import Approvals
 from bots.files import SharedFiles
 from bots.home import Home
-from bots.mcp import close_mcp
+from bots.mcp import close_mcp, hub_of
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.places import PlacePolicy, edge_lines, show_in_status
@@ -221,7 +221,9 @@ class SlackBot:
             ),
         )
         self.steps = WorkflowSteps(agent, self.clients)
-        self.home = SlackHome(Home(agent, self.schedules, self.approvals), self.state.cache)
+        home = Home(agent, self.schedules, self.approvals)
+        self.home = SlackHome(home, self.state.cache, self.clients.client_for)
+        self._watch_homes()
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -229,7 +231,6 @@ class SlackBot:
             queries=self.queries,
             on_approval=self.approvals.note,
             steps=self.steps,
-            home=self.home,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
@@ -276,12 +277,21 @@ class SlackBot:
         self.turns.start()
         self.approvals.start()
         self.schedules.start()
+        self.home.start()
+
+    def _watch_homes(self) -> None:
+        """Homes are published again when what they show changes (``bots.slack.home``)."""
+        self.approvals.changed = self.home.approval_changed
+        self.schedules.watch(self.home.schedule_changed)
+        if (hub := hub_of(self.agent)) is not None:
+            hub.watch(self.home.person_changed)
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Let running turns finish (up to ``timeout`` s), stop the worker and the schedule
         dispatcher, release the pool and the MCP servers' sessions."""
         await self.schedules.drain()
         await self.approvals.stop()
+        await self.home.stop()
         await self.turns.drain(timeout=timeout)
         await close_mcp(self.agent)
         if self._own_session and self.client.session is not None:
