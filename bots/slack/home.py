@@ -44,6 +44,7 @@ from adapters.slack import reach
 from adapters.slack.context import user_key
 from adapters.slack.controls import button_message_of
 from adapters.slack.errors import SlackCallFailed
+from adapters.slack.escape import escape
 from adapters.slack.home_view import home_view, publish_home
 from adapters.slack.payloads import BlockActions
 from agent_core.components import UiComponent
@@ -228,6 +229,18 @@ class SlackHome:
             log.warning("slack: home of %s not refreshed (%s)", key, error)
             return 0
         return await self._publish(client, person.context())
+
+    # --- decisions typed ----------------------------------------------------------------------
+
+    async def typed(self, context: RequestContext, text: str) -> str:
+        """``/approve <id>`` / ``/deny <id>`` typed in any chat (a slash command): the Home's
+        Approve or Deny (``Home.decide``, checked again for the signed typist), its answer
+        as mrkdwn for them alone. Teams' twin is the same text typed in the 1:1 chat; a
+        Slack slash command's answer is ephemeral, so any chat is private enough here."""
+        decided = await self.home.decide(context, text)
+        if decided is None:
+            return "Say `/approve <id>` or `/deny <id>`: the id is on the request and on your Home."
+        return escape(decided.simple_component.text if decided.simple_component else "")
 
     # --- its buttons ------------------------------------------------------------------------
 

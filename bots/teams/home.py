@@ -40,9 +40,10 @@ class TeamsHome:
     async def command(self, turn: Turn, slot: AnswerSlot) -> Outcome | None:
         """Answer ``turn`` when it says ``/home`` or decides from it (None otherwise)."""
         text = str(turn.payload.get("text") or "").strip()
-        # The platform's difference: a Teams card button is a message from its clicker, so
-        # the home's Approve/Deny arrive here as if typed; Slack's are Home view actions
-        # (``bots.slack.home``), and Slack registers no /approve to type.
+        # A Teams card button is a message from its clicker, so the home's Approve/Deny
+        # arrive here as if typed, and typing them works the same; Slack's twin is its
+        # /approve and /deny slash commands (``SlackHome.typed``). Only in the 1:1 chat:
+        # a Teams reply in a room is seen by the room, a Slack command's answer is not.
         if text.lower() != HOME_COMMAND and not is_decision(text):
             return None
         activity: Mapping[str, Any] = turn.payload["activity"]

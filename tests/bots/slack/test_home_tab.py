@@ -307,3 +307,39 @@ async def test_home_lists_the_approvals_one_may_decide_and_approves_as_in_the_th
         await h.idle()
         assert refund.runs == [42]
         assert "Already decided" in json.dumps(h.fake.views["UADMIN"])
+
+
+async def test_approve_and_deny_typed_as_slash_commands_decide_as_on_home(
+    tmp_path: Path,
+) -> None:
+    """``/approve <id>`` typed in Slack (issue 40, as Teams' typed one): Ana (no approver)
+    is refused and nothing runs; Alex's is the thread's own decision (the tool runs once,
+    the message there is updated, the turn goes on); a later ``/deny`` is told it is
+    decided already; a bare ``/approve`` says how to use it."""
+    refund = Refund()
+
+    def factory(resolver: Any, state: State) -> Any:
+        return approval_agent(
+            refund_script(), resolver, state, refund=refund, approvers=["asker", "admin"]
+        )
+
+    async with running_bot(tmp_path, [], agent_factory=factory) as h:
+        message = await ask(h, user="U2")
+        approval_id = ever_approval_id(h)
+
+        refused = await h.command(approval_id, command="/approve", user="U1")
+        assert refused.status == 200 and "may approve this" in await refused.text()
+        await h.idle()
+        assert refund.runs == [] and approval_id_of(message) is not None
+
+        approved = await h.command(approval_id, command="/approve", user="UADMIN")
+        assert approved.status == 200
+        await h.idle()
+        assert refund.runs == [42]
+        assert "Approved by Alex" in json.dumps(message.blocks)
+        assert "Refunded." in thread_text(h, message)
+
+        late = await h.command(approval_id, command="/deny", user="UADMIN")
+        assert "Already decided" in await late.text()
+        assert refund.runs == [42]
+        assert "/approve <id>" in await (await h.command("", command="/approve")).text()
