@@ -47,7 +47,7 @@ from adapters.slack.errors import SlackCallFailed
 from adapters.slack.escape import escape
 from adapters.slack.home_view import home_view, publish_home
 from adapters.slack.payloads import BlockActions
-from agent_core.components import UiComponent
+from agent_core.components import SimpleTextComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.schedules.model import Place, Schedule
 from agent_core.state import KeyValueStore
@@ -240,7 +240,8 @@ class SlackHome:
         decided = await self.home.decide(context, text)
         if decided is None:
             return "Say `/approve <id>` or `/deny <id>`: the id is on the request and on your Home."
-        return escape(decided.simple_component.text if decided.simple_component else "")
+        plain = decided.simple_component
+        return escape(plain.text if isinstance(plain, SimpleTextComponent) else "")
 
     # --- its buttons ------------------------------------------------------------------------
 
