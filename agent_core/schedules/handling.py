@@ -259,6 +259,9 @@ class ScheduleCommands:
             f"where it always is. Its next run is still {when(schedule.due_at, asker.timezone)} "
             "(your time)."
         )
+        if schedule.owner != asker.user.id:  # an admin's: every run of it is its owner's
+            who = f"@{schedule.owner_name}" if schedule.owner_name else "its owner"
+            text += f" It runs as {who}, with their access to data, not yours."
         return replies.card("Running now", text, "success")
 
     async def _resume(self, schedule: Schedule, asker: Asker) -> UiComponent:
