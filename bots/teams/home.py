@@ -8,6 +8,11 @@ by ``Home.decide``: the approval message's own decision, checked again for the c
 
 In a group chat or a channel, ``/home`` (and a home's Approve or Deny) answers with where to
 find it: a home is one person's, never shown to a room.
+
+Not published again when what it shows changes, unlike Slack's Home tab (``bots.slack.home``,
+told by the same schedules, approvals and sign-ins): the card is a message in a chat, not a
+surface of the person's own (that would be a personal tab, a hosted web page); ``/home``
+sends a fresh one.
 """
 
 from __future__ import annotations
