@@ -9,10 +9,10 @@ by ``Home.decide``: the approval message's own decision, checked again for the c
 In a group chat or a channel, ``/home`` (and a home's Approve or Deny) answers with where to
 find it: a home is one person's, never shown to a room.
 
-Not published again when what it shows changes, unlike Slack's Home tab (``bots.slack.home``,
-told by the same schedules, approvals and sign-ins): the card is a message in a chat, not a
-surface of the person's own (that would be a personal tab, a hosted web page); ``/home``
-sends a fresh one.
+Kept current the Teams way: the card carries a ``refresh`` action, which Teams invokes
+when the person views it (``refreshed``: their home as it stands, built for the signed
+invoker, in their 1:1 chat only). Slack's tab is instead published again when something it
+shows changes (``bots.slack.home``): a Teams card is a message, and Teams asks for it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import request_context
 from adapters.teams.elements import attachment
-from adapters.teams.home_view import home_card
+from adapters.teams.home_view import home_card, home_response
 from adapters.teams.slot import AnswerSlot
 from agent_core.components import UiComponent
 from agent_core.state.turns import Turn
@@ -66,3 +66,14 @@ class TeamsHome:
         await slot.fill(activities.message(ref, attachments=[attachment(card)]))
         await turn.record_at_end(answered=True)
         return "completed"
+
+    async def refreshed(self, activity: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The home card's refresh (Teams asks when the card is viewed): the invoker's home
+        as it stands, as the invoke's response; None outside their 1:1 chat."""
+        if not ConversationRef.from_activity(activity).is_personal:
+            return None
+        zone = activity.get("localTimezone")
+        shown = await self.home.components(
+            request_context(activity), timezone=zone if isinstance(zone, str) and zone else "UTC"
+        )
+        return home_response(home_card(shown))
