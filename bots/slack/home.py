@@ -137,20 +137,19 @@ class SlackHome:
 
     def schedule_changed(self, schedule: Schedule) -> None:
         """A schedule was made, changed or run: its owner's home, soon."""
-        self._note(self._people, schedule.owner)
+        self.person_changed(schedule.owner)
 
     def person_changed(self, person: str) -> None:
-        """Something of ``person`` (a ``User.id``: their connections) changed: their home."""
-        self._note(self._people, person)
+        """Something of ``person`` (a ``User.id``: their schedules, their connections)
+        changed: their home, soon (another channel's person has no Slack Home)."""
+        if person.startswith("slack:"):
+            self._note(self._people, person, MAX_WAITING)
 
     def approval_changed(self, approval_id: str) -> None:
         """An approval was opened or decided: the homes of those who may decide it."""
-        self._note(self._approvals, approval_id)
+        self._note(self._approvals, approval_id, MAX_APPROVALS_WAITING)
 
-    def _note(self, waiting: set[str], item: str) -> None:
-        if not item.startswith("slack:") and waiting is self._people:
-            return  # another channel's person has no Slack Home
-        limit = MAX_WAITING if waiting is self._people else MAX_APPROVALS_WAITING
+    def _note(self, waiting: set[str], item: str, limit: int) -> None:
         if item not in waiting and len(waiting) >= limit:
             log.warning("slack: too many homes to refresh; %s is not refreshed", item)
             return
@@ -185,7 +184,13 @@ class SlackHome:
         who may decide them); how many were published."""
         approvals, self._approvals = self._approvals, set()
         for approval_id in approvals:
-            self._people |= await self._deciders(approval_id)
+            try:
+                deciders = await self._deciders(approval_id)
+            except StateUnavailableError as error:  # they see it when they open Home
+                log.warning("slack: deciders of %s not refreshed (%s)", approval_id, error)
+                continue
+            for key in deciders:
+                self._note(self._people, key, MAX_WAITING)
         people, self._people = self._people, set()
         published = 0
         for key in sorted(people):
