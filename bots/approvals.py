@@ -10,6 +10,9 @@ decided, and queues the turn that resumes::
     any decision this process makes (a click, a Stop, the sweep, a newer message)
                      -> the channel's ``show(record)`` updates the approval message in
                         place, where the reply stream noted it (``note``)
+    an approval shown (``note``) or decided here
+                     -> ``changed(approval_id)``, when the channel set it: what homes list
+                        changed (``bots.slack.home``); it only notes, never waits
     every ``every`` seconds -> agent.expire_approvals(platform), for the bot's channels:
                         each expiry resumed the same way
 
@@ -55,6 +58,8 @@ class ResumedTurn(NamedTuple):
 
 Show = Callable[[ApprovalRecord], Awaitable[None]]
 """Update the approval message of a decided record in place (where it was noted)."""
+Changed = Callable[[str], None]
+"""Told the id of an approval just shown or decided (synchronous: it must not wait)."""
 Resumed = Callable[[ApprovalRecord, Mapping[str, Any]], Awaitable[ResumedTurn | None]]
 """The turn that continues a decided record, with what the deciding click adds (a
 channel's hints, e.g. where a private answer goes; empty for an expiry); None when it
@@ -107,6 +112,8 @@ class Approvals:
         self._resumed = resumed
         self.every = every
         self._sweeper: asyncio.Task[None] | None = None
+        self.changed: Changed | None = None
+        """Told of each approval shown or decided here (a channel's homes; see above)."""
         for book in self.books:
             book.on_decided = self._decided
 
@@ -120,6 +127,8 @@ class Approvals:
 
     async def note(self, approval_id: str, where: dict[str, Any]) -> None:
         """Where a reply stream showed an approval (its decision updates it there)."""
+        if self.changed is not None:
+            self.changed(approval_id)
         try:
             await self.agent.approval_book.note_message(approval_id, where)
         except StateUnavailableError as error:  # the message then stays as it was
@@ -174,6 +183,8 @@ class Approvals:
             log.error("approval %s: decided, its turn not queued yet (%s)", record.id, error)
 
     async def _decided(self, record: ApprovalRecord) -> None:
+        if self.changed is not None:
+            self.changed(record.id)
         if record.message is not None:
             try:
                 await self._show(record)

@@ -84,13 +84,26 @@ def schedule_card(schedule: Schedule, timezone: str) -> UiComponent:
     return home_card(f"Schedule {schedule.id}", text, actions)
 
 
+def decision_of(text: str) -> ApprovalClick | None:
+    """The home's Approve or Deny ``text`` is (``/approve <id>``, ``/deny <id>``), if any.
+
+    >>> decision_of("/deny AB12CD34")
+    ApprovalClick(approval_id='ab12cd34', decision='deny')
+    """
+    found = _DECISION.fullmatch(text.strip())
+    if found is None:
+        return None
+    approve = found.group(1).lower() == "approve"
+    return ApprovalClick(found.group(2).lower(), "approve" if approve else "deny")
+
+
 def is_decision(text: str) -> bool:
     """Whether ``text`` is a home's Approve or Deny (``/approve <id>``, ``/deny <id>``).
 
     >>> is_decision("/approve ab12cd34"), is_decision("approve it")
     (True, False)
     """
-    return _DECISION.fullmatch(text.strip()) is not None
+    return decision_of(text) is not None
 
 
 def approval_card(record: ApprovalRecord) -> UiComponent:
@@ -176,9 +189,8 @@ class Home:
     async def _to_decide(
         self, agent: Agent, user: User, context: RequestContext
     ) -> list[UiComponent]:
-        """The pending approvals of this workspace the person may decide."""
-        if self.approvals is None:
-            return []
+        """The pending approvals of this workspace the person may decide (listed from the
+        book, also where decisions come another way: the console's)."""
         meta = context.metadata
         pending = await agent.approval_book.pending_for(
             user,
@@ -188,17 +200,25 @@ class Home:
         )
         return [approval_card(record) for record in pending]
 
+    async def may_decide(self, context: RequestContext, record: ApprovalRecord) -> bool:
+        """Whether the person of ``context`` (resolved now) may decide ``record``: whether
+        their home lists it while it is pending (a click is checked again when it comes)."""
+        agent, routed = self.schedules.access.agent_for(context)
+        try:
+            user = await agent.user_resolver.resolve_user(routed)
+        except AgentError:
+            return False
+        return record.may_be_decided_by(user)
+
     async def decide(self, context: RequestContext, text: str) -> UiComponent | None:
         """Approve or Deny from the home (``/approve <id>``, ``/deny <id>``; None for any
         other text): the approval message's own decision, for the clicker of ``context``
         (checked now); the turn resumes in its thread, and its message there is updated."""
-        found = _DECISION.fullmatch(text.strip())
-        if found is None:
+        click = decision_of(text)
+        if click is None:
             return None
         if self.approvals is None:
             return home_card("Approvals", "Approvals are decided in their conversation here.")
-        approve = found.group(1).lower() == "approve"
-        click = ApprovalClick(found.group(2).lower(), "approve" if approve else "deny")
         try:
             answer = await self.approvals.click(context, click, conversation_id=None)
         except StateUnavailableError:  # still pending: nothing is lost

@@ -29,6 +29,9 @@ from agent_core.users import User
 log = logging.getLogger("threadline.schedules")
 ID_ATTEMPTS = 3
 
+Touched = Callable[[Schedule], None]
+"""Told of a schedule a command made, changed, removed or ran (synchronous: a home shown
+somewhere is refreshed later, the command never waits for it)."""
 RunNow = Callable[[Schedule, str | None], Awaitable[str | None]]
 """Runs a schedule once now, as its occurrences run (``ScheduleDispatcher.run_once``): the
 schedule, and the id of the turn that asked (a re-run of it runs nothing more)."""
@@ -61,7 +64,8 @@ class Asker:
 class ScheduleCommands:
     """Runs schedule commands against ``store`` (see the module docstring); ``changed`` is
     called when a schedule may now be due sooner (the dispatcher's ``wake``); ``run_now``
-    runs one once now (without it, ``/schedule run`` says it is not available here).
+    runs one once now (without it, ``/schedule run`` says it is not available here);
+    ``touched`` hears of each schedule a command made, changed, removed or ran.
 
     >>> from agent_core.schedules.store_memory import MemoryScheduleStore
     >>> ScheduleCommands(MemoryScheduleStore()).settings.per_person
@@ -77,6 +81,7 @@ class ScheduleCommands:
         author: AlertAuthor | None = None,
         changed: Callable[[], None] | None = None,
         run_now: RunNow | None = None,
+        touched: Touched | None = None,
     ) -> None:
         self.store = store
         self.settings = settings or ScheduleSettings()
@@ -84,6 +89,7 @@ class ScheduleCommands:
         self.author = author
         self._changed = changed or (lambda: None)
         self._run_now = run_now
+        self._touched = touched or (lambda schedule: None)
 
     async def handle(
         self, command: ScheduleCommand, asker: Asker, place: Place, *, new_id: str | None = None
@@ -127,6 +133,13 @@ class ScheduleCommands:
                 "warning",
                 private=True,
             )
+        reply = await self._change(command, schedule, asker, new_id)
+        self._touched(schedule)
+        return reply
+
+    async def _change(
+        self, command: ScheduleCommand, schedule: Schedule, asker: Asker, new_id: str | None
+    ) -> UiComponent:
         match command.action:
             case "unschedule":
                 await self.store.remove(schedule.id)
@@ -161,6 +174,7 @@ class ScheduleCommands:
             return await self._alert(schedule, request, asker)
         schedule = await self._add(schedule)
         self._changed()
+        self._touched(schedule)
         return replies.confirmation(schedule, now, asker.timezone)
 
     def _new(
@@ -203,6 +217,7 @@ class ScheduleCommands:
         draft = await self._add(
             schedule.model_copy(update={"alert": authored.rule, "status": "draft"})
         )
+        self._touched(draft)
         return replies.alert_draft(draft, authored.check, instant(self.clock.now()), asker.timezone)
 
     async def _list(self, asker: Asker) -> UiComponent:
@@ -244,6 +259,9 @@ class ScheduleCommands:
             f"where it always is. Its next run is still {when(schedule.due_at, asker.timezone)} "
             "(your time)."
         )
+        if schedule.owner != asker.user.id:  # an admin's: every run of it is its owner's
+            who = f"@{schedule.owner_name}" if schedule.owner_name else "its owner"
+            text += f" It runs as {who}, with their access to data, not yours."
         return replies.card("Running now", text, "success")
 
     async def _resume(self, schedule: Schedule, asker: Asker) -> UiComponent:

@@ -160,8 +160,11 @@ class ScheduleRunner:
         clock: Clock | None = None,
         late_after: float = 120.0,
         max_attempts: int = 2,
+        touched: Callable[[Schedule], None] | None = None,
     ) -> None:
         self.store = store
+        self.touched = touched
+        """Told of each schedule a run finished for (its last run, maybe its pause)."""
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.late_after = late_after
         self.max_attempts = max_attempts
@@ -214,6 +217,8 @@ class ScheduleRunner:
             last = LastRun(at=now, outcome=outcome, late_by=late)
             await self.store.record_run(occurrence.schedule_id, last)
         await turn.record(outcome=outcome)
+        if self.touched is not None and (ran := await self.store.get(occurrence.schedule_id)):
+            self.touched(ran)
 
     def marker(self, schedule: Schedule, occurrence: Occurrence) -> str:
         """``Scheduled by @ana · every weekday 9:00`` (and how late, after downtime)."""

@@ -553,7 +553,12 @@
     }
     const shown = await response.json();
     if (shown.question) submit(shown.question);
-    else showHome(place, shown);
+    else if (shown.approval) {  // decided as a click in its thread, then the home again
+      const { approval_id: id, decision, thread_id: thread } = shown.approval;
+      await approval(id, decision, "slack", thread);
+      await openHome();
+      return;
+    } else showHome(place, shown);
     showSchedules();
   }
 
@@ -638,7 +643,7 @@
   // A click on an approval message's Approve / Deny / Stop (Slack's buttons or the Teams
   // card's Action.Execute), as the persona now selected: answered like a turn (the decision
   // shown in both channels, then the waiting turn resumed).
-  async function approval(approvalId, decision, channel) {
+  async function approval(approvalId, decision, channel, threadId = null) {
     if (state.running) {
       notify("Wait for the answer to finish, then click again.");
       return;
@@ -649,7 +654,7 @@
       const response = await fetch("/api/approvals", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ approval_id: approvalId, decision, channel, thread_id: state.threads[place], persona: persona() }),
+        body: JSON.stringify({ approval_id: approvalId, decision, channel, thread_id: threadId || state.threads[place], persona: persona() }),
       });
       if (!response.ok) {
         note(place, `The console refused this click: ${await refusal(response)}.`, "error");

@@ -6,7 +6,11 @@ action, fired by the page as the persona selected.
     POST /api/home/click    {"persona", "command"} -> the button's command answered as the
                             bots answer it (``Home.run``), the home again with the reply on
                             top; a suggested question comes back as ``{"question"}``, for
-                            the page to ask in the persona's thread
+                            the page to ask in the persona's thread; Approve or Deny of a
+                            pending approval the home lists as ``{"approval": {"approval_id",
+                            "decision", "thread_id"}}``, for the page to click in its thread
+                            (``POST /api/approvals``: the console's one decision path, checked
+                            for the persona then, both channels' messages updated)
     POST /api/workflow-step {"persona", "question"} -> what Slack would be told: the call
                             ``functions.completeSuccess`` with its outputs, or
                             ``functions.completeError`` with its sentence (``StepAnswer``,
@@ -33,7 +37,7 @@ from agent_core.components import UiComponent
 from agent_core.schedules.model import Place
 from bots.agents import ServedAgent
 from bots.dev.identity import WORKSPACE_ID, Persona
-from bots.home import Home
+from bots.home import Home, decision_of
 from bots.schedules.service import BotSchedules
 from bots.slack.workflow import cancel_approvals
 
@@ -64,6 +68,16 @@ class ConsoleEntry:
 
     async def click(self, persona: Persona, command: str, timezone: str) -> dict[str, Any]:
         """A home button: its command answered as typed, then the home with the reply."""
+        if (decision := decision_of(command)) is not None:
+            record = await self.agent.approval_book.get(decision.approval_id)
+            thread = str(record.request.get("thread_id") or "") if record is not None else ""
+            return {
+                "approval": {
+                    "approval_id": decision.approval_id,
+                    "decision": decision.decision,
+                    "thread_id": thread,
+                }
+            }
         context = persona.request_context(HOME_THREAD)
         place = Place(
             thread_key=f"console:{WORKSPACE_ID}:{persona.channel_id}:commands:{persona.user_id}",

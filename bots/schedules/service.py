@@ -4,6 +4,7 @@ worker, the commands for a signed request, and what a scheduled turn needs to ru
     schedules = BotSchedules(state, agent, ScheduleSettings())
     schedules.start()                     # the dispatcher: due occurrences -> state.turns
     reply = await schedules.command(cmd, context, place=..., timezone=..., workspace=...)
+    schedules.watch(home.schedule_changed)  # told of each schedule a command or run touched
     ...
     await schedules.drain()
 
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from agent_core.clock import SYSTEM_CLOCK, Clock
@@ -26,7 +28,7 @@ from agent_core.schedules.authoring import AlertAuthor
 from agent_core.schedules.commands import ScheduleCommand
 from agent_core.schedules.dispatcher import ScheduleDispatcher
 from agent_core.schedules.handling import Asker, ScheduleCommands
-from agent_core.schedules.model import Place
+from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.replies import card
 from agent_core.schedules.runs import ScheduleRunner
 from agent_core.schedules.settings import ScheduleSettings
@@ -95,8 +97,9 @@ class BotSchedules:
         self.dispatcher = ScheduleDispatcher(
             self.store, state.turns, clock=self.clock, poll=self.settings.poll
         )
+        self._watchers: list[Callable[[Schedule], None]] = []
         self.runner = ScheduleRunner(
-            self.store, clock=self.clock, late_after=self.settings.late_after
+            self.store, clock=self.clock, late_after=self.settings.late_after, touched=self._touched
         )
         self.commands = ScheduleCommands(
             self.store,
@@ -104,8 +107,18 @@ class BotSchedules:
             clock=self.clock,
             changed=self.dispatcher.wake,
             run_now=self.dispatcher.run_once,
+            touched=self._touched,
         )
         self._task: asyncio.Task[None] | None = None
+
+    def watch(self, watcher: Callable[[Schedule], None]) -> None:
+        """Tell ``watcher`` of each schedule a command made, changed, removed or ran, and
+        each run that finished here (synchronous: it notes, never waits)."""
+        self._watchers.append(watcher)
+
+    def _touched(self, schedule: Schedule) -> None:
+        for watcher in self._watchers:
+            watcher(schedule)
 
     # --- lifecycle ----------------------------------------------------------------------------
 

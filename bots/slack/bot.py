@@ -7,6 +7,8 @@
                               another app's message there is kept for the next turn
                               (``ThreadTranscript``, after the ack)
     slash command          -> a thread the bot starts, or a private answer
+    /approve, /deny <id>   -> the Home's Approve / Deny typed (``bots.slack.home``): the
+                              approval's own decision for the signed typist, to them alone
     /schedule              -> a private turn answered by the schedule commands
                               (``bots.slack.schedules``); this process also dispatches
                               due schedules (``BotSchedules``) beside its turn worker
@@ -140,7 +142,7 @@ from bots.agents import ServedAgent
 from bots.approvals import Approvals
 from bots.files import SharedFiles
 from bots.home import Home
-from bots.mcp import close_mcp
+from bots.mcp import close_mcp, hub_of
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.places import PlacePolicy, edge_lines, show_in_status
@@ -152,7 +154,7 @@ from bots.slack.clients import (
     build_bolt_app,
     default_clients,
 )
-from bots.slack.entry_points import ASK_ABOUT_MESSAGE
+from bots.slack.entry_points import ASK_ABOUT_MESSAGE, DECISION_COMMANDS
 from bots.slack.home import SlackHome, is_home_click
 from bots.slack.manifest import SCHEDULE_COMMAND
 from bots.slack.message_action import asked_about
@@ -221,7 +223,9 @@ class SlackBot:
             ),
         )
         self.steps = WorkflowSteps(agent, self.clients)
-        self.home = SlackHome(Home(agent, self.schedules, self.approvals), self.state.cache)
+        home = Home(agent, self.schedules, self.approvals)
+        self.home = SlackHome(home, self.state.cache, self.clients.client_for)
+        self._watch_homes()
         wing = SlackWing(
             self.clients,
             self.threads,
@@ -229,7 +233,6 @@ class SlackBot:
             queries=self.queries,
             on_approval=self.approvals.note,
             steps=self.steps,
-            home=self.home,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
@@ -276,12 +279,21 @@ class SlackBot:
         self.turns.start()
         self.approvals.start()
         self.schedules.start()
+        self.home.start()
+
+    def _watch_homes(self) -> None:
+        """Homes are published again when what they show changes (``bots.slack.home``)."""
+        self.approvals.changed = self.home.approval_changed
+        self.schedules.watch(self.home.schedule_changed)
+        if (hub := hub_of(self.agent)) is not None:
+            hub.watch(self.home.person_changed)
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Let running turns finish (up to ``timeout`` s), stop the worker and the schedule
         dispatcher, release the pool and the MCP servers' sessions."""
         await self.schedules.drain()
         await self.approvals.stop()
+        await self.home.stop()
         await self.turns.drain(timeout=timeout)
         await close_mcp(self.agent)
         if self._own_session and self.client.session is not None:
@@ -326,6 +338,8 @@ class SlackBot:
             self.app.action(action)(listener)
         self.app.command(self.settings.command)(self._on_command)
         self.app.command(SCHEDULE_COMMAND)(self._on_schedule_command)
+        for decision in DECISION_COMMANDS:
+            self.app.command(decision)(self._on_decision_command)
         self.app.function(ASK_STEP)(self.steps.on_function)
         self.app.shortcut(ASK_ABOUT_MESSAGE)(self._on_message_shortcut)
         self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
@@ -524,6 +538,16 @@ class SlackBot:
             enterprise_install=bool(context.is_enterprise_install),
         )
         await self._accept_command(ack, queued)
+
+    async def _on_decision_command(self, ack: Ack, context: AsyncBoltContext) -> None:
+        """``/approve <id>`` / ``/deny <id>``: decided for the signed typist as the Home's
+        buttons are (``bots.slack.home``), answered to them alone."""
+        self._count("command")
+        command = _read(context).delivery
+        assert isinstance(command, SlashCommand)
+        typed = f"{command.command} {command.text or ''}".strip()
+        said = await self.home.typed(command_context(command, thread_ts=PRIVATE_THREAD), typed)
+        await ack(response_type="ephemeral", text=said)
 
     async def _accept_command(
         self, ack: Ack, queued: QueuedTurn, *, said: str | None = None

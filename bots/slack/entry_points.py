@@ -9,11 +9,16 @@ them).
   (``bots.slack.message_action``).
 - **Home tab** (``features.app_home.home_tab_enabled``): the person's schedules,
   connections, approvals and usage (``bots.slack.home``).
+- **Decisions typed** (``slash_commands``): ``/approve <id>`` and ``/deny <id>``, the
+  Home's Approve and Deny typed in any chat (as in Teams' 1:1 chat, where a card's buttons
+  are messages): Slack takes a message starting with ``/`` only as a registered command.
 
 >>> sorted(workflow_functions())
 ['ask_threadline']
 >>> message_shortcuts()[0]["type"]
 'message'
+>>> [c["command"] for c in decision_commands()]
+['/approve', '/deny']
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from adapters.slack.workflow import ASK_STEP
 
 ASK_ABOUT_MESSAGE = "ask_about_message"
 """The message shortcut's ``callback_id``."""
+DECISION_COMMANDS = ("/approve", "/deny")
+"""The slash commands deciding an approval (``bots.home.Home.decide``)."""
 
 
 def workflow_functions(name: str = "Threadline") -> dict[str, Any]:
@@ -93,4 +100,18 @@ def message_shortcuts(name: str = "Threadline") -> list[dict[str, Any]]:
             "callback_id": ASK_ABOUT_MESSAGE,
             "description": f"Ask {name} about this message; it answers in the message's thread",
         }
+    ]
+
+
+def decision_commands(name: str = "Threadline") -> list[dict[str, Any]]:
+    """The ``features.slash_commands`` that decide an approval (``/approve <id>``)."""
+    return [
+        {
+            "command": command,
+            "description": f"{command[1:].capitalize()} a request {name} is waiting on "
+            "(the id is on the request and on your Home)",
+            "usage_hint": "<id>",
+            "should_escape": False,
+        }
+        for command in DECISION_COMMANDS
     ]

@@ -11,28 +11,45 @@ it, and again after each of its buttons.
 The Home view keeps the person's DM channel (from the event) in ``private_metadata``: a
 click on a view carries no channel, and that is where a question's answer goes.
 
-**Refreshed when what it shows changes**: a schedule command typed in chat (``/schedule
-pause ...``) publishes the asker's home again, when they have opened it before (the state
-remembers who did, and their DM channel, for ``HOME_TTL``); a home never opened is built
-when it is.
+**Refreshed when what it shows changes**, for people who have opened it before (the state
+remembers who did, with their DM channel, for ``HOME_TTL``; a home never opened is built when
+it is)::
+
+    a schedule made, paused, resumed, removed or run (by its owner or an admin, typed or
+    clicked; a run at its time, a run that paused it)     -> its owner's home
+    an MCP server connected or disconnected                -> that person's home
+    an approval opened or decided (a click, Stop, expiry)  -> the home of everyone of its
+                                                              workspace who opened Home and
+                                                              may decide it (resolved now)
+
+``changed`` only notes what changed (no I/O): a turn never waits for a Home. This process's
+refresher publishes ``REFRESH_AFTER`` seconds later, once per person however many changes
+came meanwhile (debounced), one person at a time; at most ``MAX_WAITING`` people wait
+(more are dropped, logged: their home is right again when they open it). A Home button
+publishes at once (the reply on top), which stands for any refresh its own command asked
+for. Whichever process made the change publishes; the state only says who opened Home.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import reach
+from adapters.slack.context import user_key
 from adapters.slack.controls import button_message_of
 from adapters.slack.errors import SlackCallFailed
+from adapters.slack.escape import escape
 from adapters.slack.home_view import home_view, publish_home
 from adapters.slack.payloads import BlockActions
-from agent_core.components import UiComponent
-from agent_core.errors import StateUnavailableError
-from agent_core.schedules.model import Place
+from agent_core.components import SimpleTextComponent, UiComponent
+from agent_core.errors import AgentError, StateUnavailableError, log_failure
+from agent_core.schedules.model import Place, Schedule
 from agent_core.state import KeyValueStore
 from agent_core.users import RequestContext
 from bots.home import Home, home_context
@@ -41,6 +58,40 @@ log = logging.getLogger(__name__)
 
 HOME_TTL = 30 * 24 * 3600.0
 """How long the state remembers that someone opened their home (and their DM channel)."""
+REFRESH_AFTER = 1.0
+"""Seconds a refresh waits for more changes of the same home (debounce)."""
+MAX_WAITING = 500
+"""People whose home waits for a refresh in this process at most (more are dropped)."""
+MAX_APPROVALS_WAITING = 100
+"""Approvals whose deciders' homes wait for a refresh at most (more are dropped)."""
+PEOPLE_KEPT = 200
+"""People of a workspace remembered as having opened Home (the newest): an approval's
+deciders are looked for among them."""
+
+ClientFor = Callable[[str, str | None], Awaitable[AsyncWebClient]]
+"""The Web API client of a workspace (team, enterprise): ``WorkspaceClients.client_for``."""
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A person who opened their Home tab: where it is published, where its questions go.
+
+    >>> Opened("T1", "U1", "D1", None).key
+    'slack:T1:U1'
+    """
+
+    team: str
+    user: str
+    channel: str
+    enterprise: str | None
+
+    @property
+    def key(self) -> str:
+        """Their ``User.id`` (``user_key``): what a schedule's owner and a sign-in name."""
+        return user_key(self.team, self.user, self.enterprise)
+
+    def context(self) -> RequestContext:
+        return _context(self.team, self.user, self.channel, self.enterprise)
 
 
 def is_home_click(click: BlockActions) -> bool:
@@ -50,34 +101,154 @@ def is_home_click(click: BlockActions) -> bool:
 
 
 class SlackHome:
-    """See the module docstring."""
+    """See the module docstring. ``client_for`` finds a workspace's client for a refresh
+    (``None``: refreshes are published by nobody; tests of the view alone)."""
 
-    def __init__(self, home: Home, cache: KeyValueStore) -> None:
+    def __init__(
+        self,
+        home: Home,
+        cache: KeyValueStore,
+        client_for: ClientFor | None = None,
+        *,
+        delay: float = REFRESH_AFTER,
+    ) -> None:
         self.home = home
         self.cache = cache
+        self.client_for = client_for
+        self.delay = delay
+        self._people: set[str] = set()
+        self._approvals: set[str] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
 
     async def opened(
         self, client: AsyncWebClient, team: str, user: str, channel: str, enterprise: str | None
     ) -> None:
         """The person opened their Home tab: publish it (and remember they have one)."""
+        person = Opened(team, user, channel, enterprise)
         try:
-            await self.cache.set(_opened_key(team, user), channel, ttl=HOME_TTL)
+            await self.cache.set(_opened_key(person.key), person.__dict__, ttl=HOME_TTL)
+            await self.cache.append(_people_key(team), [person.key], keep=PEOPLE_KEPT, ttl=HOME_TTL)
         except StateUnavailableError as error:  # it is not refreshed on changes, that is all
             log.warning("slack: home of %s not remembered (%s)", user, error)
-        await self._publish(client, _context(team, user, channel, enterprise))
+        await self._publish(client, person.context())
 
-    async def refresh(self, client: AsyncWebClient, metadata: Mapping[str, Any]) -> None:
-        """Something the home of the person of ``metadata`` shows changed: publish it again,
-        if they ever opened it."""
-        team, user = str(metadata.get("workspace_id") or ""), str(metadata.get("user_id") or "")
-        try:
-            channel = await self.cache.get(_opened_key(team, user))
-        except StateUnavailableError as error:
-            log.warning("slack: home of %s not refreshed (%s)", user, error)
+    # --- refreshed when what it shows changes -----------------------------------------------
+
+    def schedule_changed(self, schedule: Schedule) -> None:
+        """A schedule was made, changed or run: its owner's home, soon."""
+        self.person_changed(schedule.owner)
+
+    def person_changed(self, person: str) -> None:
+        """Something of ``person`` (a ``User.id``: their schedules, their connections)
+        changed: their home, soon (another channel's person has no Slack Home)."""
+        if person.startswith("slack:"):
+            self._note(self._people, person, MAX_WAITING)
+
+    def approval_changed(self, approval_id: str) -> None:
+        """An approval was opened or decided: the homes of those who may decide it."""
+        self._note(self._approvals, approval_id, MAX_APPROVALS_WAITING)
+
+    def _note(self, waiting: set[str], item: str, limit: int) -> None:
+        if item not in waiting and len(waiting) >= limit:
+            log.warning("slack: too many homes to refresh; %s is not refreshed", item)
             return
-        if isinstance(channel, str):
-            enterprise = metadata.get("slack_enterprise_id")
-            await self._publish(client, _context(team, user, channel, enterprise))
+        waiting.add(item)
+        self._wake.set()
+
+    def start(self) -> None:
+        """Start this process's refresher (call in the event loop)."""
+        if self.client_for is not None and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._refresh_forever(), name="slack-home-refresh")
+
+    async def stop(self) -> None:
+        """Stop the refresher (what waits is dropped: a home is built again when opened)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _refresh_forever(self) -> None:
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self.delay)  # more changes of the same homes join this round
+            self._wake.clear()
+            try:
+                await self.refresh_waiting()
+            except Exception as error:  # the next change tries again
+                log_failure(log, error, "slack: refreshing homes")
+
+    async def refresh_waiting(self) -> int:
+        """Publish every home waiting for a refresh (approvals first turned into the people
+        who may decide them); how many were published."""
+        approvals, self._approvals = self._approvals, set()
+        for approval_id in approvals:
+            try:
+                deciders = await self._deciders(approval_id)
+            except StateUnavailableError as error:  # they see it when they open Home
+                log.warning("slack: deciders of %s not refreshed (%s)", approval_id, error)
+                continue
+            for key in deciders:
+                self._note(self._people, key, MAX_WAITING)
+        people, self._people = self._people, set()
+        published = 0
+        for key in sorted(people):
+            published += await self._refresh(key)
+        return published
+
+    async def _deciders(self, approval_id: str) -> set[str]:
+        """Who opened Home in the approval's workspace and may decide it (resolved now)."""
+        record = await self.home.agent.approval_book.get(approval_id)
+        if record is None or record.request.get("platform") != "slack":
+            return set()
+        team = str(record.request.get("workspace_id") or "")
+        found: set[str] = set()
+        for key in dict.fromkeys(await self.cache.append(_people_key(team), [], keep=PEOPLE_KEPT)):
+            person = await self._opened(str(key))
+            if person is not None and await self.home.may_decide(person.context(), record):
+                found.add(person.key)
+        return found
+
+    async def _opened(self, key: str) -> Opened | None:
+        stored = await self.cache.get(_opened_key(key))
+        if not isinstance(stored, dict):
+            return None
+        return Opened(
+            str(stored.get("team") or ""),
+            str(stored.get("user") or ""),
+            str(stored.get("channel") or ""),
+            stored.get("enterprise") or None,
+        )
+
+    async def _refresh(self, key: str) -> int:
+        """Publish ``key``'s home again, if they ever opened it; 1 when published."""
+        if self.client_for is None:
+            return 0
+        try:
+            person = await self._opened(key)
+            if person is None:
+                return 0
+            client = await self.client_for(person.team, person.enterprise)
+        except (StateUnavailableError, AgentError) as error:
+            log.warning("slack: home of %s not refreshed (%s)", key, error)
+            return 0
+        return await self._publish(client, person.context())
+
+    # --- decisions typed ----------------------------------------------------------------------
+
+    async def typed(self, context: RequestContext, text: str) -> str:
+        """``/approve <id>`` / ``/deny <id>`` typed in any chat (a slash command): the Home's
+        Approve or Deny (``Home.decide``, checked again for the signed typist), its answer
+        as mrkdwn for them alone. Teams' twin is the same text typed in the 1:1 chat; a
+        Slack slash command's answer is ephemeral, so any chat is private enough here."""
+        decided = await self.home.decide(context, text)
+        if decided is None:
+            return "Say `/approve <id>` or `/deny <id>`: the id is on the request and on your Home."
+        plain = decided.simple_component
+        return escape(plain.text if isinstance(plain, SimpleTextComponent) else "")
+
+    # --- its buttons ------------------------------------------------------------------------
 
     async def clicked(self, client: AsyncWebClient, click: BlockActions) -> RequestContext | None:
         """A Home button: its command answered and the home published again; the context
@@ -107,8 +278,10 @@ class SlackHome:
         *,
         said: list[UiComponent] | None = None,
         timezone: str | None = None,
-    ) -> None:
+    ) -> int:
         meta = context.metadata
+        key = user_key(meta["workspace_id"], meta["user_id"], meta.get("slack_enterprise_id"))
+        self._people.discard(key)  # this shows what its waiting refresh would (the reply too)
         zone = timezone or await _timezone(client, meta["user_id"])
         shown = await self.home.components(context, timezone=zone, said=said or [])
         view = home_view(shown, private_metadata=meta["channel_id"])
@@ -116,10 +289,16 @@ class SlackHome:
             await publish_home(client, meta["user_id"], view)
         except SlackCallFailed as error:
             log.warning("slack: home of %s not published (%s)", meta["user_id"], error.failure)
+            return 0
+        return 1
 
 
-def _opened_key(team: str, user: str) -> str:
-    return f"slack:home:{team}:{user}"
+def _opened_key(key: str) -> str:
+    return f"slack:home:{key}"
+
+
+def _people_key(team: str) -> str:
+    return f"slack:home:people:{team}"
 
 
 def _context(team: str, user: str, channel: str, enterprise: str | None) -> RequestContext:

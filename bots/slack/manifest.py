@@ -37,7 +37,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from bots.slack.entry_points import message_shortcuts, workflow_functions
+from bots.slack.entry_points import decision_commands, message_shortcuts, workflow_functions
 from bots.slack.settings import BOT_SCOPES
 
 BOT_EVENTS = [
@@ -95,15 +95,17 @@ def manifest(
     schedule: dict[str, Any] = {
         "command": SCHEDULE_COMMAND,
         "description": f"Ask {name} a question on a schedule, or set an alert",
-        "usage_hint": "every weekday 9:00 revenue yesterday | list | pause <id>",
+        "usage_hint": "every weekday 9:00 revenue yesterday | list | pause <id> | run <id>",
         "should_escape": False,
     }
+    decisions = decision_commands(name)
     events: dict[str, Any] = {"bot_events": BOT_EVENTS}
     interactivity: dict[str, Any] = {"is_enabled": True}
     oauth: dict[str, Any] = {"scopes": {"bot": sorted(BOT_SCOPES)}}
     if base:
         slash["url"] = events["request_url"] = interactivity["request_url"] = f"{base}/slack/events"
-        schedule["url"] = slash["url"]
+        for other in (schedule, *decisions):
+            other["url"] = slash["url"]
         oauth["redirect_urls"] = [f"{base}/slack/oauth_redirect"]
     return {
         "_metadata": {"major_version": 1, "minor_version": 1},
@@ -127,7 +129,7 @@ def manifest(
                     {"title": "Commands", "message": "/help"},
                 ],
             },
-            "slash_commands": [slash, schedule],
+            "slash_commands": [slash, schedule, *decisions],
             "shortcuts": message_shortcuts(name),
         },
         "oauth_config": oauth,

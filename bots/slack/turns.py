@@ -73,7 +73,6 @@ from bots.turns import Answering, Audience, Outcome, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
-    from bots.slack.home import SlackHome
     from bots.slack.schedules import SlackSchedules
 
 log = logging.getLogger(__name__)
@@ -186,14 +185,11 @@ class SlackWing:
         places: SlackPlaces | None = None,
         place_policy: PlacePolicy | None = None,
         steps: WorkflowSteps | None = None,
-        home: SlackHome | None = None,
     ) -> None:
         self.clients = clients
         self.places = places
         """Whether a channel is shared with another organisation (None: never asked)."""
         self.place_policy = place_policy or PlacePolicy()
-        self.home = home
-        """The Home tab (``bots.slack.home``), published again after a schedule command."""
         self.steps = steps
         """Workflow Builder steps' turns (``bots.slack.workflow``), asked first."""
         self.schedules = schedules
@@ -300,13 +296,11 @@ class SlackWing:
         )
 
     async def _command(self, turn: Turn, queued: QueuedTurn, slot: AnswerSlot) -> Outcome | None:
-        """A schedule command answered (and the asker's Home refreshed), else None."""
+        """A schedule command answered, else None (the homes it changed are refreshed by
+        ``bots.slack.home``, told by the schedule commands)."""
         if self.schedules is None:
             return None
-        done = await self.schedules.command(turn, queued, slot)
-        if done and self.home is not None:  # what the asker's home shows may have changed
-            await self.home.refresh(slot.client, queued.context)
-        return done or None
+        return await self.schedules.command(turn, queued, slot) or None
 
     async def _audience(
         self, queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget

@@ -16,7 +16,8 @@
       (composeExtension/       the message quoted as data, answered as a reply in its
        submitAction)           conversation (``bots.teams.message_action``)
     an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
-    /home (a message)       -> the person's home as one card (``bots.teams.home``)
+    /home (a message)       -> the person's home as one card (``bots.teams.home``); its
+                               refresh (Teams asks when it is viewed): the home as it stands
     /schedule ... (a message) -> a turn answered by the schedule commands
                                (``bots.teams.schedules``); this process also dispatches due
                                schedules (``BotSchedules``) beside its turn worker
@@ -72,6 +73,7 @@ from adapters.teams.controls import (
     stop_request_of,
 )
 from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
+from adapters.teams.home_view import is_home_refresh
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
 from adapters.teams.message_action import read_message_action
 from adapters.teams.places import TeamsPlaces
@@ -198,6 +200,7 @@ class TeamsBot:
         home = "tenant " + (", ".join(settings.home_tenants) or "none configured: nobody")
         show_in_status(agent, lambda: edge_lines(home, settings.external_groups, self.place_policy))
         _tell_of_outsiders(agent, self.places)
+        self.home = TeamsHome(Home(agent, self.schedules, self.approvals))
         wing = TeamsWing(
             self.outbound,
             options=settings.reply_options(),
@@ -213,7 +216,7 @@ class TeamsBot:
                 stop_button_after=settings.stop_button_after,
                 privately=self._answer_privately,
             ),
-            home=TeamsHome(Home(agent, self.schedules, self.approvals)),
+            home=self.home,
         )
         self.turns = TurnHost(
             agent,
@@ -320,6 +323,8 @@ class TeamsBot:
             return 200, CLOSE_FORM
         if (approval_id := approval_refresh_of(activity)) is not None:
             return await self._refresh_approval(activity, approval_id)
+        if is_home_refresh(activity):
+            return 200, await self.home.refreshed(activity)
         if (turn_id := stop_request_of(activity)) is not None:
             await self.turns.request_stop(turn_id, by=asker_id(activity))
             return 200, card_action_response("Stopping.")

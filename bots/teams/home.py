@@ -8,6 +8,11 @@ by ``Home.decide``: the approval message's own decision, checked again for the c
 
 In a group chat or a channel, ``/home`` (and a home's Approve or Deny) answers with where to
 find it: a home is one person's, never shown to a room.
+
+Kept current the Teams way: the card carries a ``refresh`` action, which Teams invokes
+when the person views it (``refreshed``: their home as it stands, built for the signed
+invoker, in their 1:1 chat only). Slack's tab is instead published again when something it
+shows changes (``bots.slack.home``): a Teams card is a message, and Teams asks for it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import request_context
 from adapters.teams.elements import attachment
-from adapters.teams.home_view import home_card
+from adapters.teams.home_view import home_card, home_response
 from adapters.teams.slot import AnswerSlot
 from agent_core.components import UiComponent
 from agent_core.state.turns import Turn
@@ -40,9 +45,10 @@ class TeamsHome:
     async def command(self, turn: Turn, slot: AnswerSlot) -> Outcome | None:
         """Answer ``turn`` when it says ``/home`` or decides from it (None otherwise)."""
         text = str(turn.payload.get("text") or "").strip()
-        # The platform's difference: a Teams card button is a message from its clicker, so
-        # the home's Approve/Deny arrive here as if typed; Slack's are Home view actions
-        # (``bots.slack.home``), and Slack registers no /approve to type.
+        # A Teams card button is a message from its clicker, so the home's Approve/Deny
+        # arrive here as if typed, and typing them works the same; Slack's twin is its
+        # /approve and /deny slash commands (``SlackHome.typed``). Only in the 1:1 chat:
+        # a Teams reply in a room is seen by the room, a Slack command's answer is not.
         if text.lower() != HOME_COMMAND and not is_decision(text):
             return None
         activity: Mapping[str, Any] = turn.payload["activity"]
@@ -60,3 +66,14 @@ class TeamsHome:
         await slot.fill(activities.message(ref, attachments=[attachment(card)]))
         await turn.record_at_end(answered=True)
         return "completed"
+
+    async def refreshed(self, activity: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The home card's refresh (Teams asks when the card is viewed): the invoker's home
+        as it stands, as the invoke's response; None outside their 1:1 chat."""
+        if not ConversationRef.from_activity(activity).is_personal:
+            return None
+        zone = activity.get("localTimezone")
+        shown = await self.home.components(
+            request_context(activity), timezone=zone if isinstance(zone, str) and zone else "UTC"
+        )
+        return home_response(home_card(shown))

@@ -640,7 +640,8 @@ HOME_SLACK, HOME_TEAMS = ".slack-pane .home-view", ".teams-pane .home-view"
 def test_home_and_a_workflow_step_from_the_console(page: Page) -> None:
     """Issue 40 in the console: Home shows the person's schedule in both panes (Slack's Home
     tab blocks, Teams' /home card), its buttons act as that person (Pause in Slack, Resume
-    in Teams), and a workflow step fired from the page says what Slack would be told."""
+    in Teams), a workflow step fired from the page says what Slack would be told, and a
+    pending approval listed on Home is approved from there, in its thread."""
     page.ask("/schedule every weekday 9:00 Who are our top customers by revenue?")
     page.idle()
     page.click("#home-open")
@@ -660,6 +661,17 @@ def test_home_and_a_workflow_step_from_the_console(page: Page) -> None:
     alert.accept()
     page.until(lambda d: "functions.completeSuccess" in page.text(".console-note"), "the step")
     page.shot("workflow-step")
+
+    page.ask("Refund order 24")  # Home lists it; its Approve is the thread's own decision
+    page.idle()
+    page.click("#home-open")
+    page.until(lambda d: "Waiting for your approval" in page.text(HOME_SLACK), "Home's approval")
+    page.click(f"{HOME_SLACK} button", "Approve")
+    page.idle()
+    for pane in (SLACK, TEAMS):
+        page.until(lambda d, p=pane: "Approved by Ana" in page.text(f"{p} .msg.bot"), pane)
+    page.until(lambda d: "Refunded order 24" in page.text(f"{SLACK} .msg.bot"), "the turn")
+    page.until(lambda d: "Waiting for your approval" not in page.text(HOME_SLACK), "Home after")
 
 
 def _alert(driver: Any) -> Any:

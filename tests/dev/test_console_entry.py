@@ -11,7 +11,8 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from tests.adapters.teams.schemas import assert_valid_card
-from tests.dev.conftest import ANA, Console
+from tests.dev.conftest import ALEX, ANA, Console, persona
+from tests.dev.test_console_approvals import approval_of
 
 BO = {**ANA, "user_id": "U0BO", "name": "Bo"}
 
@@ -97,3 +98,29 @@ async def test_a_message_action_quotes_the_message_as_data_and_answers_it(
     rows = (await (await console.client.get("/api/schedules")).json())["schedules"]
     assert rows == []  # the message was asked about, never run as a command
     assert events.of("slack") and events.of("teams")
+
+
+async def test_the_home_lists_pending_approvals_and_approve_decides_in_their_thread(
+    console: Console,
+) -> None:
+    """The console's home lists the approvals the persona may decide (as Slack's and
+    Teams' do): Alex (an admin) sees Ana's refund with Approve and Deny in both channels,
+    Bo does not; Alex's Approve comes back as the click to make in its thread, where it is
+    decided for him (both messages updated, the refund done) and it leaves his home."""
+    asked = await console.ask("Refund order 17", persona(ANA, "channel"))
+    approval_id, _, _ = approval_of(asked)
+    alex, bo = persona(ALEX, "channel"), persona(BO, "channel")
+    shown = await home(console, alex)
+    assert buttons(shown["slack"])["Approve"] == f"/approve {approval_id}"
+    assert f"/deny {approval_id}" in json.dumps(shown["teams"])
+    assert_valid_card(shown["teams"])
+    assert "Approve" not in buttons((await home(console, bo))["slack"])
+
+    clicked = await home(console, alex, f"/approve {approval_id}")
+    click = clicked["approval"]
+    assert click["approval_id"] == approval_id and click["decision"] == "approve"
+    decided = await console.click(approval_id, "approve", alex, thread=click["thread_id"])
+    assert decided.of("approval")[0]["decided"] is True
+    assert "Approved by Alex" in json.dumps(decided.events)
+    assert "Refunded order 17" in json.dumps(decided.components("text"))
+    assert "Approve" not in buttons((await home(console, alex))["slack"])

@@ -120,6 +120,7 @@ class McpHub:
             max_personal=max_personal,
         )
         self._http: httpx2.AsyncClient | None = None
+        self._watchers: list[Callable[[str], None]] = []
 
     # -- sessions (McpSessions) -----------------------------------------------------------
 
@@ -176,6 +177,15 @@ class McpHub:
         chosen = list(self.servers) if names is None else list(names)
         return McpToolSource(self, [self.servers[name] for name in chosen])
 
+    def watch(self, watcher: Callable[[str], None]) -> None:
+        """Tell ``watcher`` the person (``User.id``) of each connection made or removed here
+        (synchronous: it notes, never waits; a channel's home of that person)."""
+        self._watchers.append(watcher)
+
+    def _changed(self, person: str) -> None:
+        for watcher in self._watchers:
+            watcher(person)
+
     # -- people's sign-ins ----------------------------------------------------------------
 
     async def finish_sign_in(
@@ -204,6 +214,7 @@ class McpHub:
         await self.vault.put(pending.person, pending.server, connection)
         self.connections.forget(pending.server, pending.person)
         logger.info("mcp: a person connected %s", pending.server)
+        self._changed(pending.person)
         return SignedIn(pending.person, pending.workspace, pending.server, pending.waiting)
 
     def _client(self) -> httpx2.AsyncClient:
@@ -227,6 +238,7 @@ class McpHub:
             return False
         await self.vault.delete(person, server)
         self.connections.forget(server, person)
+        self._changed(person)
         return True
 
     # -- the process --------------------------------------------------------------------

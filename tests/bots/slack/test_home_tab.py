@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from adapters.slack.testing import FakeSlackApi
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import State
 from agent_core.usage.budget_settings import BudgetLimit, BudgetSettings
@@ -19,7 +21,13 @@ from bots.usage import attach_usage
 from tests.bots.approval_kit import Refund, approval_agent, refund_script
 from tests.bots.slack.agents import build_agent
 from tests.bots.slack.harness import SlackHarness, running_bot, sign
-from tests.bots.slack.test_approvals import approval_id_of, ask, ever_approval_id, thread_text
+from tests.bots.slack.test_approvals import (
+    approval_id_of,
+    ask,
+    click,
+    ever_approval_id,
+    thread_text,
+)
 
 
 def opened(user: str = "U1") -> dict[str, Any]:
@@ -137,6 +145,11 @@ async def test_home_shows_the_persons_use_of_their_budget(tmp_path: Path) -> Non
         assert "Your daily budget: 1,280 of 5,000 tokens used" in shown
 
 
+def shows(user: str, label: str) -> Callable[[FakeSlackApi], bool]:
+    """Whether ``user``'s Home (as last published) has a button ``label``."""
+    return lambda fake: label in buttons(fake.views.get(user, {"blocks": []}))
+
+
 async def test_home_is_published_again_when_a_command_typed_in_chat_changes_it(
     tmp_path: Path,
 ) -> None:
@@ -146,9 +159,80 @@ async def test_home_is_published_again_when_a_command_typed_in_chat_changes_it(
         await h.event(opened("U1"))
         assert "Pause" in buttons(h.fake.views["U1"])
         await h.command(f"pause {schedule_id}", command="/schedule")
-        await h.idle()
+        await h.fake.wait_for(shows("U1", "Resume"))
         assert buttons(h.fake.views["U1"])["Resume"] == f"/schedule resume {schedule_id}"
         assert h.fake.views["U1"]["private_metadata"] == "DU1"  # questions still go there
+
+
+async def test_an_admin_pausing_someones_schedule_refreshes_the_owners_home(
+    tmp_path: Path,
+) -> None:
+    """Refreshed when changed by anyone (issue 40): Alex (an admin) pauses Ana's schedule
+    in chat; Ana's Home shows Resume without her opening it again. Bo's refused pause
+    changes nothing, and nobody else's home is published."""
+    async with running_bot(tmp_path, []) as h:
+        schedule_id = await schedule_for_ana(h)
+        await h.event(opened("U1"))
+        await h.command(f"pause {schedule_id}", command="/schedule", user="U2")
+        await h.idle()
+        await h.command(f"pause {schedule_id}", command="/schedule", user="UADMIN")
+        await h.fake.wait_for(shows("U1", "Resume"))
+        [schedule] = await h.bot.schedules.store.every()
+        assert schedule.status == "paused" and "paused by" in (schedule.paused_reason or "")
+        assert sorted(h.fake.views) == ["U1"]  # Bo and Alex never opened theirs
+
+
+async def test_changes_close_together_publish_a_home_once(tmp_path: Path) -> None:
+    """Debounced per person: three changes of Ana's schedules before the refresher's round
+    publish her home once; a home never opened is not published at all."""
+    async with running_bot(tmp_path, []) as h:
+        schedule_id = await schedule_for_ana(h)
+        await h.event(opened("U1"))
+        before = len(h.fake.calls_to("views.publish"))
+        h.bot.home.delay = 60.0  # the round is run by hand below
+        for action in ("pause", "resume", "pause"):
+            await h.command(f"{action} {schedule_id}", command="/schedule")
+        await h.command("every weekday 8:00 orders", command="/schedule", user="U2")
+        await h.idle()
+        assert await h.bot.home.refresh_waiting() == 1
+        assert len(h.fake.calls_to("views.publish")) == before + 1
+        assert "Resume" in buttons(h.fake.views["U1"]) and "U2" not in h.fake.views
+        assert await h.bot.home.refresh_waiting() == 0
+
+
+async def test_a_new_approval_appears_on_the_approvers_home_without_opening_it(
+    tmp_path: Path,
+) -> None:
+    """Refreshed when an approval arrives and when it is decided (issue 40): Alex (an
+    admin, an approver) opened Home before Bo asked; Bo's refund appears there with
+    Approve and Deny, without Alex opening it again; Ana (no approver) is not shown it.
+    Once Bo approves it in the thread, it leaves Alex's Home the same way."""
+    refund = Refund()
+
+    def factory(resolver: Any, state: State) -> Any:
+        return approval_agent(
+            refund_script(), resolver, state, refund=refund, approvers=["asker", "admin"]
+        )
+
+    async with running_bot(tmp_path, [], agent_factory=factory) as h:
+        await h.event(opened("UADMIN"))
+        await h.event(opened("U1"))
+        assert "Approve" not in buttons(h.fake.views["UADMIN"])
+        ana_views = [c for c in h.fake.calls_to("views.publish") if c.args["user_id"] == "U1"]
+
+        message = await ask(h, user="U2")
+        approval_id = ever_approval_id(h)
+        await h.fake.wait_for(shows("UADMIN", "Approve"))
+        assert buttons(h.fake.views["UADMIN"])["Approve"] == f"/approve {approval_id}"
+        assert "Bo asks to run refund" in json.dumps(h.fake.views["UADMIN"])
+
+        await click(h, "approve", message, user="U2")
+        await h.idle()
+        assert refund.runs == [42]
+        await h.fake.wait_for(lambda fake: not shows("UADMIN", "Approve")(fake))
+        assert [c for c in h.fake.calls_to("views.publish") if c.args["user_id"] == "U1"] == (
+            ana_views
+        )
 
 
 async def test_run_now_on_home_runs_the_schedule_once_as_its_owner(tmp_path: Path) -> None:
@@ -223,3 +307,39 @@ async def test_home_lists_the_approvals_one_may_decide_and_approves_as_in_the_th
         await h.idle()
         assert refund.runs == [42]
         assert "Already decided" in json.dumps(h.fake.views["UADMIN"])
+
+
+async def test_approve_and_deny_typed_as_slash_commands_decide_as_on_home(
+    tmp_path: Path,
+) -> None:
+    """``/approve <id>`` typed in Slack (issue 40, as Teams' typed one): Ana (no approver)
+    is refused and nothing runs; Alex's is the thread's own decision (the tool runs once,
+    the message there is updated, the turn goes on); a later ``/deny`` is told it is
+    decided already; a bare ``/approve`` says how to use it."""
+    refund = Refund()
+
+    def factory(resolver: Any, state: State) -> Any:
+        return approval_agent(
+            refund_script(), resolver, state, refund=refund, approvers=["asker", "admin"]
+        )
+
+    async with running_bot(tmp_path, [], agent_factory=factory) as h:
+        message = await ask(h, user="U2")
+        approval_id = ever_approval_id(h)
+
+        refused = await h.command(approval_id, command="/approve", user="U1")
+        assert refused.status == 200 and "may approve this" in await refused.text()
+        await h.idle()
+        assert refund.runs == [] and approval_id_of(message) is not None
+
+        approved = await h.command(approval_id, command="/approve", user="UADMIN")
+        assert approved.status == 200
+        await h.idle()
+        assert refund.runs == [42]
+        assert "Approved by Alex" in json.dumps(message.blocks)
+        assert "Refunded." in thread_text(h, message)
+
+        late = await h.command(approval_id, command="/deny", user="UADMIN")
+        assert "Already decided" in await late.text()
+        assert refund.runs == [42]
+        assert "/approve <id>" in await (await h.command("", command="/approve")).text()

@@ -66,9 +66,12 @@ def test_http_mode_points_every_url_at_the_bot() -> None:
     assert data["settings"]["socket_mode_enabled"] is False
     assert data["settings"]["event_subscriptions"]["request_url"] == events
     assert data["settings"]["interactivity"]["request_url"] == events
-    ask, schedule = data["features"]["slash_commands"]
+    ask, schedule, approve, deny = data["features"]["slash_commands"]
     assert ask == {**ask, "command": "/data", "url": events}
     assert schedule == {**schedule, "command": "/schedule", "url": events}
+    assert "run <id>" in schedule["usage_hint"]
+    assert approve == {**approve, "command": "/approve", "url": events}
+    assert deny == {**deny, "command": "/deny", "url": events}
     assert data["oauth_config"]["redirect_urls"] == ["https://bot.example.com/slack/oauth_redirect"]
 
 
@@ -121,7 +124,8 @@ def test_manifest_defaults_to_socket_mode_with_interactivity_and_the_commands() 
     data = manifest()
     assert data["settings"]["socket_mode_enabled"] is True
     assert data["settings"]["interactivity"]["is_enabled"] is True
-    assert [c["command"] for c in data["features"]["slash_commands"]] == ["/ask", "/schedule"]
+    commands = [c["command"] for c in data["features"]["slash_commands"]]
+    assert commands == ["/ask", "/schedule", "/approve", "/deny"]
     assert data["features"]["agent_view"]["suggested_prompts"]
 
 

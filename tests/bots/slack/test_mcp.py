@@ -184,3 +184,30 @@ async def test_two_people_each_connect_their_own_account_and_call_with_their_own
                 assert oauth.authorization.seen and set(oauth.authorization.seen) == {person}
             replay = await h.http.get(f"{back.path}?{back.query}")
             assert replay.status == 400
+
+
+async def test_connecting_and_disconnecting_refresh_the_persons_home(  # type: ignore[no-untyped-def]
+    make_hub, tmp_path: Path
+) -> None:
+    """Home refreshed when a connection is made or removed (issue 40): Ana opened Home
+    before connecting; her sign-in's callback shows tickets connected there (with
+    Disconnect), and ``/disconnect tickets`` typed in chat takes it away, without her
+    opening Home again."""
+    with running_oauth_tickets() as oauth:
+        hub = make_hub([oauth.server()], **oauth.hub_options())
+        async with running_bot(tmp_path, [], agent_factory=agent_on(hub)) as h:
+            home = {"type": "app_home_opened", "user": "U1", "channel": "DU1", "tab": "home"}
+            await h.event(home)
+            assert "tickets_: not connected" in str(h.fake.views["U1"])
+            await h.event(mention("whoami on tickets?", "300.000100"))
+            await h.idle()
+            [prompt] = h.fake.calls_to("chat.postEphemeral")
+            [button] = [b for b in prompt.args["blocks"] if b["type"] == "actions"]
+            back = urlsplit(await sign_in(button["elements"][0]["url"], "ana"))
+            assert (await h.http.get(f"{back.path}?{back.query}")).status == 200
+            await h.fake.wait_for(lambda fake: "tickets_: connected" in str(fake.views["U1"]))
+            assert "Disconnect tickets" in str(h.fake.views["U1"])
+
+            await h.event(mention("/disconnect tickets", "400.000100"))
+            await h.fake.wait_for(lambda fake: "not connected" in str(fake.views["U1"]))
+            assert "Disconnect tickets" not in str(h.fake.views["U1"])

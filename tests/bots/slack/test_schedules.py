@@ -385,6 +385,7 @@ async def test_schedule_run_runs_it_once_now_and_it_still_runs_at_its_time(
 
         said = await bot.schedule(f"run {made.id}")
         assert "Running now" in said and "Mon 10 Mar 9:00" in said
+        assert "runs as" not in said  # her own
         (now,) = markers(bot.fake)
         assert "Scheduled by @Ana" in (now.text or "")
         assert any("1,234 EUR" in (m.text or "") for m in bot.fake.thread("C1", now.ts))
@@ -392,8 +393,13 @@ async def test_schedule_run_runs_it_once_now_and_it_still_runs_at_its_time(
 
         assert (await bot.at(MONDAY_9)).enqueued == 1  # its time is unchanged
         assert len(markers(bot.fake)) == 2
+        said = await bot.schedule(f"run {made.id}", user="UADMIN")  # an admin's Run now
+        assert "Running now" in said and "It runs as @Ana, with their access" in said
+        await bot.harness.idle()
+        assert "Scheduled by @Ana" in (markers(bot.fake)[-1].text or "")
+        assert len(markers(bot.fake)) == 3
         await bot.schedule(f"pause {made.id}")
         said = await bot.schedule(f"run {made.id}")
         assert "is paused, so it does not run" in said
         await bot.harness.idle()
-        assert len(markers(bot.fake)) == 2
+        assert len(markers(bot.fake)) == 3

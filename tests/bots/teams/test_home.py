@@ -155,3 +155,36 @@ async def test_home_card_lists_approvals_one_may_decide_and_approve_decides_as_t
         [updated] = updates_of(bot, message_id)
         assert "Approved by Alex Admin" in json.dumps(updated)
         assert "Refunded." in answers_text(bot)
+
+
+async def test_the_home_card_refreshes_to_the_home_as_it_stands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept current the Teams way (issue 40, the twin of Slack's republished tab): the card
+    carries a refresh; after an admin pauses Ana's schedule, the refresh Teams sends when
+    Ana views the card answers her home as it stands (Resume). A refresh in a group chat
+    answers no home."""
+    async with teams_bot(monkeypatch, []) as bot:
+        await say(bot, "/schedule every weekday 9:00 revenue yesterday")
+        [schedule] = await bot.host.schedules.store.every()
+        card = await home_card(bot)
+        assert card["refresh"]["action"] == {
+            "type": "Action.Execute",
+            "title": "Refresh",
+            "verb": "threadline.home",
+        }
+        assert "Pause" in actions_of(card)
+        await say(bot, f"/schedule pause {schedule.id}", user=ADMIN, user_name="Alex")
+        assert [s.status for s in await bot.host.schedules.store.every()] == ["paused"]
+
+        refresh = {"action": {"type": "Action.Execute", "verb": "threadline.home"}}
+        response = await bot.post(bot.invoke("adaptiveCard/action", refresh))
+        assert response.status == 200
+        answered = await response.json()
+        assert answered["type"] == "application/vnd.microsoft.card.adaptive"
+        assert_valid_card(answered["value"])
+        assert actions_of(answered["value"])["Resume"] == f"/schedule resume {schedule.id}"
+
+        in_a_room = await bot.post(bot.invoke("adaptiveCard/action", refresh, kind="groupChat"))
+        assert in_a_room.status == 200
+        assert schedule.id not in await in_a_room.text()

@@ -33,7 +33,7 @@ from bots.teams.app import build_web_app
 from bots.teams.bot import TeamsBot, user_resolver
 from bots.teams.connector import ConnectorPool
 from tests.bots.teams.agents import build_agent
-from tests.bots.teams.harness import TeamsHarness, add_members, settings_for
+from tests.bots.teams.harness import ADMIN, TeamsHarness, add_members, settings_for
 from tests.schedules.builders import RULE, set_orders, shop
 
 FRIDAY_NOON = dt.datetime(2025, 3, 7, 11, 0, tzinfo=dt.UTC)  # 12:00 in Paris
@@ -349,3 +349,8 @@ async def test_schedule_run_typed_in_chat_runs_it_once_now(
         assert len(markers(bot.fake)) == 1, said
         assert (await bot.at(MONDAY_9)).enqueued == 1
         assert len(markers(bot.fake)) == 2
+        seen = len(bot.fake.calls)
+        await bot.say(f"/schedule run {made.id}", kind="groupChat", user=ADMIN, user_name="Al")
+        said = " ".join(_text(c) for c in bot.fake.calls[seen:])
+        assert "Running now" in said and "It runs as @Ana Lima, with their access" in said
+        assert len(markers(bot.fake)) == 3
