@@ -81,7 +81,7 @@ class ForgetPersonTool(Tool[ForgetArgs]):
 
     async def execute(self, context: ToolContext, args: ForgetArgs) -> ToolResult:
         from agent_core.forget import UnknownPerson, find_person, forget_person
-        from bots.forget_command import channel_steps
+        from bots.erasing import channel_steps
 
         given = person_id(args.person, context.user.id)
         try:

@@ -138,8 +138,8 @@ from agent_core.state import Flag, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals
+from bots.erasing import channel_steps
 from bots.files import SharedFiles
-from bots.forget_command import channel_steps
 from bots.home import Home
 from bots.mcp import close_mcp
 from bots.metrics import ChannelMetrics
