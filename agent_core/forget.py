@@ -7,7 +7,8 @@ people. ``forget_person`` then erases, for each id, store by store:
 ================  =============================================================
 conversations     every conversation of theirs (every profile and workspace)
 memory            every memory their turns made, in every scope (shared ones too)
-schedules         every schedule they own (removed)
+schedules         every schedule they own (removed; its place told once, through the
+                  turn queue: ``agent_core.schedules.removed``)
 approvals         theirs: pending ones cancelled, then every record of theirs deleted
 cache / records   identity caches, MCP tokens (``mcp:token:*``), "approved once" marks
 (channels)        what the bots add: Slack's thread transcripts (their messages dropped)
@@ -126,17 +127,19 @@ async def forget_person(
     dry_run: bool = False,
     clock: Clock | None = None,
     channels: Mapping[str, Step] | None = None,
+    tell_places: bool = True,
 ) -> ForgetReport:
     """Erase ``ids`` (one person) from every store of ``state``; see the module docstring.
     ``channels``: the channels' own steps (the bots pass Slack's thread transcripts), each
-    ``step(person, dry_run) -> count``."""
+    ``step(person, dry_run) -> count``; ``tell_places``: queue each removed schedule's
+    one-line notice (not after an uninstall: nothing can post there any more)."""
     pseudonyms = await state.audit.pseudonyms()
     pseudonym = pseudonyms.of(ids[0])
     report = ForgetReport(person=given, ids=ids, pseudonym=pseudonym, dry_run=dry_run)
     steps: dict[str, Step] = {
         "conversations": lambda p, d: state.conversations.forget_user(p, dry_run=d),
         "memory": lambda p, d: state.memory.forget_owner(p, dry_run=d),
-        "schedules": lambda p, d: _schedules(state, p, d),
+        "schedules": lambda p, d: _schedules(state, p, d, tell=tell_places),
         "approvals": lambda p, d: _approvals(state, p, d),
         "cache": lambda p, d: _keys(state.cache, p, d),
         "records": lambda p, d: _keys(state.records, p, d),
@@ -161,10 +164,16 @@ async def forget_person(
     return report
 
 
-async def _schedules(state: State, person: str, dry_run: bool) -> int:
+async def _schedules(state: State, person: str, dry_run: bool, *, tell: bool) -> int:
+    from agent_core.schedules.removed import ERASED, queue_notice
+
     owned = await state.schedules.owned_by(person)
-    if not dry_run:
-        await _each([schedule.id for schedule in owned], state.schedules.remove)
+    if dry_run:
+        return len(owned)
+    if tell:  # queued first: a crash in between leaves the schedule, and a rerun tells once
+        for schedule in owned:
+            await queue_notice(state.turns, schedule, ERASED)
+    await _each([schedule.id for schedule in owned], state.schedules.remove)
     return len(owned)
 
 
@@ -219,7 +228,13 @@ async def forget_workspace(
     people = sorted({w["id"] for w in (await state.audit.people()).values()})
     reports = [
         await forget_person(
-            state, [person], given=person, dry_run=dry_run, clock=clock, channels=channels
+            state,
+            [person],
+            given=person,
+            dry_run=dry_run,
+            clock=clock,
+            channels=channels,
+            tell_places=False,
         )
         for person in people
         if person.startswith(prefix)

@@ -163,6 +163,10 @@ class DefaultWorkflowHandler(WorkflowHandler):
 
     MEMORY_COMMANDS = ("/memories", "/delete")
     ADMIN_COMMANDS = ("/status", "/share")
+    ADMIN_TOOL_COMMANDS = ("/forget",)
+    """Admin commands the model carries out with a tool (``/forget @person``: the
+    ``forget_person`` tool of ``bots.forget_tool``, which waits for an admin's approval);
+    anyone else is refused here, before the model."""
 
     def __init__(
         self,
@@ -188,6 +192,8 @@ class DefaultWorkflowHandler(WorkflowHandler):
         command = command.lower()
         if command in ("/help", "/h"):
             return WorkflowResult(True, [_markdown(self._help_text(user))])
+        if command in self.ADMIN_TOOL_COMMANDS:
+            return NOT_HANDLED if user.is_admin else _access_denied(command)
         if command not in (*self.MEMORY_COMMANDS, *self.ADMIN_COMMANDS):
             return WorkflowResult(
                 True,
@@ -233,6 +239,7 @@ class DefaultWorkflowHandler(WorkflowHandler):
                 "**Admin commands**",
                 "- `/status` - model, tools and memory status",
                 "- `/share <id>` - offer a memory to everyone in the workspace",
+                "- `/forget @person` - erase a person's data (an admin approves it first)",
                 "- `/delete <id>` works on anyone's memory",
             ]
         return "\n".join(lines)

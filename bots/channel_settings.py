@@ -12,6 +12,10 @@ from these, so a setting means the same in both tables::
     stop_button_after   THREADLINE_STOP_BUTTON_AFTER seconds before a Stop button shows (3;
                                                      ``off``: never)
     dedupe_ttl          THREADLINE_DEDUPE_TTL        seconds a delivery id is remembered (3600)
+    erase_on_uninstall  THREADLINE_ERASE_ON_UNINSTALL  false (default): an uninstall removes the
+                                                     installation's tokens only; true: also erases
+                                                     the workspace's people and schedules
+                                                     (``bots.uninstall``; Slack only, see there)
 
 The organisation's edge (README, "People from other organisations")::
 
@@ -72,6 +76,13 @@ class ChannelSettings(Section):
         3600.0, gt=0, validation_alias=env("dedupe_ttl", "THREADLINE_DEDUPE_TTL")
     )
     """Seconds a delivered event / activity id is remembered (a redelivery is dropped)."""
+    erase_on_uninstall: bool = Field(
+        False, validation_alias=env("erase_on_uninstall", "THREADLINE_ERASE_ON_UNINSTALL")
+    )
+    """When the app is uninstalled from a workspace (Slack ``app_uninstalled``, or its bot
+    token revoked), also erase that workspace's people and schedules (``bots.uninstall``).
+    Off by default: an erase cannot be undone, and an uninstall may be a mistake that a
+    reinstall repairs."""
     external_groups: CommaList = Field(
         default_factory=list,
         validation_alias=env("external_groups", "THREADLINE_EXTERNAL_GROUPS"),

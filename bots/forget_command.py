@@ -15,8 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_core.forget import ForgetReport, Step
-    from agent_core.state import State
+    from agent_core.forget import ForgetReport
     from bots.serving import Config
 
 
@@ -28,17 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="list what would go; erase nothing")
 
 
-def channel_steps(state: State) -> dict[str, Step]:
-    """What the channels keep of a person beyond the state's own stores."""
-    from adapters.slack.threads import ThreadTranscript
-
-    transcripts = ThreadTranscript(state.cache)
-    return {"transcripts": lambda person, dry: transcripts.forget(person, dry_run=dry)}
-
-
 async def forget(config: Config, given: str, *, dry_run: bool) -> ForgetReport:
     from agent_core.forget import find_person, forget_person
     from agent_core.state import build_state
+    from bots.erasing import channel_steps
 
     state = build_state(config.state)
     try:

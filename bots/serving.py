@@ -260,6 +260,9 @@ def agent_factory(config: Config, channel: Channel) -> AgentFactory:
         from bots.audit import attach_audit
 
         attach_audit(served, state, config.get(AuditSettings))  # the trail, every agent
+        from bots.forget_tool import attach_forget
+
+        attach_forget(served, state)  # /forget @person: admins, approved by an admin
         from bots.mcp import attach_configured
 
         # [[mcp]] servers' tools, one hub per process (closed with the bot: bots.mcp)

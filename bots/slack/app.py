@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
     from agent_core.agent import Agent
+    from agent_core.retention import RetentionSettings
     from agent_core.settings import Section
     from agent_core.state import State, StateSettings
     from agent_core.users import UserResolver
@@ -93,8 +94,11 @@ async def serve(
     *,
     reuse_port: bool = False,
     files: SharedFiles | None = None,
+    retention: RetentionSettings | None = None,
 ) -> None:
-    """Run one bot process until cancelled: state, identity, agent, quota, transport."""
+    """Run one bot process until cancelled: state, identity, agent, quota, transport, and
+    the retention sweep (``agent_core.retention.sweeping``)."""
+    from agent_core.retention import sweeping
     from agent_core.state import build_state
     from bots.serving import add_quota
     from bots.slack.bot import SlackBot
@@ -109,7 +113,8 @@ async def serve(
         add_quota(agent, state, settings.rate_limit)
         bot = SlackBot(agent, settings, state=state, clients=clients, files=files)
         watch_usage(bot.metrics.registry, state.usage)  # LLM tokens and cost on /metrics
-        await run_until_cancelled(bot, reuse_port=reuse_port)
+        async with sweeping(state, retention):  # [retention]: one process per period sweeps
+            await run_until_cancelled(bot, reuse_port=reuse_port)
     finally:
         await state.aclose()
 
@@ -254,11 +259,22 @@ def run(args: argparse.Namespace) -> int:
             return run_processes(
                 child_arguments(args), count=args.processes, host=settings.host, port=settings.port
             )
+        from agent_core.retention import RetentionSettings
         from bots.files import shared_files_store
 
         factory = agent_factory(config, "slack")
         files = shared_files_store(config)
-        asyncio.run(serve(settings, state_settings, factory, reuse_port=reuse_port(), files=files))
+        retention = config.get(RetentionSettings)  # the bots' own sweep
+        asyncio.run(
+            serve(
+                settings,
+                state_settings,
+                factory,
+                reuse_port=reuse_port(),
+                files=files,
+                retention=retention,
+            )
+        )
         return 0
     except KeyboardInterrupt:
         return 0

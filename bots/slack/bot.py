@@ -140,6 +140,7 @@ from agent_core.state import Flag, State, StateSettings, build_state
 from agent_core.tools.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.approvals import Approvals
+from bots.erasing import channel_steps
 from bots.files import SharedFiles
 from bots.home import Home
 from bots.mcp import close_mcp, hub_of
@@ -164,6 +165,7 @@ from bots.slack.settings import SlackSettings
 from bots.slack.turns import QueuedTurn, SlackWing, resumed_turn
 from bots.slack.workflow import WorkflowSteps
 from bots.turns import TurnHost
+from bots.uninstall import erase_workspace, slack_workspace
 
 log = logging.getLogger(__name__)
 
@@ -260,7 +262,9 @@ class SlackBot:
         )
         self.approvals.host = self.turns
         self.steps.host = self.turns
-        self.app = build_bolt_app(settings, self.clients, self.state.cache)
+        self.app = build_bolt_app(
+            settings, self.clients, self.state.cache, on_removed=self._on_uninstalled
+        )
         if files is not None:
             files.serve(agent)
         self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
@@ -304,6 +308,15 @@ class SlackBot:
     async def idle(self, *, timeout: float = 30.0) -> None:
         """Until every queued turn is answered (tests, benchmarks)."""
         await self.turns.idle(timeout=timeout)
+
+    async def _on_uninstalled(self, context: AsyncBoltContext, event: str) -> None:
+        """The installation's tokens are gone; erase its workspace if configured so."""
+        workspace = slack_workspace(
+            context.enterprise_id, context.team_id, context.is_enterprise_install
+        )
+        if self.settings.erase_on_uninstall and workspace is not None:
+            channels = channel_steps(self.state)  # Slack's thread transcripts
+            await erase_workspace(self.state, workspace, reason=event, channels=channels)
 
     def _count(self, kind: str) -> None:
         """Count an event (the counter of each kind looked up once: every event pays this)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.authorization.async_authorize import AsyncAuthorize
 from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -293,11 +295,22 @@ class WorkspaceAuthorize(AsyncAuthorize):
         )
 
 
+Removed = Callable[[AsyncBoltContext, str], Awaitable[None]]
+"""Called after an installation's tokens are removed, with bolt's context and the event's
+type (``app_uninstalled``; ``tokens_revoked`` naming the bot's token)."""
+
+
 def build_bolt_app(
-    settings: SlackSettings, clients: WorkspaceClients, cache: KeyValueStore
+    settings: SlackSettings,
+    clients: WorkspaceClients,
+    cache: KeyValueStore,
+    *,
+    on_removed: Removed | None = None,
 ) -> AsyncApp:
     """The bolt app the listeners register on: it verifies signatures (HTTP mode) and, for
-    an OAuth app, runs "Add to Slack" and authorizes each request with its installation."""
+    an OAuth app, runs "Add to Slack" and authorizes each request with its installation.
+    ``app_uninstalled`` / ``tokens_revoked`` remove the installation's tokens (bolt's own
+    revocation handlers), then call ``on_removed`` (``bots.uninstall``)."""
     secret = settings.signing_secret.get_secret_value() if settings.signing_secret else None
     common: dict[str, Any] = {
         # bolt names its logger after the app and sets that logger's level: a child of
@@ -327,7 +340,22 @@ def build_bolt_app(
     authorize = WorkspaceAuthorize(clients)  # auth.test once per token per process
     # bolt takes an AsyncAuthorize instance here (its hint names only callables)
     app = AsyncApp(oauth_settings=oauth, authorize=authorize, **common)  # type: ignore[arg-type]
-    app.enable_token_revocation_listeners()
+    revocation = AsyncTokenRevocationListeners(store)
+
+    # bolt runs the first listener that matches an event: these replace its own
+    # (enable_token_revocation_listeners), which nothing could follow
+    async def tokens_revoked(event: dict[str, Any], context: AsyncBoltContext) -> None:
+        await revocation.handle_tokens_revoked_events(event, context)
+        if event.get("tokens", {}).get("bot") and on_removed is not None:
+            await on_removed(context, "tokens_revoked")
+
+    async def app_uninstalled(context: AsyncBoltContext) -> None:
+        await revocation.handle_app_uninstalled_events(context)
+        if on_removed is not None:
+            await on_removed(context, "app_uninstalled")
+
+    app.event("tokens_revoked")(tokens_revoked)
+    app.event("app_uninstalled")(app_uninstalled)
     return app
 
 

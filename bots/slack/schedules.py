@@ -34,6 +34,7 @@ from agent_core.errors import AgentError
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.occurrence import Occurrence
+from agent_core.schedules.removed import RemovedNotice
 from agent_core.schedules.runs import Audience
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
@@ -160,6 +161,32 @@ class SlackSchedules:
         thread = previous.thread_ts or str(metadata.get("thread_id") or "")
         target = replace(target, thread_ts=thread, private=False)
         return AnswerSlot(client, target, posted=previous, on_posted=posted)
+
+    async def queued(self, turn: Turn, slot: AnswerSlot, stop: Stop) -> Answering | Outcome | None:
+        """A scheduled run's or a removed schedule's turn answered; None for any other."""
+        if run := Occurrence.from_payload(turn.payload):
+            return await self.answer(turn, run, slot, stop)
+        if notice := RemovedNotice.from_payload(turn.payload):
+            return await self.tell_removed(notice, slot)
+        return None
+
+    async def notice_slot(self, turn: Turn, notice: RemovedNotice) -> AnswerSlot | None:
+        """Where a removed schedule's line goes (``agent_core.schedules.removed``)."""
+        team = str(notice.context.get("workspace_id") or "")
+        try:
+            client = await self.clients.client_for(team, notice.context.get("slack_enterprise_id"))
+        except AgentError as error:
+            log.info("slack: schedule %s's removal not told (%s)", notice.schedule_id, error)
+            return None
+        where = {**notice.context, "user_id": ""}  # nobody's: the line goes to the place
+        return AnswerSlot(client, reply_target(RequestContext(metadata=where), turn_id=turn.id))
+
+    async def tell_removed(self, notice: RemovedNotice, slot: AnswerSlot) -> Outcome:
+        """Post a removed schedule's one line into its place (its thread, if it had one)."""
+        thread = str(notice.context.get("thread_id") or "") or None
+        channel = str(notice.context.get("channel_id") or "")
+        told = await reach.tell(slot.client, channel, notice.text, thread_ts=thread)
+        return "completed" if told else "dropped"
 
     async def answer(
         self, turn: Turn, occurrence: Occurrence, slot: AnswerSlot, stop: Stop

@@ -62,6 +62,7 @@ from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.schedules.occurrence import Occurrence
+from agent_core.schedules.removed import RemovedNotice
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
@@ -207,6 +208,8 @@ class SlackWing:
         turn that cannot be answered (logged)."""
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
             return await self.schedules.slot(turn, run)
+        if self.schedules is not None and (removed := RemovedNotice.from_payload(turn.payload)):
+            return await self.schedules.notice_slot(turn, removed)
         if self.steps is not None and "workflow_step" in turn.payload:
             step = StepTurn.from_payload(turn.payload)
             return None if step is None else await self.steps.slot(turn, step)
@@ -236,8 +239,8 @@ class SlackWing:
             step = StepTurn.model_validate(turn.payload)
             return self.steps.answer(step, slot) or "completed"
         assert isinstance(slot, AnswerSlot)
-        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
-            return await self.schedules.answer(turn, run, slot, stop)
+        if self.schedules is not None and (done := await self.schedules.queued(turn, slot, stop)):
+            return done
         queued = QueuedTurn.model_validate(turn.payload)
         if turn.is_retry and not await slot.recover():
             return "interrupted"  # part of a private answer reached the asker: told so

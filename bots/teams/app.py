@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from agent_core.agent import Agent
+    from agent_core.retention import RetentionSettings
     from agent_core.settings import Section
     from agent_core.state import State, StateSettings
     from agent_core.users import UserResolver
@@ -151,6 +152,7 @@ def _run_many(args: argparse.Namespace, config: Config) -> int:
 
 
 def _serve(config: Config) -> int:
+    from agent_core.retention import RetentionSettings
     from bots.files import shared_files_store
     from bots.processes import reuse_port
     from bots.serving import agent_factory
@@ -159,7 +161,17 @@ def _serve(config: Config) -> int:
     settings = config.get(TeamsSettings)
     factory = agent_factory(config, "teams")
     files = shared_files_store(config)
-    asyncio.run(serve(settings, config.state, factory, reuse_port=reuse_port(), files=files))
+    retention = config.get(RetentionSettings)  # the bots' own sweep
+    asyncio.run(
+        serve(
+            settings,
+            config.state,
+            factory,
+            reuse_port=reuse_port(),
+            files=files,
+            retention=retention,
+        )
+    )
     return 0
 
 
@@ -170,9 +182,12 @@ async def serve(
     *,
     reuse_port: bool = False,
     files: SharedFiles | None = None,
+    retention: RetentionSettings | None = None,
 ) -> None:
     """Run one bot process until cancelled or SIGTERM: state, identity, agent, quota,
-    transport (``bots.server.serve``: the Slack bot's lifecycle)."""
+    transport (``bots.server.serve``: the Slack bot's lifecycle), and the retention sweep
+    (``agent_core.retention.sweeping``)."""
+    from agent_core.retention import sweeping
     from agent_core.state import build_state
     from bots.server import listen_host
     from bots.server import serve as serve_until_terminated
@@ -195,14 +210,15 @@ async def serve(
             allow_remote=settings.allow_unauthenticated_remote,
             what="threadline teams",
         )
-        await serve_until_terminated(
-            bot,
-            build_web_app(bot),
-            host=host,
-            port=settings.port,
-            logger=log,
-            reuse_port=reuse_port,
-        )
+        async with sweeping(state, retention):  # [retention]: one process per period sweeps
+            await serve_until_terminated(
+                bot,
+                build_web_app(bot),
+                host=host,
+                port=settings.port,
+                logger=log,
+                reuse_port=reuse_port,
+            )
     finally:
         await state.aclose()
 

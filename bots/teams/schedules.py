@@ -32,6 +32,7 @@ from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.occurrence import Occurrence
+from agent_core.schedules.removed import RemovedNotice
 from agent_core.schedules.runs import Audience
 from agent_core.state.turns import Turn
 from bots.places import told_privately
@@ -128,6 +129,20 @@ class TeamsSchedules:
 
         previous = PostedMessage.from_progress(turn.progress)
         return AnswerSlot(connector, ref, posted=previous, on_posted=posted)
+
+    async def notice_slot(self, turn: Turn, notice: RemovedNotice) -> AnswerSlot | None:
+        """Where a removed schedule's line goes (``agent_core.schedules.removed``)."""
+        if not notice.reference:
+            log.info("teams: schedule %s's removal not told (no place)", notice.schedule_id)
+            return None
+        ref = ConversationRef.from_record(notice.reference)
+        return AnswerSlot(await self.outbound.connector(ref.service_url), ref)
+
+    async def tell_removed(self, notice: RemovedNotice, slot: AnswerSlot) -> Outcome:
+        """Post a removed schedule's one line into its conversation."""
+        ref = ConversationRef.from_record(notice.reference)
+        connector = await self.outbound.connector(ref.service_url)
+        return "completed" if await reach.tell(connector, ref, notice.text) else "dropped"
 
     async def answer(
         self, turn: Turn, occurrence: Occurrence, slot: AnswerSlot, stop: Stop

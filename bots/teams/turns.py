@@ -49,6 +49,7 @@ from adapters.teams.stream import OnApproval, ReplyOptions, TeamsReplyStream
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.errors import StateUnavailableError
 from agent_core.schedules.occurrence import Occurrence
+from agent_core.schedules.removed import RemovedNotice
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
@@ -116,6 +117,8 @@ class TeamsWing:
         connector of the conversation's service URL; None for an unreadable turn (logged)."""
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
             return await self.schedules.slot(turn, run)
+        if self.schedules is not None and (notice := RemovedNotice.from_payload(turn.payload)):
+            return await self.schedules.notice_slot(turn, notice)
 
         async def posted(message: PostedMessage) -> None:
             await turn.record(**message.as_progress())
@@ -147,6 +150,8 @@ class TeamsWing:
         if self.schedules is not None:
             if run := Occurrence.from_payload(turn.payload):
                 return await self.schedules.answer(turn, run, slot, stop)
+            if notice := RemovedNotice.from_payload(turn.payload):
+                return await self.schedules.tell_removed(notice, slot)
             if (handled := await self.schedules.command(turn, slot)) is not None:
                 return handled
         if self.home is not None and (shown := await self.home.command(turn, slot)):

@@ -84,7 +84,8 @@ def mention(text: str, ts: str, user: str, thread_ts: str | None = None) -> dict
     return event
 
 
-async def ask(folder: Path, config: Config, *events: dict[str, object]) -> None:
+async def ask(folder: Path, config: Config, *events: dict[str, object]) -> list[str]:
+    """What the bot posted in C1 (the events' answers; notices the queue held)."""
     build = agent_factory(config, "slack")
     state = build_state(config.state)
     async with running_bot(
@@ -95,7 +96,9 @@ async def ask(folder: Path, config: Config, *events: dict[str, object]) -> None:
             await h.idle()
         for agent in h.agent.served_agents():
             await agent.llm_service.aclose()
+        posted = [m.text or "" for m in h.fake.visible("C1")]
     await state.aclose()
+    return posted
 
 
 def context(person: str) -> ToolContext:
@@ -112,7 +115,10 @@ async def seed(state: State, person: str, n: int) -> None:
         id=f"5e1f0c2{n}",
         workspace="slack:T1",
         owner=person,
-        place=Place(thread_key="slack:T1:C1:1.0"),
+        place=Place(
+            thread_key="slack:T1:C1:1.0",
+            context={"workspace_id": "T1", "channel_id": "C1", "thread_id": "1.0", "user_id": "U"},
+        ),
         recurrence=Recurrence(frequency="weekdays", hour=9),
         question="revenue yesterday",
         created_at=0.0,
@@ -200,7 +206,10 @@ async def test_forget_leaves_none_of_a_person_in_any_store(folder: Path, backend
         assert erase.details is not None and erase.details["conversations"] == 1
         await state.aclose()
 
-        await ask(folder, config, mention("and now?", "300.000100", "U1", "100.000100"))
+        posted = await ask(folder, config, mention("and now?", "300.000100", "U1", "100.000100"))
+        # the CLI queued one line for her schedule's place; the next bot posted it
+        told = [text for text in posted if "was removed" in text]
+        assert len(told) == 1 and "5e1f0c21" in told[0], posted
         messages = llm.requests[-1].body["messages"]
         said = [m for m in messages if m["role"] == "assistant"]
         assert not said, messages  # no earlier answer of hers reached the model

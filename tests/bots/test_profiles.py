@@ -151,7 +151,8 @@ def test_shared_files_add_query_files_only_where_tools_were_not_named(
     router = agent_factory(config, "slack")(state, StaticUserResolver(User(id="u")))
     SharedFiles(FileTables(tmp_path / "files")).serve(router)
     default, finance = router.served_agents()
-    assert default.tool_registry.list_tool_names() == ["query_files"]
+    # forget_person (admins' /forget, bots.forget_tool) is added where query_files is
+    assert default.tool_registry.list_tool_names() == ["forget_person", "query_files"]
     assert finance.tool_registry.list_tool_names() == []
 
 

@@ -121,3 +121,81 @@ def test_config_shows_the_retention_section(
     shown = capsys.readouterr().out
     assert "[retention]" in shown and "conversations" in shown and "30" in shown
     assert "memories" in shown and "365" in shown
+
+
+async def test_two_sweepers_on_redis_sweep_once_per_period(redis_url: str, key_prefix: str) -> None:
+    """The bots' own sweep (``RetentionSweeper``), in two "processes" (each its own Redis
+    connections) on one ``ManualClock``: in each of three periods exactly one sweeps, and
+    what was older than the cut-off at that period is gone."""
+    import asyncio
+
+    from agent_core.retention import RetentionSweeper, Swept
+
+    clock = ManualClock.at(NOW)
+    settings = RetentionSettings(sweep_every=3600)
+    states = [build_state(StateSettings(redis_url=redis_url, key_prefix=key_prefix)) for _ in "ab"]
+    ticks: list[tuple[str, int, Swept | None]] = []
+    sweepers = [
+        RetentionSweeper(
+            state,
+            settings,
+            clock=clock,
+            on_tick=lambda swept, name=name: ticks.append((name, int(clock.now() // 3600), swept)),
+        )
+        for name, state in zip("ab", states, strict=True)
+    ]
+    first = int(clock.now() // 3600)
+    for period in range(3):
+        old = Conversation(id=f"slack:T1:C1:{period}.1", user=ANA)
+        old.add_message(Message(role="user", content=f"old {period}"))
+        old.updated_at = clock.now() - 91 * 86400
+        await states[0].conversations.update_conversation(old)
+        if period == 0:
+            tasks = [asyncio.create_task(s.run()) for s in sweepers]
+        else:
+            clock.advance(3600)
+        await clock.sleeping(2)  # both looked at this period and sleep to the next
+        assert await states[1].conversations.list_conversations(ANA) == []
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for state in states:
+        await state.aclose()
+
+    by_period: dict[int, list[Swept | None]] = {}
+    for _, period, swept in ticks:
+        by_period.setdefault(period, []).append(swept)
+    assert sorted(by_period) == [first, first + 1, first + 2]
+    for period, results in by_period.items():
+        done = [swept for swept in results if swept is not None]
+        assert len(results) == 2 and len(done) == 1, (period, results)
+        assert done[0].removed["conversations"] == 1
+
+
+async def test_the_bots_sweep_runs_while_they_serve_unless_turned_off() -> None:
+    """``sweeping`` (what ``bots.slack.app.serve`` and ``bots.teams.app.serve`` wrap the
+    server in): swept at once, then every period; ``sweep_every = 0``: nothing runs."""
+    from agent_core.retention import sweeping
+
+    clock = ManualClock.at(NOW)
+    state = build_state(StateSettings(ephemeral=True))
+
+    async def old(n: int) -> None:
+        conversation = Conversation(id=f"slack:T1:C1:{n}.1", user=ANA)
+        conversation.add_message(Message(role="user", content=f"old {n}"))
+        conversation.updated_at = clock.now() - 91 * 86400
+        await state.conversations.update_conversation(conversation)
+
+    await old(1)
+    async with sweeping(state, RetentionSettings(sweep_every=0), clock=clock) as off:
+        assert off is None
+    assert len(await state.conversations.list_conversations(ANA)) == 1
+    async with sweeping(state, RetentionSettings(sweep_every=60), clock=clock) as on:
+        assert on is not None
+        await clock.sleeping(1)
+        assert await state.conversations.list_conversations(ANA) == []
+        await old(2)
+        clock.advance(60)
+        await clock.sleeping(1)
+        assert await state.conversations.list_conversations(ANA) == []
+    assert clock.sleepers == 0  # the task ended with the block

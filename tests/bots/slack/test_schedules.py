@@ -403,3 +403,26 @@ async def test_schedule_run_runs_it_once_now_and_it_still_runs_at_its_time(
         assert "is paused, so it does not run" in said
         await bot.harness.idle()
         assert len(markers(bot.fake)) == 3
+
+
+async def test_forget_removes_their_schedules_and_each_place_hears_once(tmp_path: Path) -> None:
+    """``forget`` queues one line per removed schedule on the turn queue; the bot's worker
+    posts it into the schedule's place, without naming the erased person."""
+    from agent_core.forget import forget_person
+
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(tmp_path, clock=clock) as bot:
+        await bot.schedule("every weekday 9:00 revenue yesterday", channel="C1")
+        await bot.schedule("every weekday 10:00 orders yesterday", channel="C2")
+        first, second = await bot.harness.bot.schedules.store.every()
+        state = bot.harness.bot.state
+        for _ in range(2):  # a rerun (the CLI run twice) tells nobody again
+            await forget_person(state, [first.owner], given="ana")
+            await bot.harness.idle()
+        assert await state.schedules.every() == []
+        for made in (first, second):
+            channel = str(made.place.context["channel_id"])
+            told = [m for m in bot.fake.visible(channel) if "was removed" in (m.text or "")]
+            assert len(told) == 1, told
+            assert made.id in (told[0].text or "") and "Ana" not in (told[0].text or "")
+        assert (await bot.at(MONDAY_9)).enqueued == 0  # nothing runs any more

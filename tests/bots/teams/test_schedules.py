@@ -354,3 +354,25 @@ async def test_schedule_run_typed_in_chat_runs_it_once_now(
         said = " ".join(_text(c) for c in bot.fake.calls[seen:])
         assert "Running now" in said and "It runs as @Ana Lima, with their access" in said
         assert len(markers(bot.fake)) == 3
+
+
+async def test_forget_removes_their_schedules_and_the_conversation_hears_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Slack twin's: the line goes through the stored conversation reference (its
+    person blanked), once."""
+    from agent_core.forget import forget_person
+
+    clock = ManualClock.at(FRIDAY_NOON)
+    async with scheduling_bot(monkeypatch, clock=clock) as bot:
+        await bot.say("/schedule every weekday 9:00 revenue", kind="groupChat")
+        (made,) = await bot.harness.host.schedules.store.every()
+        state = bot.harness.host.state
+        for _ in range(2):
+            await forget_person(state, [made.owner], given="ana")
+            await bot.harness.host.idle()
+        assert await state.schedules.every() == []
+        told = notices(bot.fake, "was removed")
+        assert len(told) == 1 and told[0].operation == "send_to_conversation"
+        assert made.id in _text(told[0]) and "Ana" not in _text(told[0])
+        assert (await bot.at(MONDAY_9)).enqueued == 0
