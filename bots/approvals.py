@@ -33,13 +33,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from adapters.approval import ApprovalClick
 from agent_core.approvals.book import KEEP_AFTER, ApprovalBook
 from agent_core.approvals.decisions import ApprovalAnswer
 from agent_core.approvals.record import ApprovalRecord
+from agent_core.components import ApprovalComponent
 from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
@@ -228,3 +229,16 @@ class Approvals:
                 log.warning("approvals: the expiry sweep could not run (%s)", error)
             except Exception as error:
                 log_failure(log, error, "approvals: the expiry sweep")
+
+
+UNCLICKABLE = "a workflow step cannot wait for approval"
+
+
+async def cancel_unclickable(book: ApprovalBook, approvals: Iterable[ApprovalComponent]) -> None:
+    """The approvals a turn nobody can click in asked for (a workflow step's, in Slack or the
+    console) end now, cancelled, instead of waiting to expire."""
+    for approval in approvals:
+        try:
+            await book.decide(approval.approval_id, "cancelled", by=None, note=UNCLICKABLE)
+        except StateUnavailableError as error:  # it expires on its own
+            log.warning("approval %s not cancelled (%s)", approval.approval_id, error)

@@ -36,10 +36,10 @@ from adapters.teams.home_view import home_card
 from agent_core.components import UiComponent
 from agent_core.schedules.model import Place
 from bots.agents import ServedAgent
+from bots.approvals import cancel_unclickable
 from bots.dev.identity import WORKSPACE_ID, Persona
 from bots.home import Home, decision_of
 from bots.schedules.service import BotSchedules
-from bots.slack.workflow import cancel_approvals
 
 HOME_THREAD = "home"
 
@@ -96,7 +96,7 @@ class ConsoleEntry:
         answer = StepAnswer()
         async for component in self.agent.send_message(context, question):
             answer.add(component)
-        await cancel_approvals(self.agent.approval_book, answer)
+        await cancel_unclickable(self.agent.approval_book, answer.approvals)
         if (reason := answer.failure()) is not None:
             return {"method": "functions.completeError", "error": reason}
         return {"method": "functions.completeSuccess", "outputs": answer.outputs()}

@@ -37,12 +37,12 @@ from adapters.slack.escape import escape
 from adapters.slack.payloads import MalformedPayload
 from adapters.slack.render import render
 from adapters.slack.workflow import StepAnswer, WorkflowStep, read_step
-from agent_core.approvals.book import ApprovalBook
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.approvals import cancel_unclickable
 from bots.slack.clients import WorkspaceClients
 from bots.turns import Answering
 
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CANCELLED_NOTE = "a workflow step cannot wait for approval"
 BAD_INPUTS = (
     "Ask Threadline needs a question, and must run as a person: set its “Run as” input to "
     "“Person who used this workflow”."
@@ -211,16 +210,7 @@ class StepReply:
         return None
 
     async def _cancel_approvals(self) -> None:
-        await cancel_approvals(self.agent.approval_book, self.answer)
-
-
-async def cancel_approvals(book: ApprovalBook, answer: StepAnswer) -> None:
-    """Nobody can click in a workflow: the approvals a step's turn asked for end now."""
-    for approval in answer.approvals:
-        try:
-            await book.decide(approval.approval_id, "cancelled", by=None, note=CANCELLED_NOTE)
-        except StateUnavailableError as error:  # it expires on its own
-            log.warning("slack: approval %s not cancelled (%s)", approval.approval_id, error)
+        await cancel_unclickable(self.agent.approval_book, self.answer.approvals)
 
 
 class WorkflowSteps:
