@@ -77,6 +77,9 @@ class SignInComponent(RichComponent):
     url: str
     message: str = ""
     """Why the person is asked (shown above the button)."""
+    exchange: str | None = None
+    """The sign-in a channel's single sign-on finishes in place (Teams' token exchange);
+    None: only ``url`` signs the person in."""
 
     @property
     def label(self) -> str:
