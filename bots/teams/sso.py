@@ -86,6 +86,15 @@ def _expiry(value: object) -> float | None:
     return None
 
 
+def _issued(result: object) -> tuple[str, float | None] | None:
+    """The token of the token service's ``TokenResponse`` and when it expires (None: an
+    ``ErrorResponse``, or no token)."""
+    token = getattr(result, "token", None)
+    if not isinstance(token, str) or not token:
+        return None
+    return token, _expiry(getattr(result, "expiration", None))
+
+
 def _value(activity: Wire) -> Mapping[str, Any]:
     value = activity.get("value")
     return value if isinstance(value, Mapping) else {}
@@ -249,17 +258,13 @@ class SingleSignOn:
     async def _exchange_at_token_service(
         self, activity: Wire, token: str
     ) -> tuple[str, float | None] | None:
-        from botbuilder.schema import TokenResponse
-
         client = await self._client(str(activity.get("serviceUrl") or ""))
         sender = str((activity.get("from") or {}).get("id") or "")
         channel = str(activity.get("channelId") or "msteams")
         result = await client.user_token.exchange_async(
             sender, self.connection, channel, token=token
         )
-        if not isinstance(result, TokenResponse) or not result.token:
-            return None
-        return str(result.token), _expiry(result.expiration)
+        return _issued(result)
 
     async def _finish(self, state: str, person: str, issued: tuple[str, float | None]) -> bool:
         """Keep the person's token (sealed) and ask their waiting question again."""
@@ -300,15 +305,11 @@ class SingleSignOn:
         return 200, None
 
     async def _token_by_code(self, activity: Wire, code: str) -> tuple[str, float | None] | None:
-        from botbuilder.schema import TokenResponse
-
         client = await self._client(str(activity.get("serviceUrl") or ""))
         sender = str((activity.get("from") or {}).get("id") or "")
         channel = str(activity.get("channelId") or "msteams")
         result = await client.user_token.get_token(sender, self.connection, channel, code=code)
-        if not isinstance(result, TokenResponse) or not result.token:
-            return None
-        return str(result.token), _expiry(result.expiration)
+        return _issued(result)
 
     async def _failure(self, activity: Wire) -> Answer:
         """Teams could not get a token silently (consent missing, the resource wrong...):
