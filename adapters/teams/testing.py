@@ -36,7 +36,8 @@ The Bot Framework token service (``OAUTH_URL=connector.url``) for single sign-on
 for botbuilder's own ``TokenApiClient``: ``GET /api/botsignin/GetSignInResource`` (the
 sign-in link and ``tokenExchangeResource``), ``POST /api/usertoken/exchange`` (a Teams
 token in ``user_tokens`` becomes its user token; ``exchange_fails`` refuses all) and
-``GET /api/usertoken/GetToken`` (a sign-in page's ``magic_codes``, each once).
+``GET /api/usertoken/GetToken`` (a sign-in page's ``magic_codes``, each once; without a
+code, the token it keeps for the person: ``signed_in``).
 
 Files a person sends the bot in a personal chat: ``connector.share_file("sales.csv", data)``
 returns the ``file.download.info`` attachment Teams puts on the message; its ``downloadUrl``
@@ -194,6 +195,10 @@ class FakeBotConnector:
         """The ``tokenExchangeResource.uri`` ``GetSignInResource`` answers (the OAuth
         connection's Token Exchange URL)."""
         self.token_lifetime = 3600.0
+        """Seconds the user tokens it gives are valid for (their ``expiration``)."""
+        self.signed_in: dict[tuple[str, str], str] = {}
+        """(user id, connection) -> the user token it keeps for them (``GetToken`` without a
+        code answers it, as the real service refreshes one it keeps)."""
         self._failures: list[ScriptedFailure] = []
         self._streams: dict[str, _Stream] = {}
         self._ids = itertools.count(1)
@@ -613,6 +618,10 @@ class FakeBotConnector:
             return _error(401, "Unauthorized", "no bearer token")
         return None
 
+    @staticmethod
+    def _account(call: ConnectorCall) -> tuple[str, str]:
+        return call.query.get("userId", ""), call.query.get("connectionName", "")
+
     def _user_token(self, call: ConnectorCall, token: str) -> Answer:
         expiration = time.strftime(
             "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + self.token_lifetime)
@@ -656,13 +665,20 @@ class FakeBotConnector:
                 if issued is not None
                 else _error(400, "TokenExchangeFailed", "the token could not be exchanged")
             )
+            if issued is not None:
+                self.signed_in[self._account(call)] = issued
         return await self._done(call, answer)
 
     async def _get_user_token(self, request: web.Request) -> web.Response:
         call = await self._record(request, "get_user_token")
         answer = self._authorized(call) or self._scripted(call)
         if answer is None:
-            issued = self.magic_codes.pop(call.query.get("code", ""), None)
+            code = call.query.get("code")
+            issued = self.magic_codes.pop(code, None) if code else None
+            if issued is not None:
+                self.signed_in[self._account(call)] = issued
+            elif not code:
+                issued = self.signed_in.get(self._account(call))
             answer = self._user_token(call, issued) if issued else Answer(404, None)
         return await self._done(call, answer)
 

@@ -249,11 +249,12 @@ class TeamsBot:
         if not self.settings.sso_enabled:
             return None
         hub = hub_of(self.agent)
-        if hub is not None:
-            hub.issue_tokens_for(self.settings.sso_servers)
-        return SingleSignOn(
+        sso = SingleSignOn(
             self.settings, self.outbound, self.state.cache, hub, on_signed_in=self.ask_again
         )
+        if hub is not None:
+            hub.issue_tokens_for(self.settings.sso_servers, renew=sso.renew)
+        return sso
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -95,6 +95,13 @@ def _issued(result: object) -> tuple[str, float | None] | None:
     return token, _expiry(getattr(result, "expiration", None))
 
 
+def _account(activity: Wire) -> dict[str, str]:
+    """Where the token service knows the sender: their Bot Framework id, and the service."""
+    sender = activity.get("from")
+    user_id = sender.get("id") if isinstance(sender, Mapping) else None
+    return {"user_id": str(user_id or ""), "service_url": str(activity.get("serviceUrl") or "")}
+
+
 def _value(activity: Wire) -> Mapping[str, Any]:
     value = activity.get("value")
     return value if isinstance(value, Mapping) else {}
@@ -146,6 +153,26 @@ class SingleSignOn:
     @staticmethod
     def _exchange_key(exchange_id: str) -> str:
         return "teams:sso:" + hashlib.sha256(exchange_id.encode("utf-8")).hexdigest()[:40]
+
+    @staticmethod
+    def _account_key(person: str) -> str:
+        return "teams:sso:account:" + hashlib.sha256(person.encode("utf-8")).hexdigest()[:32]
+
+    async def renew(self, person: str, server: str) -> tuple[str, float | None] | None:
+        """The person's fresh token from the token service (``GetToken``: it refreshes with
+        the refresh token it keeps), for ``IssuedTokenAuth``; None when it has none."""
+        account = await self._cache.get(self._account_key(person))
+        if not isinstance(account, Mapping):
+            return None
+        try:
+            client = await self._client(str(account.get("service_url") or ""))
+            result = await client.user_token.get_token(
+                str(account.get("user_id") or ""), self.connection, "msteams"
+            )
+        except Exception as failed:
+            logger.info("teams: no fresh token for %s (%s)", server, type(failed).__name__)
+            return None
+        return _issued(result)
 
     @staticmethod
     def _person_key(person: str) -> str:
@@ -251,7 +278,7 @@ class SingleSignOn:
             return refused(f"the token service refused ({type(failed).__name__})")
         if issued is None:
             return refused("the token service could not exchange the token")
-        if not await self._finish(str(bound["state"]), person, issued):
+        if not await self._finish(str(bound["state"]), person, issued, _account(activity)):
             return refused("the sign-in is over (used or expired)")
         return 200, {"id": exchange_id, "connectionName": connection}
 
@@ -266,8 +293,16 @@ class SingleSignOn:
         )
         return _issued(result)
 
-    async def _finish(self, state: str, person: str, issued: tuple[str, float | None]) -> bool:
-        """Keep the person's token (sealed) and ask their waiting question again."""
+    async def _finish(
+        self,
+        state: str,
+        person: str,
+        issued: tuple[str, float | None],
+        account: Mapping[str, str],
+    ) -> bool:
+        """Keep the person's token (sealed) and ask their waiting question again;
+        ``account`` (their Bot Framework id and service URL) is where ``renew`` asks for
+        their next token."""
         if self._hub is None:
             return False
         try:
@@ -278,6 +313,7 @@ class SingleSignOn:
             logger.info("teams: a single sign-on finished nothing (%s)", refusal.reason)
             return False
         await self._cache.delete(self._person_key(person))
+        await self._cache.set(self._account_key(person), account)
         if self.on_signed_in is not None:
             try:
                 await self.on_signed_in(signed)
@@ -300,7 +336,8 @@ class SingleSignOn:
         except Exception as failed:
             logger.info("teams: the token service refused a code (%s)", type(failed).__name__)
             return 412, None
-        if issued is None or not await self._finish(str(bound["state"]), person, issued):
+        account = _account(activity)
+        if issued is None or not await self._finish(str(bound["state"]), person, issued, account):
             return 412, None
         return 200, None
 

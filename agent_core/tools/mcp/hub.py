@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from agent_core.state.keyvalue import KeyValueStore
+    from agent_core.tools.mcp.auth.issued import Renew
     from agent_core.tools.mcp.auth.signin import SignIns
     from agent_core.tools.mcp.auth.vault import TokenVault
     from agent_core.users import User
@@ -121,17 +122,19 @@ class McpHub:
         )
         self._http: httpx2.AsyncClient | None = None
         self.issued: frozenset[str] = frozenset()
+        self._renew: Renew | None = None
         """Servers whose people's tokens the channel issues (``issue_tokens_for``)."""
 
-    def issue_tokens_for(self, names: Sequence[str]) -> None:
+    def issue_tokens_for(self, names: Sequence[str], *, renew: Renew | None = None) -> None:
         """People's tokens for the servers ``names`` come from the channel's single sign-on
         (Teams), not from a sign-in page (``IssuedTokenAuth``); they must sign each person
-        in (``auth = "user"``)."""
+        in (``auth = "user"``). ``renew`` asks the channel for a fresh token."""
         for name in names:
             server = self.servers.get(name)
             if server is None or server.auth != "user":
                 raise ValueError(f"single sign-on is for auth = 'user' servers, not {name!r}")
         self.issued = frozenset(names)
+        self._renew = renew
 
     # -- sessions (McpSessions) -----------------------------------------------------------
 
@@ -143,7 +146,12 @@ class McpHub:
             from agent_core.tools.mcp.auth.issued import IssuedTokenAuth
 
             issued = IssuedTokenAuth(
-                server, person=person, workspace=workspace, vault=self.vault, sign_ins=self.sign_ins
+                server,
+                person=person,
+                workspace=workspace,
+                vault=self.vault,
+                sign_ins=self.sign_ins,
+                renew=self._renew,
             )
             return McpConnection(
                 server, auth=issued, pending_sign_in=issued.pending_sign_in, environ=self._environ

@@ -294,3 +294,30 @@ async def test_without_single_sign_on_the_ordinary_sign_in_card_is_sent(  # type
         stray = exchange(h, "x", "teams-token-ana", user=MEMBER)
         assert (await h.post(stray)).status == 200
         assert exchanges(h) == 0
+
+
+async def test_an_expired_token_is_renewed_at_the_token_service_without_a_new_card(  # type: ignore[no-untyped-def]
+    sso_hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token service's tokens live 30 s here (under the one-minute margin): every call
+    renews the person's token with ``GetToken``, nobody is asked to sign in again."""
+    hub, store, seen = sso_hub
+    async with bot(monkeypatch, hub, **SSO) as h:
+        h.fake.token_lifetime = 30.0
+        h.fake.user_tokens["teams-token-ana"] = "entra-ana"
+        conversation = f"a:1personal-{MEMBER}"
+        await h.post(h.message("whoami on tickets?", user=MEMBER))
+        await h.host.idle(timeout=20)
+        [(_, card)] = oauth_cards(h)
+        exchange_id = card["tokenExchangeResource"]["id"]
+        answered = await h.post(exchange(h, exchange_id, "teams-token-ana", user=MEMBER))
+        assert answered.status == 200
+        await h.host.idle(timeout=20)
+        await h.post(h.message("whoami on tickets again?", user=MEMBER))
+        await h.host.idle(timeout=20)
+        assert said(h, conversation).count("Tool said: ana") == 2
+        assert len(oauth_cards(h)) == 1  # no second card
+        renewals = [c for c in h.fake.calls if c.operation == "get_user_token"]
+        assert renewals and all(c.status == 200 and not c.query.get("code") for c in renewals)
+        assert "entra-ana" not in stored(store)
+        assert set(seen) == {"ana"}

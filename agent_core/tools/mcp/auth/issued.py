@@ -10,8 +10,9 @@ sign-in keeps it). With no usable token (none yet, expired, or refused by the se
 the server, taken once) and stops with ``SignInRequired(single_sign_on=True)``; the channel
 finishes it (``McpHub.finish_issued``) and the waiting question is asked again.
 
-Refreshing is the token service's: it keeps the person's refresh token, so an expired
-token is renewed by another silent exchange, never by a refresh token the bot holds.
+Refreshing is the channel's: its token service keeps the person's refresh token, so an
+expired token is asked of it again (``renew``: Teams' ``GetToken``), and only when that
+fails is the person asked (another silent exchange). The bot never holds a refresh token.
 Tokens are never logged and never part of a ``repr``.
 
 >>> import asyncio
@@ -30,7 +31,7 @@ IssuedTokenAuth(server='files')
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 import httpx2
 
@@ -39,6 +40,9 @@ from agent_core.tools.mcp.auth.signin import SignIns
 from agent_core.tools.mcp.auth.vault import TokenVault
 from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.tools.mcp.errors import SignInRequired
+
+Renew = Callable[[str, str], Awaitable[tuple[str, float | None] | None]]
+"""The channel's fresh token for (person, server) and when it expires; None: it has none."""
 
 EXPIRY_MARGIN = 60.0
 """Seconds before it expires that a token is no longer sent (a call may take that long)."""
@@ -55,9 +59,11 @@ class IssuedTokenAuth(httpx2.Auth):
         workspace: str,
         vault: TokenVault,
         sign_ins: SignIns,
+        renew: Renew | None = None,
         clock: Callable[[], float] = SYSTEM_CLOCK.now,
     ) -> None:
         self._server = server
+        self._renew = renew
         self._person = person
         self._workspace = workspace
         self._vault = vault
@@ -80,8 +86,23 @@ class IssuedTokenAuth(httpx2.Auth):
         if record is None:
             return None
         if record.expires_at is not None and record.expires_at - EXPIRY_MARGIN < self._clock():
-            return None
+            return await self._renewed()
         return record.access_token
+
+    async def _renewed(self) -> str | None:
+        """A fresh token from the channel, kept sealed in place of the expired one."""
+        if self._renew is None:
+            return None
+        from agent_core.tools.mcp.auth.vault import Connection
+
+        fresh = await self._renew(self._person, self._server.name)
+        if fresh is None:
+            return None
+        token, expires_at = fresh
+        tokens = {"access_token": token, "token_type": "Bearer"}
+        connection = Connection(tokens=tokens, expires_at=expires_at)
+        await self._vault.put(self._person, self._server.name, connection)
+        return token
 
     async def async_auth_flow(
         self, request: httpx2.Request
