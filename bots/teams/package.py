@@ -218,7 +218,7 @@ def build_manifest(
             }
         ],
     }
-    if targeted_messages:
+    if targeted_messages or sso_app_id:  # SSO: a channel's sign-in card goes to the asker
         bot["supportsTargetedMessages"] = True
     manifest: dict[str, Any] = {
         "$schema": SCHEMA_URL,
@@ -250,7 +250,12 @@ def build_manifest(
     }
     if sso_app_id:
         manifest["webApplicationInfo"] = web_application_info(sso_app_id, sso_resource, domains)
+        # the sign-in card's fallback button opens the Bot Framework token service's page
+        manifest["validDomains"] = sorted({*manifest["validDomains"], TOKEN_SERVICE_DOMAIN})
     return manifest
+
+
+TOKEN_SERVICE_DOMAIN = "token.botframework.com"
 
 
 def web_application_info(

@@ -160,6 +160,8 @@ def test_single_sign_on_is_declared_only_when_configured_and_validates(
         "id": SSO_APP,
         "resource": f"api://bot.contoso.com/{SSO_APP}",
     }
+    assert signed_on["validDomains"] == ["bot.contoso.com", "token.botframework.com"]
+    assert signed_on["bots"][0]["supportsTargetedMessages"] is True  # the channel's card
     monkeypatch.setenv("TEAMS_SSO_APP_ID", SSO_APP)
     monkeypatch.setenv("TEAMS_SSO_RESOURCE", f"api://sso.contoso.com/{SSO_APP}")
     argv = ["teams-package", "--app-id", APP_ID, "--out", str(tmp_path), *URLS]
