@@ -112,7 +112,8 @@ class SingleSignOn:
 
     >>> from agent_core.state import MemoryKeyValueStore
     >>> from bots.teams.connector import ConnectorPool
-    >>> settings = TeamsSettings(sso_connection="entra", sso_app_id="x", app_id="b")
+    >>> settings = TeamsSettings(sso_connection="entra", sso_app_id="x", app_id="b",
+    ...                          app_type="UserAssignedMSI", app_tenant_id="t")
     >>> SingleSignOn(settings, Outbound(settings, ConnectorPool(), MemoryKeyValueStore()),
     ...              MemoryKeyValueStore(), None).connection
     'entra'

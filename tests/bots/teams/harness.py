@@ -101,11 +101,12 @@ def settings_for(fake: FakeBotConnector, **overrides: Any) -> TeamsSettings:
         "openid_metadata_url": fake.openid_metadata_url,
         "token_issuer": fake.issuer,
         "oauth_scope": "https://api.botframework.com",
-        "oauth_url": fake.url.rstrip("/"),  # the token service (single sign-on)
         "admin_users": [ADMIN],
         "default_groups": ["user"],
         "stream_interval": 0.05,
     }
+    if overrides.get("sso_connection"):  # the token service single sign-on talks to
+        values["oauth_url"] = fake.url.rstrip("/")
     return TeamsSettings(**{**values, **overrides})
 
 

@@ -240,25 +240,31 @@ async def test_replayed_and_mismatched_exchanges_are_refused_and_store_nothing( 
         assert set(seen) == {"ana"}
 
 
-async def test_in_a_channel_only_the_asker_receives_the_sign_in_card(  # type: ignore[no-untyped-def]
-    sso_hub, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("kind", "place"),
+    [("channel", "19:general@thread.tacv2"), ("groupChat", "19:group-chat-1@thread.v2")],
+)
+async def test_in_a_channel_or_group_chat_only_the_asker_receives_the_sign_in_card(  # type: ignore[no-untyped-def]
+    sso_hub, monkeypatch: pytest.MonkeyPatch, kind: str, place: str
 ) -> None:
+    """The card is a targeted message: Teams shows it to the asker alone; nobody else in
+    the conversation gets a card that signs in to the asker's question."""
     hub, _, _ = sso_hub
     async with bot(monkeypatch, hub, **SSO) as h:
         h.fake.user_tokens["teams-token-ana"] = "entra-ana"
-        await h.post(h.message("whoami on tickets?", kind="channel", user=MEMBER))
+        await h.post(h.message("whoami on tickets?", kind=kind, user=MEMBER))
         await h.host.idle(timeout=20)
         [(call, card)] = oauth_cards(h)
         assert call.operation == "send_to_conversation"
         assert call.query.get("isTargetedActivity") == "true"  # Teams shows it to one person
         assert call.body["recipient"]["aadObjectId"] == MEMBER
-        assert call.conversation_id is not None and call.conversation_id.startswith("19:general")
+        assert call.conversation_id is not None and call.conversation_id.startswith(place)
         answered = await h.post(
             exchange(
                 h,
                 card["tokenExchangeResource"]["id"],
                 "teams-token-ana",
-                kind="channel",
+                kind=kind,
                 user=MEMBER,
             )
         )
@@ -321,3 +327,17 @@ async def test_an_expired_token_is_renewed_at_the_token_service_without_a_new_ca
         assert renewals and all(c.status == 200 and not c.query.get("code") for c in renewals)
         assert "entra-ana" not in stored(store)
         assert set(seen) == {"ana"}
+
+
+def test_single_sign_on_settings_say_what_is_missing() -> None:
+    from pydantic import ValidationError
+
+    from bots.teams.settings import TeamsSettings
+
+    identity = {"app_id": "b", "app_type": "UserAssignedMSI", "app_tenant_id": "t"}
+    assert TeamsSettings(**identity, **SSO).sso_enabled
+    assert not TeamsSettings(**identity).sso_enabled
+    with pytest.raises(ValidationError, match="single sign-on needs TEAMS_SSO_APP_ID"):
+        TeamsSettings(**identity, sso_connection=CONNECTION)
+    with pytest.raises(ValidationError, match="single sign-on needs MicrosoftAppId"):
+        TeamsSettings(sso_connection=CONNECTION, sso_app_id=SSO_APP)
