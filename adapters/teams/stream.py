@@ -80,6 +80,9 @@ logger = logging.getLogger(__name__)
 
 
 OnApproval = Callable[[str, dict[str, Any]], Awaitable[None]]
+SignInCards = Callable[[SignInComponent, ConversationRef], Awaitable[dict[str, Any] | None]]
+"""Single sign-on's OAuthCard attachment of a sign-in prompt, for the asker of a reference
+(None: send the ordinary card); the bot's (``bots.teams.sso``), it asks the token service."""
 """Told where an approval message went: ``(approval_id, {"activity_id": ..., ...})``."""
 
 
@@ -136,8 +139,13 @@ class TeamsReplyStream:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         on_approval: OnApproval | None = None,
+        sign_in_cards: SignInCards | None = None,
     ) -> None:
         self._connector = connector
+        self._sign_in_cards = sign_in_cards
+        self._single_sign_on: dict[str, tuple[SignInComponent, elements.Element | None]] = {}
+        """Sign-in prompts single sign-on may finish, with their ordinary card (the fallback
+        when no OAuthCard can be made)."""
         self._on_approval = on_approval
         self._approvals: dict[str, tuple[str, elements.Element]] = {}
         self._ref = ref
@@ -209,11 +217,16 @@ class TeamsReplyStream:
         self._texts.pop(key, None)
         self._cards.pop(key, None)
         self._private_cards.pop(key, None)
+        self._single_sign_on.pop(key, None)
         self._citations.pop(key, None)
         self._csv.pop(key, None)
 
     def _take_private(self, component: UiComponent, rendering: Rendering) -> None:
-        if isinstance(component.rich_component, SignInComponent):
+        prompt = component.rich_component
+        if isinstance(prompt, SignInComponent):
+            if prompt.exchange is not None and self._sign_in_cards is not None:
+                self._single_sign_on[component.id] = (prompt, rendering.card)
+                return
             self._sign_in = True
         if rendering.card is not None:
             self._private_cards[component.id] = rendering.card
@@ -429,6 +442,7 @@ class TeamsReplyStream:
         cards += [elements.card([table], full_width=True) for table in lifted.tables]
         cards += list(self._cards.values())
         note = None
+        await self._send_sign_in_cards()
         if self._private_cards:
             if self._private.inline:
                 cards += list(self._private_cards.values())
@@ -450,6 +464,34 @@ class TeamsReplyStream:
             ai_label=self._options.ai_label and bool(lifted.text) and self._model_wrote,
             feedback_loop=self._options.feedback_loop and bool(lifted.text),
         )
+
+    async def _send_sign_in_cards(self) -> None:
+        """Single sign-on's OAuthCards, each its own message to the asker alone: in the
+        personal chat as it is, elsewhere targeted to them (Teams asks for the token
+        silently only in the conversation the card is in, so a 1:1 chat would take the
+        person away). When no OAuthCard can be made, or the targeted message is refused,
+        the ordinary sign-in card goes the usual private way (the 1:1 chat)."""
+        for key, (prompt, fallback) in list(self._single_sign_on.items()):
+            assert self._sign_in_cards is not None
+            attachment = await self._sign_in_cards(prompt, self._ref)
+            if attachment is not None and await self._send_privately(attachment):
+                continue
+            if fallback is not None:
+                self._sign_in = True
+                self._private_cards[key] = fallback
+        self._single_sign_on.clear()
+
+    async def _send_privately(self, attachment: dict[str, Any]) -> bool:
+        message = activities.message(self._ref, None, attachments=[attachment])
+        try:
+            if self._ref.is_personal:
+                await self._send(message)
+            else:
+                await self._connector.send_targeted(self._ref.conversation_id, message)
+        except ConnectorError as error:
+            logger.info("teams: the sign-in card was refused (%s)", error)
+            return False
+        return True
 
     def _cited(self, has_text: bool) -> tuple[list[Citation], str]:
         """The message's citations (links, then the answer's sources) and the in-text

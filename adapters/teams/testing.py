@@ -32,6 +32,13 @@ must extend the text streamed before it.
 aiohttp app to mount in your own (``app.add_subapp("/teams", connector.web_app())``: the
 ``serviceUrl`` is then ``.../teams/``). ``keep=N`` remembers only the newest N calls.
 
+The Bot Framework token service (``OAUTH_URL=connector.url``) for single sign-on, enough
+for botbuilder's own ``TokenApiClient``: ``GET /api/botsignin/GetSignInResource`` (the
+sign-in link and ``tokenExchangeResource``), ``POST /api/usertoken/exchange`` (a Teams
+token in ``user_tokens`` becomes its user token; ``exchange_fails`` refuses all) and
+``GET /api/usertoken/GetToken`` (a sign-in page's ``magic_codes``, each once; without a
+code, the token it keeps for the person: ``signed_in``).
+
 Files a person sends the bot in a personal chat: ``connector.share_file("sales.csv", data)``
 returns the ``file.download.info`` attachment Teams puts on the message; its ``downloadUrl``
 is pre-authenticated (its secret is in the URL, as SharePoint's is) and each download is a
@@ -176,6 +183,22 @@ class FakeBotConnector:
         self.shared: dict[str, bytes] = {}
         """Files people sent the bot (``share_file``), by their download secret."""
         self.personal_conversations_allowed = True
+        self.user_tokens: dict[str, str] = {}
+        """The token service's exchanges: a Teams (SSO) token -> the user token it gives
+        for it (``POST /api/usertoken/exchange``); any other token is refused (400)."""
+        self.magic_codes: dict[str, str] = {}
+        """The sign-in page's magic codes -> the user token ``GetToken`` gives for one."""
+        self.exchange_fails = False
+        """Refuse every exchange (the connection's Token Exchange URL is wrong, consent
+        missing...), as the token service does: 400 with an error."""
+        self.sso_resource = "api://bot.contoso.com/7a0f5b8e-1c2d-4e3f-9a8b-0c1d2e3f4a5b"
+        """The ``tokenExchangeResource.uri`` ``GetSignInResource`` answers (the OAuth
+        connection's Token Exchange URL)."""
+        self.token_lifetime = 3600.0
+        """Seconds the user tokens it gives are valid for (their ``expiration``)."""
+        self.signed_in: dict[tuple[str, str], str] = {}
+        """(user id, connection) -> the user token it keeps for them (``GetToken`` without a
+        code answers it, as the real service refreshes one it keeps)."""
         self._failures: list[ScriptedFailure] = []
         self._streams: dict[str, _Stream] = {}
         self._ids = itertools.count(1)
@@ -200,6 +223,9 @@ class FakeBotConnector:
         app.router.add_delete(base + "/{conversation}/activities/{activity}", self._delete)
         app.router.add_get(base + "/{conversation}/members/{member}", self._member)
         app.router.add_get(base + "/{conversation}/pagedmembers", self._paged_members)
+        app.router.add_get("/api/botsignin/GetSignInResource", self._sign_in_resource)
+        app.router.add_post("/api/usertoken/exchange", self._exchange_token)
+        app.router.add_get("/api/usertoken/GetToken", self._get_user_token)
         app.router.add_put("/upload/{name}", self._upload)
         app.router.add_get("/download/{secret}", self._download)
         return app
@@ -582,6 +608,78 @@ class FakeBotConnector:
             if start + size < len(ids):
                 page["continuationToken"] = str(start + size)
             answer = Answer(200, page)
+        return await self._done(call, answer)
+
+    # ------------------------------------------------------------------ token service
+
+    def _authorized(self, call: ConnectorCall) -> Answer | None:
+        """The token service answers the bot's own credentials only."""
+        if not call.headers.get("Authorization", "").startswith("Bearer "):
+            return _error(401, "Unauthorized", "no bearer token")
+        return None
+
+    @staticmethod
+    def _account(call: ConnectorCall) -> tuple[str, str]:
+        return call.query.get("userId", ""), call.query.get("connectionName", "")
+
+    def _user_token(self, call: ConnectorCall, token: str) -> Answer:
+        expiration = time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + self.token_lifetime)
+        )
+        return Answer(
+            200,
+            {
+                "channelId": call.query.get("channelId", self.channel_id),
+                "connectionName": call.query.get("connectionName", ""),
+                "token": token,
+                "expiration": expiration,
+            },
+        )
+
+    async def _sign_in_resource(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "get_sign_in_resource")
+        answer = self._authorized(call) or self._scripted(call)
+        if answer is None:
+            state = call.query.get("state", "")
+            answer = Answer(
+                200,
+                {
+                    "signInLink": f"{self.url}api/oauth/signin?signin={uuid.uuid4().hex}",
+                    "tokenExchangeResource": {
+                        "id": uuid.uuid4().hex,
+                        "uri": self.sso_resource,
+                        "providerId": "entra" if state else None,
+                    },
+                },
+            )
+        return await self._done(call, answer)
+
+    async def _exchange_token(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "exchange_token")
+        answer = self._authorized(call) or self._scripted(call)
+        if answer is None:
+            token = (call.body or {}).get("token") if isinstance(call.body, dict) else None
+            issued = self.user_tokens.get(str(token)) if not self.exchange_fails else None
+            answer = (
+                self._user_token(call, issued)
+                if issued is not None
+                else _error(400, "TokenExchangeFailed", "the token could not be exchanged")
+            )
+            if issued is not None:
+                self.signed_in[self._account(call)] = issued
+        return await self._done(call, answer)
+
+    async def _get_user_token(self, request: web.Request) -> web.Response:
+        call = await self._record(request, "get_user_token")
+        answer = self._authorized(call) or self._scripted(call)
+        if answer is None:
+            code = call.query.get("code")
+            issued = self.magic_codes.pop(code, None) if code else None
+            if issued is not None:
+                self.signed_in[self._account(call)] = issued
+            elif not code:
+                issued = self.signed_in.get(self._account(call))
+            answer = self._user_token(call, issued) if issued else Answer(404, None)
         return await self._done(call, answer)
 
 

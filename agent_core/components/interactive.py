@@ -65,7 +65,8 @@ class SignInComponent(RichComponent):
     """ "Connect <service>": a button opening ``url`` (an authorization page) in the browser.
 
     The URL starts one person's sign-in, so the component goes to them alone
-    (``audience="requester"``: Slack ephemeral, Teams a card in the 1:1 chat).
+    (``audience="requester"``: Slack ephemeral, Teams a card in the 1:1 chat; with Teams
+    single sign-on, an OAuthCard targeted to them in the same conversation).
 
     >>> prompt = SignInComponent(service="tickets", url="https://auth.example/authorize?x=1")
     >>> prompt.label
@@ -77,6 +78,9 @@ class SignInComponent(RichComponent):
     url: str
     message: str = ""
     """Why the person is asked (shown above the button)."""
+    exchange: str | None = None
+    """The sign-in a channel's single sign-on finishes in place (Teams' token exchange);
+    None: only ``url`` signs the person in."""
 
     @property
     def label(self) -> str:

@@ -15,6 +15,9 @@
     invoke: message action  -> "Ask Threadline about this" on a message: a turn as the asker,
       (composeExtension/       the message quoted as data, answered as a reply in its
        submitAction)           conversation (``bots.teams.message_action``)
+    invoke: signin/*        -> Teams single sign-on (``bots.teams.sso``): a token exchange,
+                               a magic code, a failure; the token kept, the question asked
+                               again (``ask_again``); 412 falls back to the sign-in button
     an MCP sign-in finished -> the question that waited for it, a new turn (``ask_again``)
     /home (a message)       -> the person's home as one card (``bots.teams.home``); its
                                refresh (Teams asks when it is viewed): the home as it stands
@@ -89,7 +92,7 @@ from bots.agents import ServedAgent
 from bots.approvals import Approvals, ResumedTurn
 from bots.files import SharedFiles
 from bots.home import Home
-from bots.mcp import close_mcp
+from bots.mcp import close_mcp, hub_of
 from bots.metrics import ChannelMetrics
 from bots.outage import RecentDeliveries
 from bots.places import PlacePolicy, edge_lines, show_in_status
@@ -102,6 +105,8 @@ from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.outbound import Outbound
 from bots.teams.schedules import TeamsSchedules
 from bots.teams.settings import TeamsSettings
+from bots.teams.sso import INVOKES as SIGN_IN_INVOKES
+from bots.teams.sso import SingleSignOn
 from bots.teams.turns import TeamsWing, resumed_turn, turn_payload
 from bots.turns import TurnHost
 
@@ -196,6 +201,7 @@ class TeamsBot:
             timeout=settings.roster_timeout,
             max_pages=settings.roster_pages,
         )
+        self.sso = self._single_sign_on()
         self.place_policy = PlacePolicy.of(settings, agent)
         home = "tenant " + (", ".join(settings.home_tenants) or "none configured: nobody")
         show_in_status(agent, lambda: edge_lines(home, settings.external_groups, self.place_policy))
@@ -217,6 +223,7 @@ class TeamsBot:
                 privately=self._answer_privately,
             ),
             home=self.home,
+            sign_in_cards=self.sso.card if self.sso is not None else None,
         )
         self.turns = TurnHost(
             agent,
@@ -238,6 +245,19 @@ class TeamsBot:
             "invoke": self._on_invoke,
             "conversationUpdate": self._on_conversation_update,
         }
+
+    def _single_sign_on(self) -> SingleSignOn | None:
+        """Teams single sign-on, when configured: the hub's ``TEAMS_SSO_SERVERS`` get their
+        people's tokens from it (``bots.teams.sso``)."""
+        if not self.settings.sso_enabled:
+            return None
+        hub = hub_of(self.agent)
+        sso = SingleSignOn(
+            self.settings, self.outbound, self.state.cache, hub, on_signed_in=self.ask_again
+        )
+        if hub is not None:
+            hub.issue_tokens_for(self.settings.sso_servers, renew=sso.renew)
+        return sso
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -312,6 +332,8 @@ class TeamsBot:
 
     async def _on_invoke(self, activity: Wire) -> Answer:
         """An invoke the bot does not offer is acknowledged (never a 5xx)."""
+        if self.sso is not None and activity.get("name") in SIGN_IN_INVOKES:
+            return await self.sso.invoke(activity)
         if (feedback := feedback_of(activity)) is not None:
             if await self._first_delivery(activity):
                 await self._record(activity, feedback)

@@ -109,6 +109,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="declare support for targeted messages (preview), as "
         "TEAMS_TARGETED_MESSAGES=1 uses them",
     )
+    parser.add_argument(
+        "--sso-app-id",
+        metavar="GUID",
+        help="single sign-on: the Entra app's client id (default: $TEAMS_SSO_APP_ID)",
+    )
+    parser.add_argument(
+        "--sso-resource",
+        metavar="URI",
+        help="single sign-on: its Application ID URI (default: $TEAMS_SSO_RESOURCE, else "
+        "api://<first --domain>/<client id>)",
+    )
 
 
 def is_placeholder(url: str | None) -> bool:
@@ -183,8 +194,13 @@ def build_manifest(
     accent_color: str = DEFAULT_ACCENT,
     domains: list[str] | None = None,
     targeted_messages: bool = False,
+    sso_app_id: str | None = None,
+    sso_resource: str | None = None,
 ) -> dict[str, Any]:
-    """The manifest: one bot in personal chats, group chats and teams (channels)."""
+    """The manifest: one bot in personal chats, group chats and teams (channels);
+    ``webApplicationInfo`` (single sign-on) when ``sso_app_id`` names the Entra app whose
+    API people's tokens are for (``sso_resource``: its ``api://`` URI, by default
+    ``api://<first domain>/<client id>``)."""
     if not _GUID.match(app_id):
         raise ValueError(f"the app id must be a GUID, got {app_id!r}")
     if not re.fullmatch(r"#[0-9a-fA-F]{6}", accent_color):
@@ -202,9 +218,9 @@ def build_manifest(
             }
         ],
     }
-    if targeted_messages:
+    if targeted_messages or sso_app_id:  # SSO: a channel's sign-in card goes to the asker
         bot["supportsTargetedMessages"] = True
-    return {
+    manifest: dict[str, Any] = {
         "$schema": SCHEMA_URL,
         "manifestVersion": MANIFEST_VERSION,
         "version": version,
@@ -232,6 +248,36 @@ def build_manifest(
         "permissions": ["identity", "messageTeamMembers"],
         "validDomains": sorted(set(domains or [])),
     }
+    if sso_app_id:
+        manifest["webApplicationInfo"] = web_application_info(sso_app_id, sso_resource, domains)
+        # the sign-in card's fallback button opens the Bot Framework token service's page
+        manifest["validDomains"] = sorted({*manifest["validDomains"], TOKEN_SERVICE_DOMAIN})
+    return manifest
+
+
+TOKEN_SERVICE_DOMAIN = "token.botframework.com"
+
+
+def web_application_info(
+    client_id: str, resource: str | None, domains: list[str] | None
+) -> dict[str, str]:
+    """What Teams asks Entra a token for, silently: the app (``id``) and its Application ID
+    URI (``resource``), which Entra only accepts as ``api://<a valid domain>/<client id>``
+    for bots unless the admin set another.
+
+    >>> app = "11111111-2222-3333-4444-555555555555"
+    >>> web_application_info(app, None, ["bot.acme.io"])["resource"] == f"api://bot.acme.io/{app}"
+    True
+    """
+    if not _GUID.match(client_id):
+        raise ValueError(f"the SSO app id must be a GUID, got {client_id!r}")
+    if resource is None:
+        if not domains:
+            raise ValueError("single sign-on needs --sso-resource, or a --domain for api://")
+        resource = f"api://{domains[0]}/{client_id}"
+    if not resource.startswith(("api://", "https://")):
+        raise ValueError(f"the SSO resource must be an api:// URI, got {resource!r}")
+    return {"id": client_id, "resource": resource}
 
 
 def _bubble(size: int, *, fill: tuple[int, int, int, int] | None, line: int) -> Any:
@@ -326,6 +372,8 @@ def run(args: argparse.Namespace) -> int:
             accent_color=args.accent_color,
             domains=args.domain,
             targeted_messages=args.targeted_messages,
+            sso_app_id=args.sso_app_id or os.environ.get("TEAMS_SSO_APP_ID") or None,
+            sso_resource=args.sso_resource or os.environ.get("TEAMS_SSO_RESOURCE") or None,
         )
     except ValueError as error:
         print(f"threadline teams-package: {error}", file=sys.stderr)

@@ -162,6 +162,24 @@ class TeamsSettings(ChannelSettings):
         False, validation_alias=env("targeted_messages", "TEAMS_TARGETED_MESSAGES")
     )
     feedback: bool = Field(True, validation_alias=env("feedback", "TEAMS_FEEDBACK"))
+    sso_connection: str | None = Field(
+        None, validation_alias=env("sso_connection", "TEAMS_SSO_CONNECTION")
+    )
+    """The Azure Bot's OAuth connection (its name) that Teams single sign-on exchanges
+    people's Teams tokens at (``README``: "Teams single sign-on")."""
+    sso_app_id: str | None = Field(None, validation_alias=env("sso_app_id", "TEAMS_SSO_APP_ID"))
+    """The Entra app registration whose API the connection's tokens are for (its client id;
+    the manifest's ``webApplicationInfo.id``)."""
+    sso_resource: str | None = Field(
+        None, validation_alias=env("sso_resource", "TEAMS_SSO_RESOURCE")
+    )
+    """Its Application ID URI (``api://<domain>/<client id>``; the manifest's
+    ``webApplicationInfo.resource``)."""
+    sso_servers: CommaList = Field(
+        default_factory=list, validation_alias=env("sso_servers", "TEAMS_SSO_SERVERS")
+    )
+    """The ``[[mcp]]`` servers (``auth = "user"``, Entra-protected) whose people's tokens come
+    from the connection, without leaving the chat."""
     port: int = Field(3978, ge=0, le=65535, validation_alias=env("port", "PORT"))
     allow_unauthenticated_remote: bool = Field(
         False,
@@ -197,7 +215,34 @@ class TeamsSettings(ChannelSettings):
 
     def problems(self) -> list[str]:
         """Settings the bot needs together (see ``Section.problems``)."""
-        return self._identity_problems() + self._endpoint_problems() + self._edge_problems()
+        return (
+            self._identity_problems()
+            + self._endpoint_problems()
+            + self._edge_problems()
+            + self._sso_problems()
+        )
+
+    def _sso_problems(self) -> list[str]:
+        """Single sign-on needs the connection, the Entra app, and a signed bot (the token
+        service only answers the bot's own credentials)."""
+        if not (self.sso_connection or self.sso_app_id or self.sso_servers):
+            return []
+        missing = [
+            name
+            for value, name in [
+                (self.sso_connection, "TEAMS_SSO_CONNECTION"),
+                (self.sso_app_id, "TEAMS_SSO_APP_ID"),
+                (self.app_id, "MicrosoftAppId"),
+            ]
+            if not value
+        ]
+        if missing:
+            return ["Teams single sign-on needs " + ", ".join(missing)]
+        return []
+
+    @property
+    def sso_enabled(self) -> bool:
+        return bool(self.sso_connection and self.sso_app_id and self.app_id)
 
     def _edge_problems(self) -> list[str]:
         """Default groups need to know whose they are: with no tenant known, an empty list

@@ -45,7 +45,7 @@ from adapters.teams.files import FileOffers, download, shared_files
 from adapters.teams.payloads import MalformedPayload, read_activity
 from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot, PostedMessage
-from adapters.teams.stream import OnApproval, ReplyOptions, TeamsReplyStream
+from adapters.teams.stream import OnApproval, ReplyOptions, SignInCards, TeamsReplyStream
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.errors import StateUnavailableError
 from agent_core.schedules.occurrence import Occurrence
@@ -98,8 +98,11 @@ class TeamsWing:
         places: TeamsPlaces | None = None,
         place_policy: PlacePolicy | None = None,
         home: TeamsHome | None = None,
+        sign_in_cards: SignInCards | None = None,
     ) -> None:
         self.outbound = outbound
+        self.sign_in_cards = sign_in_cards
+        """Single sign-on's OAuthCards (``bots.teams.sso``), when configured."""
         self.places = places
         """Whether a conversation is read by another organisation (None: never asked)."""
         self.place_policy = place_policy or PlacePolicy()
@@ -173,6 +176,7 @@ class TeamsWing:
             stop_turn=turn.id,
             stop_button_after=self.stop_button_after,
             on_approval=self.on_approval,
+            sign_in_cards=self.sign_in_cards,
         )
 
         async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
@@ -224,6 +228,7 @@ class TeamsWing:
             stop_turn=turn.id,
             stop_button_after=self.stop_button_after,
             on_approval=self.on_approval,
+            sign_in_cards=self.sign_in_cards,
         )
         context = RequestContext(metadata={**turn.payload["context"], "turn_id": turn.id})
         audience = await self._audience(context)

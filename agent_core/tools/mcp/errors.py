@@ -102,7 +102,9 @@ class SignInRequired(McpError):
     """The person must connect their own account to this server first.
 
     ``url`` is where they sign in (the authorization server's page) and ``state`` names the
-    sign-in it started; both are theirs alone.
+    sign-in it started; both are theirs alone. ``single_sign_on``: the channel issues the
+    person's token itself (Teams single sign-on), so ``url`` is empty and ``state`` is what
+    the channel's exchange finishes.
 
     >>> print(SignInRequired("tickets", "https://auth.example/authorize?x=1"))
     MCP server 'tickets' needs you to connect your account
@@ -116,9 +118,11 @@ class SignInRequired(McpError):
         state: str | None = None,
         reason: str = "",
         expires_at: float | None = None,
+        single_sign_on: bool = False,
     ) -> None:
         self.url = url
         self.state = state
+        self.single_sign_on = single_sign_on
         self.expires_at = expires_at
         """When the sign-in ``url`` stops working (``time.time()``); None: it does not."""
         super().__init__(server, reason or "sign-in required")

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from agent_core.state.keyvalue import KeyValueStore
+    from agent_core.tools.mcp.auth.issued import Renew
     from agent_core.tools.mcp.auth.signin import SignIns
     from agent_core.tools.mcp.auth.vault import TokenVault
     from agent_core.users import User
@@ -121,6 +122,20 @@ class McpHub:
         )
         self._http: httpx2.AsyncClient | None = None
         self._watchers: list[Callable[[str], None]] = []
+        self.issued: frozenset[str] = frozenset()
+        """Servers whose people's tokens the channel issues (``issue_tokens_for``)."""
+        self._renew: Renew | None = None
+
+    def issue_tokens_for(self, names: Sequence[str], *, renew: Renew | None = None) -> None:
+        """People's tokens for the servers ``names`` come from the channel's single sign-on
+        (Teams), not from a sign-in page (``IssuedTokenAuth``); they must sign each person
+        in (``auth = "user"``). ``renew`` asks the channel for a fresh token."""
+        for name in names:
+            server = self.servers.get(name)
+            if server is None or server.auth != "user":
+                raise ValueError(f"single sign-on is for auth = 'user' servers, not {name!r}")
+        self.issued = frozenset(names)
+        self._renew = renew
 
     # -- sessions (McpSessions) -----------------------------------------------------------
 
@@ -128,6 +143,20 @@ class McpHub:
         from agent_core.tools.mcp.auth.oauth import PersonalAuth
 
         assert self.vault is not None and self.sign_ins is not None
+        if server.name in self.issued:
+            from agent_core.tools.mcp.auth.issued import IssuedTokenAuth
+
+            issued = IssuedTokenAuth(
+                server,
+                person=person,
+                workspace=workspace,
+                vault=self.vault,
+                sign_ins=self.sign_ins,
+                renew=self._renew,
+            )
+            return McpConnection(
+                server, auth=issued, pending_sign_in=issued.pending_sign_in, environ=self._environ
+            )
         if self.callback_url is None:  # the terminal chat: no page to come back to
             return McpConnection(
                 server, environ=self._environ, pending_sign_in=_no_callback(server)
@@ -215,6 +244,27 @@ class McpHub:
         self.connections.forget(pending.server, pending.person)
         logger.info("mcp: a person connected %s", pending.server)
         self._changed(pending.person)
+        return SignedIn(pending.person, pending.workspace, pending.server, pending.waiting)
+
+    async def finish_issued(
+        self, *, state: str, person: str, token: str, expires_at: float | None
+    ) -> SignedIn:
+        """A token the channel issued (single sign-on) finishes the sign-in ``state`` names
+        (once, before it expires, as bound, and only for ``person``), kept sealed.
+        Raises ``SignInRefused``."""
+        from agent_core.tools.mcp.auth.vault import Connection
+
+        if self.sign_ins is None or self.vault is None:
+            raise SignInRefused("unknown")
+        pending = await self.sign_ins.finish(state)
+        if pending.person != person or pending.server not in self.issued:
+            raise SignInRefused("tampered")
+        tokens = {"access_token": token, "token_type": "Bearer"}
+        await self.vault.put(
+            person, pending.server, Connection(tokens=tokens, expires_at=expires_at)
+        )
+        self.connections.forget(pending.server, pending.person)
+        logger.info("mcp: a person connected %s (single sign-on)", pending.server)
         return SignedIn(pending.person, pending.workspace, pending.server, pending.waiting)
 
     def _client(self) -> httpx2.AsyncClient:

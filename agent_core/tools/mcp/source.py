@@ -266,6 +266,7 @@ class McpToolSource:
             prompt = SignInComponent(
                 service=server.name,
                 url=needed.url,
+                exchange=needed.state if needed.single_sign_on else None,
                 message=f"To answer your question I need your {server.name} account. "
                 "Connect it (only you see this); I'll answer as soon as you have.",
             )

@@ -105,6 +105,8 @@ def settings_for(fake: FakeBotConnector, **overrides: Any) -> TeamsSettings:
         "default_groups": ["user"],
         "stream_interval": 0.05,
     }
+    if overrides.get("sso_connection"):  # the token service single sign-on talks to
+        values["oauth_url"] = fake.url.rstrip("/")
     return TeamsSettings(**{**values, **overrides})
 
 

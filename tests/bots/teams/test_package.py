@@ -140,3 +140,34 @@ async def test_every_command_teams_suggests_is_one_the_agent_answers() -> None:
         assert result.should_skip_llm
         shown = json.dumps([c.rich_component.model_dump(mode="json") for c in result.components])
         assert "Unknown command" not in shown and "Access Denied" not in shown
+
+
+SSO_APP = "7a0f5b8e-1c2d-4e3f-9a8b-0c1d2e3f4a5b"
+
+
+def test_single_sign_on_is_declared_only_when_configured_and_validates(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``webApplicationInfo`` (what Teams asks Entra a token for) comes with an SSO app id
+    alone; by default its resource is ``api://<domain>/<client id>``."""
+    monkeypatch.delenv("TEAMS_SSO_APP_ID", raising=False)
+    monkeypatch.delenv("TEAMS_SSO_RESOURCE", raising=False)
+    plain = build_manifest(app_id=APP_ID, domains=["bot.contoso.com"])
+    assert "webApplicationInfo" not in plain
+    signed_on = build_manifest(app_id=APP_ID, domains=["bot.contoso.com"], sso_app_id=SSO_APP)
+    assert_valid_manifest(signed_on)
+    assert signed_on["webApplicationInfo"] == {
+        "id": SSO_APP,
+        "resource": f"api://bot.contoso.com/{SSO_APP}",
+    }
+    assert signed_on["validDomains"] == ["bot.contoso.com", "token.botframework.com"]
+    assert signed_on["bots"][0]["supportsTargetedMessages"] is True  # the channel's card
+    monkeypatch.setenv("TEAMS_SSO_APP_ID", SSO_APP)
+    monkeypatch.setenv("TEAMS_SSO_RESOURCE", f"api://sso.contoso.com/{SSO_APP}")
+    argv = ["teams-package", "--app-id", APP_ID, "--out", str(tmp_path), *URLS]
+    assert main([*argv, "--domain", "bot.contoso.com"]) == 0
+    written = json.loads((tmp_path / "manifest.json").read_text())
+    assert_valid_manifest(written)
+    assert written["webApplicationInfo"]["resource"] == f"api://sso.contoso.com/{SSO_APP}"
+    with pytest.raises(ValueError, match="--domain"):
+        build_manifest(app_id=APP_ID, sso_app_id=SSO_APP)  # no domain, no resource

@@ -193,6 +193,22 @@ class SignIns:
         joiner = "&" if "?" in authorization_endpoint else "?"
         return f"{authorization_endpoint}{joiner}{urlencode(parameters)}", state
 
+    async def start_issued(self, *, person: str, workspace: str, server: str) -> str:
+        """Keep a new sign-in whose token the channel issues (single sign-on: no
+        authorization page, no PKCE) and return its ``state``."""
+        nonce = secrets.token_urlsafe(24)
+        pending = PendingSignIn(
+            person=person,
+            workspace=workspace,
+            server=server,
+            verifier="",
+            redirect_uri="",
+            client={},
+            expires_at=self._clock() + self.lifetime,
+        )
+        await self._keep(nonce, pending)
+        return f"{nonce}.{self._cipher.sign(pending.binding(nonce))}"
+
     async def _keep(self, nonce: str, pending: PendingSignIn) -> None:
         ttl = max(1.0, pending.expires_at - self._clock())
         await self._store.set(self._key(nonce), self._cipher.seal(pending.model_dump()), ttl=ttl)
