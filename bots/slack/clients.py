@@ -216,11 +216,20 @@ class WorkspaceClients:
     def known_home(self) -> str:
         """The installing workspace as far as this process knows it (``/status``)."""
         if self.installation_store is not None:
-            return "each installing workspace (and its Grid organisation)"
+            return "each installing workspace (and its Grid organisation)" + self._served()
         ids = self._bots.get(self.default.token or "")
         if ids is None or not ids[2]:
             return "the bot token's workspace (not looked up yet)"
         return f"workspace {ids[2]}" + (f", Grid organisation {ids[3]}" if ids[3] else "")
+
+    def _served(self) -> str:
+        """The Grid organisations installed org-wide and the workspaces this process has
+        served for them (``threadline doctor`` lists every process's, from the state)."""
+        organisations: dict[str, list[str]] = {}
+        for enterprise, team in sorted(self._workspaces):
+            organisations.setdefault(enterprise, []).append(team)
+        said = [f"org {e}: workspaces {', '.join(t)}" for e, t in organisations.items()]
+        return f"; served here: {'; '.join(said)}" if said else ""
 
     def share_session(self, session: aiohttp.ClientSession | None) -> None:
         """Point every client at ``session`` (the bot's pool, opened in the event loop)."""

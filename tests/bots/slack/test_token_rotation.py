@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -77,6 +78,7 @@ async def rotating_bot(
             api_url=fake.base_url,
             stream_interval=0,
             stop_button_after=60,
+            admin_users=["UADMIN"],
         )
         state = build_state(StateSettings(data_dir=tmp_path / "state"))
         stack.push_async_callback(state.aclose)
@@ -265,6 +267,11 @@ async def test_an_org_wide_install_serves_every_workspace_and_one_person_of_the_
 
         said = str(await doctor.installed(store))
         assert "org E1 Acme Corp (org-wide, rotating tokens; workspaces served: T1, T2, T9)" in said
+        status = {**mention("610.0", user="UADMIN"), "text": "<@UBOT> /status"}
+        await h.event(status, team="T2", enterprise="E1")  # an admin's /status says so too
+        await h.idle()
+        shown = json.dumps([c.args for c in fake.calls_to("chat.postMessage")], default=str)
+        assert "served here: org E1: workspaces T1, T2, T9" in shown
 
 
 async def test_socket_mode_events_after_expiry_are_answered_with_the_renewed_token(
