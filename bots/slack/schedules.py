@@ -215,7 +215,17 @@ class SlackSchedules:
             )
             return "dropped"
         context = owner_context(schedule, thread_id=thread, turn_id=turn.id)
-        reply = SlackReplyStream(
+        return Answering(
+            context,
+            step.prompt,
+            self._reply(turn, slot),
+            conversation_id=conversation_id(context),
+            done=runner.on_answered(turn, occurrence, schedule),
+        )
+
+    def _reply(self, turn: Turn, slot: AnswerSlot) -> SlackReplyStream:
+        """The run's answer, streamed where ``slot`` points (the place, or the owner alone)."""
+        return SlackReplyStream(
             slot.client,
             slot.target,
             slot=slot,
@@ -223,13 +233,6 @@ class SlackSchedules:
             stop_button_after=self.stop_button_after,
             flush_chars=self.flush_chars,
             flush_interval=self.stream_interval,
-        )
-        return Answering(
-            context,
-            step.prompt,
-            reply,
-            conversation_id=conversation_id(context),
-            done=runner.on_answered(turn, occurrence, schedule),
         )
 
     def _to_the_owner(
@@ -239,19 +242,10 @@ class SlackSchedules:
         answer (and why) to the owner alone, as ephemeral messages in the place."""
         slot.target = replace(slot.target, thread_ts=PRIVATE_THREAD, private=True)
         context = owner_context(schedule, thread_id=PRIVATE_THREAD, turn_id=turn.id)
-        reply = SlackReplyStream(
-            slot.client,
-            slot.target,
-            slot=slot,
-            stop_turn=turn.id,
-            stop_button_after=self.stop_button_after,
-            flush_chars=self.flush_chars,
-            flush_interval=self.stream_interval,
-        )
         return Answering(
             context,
             prompt,
-            reply,
+            self._reply(turn, slot),
             conversation_id=conversation_id(context),
             done=self.schedules.runner.on_answered(turn, occurrence, schedule),
             shown_first=[told_privately()],
