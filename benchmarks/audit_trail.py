@@ -148,12 +148,8 @@ def main() -> None:
         if not args.no_redis:
             from agent_core.state.testing import RedisServer
 
-            redis = RedisServer(directory / "redis")
-            redis.start()
-            try:
+            with RedisServer(directory / "redis") as redis:
                 results["redis"] = asyncio.run(redis_figures(args, redis.url))
-            finally:
-                redis.stop()
     for backend, figures in results.items():
         print(
             f"{backend:<7} without {figures['without_p50_us']:8.1f} us  with the trail "

@@ -466,12 +466,8 @@ def main() -> None:
     parser.set_defaults(size="quick")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="burst-redis-") as directory:
-        redis = RedisServer(Path(directory) / "redis")
-        redis.start()
-        try:
+        with RedisServer(Path(directory) / "redis") as redis:
             results = asyncio.run(run(args, redis.url, Path(directory) / "data"))
-        finally:
-            redis.stop()
     met = goals(results, args.first_token)
     print("goals: " + ", ".join(f"{k} {'met' if v else 'MISSED'}" for k, v in met.items()))
     print(

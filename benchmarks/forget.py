@@ -143,13 +143,9 @@ def main() -> None:
         if not args.no_redis:
             from agent_core.state.testing import RedisServer
 
-            redis = RedisServer(directory / "redis")
-            redis.start()
-            try:
+            with RedisServer(directory / "redis") as redis:
                 settings = StateSettings(redis_url=redis.url, key_prefix="bench:")
                 results["redis"] = asyncio.run(measure(settings, args.records))
-            finally:
-                redis.stop()
     for backend, figures in results.items():
         print(
             f"{backend:<7} {figures['found']} records found in {figures['dry_run_s']:.3f} s "

@@ -249,12 +249,8 @@ def main() -> None:
         cold = Path(directory) / "cold.toml"
         cold.write_text(COLD)
         for name, config in (("warm", None), ("cold", cold)):
-            server = RedisServer(Path(directory) / f"redis-{name}")
-            server.start()
-            try:
+            with RedisServer(Path(directory) / f"redis-{name}") as server:
                 figures[name] = asyncio.run(measure(args.turns, args.rounds, server.url, config))
-            finally:
-                server.stop()
     print("anchor: bare bolt AsyncApp records nothing: 0 Redis round trips per event")
     for name, measured in figures.items():
         for kind in KINDS:

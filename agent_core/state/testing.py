@@ -14,6 +14,7 @@ layer at ``server.url``::
 
 >>> import tempfile
 >>> from pathlib import Path
+from typing import Self
 >>> RedisServer(Path(tempfile.mkdtemp()), port=6390).url
 'redis://127.0.0.1:6390/0'
 """
@@ -25,6 +26,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Self
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -119,6 +121,14 @@ class RedisServer:
         else:
             process.terminate()
         process.wait(timeout=10)
+
+    def __enter__(self) -> Self:
+        """``with RedisServer(folder) as redis:`` starts it and stops it at the end."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def restart(self) -> None:
         self.stop()
