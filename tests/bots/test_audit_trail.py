@@ -9,14 +9,11 @@ first bad record once one is edited directly in the store.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import csv
 import io
 import json
-import os
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,47 +22,17 @@ import pytest
 from agent_core.llm.testing import FakeAnthropic, Reply
 from agent_core.state import build_state
 from bots.cli import main
-from bots.serving import Config, agent_factory, load_config
+from bots.serving import Config, agent_factory
 from tests.bots.slack.harness import running_bot
+from tests.bots.test_forget import backend, configure, folder, mention
 
+__all__ = ["backend", "folder"]  # the fixtures of tests/bots/test_forget.py
 
-@pytest.fixture(autouse=True)
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    prefixes = ("SLACK_", "THREADLINE_", "ANTHROPIC_", "Microsoft", "TEAMS_", "REDIS", "AWS_")
-    for name in [n for n in os.environ if n.startswith(prefixes)]:
-        monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-
-
-def configure(folder: Path, llm: FakeAnthropic, state: str) -> Config:
-    (folder / "threadline.toml").write_text(
-        f"""
-[llm]
-api_key = "sk-ant-test"
-base_url = "{llm.base_url}"
-model = "claude-sonnet-5-5"
-
-[state]
-{state}
-
+AUDIT = """
 [audit]
 include_question_text = true
-jsonl = "{folder / "audit.jsonl"}"
+jsonl = "{folder}/audit.jsonl"
 """
-    )
-    return load_config(argparse.Namespace(command="slack", config=None, app=None))
-
-
-def mention(text: str, ts: str) -> dict[str, object]:
-    return {
-        "type": "app_mention",
-        "user": "U1",
-        "text": f"<@UBOT> {text}",
-        "ts": ts,
-        "channel": "C1",
-        "event_ts": ts,
-    }
 
 
 async def two_questions(folder: Path, config: Config) -> None:
@@ -75,7 +42,7 @@ async def two_questions(folder: Path, config: Config) -> None:
         folder, [], agent_factory=lambda resolver, st: build(st, resolver), state=state
     ) as h:
         for n, ts in enumerate(("100.000100", "200.000100")):
-            await h.event(mention(f"question {n}", ts))
+            await h.event(mention(f"question {n}", ts, "U1"))
             await h.idle()
         for agent in h.agent.served_agents():
             await agent.llm_service.aclose()
@@ -93,20 +60,12 @@ async def exported(capsys: pytest.CaptureFixture[str], *options: str) -> str:
     return capsys.readouterr().out
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-def backend(request: pytest.FixtureRequest, folder: Path) -> str:
-    if request.param == "sqlite":
-        return f'data_dir = "{folder / "data"}"'
-    url, prefix = request.getfixturevalue("redis_url"), request.getfixturevalue("key_prefix")
-    return f'redis_url = "{url}"\nkey_prefix = "{prefix}"'
-
-
 async def test_export_and_verify_the_trail_the_bot_wrote(
     folder: Path, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async with FakeAnthropic() as llm:
         llm.queue(Reply.text("First answer."), Reply.text("Second answer."))
-        config = configure(folder, llm, backend)
+        config = configure(folder, llm, backend, AUDIT.format(folder=folder))
         await two_questions(folder, config)
 
     lines = [json.loads(line) for line in (await exported(capsys)).splitlines()]

@@ -55,7 +55,8 @@ def backend(request: pytest.FixtureRequest, folder: Path) -> str:
     return f'redis_url = "{url}"\nkey_prefix = "{prefix}"'
 
 
-def configure(folder: Path, llm: FakeAnthropic, state: str) -> Config:
+def configure(folder: Path, llm: FakeAnthropic, state: str, more: str = "") -> Config:
+    """A bot's configuration over the fake model and ``state`` (``more``: further sections)."""
     (folder / "threadline.toml").write_text(
         f"""
 [llm]
@@ -65,7 +66,7 @@ model = "claude-sonnet-5-5"
 
 [state]
 {state}
-"""
+{more}"""
     )
     return load_config(argparse.Namespace(command="slack", config=None, app=None))
 
