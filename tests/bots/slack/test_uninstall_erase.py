@@ -12,7 +12,10 @@ setting, the tokens go and every store keeps Ana.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from slack_sdk.oauth.installation_store import Installation
@@ -107,29 +110,52 @@ def installation(team: str) -> Installation:
     )
 
 
+@asynccontextmanager
+async def oauth_bot(
+    folder: Path,
+    backend: str,
+    llm: FakeAnthropic,
+    fake: FakeSlackApi,
+    teams: tuple[str, ...],
+    *,
+    erase: bool,
+) -> AsyncIterator[tuple[Any, State, KeyValueInstallationStore]]:
+    """The OAuth Slack bot over ``backend``, installed in ``teams``: its harness, its state
+    and its installations (the state closed, the agents' model clients too, at the end)."""
+    config = configure(folder, llm, backend)
+    build = agent_factory(config, "slack")
+    state = build_state(config.state)
+    store = KeyValueInstallationStore(state.records)
+    for team in teams:
+        await store.async_save(installation(team))
+    async with running_bot(
+        folder,
+        [],
+        fake=fake,
+        agent_factory=lambda resolver, st: build(st, resolver),
+        state=state,
+        bot_token=None,
+        client_id="111.222",
+        client_secret="shh",
+        erase_on_uninstall=erase,
+    ) as h:
+        yield h, state, store
+        for agent in h.agent.served_agents():
+            await agent.llm_service.aclose()
+    await state.aclose()
+
+
 @pytest.mark.parametrize("erase", [True, False], ids=["erase", "keep"])
 async def test_app_uninstalled_erases_that_workspace_only(
     folder: Path, backend: str, erase: bool
 ) -> None:
     async with FakeAnthropic() as llm, FakeSlackApi() as fake:
         llm.queue(Reply.text("For Ana."), Reply.text("For Cy."), Reply.text("Cy again."))
-        config = configure(folder, llm, backend)
-        build = agent_factory(config, "slack")
-        state = build_state(config.state)
-        store = KeyValueInstallationStore(state.records)
-        for team in ("T1", "T2"):
-            await store.async_save(installation(team))
-        async with running_bot(
-            folder,
-            [],
-            fake=fake,
-            agent_factory=lambda resolver, st: build(st, resolver),
-            state=state,
-            bot_token=None,
-            client_id="111.222",
-            client_secret="shh",
-            erase_on_uninstall=erase,
-        ) as h:
+        async with oauth_bot(folder, backend, llm, fake, ("T1", "T2"), erase=erase) as (
+            h,
+            state,
+            store,
+        ):
             fake.users["U9"] = {
                 "id": "U9",
                 "team_id": "T2",
@@ -170,9 +196,6 @@ async def test_app_uninstalled_erases_that_workspace_only(
             await h.event(mention("again?", "300.000100", "U9", "200.000100"), team="T2")
             await h.idle()
             assert len(fake.calls_to("chat.postMessage")) == 3  # T2 still answered
-            for agent in h.agent.served_agents():
-                await agent.llm_service.aclose()
-        await state.aclose()
 
 
 async def test_tokens_revoked_for_the_bot_erases_and_for_a_user_does_not(
@@ -182,22 +205,7 @@ async def test_tokens_revoked_for_the_bot_erases_and_for_a_user_does_not(
     else; naming the bot's token stops the installation and (configured) erases it."""
     async with FakeAnthropic() as llm, FakeSlackApi() as fake:
         llm.queue(Reply.text("For Ana."))
-        config = configure(folder, llm, backend)
-        build = agent_factory(config, "slack")
-        state = build_state(config.state)
-        store = KeyValueInstallationStore(state.records)
-        await store.async_save(installation("T1"))
-        async with running_bot(
-            folder,
-            [],
-            fake=fake,
-            agent_factory=lambda resolver, st: build(st, resolver),
-            state=state,
-            bot_token=None,
-            client_id="111.222",
-            client_secret="shh",
-            erase_on_uninstall=True,
-        ) as h:
+        async with oauth_bot(folder, backend, llm, fake, ("T1",), erase=True) as (h, state, store):
             await h.event(mention("revenue?", "100.000100", "U1"), team="T1")
             await h.idle()
             await seed(state, ANA, 1)
@@ -214,6 +222,3 @@ async def test_tokens_revoked_for_the_bot_erases_and_for_a_user_does_not(
             assert not any(gone.values()), gone
             [record] = [r for r in await state.audit.records() if r.kind == "uninstall"]
             assert record.details == {"reason": "tokens_revoked", "people_erased": 1}
-            for agent in h.agent.served_agents():
-                await agent.llm_service.aclose()
-        await state.aclose()
