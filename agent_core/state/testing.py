@@ -14,7 +14,6 @@ layer at ``server.url``::
 
 >>> import tempfile
 >>> from pathlib import Path
-from typing import Self
 >>> RedisServer(Path(tempfile.mkdtemp()), port=6390).url
 'redis://127.0.0.1:6390/0'
 """
