@@ -8,11 +8,9 @@ however many processes try.
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import ConfigDict
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-PAYLOAD_KEY = "scheduled"
+from agent_core.schedules.carried import Carried
 
 
 def run_key(schedule_id: str, due: float) -> str:
@@ -24,7 +22,7 @@ def run_key(schedule_id: str, due: float) -> str:
     return f"schedule:{schedule_id}:{round(due)}"
 
 
-class Occurrence(BaseModel):
+class Occurrence(Carried):
     """What a scheduled turn runs: which schedule, for which time, and how it was dispatched.
 
     ``due`` is the occurrence claimed; ``at`` the one the run stands for (the latest one
@@ -37,6 +35,7 @@ class Occurrence(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True)
+    KEY = "scheduled"
 
     schedule_id: str
     due: float
@@ -44,20 +43,6 @@ class Occurrence(BaseModel):
     dispatched_at: float
     missed: int = 0
     fired: bool = False
-
-    def payload(self) -> dict[str, Any]:
-        return {PAYLOAD_KEY: self.model_dump(mode="json")}
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> Occurrence | None:
-        """The occurrence a turn's payload carries; None for any other turn."""
-        found = payload.get(PAYLOAD_KEY)
-        if not isinstance(found, dict):
-            return None
-        try:
-            return cls.model_validate(found)
-        except ValidationError:
-            return None
 
     @property
     def key(self) -> str:

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field
 
+from agent_core.schedules.carried import Carried
 from agent_core.schedules.model import Schedule
 
 if TYPE_CHECKING:
     from agent_core.state.turns import TurnQueue
 
-PAYLOAD_KEY = "schedule_removed"
 ERASED = "the person who made it was erased"
 WHERE = ("workspace_id", "slack_enterprise_id", "channel_id", "thread_id", "tenant_id")
 """The place's context kept in a notice: where, never who."""
@@ -48,10 +48,11 @@ KEEP = 7 * 24 * 3600.0
 """How long the queue remembers a notice's dedupe key."""
 
 
-class RemovedNotice(BaseModel):
+class RemovedNotice(Carried):
     """One removed schedule's line and where it goes; see the module docstring."""
 
     model_config = ConfigDict(frozen=True)
+    KEY = "schedule_removed"
 
     schedule_id: str
     workspace: str
@@ -75,20 +76,6 @@ class RemovedNotice(BaseModel):
             context={key: place.context[key] for key in WHERE if key in place.context},
             reference=reference,
         )
-
-    def payload(self) -> dict[str, Any]:
-        return {PAYLOAD_KEY: self.model_dump(mode="json")}
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> RemovedNotice | None:
-        """The notice a turn's payload carries; None for any other turn."""
-        found = payload.get(PAYLOAD_KEY)
-        if not isinstance(found, dict):
-            return None
-        try:
-            return cls.model_validate(found)
-        except ValidationError:
-            return None
 
 
 async def queue_notice(turns: TurnQueue, schedule: Schedule, why: str) -> bool:
