@@ -241,7 +241,7 @@ class Tmux:
 
     def wait_for(self, text: str, *, after: int = 0) -> str:
         """The screen once ``text`` shows (bounded poll of another process)."""
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a pinned date builds its own demo shop first
         while time.monotonic() < deadline:
             screen = self.screen()
             if text in screen[after:]:
