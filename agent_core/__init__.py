@@ -90,7 +90,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "agent_core.extensions.hooks": ("LifecycleHook",),
     "agent_core.extensions.middleware": ("LlmMiddleware",),
-    "agent_core.extensions.observability": (
+    "agent_core.observability": (
         "LoggingObservabilityProvider",
         "Metric",
         "ObservabilityProvider",
@@ -367,12 +367,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
     from agent_core.extensions.middleware import (
         LlmMiddleware,
     )
-    from agent_core.extensions.observability import (
-        LoggingObservabilityProvider,
-        Metric,
-        ObservabilityProvider,
-        Span,
-    )
     from agent_core.extensions.otel import (
         OpenTelemetryObservabilityProvider,
     )
@@ -406,6 +400,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
     )
     from agent_core.memory.in_memory import (
         InMemoryAgentMemory,
+    )
+    from agent_core.observability import (
+        LoggingObservabilityProvider,
+        Metric,
+        ObservabilityProvider,
+        Span,
     )
     from agent_core.prompts import (
         DefaultSystemPromptBuilder,

@@ -29,11 +29,11 @@ from agent_core.extensions.enricher import ToolContextEnricher
 from agent_core.extensions.filters import ConversationFilter
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
-from agent_core.extensions.observability import ObservabilityProvider, Tracer
 from agent_core.extensions.recovery import ErrorRecoveryStrategy, default_recovery_strategy
 from agent_core.feedback import Feedback
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
+from agent_core.observability import ObservabilityProvider, Tracer
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
 from agent_core.tools.registry import ToolRegistry
 from agent_core.turn import (
