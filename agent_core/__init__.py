@@ -132,7 +132,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "attach",
         "Runtime",
     ),
-    "agent_core.tools.base": (
+    "agent_core.tool_contract": (
         "ApprovalMode",
         "Tool",
         "ToolCall",
@@ -415,7 +415,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
         Runtime,
         attach,
     )
-    from agent_core.tools.base import (
+    from agent_core.tool_contract import (
         ApprovalMode,
         Tool,
         ToolCall,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent

@@ -20,7 +20,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "agent_core.approvals.decisions": ("ApprovalAnswer",),
     "agent_core.approvals.policy": ("ASKER", "ApprovalPolicy", "ToolApproval"),
     "agent_core.approvals.record": ("ApprovalRecord", "HeldCall"),
-    "agent_core.tools.base": ("ApprovalMode",),
+    "agent_core.tool_contract": ("ApprovalMode",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -51,4 +51,4 @@ if TYPE_CHECKING:
     from agent_core.approvals.decisions import ApprovalAnswer
     from agent_core.approvals.policy import ASKER, ApprovalPolicy, ToolApproval
     from agent_core.approvals.record import ApprovalRecord, HeldCall
-    from agent_core.tools.base import ApprovalMode
+    from agent_core.tool_contract import ApprovalMode

@@ -28,7 +28,7 @@ from agent_core.llm.anthropic_errors import translated_errors
 from agent_core.llm.anthropic_stream import StreamAssembler
 from agent_core.llm.base import LlmRequest, LlmResponse, LlmService, LlmStreamChunk
 from agent_core.observability import ObservabilityProvider, Tracer
-from agent_core.tools.base import ToolSchema
+from agent_core.tool_contract import ToolSchema
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when neither ``model=`` nor ``ANTHROPIC_MODEL`` names one."""

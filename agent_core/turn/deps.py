@@ -25,7 +25,7 @@ from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
 from agent_core.observability import ObservabilityProvider, Tracer
 from agent_core.prompts import SystemPromptBuilder
-from agent_core.tools.base import ToolSchema
+from agent_core.tool_contract import ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.users import User, UserResolver
 from agent_core.workflow import WorkflowAgent, WorkflowHandler

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_core.tools.base import ApprovalMode
+from agent_core.tool_contract import ApprovalMode
 
 
 def _hint(annotations: Any, wire: str, attribute: str) -> bool | None:

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from agent_core.tools.base import ApprovalMode
+from agent_core.tool_contract import ApprovalMode
 
 Auth = Literal["none", "service", "user"]
 Protocol = Literal["auto", "legacy"]

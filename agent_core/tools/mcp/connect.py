@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 from agent_core.tools.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
-    from agent_core.tools.base import ApprovalMode
+    from agent_core.tool_contract import ApprovalMode
 
 
 class Connector(Protocol):

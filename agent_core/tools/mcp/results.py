@@ -40,7 +40,7 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.components.images import IMAGE_TYPES, image_data_uri
-from agent_core.tools.base import ToolResult
+from agent_core.tool_contract import ToolResult
 from agent_core.tools.mcp.masking import McpMasker
 
 if TYPE_CHECKING:

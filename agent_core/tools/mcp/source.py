@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_core.components import SignInComponent, UiComponent
-from agent_core.tools.base import ToolResult
+from agent_core.tool_contract import ToolResult
 from agent_core.tools.mcp.approval import approval_for
 from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.tools.mcp.errors import McpError, McpUnavailable, SignInRequired

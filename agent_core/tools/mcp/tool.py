@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from agent_core.tools.base import Tool, ToolResult, ToolSchema
+from agent_core.tool_contract import Tool, ToolResult, ToolSchema
 from agent_core.tools.mcp.schemas import ArgumentCheck
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
-    from agent_core.tools.base import ApprovalMode
+    from agent_core.tool_contract import ApprovalMode
     from agent_core.tools.mcp.config import McpServerConfig
 
 MAX_DESCRIPTION_CHARS = 2000

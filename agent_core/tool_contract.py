@@ -1,5 +1,8 @@
 """The tool contract: ``Tool[TArgs]`` and what flows in and out of it.
 
+It sits below the LLM services, the conversation model, approvals and the tools package, so
+each of them can name a call or a schema without importing the tools themselves.
+
 >>> from pydantic import BaseModel
 >>> class EchoArgs(BaseModel):
 ...     text: str
