@@ -91,7 +91,7 @@ def cache_patterns(person: str) -> list[str]:
     >>> cache_patterns("slack:T1:U1")[:2]
     ['slack:identity:user:T1:U1', 'identity:slack:T1:U1']
     """
-    from agent_core.tools.mcp.auth.vault import person_key
+    from agent_core.mcp.auth.vault import person_key
 
     platform, _, rest = person.partition(":")
     return [

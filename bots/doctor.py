@@ -208,8 +208,8 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
 
 
 async def _mcp(config: Config) -> list[Check]:
+    from agent_core.mcp.settings import McpSettings
     from agent_core.state import MemoryKeyValueStore
-    from agent_core.tools.mcp.settings import McpSettings
     from bots.mcp import doctor_checks
 
     settings = config.get(McpSettings)

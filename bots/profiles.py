@@ -32,8 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.approvals.policy import ToolApproval
 from agent_core.database.settings import DatabaseConfig
+from agent_core.mcp.config import McpServerConfig
 from agent_core.settings import ConfigProblem
-from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.stderr import ServerStderr
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.stderr import ServerStderr
 
 if TYPE_CHECKING:
     from types import TracebackType

@@ -13,11 +13,11 @@ import pytest
 
 from agent_core import ScriptedResponse
 from agent_core.components import SignInComponent
-from agent_core.tools.mcp import McpHub, McpServerConfig
-from agent_core.tools.mcp.auth.oauth import LINK_MARGIN
-from agent_core.tools.mcp.auth.signin import SignInRefused, SignIns
-from agent_core.tools.mcp.testing import sign_in
-from tests.tools.mcp.conftest import (
+from agent_core.mcp import McpHub, McpServerConfig
+from agent_core.mcp.auth.oauth import LINK_MARGIN
+from agent_core.mcp.auth.signin import SignInRefused, SignIns
+from agent_core.mcp.testing import sign_in
+from tests.mcp.conftest import (
     ANA,
     BO,
     OUTSIDER,

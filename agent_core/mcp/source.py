@@ -27,15 +27,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_core.components import SignInComponent, UiComponent
+from agent_core.mcp.approval import approval_for
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.errors import McpError, McpUnavailable, SignInRequired
+from agent_core.mcp.masking import McpMasker
+from agent_core.mcp.naming import tool_name
+from agent_core.mcp.results import to_tool_result
+from agent_core.mcp.schemas import schema_problem
+from agent_core.mcp.tool import McpTool
 from agent_core.tool_contract import ToolResult
-from agent_core.tools.mcp.approval import approval_for
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.errors import McpError, McpUnavailable, SignInRequired
-from agent_core.tools.mcp.masking import McpMasker
-from agent_core.tools.mcp.naming import tool_name
-from agent_core.tools.mcp.results import to_tool_result
-from agent_core.tools.mcp.schemas import schema_problem
-from agent_core.tools.mcp.tool import McpTool
 from agent_core.tools.registry import failure
 from agent_core.tools.sources import Offer, Offered
 
@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     from mcp.types import Tool as ServerTool
 
     from agent_core.context import ToolContext
-    from agent_core.tools.mcp.auth.signin import WaitingQuestion
-    from agent_core.tools.mcp.connect import ConnectTool
-    from agent_core.tools.mcp.connection import McpConnection
+    from agent_core.mcp.auth.signin import WaitingQuestion
+    from agent_core.mcp.connect import ConnectTool
+    from agent_core.mcp.connection import McpConnection
     from agent_core.users import User
 
 MAX_OFFER_CHARS = 200_000
@@ -75,7 +75,7 @@ def workspace_of(user: User) -> str:
 class McpToolSource:
     """Offers and runs the tools of ``servers``; see the module docstring.
 
-    >>> from agent_core.tools.mcp.hub import McpHub
+    >>> from agent_core.mcp.hub import McpHub
     >>> hub = McpHub([McpServerConfig(name="files", command="files-mcp")])
     >>> [server.name for server in McpToolSource(hub, list(hub.servers.values())).servers]
     ['files']
@@ -188,7 +188,7 @@ class McpToolSource:
         return tool
 
     def _connect_tool(self, server: McpServerConfig) -> Offered:
-        from agent_core.tools.mcp.connect import ConnectTool
+        from agent_core.mcp.connect import ConnectTool
 
         tool = self._connecting.get(server.name)
         if tool is None:
@@ -235,7 +235,7 @@ class McpToolSource:
     ) -> ToolResult:
         """The person alone is shown a Connect button (once a turn); the model is told their
         question waits for it."""
-        from agent_core.tools.mcp.auth.signin import WaitingQuestion
+        from agent_core.mcp.auth.signin import WaitingQuestion
 
         if needed.state is not None:
             question = WaitingQuestion(

@@ -2,8 +2,8 @@
 
 Its name is the server's (or ``<server>_<name>`` where that would collide with a built-in
 tool or another server's), its schema the server's input schema (checked,
-``agent_core.tools.mcp.schemas``), its ``approval`` the configuration's or the server's
-hints' (``agent_core.tools.mcp.approval``). The arguments the model writes are checked
+``agent_core.mcp.schemas``), its ``approval`` the configuration's or the server's
+hints' (``agent_core.mcp.approval``). The arguments the model writes are checked
 against that schema by the registry, before the permission-checked, hooked and audited call
 reaches the server (``McpCaller``).
 
@@ -11,7 +11,7 @@ The description is the server's, marked with where it comes from. It reaches the
 written: a server's descriptions are trusted because an admin configured the server, and
 nothing in one grants anything (the person's groups and the approval still decide).
 
->>> from agent_core.tools.mcp.config import McpServerConfig
+>>> from agent_core.mcp.config import McpServerConfig
 >>> tool = McpTool(
 ...     name="search", remote="search", description="Search tickets.",
 ...     server=McpServerConfig(name="tickets", command="tickets-mcp"),
@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from agent_core.mcp.schemas import ArgumentCheck
 from agent_core.tool_contract import Tool, ToolResult, ToolSchema
-from agent_core.tools.mcp.schemas import ArgumentCheck
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
+    from agent_core.mcp.config import McpServerConfig
     from agent_core.tool_contract import ApprovalMode
-    from agent_core.tools.mcp.config import McpServerConfig
 
 MAX_DESCRIPTION_CHARS = 2000
 
@@ -77,7 +77,7 @@ class McpArguments(BaseModel):
 class McpTool(Tool[McpArguments]):
     """One server tool; see the module docstring.
 
-    >>> from agent_core.tools.mcp.config import McpServerConfig
+    >>> from agent_core.mcp.config import McpServerConfig
     >>> McpTool(name="s", remote="s", description="", parameters={"type": "object"},
     ...         server=McpServerConfig(name="t", command="t"), approval="ask_once",
     ...         caller=None).approval_mode

@@ -11,7 +11,7 @@ group is stopped and reaped, nothing is left running.
 The tools the server lists are kept until it says they changed (``tools/list_changed``:
 a notification on handshake-era sessions, a ``subscriptions/listen`` stream on 2026 ones).
 
->>> from agent_core.tools.mcp.config import McpServerConfig
+>>> from agent_core.mcp.config import McpServerConfig
 >>> McpConnection(McpServerConfig(name="files", command="files-mcp")).state
 'idle'
 """
@@ -26,9 +26,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_core.clock import SYSTEM_CLOCK
-from agent_core.tools.mcp.backoff import Backoff
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.errors import (
+from agent_core.mcp.backoff import Backoff
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.errors import (
     McpError,
     McpUnavailable,
     SignInRequired,
@@ -189,7 +189,7 @@ class McpConnection:
         self._failed(self._sign_in_or(ended))
 
     async def _open_and_wait(self) -> None:
-        from agent_core.tools.mcp.transport import open_session
+        from agent_core.mcp.transport import open_session
 
         async with contextlib.AsyncExitStack() as stack:
             async with asyncio.timeout(self.server.connect_timeout):

@@ -8,7 +8,7 @@ one person's token is never sent on another's behalf. People's sessions are boun
 (``max_personal``, the least recently used closed first) and closed after ``idle_after``
 seconds unused. ``aclose`` ends every session (stdio processes stopped and reaped).
 
->>> from agent_core.tools.mcp.config import McpServerConfig
+>>> from agent_core.mcp.config import McpServerConfig
 >>> pool = McpConnections([McpServerConfig(name="files", command="files-mcp")])
 >>> pool.shared("files") is pool.shared("files")
 True
@@ -21,9 +21,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
-from agent_core.tools.mcp.backoff import Backoff
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.connection import McpConnection
+from agent_core.mcp.backoff import Backoff
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.connection import McpConnection
 
 PersonalFactory = Callable[[McpServerConfig, str, str], McpConnection]
 """``(server, person, workspace) -> McpConnection`` signed in as that person."""

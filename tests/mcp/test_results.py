@@ -21,9 +21,9 @@ from mcp.types import (
 
 from adapters.slack.render import render
 from agent_core.components import DataFrameComponent, ImageComponent, SimpleImageComponent
-from agent_core.tools.mcp.masking import McpMasker
-from agent_core.tools.mcp.results import cut, to_tool_result
-from agent_core.tools.mcp.schemas import ArgumentCheck, schema_problem
+from agent_core.mcp.masking import McpMasker
+from agent_core.mcp.results import cut, to_tool_result
+from agent_core.mcp.schemas import ArgumentCheck, schema_problem
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-image-bytes").decode()
 

@@ -1,7 +1,7 @@
 """A real MCP server that misbehaves on request, built with the ``mcp`` SDK's server API::
 
-    python -m agent_core.tools.mcp.testing.servers               # stdio
-    python -m agent_core.tools.mcp.testing.servers --http 8765   # http://127.0.0.1:8765/mcp
+    python -m agent_core.mcp.testing.servers               # stdio
+    python -m agent_core.mcp.testing.servers --http 8765   # http://127.0.0.1:8765/mcp
 
 Its tools: ``echo`` (fine), ``hang`` (never answers), ``crash`` (the process dies mid-call),
 ``megabytes`` (a huge text), ``invalid_result`` (structured content its own output schema

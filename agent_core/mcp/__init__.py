@@ -27,8 +27,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.errors import (
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.errors import (
     McpCallError,
     McpError,
     McpNotInstalled,
@@ -36,17 +36,17 @@ from agent_core.tools.mcp.errors import (
     McpUnavailable,
     SignInRequired,
 )
-from agent_core.tools.mcp.settings import McpSettings, check_mcp
+from agent_core.mcp.settings import McpSettings, check_mcp
 
 if TYPE_CHECKING:
-    from agent_core.tools.mcp.hub import McpHub, ServerStatus, SignedIn
-    from agent_core.tools.mcp.wiring import attach
+    from agent_core.mcp.hub import McpHub, ServerStatus, SignedIn
+    from agent_core.mcp.wiring import attach
 
 _LAZY = {
-    "attach": "agent_core.tools.mcp.wiring",
-    "McpHub": "agent_core.tools.mcp.hub",
-    "ServerStatus": "agent_core.tools.mcp.hub",
-    "SignedIn": "agent_core.tools.mcp.hub",
+    "attach": "agent_core.mcp.wiring",
+    "McpHub": "agent_core.mcp.hub",
+    "ServerStatus": "agent_core.mcp.hub",
+    "SignedIn": "agent_core.mcp.hub",
 }
 
 __all__ = [
@@ -69,5 +69,5 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'agent_core.tools.mcp' has no attribute {name!r}")
+        raise AttributeError(f"module 'agent_core.mcp' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agent_core.tools.mcp.commands import McpCommands
+from agent_core.mcp.commands import McpCommands
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
-    from agent_core.tools.mcp.hub import McpHub
+    from agent_core.mcp.hub import McpHub
 
 
 def attach(agent: Agent, hub: McpHub, names: Sequence[str] | None = None) -> None:

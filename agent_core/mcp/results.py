@@ -40,8 +40,8 @@ from agent_core.components import (
     UiComponent,
 )
 from agent_core.components.images import IMAGE_TYPES, image_data_uri
+from agent_core.mcp.masking import McpMasker
 from agent_core.tool_contract import ToolResult
-from agent_core.tools.mcp.masking import McpMasker
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult

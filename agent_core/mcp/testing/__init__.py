@@ -5,7 +5,7 @@ built with the ``mcp`` SDK's own server API, served over stdio or streamable HTT
 - ``Loopback``: an ASGI app on a free loopback port, in a thread;
 - ``LocalAuthorizationServer`` and ``sign_in``: people's sign-ins, for real, with a browser
   played by ``httpx2``;
-- ``python -m agent_core.tools.mcp.testing.servers misbehaving``: a server that hangs,
+- ``python -m agent_core.mcp.testing.servers misbehaving``: a server that hangs,
   crashes, answers megabytes, lists broken schemas... (``servers``).
 
 Needs the ``mcp`` extra (``pip install 'threadline[mcp]'``).
@@ -13,7 +13,7 @@ Needs the ``mcp`` extra (``pip install 'threadline[mcp]'``).
 
 from __future__ import annotations
 
-from agent_core.tools.mcp.testing.authorization import LocalAuthorizationServer, sign_in
-from agent_core.tools.mcp.testing.loopback import Loopback
+from agent_core.mcp.testing.authorization import LocalAuthorizationServer, sign_in
+from agent_core.mcp.testing.loopback import Loopback
 
 __all__ = ["LocalAuthorizationServer", "Loopback", "sign_in"]

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 
 from pydantic import Field, SecretStr, field_validator
 
+from agent_core.mcp.config import McpServerConfig
 from agent_core.settings import ConfigProblem, Section, env
-from agent_core.tools.mcp.config import McpServerConfig
 
 CALLBACK_PATH = "/oauth/mcp/callback"
 """Where an authorization server sends a person back, on the bot's own HTTP server."""
@@ -63,7 +63,7 @@ class McpSettings(Section):
     def _callback(cls, url: str | None) -> str | None:
         from urllib.parse import urlsplit
 
-        from agent_core.tools.mcp.config import LOOPBACK_HOSTS
+        from agent_core.mcp.config import LOOPBACK_HOSTS
 
         if url is None:
             return None
@@ -115,7 +115,7 @@ def check_mcp(
             )
         )
     if settings.mcp_token_key is not None:
-        from agent_core.tools.mcp.auth.crypto import key_problem
+        from agent_core.mcp.auth.crypto import key_problem
 
         problem = key_problem(settings.mcp_token_key.get_secret_value())
         if problem is not None:

@@ -13,7 +13,7 @@ Tokens are never logged and never part of a ``repr``.
 >>> import asyncio
 >>> from cryptography.fernet import Fernet
 >>> from agent_core.state import MemoryKeyValueStore
->>> from agent_core.tools.mcp.auth.crypto import TokenCipher
+>>> from agent_core.mcp.auth.crypto import TokenCipher
 >>> vault = TokenVault(MemoryKeyValueStore(), TokenCipher(Fernet.generate_key().decode()))
 >>> record = Connection(tokens={"access_token": "at-1", "token_type": "Bearer"})
 >>> asyncio.run(vault.put("slack:T1:U1", "tickets", record))
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.clock import SYSTEM_CLOCK
+from agent_core.mcp.auth.crypto import TokenCipher
 from agent_core.state.keyvalue import KeyValueStore
-from agent_core.tools.mcp.auth.crypto import TokenCipher
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken

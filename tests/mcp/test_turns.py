@@ -24,8 +24,8 @@ from agent_core import (
 )
 from agent_core.audit import AuditEventType
 from agent_core.components import DataFrameComponent, NotificationComponent
-from agent_core.tools.mcp import attach
-from tests.tools.mcp.conftest import (
+from agent_core.mcp import attach
+from tests.mcp.conftest import (
     ADMIN,
     ANA,
     OUTSIDER,

@@ -18,10 +18,10 @@ Tokens are never logged and never part of a ``repr``.
 >>> import asyncio
 >>> from cryptography.fernet import Fernet
 >>> from agent_core.state import MemoryKeyValueStore
->>> from agent_core.tools.mcp.auth.crypto import TokenCipher
->>> from agent_core.tools.mcp.auth.signin import SignIns
->>> from agent_core.tools.mcp.auth.vault import TokenVault
->>> from agent_core.tools.mcp.config import McpServerConfig
+>>> from agent_core.mcp.auth.crypto import TokenCipher
+>>> from agent_core.mcp.auth.signin import SignIns
+>>> from agent_core.mcp.auth.vault import TokenVault
+>>> from agent_core.mcp.config import McpServerConfig
 >>> store, cipher = MemoryKeyValueStore(), TokenCipher(Fernet.generate_key().decode())
 >>> server = McpServerConfig(name="files", url="https://files.contoso.com/mcp", auth="user")
 >>> IssuedTokenAuth(server, person="teams:t:a", workspace="t",
@@ -36,10 +36,10 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 import httpx2
 
 from agent_core.clock import SYSTEM_CLOCK
-from agent_core.tools.mcp.auth.signin import SignIns
-from agent_core.tools.mcp.auth.vault import TokenVault
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.errors import SignInRequired
+from agent_core.mcp.auth.signin import SignIns
+from agent_core.mcp.auth.vault import TokenVault
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.errors import SignInRequired
 
 Renew = Callable[[str, str], Awaitable[tuple[str, float | None] | None]]
 """The channel's fresh token for (person, server) and when it expires; None: it has none."""
@@ -93,7 +93,7 @@ class IssuedTokenAuth(httpx2.Auth):
         """A fresh token from the channel, kept sealed in place of the expired one."""
         if self._renew is None:
             return None
-        from agent_core.tools.mcp.auth.vault import Connection
+        from agent_core.mcp.auth.vault import Connection
 
         fresh = await self._renew(self._person, self._server.name)
         if fresh is None:

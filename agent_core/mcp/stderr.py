@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
-from agent_core.tools.mcp.masking import McpMasker
+from agent_core.mcp.masking import McpMasker
 
 MAX_LINE_CHARS = 500
 MAX_LINES = 100

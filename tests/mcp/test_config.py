@@ -9,8 +9,8 @@ import pytest
 from cryptography.fernet import Fernet
 from pydantic import ValidationError
 
+from agent_core.mcp import McpServerConfig, McpSettings, check_mcp
 from agent_core.settings import ConfigError, load_sections
-from agent_core.tools.mcp import McpServerConfig, McpSettings, check_mcp
 
 
 @pytest.mark.parametrize(

@@ -34,10 +34,10 @@ from mcp.client.auth.utils import handle_token_response_scopes, validate_authori
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
 
 from agent_core.clock import SYSTEM_CLOCK
-from agent_core.tools.mcp.auth.signin import PendingSignIn, SignInRefused, SignIns
-from agent_core.tools.mcp.auth.vault import Connection, TokenVault
-from agent_core.tools.mcp.config import McpServerConfig, secure_url
-from agent_core.tools.mcp.errors import McpCallError, SignInRequired
+from agent_core.mcp.auth.signin import PendingSignIn, SignInRefused, SignIns
+from agent_core.mcp.auth.vault import Connection, TokenVault
+from agent_core.mcp.config import McpServerConfig, secure_url
+from agent_core.mcp.errors import McpCallError, SignInRequired
 
 if TYPE_CHECKING:
     from pydantic import AnyUrl

@@ -15,10 +15,10 @@ import pytest
 
 from agent_core import ScriptedResponse
 from agent_core.components import NotificationComponent
-from agent_core.tools.mcp import McpServerConfig
-from agent_core.tools.mcp.source import MAX_OFFER_CHARS
-from agent_core.tools.mcp.stderr import MAX_LINES
-from tests.tools.mcp.conftest import (
+from agent_core.mcp import McpServerConfig
+from agent_core.mcp.source import MAX_OFFER_CHARS
+from agent_core.mcp.stderr import MAX_LINES
+from tests.mcp.conftest import (
     ADMIN,
     ANA,
     HttpProcess,
@@ -216,14 +216,14 @@ async def test_a_servers_stderr_reaches_the_log_masked_and_bounded(  # type: ign
 ) -> None:
     """Attack: a stdio server prints its secret and a URL's password to stderr, then
     thousands of lines (once straight into the bot's own stderr)."""
-    caplog.set_level(logging.INFO, logger="agent_core.tools.mcp.stderr")
+    caplog.set_level(logging.INFO, logger="agent_core.mcp.stderr")
     secret = "sk-live-stderr-secret"
     hub = make_hub([misbehaving(env={"SECRET_TOKEN": secret})])
     agent, llm = agent_with(hub, [ScriptedResponse.tool("shout", {"lines": 5000}), "ok"], ANA)
     shown = await ask(agent, "shout")
     assert answer(shown) == "ok" and tool_messages(llm) == ["shouted"]
     await hub.aclose()  # the process stopped: what it wrote is read to the end
-    logged = [r.getMessage() for r in caplog.records if r.name == "agent_core.tools.mcp.stderr"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "agent_core.mcp.stderr"]
     assert "mcp bad: starting with ******** on postgres://app:***@db/x" in logged
     assert secret not in caplog.text and "hunter22" not in caplog.text
     assert len(logged) == MAX_LINES + 1

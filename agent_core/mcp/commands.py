@@ -20,8 +20,8 @@ from agent_core.workflow import NOT_HANDLED, WorkflowHandler, WorkflowResult
 
 if TYPE_CHECKING:
     from agent_core.conversations import Conversation
-    from agent_core.tools.mcp.config import McpServerConfig
-    from agent_core.tools.mcp.hub import McpHub
+    from agent_core.mcp.config import McpServerConfig
+    from agent_core.mcp.hub import McpHub
     from agent_core.users import User
 
 HELP = (

@@ -20,10 +20,10 @@ from agent_core import (
     ToolRegistry,
 )
 from agent_core.approvals import ApprovalBook, ApprovalPolicy
+from agent_core.mcp import McpHub, attach
+from agent_core.mcp.approval import approval_for, default_approval
 from agent_core.state import MemoryKeyValueStore
-from agent_core.tools.mcp import McpHub, attach
-from agent_core.tools.mcp.approval import approval_for, default_approval
-from tests.tools.mcp.conftest import ANA, agent_with, answer, ask, tickets
+from tests.mcp.conftest import ANA, agent_with, answer, ask, tickets
 
 
 @pytest.mark.parametrize(

@@ -23,21 +23,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from agent_core.tools.mcp.auth.signin import SignInRefused, WaitingQuestion
-from agent_core.tools.mcp.backoff import Backoff
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.connection import McpConnection
-from agent_core.tools.mcp.errors import SignInRequired, require_sdk
-from agent_core.tools.mcp.pool import McpConnections
-from agent_core.tools.mcp.source import McpToolSource
+from agent_core.mcp.auth.signin import SignInRefused, WaitingQuestion
+from agent_core.mcp.backoff import Backoff
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.connection import McpConnection
+from agent_core.mcp.errors import SignInRequired, require_sdk
+from agent_core.mcp.pool import McpConnections
+from agent_core.mcp.source import McpToolSource
 
 if TYPE_CHECKING:
     import httpx2
 
+    from agent_core.mcp.auth.issued import Renew
+    from agent_core.mcp.auth.signin import SignIns
+    from agent_core.mcp.auth.vault import TokenVault
     from agent_core.state.keyvalue import KeyValueStore
-    from agent_core.tools.mcp.auth.issued import Renew
-    from agent_core.tools.mcp.auth.signin import SignIns
-    from agent_core.tools.mcp.auth.vault import TokenVault
     from agent_core.users import User
 
 logger = logging.getLogger(__name__)
@@ -106,9 +106,9 @@ class McpHub:
                     f"{personal[0]} signs each person in (auth = 'user'): it needs the shared "
                     "state and mcp_token_key"
                 )
-            from agent_core.tools.mcp.auth.crypto import TokenCipher
-            from agent_core.tools.mcp.auth.signin import SignIns
-            from agent_core.tools.mcp.auth.vault import TokenVault
+            from agent_core.mcp.auth.crypto import TokenCipher
+            from agent_core.mcp.auth.signin import SignIns
+            from agent_core.mcp.auth.vault import TokenVault
 
             cipher = TokenCipher(token_key)
             self.vault = TokenVault(store, cipher)
@@ -140,11 +140,11 @@ class McpHub:
     # -- sessions (McpSessions) -----------------------------------------------------------
 
     def _personal(self, server: McpServerConfig, person: str, workspace: str) -> McpConnection:
-        from agent_core.tools.mcp.auth.oauth import PersonalAuth
+        from agent_core.mcp.auth.oauth import PersonalAuth
 
         assert self.vault is not None and self.sign_ins is not None
         if server.name in self.issued:
-            from agent_core.tools.mcp.auth.issued import IssuedTokenAuth
+            from agent_core.mcp.auth.issued import IssuedTokenAuth
 
             issued = IssuedTokenAuth(
                 server,
@@ -223,7 +223,7 @@ class McpHub:
         """What the OAuth redirect brings back: the sign-in ``state`` names (once, before it
         expires, as bound), its ``code`` exchanged for the person's tokens, kept sealed.
         Raises ``SignInRefused`` (forged, replayed, expired, declined, refused)."""
-        from agent_core.tools.mcp.auth.oauth import finish_sign_in
+        from agent_core.mcp.auth.oauth import finish_sign_in
 
         if self.sign_ins is None or self.vault is None:
             raise SignInRefused("unknown")
@@ -252,7 +252,7 @@ class McpHub:
         """A token the channel issued (single sign-on) finishes the sign-in ``state`` names
         (once, before it expires, as bound, and only for ``person``), kept sealed.
         Raises ``SignInRefused``."""
-        from agent_core.tools.mcp.auth.vault import Connection
+        from agent_core.mcp.auth.vault import Connection
 
         if self.sign_ins is None or self.vault is None:
             raise SignInRefused("unknown")

@@ -26,11 +26,11 @@ from agent_core import (
     User,
 )
 from agent_core.components import UiComponent
+from agent_core.mcp import McpHub, McpServerConfig, attach
+from agent_core.mcp.backoff import Backoff
+from agent_core.mcp.testing import LocalAuthorizationServer, Loopback
 from agent_core.state import MemoryKeyValueStore
 from agent_core.state.testing import free_port
-from agent_core.tools.mcp import McpHub, McpServerConfig, attach
-from agent_core.tools.mcp.backoff import Backoff
-from agent_core.tools.mcp.testing import LocalAuthorizationServer, Loopback
 
 ROOT = Path(__file__).resolve().parents[3]
 TICKETS = str(ROOT / "examples" / "mcp_tickets.py")
@@ -46,7 +46,7 @@ def tickets(**settings: Any) -> McpServerConfig:
 
 def misbehaving(**settings: Any) -> McpServerConfig:
     """The shipped misbehaving server over stdio."""
-    args = ["-m", "agent_core.tools.mcp.testing.servers"]
+    args = ["-m", "agent_core.mcp.testing.servers"]
     return McpServerConfig(
         **{"name": "bad", "command": sys.executable, "args": args, "call_timeout": 20, **settings}
     )
@@ -183,7 +183,7 @@ def _metadata_saying(authorization: LocalAuthorizationServer, changes: dict[str,
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from agent_core.tools.mcp.testing.authorization import ISSUER_URL
+    from agent_core.mcp.testing.authorization import ISSUER_URL
 
     metadata = build_metadata(
         ISSUER_URL.validate_python(authorization.issuer),
@@ -277,7 +277,7 @@ def http_tickets() -> Iterator[HttpProcess]:
 
 @pytest.fixture
 def http_misbehaving() -> Iterator[HttpProcess]:
-    server = HttpProcess(["-m", "agent_core.tools.mcp.testing.servers"], free_port())
+    server = HttpProcess(["-m", "agent_core.mcp.testing.servers"], free_port())
     server.start()
     yield server
     server.stop()

@@ -13,7 +13,7 @@ forged state names no record, a replayed one was used, a tampered one fails its 
 >>> import asyncio
 >>> from cryptography.fernet import Fernet
 >>> from agent_core.state import MemoryKeyValueStore
->>> from agent_core.tools.mcp.auth.crypto import TokenCipher
+>>> from agent_core.mcp.auth.crypto import TokenCipher
 >>> sign_ins = SignIns(MemoryKeyValueStore(), TokenCipher(Fernet.generate_key().decode()))
 >>> url, state = asyncio.run(sign_ins.start(
 ...     person="slack:T1:U1", workspace="T1", server="tickets",
@@ -40,8 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import ThreadlineError
+from agent_core.mcp.auth.crypto import TokenCipher
 from agent_core.state.keyvalue import KeyValueStore
-from agent_core.tools.mcp.auth.crypto import TokenCipher
 
 LIFETIME = 600.0
 """Seconds a person has to finish a sign-in."""

@@ -6,7 +6,7 @@ the server's ``description``. When the question needs the server, the model call
 person alone gets a "Connect <server>" button, and their question is answered once they
 have connected (the sign-in remembers it).
 
->>> from agent_core.tools.mcp.config import McpServerConfig
+>>> from agent_core.mcp.config import McpServerConfig
 >>> server = McpServerConfig(name="tickets", url="https://t.example/mcp", auth="user",
 ...                          description="The support team's tickets.")
 >>> tool = ConnectTool(server, None)
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_core.mcp.config import McpServerConfig
 from agent_core.tool_contract import Tool, ToolResult
-from agent_core.tools.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from agent_core import ScriptedResponse
-from agent_core.tools.mcp import McpError, McpServerConfig
-from agent_core.tools.mcp.backoff import Backoff
-from agent_core.tools.mcp.connection import McpConnection
-from tests.tools.mcp.conftest import (
+from agent_core.mcp import McpError, McpServerConfig
+from agent_core.mcp.backoff import Backoff
+from agent_core.mcp.connection import McpConnection
+from tests.mcp.conftest import (
     ANA,
     HttpProcess,
     agent_with,
