@@ -32,7 +32,7 @@ from agent_core.mcp.testing import LocalAuthorizationServer, Loopback
 from agent_core.state import MemoryKeyValueStore
 from agent_core.state.testing import free_port
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 TICKETS = str(ROOT / "examples" / "mcp_tickets.py")
 CALLBACK = "http://127.0.0.1:9/oauth/mcp/callback"
 
