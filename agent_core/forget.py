@@ -35,8 +35,8 @@ from agent_core.clock import SYSTEM_CLOCK, Clock
 from agent_core.errors import ThreadlineError
 
 if TYPE_CHECKING:
-    from agent_core.state.factory import State
     from agent_core.state.keyvalue import KeyValueStore
+    from agent_core.state_factory import State
 
 logger = logging.getLogger("threadline.forget")
 T = TypeVar("T")

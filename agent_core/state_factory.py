@@ -6,6 +6,9 @@
   ``~/.threadline``): ``conversations.db``, ``memory.db`` and ``state.db`` (caches,
   installations and references, dedupe keys, quotas, turns, schedules, the audit trail).
   A restart loses nothing.
+
+It composes the stores of ``agent_core.state``, ``agent_core.usage`` and
+``agent_core.schedules``, so it sits above all three, with the other composition code.
 """
 
 from __future__ import annotations
@@ -223,7 +226,7 @@ def _sqlite_state(settings: StateSettings) -> State:
     from agent_core.state.quotas_sqlite import SqliteRateLimiter
     from agent_core.state.sqlite import SqliteDatabase
     from agent_core.state.turns_sqlite import SqliteTurnQueue
-    from agent_core.state.usage_sqlite import SqliteUsageLedger
+    from agent_core.usage.ledger_sqlite import SqliteUsageLedger
 
     directory = Path(settings.data_dir).expanduser()
     databases = [
@@ -268,7 +271,7 @@ def _redis_state(settings: StateSettings) -> State:
     from agent_core.state.quotas_redis import RedisRateLimiter
     from agent_core.state.redis_client import connect_redis, redis_health
     from agent_core.state.turns_redis import RedisTurnQueue
-    from agent_core.state.usage_redis import RedisUsageLedger
+    from agent_core.usage.ledger_redis import RedisUsageLedger
 
     assert settings.redis_url is not None
     client = connect_redis(settings.redis_url)

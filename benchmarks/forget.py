@@ -38,7 +38,7 @@ from agent_core.mcp.auth.vault import person_key
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.store import ScheduleLimits
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.usage.counts import TokenCounts
 from agent_core.usage.ledger import UsageRecord
 from agent_core.users import User

@@ -84,7 +84,7 @@ async def _model(config: Config) -> Check:
 
 async def _state(config: Config) -> Check:
     from agent_core.errors import StateUnavailableError
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.checks import Check
 
     settings = config.state
@@ -230,7 +230,7 @@ def _missing_extra(extra: str) -> list[Check]:
 
 async def _slack_checks(config: Config, section: SlackSettings) -> list[Check]:
     """With OAuth, installations live in the state: read there (stopped ones are listed)."""
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.slack import doctor as slack
 
     missing = _missing_extra("slack")

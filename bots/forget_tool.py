@@ -31,7 +31,7 @@ from agent_core.tool_contract import Tool, ToolResult
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.context import ToolContext
-    from agent_core.state import State
+    from agent_core.state_factory import State
     from bots.profiles import ProfileRouter
 
 NAME = "forget_person"

@@ -41,7 +41,7 @@ from agent_core.settings import (
     env,
     load_sections,
 )
-from agent_core.state.factory import StateSettings
+from agent_core.state_factory import StateSettings
 from agent_core.usage.budget_settings import BudgetSettings
 from agent_core.usage.settings import UsageSettings
 from bots.profiles import Profile, check_profiles
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.llm.base import LlmService
     from agent_core.runtime import Channel, Runtime
-    from agent_core.state import State
+    from agent_core.state_factory import State
     from agent_core.users import UserResolver
     from bots.profiles import ProfileRouter
 

@@ -73,7 +73,7 @@ class BotSchedules:
 
     >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
     ...                         StaticUserResolver, ToolRegistry)
-    >>> from agent_core.state import StateSettings, build_state
+    >>> from agent_core.state_factory import StateSettings, build_state
     >>> agent = Agent(llm_service=ScriptedLlmService([]), tool_registry=ToolRegistry(),
     ...               user_resolver=StaticUserResolver(User(id="u1")),
     ...               agent_memory=InMemoryAgentMemory())

@@ -25,7 +25,7 @@ from agent_core import (
 from agent_core.approvals import ApprovalBook, ApprovalPolicy
 from agent_core.mcp import McpHub, attach
 from agent_core.mcp.testing import sign_in
-from agent_core.state import State
+from agent_core.state_factory import State
 from tests.agent_kind import agent_class
 from tests.bots.slack.harness import SlackHarness, running_bot
 from tests.bots.slack.test_approvals import approval_id_of, approval_message, click

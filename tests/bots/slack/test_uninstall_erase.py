@@ -31,7 +31,7 @@ from agent_core.mcp.auth.vault import person_key
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.store import ScheduleLimits
-from agent_core.state import State, build_state
+from agent_core.state_factory import State, build_state
 from agent_core.users import User
 from bots.serving import agent_factory
 from tests.bots.slack.harness import running_bot

@@ -18,7 +18,7 @@ from agent_core import Agent, AgentConfig, ScriptedLlmService, ToolRegistry
 from agent_core.approvals import ApprovalBook, ApprovalPolicy
 from agent_core.mcp import McpHub, attach
 from agent_core.mcp.testing import sign_in
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.teams.settings import TeamsSettings
 from tests.agent_kind import agent_class
 from tests.bots.slack.test_mcp import model

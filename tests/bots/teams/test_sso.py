@@ -18,8 +18,9 @@ from cryptography.fernet import Fernet
 
 from agent_core.mcp import McpHub, McpServerConfig
 from agent_core.mcp.testing import Loopback
-from agent_core.state import MemoryKeyValueStore, StateSettings, build_state
+from agent_core.state import MemoryKeyValueStore
 from agent_core.state.testing import free_port
+from agent_core.state_factory import StateSettings, build_state
 from bots.teams.sso import FAILED_SENTENCE, OAUTH_CARD
 from tests.bots.teams.harness import MEMBER, TeamsHarness, teams_bot
 from tests.bots.teams.test_mcp import agent_on, said
