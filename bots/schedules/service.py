@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 
 class ScheduleState(Protocol):
-    """Where schedules and turns live (``agent_core.state.State`` is one; the console has
+    """Where schedules and turns live (``agent_core.state_factory.State`` is one; the console has
     its own)."""
 
     @property
