@@ -90,7 +90,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "agent_core.extensions.hooks": ("LifecycleHook",),
     "agent_core.extensions.middleware": ("LlmMiddleware",),
-    "agent_core.extensions.observability": (
+    "agent_core.observability": (
         "LoggingObservabilityProvider",
         "Metric",
         "ObservabilityProvider",
@@ -132,7 +132,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "attach",
         "Runtime",
     ),
-    "agent_core.tools.base": (
+    "agent_core.tool_contract": (
         "ApprovalMode",
         "Tool",
         "ToolCall",
@@ -367,12 +367,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
     from agent_core.extensions.middleware import (
         LlmMiddleware,
     )
-    from agent_core.extensions.observability import (
-        LoggingObservabilityProvider,
-        Metric,
-        ObservabilityProvider,
-        Span,
-    )
     from agent_core.extensions.otel import (
         OpenTelemetryObservabilityProvider,
     )
@@ -407,6 +401,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
     from agent_core.memory.in_memory import (
         InMemoryAgentMemory,
     )
+    from agent_core.observability import (
+        LoggingObservabilityProvider,
+        Metric,
+        ObservabilityProvider,
+        Span,
+    )
     from agent_core.prompts import (
         DefaultSystemPromptBuilder,
         SystemPromptBuilder,
@@ -415,7 +415,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
         Runtime,
         attach,
     )
-    from agent_core.tools.base import (
+    from agent_core.tool_contract import (
         ApprovalMode,
         Tool,
         ToolCall,

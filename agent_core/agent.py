@@ -29,11 +29,11 @@ from agent_core.extensions.enricher import ToolContextEnricher
 from agent_core.extensions.filters import ConversationFilter
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
-from agent_core.extensions.observability import ObservabilityProvider, Tracer
 from agent_core.extensions.recovery import ErrorRecoveryStrategy, default_recovery_strategy
 from agent_core.feedback import Feedback
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
+from agent_core.observability import ObservabilityProvider, Tracer
 from agent_core.prompts import DefaultSystemPromptBuilder, SystemPromptBuilder
 from agent_core.tools.registry import ToolRegistry
 from agent_core.turn import (
@@ -48,12 +48,12 @@ from agent_core.turn import (
     settle_after_stop,
     think,
 )
+from agent_core.turn.deciding import ApprovalAnswer, cancel, decide, expire_due
 from agent_core.turn.resuming import open_resumed, settle_cancelled
 from agent_core.users import RequestContext, StaticUserResolver, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
 if TYPE_CHECKING:
-    from agent_core.approvals.decisions import ApprovalAnswer
     from agent_core.audit import AuditLogger
 
 logger = logging.getLogger("threadline.agent")
@@ -307,8 +307,6 @@ class Agent:
         their signed payload now), in ``conversation_id`` (None: from their home). When
         ``answer.resume`` is True, this call decided: resume the turn (``resume_approval``),
         on any process."""
-        from agent_core.approvals.decisions import decide
-
         return await decide(
             self.deps,
             request_context,
@@ -322,8 +320,6 @@ class Agent:
     ) -> ApprovalAnswer:
         """The asker's Stop while their turn waits for approval (then ``resume_approval``
         ends the turn consistently)."""
-        from agent_core.approvals.decisions import cancel
-
         return await cancel(
             self.deps, request_context, approval_id, conversation_id=conversation_id
         )
@@ -332,8 +328,6 @@ class Agent:
         """Expire every pending approval asked in ``platform`` (the channel's
         ``metadata["platform"]``; None: asked without one) whose time is up: a channel's
         periodic sweep. Each answer is to be resumed (an expiry is a denial that says so)."""
-        from agent_core.approvals.decisions import expire_due
-
         return await expire_due(self.deps, platform)
 
     async def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]:

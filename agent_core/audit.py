@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
     from agent_core.context import ToolContext
     from agent_core.feedback import Feedback
-    from agent_core.tools.base import ToolCall, ToolResult
+    from agent_core.tool_contract import ToolCall, ToolResult
 
 SENSITIVE_KEY = re.compile(
     r"pass(word|wd)?|secret|token|api[_-]?key|credential|authori[sz]ation|private[_-]?key|cookie",

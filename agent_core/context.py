@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.extensions.observability import ObservabilityProvider
 from agent_core.memory.base import AgentMemory
+from agent_core.observability import ObservabilityProvider
 from agent_core.users import User
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.clock import SYSTEM_CLOCK
-from agent_core.tools.base import ToolCall
+from agent_core.tool_contract import ToolCall
 from agent_core.users import User
 
 MessageRole = Literal["system", "user", "assistant", "tool"]

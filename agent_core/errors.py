@@ -44,9 +44,9 @@ about::
     ├── DatabaseConfigError         the database URL cannot be used (agent_core.database.urls)
     ├── ChartError                  the data cannot make the chart (agent_core.tools.visualize)
     ├── McpError                    an MCP server failed one of its callers (unavailable, timed
-    │                               out, refused, sign-in required: agent_core.tools.mcp.errors)
+    │                               out, refused, sign-in required: agent_core.mcp.errors)
     ├── SignInRefused               an OAuth callback that finishes no sign-in (forged, replayed,
-    │                               expired, declined: agent_core.tools.mcp.auth.signin)
+    │                               expired, declined: agent_core.mcp.auth.signin)
     ├── AppError                    ``--app`` gives no agent (bots.apps)
     ├── FrameError                  a Bedrock event-stream frame that does not hold
     │                               (agent_core.llm.eventstream; also a ValueError)

@@ -35,8 +35,8 @@ from agent_core.clock import SYSTEM_CLOCK, Clock
 from agent_core.errors import ThreadlineError
 
 if TYPE_CHECKING:
-    from agent_core.state.factory import State
     from agent_core.state.keyvalue import KeyValueStore
+    from agent_core.state_factory import State
 
 logger = logging.getLogger("threadline.forget")
 T = TypeVar("T")
@@ -91,7 +91,7 @@ def cache_patterns(person: str) -> list[str]:
     >>> cache_patterns("slack:T1:U1")[:2]
     ['slack:identity:user:T1:U1', 'identity:slack:T1:U1']
     """
-    from agent_core.tools.mcp.auth.vault import person_key
+    from agent_core.mcp.auth.vault import person_key
 
     platform, _, rest = person.partition(":")
     return [

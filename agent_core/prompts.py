@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from agent_core.clock import SYSTEM_CLOCK, Clock, utcnow
-from agent_core.tools.base import ToolSchema
+from agent_core.tool_contract import ToolSchema
 from agent_core.users import User
 
 DEFAULT_BASE_PROMPT = (

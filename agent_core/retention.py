@@ -48,7 +48,7 @@ from agent_core.clock import SYSTEM_CLOCK, Clock
 from agent_core.settings import Section, env
 
 if TYPE_CHECKING:
-    from agent_core.state.factory import State
+    from agent_core.state_factory import State
 
 log = logging.getLogger(__name__)
 

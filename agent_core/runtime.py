@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Literal
 from agent_core.approvals.book import ApprovalBook
 from agent_core.approvals.policy import ApprovalPolicy
 from agent_core.conversations import ConversationStore
-from agent_core.extensions.observability import ObservabilityProvider
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
+from agent_core.observability import ObservabilityProvider
 from agent_core.users import UserResolver
 
 if TYPE_CHECKING:

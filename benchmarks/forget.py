@@ -34,11 +34,11 @@ from agent_core.audit_chain import AuditEntry
 from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
 from agent_core.forget import forget_person
+from agent_core.mcp.auth.vault import person_key
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.store import ScheduleLimits
-from agent_core.state import State, StateSettings, build_state
-from agent_core.tools.mcp.auth.vault import person_key
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.usage.counts import TokenCounts
 from agent_core.usage.ledger import UsageRecord
 from agent_core.users import User

@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stats import result_line
 
 from agent_core import Tool, ToolCall, ToolContext, ToolRegistry, ToolResult, User
+from agent_core.mcp import McpHub, McpServerConfig, attach
 from agent_core.state.testing import free_port
-from agent_core.tools.mcp import McpHub, McpServerConfig, attach
 
 ROOT = Path(__file__).resolve().parents[1]
 TICKETS = str(ROOT / "examples" / "mcp_tickets.py")

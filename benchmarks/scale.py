@@ -68,9 +68,10 @@ from agent_core import (  # noqa: E402
     User,
     UserResolver,
 )
-from agent_core.state import StateSettings, build_state, connect_redis  # noqa: E402
+from agent_core.state import connect_redis  # noqa: E402
 from agent_core.state.turns import Turn  # noqa: E402
 from agent_core.state.turns_redis import RedisTurnQueue  # noqa: E402
+from agent_core.state_factory import StateSettings, build_state  # noqa: E402
 
 LLM_LATENCY = 0.2
 THREADS = 50
@@ -247,7 +248,7 @@ BOT_TOKEN = "xoxb-bench"
 
 async def slack_bot(url: str, prefix: str, api_url: str, port: int, latency: float) -> None:
     """One ``threadline slack`` process: the real wiring, a scripted LLM (``--slack-bot``)."""
-    from agent_core.state import State
+    from agent_core.state_factory import State
     from bots.slack.app import serve
     from bots.slack.settings import SlackSettings
 

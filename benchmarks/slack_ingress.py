@@ -57,7 +57,7 @@ from agent_core import (  # noqa: E402
     ScriptedResponse,
     ToolRegistry,
 )
-from agent_core.state import StateSettings, build_state  # noqa: E402
+from agent_core.state_factory import StateSettings, build_state  # noqa: E402
 from bots.slack.app import serve_http  # noqa: E402
 from bots.slack.bot import SlackBot  # noqa: E402
 from bots.slack.ingress import receive  # noqa: E402

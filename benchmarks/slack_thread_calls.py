@@ -61,8 +61,8 @@ from agent_core import (  # noqa: E402
     ToolRegistry,
     User,
 )
-from agent_core.state import StateSettings, build_state  # noqa: E402
 from agent_core.state.testing import RedisServer  # noqa: E402
+from agent_core.state_factory import StateSettings, build_state  # noqa: E402
 from bots.slack.bot import SlackBot  # noqa: E402
 from bots.slack.settings import SlackSettings  # noqa: E402
 

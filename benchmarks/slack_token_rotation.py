@@ -45,7 +45,7 @@ from slack_sdk.signature import SignatureVerifier  # noqa: E402
 from adapters.slack.installations import KeyValueInstallationStore  # noqa: E402
 from adapters.slack.testing import FakeSlackApi  # noqa: E402
 from agent_core import Agent, ScriptedLlmService, ToolRegistry  # noqa: E402
-from agent_core.state import StateSettings, build_state  # noqa: E402
+from agent_core.state_factory import StateSettings, build_state  # noqa: E402
 from bots.slack.bot import SlackBot  # noqa: E402
 from bots.slack.clients import build_user_resolver, default_clients  # noqa: E402
 from bots.slack.ingress import receive  # noqa: E402

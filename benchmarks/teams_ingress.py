@@ -62,8 +62,8 @@ from adapters.teams.testing import FakeBotConnector
 from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegistry
 from agent_core.components import RichTextComponent, UiComponent
 from agent_core.feedback import Feedback
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.testing import RedisServer, redis_available
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import RequestContext
 from bots.teams.app import build_web_app
 from bots.teams.bot import TeamsBot

@@ -24,7 +24,7 @@ from agent_core.users import RequestContext, UserResolver
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.approvals.book import ApprovalBook
-    from agent_core.approvals.decisions import ApprovalAnswer
+    from agent_core.turn.deciding import ApprovalAnswer
 
 
 class ServedAgent(Protocol):

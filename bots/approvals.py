@@ -38,10 +38,10 @@ from typing import Any, NamedTuple
 
 from adapters.approval import ApprovalClick
 from agent_core.approvals.book import KEEP_AFTER, ApprovalBook
-from agent_core.approvals.decisions import ApprovalAnswer
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.components import ApprovalComponent
 from agent_core.errors import StateUnavailableError, log_failure
+from agent_core.turn.deciding import ApprovalAnswer
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
 from bots.turns import TurnHost

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.audit_settings import AuditSettings
     from agent_core.audit_trail import AuditForwarder, TrailAuditLogger
-    from agent_core.state import State
+    from agent_core.state_factory import State
     from bots.profiles import ProfileRouter
 
 

@@ -97,7 +97,7 @@ def write(found: list[dict[str, Any]], out: TextIO, form: str) -> None:
 
 
 async def export(config: Config, args: argparse.Namespace) -> str:
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
 
     state = build_state(config.state)
     try:
@@ -113,7 +113,7 @@ async def export(config: Config, args: argparse.Namespace) -> str:
 
 
 async def verify(config: Config) -> Verdict:
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
 
     state = build_state(config.state)
     try:

@@ -75,7 +75,7 @@ def _table(kind: type[Section], only: Sequence[str] | None = None) -> tuple[str,
 
 def _shared(*, local: bool) -> list[tuple[str, list[str]]]:
     from agent_core.database.settings import DatabaseSettings
-    from agent_core.state.factory import StateSettings
+    from agent_core.state_factory import StateSettings
     from bots.serving import GeneralSettings, ModelSettings
 
     state = ["data_dir"] if local else None
@@ -109,13 +109,13 @@ def _all_reads() -> list[tuple[str, list[str]]]:
 
 def _schedule_reads() -> list[tuple[str, list[str]]]:
     from agent_core.schedules.settings import ScheduleSettings
-    from agent_core.state.factory import StateSettings
+    from agent_core.state_factory import StateSettings
 
     return [_table(StateSettings), _table(ScheduleSettings)]
 
 
 def _state_reads() -> list[tuple[str, list[str]]]:
-    from agent_core.state.factory import StateSettings
+    from agent_core.state_factory import StateSettings
 
     return [_table(StateSettings)]
 

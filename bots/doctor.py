@@ -84,7 +84,7 @@ async def _model(config: Config) -> Check:
 
 async def _state(config: Config) -> Check:
     from agent_core.errors import StateUnavailableError
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.checks import Check
 
     settings = config.state
@@ -208,8 +208,8 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
 
 
 async def _mcp(config: Config) -> list[Check]:
+    from agent_core.mcp.settings import McpSettings
     from agent_core.state import MemoryKeyValueStore
-    from agent_core.tools.mcp.settings import McpSettings
     from bots.mcp import doctor_checks
 
     settings = config.get(McpSettings)
@@ -230,7 +230,7 @@ def _missing_extra(extra: str) -> list[Check]:
 
 async def _slack_checks(config: Config, section: SlackSettings) -> list[Check]:
     """With OAuth, installations live in the state: read there (stopped ones are listed)."""
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.slack import doctor as slack
 
     missing = _missing_extra("slack")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_core.forget import Step
-    from agent_core.state import State
+    from agent_core.state_factory import State
 
 
 def channel_steps(state: State) -> dict[str, Step]:

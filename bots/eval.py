@@ -262,7 +262,7 @@ def build_agent(args: argparse.Namespace) -> Agent:
     """The agent the commands serve (the built-in one on the configured database, or
     ``--app``; ``--profile``'s), on in-memory state, asked by ``--as`` (the local user
     when not given)."""
-    from agent_core.state import StateSettings, build_state
+    from agent_core.state_factory import StateSettings, build_state
     from agent_core.users import StaticUserResolver
     from bots.serving import ModelSettings, agent_factory, load_config
 

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def forget(config: Config, given: str, *, dry_run: bool) -> ForgetReport:
     from agent_core.forget import find_person, forget_person
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.erasing import channel_steps
 
     state = build_state(config.state)

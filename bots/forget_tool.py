@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.context import ToolContext
-    from agent_core.state import State
+    from agent_core.state_factory import State
     from bots.profiles import ProfileRouter
 
 NAME = "forget_person"

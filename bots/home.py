@@ -32,10 +32,10 @@ from agent_core.agent import Agent
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.components import CardComponent, SimpleTextComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
+from agent_core.mcp.commands import McpCommands
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.wording import when
-from agent_core.tools.mcp.commands import McpCommands
 from agent_core.usage.recorder import BudgetHook
 from agent_core.users import RequestContext, User
 from agent_core.workflow import WorkflowHandler

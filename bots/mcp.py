@@ -31,17 +31,17 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from agent_core.mcp.config import McpServerConfig
+from agent_core.mcp.settings import CALLBACK_PATH, McpSettings, check_mcp
 from agent_core.settings import ConfigProblem
-from agent_core.tools.mcp.config import McpServerConfig
-from agent_core.tools.mcp.settings import CALLBACK_PATH, McpSettings, check_mcp
 
 if TYPE_CHECKING:
     from aiohttp import web
 
     from agent_core.agent import Agent
     from agent_core.audit import AuditLogger
+    from agent_core.mcp.hub import McpHub, SignedIn
     from agent_core.state.keyvalue import KeyValueStore
-    from agent_core.tools.mcp.hub import McpHub, SignedIn
     from bots.agents import ServedAgent
     from bots.checks import Check
     from bots.profiles import Profile, ProfileRouter
@@ -112,7 +112,7 @@ def build_hub(
     servers = servers_of(settings, profiles)
     if not servers:
         return None
-    from agent_core.tools.mcp.hub import McpHub
+    from agent_core.mcp.hub import McpHub
 
     key = settings.mcp_token_key.get_secret_value() if settings.mcp_token_key else None
     if key is None and local:
@@ -133,7 +133,7 @@ def attach_servers(
     """Give the default agent the top-level servers, each profile's agent those and its own."""
     if hub is None:
         return
-    from agent_core.tools.mcp.wiring import attach
+    from agent_core.mcp.wiring import attach
 
     top = [server.name for server in settings.mcp]
     profiles = getattr(served, "profiles", None)
@@ -194,8 +194,8 @@ def attach_configured(
 def hub_of(served: ServedAgent) -> McpHub | None:
     """The hub ``served``'s agents use (their registries' MCP sources), if any (none for a
     bare agent without ``served_agents``, such as the channel benchmarks' echo agents)."""
-    from agent_core.tools.mcp.hub import McpHub
-    from agent_core.tools.mcp.source import McpToolSource
+    from agent_core.mcp.hub import McpHub
+    from agent_core.mcp.source import McpToolSource
 
     listed = getattr(served, "served_agents", None)
     for agent in listed() if callable(listed) else []:
@@ -249,7 +249,7 @@ def callback(
     audit: AuditLogger | None = None,
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The handler of ``GET /oauth/mcp/callback``; see the module docstring."""
-    from agent_core.tools.mcp.auth.signin import SignInRefused
+    from agent_core.mcp.auth.signin import SignInRefused
 
     async def handle(request: web.Request) -> web.Response:
         query = request.rel_url.query

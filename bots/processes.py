@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_core.state import StateSettings
+    from agent_core.state_factory import StateSettings
 
 logger = logging.getLogger("threadline.processes")
 
@@ -45,7 +45,7 @@ def check_processes(processes: int, state: StateSettings) -> None:
     """Refuse a process count that cannot work (``ValueError`` naming what to change): the
     same rule for every bot (a channel adds its platform's own limits).
 
-    >>> from agent_core.state import StateSettings
+    >>> from agent_core.state_factory import StateSettings
     >>> check_processes(2, StateSettings(redis_url="redis://cache:6379/0"))
     >>> check_processes(2, StateSettings(ephemeral=True))
     Traceback (most recent call last):

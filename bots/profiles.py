@@ -32,19 +32,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.approvals.policy import ToolApproval
 from agent_core.database.settings import DatabaseConfig
+from agent_core.mcp.config import McpServerConfig
 from agent_core.settings import ConfigProblem
-from agent_core.tools.mcp.config import McpServerConfig
 from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.approvals.book import ApprovalBook
-    from agent_core.approvals.decisions import ApprovalAnswer
     from agent_core.components import UiComponent
     from agent_core.feedback import Feedback
     from agent_core.llm.base import LlmService
     from agent_core.prompts import SystemPromptBuilder
     from agent_core.runtime import Runtime
+    from agent_core.turn.deciding import ApprovalAnswer
 
 
 class Profile(BaseModel):

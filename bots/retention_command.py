@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def swept(config: Config) -> Swept:
     from agent_core.retention import RetentionSettings, sweep
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
 
     state = build_state(config.state)
     try:

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from agent_core.state import State
+from agent_core.state_factory import State
 from bots.metrics import ChannelMetrics
 from bots.turns import TurnHost
 

@@ -28,6 +28,7 @@ from agent_core.approvals.settings import ApprovalSettings, ToolSettings
 from agent_core.audit_settings import AuditSettings
 from agent_core.database.settings import DatabaseConfig, DatabaseSettings
 from agent_core.llm.settings import ModelSettings as ModelSettings
+from agent_core.mcp.settings import McpSettings
 from agent_core.retention import RetentionSettings
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.settings import (
@@ -40,8 +41,7 @@ from agent_core.settings import (
     env,
     load_sections,
 )
-from agent_core.state.factory import StateSettings
-from agent_core.tools.mcp.settings import McpSettings
+from agent_core.state_factory import StateSettings
 from agent_core.usage.budget_settings import BudgetSettings
 from agent_core.usage.settings import UsageSettings
 from bots.profiles import Profile, check_profiles
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.llm.base import LlmService
     from agent_core.runtime import Channel, Runtime
-    from agent_core.state import State
+    from agent_core.state_factory import State
     from agent_core.users import UserResolver
     from bots.profiles import ProfileRouter
 

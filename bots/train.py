@@ -54,7 +54,7 @@ def _settings(args: argparse.Namespace) -> tuple[DatabaseConfig, Path]:
     """The database (``--profile``'s, else ``[database]``) and the data folder: the options
     over the configuration."""
     from agent_core.database.settings import DatabaseSettings
-    from agent_core.state import StateSettings
+    from agent_core.state_factory import StateSettings
     from bots.serving import database_of, load_config
 
     database = {

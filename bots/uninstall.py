@@ -34,7 +34,7 @@ from agent_core.clock import SYSTEM_CLOCK, Clock
 
 if TYPE_CHECKING:
     from agent_core.forget import Step
-    from agent_core.state import State
+    from agent_core.state_factory import State
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
-    from agent_core.state import State
+    from agent_core.state_factory import State
     from agent_core.usage.budget_settings import BudgetSettings
     from agent_core.usage.settings import UsageSettings
     from bots.profiles import ProfileRouter

@@ -59,7 +59,7 @@ def as_json(today: UsageSummary, period: UsageSummary, top: int) -> dict[str, An
 
 
 async def _read(config: Config, days: int) -> tuple[UsageSummary, UsageSummary]:
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
 
     state = build_state(config.state)
     try:
@@ -72,7 +72,7 @@ async def _read(config: Config, days: int) -> tuple[UsageSummary, UsageSummary]:
 
 
 async def _turn(config: Config, turn_id: str) -> Totals:
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
 
     state = build_state(config.state)
     try:

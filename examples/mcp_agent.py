@@ -25,7 +25,7 @@ from agent_core import (
     ToolRegistry,
     User,
 )
-from agent_core.tools.mcp import McpHub, McpServerConfig, attach
+from agent_core.mcp import McpHub, McpServerConfig, attach
 
 TICKETS = McpServerConfig(
     name="tickets",

@@ -99,7 +99,7 @@ def build_server(*, auth: AuthSettings | None = None, token_verifier: object = N
 def oauth_server(port: int, authorization_port: int) -> tuple[MCPServer, object]:
     """The tickets server protected by a local authorization server on ``authorization_port``:
     ``(server, authorization_server)``."""
-    from agent_core.tools.mcp.testing import LocalAuthorizationServer
+    from agent_core.mcp.testing import LocalAuthorizationServer
 
     issuer = f"http://127.0.0.1:{authorization_port}"
     authorization = LocalAuthorizationServer(issuer)

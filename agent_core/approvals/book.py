@@ -159,7 +159,7 @@ class ApprovalBook:
         """The pending, unexpired approvals asked in ``workspace`` of ``platform`` that
         ``user`` (as resolved now) may decide, newest first (at most ``limit``; read from
         the workspace index, never a scan of the book). Listing decides nothing: a click on
-        one is checked again when it comes (``agent_core.approvals.decisions``)."""
+        one is checked again when it comes (``agent_core.turn.deciding``)."""
         now = self.clock()
         ids = await self.store.append(
             self._opened(lane_of(platform), workspace), [], keep=OPEN_KEPT

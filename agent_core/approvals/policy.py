@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agent_core.tools.base import ApprovalMode
+from agent_core.tool_contract import ApprovalMode
 from agent_core.users import User
 
 if TYPE_CHECKING:
-    from agent_core.tools.base import Tool
+    from agent_core.tool_contract import Tool
 
 ASKER = "asker"
 """In ``approvers``: the person who asked."""

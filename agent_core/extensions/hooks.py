@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from agent_core.context import ToolContext
     from agent_core.conversations import Conversation
     from agent_core.feedback import Feedback
-    from agent_core.tools.base import Tool, ToolResult
+    from agent_core.tool_contract import Tool, ToolResult
     from agent_core.users import User
 
 

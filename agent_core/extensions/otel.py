@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_core.extensions.observability import ObservabilityProvider, Span, current_span
+from agent_core.observability import ObservabilityProvider, Span, current_span
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Counter, Histogram, MeterProvider
@@ -81,7 +81,7 @@ class OpenTelemetryObservabilityProvider(ObservabilityProvider):
 
     >>> import asyncio
     >>> from opentelemetry.sdk.trace import TracerProvider
-    >>> from agent_core.extensions.observability import Tracer
+    >>> from agent_core.observability import Tracer
     >>> provider = OpenTelemetryObservabilityProvider(tracer_provider=TracerProvider())
     >>> async def traced():  # what the agent does with Agent(..., observability_provider=...)
     ...     async with Tracer(provider).span("agent.demo", user_id="u1") as span:

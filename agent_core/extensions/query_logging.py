@@ -31,7 +31,7 @@ from agent_core.extensions.hooks import LifecycleHook
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
-    from agent_core.tools.base import Tool, ToolResult
+    from agent_core.tool_contract import Tool, ToolResult
 
 logger = logging.getLogger("threadline.query_log")
 

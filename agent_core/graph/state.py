@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
 from agent_core.llm.base import LlmResponse
-from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.tool_contract import ToolCall, ToolSchema
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState
 from agent_core.users import User

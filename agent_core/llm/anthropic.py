@@ -16,7 +16,6 @@ import anthropic
 from anthropic.types.message_create_params import MessageCreateParamsBase
 
 from agent_core.errors import LlmAuthenticationError, LlmTimeoutError
-from agent_core.extensions.observability import ObservabilityProvider, Tracer
 from agent_core.llm.anthropic_convert import (
     from_message,
     system_text,
@@ -28,7 +27,8 @@ from agent_core.llm.anthropic_convert import (
 from agent_core.llm.anthropic_errors import translated_errors
 from agent_core.llm.anthropic_stream import StreamAssembler
 from agent_core.llm.base import LlmRequest, LlmResponse, LlmService, LlmStreamChunk
-from agent_core.tools.base import ToolSchema
+from agent_core.observability import ObservabilityProvider, Tracer
+from agent_core.tool_contract import ToolSchema
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when neither ``model=`` nor ``ANTHROPIC_MODEL`` names one."""

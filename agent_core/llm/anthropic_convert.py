@@ -36,7 +36,7 @@ from anthropic.types.message_create_params import MessageCreateParamsBase
 
 from agent_core.errors import LlmBadRequestError
 from agent_core.llm.base import LlmMessage, LlmRequest, LlmResponse
-from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.tool_contract import ToolCall, ToolSchema
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

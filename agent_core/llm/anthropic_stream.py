@@ -24,7 +24,7 @@ from anthropic.types import (
 from agent_core.errors import LlmServerError
 from agent_core.llm.anthropic_convert import usage_dict
 from agent_core.llm.base import LlmStreamChunk
-from agent_core.tools.base import ToolCall
+from agent_core.tool_contract import ToolCall
 
 
 class _PendingToolCall:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.tool_contract import ToolCall, ToolSchema
 from agent_core.users import User
 
 LlmRole = Literal["system", "user", "assistant", "tool"]

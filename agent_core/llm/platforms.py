@@ -43,7 +43,7 @@ from agent_core.llm.anthropic import (
 )
 
 if TYPE_CHECKING:
-    from agent_core.extensions.observability import ObservabilityProvider
+    from agent_core.observability import ObservabilityProvider
 
 TokenProvider = Callable[[], "str | Awaitable[str]"]
 

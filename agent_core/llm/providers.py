@@ -33,8 +33,8 @@ from agent_core.llm.settings import ModelSettings
 from agent_core.settings import ConfigError, ConfigProblem
 
 if TYPE_CHECKING:
-    from agent_core.extensions.observability import ObservabilityProvider
     from agent_core.llm.anthropic import AnthropicLlmService
+    from agent_core.observability import ObservabilityProvider
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "bedrock": ("boto3", "botocore"),

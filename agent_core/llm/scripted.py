@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.errors import LlmBadRequestError
 from agent_core.llm.base import LlmRequest, LlmResponse, LlmService, LlmStreamChunk
-from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.tool_contract import ToolCall, ToolSchema
 
 _call_ids = itertools.count(1)
 

@@ -20,7 +20,7 @@ from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.llm.base import LlmMessage, LlmRequest, LlmService
 from agent_core.schedules.alerts import AlertCheck, AlertRule, AlertValueError
-from agent_core.tools.base import ToolSchema
+from agent_core.tool_contract import ToolSchema
 from agent_core.tools.sql import SqlError, SqlResult
 from agent_core.users import User
 

@@ -1,6 +1,7 @@
 """Durable state: conversations, memory, turns, dedupe, quotas, caches; memory, SQLite or Redis.
 
-``build_state(StateSettings.from_env())`` picks the backend (``REDIS_URL`` -> Redis,
+``build_state(StateSettings.from_env())`` (``agent_core.state_factory``, above this package)
+picks the backend (``REDIS_URL`` -> Redis,
 otherwise SQLite files in ``THREADLINE_DATA_DIR``; ``ephemeral=True`` -> in memory) and
 returns a ``State`` holding every store. Importing this package does not import ``redis``;
 the Redis classes import it when first used. See ``README.md`` here for how bots wire it.
@@ -10,7 +11,6 @@ from agent_core.state.conversations_redis import RedisConversationStore
 from agent_core.state.conversations_sqlite import SqliteConversationStore
 from agent_core.state.dedupe import DedupeStore
 from agent_core.state.draining import DrainingTurnQueue
-from agent_core.state.factory import State, StateSettings, build_state, default_data_dir
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, KeyValueStore, MemoryKeyValueStore
 from agent_core.state.keyvalue_redis import RedisKeyValueStore
@@ -50,14 +50,10 @@ __all__ = [
     "SqliteKeyValueStore",
     "SqliteRateLimiter",
     "SqliteTurnQueue",
-    "State",
     "StateHealth",
-    "StateSettings",
     "Turn",
     "TurnHandler",
     "TurnQueue",
-    "build_state",
     "connect_redis",
-    "default_data_dir",
     "redis_health",
 ]

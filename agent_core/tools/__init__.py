@@ -1,4 +1,5 @@
-"""Tools: the contract (``Tool``, ``ToolRegistry``...) and the built-in tools.
+"""Tools: the registry, the built-in tools, and the contract they implement (``Tool``,
+``ToolCall``... from ``agent_core.tool_contract``) handed on.
 
 The built-ins load on first use (PEP 562), so ``import agent_core`` does not pay for them.
 """
@@ -9,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from agent_core.context import ToolContext
-from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
+from agent_core.tool_contract import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
 from agent_core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_core.context import ToolContext
 from agent_core.errors import AgentError
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 from agent_core.tools.sql import RunSqlArgs, RunSqlTool, SqlRunner
 from agent_core.users import User
 

@@ -26,7 +26,7 @@ from agent_core.components import (
 from agent_core.config import UiFeature
 from agent_core.context import ToolContext
 from agent_core.memory.base import ToolMemorySearchResult
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 
 DETAIL_FEATURE = UiFeature.MEMORY_DETAILED_RESULTS.value
 

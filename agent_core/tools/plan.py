@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.components import Task, TaskListComponent, UiComponent
 from agent_core.context import ToolContext
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 
 MAX_PLAN_STEPS = 50
 

@@ -23,7 +23,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agent_core.components.ui_state import RefusalKind
 from agent_core.context import ToolContext
 from agent_core.errors import AgentError
-from agent_core.tools.base import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
+from agent_core.tool_contract import Tool, ToolCall, ToolRejection, ToolResult, ToolSchema
 from agent_core.tools.sources import Offer, ToolSource, TurnTools
 from agent_core.users import User
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from agent_core.tools.base import Tool, ToolSchema
+    from agent_core.tool_contract import Tool, ToolSchema
     from agent_core.users import User
 
 

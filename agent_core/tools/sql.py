@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from agent_core.components import DataFrameComponent, SimpleTextComponent, Source, UiComponent
 from agent_core.context import ToolContext
 from agent_core.errors import PermissionDeniedError, ToolExecutionError
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 from agent_core.tools.tabular import bounded_csv, cell_value, text_table
 from agent_core.users import User
 

@@ -26,7 +26,7 @@ from agent_core.components import (
 from agent_core.components.images import png_data_uri
 from agent_core.context import ToolContext
 from agent_core.errors import PermissionDeniedError, ThreadlineError
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 from agent_core.tools.chart_render import png_available, render_chart_png
 from agent_core.tools.sql import (
     SqlError,

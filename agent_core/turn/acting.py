@@ -32,7 +32,7 @@ from agent_core.components.feedback import CardStatus
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
 from agent_core.extensions.recovery import RecoveryActionType
-from agent_core.tools.base import Tool, ToolCall, ToolResult
+from agent_core.tool_contract import Tool, ToolCall, ToolResult
 from agent_core.turn.approving import apply_decision, hold
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState

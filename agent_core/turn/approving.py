@@ -26,7 +26,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agent_core.approvals.record import ApprovalRecord, HeldCall, argument_shape
 from agent_core.components import UiComponent
 from agent_core.conversations import Message
-from agent_core.tools.base import Tool, ToolCall
+from agent_core.tool_contract import Tool, ToolCall
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState
 from agent_core.users import User

@@ -20,12 +20,12 @@ from agent_core.extensions.enricher import ToolContextEnricher
 from agent_core.extensions.filters import ConversationFilter, TokenBudgetFilter
 from agent_core.extensions.hooks import LifecycleHook
 from agent_core.extensions.middleware import LlmMiddleware
-from agent_core.extensions.observability import ObservabilityProvider, Tracer
 from agent_core.extensions.recovery import ErrorRecoveryStrategy
 from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
+from agent_core.observability import ObservabilityProvider, Tracer
 from agent_core.prompts import SystemPromptBuilder
-from agent_core.tools.base import ToolSchema
+from agent_core.tool_contract import ToolSchema
 from agent_core.tools.registry import ToolRegistry
 from agent_core.users import User, UserResolver
 from agent_core.workflow import WorkflowAgent, WorkflowHandler

@@ -12,7 +12,7 @@ from agent_core.config import UiFeature
 from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
 from agent_core.llm.base import LlmMessage, LlmResponse
-from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.tool_contract import ToolCall, ToolSchema
 from agent_core.users import RequestContext, User
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from agent_core.extensions.enhancer import LlmContextEnhancer
 from agent_core.extensions.recovery import RecoveryAction, RecoveryActionType
 from agent_core.llm.base import LlmRequest, LlmResponse, LlmStreamChunk
 from agent_core.llm.telemetry import request_attributes, response_attributes
-from agent_core.tools.base import ToolCall
+from agent_core.tool_contract import ToolCall
 from agent_core.turn.citing import sources_component
 from agent_core.turn.deps import TurnDeps
 from agent_core.turn.state import TurnState, as_llm_message

@@ -3,8 +3,8 @@
 A ``UsageRecord`` is one call. The ledger keeps, per UTC day, the totals of each person,
 profile, workspace and model (what ``/usage`` and ``threadline usage`` show), and each
 turn's totals for a week. ``MemoryUsageLedger`` is one process's; the state store has one
-on SQLite (``agent_core.state.usage_sqlite``, one process) and Redis
-(``agent_core.state.usage_redis``, any number), chosen with the rest of the state.
+on SQLite (``agent_core.usage.ledger_sqlite``, one process) and Redis
+(``agent_core.usage.ledger_redis``, any number), chosen with the rest of the state.
 
 Costs are integers in billionths of a dollar; a call whose model has no price adds its
 tokens to ``unpriced_tokens`` instead, so a total with unknown parts says so.

@@ -26,7 +26,7 @@ from agent_core.llm.base import LlmService
 from agent_core.memory.base import AgentMemory
 from agent_core.memory.in_memory import InMemoryAgentMemory
 from agent_core.prompts import DefaultSystemPromptBuilder
-from agent_core.state.factory import default_data_dir
+from agent_core.state_factory import default_data_dir
 from agent_core.tools.memory_tools import (
     SaveQuestionToolArgsTool,
     SaveTextMemoryTool,

@@ -20,7 +20,7 @@ from typing import Any
 from agent_core.llm.base import LlmMessage, LlmRequest, LlmResponse, LlmService, LlmStreamChunk
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.memory.ranking import RelevanceIndex
-from agent_core.tools.base import ToolCall
+from agent_core.tool_contract import ToolCall
 from bots.demo import answers, files
 
 LABEL = "_Scripted demo model (no `ANTHROPIC_API_KEY` set): canned questions, real queries._"

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from agent_core.clock import utcnow
 from agent_core.context import ToolContext
-from agent_core.tools.base import Tool, ToolResult
+from agent_core.tool_contract import Tool, ToolResult
 
 LEDGER = "demo_refunds.sqlite"
 

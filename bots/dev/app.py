@@ -43,7 +43,7 @@ from pydantic import BaseModel, Field, ValidationError
 from adapters.approval import Decision
 from adapters.files import plain_name, too_big
 from agent_core.database.file_formats import SUFFIXES
-from agent_core.tools.mcp.hub import SignedIn
+from agent_core.mcp.hub import SignedIn
 from bots.agents import ServedAgent
 from bots.dev.entry import ConsoleEntry
 from bots.dev.events import sse

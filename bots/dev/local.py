@@ -52,7 +52,7 @@ def local_data_dir(args: argparse.Namespace) -> Path:
 def local_config(args: argparse.Namespace) -> Config:
     """The configuration the local tools run on: in-memory state (``--data-dir`` if given),
     the model options; raises ``ConfigError`` naming what is wrong."""
-    from agent_core.state import StateSettings
+    from agent_core.state_factory import StateSettings
     from bots.serving import ModelSettings, load_config
 
     state_options: dict[str, Any] = {"ephemeral": True}
@@ -74,7 +74,7 @@ def local_agent(
     """The configured agent (on ``config``, else ``local_config(args)``) on in-memory state
     with the console's user resolver; raises ``ConfigError`` / ``AppError`` naming what is
     wrong."""
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.dev.identity import ConsoleUserResolver
     from bots.serving import agent_factory
 

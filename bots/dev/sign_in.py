@@ -6,8 +6,8 @@ authorization server's page, the real redirect, nothing to expose. The page that
 sign-in tells the console's own tab (a ``BroadcastChannel`` of the same origin), which asks
 the waiting question again in the thread it was asked in, as whoever asked it.
 
->>> from agent_core.tools.mcp.auth.signin import WaitingQuestion
->>> from agent_core.tools.mcp.hub import SignedIn
+>>> from agent_core.mcp.auth.signin import WaitingQuestion
+>>> from agent_core.mcp.hub import SignedIn
 >>> waiting = WaitingQuestion(conversation_id="c", question="who </script>",
 ...                           request={"user_id": "U0ANA", "thread_id": "t1", "is_dm": True})
 >>> page = sign_in_page(SignedIn("console:local:U0ANA", "local", "tickets", waiting))
@@ -22,7 +22,7 @@ import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_core.tools.mcp.hub import SignedIn
+    from agent_core.mcp.hub import SignedIn
 
 
 def sign_in_page(signed: SignedIn) -> str:

@@ -67,7 +67,7 @@ async def _listing(store: ScheduleStore, args: argparse.Namespace) -> list[Sched
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.serving import load_config
 
     state = build_state(load_config(args).state)

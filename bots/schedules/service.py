@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 
 class ScheduleState(Protocol):
-    """Where schedules and turns live (``agent_core.state.State`` is one; the console has
+    """Where schedules and turns live (``agent_core.state_factory.State`` is one; the console has
     its own)."""
 
     @property
@@ -73,7 +73,7 @@ class BotSchedules:
 
     >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
     ...                         StaticUserResolver, ToolRegistry)
-    >>> from agent_core.state import StateSettings, build_state
+    >>> from agent_core.state_factory import StateSettings, build_state
     >>> agent = Agent(llm_service=ScriptedLlmService([]), tool_registry=ToolRegistry(),
     ...               user_resolver=StaticUserResolver(User(id="u1")),
     ...               agent_memory=InMemoryAgentMemory())

@@ -135,9 +135,10 @@ from agent_core.clock import Clock
 from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
 from agent_core.errors import StateUnavailableError, log_failure
+from agent_core.mcp.hub import SignedIn
 from agent_core.schedules.settings import ScheduleSettings
-from agent_core.state import Flag, State, StateSettings, build_state
-from agent_core.tools.mcp.hub import SignedIn
+from agent_core.state import Flag
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.approvals import Approvals
 from bots.erasing import channel_steps

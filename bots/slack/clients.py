@@ -32,7 +32,8 @@ from adapters.slack.oauth_state import KeyValueOAuthStateStore
 from adapters.slack.tokens import BotTokens
 from agent_core.clock import SYSTEM_CLOCK, Clock
 from agent_core.errors import AgentError
-from agent_core.state import KeyValueStore, State
+from agent_core.state import KeyValueStore
+from agent_core.state_factory import State
 from bots.slack.settings import BOT_SCOPES, SlackSettings
 
 log = logging.getLogger(__name__)

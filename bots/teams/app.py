@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.retention import RetentionSettings
     from agent_core.settings import Section
-    from agent_core.state import State, StateSettings
+    from agent_core.state_factory import State, StateSettings
     from agent_core.users import UserResolver
     from bots.files import SharedFiles
     from bots.profiles import ProfileRouter
@@ -188,7 +188,7 @@ async def serve(
     transport (``bots.server.serve``: the Slack bot's lifecycle), and the retention sweep
     (``agent_core.retention.sweeping``)."""
     from agent_core.retention import sweeping
-    from agent_core.state import build_state
+    from agent_core.state_factory import build_state
     from bots.server import listen_host
     from bots.server import serve as serve_until_terminated
     from bots.serving import add_quota

@@ -85,9 +85,10 @@ from agent_core.approvals.record import ApprovalRecord
 from agent_core.clock import Clock
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.feedback import Feedback
+from agent_core.mcp.hub import SignedIn
 from agent_core.schedules.settings import ScheduleSettings
-from agent_core.state import KeyValueStore, State, StateSettings, build_state
-from agent_core.tools.mcp.hub import SignedIn
+from agent_core.state import KeyValueStore
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.agents import ServedAgent
 from bots.approvals import Approvals, ResumedTurn
 from bots.files import SharedFiles

@@ -41,9 +41,9 @@ from adapters.teams.activities import ConversationRef
 from adapters.teams.connector import ConnectorError
 from adapters.teams.context import Wire, tenant_id, user_aad_object_id
 from agent_core.components import SignInComponent
+from agent_core.mcp.auth.signin import LIFETIME, SignInRefused
+from agent_core.mcp.hub import McpHub, SignedIn
 from agent_core.state import KeyValueStore
-from agent_core.tools.mcp.auth.signin import LIFETIME, SignInRefused
-from agent_core.tools.mcp.hub import McpHub, SignedIn
 from bots.teams.outbound import Outbound
 from bots.teams.settings import TeamsSettings
 

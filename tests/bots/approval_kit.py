@@ -22,7 +22,7 @@ from agent_core import (
 )
 from agent_core.approvals import ApprovalBook, ApprovalPolicy, ToolApproval
 from agent_core.llm.scripted import ScriptedResponse, ScriptEntry
-from agent_core.state import State
+from agent_core.state_factory import State
 from tests.agent_kind import agent_class
 
 APPROVERS = ["asker", "admin", "analysts"]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agent_core.llm.testing import FakeAnthropic, Reply
-from agent_core.state import build_state
+from agent_core.state_factory import build_state
 from bots.cli import main
 from bots.serving import Config, agent_factory
 from tests.bots.slack.harness import running_bot

@@ -27,8 +27,8 @@ from agent_core import (
     UserResolver,
 )
 from agent_core.database import SqlAlchemyRunner
-from agent_core.state import State
 from agent_core.state.quotas import MemoryRateLimiter, RateLimitHook
+from agent_core.state_factory import State
 from agent_core.tools.sql import RunSqlTool
 from tests.bots.slack.harness import running_bot
 from tests.bots.teams.harness import teams_bot

@@ -25,11 +25,11 @@ from agent_core.approvals.book import ApprovalBook
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.context import ToolContext
 from agent_core.llm.testing import FakeAnthropic, Reply
+from agent_core.mcp.auth.vault import person_key
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.store import ScheduleLimits
-from agent_core.state import State, build_state
-from agent_core.tools.mcp.auth.vault import person_key
+from agent_core.state_factory import State, build_state
 from agent_core.users import User
 from bots.cli import main
 from bots.serving import Config, agent_factory, load_config
@@ -220,7 +220,7 @@ async def test_forget_workspace_erases_its_people_only() -> None:
     """For the uninstall handlers (issue 38): everyone of one workspace, no one else."""
     from agent_core.audit_chain import AuditEntry
     from agent_core.forget import forget_workspace
-    from agent_core.state import StateSettings
+    from agent_core.state_factory import StateSettings
 
     state = build_state(StateSettings(ephemeral=True))
     pseudonyms = await state.audit.pseudonyms()

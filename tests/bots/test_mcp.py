@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 
 from agent_core import Agent, ScriptedLlmService, ScriptedResponse, StaticUserResolver
 from agent_core.components import SignInComponent
+from agent_core.mcp import McpHub, McpServerConfig, McpSettings
+from agent_core.mcp.hub import SignedIn
+from agent_core.mcp.testing import sign_in
 from agent_core.tools import ToolRegistry
-from agent_core.tools.mcp import McpHub, McpServerConfig, McpSettings
-from agent_core.tools.mcp.hub import SignedIn
-from agent_core.tools.mcp.testing import sign_in
 from bots.mcp import CALLBACK_PATH, attach_servers, callback
 from bots.profiles import Profile, ProfileRouter
-from tests.tools.mcp.conftest import (
+from tests.mcp.conftest import (
     ANA,
     agent_with,
     ask,

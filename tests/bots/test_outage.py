@@ -17,8 +17,8 @@ from adapters.teams.activities import ConversationRef
 from adapters.teams.slot import AnswerSlot as TeamsSlot
 from adapters.teams.slot import PostedMessage
 from adapters.teams.testing import FakeBotConnector
-from agent_core.state import StateSettings, build_state
 from agent_core.state.testing import RedisServer
+from agent_core.state_factory import StateSettings, build_state
 from bots.outage import RecentDeliveries, record_when_back
 from bots.teams.connector import ConnectorPool
 from tests.adapters.teams.payloads import message

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 from bots.serving import Config, agent_factory, load_config
 from tests.bots.slack.harness import running_bot
 from tests.bots.teams.harness import MEMBER, teams_bot

@@ -101,7 +101,7 @@ async def test_teams_a_profiles_database_answers_in_its_channel_only(
         config = configured(folder, claude)
 
         def build(resolver: Any, settings: Any) -> Any:
-            from agent_core.state import StateSettings, build_state
+            from agent_core.state_factory import StateSettings, build_state
 
             state = build_state(StateSettings(ephemeral=True))
             return started(agent_factory(config, "teams")(state, resolver))

@@ -15,7 +15,7 @@ import pytest
 
 from agent_core.database.file_tables import FileTables
 from agent_core.settings import ConfigError
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import StaticUserResolver, User, UserResolver
 from bots.files import SharedFiles
 from bots.profiles import ProfileRouter

@@ -24,7 +24,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from agent_core.llm.testing import FakeAnthropic, Reply
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.usage.prices import usd
 from agent_core.usage.report import totals_text
 from agent_core.users import UserResolver

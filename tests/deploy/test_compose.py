@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from agent_core.settings import CONFIG_FILE, DOTENV_FILE, load_sections
-from agent_core.state.factory import StateSettings
+from agent_core.state_factory import StateSettings
 from bots.cli import COMMANDS
 from bots.serving import SHARED, channel_sections
 from bots.slack.bot import SlackBot

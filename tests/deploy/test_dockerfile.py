@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.settings import CONFIG_FILE, DOTENV_FILE
-from agent_core.state.factory import StateSettings
+from agent_core.state_factory import StateSettings
 from bots.dev.server import IN_CONTAINER
 from bots.slack.settings import SlackSettings
 from bots.teams.settings import TeamsSettings

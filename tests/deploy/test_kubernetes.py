@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from agent_core.settings import CONFIG_FILE, load_sections
-from agent_core.state.factory import StateSettings
+from agent_core.state_factory import StateSettings
 from bots.serving import SHARED, DatabaseSettings, channel_sections
 from bots.slack.app import MAX_SOCKET_CONNECTIONS
 from bots.slack.bot import SlackBot

@@ -20,7 +20,7 @@ from tests.dev.test_browser import (
     chrome,
     running_console,
 )
-from tests.tools.mcp.conftest import OAuthTickets, running_oauth_tickets
+from tests.mcp.conftest import OAuthTickets, running_oauth_tickets
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ from agent_core import (
 )
 from agent_core.approvals import ApprovalBook
 from agent_core.llm.base import LlmRequest
-from agent_core.state import State, StateSettings
+from agent_core.state_factory import State, StateSettings
 from bots.slack.app import serve
 from bots.slack.settings import SlackSettings
 from tests.e2e.approval_app import Refund

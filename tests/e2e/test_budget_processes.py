@@ -20,7 +20,7 @@ import pytest
 from adapters.slack.testing import FakeSlackApi
 from agent_core.llm.testing import FakeAnthropic, Reply
 from agent_core.state.redis_client import connect_redis
-from agent_core.state.usage_redis import RedisUsageLedger
+from agent_core.usage.ledger_redis import RedisUsageLedger
 from tests.bots.slack.harness import add_users
 from tests.e2e.slack_cluster import BotProcess, Cluster, SlackSender, bot_env, mention
 

@@ -19,8 +19,8 @@ import pytest
 
 from adapters.slack.testing import FakeSlackApi
 from adapters.teams.testing import FakeBotConnector
-from agent_core.state import StateSettings, build_state
 from agent_core.state.testing import free_port
+from agent_core.state_factory import StateSettings, build_state
 from agent_core.users import User
 from tests.adapters.teams import payloads
 from tests.bots.slack.harness import SECRET, add_users

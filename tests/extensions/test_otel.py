@@ -18,8 +18,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from agent_core import ScriptedLlmService, ScriptedResponse, Span
-from agent_core.extensions.observability import Tracer
 from agent_core.extensions.otel import OpenTelemetryObservabilityProvider
+from agent_core.observability import Tracer
 
 from .conftest import FakeRunSql, build_agent, final_text, run_turn
 
@@ -115,7 +115,7 @@ async def test_ended_parent_is_not_used(otel: Otel) -> None:
     a resumed generator) must not point at an exported span."""
     parent = await otel.provider.create_span("parent")
     await otel.provider.end_span(parent)
-    from agent_core.extensions.observability import _current_span
+    from agent_core.observability import _current_span
 
     token = _current_span.set(parent)
     try:

@@ -202,13 +202,13 @@ def test_a_provider_without_its_extra_is_named_with_its_install_line(
 
 
 def test_mcp_servers_without_the_extra_name_it() -> None:
-    """``agent_core.tools.mcp`` imports in a base install (configuration, errors); a hub of
+    """``agent_core.mcp`` imports in a base install (configuration, errors); a hub of
     servers refuses at once, naming the extra and its install line."""
     code = (
         "import sys\n"
         "from tests.install.blocked import Uninstalled\n"
         "sys.meta_path.insert(0, Uninstalled({'mcp', 'mcp_types'}))\n"
-        "from agent_core.tools.mcp import McpHub, McpNotInstalled, McpServerConfig\n"
+        "from agent_core.mcp import McpHub, McpNotInstalled, McpServerConfig\n"
         "try:\n"
         "    McpHub([McpServerConfig(name='tickets', command='tickets-mcp')])\n"
         "except McpNotInstalled as missing:\n"

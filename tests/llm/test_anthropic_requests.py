@@ -9,11 +9,11 @@ import sys
 import pytest
 
 from agent_core.errors import LlmBadRequestError
-from agent_core.extensions.observability import ObservabilityProvider
 from agent_core.llm.anthropic import DEFAULT_MODEL, AnthropicLlmService
 from agent_core.llm.base import LlmMessage, LlmRequest
 from agent_core.llm.testing import FakeAnthropic, Reply, Text, ToolUse
-from agent_core.tools.base import ToolCall, ToolSchema
+from agent_core.observability import ObservabilityProvider
+from agent_core.tool_contract import ToolCall, ToolSchema
 from agent_core.users import User
 from tests.llm.conftest import ServiceFactory
 from tests.llm.support import TEST_MODEL, UNCACHED, ask

@@ -11,7 +11,7 @@ from agent_core.errors import LlmServerError
 from agent_core.llm.anthropic import AnthropicLlmService
 from agent_core.llm.base import LlmStreamChunk
 from agent_core.llm.testing import FakeAnthropic, RawStream, Reply, Text, ToolUse, sse
-from agent_core.tools.base import ToolCall
+from agent_core.tool_contract import ToolCall
 from tests.llm.support import UNCACHED, ask
 
 

@@ -13,7 +13,7 @@ import agent_core.llm.anthropic_convert
 import agent_core.llm.anthropic_stream
 from agent_core.context import ToolContext
 from agent_core.llm.anthropic import AnthropicLlmService
-from agent_core.tools.base import Tool, ToolResult, ToolSchema
+from agent_core.tool_contract import Tool, ToolResult, ToolSchema
 
 OBJECT = {"type": "object", "properties": {}}
 

@@ -8,7 +8,7 @@ from agent_core.schedules.store import ScheduleLimits
 from agent_core.schedules.store_memory import MemoryScheduleStore
 from agent_core.schedules.store_redis import RedisScheduleStore
 from agent_core.schedules.store_sqlite import SqliteScheduleStore
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 from tests.schedules.builders import schedule
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from agent_core.conversations import Conversation, ConversationStore, Message
-from agent_core.tools.base import ToolCall
+from agent_core.tool_contract import ToolCall
 from agent_core.users import User
 
 ANA = User(id="slack:T1:U1", username="ana", metadata={"workspace_id": "T1"})

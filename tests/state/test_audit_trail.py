@@ -213,7 +213,7 @@ class TestRedis(AuditStoreContract):
 WRITER = """
 import asyncio, sys
 from agent_core.audit_chain import AuditEntry
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 
 async def main() -> None:
     url, prefix, folder, name = sys.argv[1:5]
@@ -252,7 +252,7 @@ async def test_two_real_processes_keep_one_chain(
         env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
         return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
 
-    from agent_core.state import StateSettings, build_state
+    from agent_core.state_factory import StateSettings, build_state
 
     settings = (
         StateSettings(redis_url=url, key_prefix=prefix) if url else StateSettings(data_dir=tmp_path)

@@ -13,14 +13,9 @@ from agent_core import (
     ToolRegistry,
     User,
 )
-from agent_core.state import (
-    RedisAgentMemory,
-    SqliteConversationStore,
-    State,
-    StateSettings,
-    build_state,
-)
+from agent_core.state import RedisAgentMemory, SqliteConversationStore
 from agent_core.state.turns import Turn
+from agent_core.state_factory import State, StateSettings, build_state
 from tests.memory.contract import tool_context
 from tests.state.conversation_contract import ANA, a_turn
 from tests.state.turn_contract import Answers, drained, working

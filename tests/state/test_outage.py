@@ -18,8 +18,8 @@ from agent_core import (
 )
 from agent_core.components.feedback import StatusCardComponent
 from agent_core.errors import StateUnavailableError
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.testing import RedisServer
+from agent_core.state_factory import State, StateSettings, build_state
 from tests.memory.contract import tool_context
 from tests.state.conversation_contract import ANA
 from tests.state.turn_contract import Answers, working

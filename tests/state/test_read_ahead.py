@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agent_core.conversations import Message
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.redis_client import connect_redis
 from agent_core.state.turns import Turn
 from agent_core.state.turns_redis import RedisTurnQueue
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import User
 from tests.memory.contract import tool_context
 from tests.state.turn_contract import DEADLINE, drained, working

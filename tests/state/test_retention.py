@@ -15,9 +15,9 @@ from agent_core.context import ToolContext
 from agent_core.conversations import Conversation, Message
 from agent_core.retention import RetentionSettings, sweep
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.memory_redis import RedisAgentMemory
 from agent_core.state.memory_sqlite import SqliteAgentMemory
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.usage.counts import TokenCounts
 from agent_core.usage.ledger import UsageRecord
 from agent_core.users import User

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from agent_core.conversations import Message
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.turns import Turn
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import User
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from agent_core.state.usage_redis import RedisUsageLedger
-from agent_core.state.usage_sqlite import SqliteUsageLedger
 from agent_core.usage.counts import TokenCounts
 from agent_core.usage.ledger import MemoryUsageLedger, UsageLedger, UsageRecord
+from agent_core.usage.ledger_redis import RedisUsageLedger
+from agent_core.usage.ledger_sqlite import SqliteUsageLedger
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

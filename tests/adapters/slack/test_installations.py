@@ -11,8 +11,9 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 from adapters.slack.installations import KeyValueInstallationStore
 from adapters.slack.oauth_state import KeyValueOAuthStateStore
 from agent_core.errors import StateUnavailableError
-from agent_core.state import KeyValueStore, MemoryKeyValueStore, StateSettings, build_state
+from agent_core.state import KeyValueStore, MemoryKeyValueStore
 from agent_core.state.testing import RedisServer
+from agent_core.state_factory import StateSettings, build_state
 
 
 def install(team: str, user: str, token: str) -> Installation:

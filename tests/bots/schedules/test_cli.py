@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.schedules.store import ScheduleLimits
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 from bots.cli import main
 from tests.schedules.builders import ORDERS_BELOW_100, schedule
 

@@ -25,7 +25,7 @@ from agent_core.schedules.dispatcher import DispatchReport
 from agent_core.schedules.model import Place
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 from agent_core.tools.sql import RunSqlTool
 from bots.schedules.checks import owner_context
 from bots.schedules.service import BotSchedules

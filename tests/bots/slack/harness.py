@@ -22,7 +22,7 @@ from slack_sdk.signature import SignatureVerifier
 from adapters.slack.testing import FakeSlackApi
 from agent_core import Agent, InMemoryAuditLogger, LifecycleHook, UserResolver
 from agent_core.llm.scripted import ScriptEntry
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.files import SharedFiles
 from bots.slack.app import build_web_app
 from bots.slack.bot import SlackBot

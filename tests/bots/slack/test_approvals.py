@@ -24,8 +24,8 @@ from adapters.slack.testing import FakeSlackApi, Message
 from agent_core import InMemoryAuditLogger, ScriptedResponse
 from agent_core.audit import AuditEventType
 from agent_core.llm.scripted import ScriptEntry
-from agent_core.state import StateSettings, build_state
 from agent_core.state.testing import RedisServer, redis_available
+from agent_core.state_factory import StateSettings, build_state
 from tests.adapters.inert import slack_problems
 from tests.bots.approval_kit import Refund, approval_agent, refund_script
 from tests.bots.slack.harness import SlackHarness, running_bot

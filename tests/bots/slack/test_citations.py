@@ -16,7 +16,7 @@ from adapters.slack.sources import GONE, NOT_ALLOWED
 from agent_core import Agent, ScriptedLlmService, ToolRegistry, UserResolver
 from agent_core.database import SqlAlchemyRunner
 from agent_core.llm.scripted import ScriptedResponse
-from agent_core.state import State
+from agent_core.state_factory import State
 from agent_core.tools.sql import RunSqlTool
 from tests.agent_kind import agent_class
 from tests.bots.slack.harness import AgentFactory, SlackHarness, running_bot

@@ -18,8 +18,8 @@ import pytest
 from adapters.slack.testing import FakeSlackApi
 from agent_core import Agent, ScriptedLlmService, ScriptedResponse, ToolRegistry, UserResolver
 from agent_core.llm.base import LlmRequest
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.testing import RedisServer, free_port
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.slack.app import serve
 from bots.slack.settings import SlackSettings
 from tests.bots.slack.harness import SECRET, TOKEN, add_users, running_bot, sign

@@ -11,7 +11,7 @@ from agent_core import ScriptedResponse
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.store import ScheduleLimits
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import User
 from bots.forget_tool import attach_forget
 from tests.bots.approval_kit import approval_agent

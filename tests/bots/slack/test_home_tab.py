@@ -14,7 +14,7 @@ from slack_sdk.models.views import View
 
 from adapters.slack.testing import FakeSlackApi
 from agent_core.llm.scripted import ScriptedResponse
-from agent_core.state import State
+from agent_core.state_factory import State
 from agent_core.usage.budget_settings import BudgetLimit, BudgetSettings
 from agent_core.usage.settings import UsageSettings
 from bots.usage import attach_usage

@@ -23,13 +23,13 @@ from agent_core import (
     ToolRegistry,
 )
 from agent_core.approvals import ApprovalBook, ApprovalPolicy
-from agent_core.state import State
-from agent_core.tools.mcp import McpHub, attach
-from agent_core.tools.mcp.testing import sign_in
+from agent_core.mcp import McpHub, attach
+from agent_core.mcp.testing import sign_in
+from agent_core.state_factory import State
 from tests.agent_kind import agent_class
 from tests.bots.slack.harness import SlackHarness, running_bot
 from tests.bots.slack.test_approvals import approval_id_of, approval_message, click
-from tests.tools.mcp.conftest import (
+from tests.mcp.conftest import (
     CALLBACK,
     children,
     hubs,

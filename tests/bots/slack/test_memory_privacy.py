@@ -19,7 +19,7 @@ from adapters.slack.controls import FEEDBACK_ACTION, feedback_turn
 from adapters.slack.testing import Call, Message
 from agent_core import Agent, UserResolver
 from agent_core.llm.testing import FakeAnthropic, Reply
-from agent_core.state import State
+from agent_core.state_factory import State
 from tests.bots.slack.harness import SlackHarness, running_bot
 from tests.support.memory_privacy import (
     QUESTION,

@@ -12,7 +12,7 @@ from adapters.quoting import CLOSE, OPEN
 from adapters.slack.testing import message_shortcut
 from agent_core import AgentConfig, ScriptedLlmService, ToolRegistry
 from agent_core.database.file_tables import FileTables
-from agent_core.state import State
+from agent_core.state_factory import State
 from bots.files import SharedFiles
 from tests.agent_kind import agent_class
 from tests.bots.slack.agents import RunSql

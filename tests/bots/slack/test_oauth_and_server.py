@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from slack_sdk.oauth.installation_store import Installation
 
 from adapters.slack.testing import FakeSlackApi
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 from bots.slack.app import build_web_app
 from bots.slack.bot import SlackBot
 from bots.slack.clients import build_user_resolver, default_clients

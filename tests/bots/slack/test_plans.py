@@ -27,7 +27,7 @@ from agent_core import (
     ToolResult,
     UserResolver,
 )
-from agent_core.state import State
+from agent_core.state_factory import State
 from agent_core.tools import PlanTool
 from tests.agent_kind import agent_class
 from tests.bots.slack.agents import DrawChart, RunSql

@@ -18,7 +18,7 @@ from agent_core.extensions.hooks import LifecycleHook
 from agent_core.llm.base import LlmRequest
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import User
 from tests.bots.slack.harness import add_users, sign
 from tests.bots.slack.test_schedules import (

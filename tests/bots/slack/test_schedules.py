@@ -22,7 +22,7 @@ from agent_core.llm.scripted import ScriptedResponse, ScriptEntry
 from agent_core.schedules.dispatcher import DispatchReport
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.tools.sql import RunSqlTool
 from bots.slack.app import build_web_app
 from bots.slack.bot import SlackBot

@@ -19,7 +19,7 @@ from agent_core.database.access import DataAccess
 from agent_core.database.settings import DatabaseConfig
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import State
+from agent_core.state_factory import State
 from agent_core.tools.sql import RunSqlTool
 from tests.bots.slack.test_schedules import MONDAY_9, dms, markers, scheduling_bot
 from tests.support.postgres_identity import Warehouse

@@ -11,7 +11,7 @@ import pytest
 from slack_sdk.models.blocks import AlertBlock, Block
 
 from adapters.slack.testing import NON_MARKETPLACE, FakeSlackApi, Reply
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 from tests.bots.slack.harness import SlackHarness, running_bot
 
 READS = "conversations.replies"

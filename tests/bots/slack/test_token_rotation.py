@@ -25,7 +25,8 @@ from agent_core import Agent, UserResolver
 from agent_core.schedules.dispatcher import DispatchReport
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import MemoryKeyValueStore, State, StateSettings, build_state
+from agent_core.state import MemoryKeyValueStore
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.slack import doctor
 from bots.slack.app import build_web_app
 from bots.slack.bot import SlackBot

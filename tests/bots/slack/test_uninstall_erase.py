@@ -27,11 +27,11 @@ from agent_core.approvals.book import ApprovalBook
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.context import ToolContext
 from agent_core.llm.testing import FakeAnthropic, Reply
+from agent_core.mcp.auth.vault import person_key
 from agent_core.schedules.model import Place, Schedule
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.store import ScheduleLimits
-from agent_core.state import State, build_state
-from agent_core.tools.mcp.auth.vault import person_key
+from agent_core.state_factory import State, build_state
 from agent_core.users import User
 from bots.serving import agent_factory
 from tests.bots.slack.harness import running_bot

@@ -12,7 +12,7 @@ from adapters.slack.workflow import MAY_NOT_USE
 from agent_core import AgentConfig, ScriptedLlmService, ToolRegistry
 from agent_core.errors import LlmServerError
 from agent_core.llm.scripted import ScriptedResponse
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.profiles import Profile, ProfileRouter
 from tests.agent_kind import agent_class
 from tests.bots.approval_kit import Refund, approval_agent, refund_script

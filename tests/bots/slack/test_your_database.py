@@ -14,7 +14,7 @@ import pytest
 from agent_core import Agent, UserResolver
 from agent_core.database.enhancer import SchemaContextEnhancer
 from agent_core.llm.testing import FakeAnthropic, Reply
-from agent_core.state import State
+from agent_core.state_factory import State
 from bots.demo.agent import DemoSettings, build_demo_agent
 from tests.bots.slack.harness import SlackHarness, running_bot
 from tests.support.postgres_shop import OWNER_PASSWORD, Shop

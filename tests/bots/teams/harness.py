@@ -25,8 +25,8 @@ from adapters.teams.files import FileOffers
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core import Agent, LifecycleHook
 from agent_core.llm.scripted import ScriptedLlmService, ScriptEntry
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.turns import TurnQueue
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import UserResolver
 from bots.files import SharedFiles
 from bots.teams.app import build_web_app

@@ -25,8 +25,8 @@ from adapters.teams.testing import ConnectorCall
 from agent_core import InMemoryAuditLogger
 from agent_core.audit import AuditEventType
 from agent_core.llm.scripted import ScriptEntry
-from agent_core.state import State, StateSettings, build_state
 from agent_core.state.testing import RedisServer, redis_available
+from agent_core.state_factory import State, StateSettings, build_state
 from tests.adapters.inert import teams_problems
 from tests.adapters.teams.schemas import assert_valid_card, cards_in
 from tests.bots.approval_kit import Refund, approval_agent, refund_script

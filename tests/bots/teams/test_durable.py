@@ -17,7 +17,8 @@ from adapters.teams.activities import ConversationRef
 from adapters.teams.context import asker_id, delivery_key, message_text, turn_key
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.llm.scripted import ScriptedResponse
-from agent_core.state import MemoryTurnQueue, StateSettings, build_state
+from agent_core.state import MemoryTurnQueue
+from agent_core.state_factory import StateSettings, build_state
 from agent_core.users import UserResolver
 from bots.serving import add_quota, agent_factory, load_config
 from bots.teams.bot import TeamsBot

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_core import ScriptedResponse
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import User
 from bots.forget_tool import attach_forget
 from tests.adapters.teams import payloads

@@ -16,15 +16,15 @@ import pytest
 
 from agent_core import Agent, AgentConfig, ScriptedLlmService, ToolRegistry
 from agent_core.approvals import ApprovalBook, ApprovalPolicy
-from agent_core.state import State, StateSettings, build_state
-from agent_core.tools.mcp import McpHub, attach
-from agent_core.tools.mcp.testing import sign_in
+from agent_core.mcp import McpHub, attach
+from agent_core.mcp.testing import sign_in
+from agent_core.state_factory import State, StateSettings, build_state
 from bots.teams.settings import TeamsSettings
 from tests.agent_kind import agent_class
 from tests.bots.slack.test_mcp import model
 from tests.bots.teams.harness import ADMIN, MEMBER, TeamsHarness, teams_bot
 from tests.bots.teams.test_approvals import approval_cards, approval_id_of, click
-from tests.tools.mcp.conftest import (
+from tests.mcp.conftest import (
     CALLBACK,
     children,
     hubs,

@@ -27,7 +27,7 @@ from agent_core.llm.scripted import ScriptedResponse
 from agent_core.schedules.dispatcher import DispatchReport
 from agent_core.schedules.settings import ScheduleSettings
 from agent_core.schedules.testing import ManualClock
-from agent_core.state import State, StateSettings, build_state
+from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.tools.sql import RunSqlTool
 from bots.teams.app import build_web_app
 from bots.teams.bot import TeamsBot, user_resolver

@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from agent_core import Agent, ScriptedLlmService, ToolRegistry
-from agent_core.state import State, StateSettings
 from agent_core.state.testing import free_port
+from agent_core.state_factory import State, StateSettings
 from agent_core.users import UserResolver
 from bots.teams.app import serve
 from bots.teams.settings import TeamsSettings

@@ -16,14 +16,15 @@ from typing import Any
 import pytest
 from cryptography.fernet import Fernet
 
-from agent_core.state import MemoryKeyValueStore, StateSettings, build_state
+from agent_core.mcp import McpHub, McpServerConfig
+from agent_core.mcp.testing import Loopback
+from agent_core.state import MemoryKeyValueStore
 from agent_core.state.testing import free_port
-from agent_core.tools.mcp import McpHub, McpServerConfig
-from agent_core.tools.mcp.testing import Loopback
+from agent_core.state_factory import StateSettings, build_state
 from bots.teams.sso import FAILED_SENTENCE, OAUTH_CARD
 from tests.bots.teams.harness import MEMBER, TeamsHarness, teams_bot
 from tests.bots.teams.test_mcp import agent_on, said
-from tests.tools.mcp.conftest import CALLBACK, hubs
+from tests.mcp.conftest import CALLBACK, hubs
 
 SSO_APP = "7a0f5b8e-1c2d-4e3f-9a8b-0c1d2e3f4a5b"
 CONNECTION = "entra"

@@ -15,7 +15,7 @@ import pytest
 
 from agent_core.database.enhancer import SchemaContextEnhancer
 from agent_core.llm.testing import FakeAnthropic, Reply
-from agent_core.state import StateSettings, build_state
+from agent_core.state_factory import StateSettings, build_state
 from agent_core.users import UserResolver
 from bots.serving import agent_factory, load_config
 from bots.teams.settings import TeamsSettings
