@@ -44,6 +44,7 @@ from agent_core.components import ApprovalComponent
 from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.turn_kinds import ResumedApproval
 from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class ResumedTurn(NamedTuple):
     """The turn that continues a decided approval, as the channel's turn host queues it."""
 
     key: str
-    payload: dict[str, Any]
+    kind: ResumedApproval[Any]
     owner: str
 
 
@@ -175,7 +176,7 @@ class Approvals:
         try:
             await self.host.accept(
                 turn.key,
-                turn.payload,
+                turn.kind,
                 owner=turn.owner,
                 dedupe_key=resume_key(record.id),
                 dedupe_ttl=RESUME_KEEP,
