@@ -6,7 +6,7 @@ decided, and queues the turn that resumes::
     click (signed) -> Approvals.click -> agent.decide_approval / cancel_approval
                         decided: the channel's ``resumed(record, hints)`` says what turn
                         continues it; it is queued on the turn host, and answered by any
-                        process's worker (``Answering.resume`` -> agent.resume_approval)
+                        process's worker (a ``Resume`` -> agent.send_message)
     any decision this process makes (a click, a Stop, the sweep, a newer message)
                      -> the channel's ``show(record)`` updates the approval message in
                         place, where the reply stream noted it (``note``)

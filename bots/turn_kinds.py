@@ -6,16 +6,20 @@ once, through the wing's union of the kinds it has, with its own models (``Wing.
 a ``TypeAdapter`` over ``Annotated[Question[...] | ..., Field(discriminator="kind")]``),
 and routes it by kind in one place (``TurnHost._route``) to the wing's route for it::
 
-    kind               a turn that...                           carries
-    question           someone asked (a message, a mention, a    ``asked``: the channel's
-                       slash command, a message action, a home    delivery (Slack's
-                       or schedule command: the wing answers      ``QueuedTurn``, Teams'
-                       a command first)                           ``TeamsAsked``...)
-    resumed            continues a turn whose approval was        ``approval_id`` and
-                       decided (``bots.approvals``)               ``where``: the channel's
-    workflow_step      a Slack Workflow Builder step ran          ``step`` (Slack only)
-    scheduled          a schedule's occurrence                    ``agent_core.schedules.
-    schedule_removed   a removed schedule's one line              Occurrence`` / ``RemovedNotice``
+    kind               a turn that...                          carries
+    question           someone asked (a message, a mention, a   ``asked``: the channel's
+                       slash command, a message action, a       delivery (``SlackAsked``,
+                       home or schedule command: the wing       ``TeamsAsked``,
+                       answers a command first)                 ``ConsoleAsked``)
+    resumed            continues a turn whose approval was      ``approval_id``, and
+                       decided (``bots.approvals``); the agent  ``where`` the channel
+                       is sent a ``Resume`` as it is a question answers it
+    workflow_step      a Slack Workflow Builder step ran        ``step`` (Slack only)
+    scheduled          a schedule's occurrence                  ``Occurrence``
+    schedule_removed   a removed schedule's one line            ``RemovedNotice``
+
+Each channel's models and union are in ``bots/<channel>/kinds.py`` (the console's in
+``bots.dev.turns``).
 
 The two schedule kinds are made without any channel (the dispatcher, ``threadline
 forget``), so they live in ``agent_core.schedules``; the others carry a channel's own
@@ -58,7 +62,13 @@ class Kind(BaseModel):
 
 
 class Question(Kind, Generic[Asked]):
-    """Someone asked: ``asked`` is the channel's delivery, read from the signed request."""
+    """Someone asked: ``asked`` is the channel's delivery, read from the signed request.
+
+    >>> class Asked(BaseModel):
+    ...     text: str
+    >>> Question(asked=Asked(text="hi")).payload()
+    {'kind': 'question', 'asked': {'text': 'hi'}}
+    """
 
     kind: Literal["question"] = "question"
     asked: Asked
@@ -66,7 +76,13 @@ class Question(Kind, Generic[Asked]):
 
 class ResumedApproval(Kind, Generic[Where]):
     """A decided approval continues the turn that waited for it (decided now, on any
-    process); ``where`` is where the channel answers it."""
+    process); ``where`` is where the channel answers it.
+
+    >>> class Where(BaseModel):
+    ...     thread: str
+    >>> ResumedApproval(approval_id="a1", where=Where(thread="1.0")).payload()
+    {'kind': 'resumed', 'approval_id': 'a1', 'where': {'thread': '1.0'}}
+    """
 
     kind: Literal["resumed"] = "resumed"
     approval_id: str
@@ -74,7 +90,13 @@ class ResumedApproval(Kind, Generic[Where]):
 
 
 class StepRun(Kind, Generic[Step]):
-    """A workflow's step asked (Slack's Workflow Builder; no other channel has one)."""
+    """A workflow's step asked (Slack's Workflow Builder; no other channel has one).
+
+    >>> class Step(BaseModel):
+    ...     execution_id: str
+    >>> StepRun(step=Step(execution_id="Fx1")).payload()
+    {'kind': 'workflow_step', 'step': {'execution_id': 'Fx1'}}
+    """
 
     kind: Literal["workflow_step"] = "workflow_step"
     step: Step

@@ -33,8 +33,9 @@ Everything else is here, the same for every channel:
   what could not be recorded (a state outage) is kept here and recorded when the state is
   back (``bots.outage.Unrecorded``), and a re-run here starts from it.
 - **Approvals**: a turn that waits for an approval finishes ("Waiting for approval"); the
-  decision queues a turn of its own (``Answering.resume``) that continues it, on whichever
-  process picks it up (``bots.approvals``).
+  decision queues a turn of its own (a ``ResumedApproval``) that continues it, on whichever
+  process picks it up (``bots.approvals``): its ``Answering.question`` is a ``Resume``, sent
+  to the agent's one entry point (``send_message``) as a question is.
 - **Shutdown** (``drain``): no new turns; the ones held finish (and complete) first.
 - **Metrics** (``bots.metrics.ChannelMetrics``): ``turns{outcome}``, ``active_turns`` and
   ``turn_seconds``, from the acknowledgement (the turn recorded) to the reply's last post.
@@ -62,6 +63,7 @@ from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.tools.files import file_scope
+from agent_core.turn.resuming import Resume
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
 from bots.files import SharedFiles, take_files
@@ -121,7 +123,9 @@ class Answering:
     """
 
     context: RequestContext
-    question: str
+    question: str | Resume
+    """What the agent is sent: the question, or (a turn that continues one whose approval
+    was decided) a ``Resume``, into the same entry point."""
     reply: ReplyStream
     conversation_id: str = ""
     files: list[SharedFile] = field(default_factory=list)
@@ -129,9 +133,6 @@ class Answering:
     shown_first: Sequence[UiComponent] = ()
     keep: Callable[[UiComponent], Awaitable[None]] | None = None
     done: Callable[[Outcome], Awaitable[None]] | None = None
-    resume: str | None = None
-    """An approval's id: this turn continues the turn that waited for it (decided now;
-    ``agent.resume_approval``), instead of asking ``question``."""
     audience: Audience = "place"
     """Who reads the answer: the place (everyone in it), the asker alone (a place shared
     with another organisation: ``bots.places``), or nobody (only ``shown_first`` is shown;
@@ -418,13 +419,10 @@ class TurnHost:
         if answering.audience == "nobody":
             return
         question = answering.question
-        if answering.files:
-            question = await self._with_files(answering)
+        if answering.files and isinstance(question, str):
+            question = await self._with_files(question, answering)
         key = answering.conversation_id or None
-        if answering.resume is not None:
-            answer = self.agent.resume_approval(answering.resume)
-        else:
-            answer = self.agent.send_message(context, question, conversation_id=key)
+        answer = self.agent.send_message(context, question, conversation_id=key)
         if answering.audience == "asker":  # a shared place: everything to the asker alone
             answer = to_the_asker(answer)
         try:
@@ -437,7 +435,7 @@ class TurnHost:
             if aclose is not None:
                 await aclose()
 
-    async def _with_files(self, answering: Answering) -> str:
+    async def _with_files(self, question: str, answering: Answering) -> str:
         """Load the files shared with the question into the asker's tables (telling the
         asker what could not be read); the question, with what the files became."""
         fetch, store = answering.fetch, self.files
@@ -457,7 +455,7 @@ class TurnHost:
         )
         if (notice := taken.notice()) is not None:
             await answering.reply.handle(notice)
-        return taken.question(answering.question)
+        return taken.question(question)
 
     def _platform_stop(self, turn: Turn) -> Stop:
         """What the platform's own Stop calls: the turn ends as stopped (its reply already

@@ -6,8 +6,8 @@ store keeps it), ``book`` (``ApprovalBook``: the store, decided exactly once), `
 (a click, a Stop, the clock: ``ApprovalAnswer``), ``settings`` (``[tools.<name>]`` in
 ``threadline.toml``). The turn's side is ``agent_core.turn.approving`` (holding a round,
 applying the decision) and ``agent_core.turn.resuming``; the agent's API is
-``Agent.decide_approval``, ``cancel_approval``, ``expire_approvals`` and
-``resume_approval``. ``docs/agent-contract.md`` describes the states.
+``Agent.decide_approval``, ``cancel_approval``, ``expire_approvals``, then
+``send_message(context, Resume(approval_id))``. ``docs/agent-contract.md`` describes the states.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
 from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
 from agent_core.state.turns import Turn as QueuedTurn
+from agent_core.turn.resuming import Resume
 from bots.agents import ServedAgent
 from bots.approvals import RESUME_KEEP, resume_key
 from bots.dev.approvals import ConsoleApprovals, persona_of
@@ -456,7 +457,11 @@ class Console:
 
 class ConsoleAsked(BaseModel):
     """A console turn's delivery: the page's turn (the queue is in memory, so the page
-    turn itself holds the question, the persona and the files)."""
+    turn itself holds the question, the persona and the files).
+
+    >>> ConsoleAsked(turn="t1").turn
+    't1'
+    """
 
     turn: str
 
@@ -539,7 +544,7 @@ class ConsoleWing:
         )
 
     def _resumed(self, page: Turn, approval_id: str, stop: Stop) -> Answering:
-        return replace(self._answering(page, stop), resume=approval_id)
+        return replace(self._answering(page, stop), question=Resume(approval_id))
 
     def _answering(self, page: Turn, stop: Stop) -> Answering:
         """The page's persona asking in its place, both channels' replies, and the page

@@ -62,6 +62,7 @@ from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.turns import Turn
+from agent_core.turn.resuming import Resume
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
@@ -241,7 +242,7 @@ class SlackWing:
         if isinstance(answering, str) or answering.audience == "nobody":
             return answering
         # the thread and the files were read when it was asked
-        return replace(answering, resume=approval_id, shown_first=())
+        return replace(answering, question=Resume(approval_id), shown_first=())
 
     async def _answering(
         self, turn: Turn, queued: SlackAsked, slot: AnswerSlot

@@ -42,7 +42,14 @@ class TeamsAsked(BaseModel):
 
 class TeamsWhere(BaseModel):
     """Where a resumed approval's turn replies: the conversation (``ConversationRef``'s
-    record), the approval card's activity, and the asker's context when they asked."""
+    record), the approval card's activity, and the asker's context when they asked.
+
+    >>> ref = ConversationRef.from_activity({"serviceUrl": "https://smba/",
+    ...                                      "conversation": {"id": "19:c"}})
+    >>> where = TeamsWhere(ref=ref.to_record(), reply_to="m1", context={"user_id": "aad-1"})
+    >>> where.reference.conversation_id, where.reference.activity_id
+    ('19:c', 'm1')
+    """
 
     ref: dict[str, Any]
     reply_to: str | None = None

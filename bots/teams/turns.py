@@ -52,6 +52,7 @@ from adapters.teams.stream import OnApproval, ReplyOptions, SignInCards, TeamsRe
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.errors import StateUnavailableError
 from agent_core.state.turns import Turn
+from agent_core.turn.resuming import Resume
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
@@ -255,7 +256,7 @@ class TeamsWing:
         audience = await self._audience(context)
         if audience == "nobody":  # the place became shared while it waited: the asker only
             audience = "asker"
-        return Answering(context, "", reply, resume=approval_id, audience=audience)
+        return Answering(context, Resume(approval_id), reply, audience=audience)
 
     async def _remember_answer(self, ref: ConversationRef, message_id: str, turn_id: str) -> None:
         try:
