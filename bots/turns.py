@@ -2,14 +2,14 @@
 answered by whichever process's worker picks them up.
 
     listener --accept(kind)--> TurnQueue --worker--> TurnHost._answer(turn)
-                                              _route: the payload read once as a turn kind
-                                                (``bots.turn_kinds``), and matched once:
-                                                wing.question / resumed / scheduled / ...
-                                              route.slot(turn)          where the answer goes
-                                              route.answer(turn, slot)  -> Answering
-                                                  files -> the asker's tables (bots.files)
-                                                  agent.send_message -> reply.handle(...)
-                                                  reply.finish(); answered recorded
+                                  _route: the payload read once as a turn kind
+                                    (``bots.turn_kinds``) and matched once:
+                                    wing.question / resumed / step / scheduled / removed
+                                  route.slot(turn)          where the answer goes
+                                  route.answer(turn, slot)  -> Answering
+                                  files -> the asker's tables (bots.files)
+                                  agent.send_message(question or Resume) -> reply.handle
+                                  reply.finish(); answered recorded
 
 A *wing* is the channel's part (``bots.slack.turns``, ``bots.teams.turns``,
 ``bots.dev.turns``): its union of the turn kinds (``Wing.kinds``) and, for each kind, a
