@@ -49,7 +49,7 @@ from agent_core.turn import (
     think,
 )
 from agent_core.turn.deciding import ApprovalAnswer, cancel, decide, expire_due
-from agent_core.turn.resuming import open_resumed, settle_cancelled
+from agent_core.turn.resuming import Resume, open_resumed, settle_cancelled
 from agent_core.users import RequestContext, StaticUserResolver, User, UserResolver
 from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
@@ -219,17 +219,29 @@ class Agent:
     async def send_message(
         self,
         request_context: RequestContext,
-        message: str,
+        message: str | Resume,
         *,
         conversation_id: str | None = None,
     ) -> AsyncIterator[UiComponent]:
-        """Answer ``message``, yielding components as soon as each exists.
+        """Answer ``message``, yielding components as soon as each exists; or, given a
+        ``Resume``, continue the turn that waited for its approval, now decided: approved
+        calls run (once, whoever resumes), others are answered "not run" and the model goes
+        on; a Stop ends the turn. A resume is the asker's turn as they asked it (its
+        request, conversation and question are the approval's: ``request_context`` and
+        ``conversation_id`` are not read), and yields nothing for an unknown or still
+        pending approval.
 
         Errors end the turn with an error card (nothing of the turn is saved); cancelling
         the consuming task (the user's Stop) saves a consistent, annotated partial turn.
         """
-        state = TurnState.start(request_context, message, conversation_id)
-        async with contextlib.aclosing(self._traced(self._run_turn, state)) as turn:
+        if isinstance(message, Resume):
+            record = await self.approval_book.get(message.approval_id)
+            if record is None or record.pending:
+                return
+            state, run = TurnState.resumed(record), self._run_resumed
+        else:
+            state, run = TurnState.start(request_context, message, conversation_id), self._run_turn
+        async with contextlib.aclosing(self._traced(run, state)) as turn:
             async for component in turn:
                 yield component
 
@@ -305,8 +317,8 @@ class Agent:
     ) -> ApprovalAnswer:
         """A click on Approve or Deny, by the person of ``request_context`` (resolved from
         their signed payload now), in ``conversation_id`` (None: from their home). When
-        ``answer.resume`` is True, this call decided: resume the turn (``resume_approval``),
-        on any process."""
+        ``answer.resume`` is True, this call decided: resume the turn (``send_message`` with
+        a ``Resume``), on any process."""
         return await decide(
             self.deps,
             request_context,
@@ -318,8 +330,8 @@ class Agent:
     async def cancel_approval(
         self, request_context: RequestContext, approval_id: str, *, conversation_id: str
     ) -> ApprovalAnswer:
-        """The asker's Stop while their turn waits for approval (then ``resume_approval``
-        ends the turn consistently)."""
+        """The asker's Stop while their turn waits for approval (then its ``Resume`` ends
+        the turn consistently)."""
         return await cancel(
             self.deps, request_context, approval_id, conversation_id=conversation_id
         )
@@ -329,18 +341,6 @@ class Agent:
         ``metadata["platform"]``; None: asked without one) whose time is up: a channel's
         periodic sweep. Each answer is to be resumed (an expiry is a denial that says so)."""
         return await expire_due(self.deps, platform)
-
-    async def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]:
-        """Continue the turn that waited for ``approval_id``, now decided: approved calls
-        run (once, whoever resumes), others are answered "not run" and the model goes on; a
-        Stop ends the turn. Yields nothing for an unknown or still pending approval."""
-        record = await self.approval_book.get(approval_id)
-        if record is None or record.pending:
-            return
-        state = TurnState.resumed(record)
-        async with contextlib.aclosing(self._traced(self._run_resumed, state)) as turn:
-            async for component in turn:
-                yield component
 
     async def _run_resumed(
         self, deps: TurnDeps, state: TurnState

@@ -5,7 +5,7 @@ Same run, same zero-latency ``ScriptedLlmService``, each turn in a new conversat
 model calls one tool, then answers. Baseline: the tool's ``approval = "never"`` (one
 ``send_message``). Approval: ``"always"``: ``send_message`` (the round waits; the record
 goes into the book and the conversation is committed), ``decide_approval`` (the asker's
-click: the clicker resolved, the one atomic decision), ``resume_approval`` (the asker
+click: the clicker resolved, the one atomic decision), ``send_message`` with a ``Resume`` (the asker
 resolved again, the conversation loaded, the tool run once, the answer). Books: in memory,
 SQLite (the one-process default), and Redis (a throwaway ``redis-server`` on loopback, when
 installed). Rounds alternate which side goes first; we quote the median over rounds of each
@@ -56,6 +56,7 @@ from agent_core.state import (
     connect_redis,
 )
 from agent_core.state.testing import RedisServer, redis_available
+from agent_core.turn.resuming import Resume
 
 GOAL_MS = 5.0
 ANA = User(id="ana", username="Ana", group_memberships=["user"])
@@ -104,7 +105,7 @@ async def one_turn(agent: Agent, conversation: str) -> None:
         context, approval_id, approve=True, conversation_id=conversation
     )
     assert answer.resume, answer.message
-    async for _ in agent.resume_approval(approval_id):
+    async for _ in agent.send_message(context, Resume(approval_id)):
         pass
 
 

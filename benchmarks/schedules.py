@@ -218,7 +218,7 @@ async def bare_round(url: str, count: int) -> float:
 
     async def one(i: int) -> None:
         async with gate:
-            payload = {"scheduled": {"schedule_id": f"{i:08x}", "due": 0.0, "at": 0.0}}
+            payload = {"kind": "scheduled", "schedule_id": f"{i:08x}", "due": 0.0, "at": 0.0}
             await queue.enqueue(f"slack:T1:C{i}:1.0", payload, dedupe_key=f"b{i}")
 
     started = time.perf_counter()

@@ -8,7 +8,8 @@ agent per channel)::
     await agent.may_see(context, "tool_arguments")   # a click asking for admin-only detail
     answer = await agent.decide_approval(context, approval_id, approve=True,
                                          conversation_id=key)    # a click on Approve
-    async for component in agent.resume_approval(approval_id): ...  # then, on any process
+    async for component in agent.send_message(context, Resume(approval_id)): ...  # then,
+                                                           # on any process (resumed)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.approvals.book import ApprovalBook
     from agent_core.turn.deciding import ApprovalAnswer
+    from agent_core.turn.resuming import Resume
 
 
 class ServedAgent(Protocol):
@@ -40,7 +42,11 @@ class ServedAgent(Protocol):
     def approval_book(self) -> ApprovalBook: ...
 
     def send_message(
-        self, request_context: RequestContext, message: str, *, conversation_id: str | None = None
+        self,
+        request_context: RequestContext,
+        message: str | Resume,
+        *,
+        conversation_id: str | None = None,
     ) -> AsyncIterator[UiComponent]: ...
 
     async def record_feedback(
@@ -63,7 +69,5 @@ class ServedAgent(Protocol):
     ) -> ApprovalAnswer: ...
 
     async def expire_approvals(self, platform: str | None = None) -> list[ApprovalAnswer]: ...
-
-    def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]: ...
 
     def served_agents(self) -> list[Agent]: ...

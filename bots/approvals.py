@@ -6,7 +6,7 @@ decided, and queues the turn that resumes::
     click (signed) -> Approvals.click -> agent.decide_approval / cancel_approval
                         decided: the channel's ``resumed(record, hints)`` says what turn
                         continues it; it is queued on the turn host, and answered by any
-                        process's worker (``Answering.resume`` -> agent.resume_approval)
+                        process's worker (a ``Resume`` -> agent.send_message)
     any decision this process makes (a click, a Stop, the sweep, a newer message)
                      -> the channel's ``show(record)`` updates the approval message in
                         place, where the reply stream noted it (``note``)
@@ -44,6 +44,7 @@ from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.turn.deciding import ApprovalAnswer
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.turn_kinds import ResumedApproval
 from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class ResumedTurn(NamedTuple):
     """The turn that continues a decided approval, as the channel's turn host queues it."""
 
     key: str
-    payload: dict[str, Any]
+    kind: ResumedApproval[Any]
     owner: str
 
 
@@ -175,7 +176,7 @@ class Approvals:
         try:
             await self.host.accept(
                 turn.key,
-                turn.payload,
+                turn.kind,
                 owner=turn.owner,
                 dedupe_key=resume_key(record.id),
                 dedupe_ttl=RESUME_KEEP,

@@ -34,6 +34,7 @@ from agent_core.approvals.policy import ToolApproval
 from agent_core.database.settings import DatabaseConfig
 from agent_core.mcp.config import McpServerConfig
 from agent_core.settings import ConfigProblem
+from agent_core.turn.resuming import Resume
 from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:
@@ -216,8 +217,16 @@ class ProfileRouter:
         return any(p.name == profile and p.answers == "private" for p in self.profiles)
 
     def send_message(
-        self, request_context: RequestContext, message: str, *, conversation_id: str | None = None
+        self,
+        request_context: RequestContext,
+        message: str | Resume,
+        *,
+        conversation_id: str | None = None,
     ) -> AsyncIterator[UiComponent]:
+        """Answer on the agent of ``request_context``'s place; a ``Resume``, on the agent of
+        the place it was asked (its approval's request)."""
+        if isinstance(message, Resume):
+            return self._resumed(message)
         agent, context, profile = self.route(request_context)
         if profile is not None and conversation_id is not None:
             conversation_id = f"profile:{profile}:{conversation_id}"
@@ -268,13 +277,14 @@ class ProfileRouter:
             answers += await agent.expire_approvals(platform)
         return answers
 
-    async def resume_approval(self, approval_id: str) -> AsyncIterator[UiComponent]:
-        """The turn that waited for ``approval_id``, on the agent of the place it was asked."""
-        record = await self.approval_book.get(approval_id)
+    async def _resumed(self, resume: Resume) -> AsyncIterator[UiComponent]:
+        """The turn that waited for an approval, on the agent of the place it was asked."""
+        record = await self.approval_book.get(resume.approval_id)
         if record is None:
             return
-        agent, _, profile = self.route(RequestContext(metadata=record.request))
-        answer = agent.resume_approval(approval_id)
+        context = RequestContext(metadata=record.request)
+        agent, _, profile = self.route(context)
+        answer = agent.send_message(context, resume)
         if self.answers_privately(profile):  # the asked profile keeps answers to the asker
             answer = to_the_asker(answer)
         async for component in answer:

@@ -1,17 +1,21 @@
 """``TurnHost``: every channel's turns, written once: accepted before the platform's ack,
 answered by whichever process's worker picks them up.
 
-    listener --accept--> TurnQueue --worker--> TurnHost._answer(turn)
-                                                  wing.slot(turn)           where the answer goes
-                                                  wing.answer(turn, slot)   -> Answering
-                                                  files -> the asker's tables (bots.files)
-                                                  agent.send_message -> reply.handle(...)
-                                                  reply.finish(); answered recorded
+    listener --accept(kind)--> TurnQueue --worker--> TurnHost._answer(turn)
+                                  _route: the payload read once as a turn kind
+                                    (``bots.turn_kinds``) and matched once:
+                                    wing.question / resumed / step / scheduled / removed
+                                  route.slot(turn)          where the answer goes
+                                  route.answer(turn, slot)  -> Answering
+                                  files -> the asker's tables (bots.files)
+                                  agent.send_message(question or Resume) -> reply.handle
+                                  reply.finish(); answered recorded
 
 A *wing* is the channel's part (``bots.slack.turns``, ``bots.teams.turns``,
-``bots.dev.turns``): it turns a recorded turn into where its answer goes (its ``slot``: what
-earlier runs posted) and an ``Answering``: the ``RequestContext``, the question and the
-channel's ``ReplyStream``. Everything else is here, the same for every channel:
+``bots.dev.turns``): its union of the turn kinds (``Wing.kinds``) and, for each kind, a
+``Route``: where the turn's answer goes (its ``slot``: what earlier runs posted) and an
+``Answering``: the ``RequestContext``, the question and the channel's ``ReplyStream``.
+Everything else is here, the same for every channel:
 
 - **Order**: the queue runs the turns of one ordering key one at a time (the wing's key:
   see ``adapters.<channel>.context.turn_key``); at most ``per_person`` of one asker's turns
@@ -29,8 +33,9 @@ channel's ``ReplyStream``. Everything else is here, the same for every channel:
   what could not be recorded (a state outage) is kept here and recorded when the state is
   back (``bots.outage.Unrecorded``), and a re-run here starts from it.
 - **Approvals**: a turn that waits for an approval finishes ("Waiting for approval"); the
-  decision queues a turn of its own (``Answering.resume``) that continues it, on whichever
-  process picks it up (``bots.approvals``).
+  decision queues a turn of its own (a ``ResumedApproval``) that continues it, on whichever
+  process picks it up (``bots.approvals``): its ``Answering.question`` is a ``Resume``, sent
+  to the agent's one entry point (``send_message``) as a question is.
 - **Shutdown** (``drain``): no new turns; the ones held finish (and complete) first.
 - **Metrics** (``bots.metrics.ChannelMetrics``): ``turns{outcome}``, ``active_turns`` and
   ``turn_seconds``, from the acknowledgement (the turn recorded) to the reply's last post.
@@ -46,6 +51,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from pydantic import TypeAdapter, ValidationError
+
 from adapters.files import SharedFile
 from adapters.notices import INTERRUPTED, STOPPED
 from adapters.stream import ReplyStream
@@ -56,12 +63,23 @@ from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.tools.files import file_scope
+from agent_core.turn.resuming import Resume
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
 from bots.files import SharedFiles, take_files
+from bots.legacy_turns import upgraded
 from bots.metrics import ChannelMetrics
 from bots.outage import Unrecorded
 from bots.profiles import to_the_asker
+from bots.turn_kinds import (
+    Kind,
+    Occurrence,
+    Question,
+    RemovedNotice,
+    ResumedApproval,
+    StepRun,
+    TurnKind,
+)
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +123,9 @@ class Answering:
     """
 
     context: RequestContext
-    question: str
+    question: str | Resume
+    """What the agent is sent: the question, or (a turn that continues one whose approval
+    was decided) a ``Resume``, into the same entry point."""
     reply: ReplyStream
     conversation_id: str = ""
     files: list[SharedFile] = field(default_factory=list)
@@ -113,9 +133,6 @@ class Answering:
     shown_first: Sequence[UiComponent] = ()
     keep: Callable[[UiComponent], Awaitable[None]] | None = None
     done: Callable[[Outcome], Awaitable[None]] | None = None
-    resume: str | None = None
-    """An approval's id: this turn continues the turn that waited for it (decided now;
-    ``agent.resume_approval``), instead of asking ``question``."""
     audience: Audience = "place"
     """Who reads the answer: the place (everyone in it), the asker alone (a place shared
     with another organisation: ``bots.places``), or nobody (only ``shown_first`` is shown;
@@ -129,18 +146,34 @@ Stop = Callable[..., None]
 """The platform stopped the answer (Teams' Stop on a stream): end the turn as stopped."""
 
 
+@dataclass(frozen=True)
+class Route:
+    """How a wing answers one turn of one kind: ``slot`` says where its answer goes (what
+    earlier runs posted; None to drop the turn: a workspace that is gone, logged by the
+    wing), ``answer`` how it is answered, or an outcome instead when it is not (a re-run
+    that told the asker it was interrupted, a thread the bot cannot post in)."""
+
+    slot: Callable[[Turn], Awaitable[Slot | None]]
+    answer: Callable[[Turn, Slot, Stop], Awaitable[Answering | Outcome]]
+
+
 class Wing(Protocol):
-    """A channel's part of the host: see the module docstring."""
+    """A channel's part of the host: see the module docstring. Each method gives the route
+    of one turn kind; None for a kind this channel does not answer (the turn is dropped)."""
 
     platform: str
+    kinds: TypeAdapter[Any]
+    """The channel's union of the turn kinds, with its own models (``bots.turn_kinds``)."""
 
-    async def slot(self, turn: Turn) -> Slot | None:
-        """Where ``turn``'s answer goes (what earlier runs posted); None to drop the turn
-        (an unreadable payload, a workspace that is gone: logged by the wing)."""
+    def question(self, asked: Any) -> Route: ...
 
-    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
-        """How ``turn`` is answered; an outcome instead when it is not (a re-run that told
-        the asker it was interrupted, a thread the bot cannot post in)."""
+    def resumed(self, approval: ResumedApproval[Any]) -> Route: ...
+
+    def step(self, step: Any) -> Route | None: ...
+
+    def scheduled(self, run: Occurrence) -> Route | None: ...
+
+    def removed(self, notice: RemovedNotice) -> Route | None: ...
 
 
 class TurnHost:
@@ -193,20 +226,20 @@ class TurnHost:
     async def accept(
         self,
         key: str,
-        payload: dict[str, Any],
+        kind: Kind,
         *,
         owner: str | None,
         dedupe_key: str | None = None,
         flag: Flag | None = None,
         dedupe_ttl: float | None = None,
     ) -> str | None:
-        """Record a turn (before the platform's ack), with ``flag`` when given (a thread it
-        joins, in the same step): its id, or None for a delivery seen before (within
-        ``dedupe_ttl``, else the host's). Raises ``StateUnavailableError`` while the state
-        is down."""
+        """Record a turn of ``kind`` (``bots.turn_kinds``) before the platform's ack, with
+        ``flag`` when given (a thread it joins, in the same step): its id, or None for a
+        delivery seen before (within ``dedupe_ttl``, else the host's). Raises
+        ``StateUnavailableError`` while the state is down."""
         ttl = self.dedupe_ttl if dedupe_ttl is None else dedupe_ttl
         turn_id = await self.queue.enqueue(
-            key, payload, dedupe_key=dedupe_key, dedupe_ttl=ttl, owner=owner, flag=flag
+            key, kind.payload(), dedupe_key=dedupe_key, dedupe_ttl=ttl, owner=owner, flag=flag
         )
         if turn_id is None:
             self.metrics.duplicates.inc()
@@ -292,8 +325,9 @@ class TurnHost:
         """The queue's handler: answer one accepted turn (see the module docstring)."""
         if turn.progress.get("answered"):
             return  # an earlier run finished; only the queue's completion was lost
-        slot = await self._slot(turn)
-        if slot is None:
+        route = self._route(turn)
+        slot = None if route is None else await self._slot(turn, route)
+        if route is None or slot is None:
             return
         if turn.is_retry:
             log.warning("%s: turn %s is run again (attempt %d)", self._platform, *_run(turn))
@@ -301,7 +335,7 @@ class TurnHost:
         self.metrics.active_turns.inc()
         outcome: Outcome = "failed"
         try:
-            outcome = await self._serve(turn, slot)
+            outcome = await self._serve(turn, route, slot)
         except asyncio.CancelledError:
             outcome = "stopped" if turn.stop_requested else "cancelled"
             raise
@@ -318,22 +352,48 @@ class TurnHost:
         """The turn's runs kept dying: say so, in place of what they posted."""
         if turn.progress.get("answered") or turn.progress.get("gave_up"):
             return
-        slot = await self._slot(turn)
+        route = self._route(turn)
+        slot = None if route is None else await self._slot(turn, route)
         if slot is None:
             return
         await slot.settle(INTERRUPTED)
         await _record(turn, at_end=True, gave_up=True, answered=True)
         self.metrics.turns.labels(outcome="interrupted").inc()
 
-    async def _slot(self, turn: Turn) -> Slot | None:
-        """The wing's slot, starting from what a run here posted but could not record."""
+    def _route(self, turn: Turn) -> Route | None:
+        """What ``turn`` is (its payload read once, as the wing's turn kinds) and the wing's
+        route for that kind; None for a turn this process cannot answer (logged)."""
+        try:
+            kind: TurnKind = self.wing.kinds.validate_python(upgraded(turn.payload))
+        except ValidationError as error:
+            problem = error.errors(include_url=False, include_input=False)[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            log.error("%s: dropped turn %s, unreadable (%s)", self._platform, turn.id, where)
+            return None
+        match kind:
+            case Question():
+                route: Route | None = self.wing.question(kind.asked)
+            case ResumedApproval():
+                route = self.wing.resumed(kind)
+            case StepRun():
+                route = self.wing.step(kind.step)
+            case Occurrence():
+                route = self.wing.scheduled(kind)
+            case RemovedNotice():
+                route = self.wing.removed(kind)
+        if route is None:
+            log.error("%s: dropped turn %s (a %s)", self._platform, turn.id, kind.kind)
+        return route
+
+    async def _slot(self, turn: Turn, route: Route) -> Slot | None:
+        """The route's slot, starting from what a run here posted but could not record."""
         kept = self._unrecorded.get(turn.id)
         if kept is not None:
             turn.progress.update(kept.as_progress())
-        return await self.wing.slot(turn)
+        return await route.slot(turn)
 
-    async def _serve(self, turn: Turn, slot: Slot) -> Outcome:
-        answering = await self.wing.answer(turn, slot, self._platform_stop(turn))
+    async def _serve(self, turn: Turn, route: Route, slot: Slot) -> Outcome:
+        answering = await route.answer(turn, slot, self._platform_stop(turn))
         if isinstance(answering, str):
             return answering
         outcome: Outcome = "completed"
@@ -359,13 +419,10 @@ class TurnHost:
         if answering.audience == "nobody":
             return
         question = answering.question
-        if answering.files:
-            question = await self._with_files(answering)
+        if answering.files and isinstance(question, str):
+            question = await self._with_files(question, answering)
         key = answering.conversation_id or None
-        if answering.resume is not None:
-            answer = self.agent.resume_approval(answering.resume)
-        else:
-            answer = self.agent.send_message(context, question, conversation_id=key)
+        answer = self.agent.send_message(context, question, conversation_id=key)
         if answering.audience == "asker":  # a shared place: everything to the asker alone
             answer = to_the_asker(answer)
         try:
@@ -378,7 +435,7 @@ class TurnHost:
             if aclose is not None:
                 await aclose()
 
-    async def _with_files(self, answering: Answering) -> str:
+    async def _with_files(self, question: str, answering: Answering) -> str:
         """Load the files shared with the question into the asker's tables (telling the
         asker what could not be read); the question, with what the files became."""
         fetch, store = answering.fetch, self.files
@@ -398,7 +455,7 @@ class TurnHost:
         )
         if (notice := taken.notice()) is not None:
             await answering.reply.handle(notice)
-        return taken.question(answering.question)
+        return taken.question(question)
 
     def _platform_stop(self, turn: Turn) -> Stop:
         """What the platform's own Stop calls: the turn ends as stopped (its reply already

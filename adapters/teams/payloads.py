@@ -9,7 +9,8 @@ and ``read_activity`` checks a whole activity before the bot acts on it::
     any other type                      -> its type only (the bot does not act on it)
 
 Anything else raises ``MalformedPayload`` (a ``ValueError``) naming the field, never its
-value. Unknown fields are ignored: the wire format grows.
+value. Unknown fields are kept, unchecked and unread (the wire format grows), so a checked
+``Activity`` carries the whole activity on (``wire``: into a queued turn, to the converters).
 
 >>> read_activity({"type": "typing"}).type
 'typing'
@@ -36,9 +37,10 @@ ACTED_ON = frozenset({"message", "invoke", "conversationUpdate"})
 
 
 class Shape(BaseModel):
-    """Base of the activity models: immutable, unknown fields ignored, no coercion."""
+    """Base of the activity models: immutable, unknown fields kept as they came, no
+    coercion."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True, populate_by_name=True)
 
 
 class Account(Shape):
@@ -77,6 +79,16 @@ class Activity(AnyActivity):
     channelData: dict[str, Any] | None = None
     membersAdded: list[dict[str, Any]] | None = None
     replyToId: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The activity's JSON as it came (every field, read here or not).
+
+        >>> wire = {"type": "message", "serviceUrl": "https://smba/", "from": {"id": "29:1",
+        ...         "role": "user"}, "conversation": {"id": "19:c"}, "locale": "en-US"}
+        >>> Activity.model_validate(wire).wire() == wire
+        True
+        """
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def read_activity(body: object) -> AnyActivity:

@@ -7,7 +7,7 @@ store keeps it), ``book`` (``ApprovalBook``: the store, decided exactly once), `
 ``agent_core.turn.approving`` (holding a round, applying the decision),
 ``agent_core.turn.deciding`` (a click, a Stop, the clock: ``ApprovalAnswer``) and
 ``agent_core.turn.resuming``; the agent's API is ``Agent.decide_approval``,
-``cancel_approval``, ``expire_approvals`` and ``resume_approval``.
+``cancel_approval``, ``expire_approvals``, then ``send_message(context, Resume(approval_id))``.
 ``docs/agent-contract.md`` describes the states.
 """
 

@@ -63,7 +63,7 @@ class GraphAgent(Agent):
     Pass ``checkpointer=`` (``InMemorySaver()`` or any LangGraph checkpointer) to checkpoint
     every step under the conversation id (``get_state``). Tools that need approval
     (``Tool.approval``) pause the turn exactly as in ``Agent`` (``agent_core.approvals``):
-    the same approval message, the same ``decide_approval`` / ``resume_approval``, on any
+    the same approval message, the same ``decide_approval`` / ``Resume``, on any
     process; the resumed turn runs through this graph again.
 
     >>> import asyncio

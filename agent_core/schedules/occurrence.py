@@ -1,12 +1,15 @@
 """``Occurrence``: one run of a schedule, as the dispatcher records it on the turn queue.
 
-A scheduled run is a synthetic turn: the dispatcher enqueues it on the schedule's thread
+A scheduled run is a synthetic turn of its own kind (``kind: "scheduled"``, one of the
+turn kinds in ``bots.turn_kinds``): the dispatcher enqueues it on the schedule's thread
 (so it keeps that thread's order, and a crashed run is taken over like any turn) with the
 dedupe key ``run_key`` (schedule id + occurrence), which makes each occurrence one turn
 however many processes try.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import ConfigDict
 
@@ -35,7 +38,8 @@ class Occurrence(Carried):
     """
 
     model_config = ConfigDict(frozen=True)
-    KEY = "scheduled"
+
+    kind: Literal["scheduled"] = "scheduled"
 
     schedule_id: str
     due: float

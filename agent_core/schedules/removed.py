@@ -31,7 +31,7 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -52,7 +52,8 @@ class RemovedNotice(Carried):
     """One removed schedule's line and where it goes; see the module docstring."""
 
     model_config = ConfigDict(frozen=True)
-    KEY = "schedule_removed"
+
+    kind: Literal["schedule_removed"] = "schedule_removed"
 
     schedule_id: str
     workspace: str

@@ -8,7 +8,7 @@ pending and not expired, and the clicker must be one of its approvers (a Stop: i
 The decision itself is the book's atomic one, so of two clicks at once exactly one decides;
 the other is told who did. ``resume`` on the answer says whether this call decided it: then,
 and only then, the caller resumes the turn
-(``Agent.resume_approval``), on any process.
+(``Agent.send_message`` with a ``Resume``), on any process.
 
 >>> ApprovalAnswer(decided=False, reason="unknown", message="?").resume
 False

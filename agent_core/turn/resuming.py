@@ -1,4 +1,9 @@
-"""``open_resumed``: the first stage of a turn resumed after its approval was decided.
+"""``Resume`` and ``open_resumed``: a turn resumed after its approval was decided.
+
+A resume is an input to the agent's one entry point, not a second one: the channel sends
+``agent.send_message(context, Resume(approval_id))`` where it would send a question
+(LangGraph's ``Command(resume=...)`` into the same graph), and the turn opens with
+``open_resumed`` instead of ``open_turn``.
 
 The paused turn's asker is resolved again from the request metadata the channel verified
 when they asked (their groups as of now), their conversation is loaded, and the round that
@@ -11,6 +16,8 @@ does (``settle_cancelled``): the model is not asked again.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.components import ComponentStream, NotificationComponent, UiComponent
@@ -25,6 +32,19 @@ from agent_core.turn.status import closing_components, working
 from agent_core.turn.stopping import STOPPED_NOTE
 
 MOVED_ON = "The decision on {tools} came after the conversation moved on: nothing ran."
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Continue the turn that waited for ``approval_id``, now decided: sent to
+    ``Agent.send_message`` in place of a message. The turn is the asker's as they asked it
+    (the request the channel verified then, kept with the approval), whoever sends it.
+
+    >>> Resume("a1")
+    Resume(approval_id='a1')
+    """
+
+    approval_id: str
 
 
 def _waiting_round(record: ApprovalRecord, messages: list[Message]) -> Message | None:

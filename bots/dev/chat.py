@@ -233,6 +233,8 @@ class ChatSession:
         approval, self.view.approval = self.view.approval, None
         if approval is None:
             return True
+        from agent_core.turn.resuming import Resume
+
         context = self.persona.request_context(self.thread_id)
         key = self.persona.conversation_id(self.thread_id)
         answer = await self.agent.decide_approval(
@@ -242,7 +244,7 @@ class ChatSession:
         if not answer.resume:
             self.view.approval = approval if answer.reason == "not_approver" else None
             return True
-        return await self._shown(self.agent.resume_approval(approval.approval_id))
+        return await self._shown(self.agent.send_message(context, Resume(approval.approval_id)))
 
     # --- a turn -------------------------------------------------------------------------------
 

@@ -34,10 +34,11 @@ import asyncio
 import logging
 import os
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, Literal
 
 import aiohttp
+from pydantic import BaseModel, Field, TypeAdapter
 
 from adapters.approval import ApprovalClick, Decision
 from adapters.files import SharedFile
@@ -49,9 +50,9 @@ from agent_core.components import NotificationComponent, UiComponent
 from agent_core.config import UiFeature
 from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
-from agent_core.schedules.occurrence import Occurrence
 from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
 from agent_core.state.turns import Turn as QueuedTurn
+from agent_core.turn.resuming import Resume
 from bots.agents import ServedAgent
 from bots.approvals import RESUME_KEEP, resume_key
 from bots.dev.approvals import ConsoleApprovals, persona_of
@@ -65,7 +66,8 @@ from bots.dev.turnlog import TurnRecord, UsageMeter
 from bots.dev.uploads import ConsoleUploads
 from bots.files import SharedFiles
 from bots.metrics import ChannelMetrics
-from bots.turns import Answering, Audience, Outcome, Slot, Stop, TurnHost
+from bots.turn_kinds import Occurrence, Question, RemovedNotice, ResumedApproval
+from bots.turns import Answering, Audience, Outcome, Route, Slot, Stop, TurnHost
 
 log = logging.getLogger("threadline.dev")
 
@@ -359,7 +361,7 @@ class Console:
             turn.persona, turn.resume = persona_of(record.request), record.id
             turn.queued_id = await self.host.accept(
                 f"console:{turn.conversation_id}",
-                {"turn": turn.id},
+                ResumedApproval(approval_id=record.id, where=ConsoleAsked(turn=turn.id)),
                 owner=turn.persona.user_id,
                 dedupe_key=resume_key(record.id),
                 dedupe_ttl=RESUME_KEEP,
@@ -408,7 +410,7 @@ class Console:
         try:
             turn.queued_id = await self.host.accept(
                 f"console:{turn.conversation_id}",
-                {"turn": turn.id},
+                Question(asked=ConsoleAsked(turn=turn.id)),
                 owner=turn.persona.user_id,
             )
             if turn.stop_requested:
@@ -453,19 +455,70 @@ class Console:
         turn.ended.set()
 
 
+class ConsoleAsked(BaseModel):
+    """A console turn's delivery: the page's turn (the queue is in memory, so the page
+    turn itself holds the question, the persona and the files).
+
+    >>> ConsoleAsked(turn="t1").turn
+    't1'
+    """
+
+    turn: str
+
+
+ConsoleKind = Annotated[
+    Question[ConsoleAsked] | ResumedApproval[ConsoleAsked] | Occurrence,
+    Field(discriminator="kind"),
+]
+"""The kinds of a console turn (``bots.turn_kinds``): no workflow steps, and no removed
+schedule's line (``threadline forget`` never reaches the console's in-memory queue)."""
+
+
 class ConsoleWing:
     """The console's hook in the turn host: a queued turn -> its persona's context, and one
     reply stream that shows each component in the developer pane and both channels."""
 
     platform = "console"
+    kinds: TypeAdapter[ConsoleKind] = TypeAdapter(ConsoleKind)
 
     def __init__(self, console: Console) -> None:
         self.console = console
 
-    async def slot(self, turn: QueuedTurn) -> Slot | None:
-        if run := Occurrence.from_payload(turn.payload):
-            return await self.console.schedules.slot(turn, run)
-        found = self.console.turns.get(str(turn.payload.get("turn")))
+    # --- the route of each kind ----------------------------------------------------------
+
+    def question(self, asked: ConsoleAsked) -> Route:
+        async def answer(turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await self._question(turn, self.console.turns[asked.turn], stop)
+
+        return Route(lambda turn: self._slot(asked), answer)
+
+    def resumed(self, approval: ResumedApproval[ConsoleAsked]) -> Route:
+        where = approval.where
+
+        async def answer(turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            page = self.console.turns[where.turn]
+            return self._resumed(page, approval.approval_id, stop)
+
+        return Route(lambda turn: self._slot(where), answer)
+
+    def step(self, step: Any) -> None:
+        return None  # the console shows no workflows (its kinds have none)
+
+    def scheduled(self, run: Occurrence) -> Route:
+        schedules = self.console.schedules
+
+        async def answer(turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await schedules.answer(turn, run, stop)
+
+        return Route(lambda turn: schedules.slot(turn, run), answer)
+
+    def removed(self, notice: RemovedNotice) -> None:
+        return None  # never queued here (its kinds have none)
+
+    # --- a page's turn ------------------------------------------------------------------
+
+    async def _slot(self, asked: ConsoleAsked) -> Slot | None:
+        found = self.console.turns.get(asked.turn)
         if found is None or found.ended.is_set():
             return None  # forgotten, or ended already
         if found.stop_requested:  # stopped (the page went away) before it started
@@ -473,51 +526,47 @@ class ConsoleWing:
             return None
         return _NoSlot()
 
-    async def answer(self, turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
+    async def _question(self, turn: QueuedTurn, page: Turn, stop: Stop) -> Answering | Outcome:
         console = self.console
-        if run := Occurrence.from_payload(turn.payload):
-            return await console.schedules.answer(turn, run, stop)
-        page = console.turns[str(turn.payload["turn"])]
         if (handled := await console.schedules.command(page, turn.id)) is not None:
             console.ended(page, "done")
             return handled
-        context = page.persona.request_context(page.thread_id)
-        context.metadata["turn_id"] = page.id
-        reply = BothChannels(console, page, stop)
-        # a channel shared with another organisation: as a served bot's default policy
-        # ("private"), the answer goes to the asker alone and the place reads one line
-        shared = page.persona.place == "shared"
-        audience: Audience = "asker" if shared else "place"
-        told = [_told(SHARED_PRIVATELY)] if shared else []
-        if shared:
-            context.metadata["is_private"] = True
+        answering = self._answering(page, stop)
 
         async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
             return await console.uploads.fetch(file)
 
+        # a channel shared with another organisation: as a served bot's default policy
+        # ("private"), the answer goes to the asker alone and the place reads one line
+        told = [_told(SHARED_PRIVATELY)] if answering.audience == "asker" else []
+        return replace(
+            answering, question=page.text, files=page.files, fetch=fetch, shown_first=told
+        )
+
+    def _resumed(self, page: Turn, approval_id: str, stop: Stop) -> Answering:
+        return replace(self._answering(page, stop), question=Resume(approval_id))
+
+    def _answering(self, page: Turn, stop: Stop) -> Answering:
+        """The page's persona asking in its place, both channels' replies, and the page
+        told when the turn ends."""
+        console = self.console
+        context = page.persona.request_context(page.thread_id)
+        context.metadata["turn_id"] = page.id
+        shared = page.persona.place == "shared"
+        audience: Audience = "asker" if shared else "place"
+        if shared:
+            context.metadata["is_private"] = True
+
         async def done(outcome: Outcome) -> None:
             console.ended(page, STATES.get(outcome, "error"))
 
-        if page.resume is not None:
-            return Answering(
-                context,
-                "",
-                reply,
-                conversation_id=page.conversation_id,
-                done=done,
-                resume=page.resume,
-                audience=audience,
-            )
-
+        reply = BothChannels(console, page, stop)
         return Answering(
             context,
-            page.text,
+            "",
             reply,
             conversation_id=page.conversation_id,
-            files=page.files,
-            fetch=fetch,
             done=done,
-            shown_first=told,
             audience=audience,
         )
 

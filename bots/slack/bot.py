@@ -158,12 +158,13 @@ from bots.slack.clients import (
 )
 from bots.slack.entry_points import ASK_ABOUT_MESSAGE, DECISION_COMMANDS
 from bots.slack.home import SlackHome, is_home_click
+from bots.slack.kinds import SlackAsked
 from bots.slack.manifest import SCHEDULE_COMMAND
 from bots.slack.message_action import asked_about
 from bots.slack.message_action import dedupe_key as shortcut_key
 from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
-from bots.slack.turns import QueuedTurn, SlackWing, resumed_turn
+from bots.slack.turns import SlackWing, resumed_turn
 from bots.slack.workflow import WorkflowSteps
 from bots.turns import TurnHost
 from bots.uninstall import erase_workspace, slack_workspace
@@ -364,7 +365,7 @@ class SlackBot:
     async def _accept(
         self,
         client: AsyncWebClient,
-        queued: QueuedTurn,
+        queued: SlackAsked,
         dedupe_key: str | None = None,
         *,
         joins: Flag | None = None,
@@ -381,11 +382,11 @@ class SlackBot:
             self.threads.joined(joins)
 
     async def _record(
-        self, queued: QueuedTurn, dedupe_key: str | None = None, joins: Flag | None = None
+        self, queued: SlackAsked, dedupe_key: str | None = None, joins: Flag | None = None
     ) -> str | None:
         return await self.turns.accept(
             queued.turn_key,
-            queued.payload(),
+            queued.question(),
             owner=queued.owner,
             dedupe_key=dedupe_key,
             flag=joins,
@@ -394,7 +395,7 @@ class SlackBot:
     def _unavailable(
         self,
         client: AsyncWebClient,
-        queued: QueuedTurn,
+        queued: SlackAsked,
         error: StateUnavailableError,
         delivery: str | None = None,
     ) -> None:
@@ -409,7 +410,7 @@ class SlackBot:
     async def _unavailable_if_in_thread(
         self,
         client: AsyncWebClient,
-        queued: QueuedTurn,
+        queued: SlackAsked,
         error: StateUnavailableError,
         delivery: str,
     ) -> None:
@@ -454,7 +455,7 @@ class SlackBot:
             return
         meta = event_context(callback, event).metadata
         in_thread = mention_in_thread(event)
-        queued = QueuedTurn(
+        queued = SlackAsked(
             context=meta,
             text=message_text(event, workspace.bot_user_id),
             bot_user_id=workspace.bot_user_id,
@@ -465,7 +466,7 @@ class SlackBot:
         joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
         if in_thread is not None:
             # the mention that joins a human thread reads it first: that turn records this
-            joins.first_payload = queued.payload(history_before_ts=in_thread)
+            joins.first_payload = queued.question(history_before_ts=in_thread).payload()
         key = delivery_key(callback, event)
         await self._accept(workspace.client, queued, key, joins=joins)
 
@@ -479,7 +480,7 @@ class SlackBot:
         self._count("message")
         callback, event = _message(read)
         meta = event_context(callback, event).metadata
-        queued = QueuedTurn(
+        queued = SlackAsked(
             context=meta,
             text=message_text(event, bot),
             bot_user_id=bot,
@@ -527,7 +528,7 @@ class SlackBot:
         private = private or not question
         # a public question: the worker opens the thread ("<@user> asked: ...")
         ctx = command_context(command, thread_ts=PRIVATE_THREAD if private else "")
-        queued = QueuedTurn(
+        queued = SlackAsked(
             context=ctx.metadata,
             text=question,
             private=private,
@@ -544,7 +545,7 @@ class SlackBot:
         command = _read(context).delivery
         assert isinstance(command, SlashCommand)
         ctx = command_context(command, thread_ts=PRIVATE_THREAD)
-        queued = QueuedTurn(
+        queued = SlackAsked(
             context=ctx.metadata,
             text=f"{SCHEDULE_COMMAND} {command.text or ''}".strip(),
             private=True,
@@ -564,7 +565,7 @@ class SlackBot:
         await ack(response_type="ephemeral", text=said)
 
     async def _accept_command(
-        self, ack: Ack, queued: QueuedTurn, *, said: str | None = None
+        self, ack: Ack, queued: SlackAsked, *, said: str | None = None
     ) -> None:
         """Queue a command's turn, then acknowledge it (``said``: a line the asker alone
         sees). A state that is down queues nothing and says so in the acknowledgement."""
@@ -707,11 +708,11 @@ class SlackBot:
             asked = await self.home.clicked(context.client, click)
             if asked is not None and asked.metadata["channel_id"]:
                 meta_home: Any = {**asked.metadata, "thread_id": ""}
-                question = QueuedTurn(context=meta_home, text=message or "", open_thread=True)
+                question = SlackAsked(context=meta_home, text=message or "", open_thread=True)
                 await self._accept(context.client, question)
             return
         meta = action_context(click).metadata
-        queued = QueuedTurn(
+        queued = SlackAsked(
             context=meta,
             text=message or "",
             private=meta.get("thread_id") == PRIVATE_THREAD,
@@ -739,7 +740,7 @@ class SlackBot:
         meta = queued.context
         joins = self.threads.flag(queued.team, meta["channel_id"], meta["thread_id"])
         if queued.message_ts is not None:  # joining a thread: read it first, as a mention
-            joins.first_payload = queued.payload(history_before_ts=queued.message_ts)
+            joins.first_payload = queued.question(history_before_ts=queued.message_ts).payload()
         await self._accept(context.client, queued, shortcut_key(action), joins=joins)
         await ack()
 
@@ -764,7 +765,7 @@ class SlackBot:
             log.warning("slack: a sign-in's waiting question is not its signer's; not asked")
             return
         private = meta.get("thread_id") == PRIVATE_THREAD
-        queued = QueuedTurn(context=meta, text=waiting.question, private=private)
+        queued = SlackAsked(context=meta, text=waiting.question, private=private)
         joins = (
             None
             if private

@@ -1,7 +1,7 @@
 """The message shortcut "Ask Threadline about this" in the Slack bot: a turn asked by whoever
 ran it, about the message they pointed at, answered in that message's thread.
 
-    message_action (signed) -> QueuedTurn: the asker's context in the message's thread, the
+    message_action (signed) -> SlackAsked: the asker's context in the message's thread, the
                                message quoted as data (``adapters.slack.message_action``),
                                its files as shared files (only the asker's own are read),
                                and, for a reply in a thread, what the thread said before
@@ -21,12 +21,12 @@ from adapters.slack.message_action import (
     action_question,
     message_files,
 )
-from bots.slack.turns import QueuedTurn
+from bots.slack.kinds import SlackAsked
 
 
 def asked_about(
     action: MessageAction, *, enterprise_install: bool = False, bot_user_id: str | None = None
-) -> QueuedTurn:
+) -> SlackAsked:
     """The turn a message shortcut asks.
 
     >>> from adapters.slack.message_action import read_message_action
@@ -36,7 +36,7 @@ def asked_about(
     >>> turn.owner, turn.turn_key
     ('T1:U1', 'slack:T1:C1:5.0')
     """
-    return QueuedTurn(
+    return SlackAsked(
         context=action_context(action).metadata,
         text=action_question(action),
         files=message_files(action),

@@ -52,7 +52,7 @@ run's answer goes to its owner alone (``bots.slack.bot``: ``SlackPlaces`` + the 
 
 
 class Asked(Protocol):
-    """What a recorded Slack turn says about its question (``bots.slack.turns.QueuedTurn``)."""
+    """What a recorded Slack turn says about its question (``bots.slack.turns.SlackAsked``)."""
 
     @property
     def context(self) -> Mapping[str, Any]: ...
@@ -161,14 +161,6 @@ class SlackSchedules:
         thread = previous.thread_ts or str(metadata.get("thread_id") or "")
         target = replace(target, thread_ts=thread, private=False)
         return AnswerSlot(client, target, posted=previous, on_posted=posted)
-
-    async def queued(self, turn: Turn, slot: AnswerSlot, stop: Stop) -> Answering | Outcome | None:
-        """A scheduled run's or a removed schedule's turn answered; None for any other."""
-        if run := Occurrence.from_payload(turn.payload):
-            return await self.answer(turn, run, slot, stop)
-        if notice := RemovedNotice.from_payload(turn.payload):
-            return await self.tell_removed(notice, slot)
-        return None
 
     async def notice_slot(self, turn: Turn, notice: RemovedNotice) -> AnswerSlot | None:
         """Where a removed schedule's line goes (``agent_core.schedules.removed``)."""

@@ -1,11 +1,12 @@
 """The Slack wing of the turn host (``bots.turns``): what a listener records, and how a
 recorded turn is answered.
 
-A listener (``bots.slack.bot``) turns a verified delivery into a ``QueuedTurn`` and
-``accept``-s it before Slack gets its ack. ``SlackWing`` answers it on whichever process's
-worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)::
+A listener (``bots.slack.bot``) turns a verified delivery into a ``SlackAsked`` and
+``accept``-s it, as a ``Question`` (``bots.turn_kinds``), before Slack gets its ack.
+``SlackWing`` answers it on whichever process's worker picks it up (``bots.turns.TurnHost``
+does the rest, as for every channel)::
 
-    QueuedTurn -> AnswerSlot (what an earlier run posted) -> RequestContext
+    SlackAsked -> AnswerSlot (what an earlier run posted) -> RequestContext
                -> SlackReplyStream (each message it posts is recorded on the turn at once,
                   through the slot)
 
@@ -21,11 +22,13 @@ worker picks it up (``bots.turns.TurnHost`` does the rest, as for every channel)
   lacks (other apps' messages, a human thread the bot was just called into) is read within
   Slack's limits and given to the agent with the question (``adapters.slack.history``).
 - **"Show query"**: the answer's queries are kept for its button (``adapters.slack.sources``).
+- **Kinds** (``bots.turn_kinds``): each turn kind has its route (``question``,
+  ``resumed``, ``step``, ``scheduled``, ``removed``), which the host picks by the kind.
 - **Approvals**: an approval the reply posts is noted where it went (``on_approval``); a
-  decided one is continued by a turn of its own (``QueuedTurn.resume``, ``resumed_turn``) in
-  the same thread, on any process.
-- **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
-  by ``bots.slack.schedules`` (asked first).
+  decided one is continued by a turn of its own (``resumed_turn``: a ``ResumedApproval``
+  whose ``where`` is the question's place) in the same thread, on any process.
+- **Schedules**: a schedule command (a question's, asked first), a scheduled run and a
+  removed schedule's line are answered by ``bots.slack.schedules``.
 - **Shared places**: in a channel shared with another organisation (``adapters.slack.places``)
   the answer goes to the asker alone, is refused, or is posted, as ``bots.places`` says; the
   thread reads one line saying so.
@@ -35,9 +38,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import TypeAdapter, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.fetch import FetchPolicy
@@ -46,11 +50,7 @@ from adapters.notices import SHARED_PRIVATELY, SHARED_REFUSED
 from adapters.slack.context import (
     PRIVATE_THREAD,
     ReplyTarget,
-    SlackMetadata,
-    asker_id,
     conversation_id,
-    reply_target,
-    turn_key,
 )
 from adapters.slack.files import download
 from adapters.slack.history import ThreadContext, ThreadView, thread_prompt
@@ -61,96 +61,22 @@ from adapters.slack.stream import OnApproval, SlackReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
-from agent_core.schedules.occurrence import Occurrence
-from agent_core.schedules.removed import RemovedNotice
 from agent_core.state.turns import Turn
-from agent_core.users import RequestContext
+from agent_core.turn.resuming import Resume
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
 from bots.slack.clients import WorkspaceClients
+from bots.slack.kinds import SlackAsked, SlackKind
 from bots.slack.workflow import StepSlot, StepTurn, WorkflowSteps
-from bots.turns import Answering, Audience, Outcome, Slot, Stop
+from bots.turn_kinds import Occurrence, RemovedNotice, ResumedApproval
+from bots.turns import Answering, Audience, Outcome, Route, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
     from bots.slack.schedules import SlackSchedules
 
 log = logging.getLogger(__name__)
-
-
-class QueuedTurn(BaseModel):
-    """What a listener records before the ack: enough to answer on any process.
-
-    ``context`` is the ``RequestContext`` metadata built from the *signed* request;
-    ``open_thread`` marks a public slash command, whose worker first posts
-    "<@user> asked: ..." and answers in that message's thread.
-
-    >>> turn = QueuedTurn(context={"workspace_id": "T1", "channel_id": "C1",
-    ...                            "thread_id": "1.0", "user_id": "U1"}, text="hi")
-    >>> turn.owner, turn.turn_key
-    ('T1:U1', 'slack:T1:C1:1.0')
-    """
-
-    context: SlackMetadata
-    text: str
-    private: bool = False
-    response_url: str | None = None
-    open_thread: bool = False
-    history_before_ts: str | None = None
-    """Set on a first mention inside a human thread: read the thread up to this message."""
-    message_ts: str | None = None
-    """The message's ``ts`` when it replies in a channel thread: the turn is given what the
-    thread said before it that its conversation lacks."""
-    bot_user_id: str | None = None
-    enterprise_install: bool = False
-    files: list[SharedFile] = []
-    """The files shared with the message (read from the signed event; downloaded by the
-    worker)."""
-    resume: str | None = None
-    """An approval's id: this turn continues the turn that waited for it (``bots.approvals``)."""
-
-    @property
-    def team(self) -> str:
-        return str(self.context["workspace_id"])
-
-    @property
-    def owner(self) -> str:
-        """Who may stop the turn (``request_stop(by=...)``)."""
-        return asker_id(RequestContext(metadata=dict(self.context)))
-
-    @property
-    def turn_key(self) -> str:
-        """The queue's ordering key (see ``adapters.slack.context.turn_key``)."""
-        context = RequestContext(metadata=dict(self.context))
-        return turn_key(context, private=self.private, opens_thread=self.open_thread)
-
-    def target(self, *, thread_ts: str | None = None, turn_id: str | None = None) -> ReplyTarget:
-        """Where the answer goes (privately while a slash command has no thread yet)."""
-        return reply_target(
-            RequestContext(metadata=dict(self.context)),
-            thread_ts=thread_ts,
-            private=self.private,
-            response_url=self.response_url,
-            turn_id=turn_id,
-        )
-
-    def request_context(self, target: ReplyTarget, turn_id: str) -> RequestContext:
-        """The context the agent answers in: the signed one, in the thread answered in."""
-        metadata: dict[str, Any] = {
-            **self.context,
-            "thread_id": target.thread_ts,
-            "turn_id": turn_id,
-        }
-        if self.enterprise_install:
-            metadata["slack_enterprise_install"] = True
-        return RequestContext(metadata=metadata)
-
-    def payload(self, **changes: Any) -> dict[str, Any]:
-        """What the queue records (with ``changes`` applied)."""
-        payload = self.model_dump(mode="json", exclude_defaults=True)
-        payload.update({name: value for name, value in changes.items() if value is not None})
-        return payload
 
 
 class SlackWing:
@@ -170,6 +96,7 @@ class SlackWing:
     """
 
     platform = "slack"
+    kinds: TypeAdapter[SlackKind] = TypeAdapter(SlackKind)
 
     def __init__(
         self,
@@ -203,21 +130,58 @@ class SlackWing:
         self.flush_chars = flush_chars
         self.stream_interval = stream_interval
 
-    async def slot(self, turn: Turn) -> AnswerSlot | StepSlot | None:
-        """The turn's slot (what earlier runs posted) on its workspace's client; None for a
-        turn that cannot be answered (logged)."""
-        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
-            return await self.schedules.slot(turn, run)
-        if self.schedules is not None and (removed := RemovedNotice.from_payload(turn.payload)):
-            return await self.schedules.notice_slot(turn, removed)
-        if self.steps is not None and "workflow_step" in turn.payload:
-            step = StepTurn.from_payload(turn.payload)
-            return None if step is None else await self.steps.slot(turn, step)
-        try:
-            queued = QueuedTurn.model_validate(turn.payload)
-        except ValidationError:
-            log.error("slack: dropped turn %s with an unreadable payload", turn.id)
+    # --- the route of each kind ----------------------------------------------------------
+
+    def question(self, asked: SlackAsked) -> Route:
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await self._question(turn, asked, _answer_slot(slot))
+
+        return Route(lambda turn: self._slot(turn, asked), answer)
+
+    def resumed(self, approval: ResumedApproval[SlackAsked]) -> Route:
+        where = approval.where
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await self._resumed(turn, where, approval.approval_id, _answer_slot(slot))
+
+        return Route(lambda turn: self._slot(turn, where), answer)
+
+    def step(self, step: StepTurn) -> Route | None:
+        steps = self.steps
+        if steps is None:
             return None
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            assert isinstance(slot, StepSlot)
+            return steps.answer(step, slot) or "completed"
+
+        return Route(lambda turn: steps.slot(turn, step), answer)
+
+    def scheduled(self, run: Occurrence) -> Route | None:
+        schedules = self.schedules
+        if schedules is None:
+            return None
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await schedules.answer(turn, run, _answer_slot(slot), stop)
+
+        return Route(lambda turn: schedules.slot(turn, run), answer)
+
+    def removed(self, notice: RemovedNotice) -> Route | None:
+        schedules = self.schedules
+        if schedules is None:
+            return None
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await schedules.tell_removed(notice, _answer_slot(slot))
+
+        return Route(lambda turn: schedules.notice_slot(turn, notice), answer)
+
+    # --- a question, and a resumed approval ---------------------------------------------
+
+    async def _slot(self, turn: Turn, queued: SlackAsked) -> AnswerSlot | None:
+        """The turn's slot (what earlier runs posted) on its workspace's client; None for a
+        workspace that is gone (logged)."""
         enterprise = queued.context.get("slack_enterprise_id")
         try:
             client = await self.clients.client_for(
@@ -234,18 +198,57 @@ class SlackWing:
         target = queued.target(thread_ts=previous.thread_ts, turn_id=turn.id)
         return AnswerSlot(client, target, posted=previous, on_posted=posted)
 
-    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
-        if self.steps is not None and isinstance(slot, StepSlot):
-            step = StepTurn.model_validate(turn.payload)
-            return self.steps.answer(step, slot) or "completed"
-        assert isinstance(slot, AnswerSlot)
-        if self.schedules is not None and (done := await self.schedules.queued(turn, slot, stop)):
-            return done
-        queued = QueuedTurn.model_validate(turn.payload)
+    async def _question(
+        self, turn: Turn, queued: SlackAsked, slot: AnswerSlot
+    ) -> Answering | Outcome:
+        """A question: a schedule command answered, else the agent asked, with what the
+        thread said before it and the files shared with it."""
         if turn.is_retry and not await slot.recover():
             return "interrupted"  # part of a private answer reached the asker: told so
         if done := await self._command(turn, queued, slot):
             return done
+        answering = await self._answering(turn, queued, slot)
+        if isinstance(answering, str) or answering.audience == "nobody":
+            return answering
+        client = slot.client
+        view = await self._thread_view(queued, client, slot.target)
+        shown_first = list(answering.shown_first) if answering.audience == "asker" else []
+        if (notice := view.notice) is not None:  # the asker learns what it could not see
+            shown_first.append(UiComponent.of(NotificationComponent(message=notice), notice))
+        question = thread_prompt(
+            view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
+        )
+
+        async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
+            limit, policy = (store.max_bytes, store.policy) if store else (0, FetchPolicy())
+            return await download(client, file, max_bytes=limit, policy=policy)
+
+        return replace(
+            answering,
+            question=question,
+            conversation_id=conversation_id(answering.context),
+            files=queued.files,
+            fetch=fetch,
+            shown_first=shown_first,
+        )
+
+    async def _resumed(
+        self, turn: Turn, where: SlackAsked, approval_id: str, slot: AnswerSlot
+    ) -> Answering | Outcome:
+        """A decided approval's turn, continued in the place it was asked in."""
+        if turn.is_retry and not await slot.recover():
+            return "interrupted"
+        answering = await self._answering(turn, where, slot)
+        if isinstance(answering, str) or answering.audience == "nobody":
+            return answering
+        # the thread and the files were read when it was asked
+        return replace(answering, question=Resume(approval_id), shown_first=())
+
+    async def _answering(
+        self, turn: Turn, queued: SlackAsked, slot: AnswerSlot
+    ) -> Answering | Outcome:
+        """Where every answer of a question's place streams, and who reads it (the place's
+        one line in ``shown_first``); "dropped" when a slash command's thread cannot open."""
         client = slot.client
         audience = await self._audience(queued, client, slot.target)
         told = await self._open_thread(queued, slot, audience)
@@ -270,35 +273,9 @@ class SlackWing:
         async def keep(component: UiComponent) -> None:
             await self._keep_queries(slot.target, component)
 
-        if audience == "nobody":
-            return Answering(context, "", reply, shown_first=told, audience="nobody")
-        if queued.resume is not None:  # the thread and the files were read when it was asked
-            return Answering(context, "", reply, resume=queued.resume, keep=keep, audience=audience)
-        view = await self._thread_view(queued, client, slot.target)
-        shown_first = told if audience == "asker" else []
-        if (notice := view.notice) is not None:  # the asker learns what it could not see
-            shown_first.append(UiComponent.of(NotificationComponent(message=notice), notice))
-        question = thread_prompt(
-            view.messages, queued.text, bot_user_id=queued.bot_user_id, notice=view.notice
-        )
+        return Answering(context, "", reply, shown_first=told, keep=keep, audience=audience)
 
-        async def fetch(file: SharedFile, store: SharedFiles | None) -> bytes:
-            limit, policy = (store.max_bytes, store.policy) if store else (0, FetchPolicy())
-            return await download(client, file, max_bytes=limit, policy=policy)
-
-        return Answering(
-            context,
-            question,
-            reply,
-            conversation_id=conversation_id(context),
-            files=queued.files,
-            fetch=fetch,
-            shown_first=shown_first,
-            keep=keep,
-            audience=audience,
-        )
-
-    async def _command(self, turn: Turn, queued: QueuedTurn, slot: AnswerSlot) -> Outcome | None:
+    async def _command(self, turn: Turn, queued: SlackAsked, slot: AnswerSlot) -> Outcome | None:
         """A schedule command answered, else None (the homes it changed are refreshed by
         ``bots.slack.home``, told by the schedule commands)."""
         if self.schedules is None:
@@ -306,7 +283,7 @@ class SlackWing:
         return await self.schedules.command(turn, queued, slot) or None
 
     async def _audience(
-        self, queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget
+        self, queued: SlackAsked, client: AsyncWebClient, target: ReplyTarget
     ) -> Audience:
         """Who reads this answer: the place, or (a channel shared with another organisation,
         as the policy says) the asker alone or nobody. A private answer is the asker's
@@ -330,7 +307,7 @@ class SlackWing:
         return "asker"
 
     async def _open_thread(
-        self, queued: QueuedTurn, slot: AnswerSlot, audience: Audience
+        self, queued: SlackAsked, slot: AnswerSlot, audience: Audience
     ) -> list[UiComponent] | None:
         """What the place is told first when the answer is not its own (its one line), once
         a public slash command's thread is open (which the bot joins). Where another
@@ -360,7 +337,7 @@ class SlackWing:
             log.warning("slack: queries of turn %s not kept (%s)", target.turn_id, error)
 
     async def _thread_view(
-        self, queued: QueuedTurn, client: AsyncWebClient, target: ReplyTarget
+        self, queued: SlackAsked, client: AsyncWebClient, target: ReplyTarget
     ) -> ThreadView:
         """What the thread said before the question that the conversation lacks: what
         other apps posted since the last turn, and the thread itself on a first mention
@@ -382,6 +359,11 @@ class SlackWing:
             return ThreadView([])
 
 
+def _answer_slot(slot: Slot) -> AnswerSlot:
+    assert isinstance(slot, AnswerSlot), "the slot of a thread's turn"
+    return slot
+
+
 def _notice(text: str) -> UiComponent:
     """One line everyone in the place reads."""
     return UiComponent.of(NotificationComponent(message=text, level="info"), text)
@@ -397,22 +379,22 @@ async def resumed_turn(record: ApprovalRecord, hints: Mapping[str, Any]) -> Resu
     ...     "channel_id": "C1", "thread_id": "1.0", "user_id": "U1", "turn_id": "t0"})
     >>> import asyncio
     >>> turn = asyncio.run(resumed_turn(record, {}))
-    >>> turn.key, turn.owner, turn.payload["resume"]
+    >>> turn.key, turn.owner, turn.kind.approval_id
     ('slack:T1:C1:1.0', 'T1:U1', 'a1')
     """
     request = record.request
     if request.get("platform") != "slack":
         return None
     try:
-        queued = QueuedTurn(
+        queued = SlackAsked(
             context=request,  # validated as SlackMetadata
             text="",
             private=request.get("thread_id") == PRIVATE_THREAD,
             response_url=hints.get("response_url"),
             enterprise_install=bool(request.get("slack_enterprise_install")),
-            resume=record.id,
         )
     except ValidationError:
         log.error("slack: approval %s cannot be resumed (its request is unreadable)", record.id)
         return None
-    return ResumedTurn(queued.turn_key, queued.payload(), queued.owner)
+    resumed: ResumedApproval[SlackAsked] = ResumedApproval(approval_id=record.id, where=queued)
+    return ResumedTurn(queued.turn_key, resumed, queued.owner)

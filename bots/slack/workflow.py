@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.notices import UNAVAILABLE
@@ -44,6 +44,7 @@ from agent_core.users import RequestContext
 from bots.agents import ServedAgent
 from bots.approvals import cancel_unclickable
 from bots.slack.clients import WorkspaceClients
+from bots.turn_kinds import StepRun
 from bots.turns import Answering
 
 if TYPE_CHECKING:
@@ -62,23 +63,12 @@ class StepTurn(BaseModel):
 
     >>> step = WorkflowStep(execution_id="Fx1", team_id="T1", user_id="U1", question="q")
     >>> turn = StepTurn(workflow_step=step)
-    >>> turn.turn_key, turn.owner, StepTurn.from_payload(turn.payload()) == turn
-    ('slack:T1:workflow:Fx1', 'T1:U1', True)
+    >>> turn.turn_key, turn.owner, turn.run().kind
+    ('slack:T1:workflow:Fx1', 'T1:U1', 'workflow_step')
     """
 
     workflow_step: WorkflowStep
     enterprise_install: bool = False
-
-    @classmethod
-    def from_payload(cls, payload: Mapping[str, Any]) -> StepTurn | None:
-        """The step turn a queued payload is, or None for any other turn."""
-        if "workflow_step" not in payload:
-            return None
-        try:
-            return cls.model_validate(payload)
-        except ValidationError:
-            log.error("slack: a workflow step's turn is unreadable; dropped")
-            return None
 
     @property
     def turn_key(self) -> str:
@@ -89,8 +79,9 @@ class StepTurn(BaseModel):
     def owner(self) -> str:
         return f"{self.workflow_step.team_id}:{self.workflow_step.user_id}"
 
-    def payload(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_defaults=True)
+    def run(self) -> StepRun[StepTurn]:
+        """The turn kind the queue records (``bots.turn_kinds``)."""
+        return StepRun(step=self)
 
 
 def dedupe_key(execution_id: str) -> str:
@@ -239,7 +230,7 @@ class WorkflowSteps:
         try:
             await self.host.accept(
                 queued.turn_key,
-                queued.payload(),
+                queued.run(),
                 owner=queued.owner,
                 dedupe_key=dedupe_key(step.execution_id),
             )

@@ -102,13 +102,14 @@ from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
 from bots.teams.home import TeamsHome
 from bots.teams.ingress import TokenCheck
+from bots.teams.kinds import TeamsAsked
 from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.outbound import Outbound
 from bots.teams.schedules import TeamsSchedules
 from bots.teams.settings import TeamsSettings
 from bots.teams.sso import INVOKES as SIGN_IN_INVOKES
 from bots.teams.sso import SingleSignOn
-from bots.teams.turns import TeamsWing, resumed_turn, turn_payload
+from bots.teams.turns import TeamsWing, resumed_turn
 from bots.turns import TurnHost
 
 logger = logging.getLogger(__name__)
@@ -411,7 +412,7 @@ class TeamsBot:
     async def _accept(self, activity: Wire, text: str) -> None:
         await self.turns.accept(
             turn_key(activity),
-            turn_payload(activity, text),
+            TeamsAsked.of(activity, text),
             owner=asker_id(activity) or None,
             dedupe_key=delivery_key(activity),
         )
@@ -434,8 +435,8 @@ class TeamsBot:
             logger.info("teams: no conversation to ask a signed-in person's question again in")
             return
         activity = _asked_again(ref, request, waiting.question)
-        payload = turn_payload(activity, waiting.question)
-        await self.turns.accept(turn_key(activity), payload, owner=asker_id(activity) or None)
+        asked = TeamsAsked.of(activity, waiting.question)
+        await self.turns.accept(turn_key(activity), asked, owner=asker_id(activity) or None)
 
     @staticmethod
     def _welcomes(activity: Wire) -> bool:

@@ -30,6 +30,7 @@ from agent_core.components import UiComponent
 from agent_core.state.turns import Turn
 from bots.home import Home, is_decision
 from bots.home import home_card as home_component
+from bots.teams.kinds import TeamsAsked
 from bots.turns import Outcome
 
 HOME_COMMAND = "/home"
@@ -42,16 +43,16 @@ class TeamsHome:
     def __init__(self, home: Home) -> None:
         self.home = home
 
-    async def command(self, turn: Turn, slot: AnswerSlot) -> Outcome | None:
-        """Answer ``turn`` when it says ``/home`` or decides from it (None otherwise)."""
-        text = str(turn.payload.get("text") or "").strip()
+    async def command(self, turn: Turn, asked: TeamsAsked, slot: AnswerSlot) -> Outcome | None:
+        """Answer ``asked`` when it says ``/home`` or decides from it (None otherwise)."""
+        text = asked.text.strip()
         # A Teams card button is a message from its clicker, so the home's Approve/Deny
         # arrive here as if typed, and typing them works the same; Slack's twin is its
         # /approve and /deny slash commands (``SlackHome.typed``). Only in the 1:1 chat:
         # a Teams reply in a room is seen by the room, a Slack command's answer is not.
         if text.lower() != HOME_COMMAND and not is_decision(text):
             return None
-        activity: Mapping[str, Any] = turn.payload["activity"]
+        activity = asked.activity.wire()
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)
         shown: list[UiComponent] = [home_component("Home", PERSONAL_ONLY)]

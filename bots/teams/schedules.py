@@ -38,6 +38,7 @@ from agent_core.state.turns import Turn
 from bots.places import told_privately
 from bots.schedules.checks import ChannelChecks, owner_context
 from bots.schedules.service import BotSchedules
+from bots.teams.kinds import TeamsAsked
 from bots.teams.outbound import Outbound
 from bots.turns import Answering, Outcome, Stop
 
@@ -77,12 +78,12 @@ class TeamsSchedules:
 
     # --- commands -----------------------------------------------------------------------------
 
-    async def command(self, turn: Turn, slot: AnswerSlot) -> Outcome | None:
-        """Answer ``turn`` when its text is a schedule command (None otherwise)."""
-        command = parse_command(str(turn.payload.get("text") or ""))
+    async def command(self, turn: Turn, asked: TeamsAsked, slot: AnswerSlot) -> Outcome | None:
+        """Answer ``asked`` when its text is a schedule command (None otherwise)."""
+        command = parse_command(asked.text)
         if command is None:
             return None
-        activity: Mapping[str, Any] = turn.payload["activity"]
+        activity = asked.activity.wire()
         context = request_context(activity)
         zone = activity.get("localTimezone")
         reply = await self.schedules.command(

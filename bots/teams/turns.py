@@ -1,9 +1,10 @@
 """The Teams wing of the turn host (``bots.turns``): how a recorded activity is answered.
 
-The bot (``bots.teams.bot``) records each message as a turn, ``{"activity": ..., "text":
-...}``, before Teams gets its ``201``; ``TeamsWing`` answers it on whichever process's
-worker picks it up, through the conversation reference saved in the turn and a connector
-that needs no inbound request (``bots.teams.outbound``)::
+The bot (``bots.teams.bot``) records each message as a turn, a ``Question`` whose
+``TeamsAsked`` carries the activity model checked at ingress and what it asks
+(``bots.turn_kinds``), before Teams gets its ``201``; ``TeamsWing`` answers it on whichever
+process's worker picks it up, through the conversation reference saved in the turn and a
+connector that needs no inbound request (``bots.teams.outbound``)::
 
     activity -> AnswerSlot (the message an earlier run posted) -> RequestContext
              -> TeamsReplyStream (the message that carries the answer is recorded on the
@@ -19,11 +20,12 @@ that needs no inbound request (``bots.teams.outbound``)::
 - **Feedback**: the message that carried the answer is remembered with its turn, so
   feedback on it reaches the memories that turn made.
 - **Approvals**: an approval card the reply posts is noted where it went
-  (``on_approval``); a decided one is continued by a turn of its own (``resumed_turn``:
-  ``{"resume": id, "ref": ..., "context": ...}``), which replies in the same conversation
-  without streaming (no message of the asker's to stream under), on any process.
-- **Schedules**: a schedule command, and a turn the schedule dispatcher made, are answered
-  by ``bots.teams.schedules`` (asked first).
+  (``on_approval``); a decided one is continued by a turn of its own (``resumed_turn``: a
+  ``ResumedApproval`` whose ``TeamsWhere`` is the conversation and the asker's context),
+  which replies in the same conversation without streaming (no message of the asker's to
+  stream under), on any process.
+- **Schedules**: a schedule command (a question's, asked first), a scheduled run and a
+  removed schedule's line are answered by ``bots.teams.schedules``.
 - **Shared places**: in a conversation read by another organisation
   (``adapters.teams.places``) the answer goes to the asker alone, is refused, or is posted,
   as ``bots.places`` says; the conversation reads one line saying so.
@@ -32,9 +34,11 @@ that needs no inbound request (``bots.teams.outbound``)::
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
 
 from adapters.fetch import Fetcher, FetchPolicy
 from adapters.files import SharedFile
@@ -42,21 +46,21 @@ from adapters.notices import SHARED_PRIVATELY, SHARED_REFUSED
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import conversation_id, request_context
 from adapters.teams.files import FileOffers, download, shared_files
-from adapters.teams.payloads import MalformedPayload, read_activity
 from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import OnApproval, ReplyOptions, SignInCards, TeamsReplyStream
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.errors import StateUnavailableError
-from agent_core.schedules.occurrence import Occurrence
-from agent_core.schedules.removed import RemovedNotice
 from agent_core.state.turns import Turn
+from agent_core.turn.resuming import Resume
 from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
+from bots.teams.kinds import TeamsAsked, TeamsKind, TeamsWhere
 from bots.teams.outbound import Outbound
-from bots.turns import Answering, Audience, Outcome, Slot, Stop
+from bots.turn_kinds import Occurrence, RemovedNotice, ResumedApproval
+from bots.turns import Answering, Audience, Outcome, Route, Slot, Stop
 
 if TYPE_CHECKING:
     from agent_core.approvals.record import ApprovalRecord
@@ -64,16 +68,6 @@ if TYPE_CHECKING:
     from bots.teams.schedules import TeamsSchedules
 
 log = logging.getLogger(__name__)
-
-
-def turn_payload(activity: Mapping[str, Any], text: str) -> dict[str, Any]:
-    """What the queue records for a message: the activity as Teams posted it, and what
-    it asks.
-
-    >>> turn_payload({"type": "message"}, "hi")
-    {'activity': {'type': 'message'}, 'text': 'hi'}
-    """
-    return {"activity": dict(activity), "text": text}
 
 
 class TeamsWing:
@@ -85,6 +79,7 @@ class TeamsWing:
     """
 
     platform = "teams"
+    kinds: TypeAdapter[TeamsKind] = TypeAdapter(TeamsKind)
 
     def __init__(
         self,
@@ -115,51 +110,70 @@ class TeamsWing:
         self.home = home
         """``/home`` (``bots.teams.home``), asked before the agent."""
 
-    async def slot(self, turn: Turn) -> AnswerSlot | None:
-        """The message the answer goes into (what an earlier run posted, if any), on the
-        connector of the conversation's service URL; None for an unreadable turn (logged)."""
-        if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
-            return await self.schedules.slot(turn, run)
-        if self.schedules is not None and (notice := RemovedNotice.from_payload(turn.payload)):
-            return await self.schedules.notice_slot(turn, notice)
+    # --- the route of each kind ----------------------------------------------------------
 
-        async def posted(message: PostedMessage) -> None:
-            await turn.record(**message.as_progress())
+    def question(self, asked: TeamsAsked) -> Route:
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await self._question(turn, asked, _answer_slot(slot), stop)
 
-        previous = PostedMessage.from_progress(turn.progress)
-        resumed = _resumed_ref(turn)
-        if resumed is not None:
-            connector = await self.outbound.connector(resumed.service_url)
-            return AnswerSlot(connector, resumed, posted=previous, on_posted=posted)
-        activity = turn.payload.get("activity")
-        try:
-            read_activity(activity)
-        except MalformedPayload as problem:
-            log.error("teams: dropped turn %s with an unreadable activity (%s)", turn.id, problem)
+        return Route(lambda turn: self._question_slot(turn, asked), answer)
+
+    def resumed(self, approval: ResumedApproval[TeamsWhere]) -> Route:
+        where = approval.where
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await self._resume(turn, _answer_slot(slot), where, approval.approval_id, stop)
+
+        return Route(lambda turn: self._resumed_slot(turn, where.reference), answer)
+
+    def step(self, step: Any) -> None:
+        return None  # Teams has no workflow steps (its kinds have none)
+
+    def scheduled(self, run: Occurrence) -> Route | None:
+        schedules = self.schedules
+        if schedules is None:
             return None
-        assert isinstance(activity, Mapping)
-        ref = ConversationRef.from_activity(activity)
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await schedules.answer(turn, run, _answer_slot(slot), stop)
+
+        return Route(lambda turn: schedules.slot(turn, run), answer)
+
+    def removed(self, notice: RemovedNotice) -> Route | None:
+        schedules = self.schedules
+        if schedules is None:
+            return None
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            return await schedules.tell_removed(notice, _answer_slot(slot))
+
+        return Route(lambda turn: schedules.notice_slot(turn, notice), answer)
+
+    # --- a question ---------------------------------------------------------------------
+
+    async def _question_slot(self, turn: Turn, asked: TeamsAsked) -> AnswerSlot:
+        """The message the answer goes into (what an earlier run posted, if any), on the
+        connector of the conversation's service URL."""
+        ref = ConversationRef.from_activity(asked.activity.wire())
         connector = await self.outbound.connector(ref.service_url)
         try:
             await self.outbound.remember(ref)
         except StateUnavailableError as error:
             log.warning("teams: conversation reference not saved (%s)", error)
-        return AnswerSlot(connector, ref, posted=previous, on_posted=posted)
+        previous = PostedMessage.from_progress(turn.progress)
+        return AnswerSlot(connector, ref, posted=previous, on_posted=_recorder(turn))
 
-    async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
-        assert isinstance(slot, AnswerSlot)
-        if (resumed := _resumed_ref(turn)) is not None:
-            return await self._resume(turn, slot, resumed, stop)
+    async def _question(
+        self, turn: Turn, asked: TeamsAsked, slot: AnswerSlot, stop: Stop
+    ) -> Answering | Outcome:
+        """A schedule or home command answered, else the agent asked (with the files the
+        message shares)."""
         if self.schedules is not None:
-            if run := Occurrence.from_payload(turn.payload):
-                return await self.schedules.answer(turn, run, slot, stop)
-            if notice := RemovedNotice.from_payload(turn.payload):
-                return await self.schedules.tell_removed(notice, slot)
-            if (handled := await self.schedules.command(turn, slot)) is not None:
+            if (handled := await self.schedules.command(turn, asked, slot)) is not None:
                 return handled
-        if self.home is not None and (shown := await self.home.command(turn, slot)):
+        if self.home is not None and (shown := await self.home.command(turn, asked, slot)):
             return shown
-        activity: Mapping[str, Any] = turn.payload["activity"]
+        activity = asked.activity.wire()
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)
         context.metadata["turn_id"] = turn.id
@@ -192,7 +206,7 @@ class TeamsWing:
             return Answering(context, "", reply, shown_first=_told("nobody"), audience="nobody")
         return Answering(
             context,
-            str(turn.payload.get("text") or ""),
+            asked.text,
             reply,
             conversation_id=conversation_id(context),
             files=shared_files(activity),
@@ -214,10 +228,18 @@ class TeamsWing:
                 return "nobody"
         return "asker"
 
+    # --- a resumed approval -------------------------------------------------------------
+
+    async def _resumed_slot(self, turn: Turn, ref: ConversationRef) -> AnswerSlot:
+        connector = await self.outbound.connector(ref.service_url)
+        previous = PostedMessage.from_progress(turn.progress)
+        return AnswerSlot(connector, ref, posted=previous, on_posted=_recorder(turn))
+
     async def _resume(
-        self, turn: Turn, slot: AnswerSlot, ref: ConversationRef, stop: Stop
+        self, turn: Turn, slot: AnswerSlot, where: TeamsWhere, approval_id: str, stop: Stop
     ) -> Answering:
         """The turn that continues a decided approval (``resumed_turn``)."""
+        ref = where.reference
         reply = TeamsReplyStream(
             await self.outbound.connector(ref.service_url),
             ref,
@@ -230,12 +252,11 @@ class TeamsWing:
             on_approval=self.on_approval,
             sign_in_cards=self.sign_in_cards,
         )
-        context = RequestContext(metadata={**turn.payload["context"], "turn_id": turn.id})
+        context = RequestContext(metadata={**where.context, "turn_id": turn.id})
         audience = await self._audience(context)
         if audience == "nobody":  # the place became shared while it waited: the asker only
             audience = "asker"
-        resume = str(turn.payload["resume"])
-        return Answering(context, "", reply, resume=resume, audience=audience)
+        return Answering(context, Resume(approval_id), reply, audience=audience)
 
     async def _remember_answer(self, ref: ConversationRef, message_id: str, turn_id: str) -> None:
         try:
@@ -252,12 +273,18 @@ def _told(audience: Audience) -> list[UiComponent]:
     return [UiComponent.of(NotificationComponent(message=text, level="info"), text)]
 
 
-def _resumed_ref(turn: Turn) -> ConversationRef | None:
-    """Where a turn that continues an approval replies (None for any other turn)."""
-    if "resume" not in turn.payload:
-        return None
-    ref = ConversationRef.from_record(turn.payload["ref"])
-    return replace(ref, activity_id=turn.payload.get("reply_to"))
+def _recorder(turn: Turn) -> Callable[[PostedMessage], Awaitable[None]]:
+    """Records on ``turn`` the message its slot posted, as soon as it exists."""
+
+    async def posted(message: PostedMessage) -> None:
+        await turn.record(**message.as_progress())
+
+    return posted
+
+
+def _answer_slot(slot: Slot) -> AnswerSlot:
+    assert isinstance(slot, AnswerSlot), "the slot of a conversation's turn"
+    return slot
 
 
 async def resumed_turn(
@@ -282,11 +309,7 @@ async def resumed_turn(
             return None
         ref = found
     asker = str(request.get("user_id") or "")
-    payload = {
-        "resume": record.id,
-        "ref": ref.to_record(),
-        "reply_to": where.get("activity_id"),
-        "context": dict(request),
-        "text": "",
-    }
-    return ResumedTurn(f"{ref.thread_key}|{asker}", payload, asker)
+    reply_to = where.get("activity_id")
+    place = TeamsWhere(ref=ref.to_record(), reply_to=reply_to, context=dict(request))
+    resumed: ResumedApproval[TeamsWhere] = ResumedApproval(approval_id=record.id, where=place)
+    return ResumedTurn(f"{ref.thread_key}|{asker}", resumed, asker)

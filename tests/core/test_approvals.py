@@ -32,6 +32,7 @@ from agent_core.approvals import ApprovalBook, ApprovalPolicy, ToolApproval
 from agent_core.audit import AuditEventType
 from agent_core.state import MemoryKeyValueStore
 from agent_core.turn.approving import APPROVAL_KEY, RAN_BEFORE
+from agent_core.turn.resuming import Resume
 from tests.support.tools import EchoTool
 
 ANA = User(id="u-ana", username="Ana", group_memberships=["user"])
@@ -143,7 +144,7 @@ async def ask(agent: Agent, text: str, user: User = ANA) -> list[UiComponent]:
 
 
 async def resume(agent: Agent, approval_id: str) -> list[UiComponent]:
-    return [c async for c in agent.resume_approval(approval_id)]
+    return [c async for c in agent.send_message(RequestContext(), Resume(approval_id))]
 
 
 def of_type(components: list[UiComponent], kind: str) -> list[Any]:

@@ -21,6 +21,7 @@ WING_NAMES = {
     "bot": {"{Channel}Bot"},
     "doctor": {"checks"},
     "ingress": {"receive"},
+    "kinds": {"{Channel}Kind"},
     "settings": {"{Channel}Settings"},
     "turns": {"{Channel}Wing"},
 }
@@ -77,5 +78,6 @@ def test_the_bots_and_their_wings_have_the_same_shape() -> None:
         source = inspect.getsource(bot)
         assert all(f"self.{name}" in source or f"def {name}" in source for name in BOT_LIFECYCLE)
     for wing in (SlackWing, TeamsWing):
-        assert {"slot", "answer", "platform"} <= set(dir(wing)), wing
+        routes = {"question", "resumed", "step", "scheduled", "removed"}
+        assert {"kinds", "platform", *routes} <= set(dir(wing)), wing
     assert issubclass(SlackSettings, ChannelSettings) and issubclass(TeamsSettings, ChannelSettings)

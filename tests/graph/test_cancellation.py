@@ -19,6 +19,7 @@ from agent_core import (
 )
 from agent_core.llm.anthropic import AnthropicLlmService
 from agent_core.llm.testing import FakeAnthropic, Reply
+from agent_core.turn.resuming import Resume
 from agent_core.turn.stopping import STOPPED_NOTE
 from tests.support.tools import EchoArgs
 from tests.support.tools import EchoTool as Echo
@@ -104,7 +105,7 @@ async def test_stop_during_an_approved_tool(saver: InMemorySaver) -> None:
     assert answer.resume
 
     async def resumed() -> list[Any]:
-        return [c async for c in agent.resume_approval(view.approval_id)]
+        return [c async for c in agent.send_message(RequestContext(), Resume(view.approval_id))]
 
     reader = asyncio.create_task(resumed())
     await stop_when(tool.started, reader)
@@ -113,7 +114,7 @@ async def test_stop_during_an_approved_tool(saver: InMemorySaver) -> None:
     assert_valid(messages)
     assert (messages[0].role, messages[0].content) == ("user", "drop orders")
     assert messages[-1].content == f"({STOPPED_NOTE})"
-    again = [c async for c in agent.resume_approval(view.approval_id)]
+    again = [c async for c in agent.send_message(RequestContext(), Resume(view.approval_id))]
     assert "nothing ran" in of_type(again, "notification")[0].message
     assert tool.executions == ["orders"]
 

@@ -23,6 +23,7 @@ from agent_core.approvals import ApprovalBook, ApprovalPolicy
 from agent_core.mcp import McpHub, attach
 from agent_core.mcp.approval import approval_for, default_approval
 from agent_core.state import MemoryKeyValueStore
+from agent_core.turn.resuming import Resume
 from tests.mcp.conftest import ANA, agent_with, answer, ask, tickets
 
 
@@ -113,7 +114,7 @@ async def test_a_destructive_server_tool_waits_for_approval_and_runs_only_if_app
         RequestContext(), view.approval_id, approve=approve, conversation_id="conv-1"
     )
     assert decided.resume
-    resumed = [c async for c in agent.resume_approval(view.approval_id)]
+    resumed = [c async for c in agent.send_message(RequestContext(), Resume(view.approval_id))]
     assert answer(resumed) == "Done."
     assert await status(hub, 1) == ("closed" if approve else "open")
     again = await agent.decide_approval(
