@@ -68,6 +68,7 @@ from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
+from bots.schedules.run import RunSlot
 from bots.slack.clients import WorkspaceClients
 from bots.slack.workflow import StepSlot, StepTurn, WorkflowSteps
 from bots.turns import Answering, Audience, Outcome, Slot, Stop
@@ -203,11 +204,11 @@ class SlackWing:
         self.flush_chars = flush_chars
         self.stream_interval = stream_interval
 
-    async def slot(self, turn: Turn) -> AnswerSlot | StepSlot | None:
+    async def slot(self, turn: Turn) -> AnswerSlot | StepSlot | RunSlot[AnswerSlot] | None:
         """The turn's slot (what earlier runs posted) on its workspace's client; None for a
         turn that cannot be answered (logged)."""
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
-            return await self.schedules.slot(turn, run)
+            return await self.schedules.run.slot(turn, run)
         if self.schedules is not None and (removed := RemovedNotice.from_payload(turn.payload)):
             return await self.schedules.notice_slot(turn, removed)
         if self.steps is not None and "workflow_step" in turn.payload:
@@ -238,9 +239,9 @@ class SlackWing:
         if self.steps is not None and isinstance(slot, StepSlot):
             step = StepTurn.model_validate(turn.payload)
             return self.steps.answer(step, slot) or "completed"
-        assert isinstance(slot, AnswerSlot)
         if self.schedules is not None and (done := await self.schedules.queued(turn, slot, stop)):
             return done
+        assert isinstance(slot, AnswerSlot)
         queued = QueuedTurn.model_validate(turn.payload)
         if turn.is_retry and not await slot.recover():
             return "interrupted"  # part of a private answer reached the asker: told so

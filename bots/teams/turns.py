@@ -55,6 +55,7 @@ from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
+from bots.schedules.run import RunSlot
 from bots.teams.outbound import Outbound
 from bots.turns import Answering, Audience, Outcome, Slot, Stop
 
@@ -115,11 +116,11 @@ class TeamsWing:
         self.home = home
         """``/home`` (``bots.teams.home``), asked before the agent."""
 
-    async def slot(self, turn: Turn) -> AnswerSlot | None:
+    async def slot(self, turn: Turn) -> AnswerSlot | RunSlot[AnswerSlot] | None:
         """The message the answer goes into (what an earlier run posted, if any), on the
         connector of the conversation's service URL; None for an unreadable turn (logged)."""
         if self.schedules is not None and (run := Occurrence.from_payload(turn.payload)):
-            return await self.schedules.slot(turn, run)
+            return await self.schedules.run.slot(turn, run)
         if self.schedules is not None and (notice := RemovedNotice.from_payload(turn.payload)):
             return await self.schedules.notice_slot(turn, notice)
 
@@ -147,12 +148,12 @@ class TeamsWing:
         return AnswerSlot(connector, ref, posted=previous, on_posted=posted)
 
     async def answer(self, turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+        if self.schedules is not None and isinstance(slot, RunSlot):
+            return await self.schedules.run.answer(turn, slot, stop)
         assert isinstance(slot, AnswerSlot)
         if (resumed := _resumed_ref(turn)) is not None:
             return await self._resume(turn, slot, resumed, stop)
         if self.schedules is not None:
-            if run := Occurrence.from_payload(turn.payload):
-                return await self.schedules.answer(turn, run, slot, stop)
             if notice := RemovedNotice.from_payload(turn.payload):
                 return await self.schedules.tell_removed(notice, slot)
             if (handled := await self.schedules.command(turn, slot)) is not None:
