@@ -46,6 +46,7 @@ from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state.turns import TurnQueue
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.metrics import ChannelMetrics
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,7 @@ class Approvals:
         *,
         show: Show,
         resumed: Resumed,
+        metrics: ChannelMetrics | None = None,
         changed: Changed | None = None,
         platforms: tuple[str, ...] = (),
         every: float = SWEEP_EVERY,
@@ -137,6 +139,8 @@ class Approvals:
         self.platforms = platforms
         """The channels whose approvals this bot's sweep expires (and resumes)."""
         self.queue = queue
+        self.metrics = metrics
+        """Counts a resuming turn queued before (a second click) as a duplicate."""
         self._show = show
         self._resumed = resumed
         self.every = every
@@ -187,7 +191,7 @@ class Approvals:
         if turn is None:
             return
         try:
-            await self.queue.enqueue(
+            queued = await self.queue.enqueue(
                 turn.key,
                 turn.payload,
                 owner=turn.owner,
@@ -196,6 +200,9 @@ class Approvals:
             )
         except StateUnavailableError as error:  # the next click on it queues it
             log.error("approval %s: decided, its turn not queued yet (%s)", record.id, error)
+            return
+        if queued is None and self.metrics is not None:  # queued already: a second click
+            self.metrics.duplicates.inc()
 
     async def _decided(self, record: ApprovalRecord) -> None:
         if self.changed is not None:

@@ -11,6 +11,8 @@ clients, its own events).
                               go on the turn queue (``bots.approvals``)
     schedules                 the dispatcher and the schedule commands (``bots.schedules``)
     home                      one person's home (``bots.home``)
+    deliveries                what is not a turn deduplicated (``first_delivery``); the
+                              asker told once that the state is down (``tell_unavailable``)
     wing                      the channel's part of answering turns, built from the pieces
                               above (``Shared``) by the bot
     turns                     the turn host: accepted turns answered by this process's worker
@@ -49,6 +51,7 @@ from bots.home import Home
 from bots.home_changes import HomeChanges
 from bots.mcp import close_mcp, hub_of
 from bots.metrics import ChannelMetrics
+from bots.outage import RecentDeliveries
 from bots.places import PlacePolicy, edge_lines, show_in_status
 from bots.schedules.service import BotSchedules
 from bots.turns import TurnHost, Wing
@@ -133,6 +136,7 @@ class ChannelRuntime:
             state.turns,
             show=port.show_approval,
             resumed=port.resumed,
+            metrics=self.metrics,
             changed=changes.approval_changed if changes is not None else None,
             platforms=(port.platform,),
         )
@@ -159,6 +163,26 @@ class ChannelRuntime:
         )
         if files is not None:
             files.serve(agent)
+        self.dedupe_ttl = settings.dedupe_ttl
+        self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
+        """Deliveries told "temporarily unavailable" lately (a retry is not told twice)."""
+
+    async def first_delivery(self, key: str) -> bool:
+        """False (and counted) when ``key`` was delivered before (``state.dedupe``: what is
+        not a turn; a turn is deduplicated by the queue). Raises ``StateUnavailableError``."""
+        if await self.state.dedupe.first_time(key, ttl=self.dedupe_ttl):
+            return True
+        self.metrics.duplicates.inc()
+        return False
+
+    def tell_unavailable(self, delivery: str | None) -> bool:
+        """Whether the asker of ``delivery`` is told that the state is down: once per
+        delivery (a retry of one told is counted as a duplicate); each told is counted."""
+        if delivery is not None and not self.told_unavailable.first(delivery):
+            self.metrics.duplicates.inc()
+            return False
+        self.metrics.unavailable.inc()
+        return True
 
     def open(self) -> None:
         """Start this process's turn worker, approval sweep and schedule dispatcher (call

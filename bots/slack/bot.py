@@ -48,7 +48,7 @@ When the state backend is down the delivery is still acked and the asker of ever
 that would have been answered is told plainly that Threadline is temporarily unavailable:
 mentions, DMs, commands, and follow-ups in threads the bot takes part in (this process's
 memory of them, else Slack's own record of the thread). A retry of a delivery already told
-is not told twice (``bots.outage.RecentDeliveries``). The next delivery after the backend
+is not told twice (``ChannelRuntime.tell_unavailable``). The next delivery after the backend
 returns is answered as usual.
 
 A listener that fails (a payload bolt accepted but a converter found malformed, a bug) is
@@ -139,7 +139,6 @@ from bots.agents import ServedAgent
 from bots.erasing import channel_steps
 from bots.files import SharedFiles
 from bots.metrics import ChannelMetrics
-from bots.outage import RecentDeliveries
 from bots.runtime import ChannelRuntime, Shared
 from bots.slack.clients import (
     DELIVERY,
@@ -226,8 +225,6 @@ class SlackBot:
         self.app = build_bolt_app(
             settings, self.clients, state.cache, on_removed=self._on_uninstalled
         )
-        self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
-        """Deliveries told "temporarily unavailable" lately (a retry is not told twice)."""
         self._own_session = False
         self._counters: dict[str, Any] = {}
         self._register()
@@ -373,11 +370,8 @@ class SlackBot:
     ) -> None:
         """Tell the asker the state is down (after the ack), once per delivery."""
         log.warning("slack: could not accept a turn from %s: %s", queued.owner, error)
-        if delivery is not None and not self.told_unavailable.first(delivery):
-            self.metrics.duplicates.inc()  # Slack's retry of a delivery already told
-            return
-        self.metrics.unavailable.inc()
-        self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
+        if self.runtime.tell_unavailable(delivery):  # Slack retries a delivery: told once
+            self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
 
     async def _unavailable_if_in_thread(
         self,
@@ -744,15 +738,10 @@ class SlackBot:
         if not event_id:
             return True
         try:
-            fresh = await self.state.dedupe.first_time(
-                f"slack:event:{event_id}", ttl=self.settings.dedupe_ttl
-            )
+            return await self.runtime.first_delivery(f"slack:event:{event_id}")
         except StateUnavailableError as error:
             log.warning("slack: event %s not deduplicated (%s)", event_id, error)
             return True
-        if not fresh:
-            self.metrics.duplicates.inc()
-        return fresh
 
     async def _on_assistant_thread_started(
         self, body: dict[str, Any], context: AsyncBoltContext

@@ -89,7 +89,6 @@ from bots.agents import ServedAgent
 from bots.files import SharedFiles
 from bots.mcp import hub_of
 from bots.metrics import ChannelMetrics
-from bots.outage import RecentDeliveries
 from bots.runtime import ChannelRuntime, Shared
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
@@ -224,8 +223,6 @@ class TeamsBot:
         self.state, self.metrics, self.turns = state, self.runtime.metrics, self.runtime.turns
         self.approvals, self.schedules = self.runtime.approvals, self.runtime.schedules
         self.home = TeamsHome(self.runtime.home)
-        self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
-        """Activities told "temporarily unavailable" lately (a redelivery is not told twice)."""
         self._handlers: dict[str, Handler] = {
             "message": self._on_message,
             "invoke": self._on_invoke,
@@ -436,15 +433,11 @@ class TeamsBot:
         """The state is down: Teams still gets its answer (no endless redelivery), the user
         is told plainly (an invoke in its response, a message by a reply)."""
         logger.warning("teams: could not accept a %s activity (%s)", activity.get("type"), error)
-        invoke = activity.get("type") == "invoke"
-        key = delivery_key(activity)
-        if key is not None and not self.told_unavailable.first(key):
-            self.metrics.duplicates.inc()  # a redelivery of an activity already told
-            return (200, card_action_response(UNAVAILABLE)) if invoke else ACCEPTED
-        self.metrics.unavailable.inc()
-        if invoke:
+        tell = self.runtime.tell_unavailable(delivery_key(activity))  # a redelivery: told once
+        if activity.get("type") == "invoke":
             return 200, card_action_response(UNAVAILABLE)
-        self.turns.background(self._tell_unavailable(ConversationRef.from_activity(activity)))
+        if tell:
+            self.turns.background(self._tell_unavailable(ConversationRef.from_activity(activity)))
         return ACCEPTED
 
     async def _tell_unavailable(self, ref: ConversationRef) -> None:
@@ -457,9 +450,8 @@ class TeamsBot:
         key = delivery_key(activity)
         if key is None:
             return True
-        if await self.state.dedupe.first_time(key, ttl=self.settings.dedupe_ttl):
+        if await self.runtime.first_delivery(key):
             return True
-        self.metrics.duplicates.inc()
         logger.info("teams: dropped a redelivered activity %s", activity.get("id"))
         return False
 
