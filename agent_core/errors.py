@@ -58,8 +58,6 @@ about::
     │                               ValueError: agent_core.schedules.alerts)
     ├── AmbiguousZone               a time zone abbreviation several places share (also a
     │                               ValueError: agent_core.schedules.zones)
-    ├── DeliveryError               a channel that no longer takes a schedule's posts
-    │                               (agent_core.schedules.runs)
     ├── ScheduleIdTaken             a new schedule's id is another's (agent_core.schedules.store)
     ├── UnknownPerson               nobody the stores know is the person to erase (also a
     │                               LookupError: agent_core.forget)

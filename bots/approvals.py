@@ -3,16 +3,17 @@
 The agent decides (``agent_core.approvals``); a bot gives it the clicks, shows what was
 decided, and queues the turn that resumes::
 
-    click (signed) -> Approvals.click -> agent.decide_approval / cancel_approval
+    click (signed) -> Approvals.click -> ``decide``: agent.decide_approval / cancel_approval
+                        (the console's clicks are decided by ``decide`` too)
                         decided: the channel's ``resumed(record, hints)`` says what turn
-                        continues it; it is queued on the turn host, and answered by any
+                        continues it; it is queued on the turn queue, and answered by any
                         process's worker (a ``Resume`` -> agent.send_message)
     any decision this process makes (a click, a Stop, the sweep, a newer message)
                      -> the channel's ``show(record)`` updates the approval message in
                         place, where the reply stream noted it (``note``)
     an approval shown (``note``) or decided here
-                     -> ``changed(approval_id)``, when the channel set it: what homes list
-                        changed (``bots.slack.home``); it only notes, never waits
+                     -> ``changed(approval_id)``, when the bot gives one: what homes list
+                        changed (``bots.home.HomeChanges``); it only notes, never waits
     every ``every`` seconds -> agent.expire_approvals(platform), for the bot's channels:
                         each expiry resumed the same way
 
@@ -41,11 +42,12 @@ from agent_core.approvals.book import KEEP_AFTER, ApprovalBook
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.components import ApprovalComponent
 from agent_core.errors import StateUnavailableError, log_failure
+from agent_core.state.turns import TurnQueue
 from agent_core.turn.deciding import ApprovalAnswer
 from agent_core.users import RequestContext
 from bots.agents import ServedAgent
+from bots.metrics import ChannelMetrics
 from bots.turn_kinds import ResumedApproval
-from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
 
@@ -81,17 +83,43 @@ def resume_key(approval_id: str) -> str:
     return f"approval:{approval_id}:resume"
 
 
+async def decide(
+    agent: ServedAgent,
+    context: RequestContext,
+    click: ApprovalClick,
+    *,
+    conversation_id: str | None,
+) -> ApprovalAnswer:
+    """The agent's decision on a signed click on Approve, Deny or Stop (the clicker is
+    resolved from ``context``, in ``conversation_id``: where the click happened; None for
+    Approve or Deny on the clicker's home). Every channel's clicks, the console's too."""
+    if click.decision != "stop":
+        return await agent.decide_approval(
+            context,
+            click.approval_id,
+            approve=click.decision == "approve",
+            conversation_id=conversation_id,
+        )
+    if conversation_id is None:  # a home offers Approve and Deny only
+        return ApprovalAnswer(
+            decided=False, reason="elsewhere", message="Stop it in its conversation."
+        )
+    return await agent.cancel_approval(context, click.approval_id, conversation_id=conversation_id)
+
+
 class Approvals:
-    """One bot's approvals; see the module docstring.
+    """One bot's approvals; see the module docstring. The turns that resume decided
+    approvals go on ``queue`` (the bot's turn queue, which its turn host works).
 
     >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
     ...                         StaticUserResolver, ToolRegistry, User)
+    >>> from agent_core.state import MemoryTurnQueue
     >>> agent = Agent(llm_service=ScriptedLlmService(), tool_registry=ToolRegistry(),
     ...               user_resolver=StaticUserResolver(User(id="u")),
     ...               agent_memory=InMemoryAgentMemory())
     >>> async def show(record): ...
     >>> async def resumed(record, hints): ...
-    >>> approvals = Approvals(agent, None, show=show, resumed=resumed)
+    >>> approvals = Approvals(agent, MemoryTurnQueue(), show=show, resumed=resumed)
     >>> agent.approval_book.on_decided is not None
     True
     """
@@ -99,22 +127,26 @@ class Approvals:
     def __init__(
         self,
         agent: ServedAgent,
-        host: TurnHost | None,
+        queue: TurnQueue,
         *,
         show: Show,
         resumed: Resumed,
+        metrics: ChannelMetrics | None = None,
+        changed: Changed | None = None,
         platforms: tuple[str, ...] = (),
         every: float = SWEEP_EVERY,
     ) -> None:
         self.agent = agent
         self.platforms = platforms
         """The channels whose approvals this bot's sweep expires (and resumes)."""
-        self.host = host
+        self.queue = queue
+        self.metrics = metrics
+        """Counts a resuming turn queued before (a second click) as a duplicate."""
         self._show = show
         self._resumed = resumed
         self.every = every
         self._sweeper: asyncio.Task[None] | None = None
-        self.changed: Changed | None = None
+        self.changed = changed
         """Told of each approval shown or decided here (a channel's homes; see above)."""
         for book in self.books:
             book.on_decided = self._decided
@@ -149,21 +181,7 @@ class Approvals:
         for Approve or Deny on the clicker's home); the turn is queued to resume (given
         ``hints``) once decided. Raises ``StateUnavailableError`` when the decision cannot
         be recorded."""
-        if click.decision == "stop":
-            if conversation_id is None:  # a home offers Approve and Deny only
-                return ApprovalAnswer(
-                    decided=False, reason="elsewhere", message="Stop it in its conversation."
-                )
-            answer = await self.agent.cancel_approval(
-                context, click.approval_id, conversation_id=conversation_id
-            )
-        else:
-            answer = await self.agent.decide_approval(
-                context,
-                click.approval_id,
-                approve=click.decision == "approve",
-                conversation_id=conversation_id,
-            )
+        answer = await decide(self.agent, context, click, conversation_id=conversation_id)
         if answer.record is not None and (answer.resume or answer.reason == "already"):
             await self.resume(answer.record, hints or {})
         return answer
@@ -171,18 +189,21 @@ class Approvals:
     async def resume(self, record: ApprovalRecord, hints: Mapping[str, Any]) -> None:
         """Queue the turn that continues ``record`` (once: see the module docstring)."""
         turn = await self._resumed(record, hints)
-        if turn is None or self.host is None:
+        if turn is None:
             return
         try:
-            await self.host.accept(
+            queued = await self.queue.enqueue(
                 turn.key,
-                turn.kind,
+                turn.kind.payload(),
                 owner=turn.owner,
                 dedupe_key=resume_key(record.id),
                 dedupe_ttl=RESUME_KEEP,
             )
         except StateUnavailableError as error:  # the next click on it queues it
             log.error("approval %s: decided, its turn not queued yet (%s)", record.id, error)
+            return
+        if queued is None and self.metrics is not None:  # queued already: a second click
+            self.metrics.duplicates.inc()
 
     async def _decided(self, record: ApprovalRecord) -> None:
         if self.changed is not None:

@@ -29,10 +29,8 @@ from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.recurrence import Recurrence
 from agent_core.schedules.runs import (
     Ask,
-    DeliveryError,
     OwnerCheck,
     RunChecks,
-    RunHost,
     ScheduleRunner,
 )
 from agent_core.schedules.settings import ScheduleSettings
@@ -48,7 +46,6 @@ __all__ = [
     "Asker",
     "AuthoredAlert",
     "Clock",
-    "DeliveryError",
     "DispatchReport",
     "LastRun",
     "MemoryScheduleStore",
@@ -57,7 +54,6 @@ __all__ = [
     "Place",
     "Recurrence",
     "RunChecks",
-    "RunHost",
     "Schedule",
     "ScheduleCommand",
     "ScheduleCommands",

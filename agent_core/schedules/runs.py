@@ -13,10 +13,11 @@ answered by the channel's turn host like any turn. ``prepare`` decides what the 
       explanation)                        owner (quotas, budgets and data access apply) and
                                           posts the answer where the schedule was made
 
-When the channel refuses the post, ``undeliverable`` pauses the schedule and tells the owner
-once; when the turn ends, ``finished`` keeps the outcome on the schedule and on the turn (a
-re-run after a crash repeats nothing that finished). ``run`` is the three together, for a
-``RunHost`` that also posts answers.
+The schedule is read once per run, by the channel's run (``bots.schedules.run``), and
+handed to each step. When the channel refuses the post, ``not_posted`` pauses the schedule
+(a place that is gone) and tells the owner once; when the turn ends, ``finished`` keeps the
+outcome on the schedule and on the turn (a re-run after a crash repeats nothing that
+finished).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from typing import Literal, Protocol
 
 from agent_core.clock import SYSTEM_CLOCK, Clock, instant
 from agent_core.components import NotificationComponent, SimpleTextComponent, UiComponent
-from agent_core.errors import ThreadlineError
 from agent_core.schedules.alerts import AlertCheck, AlertRule, AlertValueError, fires
 from agent_core.schedules.model import LastRun, Schedule
 from agent_core.schedules.occurrence import Occurrence
@@ -63,14 +63,6 @@ class OwnerCheck:
 def answered_outcome(schedule: Schedule) -> str:
     """The outcome kept for a run whose answer went out."""
     return "alert fired" if schedule.alert is not None else "posted"
-
-
-class DeliveryError(ThreadlineError):
-    """The channel would not take the scheduled post (channel gone, bot removed, 403).
-
-    >>> str(DeliveryError("I was removed from the channel"))
-    'I was removed from the channel'
-    """
 
 
 @dataclass(frozen=True)
@@ -117,16 +109,6 @@ class RunChecks(Protocol):
         ...
 
 
-class RunHost(RunChecks, Protocol):
-    """``RunChecks`` that also posts the agent's answers (for ``ScheduleRunner.run``)."""
-
-    async def answer(self, ask: Ask) -> None:
-        """The agent's answer to ``ask.prompt`` as ``ask.owner``, posted where the schedule
-        was made and marked with ``ask.marker`` (and a pause control); raises
-        ``DeliveryError``."""
-        ...
-
-
 def explanation_prompt(rule: AlertRule, check: AlertCheck) -> str:
     """What the model is asked when an alert fires (the only model call of an alert).
 
@@ -169,31 +151,14 @@ class ScheduleRunner:
         self.late_after = late_after
         self.max_attempts = max_attempts
 
-    async def run(self, turn: Turn, occurrence: Occurrence, host: RunHost) -> str:
-        """Run ``occurrence`` (the payload of ``turn``) through ``host``; its outcome."""
-        step = await self.prepare(turn, occurrence, host)
-        if isinstance(step, Ask):
-            step = await self._answer(turn, step, host)
-        await self.finished(turn, occurrence, step)
-        return step
-
-    async def _answer(self, turn: Turn, ask: Ask, host: RunHost) -> str:
-        posted = answered_outcome(ask.schedule)
-        if turn.progress.get("answered"):
-            return posted  # the answer went out; only the outcome was not recorded
-        try:
-            await host.answer(ask)
-        except DeliveryError as error:
-            return await self.undeliverable(ask.schedule, str(error), host)
-        await turn.record(answered=True)
-        return posted
-
-    async def prepare(self, turn: Turn, occurrence: Occurrence, host: RunChecks) -> Ask | str:
-        """What the turn does: an ``Ask`` for the agent, or the outcome of a run that posts
-        no answer (see the module docstring)."""
+    async def prepare(
+        self, turn: Turn, occurrence: Occurrence, schedule: Schedule | None, host: RunChecks
+    ) -> Ask | str:
+        """What the turn does with ``schedule`` as the run read it (None: removed): an
+        ``Ask`` for the agent, or the outcome of a run that posts no answer (see the module
+        docstring)."""
         if done := turn.progress.get("outcome"):
             return str(done)  # an earlier run finished; only its completion was lost
-        schedule = await self.store.get(occurrence.schedule_id)
         if schedule is None:
             return "removed"
         if schedule.status != "active":
@@ -208,17 +173,20 @@ class ScheduleRunner:
             return await self._check(schedule, occurrence, owner.user, host, marker)
         return Ask(schedule, owner.user, schedule.question, marker)
 
-    async def finished(self, turn: Turn, occurrence: Occurrence, outcome: str) -> None:
+    async def finished(
+        self, turn: Turn, occurrence: Occurrence, outcome: str, schedule: Schedule | None
+    ) -> None:
         """Keep the run's outcome on the schedule (``/schedules``, the console) and on the
-        turn (a re-run does not repeat it)."""
+        turn (a re-run does not repeat it); ``touched`` is told of ``schedule`` (as the run
+        read it; None: removed)."""
         now = self.clock.now()
         late = 0.0 if occurrence.fired else max(0.0, now - occurrence.at)
         if outcome != "removed":
             last = LastRun(at=now, outcome=outcome, late_by=late)
             await self.store.record_run(occurrence.schedule_id, last)
         await turn.record(outcome=outcome)
-        if self.touched is not None and (ran := await self.store.get(occurrence.schedule_id)):
-            self.touched(ran)
+        if self.touched is not None and schedule is not None:
+            self.touched(schedule)
 
     def marker(self, schedule: Schedule, occurrence: Occurrence) -> str:
         """``Scheduled by @ana · every weekday 9:00`` (and how late, after downtime)."""
@@ -301,7 +269,7 @@ class ScheduleRunner:
 
         async def done(outcome: str) -> None:
             kept = answered_outcome(schedule) if outcome == "completed" else outcome
-            await self.finished(turn, occurrence, kept)
+            await self.finished(turn, occurrence, kept, schedule)
 
         return done
 
@@ -315,19 +283,14 @@ class ScheduleRunner:
         failure: str,
         gone: str | None,
     ) -> None:
-        """The channel refused the run's marker: a place that is ``gone`` pauses the
-        schedule (``undeliverable``); the run ends "not posted (failure)" otherwise."""
+        """The channel refused the run's marker: a place that is ``gone`` (channel gone,
+        bot removed, 403) pauses the schedule and tells the owner once; the run ends "not
+        posted (failure)" otherwise."""
         outcome = f"not posted ({failure})"
         if gone is not None:
-            outcome = await self.undeliverable(schedule, gone, host)
-        await self.finished(turn, occurrence, outcome)
-
-    async def undeliverable(self, schedule: Schedule, reason: str, host: RunChecks) -> str:
-        """The channel refused the post (channel gone, bot removed, 403): pause the
-        schedule, tell the owner once; the outcome."""
-        return await self._pause(
-            schedule, f"I cannot post there any more ({reason})", host, "owner"
-        )
+            reason = f"I cannot post there any more ({gone})"
+            outcome = await self._pause(schedule, reason, host, "owner")
+        await self.finished(turn, occurrence, outcome, schedule)
 
     async def _pause(
         self, schedule: Schedule, reason: str, host: RunChecks, audience: Audience

@@ -190,13 +190,9 @@ class ConsoleSchedules:
         page = self._pages.pop(turn.id)
         runner = self.schedules.runner
         schedule = await self.schedules.store.get(occurrence.schedule_id)
-        step = (
-            "removed"
-            if schedule is None
-            else await runner.prepare(turn, occurrence, self._checks(page))
-        )
+        step = await runner.prepare(turn, occurrence, schedule, self._checks(page))
         if isinstance(step, str):
-            await runner.finished(turn, occurrence, step)
+            await runner.finished(turn, occurrence, step, schedule)
             self.console.ended(page, "done")
             return "completed"
         assert schedule is not None
@@ -204,7 +200,8 @@ class ConsoleSchedules:
         posted = "alert fired" if schedule.alert is not None else "posted"
 
         async def done(outcome: Outcome) -> None:
-            await runner.finished(turn, occurrence, posted if outcome == "completed" else outcome)
+            kept = posted if outcome == "completed" else outcome
+            await runner.finished(turn, occurrence, kept, schedule)
             self.console.ended(page, "done" if outcome == "completed" else "error")
 
         return Answering(

@@ -54,7 +54,7 @@ from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
 from agent_core.state.turns import Turn as QueuedTurn
 from agent_core.turn.resuming import Resume
 from bots.agents import ServedAgent
-from bots.approvals import RESUME_KEEP, resume_key
+from bots.approvals import RESUME_KEEP, decide, resume_key
 from bots.dev.approvals import ConsoleApprovals, persona_of
 from bots.dev.events import TurnFeed
 from bots.dev.identity import Persona
@@ -310,7 +310,8 @@ class Console:
         return turn
 
     async def _click(self, turn: Turn, click: ApprovalClick, channel: Channel) -> None:
-        """Decide (as the clicker), show it, and resume the waiting turn when decided."""
+        """Decide (as the clicker, by the bots' own ``bots.approvals.decide``), show it, and
+        resume the waiting turn when decided."""
         feed, persona = turn.feed, turn.persona
         self.meter.recording(turn.id, TurnRecord(who=persona.describe(), text=turn.text))
         feed.emit(
@@ -329,17 +330,9 @@ class Console:
             context = persona.request_context(turn.thread_id)
             self.approvals.clicking[click.approval_id] = feed
             try:
-                if click.decision == "stop":
-                    answer = await self.agent.cancel_approval(
-                        context, click.approval_id, conversation_id=turn.conversation_id
-                    )
-                else:
-                    answer = await self.agent.decide_approval(
-                        context,
-                        click.approval_id,
-                        approve=click.decision == "approve",
-                        conversation_id=turn.conversation_id,
-                    )
+                answer = await decide(
+                    self.agent, context, click, conversation_id=turn.conversation_id
+                )
             finally:
                 self.approvals.clicking.pop(click.approval_id, None)
             feed.emit(

@@ -1,11 +1,10 @@
 """``BotSchedules``: schedules in one bot process: the dispatcher running beside the turn
 worker, the commands for a signed request, and what a scheduled turn needs to run.
 
-    schedules = BotSchedules(state, agent, ScheduleSettings())
+    schedules = BotSchedules(state, agent, ScheduleSettings(), touched=changes.schedule_changed)
     schedules.start()                     # the dispatcher: due occurrences -> state.turns
     reply = await schedules.command(cmd, context, place=..., timezone=..., workspace=...)
-    schedules.watch(home.schedule_changed)  # told of each schedule a command or run touched
-    ...
+    ...                                   # touched: each schedule a command or run touched
     await schedules.drain()
 
 Every process of a bot runs a dispatcher; the store's claim makes each occurrence one turn
@@ -69,7 +68,9 @@ def new_id_for(turn_id: str | None) -> str | None:
 
 
 class BotSchedules:
-    """See the module docstring.
+    """See the module docstring. ``touched`` is told of each schedule a command made,
+    changed, removed or ran, and each run that finished here (synchronous: it notes, never
+    waits).
 
     >>> from agent_core import (Agent, InMemoryAgentMemory, ScriptedLlmService,
     ...                         StaticUserResolver, ToolRegistry)
@@ -89,6 +90,7 @@ class BotSchedules:
         settings: ScheduleSettings | None = None,
         *,
         clock: Clock | None = None,
+        touched: Callable[[Schedule], None] | None = None,
     ) -> None:
         self.settings = settings or ScheduleSettings()
         self.clock: Clock = clock or SYSTEM_CLOCK
@@ -97,9 +99,8 @@ class BotSchedules:
         self.dispatcher = ScheduleDispatcher(
             self.store, state.turns, clock=self.clock, poll=self.settings.poll
         )
-        self._watchers: list[Callable[[Schedule], None]] = []
         self.runner = ScheduleRunner(
-            self.store, clock=self.clock, late_after=self.settings.late_after, touched=self._touched
+            self.store, clock=self.clock, late_after=self.settings.late_after, touched=touched
         )
         self.commands = ScheduleCommands(
             self.store,
@@ -107,18 +108,9 @@ class BotSchedules:
             clock=self.clock,
             changed=self.dispatcher.wake,
             run_now=self.dispatcher.run_once,
-            touched=self._touched,
+            touched=touched,
         )
         self._task: asyncio.Task[None] | None = None
-
-    def watch(self, watcher: Callable[[Schedule], None]) -> None:
-        """Tell ``watcher`` of each schedule a command made, changed, removed or ran, and
-        each run that finished here (synchronous: it notes, never waits)."""
-        self._watchers.append(watcher)
-
-    def _touched(self, schedule: Schedule) -> None:
-        for watcher in self._watchers:
-            watcher(schedule)
 
     # --- lifecycle ----------------------------------------------------------------------------
 

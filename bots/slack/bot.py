@@ -48,7 +48,7 @@ When the state backend is down the delivery is still acked and the asker of ever
 that would have been answered is told plainly that Threadline is temporarily unavailable:
 mentions, DMs, commands, and follow-ups in threads the bot takes part in (this process's
 memory of them, else Slack's own record of the thread). A retry of a delivery already told
-is not told twice (``bots.outage.RecentDeliveries``). The next delivery after the backend
+is not told twice (``ChannelRuntime.tell_unavailable``). The next delivery after the backend
 returns is answered as usual.
 
 A listener that fails (a payload bolt accepted but a converter found malformed, a bug) is
@@ -73,7 +73,6 @@ from adapters.slack.approval import (
     APPROVAL_ACTION,
     approval_click_of,
     approval_message,
-    update_approval,
 )
 from adapters.slack.context import (
     PRIVATE_THREAD,
@@ -106,7 +105,6 @@ from adapters.slack.controls import (
     stop_request_of,
 )
 from adapters.slack.elements import ACTION_BUTTON, SIGN_IN_BUTTON
-from adapters.slack.errors import SlackCallFailed
 from adapters.slack.escape import escape
 from adapters.slack.files import shared_files
 from adapters.slack.history import HistoryGate, ThreadContext, bot_in_thread
@@ -130,7 +128,6 @@ from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
 from adapters.slack.workflow import ASK_STEP
-from agent_core.approvals.record import ApprovalRecord
 from agent_core.clock import Clock
 from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
@@ -140,15 +137,10 @@ from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import Flag
 from agent_core.state_factory import State, StateSettings, build_state
 from bots.agents import ServedAgent
-from bots.approvals import Approvals
 from bots.erasing import channel_steps
 from bots.files import SharedFiles
-from bots.home import Home
-from bots.mcp import close_mcp, hub_of
 from bots.metrics import ChannelMetrics
-from bots.outage import RecentDeliveries
-from bots.places import PlacePolicy, edge_lines, show_in_status
-from bots.schedules.service import BotSchedules
+from bots.runtime import ChannelRuntime, Shared
 from bots.slack.clients import (
     DELIVERY,
     Workspace,
@@ -162,11 +154,11 @@ from bots.slack.kinds import SlackAsked
 from bots.slack.manifest import SCHEDULE_COMMAND
 from bots.slack.message_action import asked_about
 from bots.slack.message_action import dedupe_key as shortcut_key
+from bots.slack.port import SlackPort
 from bots.slack.schedules import SlackSchedules
 from bots.slack.settings import SlackSettings
-from bots.slack.turns import SlackWing, resumed_turn
+from bots.slack.turns import SlackWing
 from bots.slack.workflow import WorkflowSteps
-from bots.turns import TurnHost
 from bots.uninstall import erase_workspace, slack_workspace
 
 log = logging.getLogger(__name__)
@@ -205,45 +197,57 @@ class SlackBot:
     ) -> None:
         self.agent = agent
         self.settings = settings
-        self.state = state or build_state(StateSettings(ephemeral=True))
-        self.metrics = metrics or ChannelMetrics("slack")
-        self.clients = clients or default_clients(settings, self.state, clock=clock)
+        state = state or build_state(StateSettings(ephemeral=True))
+        self.clients = clients or default_clients(settings, state, clock=clock)
         self.client = self.clients.default
-        self.threads = ThreadMembership(self.state.cache, shared=self.state.backend == "redis")
-        self.queries = QueryRecords(self.state.cache)
-        self.history = HistoryGate(self.state.cache, interval=settings.history_interval)
-        self.transcript = ThreadTranscript(self.state.cache)
-        context = ThreadContext(self.transcript, self.history, limit=settings.history_messages)
-        self.approvals = Approvals(
-            agent, None, show=self._show_approval, resumed=resumed_turn, platforms=("slack",)
-        )
-        self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
-        self.places = SlackPlaces(self.state.cache)
-        self.place_policy = PlacePolicy.of(settings, agent)
-        show_in_status(
-            agent,
-            lambda: edge_lines(
-                self.clients.known_home(), settings.external_groups, self.place_policy
-            ),
-        )
+        self.threads = ThreadMembership(state.cache, shared=state.backend == "redis")
+        self.queries = QueryRecords(state.cache)
+        self.history = HistoryGate(state.cache, interval=settings.history_interval)
+        self.transcript = ThreadTranscript(state.cache)
+        self.places = SlackPlaces(state.cache)
         self.steps = WorkflowSteps(agent, self.clients)
-        home = Home(agent, self.schedules, self.approvals)
-        self.home = SlackHome(home, self.state.cache, self.clients.client_for)
-        self._watch_homes()
-        wing = SlackWing(
+        self.runtime = ChannelRuntime(
+            agent,
+            SlackPort(self.clients),
+            settings,
+            self._wing,
+            state=state,
+            metrics=metrics,
+            files=files,
+            schedules=schedules,
+            clock=clock,
+            refreshes_homes=True,
+        )
+        self.state, self.metrics, self.turns = state, self.runtime.metrics, self.runtime.turns
+        self.approvals, self.schedules = self.runtime.approvals, self.runtime.schedules
+        assert self.runtime.changes is not None
+        self.home = SlackHome(
+            self.runtime.home, state.cache, self.runtime.changes, self.clients.client_for
+        )
+        self.app = build_bolt_app(
+            settings, self.clients, state.cache, on_removed=self._on_uninstalled
+        )
+        self._own_session = False
+        self._counters: dict[str, Any] = {}
+        self._register()
+
+    def _wing(self, shared: Shared) -> SlackWing:
+        """Slack's part of answering turns (``bots.slack.turns``), of the runtime's pieces."""
+        settings = self.settings
+        return SlackWing(
             self.clients,
             self.threads,
-            context,
+            ThreadContext(self.transcript, self.history, limit=settings.history_messages),
             queries=self.queries,
-            on_approval=self.approvals.note,
+            on_approval=shared.approvals.note,
             steps=self.steps,
             stop_button_after=settings.stop_button_after,
             flush_chars=settings.flush_chars,
             stream_interval=settings.stream_interval,
             places=self.places,
-            place_policy=self.place_policy,
+            place_policy=shared.place_policy,
             schedules=SlackSchedules(
-                self.schedules,
+                shared.schedules,
                 self.clients,
                 admins=settings.admin_users,
                 stop_button_after=settings.stop_button_after,
@@ -252,56 +256,23 @@ class SlackBot:
                 privately=self._answer_privately,
             ),
         )
-        self.turns = TurnHost(
-            agent,
-            self.state.turns,
-            wing,
-            metrics=self.metrics,
-            files=files,
-            concurrency=settings.turn_concurrency,
-            per_person=settings.turns_per_person,
-            dedupe_ttl=settings.dedupe_ttl,
-        )
-        self.approvals.host = self.turns
-        self.steps.host = self.turns
-        self.app = build_bolt_app(
-            settings, self.clients, self.state.cache, on_removed=self._on_uninstalled
-        )
-        if files is not None:
-            files.serve(agent)
-        self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
-        """Deliveries told "temporarily unavailable" lately (a retry is not told twice)."""
-        self._own_session = False
-        self._counters: dict[str, Any] = {}
-        self._register()
 
     async def open(self) -> None:
-        """Share one HTTP connection pool among all Web API calls and start the turn
-        worker (call in the event loop)."""
+        """Share one HTTP connection pool among all Web API calls and start the runtime
+        (the turn worker, the sweep, the dispatcher) and the Home refresher (call in the
+        event loop)."""
         if self.client.session is None:
             self.client.session = aiohttp.ClientSession()
             self._own_session = True
         self.clients.share_session(self.client.session)
-        self.turns.start()
-        self.approvals.start()
-        self.schedules.start()
+        self.runtime.open()
         self.home.start()
 
-    def _watch_homes(self) -> None:
-        """Homes are published again when what they show changes (``bots.slack.home``)."""
-        self.approvals.changed = self.home.approval_changed
-        self.schedules.watch(self.home.schedule_changed)
-        if (hub := hub_of(self.agent)) is not None:
-            hub.watch(self.home.person_changed)
-
     async def close(self, *, timeout: float = 30.0) -> None:
-        """Let running turns finish (up to ``timeout`` s), stop the worker and the schedule
-        dispatcher, release the pool and the MCP servers' sessions."""
-        await self.schedules.drain()
-        await self.approvals.stop()
+        """Stop the Home refresher and the runtime (running turns finish, up to ``timeout``
+        s), then release the pool."""
         await self.home.stop()
-        await self.turns.drain(timeout=timeout)
-        await close_mcp(self.agent)
+        await self.runtime.close(timeout=timeout)
         if self._own_session and self.client.session is not None:
             await self.client.session.close()
             self.clients.share_session(None)
@@ -309,7 +280,7 @@ class SlackBot:
 
     async def idle(self, *, timeout: float = 30.0) -> None:
         """Until every queued turn is answered (tests, benchmarks)."""
-        await self.turns.idle(timeout=timeout)
+        await self.runtime.idle(timeout=timeout)
 
     async def _on_uninstalled(self, context: AsyncBoltContext, event: str) -> None:
         """The installation's tokens are gone; erase its workspace if configured so."""
@@ -355,7 +326,7 @@ class SlackBot:
         self.app.command(SCHEDULE_COMMAND)(self._on_schedule_command)
         for decision in DECISION_COMMANDS:
             self.app.command(decision)(self._on_decision_command)
-        self.app.function(ASK_STEP)(self.steps.on_function)
+        self.app.function(ASK_STEP)(self._on_function)
         self.app.shortcut(ASK_ABOUT_MESSAGE)(self._on_message_shortcut)
         self.app.event(re.compile(".*"))(self._ignore)  # other events: acked and dropped
         self.app.error(self._on_error)
@@ -401,11 +372,8 @@ class SlackBot:
     ) -> None:
         """Tell the asker the state is down (after the ack), once per delivery."""
         log.warning("slack: could not accept a turn from %s: %s", queued.owner, error)
-        if delivery is not None and not self.told_unavailable.first(delivery):
-            self.metrics.duplicates.inc()  # Slack's retry of a delivery already told
-            return
-        self.metrics.unavailable.inc()
-        self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
+        if self.runtime.tell_unavailable(delivery):  # Slack retries a delivery: told once
+            self.turns.background(AnswerSlot(client, queued.target()).settle(UNAVAILABLE))
 
     async def _unavailable_if_in_thread(
         self,
@@ -663,21 +631,6 @@ class SlackBot:
         if not answer.decided:
             await self._tell_clicker(context.client, click, escape(answer.message))
 
-    async def _show_approval(self, record: ApprovalRecord) -> None:
-        """A decision made here, shown in place of the approval message (where noted)."""
-        where = record.message or {}
-        if where.get("platform") != "slack":
-            return
-        enterprise = record.request.get("slack_enterprise_id")
-        install = bool(record.request.get("slack_enterprise_install"))
-        client = await self.clients.client_for(
-            str(where["team"]), enterprise, enterprise_install=install
-        )
-        try:
-            await update_approval(client, where, record.component())
-        except SlackCallFailed as error:  # deleted, or the bot left: the decision stands
-            log.info("slack: approval %s not updated (%s)", record.id, error.failure)
-
     async def _show_on_click(self, click: BlockActions, view: ApprovalComponent) -> None:
         """An approval shown privately (no message to update): replaced through the click."""
         if not click.response_url:
@@ -744,6 +697,10 @@ class SlackBot:
         await self._accept(context.client, queued, shortcut_key(action), joins=joins)
         await ack()
 
+    async def _on_function(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        """The Workflow Builder step "Ask Threadline" (``bots.slack.workflow``)."""
+        await self.steps.on_function(body, context, self.turns.accept)
+
     async def _on_sign_in_button(self, ack: Ack, context: AsyncBoltContext) -> None:
         """The button opened the sign-in page in the browser; Slack only wants the ack."""
         self.metrics.events.labels(kind="sign_in").inc()
@@ -783,15 +740,10 @@ class SlackBot:
         if not event_id:
             return True
         try:
-            fresh = await self.state.dedupe.first_time(
-                f"slack:event:{event_id}", ttl=self.settings.dedupe_ttl
-            )
+            return await self.runtime.first_delivery(f"slack:event:{event_id}")
         except StateUnavailableError as error:
             log.warning("slack: event %s not deduplicated (%s)", event_id, error)
             return True
-        if not fresh:
-            self.metrics.duplicates.inc()
-        return fresh
 
     async def _on_assistant_thread_started(
         self, body: dict[str, Any], context: AsyncBoltContext
@@ -848,7 +800,7 @@ class SlackBot:
             str(metadata.get("channel_id") or ""),
             is_dm=bool(metadata.get("is_dm")),
         )
-        return shared and self.place_policy.for_place(metadata) != "allow"
+        return shared and self.runtime.place_policy.for_place(metadata) != "allow"
 
     async def _on_place_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """``channel_shared`` / ``channel_unshared``: the next answer there knows it."""

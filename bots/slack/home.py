@@ -22,10 +22,11 @@ it is)::
                                                               workspace who opened Home and
                                                               may decide it (resolved now)
 
-``changed`` only notes what changed (no I/O): a turn never waits for a Home. This process's
-refresher publishes ``REFRESH_AFTER`` seconds later, once per person however many changes
-came meanwhile (debounced), one person at a time; at most ``MAX_WAITING`` people wait
-(more are dropped, logged: their home is right again when they open it). A Home button
+What changed is noted (no I/O) in ``bots.home_changes.HomeChanges``: a turn never waits
+for a Home. This process's refresher publishes ``REFRESH_AFTER`` seconds later, once per
+person however many changes came meanwhile (debounced), one person at a time; at most
+``MAX_WAITING`` people wait (more are dropped, logged: their home is right again when they
+open it). A Home button
 publishes at once (the reply on top), which stands for any refresh its own command asked
 for. Whichever process made the change publishes; the state only says who opened Home.
 """
@@ -49,10 +50,11 @@ from adapters.slack.home_view import home_view, publish_home
 from adapters.slack.payloads import BlockActions
 from agent_core.components import SimpleTextComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
-from agent_core.schedules.model import Place, Schedule
+from agent_core.schedules.model import Place
 from agent_core.state import KeyValueStore
 from agent_core.users import RequestContext
 from bots.home import Home, home_context
+from bots.home_changes import HomeChanges
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +62,6 @@ HOME_TTL = 30 * 24 * 3600.0
 """How long the state remembers that someone opened their home (and their DM channel)."""
 REFRESH_AFTER = 1.0
 """Seconds a refresh waits for more changes of the same home (debounce)."""
-MAX_WAITING = 500
-"""People whose home waits for a refresh in this process at most (more are dropped)."""
-MAX_APPROVALS_WAITING = 100
-"""Approvals whose deciders' homes wait for a refresh at most (more are dropped)."""
 PEOPLE_KEPT = 200
 """People of a workspace remembered as having opened Home (the newest): an approval's
 deciders are looked for among them."""
@@ -101,24 +99,24 @@ def is_home_click(click: BlockActions) -> bool:
 
 
 class SlackHome:
-    """See the module docstring. ``client_for`` finds a workspace's client for a refresh
-    (``None``: refreshes are published by nobody; tests of the view alone)."""
+    """See the module docstring. ``changes`` are what the runtime's pieces noted;
+    ``client_for`` finds a workspace's client for a refresh (``None``: refreshes are
+    published by nobody; tests of the view alone)."""
 
     def __init__(
         self,
         home: Home,
         cache: KeyValueStore,
+        changes: HomeChanges,
         client_for: ClientFor | None = None,
         *,
         delay: float = REFRESH_AFTER,
     ) -> None:
         self.home = home
         self.cache = cache
+        self.changes = changes
         self.client_for = client_for
         self.delay = delay
-        self._people: set[str] = set()
-        self._approvals: set[str] = set()
-        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     async def opened(
@@ -135,27 +133,6 @@ class SlackHome:
 
     # --- refreshed when what it shows changes -----------------------------------------------
 
-    def schedule_changed(self, schedule: Schedule) -> None:
-        """A schedule was made, changed or run: its owner's home, soon."""
-        self.person_changed(schedule.owner)
-
-    def person_changed(self, person: str) -> None:
-        """Something of ``person`` (a ``User.id``: their schedules, their connections)
-        changed: their home, soon (another channel's person has no Slack Home)."""
-        if person.startswith("slack:"):
-            self._note(self._people, person, MAX_WAITING)
-
-    def approval_changed(self, approval_id: str) -> None:
-        """An approval was opened or decided: the homes of those who may decide it."""
-        self._note(self._approvals, approval_id, MAX_APPROVALS_WAITING)
-
-    def _note(self, waiting: set[str], item: str, limit: int) -> None:
-        if item not in waiting and len(waiting) >= limit:
-            log.warning("slack: too many homes to refresh; %s is not refreshed", item)
-            return
-        waiting.add(item)
-        self._wake.set()
-
     def start(self) -> None:
         """Start this process's refresher (call in the event loop)."""
         if self.client_for is not None and (self._task is None or self._task.done()):
@@ -171,9 +148,7 @@ class SlackHome:
 
     async def _refresh_forever(self) -> None:
         while True:
-            await self._wake.wait()
-            await asyncio.sleep(self.delay)  # more changes of the same homes join this round
-            self._wake.clear()
+            await self.changes.settled(self.delay)
             try:
                 await self.refresh_waiting()
             except Exception as error:  # the next change tries again
@@ -182,18 +157,16 @@ class SlackHome:
     async def refresh_waiting(self) -> int:
         """Publish every home waiting for a refresh (approvals first turned into the people
         who may decide them); how many were published."""
-        approvals, self._approvals = self._approvals, set()
-        for approval_id in approvals:
+        for approval_id in self.changes.take_approvals():
             try:
                 deciders = await self._deciders(approval_id)
             except StateUnavailableError as error:  # they see it when they open Home
                 log.warning("slack: deciders of %s not refreshed (%s)", approval_id, error)
                 continue
             for key in deciders:
-                self._note(self._people, key, MAX_WAITING)
-        people, self._people = self._people, set()
+                self.changes.person_changed(key)
         published = 0
-        for key in sorted(people):
+        for key in sorted(self.changes.take_people()):
             published += await self._refresh(key)
         return published
 
@@ -281,7 +254,7 @@ class SlackHome:
     ) -> int:
         meta = context.metadata
         key = user_key(meta["workspace_id"], meta["user_id"], meta.get("slack_enterprise_id"))
-        self._people.discard(key)  # this shows what its waiting refresh would (the reply too)
+        self.changes.shown(key)  # this shows what its waiting refresh would (the reply too)
         zone = timezone or await _timezone(client, meta["user_id"])
         shown = await self.home.components(context, timezone=zone, said=said or [])
         view = home_view(shown, private_metadata=meta["channel_id"])

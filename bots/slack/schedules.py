@@ -6,13 +6,13 @@ the turns the dispatcher makes of due occurrences. ``SlackWing`` asks here first
   without the model: the asker is resolved as for a question, their time zone is Slack's
   ``tz`` of them (``users.info``), and the schedule's place is where they asked: the
   channel (each run then opens a thread of its own) or the thread.
-- **A scheduled turn** asks ``ScheduleRunner.prepare`` what to do (the owner again: Slack
-  first, deactivated or gone; then the agent's resolver and groups), posts the marker
-  ("Scheduled by @ana · every weekday 9:00", with Pause) as the run's first message, and
-  hands the turn host an ``Answering`` as the owner. A marker Slack refuses for good
-  (``not_in_channel``, ``channel_not_found``, ``is_archived``) pauses the schedule and the
-  owner is told once, in their DM with the app; the admins (``SLACK_ADMIN_USERS``, else the
-  place itself) when the owner is gone.
+- **A scheduled run** is ``bots.schedules.run`` (the same for every channel); this is its
+  Slack ``RunChannel``: the run's slot on the workspace's client, the marker ("Scheduled by
+  @ana · every weekday 9:00", with Pause) as the run's first message, opening its thread; a
+  marker Slack refuses for good (``not_in_channel``, ``channel_not_found``,
+  ``is_archived``) is a place gone (the schedule pauses, its owner is told once, in their
+  DM with the app; the admins, ``SLACK_ADMIN_USERS``, else the place itself, when the owner
+  is gone); a place now shared: the answer to the owner alone, as ephemeral messages.
 """
 
 from __future__ import annotations
@@ -30,19 +30,18 @@ from adapters.slack.context import PRIVATE_THREAD, conversation_id, reply_target
 from adapters.slack.errors import SlackCallFailed
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.stream import SlackReplyStream
+from agent_core.components import UiComponent
 from agent_core.errors import AgentError
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
-from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.removed import RemovedNotice
 from agent_core.schedules.runs import Audience
 from agent_core.state.turns import Turn
 from agent_core.users import RequestContext
-from bots.places import told_privately
-from bots.schedules.checks import ChannelChecks, owner_context
+from bots.schedules.run import MarkerRefused, RunSlot, ScheduledRun
 from bots.schedules.service import BotSchedules
 from bots.slack.clients import WorkspaceClients
-from bots.turns import Answering, Outcome, Stop
+from bots.turns import Outcome, Stop
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +80,8 @@ class SlackSchedules:
     ()
     """
 
+    platform = "slack"
+
     def __init__(
         self,
         schedules: BotSchedules,
@@ -99,6 +100,8 @@ class SlackSchedules:
         self.stop_button_after = stop_button_after
         self.flush_chars = flush_chars
         self.stream_interval = stream_interval
+        self.run: ScheduledRun[AnswerSlot] = ScheduledRun(schedules, self)
+        """A scheduled run (``bots.schedules.run``), through this channel."""
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -136,15 +139,11 @@ class SlackSchedules:
         key = turn_key(context) if thread else turn_key(context, opens_thread=True)
         return Place(thread_key=key, stop_owner=queued.owner, context=metadata)
 
-    # --- scheduled turns ----------------------------------------------------------------------
+    # --- scheduled runs (``bots.schedules.run``: this is Slack's ``RunChannel``) -----------
 
-    async def slot(self, turn: Turn, occurrence: Occurrence) -> AnswerSlot | None:
+    async def slot(self, turn: Turn, schedule: Schedule) -> AnswerSlot | None:
         """Where a scheduled run posts (what an earlier run of it posted); None when the
-        schedule or its workspace is gone (logged)."""
-        schedule = await self.schedules.store.get(occurrence.schedule_id)
-        if schedule is None:
-            log.info("slack: schedule %s is gone; its run %s is dropped", *_ids(turn, occurrence))
-            return None
+        schedule's workspace is gone (logged)."""
         metadata = schedule.place.context
         team = str(metadata.get("workspace_id") or "")
         try:
@@ -161,6 +160,63 @@ class SlackSchedules:
         thread = previous.thread_ts or str(metadata.get("thread_id") or "")
         target = replace(target, thread_ts=thread, private=False)
         return AnswerSlot(client, target, posted=previous, on_posted=posted)
+
+    async def alone(self, run: RunSlot[AnswerSlot]) -> bool:
+        return self.privately is not None and await self.privately(
+            run.inner.client, run.schedule.place.context
+        )
+
+    async def post_marker(
+        self, turn: Turn, run: RunSlot[AnswerSlot], marker: UiComponent, *, alone: bool
+    ) -> dict[str, Any]:
+        """The marker opens the answer's thread (or leads it in the schedule's thread); a
+        re-run takes back the dead run's partial answer (its marker stays). Alone: the
+        answer goes to the owner as ephemeral messages in the place, without a marker."""
+        slot = run.inner
+        if turn.is_retry:
+            await slot.retract()
+        if alone:
+            slot.target = replace(slot.target, thread_ts=PRIVATE_THREAD, private=True)
+            return {"thread_id": PRIVATE_THREAD}
+        try:
+            return {"thread_id": await slot.open_marked(marker)}
+        except SlackCallFailed as error:
+            raise MarkerRefused(str(error.failure), reach.place_gone(error)) from error
+
+    async def reply(self, turn: Turn, run: RunSlot[AnswerSlot], stop: Stop) -> SlackReplyStream:
+        """The run's answer, streamed where the slot points (the place, or the owner alone)."""
+        slot = run.inner
+        return SlackReplyStream(
+            slot.client,
+            slot.target,
+            slot=slot,
+            stop_turn=turn.id,
+            stop_button_after=self.stop_button_after,
+            flush_chars=self.flush_chars,
+            flush_interval=self.stream_interval,
+        )
+
+    def conversation_id(self, context: RequestContext) -> str:
+        return conversation_id(context)
+
+    async def person(self, run: RunSlot[AnswerSlot]) -> Person:
+        owner = str(run.schedule.place.context.get("user_id") or "")
+        return await reach.person(run.inner.client, owner)
+
+    async def tell(self, run: RunSlot[AnswerSlot], text: str, audience: Audience) -> None:
+        """To the owner in their DM with the app; to the admins (``SLACK_ADMIN_USERS``), else
+        where the schedule posts."""
+        client, metadata = run.inner.client, run.schedule.place.context
+        if audience == "owner":
+            await reach.tell(client, str(metadata.get("user_id") or ""), text)
+            return
+        for admin in self.admins:
+            await reach.tell(client, admin, text)
+        if not self.admins:  # no admin configured: say it where the schedule posts
+            thread = str(metadata.get("thread_id") or "") or None
+            await reach.tell(client, str(metadata["channel_id"]), text, thread_ts=thread)
+
+    # --- a removed schedule's notice ----------------------------------------------------------
 
     async def notice_slot(self, turn: Turn, notice: RemovedNotice) -> AnswerSlot | None:
         """Where a removed schedule's line goes (``agent_core.schedules.removed``)."""
@@ -179,89 +235,3 @@ class SlackSchedules:
         channel = str(notice.context.get("channel_id") or "")
         told = await reach.tell(slot.client, channel, notice.text, thread_ts=thread)
         return "completed" if told else "dropped"
-
-    async def answer(
-        self, turn: Turn, occurrence: Occurrence, slot: AnswerSlot, stop: Stop
-    ) -> Answering | Outcome:
-        """What a scheduled turn does: nothing posted (an alert that did not fire, a paused
-        schedule), or the owner's question answered after its marker."""
-        runner = self.schedules.runner
-        schedule = await self.schedules.store.get(occurrence.schedule_id)
-        if schedule is None:
-            return "dropped"
-        checks = self._checks(slot, schedule)
-        step = await runner.prepare(turn, occurrence, checks)
-        if isinstance(step, str):
-            await runner.finished(turn, occurrence, step)
-            return "completed"
-        if turn.is_retry:
-            await slot.retract()  # the dead run's partial answer (its marker stays)
-        if self.privately is not None and await self.privately(slot.client, schedule.place.context):
-            return self._to_the_owner(turn, occurrence, schedule, slot, step.prompt)
-        try:
-            thread = await slot.open_marked(step.marker_component())
-        except SlackCallFailed as error:
-            gone = reach.place_gone(error)
-            await runner.not_posted(
-                turn, occurrence, schedule, checks, failure=str(error.failure), gone=gone
-            )
-            return "dropped"
-        context = owner_context(schedule, thread_id=thread, turn_id=turn.id)
-        return Answering(
-            context,
-            step.prompt,
-            self._reply(turn, slot),
-            conversation_id=conversation_id(context),
-            done=runner.on_answered(turn, occurrence, schedule),
-        )
-
-    def _reply(self, turn: Turn, slot: AnswerSlot) -> SlackReplyStream:
-        """The run's answer, streamed where ``slot`` points (the place, or the owner alone)."""
-        return SlackReplyStream(
-            slot.client,
-            slot.target,
-            slot=slot,
-            stop_turn=turn.id,
-            stop_button_after=self.stop_button_after,
-            flush_chars=self.flush_chars,
-            flush_interval=self.stream_interval,
-        )
-
-    def _to_the_owner(
-        self, turn: Turn, occurrence: Occurrence, schedule: Schedule, slot: AnswerSlot, prompt: str
-    ) -> Answering:
-        """A run whose place became shared with another organisation: no marker there, the
-        answer (and why) to the owner alone, as ephemeral messages in the place."""
-        slot.target = replace(slot.target, thread_ts=PRIVATE_THREAD, private=True)
-        context = owner_context(schedule, thread_id=PRIVATE_THREAD, turn_id=turn.id)
-        return Answering(
-            context,
-            prompt,
-            self._reply(turn, slot),
-            conversation_id=conversation_id(context),
-            done=self.schedules.runner.on_answered(turn, occurrence, schedule),
-            shown_first=[told_privately()],
-            audience="asker",
-        )
-
-    def _checks(self, slot: AnswerSlot, schedule: Schedule) -> ChannelChecks:
-        client, metadata = slot.client, schedule.place.context
-
-        async def person(schedule: Schedule) -> Person:
-            return await reach.person(client, str(metadata.get("user_id") or ""))
-
-        async def notify(schedule: Schedule, text: str, audience: Audience) -> None:
-            if audience == "owner":
-                await reach.tell(client, str(metadata.get("user_id") or ""), text)
-                return
-            for admin in self.admins:
-                await reach.tell(client, admin, text)
-            if not self.admins:  # no admin configured: say it where the schedule posts
-                thread = str(metadata.get("thread_id") or "") or None
-                await reach.tell(client, str(metadata["channel_id"]), text, thread_ts=thread)
-
-        return ChannelChecks(self.schedules.access, person, notify)
-
-
-def _ids(turn: Turn, occurrence: Occurrence) -> tuple[str, str]:
-    return occurrence.schedule_id, turn.id

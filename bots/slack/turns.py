@@ -66,6 +66,7 @@ from agent_core.turn.resuming import Resume
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
+from bots.schedules.run import RunSlot
 from bots.slack.clients import WorkspaceClients
 from bots.slack.kinds import SlackAsked, SlackKind
 from bots.slack.workflow import StepSlot, StepTurn, WorkflowSteps
@@ -163,9 +164,10 @@ class SlackWing:
             return None
 
         async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
-            return await schedules.answer(turn, run, _answer_slot(slot), stop)
+            assert isinstance(slot, RunSlot)
+            return await schedules.run.answer(turn, slot, stop)
 
-        return Route(lambda turn: schedules.slot(turn, run), answer)
+        return Route(lambda turn: schedules.run.slot(turn, run), answer)
 
     def removed(self, notice: RemovedNotice) -> Route | None:
         schedules = self.schedules

@@ -24,9 +24,9 @@ event's short-lived ``bot_access_token``, which is therefore never recorded.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from pydantic import BaseModel
 from slack_sdk.web.async_client import AsyncWebClient
@@ -46,9 +46,6 @@ from bots.approvals import cancel_unclickable
 from bots.slack.clients import WorkspaceClients
 from bots.turn_kinds import StepRun
 from bots.turns import Answering
-
-if TYPE_CHECKING:
-    from bots.turns import TurnHost
 
 log = logging.getLogger(__name__)
 
@@ -204,17 +201,22 @@ class StepReply:
         await cancel_unclickable(self.agent.approval_book, self.answer.approvals)
 
 
+Accept = Callable[..., Awaitable[str | None]]
+"""Record a turn on the bot's turn host (``TurnHost.accept``)."""
+
+
 class WorkflowSteps:
-    """The step's listener and its turns' answers; see the module docstring. The turn host
-    is given once built (``host``)."""
+    """The step's listener and its turns' answers; see the module docstring."""
 
     def __init__(self, agent: ServedAgent, clients: WorkspaceClients) -> None:
         self.agent = agent
         self.clients = clients
-        self.host: TurnHost | None = None
 
-    async def on_function(self, body: dict[str, Any], context: Mapping[str, Any]) -> None:
-        """``function_executed`` of the step (bolt acks when this returns)."""
+    async def on_function(
+        self, body: dict[str, Any], context: Mapping[str, Any], accept: Accept
+    ) -> None:
+        """``function_executed`` of the step, its turn recorded with ``accept`` (bolt acks
+        when this returns)."""
         team = str(body.get("team_id") or context.get("team_id") or "")
         enterprise = body.get("enterprise_id") or context.get("enterprise_id")
         event = body.get("event") or {}
@@ -226,9 +228,8 @@ class WorkflowSteps:
             await self._fail_now(team, enterprise, install, event, BAD_INPUTS)
             return
         queued = StepTurn(workflow_step=step, enterprise_install=install)
-        assert self.host is not None, "the bot gives the turn host at start"
         try:
-            await self.host.accept(
+            await accept(
                 queued.turn_key,
                 queued.run(),
                 owner=queued.owner,

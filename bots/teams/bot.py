@@ -55,9 +55,7 @@ from adapters.teams.approval import (
     approval_click_of,
     approval_refresh_of,
     card_response,
-    update_approval,
 )
-from adapters.teams.connector import ConnectorError
 from adapters.teams.context import (
     Wire,
     asker_id,
@@ -81,7 +79,6 @@ from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserRe
 from adapters.teams.message_action import read_message_action
 from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot
-from agent_core.approvals.record import ApprovalRecord
 from agent_core.clock import Clock
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.feedback import Feedback
@@ -90,14 +87,10 @@ from agent_core.schedules.settings import ScheduleSettings
 from agent_core.state import KeyValueStore
 from agent_core.state_factory import State, StateSettings, build_state
 from bots.agents import ServedAgent
-from bots.approvals import Approvals, ResumedTurn
 from bots.files import SharedFiles
-from bots.home import Home
-from bots.mcp import close_mcp, hub_of
+from bots.mcp import hub_of
 from bots.metrics import ChannelMetrics
-from bots.outage import RecentDeliveries
-from bots.places import PlacePolicy, edge_lines, show_in_status
-from bots.schedules.service import BotSchedules
+from bots.runtime import ChannelRuntime, Shared
 from bots.teams.connector import ConnectorPool
 from bots.teams.files import graph_token_provider, upload_offered_file
 from bots.teams.home import TeamsHome
@@ -105,12 +98,12 @@ from bots.teams.ingress import TokenCheck
 from bots.teams.kinds import TeamsAsked
 from bots.teams.message_action import CLOSE_FORM, accept_message_action
 from bots.teams.outbound import Outbound
+from bots.teams.port import TeamsPort
 from bots.teams.schedules import TeamsSchedules
 from bots.teams.settings import TeamsSettings
 from bots.teams.sso import INVOKES as SIGN_IN_INVOKES
 from bots.teams.sso import SingleSignOn
-from bots.teams.turns import TeamsWing, resumed_turn
-from bots.turns import TurnHost
+from bots.teams.turns import TeamsWing
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +147,24 @@ def _tell_of_outsiders(agent: ServedAgent, places: TeamsPlaces) -> None:
             resolver.places = places
 
 
+def _single_sign_on(
+    settings: TeamsSettings,
+    outbound: Outbound,
+    cache: KeyValueStore,
+    agent: ServedAgent,
+    ask_again: Callable[[SignedIn], Awaitable[None]],
+) -> SingleSignOn | None:
+    """Teams single sign-on, when configured: the hub's ``TEAMS_SSO_SERVERS`` get their
+    people's tokens from it (``bots.teams.sso``)."""
+    if not settings.sso_enabled:
+        return None
+    hub = hub_of(agent)
+    sso = SingleSignOn(settings, outbound, cache, hub, on_signed_in=ask_again)
+    if hub is not None:
+        hub.issue_tokens_for(settings.sso_servers, renew=sso.renew)
+    return sso
+
+
 class TeamsBot:
     """An ``Agent`` and a ``State`` behind ``/api/messages``; see the module docstring.
     ``await bot.open()`` starts this process's turn worker, ``close()`` drains it.
@@ -186,85 +197,67 @@ class TeamsBot:
     ) -> None:
         self.agent = agent
         self.settings = settings
-        self.state = state or build_state(StateSettings(ephemeral=True))
-        self.metrics = metrics or ChannelMetrics("teams")
+        state = state or build_state(StateSettings(ephemeral=True))
         self.pool = pool if pool is not None else ConnectorPool()
-        self.file_offers = file_offers or FileOffers(self.state.cache)
+        self.file_offers = file_offers or FileOffers(state.cache)
         self.authentication = TokenCheck(settings)
-        self.outbound = Outbound(settings, self.pool, self.state.records)
-        self.approvals = Approvals(
-            agent, None, show=self._show_approval, resumed=self._resumed, platforms=("teams",)
-        )
-        self.schedules = BotSchedules(self.state, agent, schedules, clock=clock)
+        self.outbound = Outbound(settings, self.pool, state.records)
         self.places = TeamsPlaces(
-            self.state.cache,
+            state.cache,
             home_tenants=settings.home_tenants,
             connector_for=self.pool.get,
             timeout=settings.roster_timeout,
             max_pages=settings.roster_pages,
         )
-        self.sso = self._single_sign_on()
-        self.place_policy = PlacePolicy.of(settings, agent)
-        home = "tenant " + (", ".join(settings.home_tenants) or "none configured: nobody")
-        show_in_status(agent, lambda: edge_lines(home, settings.external_groups, self.place_policy))
         _tell_of_outsiders(agent, self.places)
-        self.home = TeamsHome(Home(agent, self.schedules, self.approvals))
-        wing = TeamsWing(
-            self.outbound,
-            options=settings.reply_options(),
-            files=self.file_offers,
-            stop_button_after=settings.stop_button_after,
-            on_approval=self.approvals.note,
-            places=self.places,
-            place_policy=self.place_policy,
-            schedules=TeamsSchedules(
-                self.schedules,
-                self.outbound,
-                options=settings.reply_options(),
-                stop_button_after=settings.stop_button_after,
-                privately=self._answer_privately,
-            ),
-            home=self.home,
-            sign_in_cards=self.sso.card if self.sso is not None else None,
-        )
-        self.turns = TurnHost(
+        self.sso = _single_sign_on(settings, self.outbound, state.cache, agent, self.ask_again)
+        self.runtime = ChannelRuntime(
             agent,
-            self.state.turns,
-            wing,
-            metrics=self.metrics,
+            TeamsPort(self.outbound, settings.home_tenants),
+            settings,
+            self._wing,
+            state=state,
+            metrics=metrics,
             files=files,
-            concurrency=settings.turn_concurrency,
-            per_person=settings.turns_per_person,
-            dedupe_ttl=settings.dedupe_ttl,
+            schedules=schedules,
+            clock=clock,
         )
-        self.approvals.host = self.turns
-        if files is not None:
-            files.serve(agent)
-        self.told_unavailable = RecentDeliveries(ttl=settings.dedupe_ttl)
-        """Activities told "temporarily unavailable" lately (a redelivery is not told twice)."""
+        self.state, self.metrics, self.turns = state, self.runtime.metrics, self.runtime.turns
+        self.approvals, self.schedules = self.runtime.approvals, self.runtime.schedules
+        self.home = TeamsHome(self.runtime.home)
         self._handlers: dict[str, Handler] = {
             "message": self._on_message,
             "invoke": self._on_invoke,
             "conversationUpdate": self._on_conversation_update,
         }
 
-    def _single_sign_on(self) -> SingleSignOn | None:
-        """Teams single sign-on, when configured: the hub's ``TEAMS_SSO_SERVERS`` get their
-        people's tokens from it (``bots.teams.sso``)."""
-        if not self.settings.sso_enabled:
-            return None
-        hub = hub_of(self.agent)
-        sso = SingleSignOn(
-            self.settings, self.outbound, self.state.cache, hub, on_signed_in=self.ask_again
+    def _wing(self, shared: Shared) -> TeamsWing:
+        """Teams' part of answering turns (``bots.teams.turns``), of the runtime's pieces."""
+        settings = self.settings
+        return TeamsWing(
+            self.outbound,
+            options=settings.reply_options(),
+            files=self.file_offers,
+            stop_button_after=settings.stop_button_after,
+            on_approval=shared.approvals.note,
+            places=self.places,
+            place_policy=shared.place_policy,
+            schedules=TeamsSchedules(
+                shared.schedules,
+                self.outbound,
+                options=settings.reply_options(),
+                stop_button_after=settings.stop_button_after,
+                privately=self._answer_privately,
+            ),
+            home=TeamsHome(shared.home),
+            sign_in_cards=self.sso.card if self.sso is not None else None,
         )
-        if hub is not None:
-            hub.issue_tokens_for(self.settings.sso_servers, renew=sso.renew)
-        return sso
 
     # ------------------------------------------------------------------ lifecycle
 
     async def open(self) -> None:
-        """At startup: fetch the token signing keys, start this process's turn worker."""
+        """At startup: fetch the token signing keys, start the runtime (this process's turn
+        worker, the approval sweep, the schedule dispatcher)."""
         if self.settings.auth_enabled:
             logger.info("Teams bot %s (%s) starting", self.settings.app_id, self.settings.app_type)
             await self.authentication.prefetch()
@@ -274,22 +267,16 @@ class TeamsBot:
                 "accepts unsigned requests, and anyone who reaches it can claim to be anyone. "
                 "Use this only for local testing (Bot Framework Emulator, a tunnel). !!!"
             )
-        self.turns.start()
-        self.approvals.start()
-        self.schedules.start()
+        self.runtime.open()
 
     async def close(self, *, timeout: float = 30.0) -> None:
-        """Let running turns finish (up to ``timeout`` s), stop the worker and the schedule
-        dispatcher, release the pool and the MCP servers' sessions."""
-        await self.schedules.drain()
-        await self.approvals.stop()
-        await self.turns.drain(timeout=timeout)
-        await close_mcp(self.agent)
+        """Stop the runtime (running turns finish, up to ``timeout`` s), release the pool."""
+        await self.runtime.close(timeout=timeout)
         await self.pool.close()
 
     async def idle(self, *, timeout: float = 30.0) -> None:
         """Until every queued turn is answered (tests, benchmarks)."""
-        await self.turns.idle(timeout=timeout)
+        await self.runtime.idle(timeout=timeout)
 
     # ------------------------------------------------------------------ ingress
 
@@ -321,7 +308,7 @@ class TeamsBot:
         """Whether a place (a schedule's) is now read by another organisation and the
         policy does not allow answering there."""
         shared = await self.places.is_shared(metadata)
-        return shared and self.place_policy.for_place(metadata) != "allow"
+        return shared and self.runtime.place_policy.for_place(metadata) != "allow"
 
     async def _on_conversation_update(self, activity: Wire) -> Answer:
         try:  # who reads the place may have changed
@@ -392,23 +379,6 @@ class TeamsBot:
             return DONE
         return 200, card_response(record.component())
 
-    async def _show_approval(self, record: ApprovalRecord) -> None:
-        """A decision made here, shown to everyone in place of the approval card."""
-        where = record.message or {}
-        if where.get("platform") != "teams":
-            return
-        ref = ConversationRef.from_record(where["conversation"])
-        connector = await self.outbound.connector(ref.service_url)
-        try:
-            await update_approval(connector, where, record.component())
-        except ConnectorError as error:  # deleted, or the bot removed: the decision stands
-            logger.info("teams: approval %s not updated (%s)", record.id, error)
-
-    async def _resumed(
-        self, record: ApprovalRecord, hints: Mapping[str, Any]
-    ) -> ResumedTurn | None:
-        return await resumed_turn(self.outbound, record, hints)
-
     async def _accept(self, activity: Wire, text: str) -> None:
         await self.turns.accept(
             turn_key(activity),
@@ -465,15 +435,11 @@ class TeamsBot:
         """The state is down: Teams still gets its answer (no endless redelivery), the user
         is told plainly (an invoke in its response, a message by a reply)."""
         logger.warning("teams: could not accept a %s activity (%s)", activity.get("type"), error)
-        invoke = activity.get("type") == "invoke"
-        key = delivery_key(activity)
-        if key is not None and not self.told_unavailable.first(key):
-            self.metrics.duplicates.inc()  # a redelivery of an activity already told
-            return (200, card_action_response(UNAVAILABLE)) if invoke else ACCEPTED
-        self.metrics.unavailable.inc()
-        if invoke:
+        tell = self.runtime.tell_unavailable(delivery_key(activity))  # a redelivery: told once
+        if activity.get("type") == "invoke":
             return 200, card_action_response(UNAVAILABLE)
-        self.turns.background(self._tell_unavailable(ConversationRef.from_activity(activity)))
+        if tell:
+            self.turns.background(self._tell_unavailable(ConversationRef.from_activity(activity)))
         return ACCEPTED
 
     async def _tell_unavailable(self, ref: ConversationRef) -> None:
@@ -486,9 +452,8 @@ class TeamsBot:
         key = delivery_key(activity)
         if key is None:
             return True
-        if await self.state.dedupe.first_time(key, ttl=self.settings.dedupe_ttl):
+        if await self.runtime.first_delivery(key):
             return True
-        self.metrics.duplicates.inc()
         logger.info("teams: dropped a redelivered activity %s", activity.get("id"))
         return False
 

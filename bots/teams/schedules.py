@@ -7,13 +7,12 @@ the turns the dispatcher makes of due occurrences. ``TeamsWing`` asks here first
   reports with the activity (``localTimezone``), and the schedule's place is the
   conversation (its reference is kept with the schedule: proactive messages need no
   request).
-- **A scheduled turn** asks ``ScheduleRunner.prepare`` what to do (the owner again: the
-  conversation's roster first, then the agent's resolver and groups), posts the marker
-  ("Scheduled by @ana · every weekday 9:00", with Pause) as a proactive message, and hands
-  the turn host an ``Answering`` as the owner. A proactive post the Bot Connector refuses
-  for good (403: the bot was removed or blocked; 404: the conversation is gone) pauses the
-  schedule and the owner is told once, in a 1:1 chat; when the owner is gone, the
-  conversation is told (Teams has no admin inbox the bot can reach by id).
+- **A scheduled run** is ``bots.schedules.run`` (the same for every channel); this is its
+  Teams ``RunChannel``: the marker ("Scheduled by @ana · every weekday 9:00", with Pause)
+  as a proactive message, once; a proactive post the Bot Connector refuses for good (403:
+  the bot was removed or blocked; 404: the conversation is gone) is a place gone (the
+  schedule pauses, its owner is told once, in a 1:1 chat; when the owner is gone, the
+  conversation is told: Teams has no admin inbox the bot can reach by id).
 """
 
 from __future__ import annotations
@@ -29,18 +28,18 @@ from adapters.teams.connector import ConnectorError
 from adapters.teams.context import asker_id, conversation_id, request_context, turn_key
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
+from agent_core.components import UiComponent
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
-from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.removed import RemovedNotice
 from agent_core.schedules.runs import Audience
 from agent_core.state.turns import Turn
-from bots.places import told_privately
-from bots.schedules.checks import ChannelChecks, owner_context
+from agent_core.users import RequestContext
+from bots.schedules.run import MarkerRefused, RunSlot, ScheduledRun
 from bots.schedules.service import BotSchedules
 from bots.teams.kinds import TeamsAsked
 from bots.teams.outbound import Outbound
-from bots.turns import Answering, Outcome, Stop
+from bots.turns import Outcome, Stop
 
 Privately = Callable[[Mapping[str, Any]], Awaitable[bool]]
 """Whether a schedule's place (its metadata) is read by another organisation now, so the
@@ -61,6 +60,8 @@ class TeamsSchedules:
     3.0
     """
 
+    platform = "teams"
+
     def __init__(
         self,
         schedules: BotSchedules,
@@ -75,6 +76,8 @@ class TeamsSchedules:
         self.privately = privately
         self.options = options
         self.stop_button_after = stop_button_after
+        self.run: ScheduledRun[AnswerSlot] = ScheduledRun(schedules, self)
+        """A scheduled run (``bots.schedules.run``), through this channel."""
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -113,14 +116,13 @@ class TeamsSchedules:
             reference=ConversationRef.from_activity(activity).to_record(),
         )
 
-    # --- scheduled turns ----------------------------------------------------------------------
+    # --- scheduled runs (``bots.schedules.run``: this is Teams' ``RunChannel``) ------------
 
-    async def slot(self, turn: Turn, occurrence: Occurrence) -> AnswerSlot | None:
+    async def slot(self, turn: Turn, schedule: Schedule) -> AnswerSlot | None:
         """Where a scheduled run posts (what an earlier run of it posted); None when the
-        schedule is gone (logged)."""
-        schedule = await self.schedules.store.get(occurrence.schedule_id)
-        if schedule is None or not schedule.place.reference:
-            log.info("teams: schedule %s is gone; its run %s is dropped", *_ids(turn, occurrence))
+        schedule has no conversation to post in (logged)."""
+        if not schedule.place.reference:
+            log.info("teams: schedule %s has no place; its run %s is dropped", schedule.id, turn.id)
             return None
         ref = ConversationRef.from_record(schedule.place.reference)
         connector = await self.outbound.connector(ref.service_url)
@@ -130,6 +132,54 @@ class TeamsSchedules:
 
         previous = PostedMessage.from_progress(turn.progress)
         return AnswerSlot(connector, ref, posted=previous, on_posted=posted)
+
+    async def alone(self, run: RunSlot[AnswerSlot]) -> bool:
+        return self.privately is not None and await self.privately(run.schedule.place.context)
+
+    async def post_marker(
+        self, turn: Turn, run: RunSlot[AnswerSlot], marker: UiComponent, *, alone: bool
+    ) -> dict[str, Any]:
+        """The marker as a proactive message of its own (once: the turn records it); a
+        place now shared gets none. The answer goes into the conversation itself."""
+        if alone or turn.progress.get(MARKER):
+            return {}
+        ref = _ref(run)
+        try:
+            posted = await reach.post(await self.outbound.connector(ref.service_url), ref, marker)
+        except ConnectorError as error:
+            raise MarkerRefused(str(error), reach.place_gone(error)) from error
+        await turn.record(**{MARKER: posted})
+        return {}
+
+    async def reply(self, turn: Turn, run: RunSlot[AnswerSlot], stop: Stop) -> TeamsReplyStream:
+        ref = _ref(run)
+        return TeamsReplyStream(
+            await self.outbound.connector(ref.service_url),
+            ref,
+            options=self.options,
+            on_stop=stop,
+            slot=run.inner,
+            stop_turn=turn.id,
+            stop_button_after=self.stop_button_after,
+        )
+
+    def conversation_id(self, context: RequestContext) -> str:
+        return conversation_id(context)
+
+    async def person(self, run: RunSlot[AnswerSlot]) -> Person:
+        ref, metadata = _ref(run), run.schedule.place.context
+        connector = await self.outbound.connector(ref.service_url)
+        member = str(metadata.get("teams_user_id") or metadata.get("user_id") or "")
+        return await reach.person(connector, ref.conversation_id, member)
+
+    async def tell(self, run: RunSlot[AnswerSlot], text: str, audience: Audience) -> None:
+        """To the owner in a 1:1 chat; else the conversation (Teams has no admin inbox the
+        bot can reach by id)."""
+        ref = _ref(run)
+        connector = await self.outbound.connector(ref.service_url)
+        await reach.tell(connector, ref, text, personal=audience == "owner")
+
+    # --- a removed schedule's notice ----------------------------------------------------------
 
     async def notice_slot(self, turn: Turn, notice: RemovedNotice) -> AnswerSlot | None:
         """Where a removed schedule's line goes (``agent_core.schedules.removed``)."""
@@ -145,68 +195,7 @@ class TeamsSchedules:
         connector = await self.outbound.connector(ref.service_url)
         return "completed" if await reach.tell(connector, ref, notice.text) else "dropped"
 
-    async def answer(
-        self, turn: Turn, occurrence: Occurrence, slot: AnswerSlot, stop: Stop
-    ) -> Answering | Outcome:
-        """What a scheduled turn does: nothing posted (an alert that did not fire, a paused
-        schedule), or the owner's question answered after its marker."""
-        runner = self.schedules.runner
-        schedule = await self.schedules.store.get(occurrence.schedule_id)
-        if schedule is None:
-            return "dropped"
-        ref = ConversationRef.from_record(schedule.place.reference)
-        connector = await self.outbound.connector(ref.service_url)
-        checks = self._checks(ref, schedule)
-        step = await runner.prepare(turn, occurrence, checks)
-        if isinstance(step, str):
-            await runner.finished(turn, occurrence, step)
-            return "completed"
-        alone = self.privately is not None and await self.privately(schedule.place.context)
-        if not alone and not turn.progress.get(MARKER):  # a shared place gets no marker
-            try:
-                marker = await reach.post(connector, ref, step.marker_component())
-            except ConnectorError as error:
-                gone = reach.place_gone(error)
-                await runner.not_posted(
-                    turn, occurrence, schedule, checks, failure=str(error), gone=gone
-                )
-                return "dropped"
-            await turn.record(**{MARKER: marker})
-        reply = TeamsReplyStream(
-            connector,
-            ref,
-            options=self.options,
-            on_stop=stop,
-            slot=slot,
-            stop_turn=turn.id,
-            stop_button_after=self.stop_button_after,
-        )
-        context = owner_context(schedule, turn_id=turn.id)
-        return Answering(
-            context,
-            step.prompt,
-            reply,
-            conversation_id=conversation_id(context),
-            done=runner.on_answered(turn, occurrence, schedule),
-            # a place now read by another organisation: the answer (and why) to the owner
-            shown_first=[told_privately()] if alone else (),
-            audience="asker" if alone else "place",
-        )
 
-    def _checks(self, ref: ConversationRef, schedule: Schedule) -> ChannelChecks:
-        metadata = schedule.place.context
-
-        async def person(schedule: Schedule) -> Person:
-            connector = await self.outbound.connector(ref.service_url)
-            member = str(metadata.get("teams_user_id") or metadata.get("user_id") or "")
-            return await reach.person(connector, ref.conversation_id, member)
-
-        async def notify(schedule: Schedule, text: str, audience: Audience) -> None:
-            connector = await self.outbound.connector(ref.service_url)
-            await reach.tell(connector, ref, text, personal=audience == "owner")
-
-        return ChannelChecks(self.schedules.access, person, notify)
-
-
-def _ids(turn: Turn, occurrence: Occurrence) -> tuple[str, str]:
-    return occurrence.schedule_id, turn.id
+def _ref(run: RunSlot[AnswerSlot]) -> ConversationRef:
+    """The conversation a schedule posts in (its kept reference)."""
+    return ConversationRef.from_record(run.schedule.place.reference)

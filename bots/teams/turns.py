@@ -57,6 +57,7 @@ from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
+from bots.schedules.run import RunSlot
 from bots.teams.kinds import TeamsAsked, TeamsKind, TeamsWhere
 from bots.teams.outbound import Outbound
 from bots.turn_kinds import Occurrence, RemovedNotice, ResumedApproval
@@ -135,9 +136,10 @@ class TeamsWing:
             return None
 
         async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
-            return await schedules.answer(turn, run, _answer_slot(slot), stop)
+            assert isinstance(slot, RunSlot)
+            return await schedules.run.answer(turn, slot, stop)
 
-        return Route(lambda turn: schedules.slot(turn, run), answer)
+        return Route(lambda turn: schedules.run.slot(turn, run), answer)
 
     def removed(self, notice: RemovedNotice) -> Route | None:
         schedules = self.schedules
