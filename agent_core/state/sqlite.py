@@ -6,7 +6,10 @@ calls are serialised in order. A short write (``write``: a turn recorded before 
 flag, a turn's progress) skips that hop when the thread is idle: it commits on the calling
 thread under the same lock, on a second connection that never waits for another process's
 lock (then it queues), since a WAL commit costs tens of microseconds and the hop to the
-thread and back costs more. The file is in WAL mode (readers never wait for the writer) with
+thread and back costs more. Writes that must queue (the thread is busy) share one
+transaction: the thread commits everything queued since its last commit at once, each write
+in its own savepoint (one that fails is undone alone), and each caller returns once that
+commit is done. The file is in WAL mode (readers never wait for the writer) with
 ``synchronous=NORMAL``: a committed turn survives a process crash; an OS crash may lose only
 the last few commits. The WAL is checkpointed on the database thread, never inline.
 """
@@ -17,13 +20,16 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
+Queued = tuple[Callable[[sqlite3.Connection], Any], "asyncio.Future[Any]"]
+"""A write waiting for the database thread's next commit, and who waits for it."""
 
 CHECKPOINT_EVERY = 256
 """Calls between two passive WAL checkpoints, run on the database thread (SQLite's own
@@ -66,6 +72,8 @@ class SqliteDatabase:
         self._submitted = 0  # written on the caller's thread only
         self._finished = 0  # written on the database thread only
         self._commits = 0
+        self._queued: deque[Queued] = deque()
+        """Writes waiting for the next group commit (appended here, taken on the thread)."""
         self._submit(self._guarded, self._open)
 
     def _submit(self, step: Callable[..., object], *args: object) -> None:
@@ -191,7 +199,29 @@ class SqliteDatabase:
         done, result = self._run_now(fn)
         if done:
             return result  # type: ignore[return-value]
-        return await self.transaction(fn)
+        if self._closed:
+            raise RuntimeError(f"SQLite database {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._queued.append((fn, future))
+        self._submit(self._commit_queued, loop)  # a later one finds the queue empty
+        return await future
+
+    def _commit_queued(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the database thread: every write queued so far, in one transaction."""
+        batch: list[Queued] = []
+        while self._queued:
+            batch.append(self._queued.popleft())
+        if not batch:
+            return
+        try:
+            connection = self._require()
+            connection.execute("BEGIN IMMEDIATE")
+            outcomes = self._finish(connection, lambda c: [_in_savepoint(c, fn) for fn, _ in batch])
+        except Exception as error:
+            outcomes = [(False, error)] * len(batch)
+        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+            loop.call_soon_threadsafe(_settle, future, ok, value)
 
     async def ping(self) -> None:
         """Raise if the file cannot be read (used by health checks)."""
@@ -212,3 +242,25 @@ class SqliteDatabase:
         self._submitted += 1
         await asyncio.get_running_loop().run_in_executor(self._executor, self._counted, shut)
         self._executor.shutdown(wait=False)
+
+
+def _in_savepoint(connection: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> Any:
+    """``(True, fn's result)``, or ``(False, its error)`` with its changes undone."""
+    connection.execute("SAVEPOINT queued_write")
+    try:
+        value = fn(connection)
+    except Exception as error:
+        connection.execute("ROLLBACK TO queued_write")
+        connection.execute("RELEASE queued_write")
+        return False, error
+    connection.execute("RELEASE queued_write")
+    return True, value
+
+
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.done():  # its caller was cancelled: the write stands all the same
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
