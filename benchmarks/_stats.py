@@ -49,9 +49,9 @@ class Goals:
         return dict(self._checked)
 
 
-def result_line(name: str, goals: Goals | None = None, **figures: Any) -> str:
-    """The machine-readable last line every benchmark prints; with ``goals``, each goal
-    checked (its value, goal and verdict) and whether all were met."""
-    if goals is not None:
-        figures |= {"goals": goals.as_json(), "all_goals_met": goals.all_met}
+def result_line(name: str, checked: Goals | None = None, /, **figures: Any) -> str:
+    """The machine-readable last line every benchmark prints; with ``checked``, each goal
+    (``verdicts``: its value, goal and verdict) and whether all were met."""
+    if checked is not None:
+        figures |= {"verdicts": checked.as_json(), "all_goals_met": checked.all_met}
     return json.dumps({"benchmark": name, **figures}, sort_keys=True)

@@ -24,7 +24,7 @@
 
 The fake Slack Web API (``adapters.slack.testing``) answers every Web API call on 127.0.0.1.
 Each goal is printed beside its figure with "met" or "NOT met"; the last line printed is one
-JSON object, its ``goals`` each goal's value, goal and verdict.
+JSON object, its ``verdicts`` each goal's value, goal and verdict.
 """
 
 from __future__ import annotations
