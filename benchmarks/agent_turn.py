@@ -9,7 +9,9 @@ with ours over ``--rounds`` rounds; we quote medians of the rounds' p50 and thei
     python benchmarks/agent_turn.py [--turns 2000] [--rounds 3] [--no-install]
 
 ``--no-install`` never creates the reference's virtualenv: without one, only our side runs
-(the reason is printed). The last line printed is one JSON object.
+(the reason is printed). Goal: each scenario's p50 <= 0.25x the reference's, printed with
+"met" or "NOT met" (not met when the reference did not run). The last line printed is one
+JSON object, with each goal's value, goal and verdict.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _reference import reference_python
-from _stats import result_line, summary_us
+from _stats import Goals, result_line, summary_us
 
 from agent_core import (
     Agent,
@@ -164,8 +166,12 @@ def main() -> None:
             f"p50 {medians['p50_us']:8.1f} µs [{medians['p50_us_min']}..{medians['p50_us_max']}]"
             f"  p99 {medians['p99_us']:8.1f} µs"
         )
+    goals = Goals()
     for scenario in ("text", "tool"):
-        if (scenario, "reference") in runs:
+        if (scenario, "reference") not in runs:
+            verdict = goals.check(f"{scenario}_p50_ratio", None, "<=", 0.25)
+            print(f"{scenario:5} p50 ratio ours/reference: no reference run {verdict}")
+        else:
             ours_p50 = median_summary(runs[(scenario, "ours")])["p50_us"]
             ratio = ours_p50 / median_summary(runs[(scenario, "reference")])["p50_us"]
             per_round = [
@@ -181,7 +187,8 @@ def main() -> None:
             ]
             print(
                 f"{scenario:5} p50 ratio ours/reference: {ratio:.3f} "
-                f"[{min(per_round):.3f}..{max(per_round):.3f}] (goal <= 0.25)"
+                f"[{min(per_round):.3f}..{max(per_round):.3f}] "
+                f"{goals.check(f'{scenario}_p50_ratio', round(ratio, 3), '<=', 0.25)}"
             )
     own_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     figures["peak_rss_mb_ours"] = round(own_rss_kb / 1024, 1)
@@ -191,7 +198,7 @@ def main() -> None:
         f"peak RSS: ours {figures['peak_rss_mb_ours']} MB, "
         f"reference {figures.get('peak_rss_mb_reference')} MB"
     )
-    print(result_line("agent_turn", **figures))
+    print(result_line("agent_turn", goals, **figures))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,10 @@ messages alternate between the processes, like a load balancer would send them),
 the fake Slack Web API the bots answer to; a thread asks again when its answer is posted
 (``chat.postMessage`` in its thread). Ack latency = the HTTP round trip of the event.
 Redis commands per turn as above, over everything the bots do (ingress, identity, queue,
-progress records, agent).
+progress records, agent), and round trips per turn (a script or a ``MULTI..EXEC`` block is
+one); goals <= 6 commands and <= 4 round trips per turn, under the 50 threads at once.
+
+Goals are printed with "met" or "NOT met" in the closing summary.
 
     .venv/bin/python benchmarks/scale.py [--seconds 3] [--rounds 2] [--level state|bot|both]
                                          [--redis-url URL] [--warmup 1.0]
@@ -33,7 +36,8 @@ Without ``--redis-url`` a private ``redis-server`` (loopback, persistence off) i
 The saturated and command-counting windows are never longer than ``--seconds`` nor more
 than ``--rounds``.
 On 2 cores the driver (and the fake Slack), redis-server and the bot processes share the
-same cores. The last line printed is one JSON object.
+same cores. The last line printed is one JSON object, with each goal's value, goal and
+verdict.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _redis_monitor import Monitor  # noqa: E402
-from _stats import result_line  # noqa: E402
+from _stats import Goals, result_line  # noqa: E402
 from _subprocesses import ReadyProcesses  # noqa: E402
 
 from agent_core import (  # noqa: E402
@@ -196,6 +200,7 @@ class LoadWindow:
         }
         if counter is not None:
             figures["commands_per_turn"] = counter.tally.commands.total() / max(turns, 1)
+            figures["round_trips_per_turn"] = counter.tally.round_trips.total() / max(turns, 1)
             figures["script_commands_per_turn"] = counter.tally.in_scripts / max(turns, 1)
         return figures
 
@@ -439,8 +444,9 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
     counted = await measure_bot(2, args.redis_url, min(2.0, args.seconds), count_commands=True)
     print(
         f"Slack bot, Redis commands per turn (2 processes, MONITOR on): "
-        f"{counted['commands_per_turn']:.2f} sent, {counted['script_commands_per_turn']:.2f} "
-        f"more inside Lua scripts; sent, by command: {counted['commands']}"
+        f"{counted['commands_per_turn']:.2f} sent in {counted['round_trips_per_turn']:.2f} "
+        f"round trips, {counted['script_commands_per_turn']:.2f} more inside Lua scripts; "
+        f"sent, by command: {counted['commands']}"
     )
 
     def median(processes: int, key: str) -> float:
@@ -452,6 +458,7 @@ async def run_bot_level(args: argparse.Namespace) -> dict[str, Any]:
         "bot_turns_per_s_2_processes": round(two, 1),
         "bot_ratio_2_vs_1": _ratio(two, one),
         "bot_redis_commands_per_turn": round(counted["commands_per_turn"], 2),
+        "bot_redis_round_trips_per_turn": round(counted["round_trips_per_turn"], 2),
         "bot_redis_commands_in_scripts_per_turn": round(counted["script_commands_per_turn"], 2),
         "bot_redis_commands_by_name": counted["commands"],
         "bot_ack_p99_ms": round(max(median(1, "ack_p99_ms"), median(2, "ack_p99_ms")), 2),
@@ -497,7 +504,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     counted = await measure(2, args.redis_url, min(2.0, args.seconds), count_commands=True)
     print(
         f"Redis commands per turn (2 processes, MONITOR on): {counted['commands_per_turn']:.2f} "
-        f"sent, {counted['script_commands_per_turn']:.2f} more run inside Lua scripts"
+        f"sent in {counted['round_trips_per_turn']:.2f} round trips, "
+        f"{counted['script_commands_per_turn']:.2f} more run inside Lua scripts"
     )
 
     def median(processes: int, key: str) -> float:
@@ -514,6 +522,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             statistics.median(saturated[2]), statistics.median(saturated[1])
         ),
         "redis_commands_per_turn": round(counted["commands_per_turn"], 2),
+        "redis_round_trips_per_turn": round(counted["round_trips_per_turn"], 2),
         "redis_commands_in_scripts_per_turn": round(counted["script_commands_per_turn"], 2),
         "ack_p99_ms": round(max(median(1, "ack_p99_ms"), median(2, "ack_p99_ms")), 2),
         "ack_p50_ms": round(median(2, "ack_p50_ms"), 2),
@@ -534,21 +543,28 @@ async def run_levels(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
-def _summary(figures: dict[str, Any]) -> None:
+def _summary(figures: dict[str, Any], goals: Goals) -> None:
     if "turns_per_s_1_process" in figures:
+        ratio, commands = figures["ratio_2_vs_1"], figures["redis_commands_per_turn"]
         print(
             f"state level, turns/s: 1 process {figures['turns_per_s_1_process']}, 2 processes "
-            f"{figures['turns_per_s_2_processes']} (ratio {figures['ratio_2_vs_1']}, goal >= 1.7 "
-            f"on 2 cores); Redis commands/turn {figures['redis_commands_per_turn']} (goal <= 8); "
+            f"{figures['turns_per_s_2_processes']} (ratio {ratio} "
+            f"{goals.check('ratio_2_vs_1', ratio, '>=', 1.7)} on 2 cores); Redis commands/turn "
+            f"{commands} {goals.check('redis_commands_per_turn', commands, '<=', 8)} in "
+            f"{figures['redis_round_trips_per_turn']} round trips; "
             f"ack p99 {figures['ack_p99_ms']} ms"
         )
     if "bot_turns_per_s_1_process" in figures:
+        ratio, commands = figures["bot_ratio_2_vs_1"], figures["bot_redis_commands_per_turn"]
+        round_trips = figures["bot_redis_round_trips_per_turn"]
         print(
             f"Slack bot level, turns/s: 1 process {figures['bot_turns_per_s_1_process']}, "
-            f"2 processes {figures['bot_turns_per_s_2_processes']} (ratio "
-            f"{figures['bot_ratio_2_vs_1']}, goal >= 1.7 on 2 cores); Redis commands/turn "
-            f"{figures['bot_redis_commands_per_turn']} sent + "
-            f"{figures['bot_redis_commands_in_scripts_per_turn']} in scripts (goal <= 8); "
+            f"2 processes {figures['bot_turns_per_s_2_processes']} (ratio {ratio} "
+            f"{goals.check('bot_ratio_2_vs_1', ratio, '>=', 1.7)} on 2 cores); Redis "
+            f"commands/turn {commands} sent "
+            f"{goals.check('bot_redis_commands_per_turn', commands, '<=', 6)} in {round_trips} "
+            f"round trips {goals.check('bot_redis_round_trips_per_turn', round_trips, '<=', 4)}"
+            f", + {figures['bot_redis_commands_in_scripts_per_turn']} in scripts; "
             f"ack p99 {figures['bot_ack_p99_ms']} ms"
         )
 
@@ -580,8 +596,9 @@ def main() -> None:
         finally:
             if server is not None:
                 server.stop()
-    _summary(figures)
-    print(result_line("scale", **figures))
+    goals = Goals()
+    _summary(figures, goals)
+    print(result_line("scale", goals, **figures))
 
 
 if __name__ == "__main__":

@@ -190,11 +190,19 @@ class ApprovalBook:
         return record
 
     async def decide(
-        self, approval_id: str, state: ApprovalState, *, by: User | None, note: str | None = None
+        self,
+        approval_id: str,
+        state: ApprovalState,
+        *,
+        by: User | None,
+        note: str | None = None,
+        read: ApprovalRecord | None = None,
     ) -> ApprovalRecord | None:
         """Record the one decision; the decided record, or None when another decision came
-        first (or the approval is unknown)."""
-        record = await self.get(approval_id)
+        first (or the approval is unknown). ``read``: the record as the caller has just read
+        it (not read again; a decision made since loses the atomic ``add`` all the same)."""
+        record = read if read is not None and read.id == approval_id else None
+        record = record or await self.get(approval_id)
         if record is None or not record.pending:
             return None
         decided = record.decided(state, by=by, at=self.clock(), note=note)

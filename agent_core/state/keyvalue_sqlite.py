@@ -80,10 +80,10 @@ class SqliteKeyValueStore(KeyValueStore):
             )
             self._maybe_purge(connection)
 
-        await self._db.run(write)
+        await self._db.write(write)
 
     async def add(self, key: str, value: Any = True, *, ttl: float | None = None) -> bool:
-        return await self._db.transaction(lambda c: self.add_in(c, key, value, ttl=ttl))
+        return await self._db.write(lambda c: self.add_in(c, key, value, ttl=ttl))
 
     def add_in(
         self, connection: sqlite3.Connection, key: str, value: Any, *, ttl: float | None
@@ -91,11 +91,10 @@ class SqliteKeyValueStore(KeyValueStore):
         """``add`` inside the caller's transaction on this store's database (a turn queue
         recording a turn with its ``Flag``)."""
         text, expires_at = encode(value), self._expiry(ttl)
-        connection.execute(
-            f"DELETE FROM {self._table} WHERE key = ? AND expires_at <= ?", (key, self._clock())
-        )
-        cursor = connection.execute(
-            f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", (key, text, expires_at)
+        cursor = connection.execute(  # new, or replacing an expired row
+            f"INSERT INTO {self._table} VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
+            " SET value = excluded.value, expires_at = excluded.expires_at WHERE expires_at <= ?",
+            (key, text, expires_at, self._clock()),
         )
         self._maybe_purge(connection)
         return cursor.rowcount == 1
@@ -117,14 +116,16 @@ class SqliteKeyValueStore(KeyValueStore):
             self._maybe_purge(connection)
             return log
 
-        return await self._db.transaction(write)
+        return await self._db.write(write)
 
     def shares(self, database: SqliteDatabase) -> bool:
         """Whether this store lives in ``database`` (so one transaction can cover both)."""
         return self._db is database
 
     async def delete(self, key: str) -> None:
-        await self._db.run(lambda c: c.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,)))
+        await self._db.write(
+            lambda c: c.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,))
+        )
 
     async def keys(self, pattern: str) -> list[str]:
         def read(connection: sqlite3.Connection) -> list[str]:

@@ -41,6 +41,11 @@ CREATE TABLE IF NOT EXISTS turn_seen (key TEXT PRIMARY KEY, expires_at REAL NOT 
     WITHOUT ROWID;
 """
 _COLUMNS = "id, thread, payload, enqueued_at, owner_user"
+_SEEN = (
+    "INSERT INTO turn_seen VALUES (?, ?) ON CONFLICT (key)"
+    " DO UPDATE SET expires_at = excluded.expires_at WHERE expires_at <= ?"
+)
+"""A dedupe key recorded: one change when it is new or its last sighting expired."""
 
 
 def _deliveries(rows: list[Any]) -> list[Delivery]:
@@ -100,13 +105,8 @@ class SqliteTurnQueue(TurnQueue):
             await flag.add()
 
         def write(connection: sqlite3.Connection) -> str | None:
-            if dedupe_key is not None:
-                connection.execute(
-                    "DELETE FROM turn_seen WHERE key = ? AND expires_at <= ?", (dedupe_key, now)
-                )
-                seen = connection.execute(
-                    "INSERT OR IGNORE INTO turn_seen VALUES (?, ?)", (dedupe_key, now + dedupe_ttl)
-                )
+            if dedupe_key is not None:  # new, or seen long enough ago to count as new
+                seen = connection.execute(_SEEN, (dedupe_key, now + dedupe_ttl, now))
                 if seen.rowcount == 0:
                     return None
             text = texts[0]
@@ -123,7 +123,7 @@ class SqliteTurnQueue(TurnQueue):
             )
             return str(cursor.lastrowid)
 
-        turn_id = await self._db.transaction(write)
+        turn_id = await self._db.write(write)
         if turn_id is not None:
             self._arrived.set()
         elif flag is not None and together is not None:
@@ -141,7 +141,7 @@ class SqliteTurnQueue(TurnQueue):
             f" (SELECT id FROM turns WHERE fetched = 0 ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
         )
         params = (consumer, self._clock() + self.claim_after, count)
-        return _deliveries(await self._db.run(lambda c: c.execute(sql, params).fetchall()))
+        return _deliveries(await self._db.write(lambda c: c.execute(sql, params).fetchall()))
 
     async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
         self._live.add(consumer)
@@ -167,7 +167,7 @@ class SqliteTurnQueue(TurnQueue):
             f" ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
         )
         params = (consumer, now + self.claim_after, consumer, now, *self._live, count)
-        rows = await self._db.run(lambda c: c.execute(sql, params).fetchall())
+        rows = await self._db.write(lambda c: c.execute(sql, params).fetchall())
         return _deliveries(rows)
 
     async def begin(self, delivery: Delivery, consumer: str) -> Start:
@@ -187,12 +187,12 @@ class SqliteTurnQueue(TurnQueue):
             )
             return Start(Readiness.RUN, row[1] + 1, json.loads(row[2]))
 
-        return await self._db.transaction(decide)
+        return await self._db.write(decide)
 
     async def renew(self, delivery: Delivery, consumer: str) -> bool:
         sql = "UPDATE turns SET lease_until = ? WHERE id = ? AND owner = ?"
         args = (self._clock() + self.claim_after, int(delivery.id), consumer)
-        return bool(await self._db.run(lambda c: c.execute(sql, args).rowcount))
+        return bool(await self._db.write(lambda c: c.execute(sql, args).rowcount))
 
     async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
         encode(progress)
@@ -207,12 +207,12 @@ class SqliteTurnQueue(TurnQueue):
                     "UPDATE turns SET progress = ? WHERE id = ?", (merged, int(delivery.id))
                 )
 
-        await self._db.transaction(merge)
+        await self._db.write(merge)
 
     async def complete(self, delivery: Delivery, consumer: str) -> bool:
         sql = "DELETE FROM turns WHERE id = ? AND owner = ?"
         args = (int(delivery.id), consumer)
-        return bool(await self._db.run(lambda c: c.execute(sql, args).rowcount))
+        return bool(await self._db.write(lambda c: c.execute(sql, args).rowcount))
 
     async def pending(self) -> int:
         row = await self._db.run(lambda c: c.execute("SELECT count(*) FROM turns").fetchone())

@@ -79,7 +79,7 @@ async def _settle(
     note: str | None,
 ) -> ApprovalAnswer:
     """Make the decision; the winner resumes, anyone else is told what happened."""
-    decided = await deps.approval_book.decide(record.id, state, by=user, note=note)
+    decided = await deps.approval_book.decide(record.id, state, by=user, note=note, read=record)
     if decided is None:
         current = await deps.approval_book.get(record.id)
         return _already(current or record)
