@@ -38,7 +38,9 @@ about::
     │                               ValueError): acknowledged and dropped
     ├── PlatformCallFailed          a platform API call failed, read once at its boundary
     │   ├── SlackCallFailed         a Web API call (adapters.slack.errors: ``failure``)
-    │   └── ConnectorError          a Bot Connector call (adapters.teams.connector)
+    │   ├── ConnectorError          a Bot Connector call (adapters.teams.connector)
+    │   └── MarkerRefused           a scheduled run's marker the channel refused, and whether
+    │                               the place is gone for good (bots.schedules.run)
     ├── ConfigError                 the configuration, every problem listed (agent_core.settings;
     │                               also a ValueError)
     ├── DatabaseConfigError         the database URL cannot be used (agent_core.database.urls)
