@@ -95,7 +95,7 @@ class ChannelRuntime:
     they show changes (``changes`` are then noted; Slack's Home tab).
 
     >>> from agent_core import Agent, ScriptedLlmService, ToolRegistry
-    >>> from agent_core.state import StateSettings, build_state
+    >>> from agent_core.state_factory import StateSettings, build_state
     >>> class Port:
     ...     platform = "example"
     ...     def home_line(self): return "nobody"
