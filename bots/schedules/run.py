@@ -24,6 +24,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from adapters.reach import Person
 from adapters.stream import ReplyStream
 from agent_core.components import UiComponent
+from agent_core.errors import ThreadlineError
 from agent_core.schedules.model import Schedule
 from agent_core.schedules.occurrence import Occurrence
 from agent_core.schedules.runs import Audience
@@ -39,7 +40,7 @@ log = logging.getLogger("threadline.schedules")
 S = TypeVar("S", bound=Slot)
 
 
-class MarkerRefused(Exception):
+class MarkerRefused(ThreadlineError):
     """The channel refused a run's marker: ``failure`` as it said it; ``gone``, why the
     place is gone for good (None: it may work at the next run).
 
