@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.channel import ChannelMetadata
+
 EXTERNAL_GROUP = "external"
 """People of another organisation (another Slack workspace outside the Grid, another
 Entra tenant): granted nothing unless configuration says so (``external_groups``)."""
@@ -79,7 +81,7 @@ class RequestContext(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     remote_addr: str | None = None
     query_params: dict[str, str] = Field(default_factory=dict)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: ChannelMetadata = Field(default_factory=lambda: ChannelMetadata())
 
     def get_cookie(self, name: str, default: str | None = None) -> str | None:
         return self.cookies.get(name, default)

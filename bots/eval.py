@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel, model_validator
 
 from agent_core.agent import Agent
+from agent_core.channel import ChannelMetadata
 from agent_core.extensions.middleware import LlmMiddleware
 from agent_core.llm.base import LlmRequest, LlmResponse
 from agent_core.tools.sql import RunSqlTool, SqlError, SqlResult, SqlRunner
@@ -156,8 +157,10 @@ async def run_case(
     recorder.calls.clear()
     tokens_before = (meter.input_tokens, meter.output_tokens)
     started = time.perf_counter()
-    metadata = {"platform": "eval", "user_id": "eval"}
-    context = RequestContext(metadata=metadata | ({"profile": profile} if profile else {}))
+    metadata = ChannelMetadata(platform="eval", user_id="eval")
+    if profile:
+        metadata["profile"] = profile
+    context = RequestContext(metadata=metadata)
     async for _ in agent.send_message(context, case.question, conversation_id=f"eval-{number}"):
         pass
     seconds = time.perf_counter() - started

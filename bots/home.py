@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from adapters.approval import ApprovalClick, footer, request_line
 from adapters.notices import UNAVAILABLE
 from agent_core.agent import Agent
 from agent_core.approvals.record import ApprovalRecord
+from agent_core.channel import ChannelMetadata, Platform
 from agent_core.components import CardComponent, SimpleTextComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.mcp.commands import McpCommands
@@ -263,20 +263,24 @@ def _intro(user: User) -> str:
 
 
 def home_context(
-    platform: str, workspace: str, user: str, channel: str, **extra: Any
+    platform: Platform,
+    workspace: str,
+    user: str,
+    channel: str,
+    extra: ChannelMetadata | None = None,
 ) -> RequestContext:
-    """The context of a person at home (a DM with the bot: its profile answers).
+    """The context of a person at home (a DM with the bot: its profile answers), with the
+    channel's ``extra`` keys.
 
     >>> home_context("slack", "T1", "U1", "D1").metadata["thread_id"]
     'home'
     """
-    metadata = {
+    metadata: ChannelMetadata = {
         "platform": platform,
         "workspace_id": workspace,
         "user_id": user,
         "channel_id": channel,
         "thread_id": "home",
         "is_dm": True,
-        **extra,
     }
-    return RequestContext(metadata=metadata)
+    return RequestContext(metadata=metadata | (extra or {}))

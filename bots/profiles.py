@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.approvals.policy import ToolApproval
+from agent_core.channel import ChannelMetadata
 from agent_core.database.settings import DatabaseConfig
 from agent_core.mcp.config import McpServerConfig
 from agent_core.settings import ConfigProblem
@@ -205,7 +206,7 @@ class ProfileRouter:
     def route(self, context: RequestContext) -> tuple[Agent, RequestContext, str | None]:
         for profile in self.profiles:
             if profile.claims(context.metadata):
-                metadata = {**context.metadata, "profile": profile.name}
+                metadata: ChannelMetadata = {**context.metadata, "profile": profile.name}
                 if profile.answers == "private":
                     metadata["is_private"] = True  # its memories stay their owner's
                 routed = context.model_copy(update={"metadata": metadata})

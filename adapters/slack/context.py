@@ -15,9 +15,8 @@ types. The converters take those models, so a listener never meets a malformed p
     HomeEvent                         -> home_context(callback, event)
     a context's metadata              -> reply_target(...): where its answer goes
 
-The metadata is a ``SlackMetadata``: an ``agent_core.channel.ChannelMetadata`` (the keys
-every channel fills) plus Slack's extras, prefixed ``slack_`` (``slack_enterprise_id``,
-``slack_event_type``).
+The metadata is an ``agent_core.channel.ChannelMetadata``: the keys every channel fills
+plus Slack's extras, prefixed ``slack_`` (``slack_enterprise_id``, ``slack_event_type``).
 ``thread_key`` is the conversation id the agent stores history under:
 ``slack:{team}:{channel}:{thread_ts}``; ``conversation_id(context)`` reads it from a context.
 ``turn_key`` is the turn queue's ordering key.
@@ -48,26 +47,6 @@ from agent_core.users import RequestContext
 
 # with the converters below (the readers are the examples' way to make models)
 __all__ = ["USER_SUBTYPES", "MalformedPayload", "read_delivery", "read_event"]
-
-
-class SlackMetadata(ChannelMetadata, total=False):
-    """``RequestContext.metadata`` of a Slack request: the keys every channel fills, and
-    Slack's own.
-
-    >>> SlackMetadata(platform="slack", workspace_id="T1", slack_enterprise_id="E1")["platform"]
-    'slack'
-    """
-
-    slack_enterprise_id: str
-    slack_event_type: str
-    slack_enterprise_install: bool
-    """Set by a turn of an org-wide installation (a turn resumed later finds its token)."""
-    slack_user_team: str
-    """The asker's own workspace as the event says (``user_team``); the identity resolver
-    checks it against the installing workspace (``adapters.slack.identity``)."""
-    slack_ext_shared: bool
-    """The event's envelope said the channel is shared with another organisation
-    (``is_ext_shared_channel``; ``adapters.slack.places`` decides, this is one signal)."""
 
 
 PLATFORM: Platform = "slack"
@@ -304,11 +283,23 @@ def command_question(command: SlashCommand) -> tuple[bool, str]:
     return False, text
 
 
-def _context(metadata: ChannelMetadata, **slack: Any) -> RequestContext:
+def _context(
+    metadata: ChannelMetadata,
+    *,
+    enterprise_id: str | None,
+    event_type: str | None = None,
+    user_team: str | None = None,
+    ext_shared: bool | None = None,
+) -> RequestContext:
     """The context of ``metadata`` and the Slack extras (``slack_``-prefixed); keys without a
     value are left out."""
-    extras = {f"slack_{name}": value for name, value in slack.items()}
-    merged: dict[str, Any] = {**metadata, **extras}
+    merged: dict[str, object] = {
+        **metadata,
+        "slack_enterprise_id": enterprise_id,
+        "slack_event_type": event_type,
+        "slack_user_team": user_team,
+        "slack_ext_shared": ext_shared,
+    }
     return RequestContext(metadata={k: v for k, v in merged.items() if v is not None})
 
 

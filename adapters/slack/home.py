@@ -13,7 +13,6 @@ welcome posted top-level in the bot's DM.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -48,7 +47,7 @@ async def suggest_prompts(
     """Offer the starter UI's buttons as the assistant thread's suggested prompts."""
     prompts = starter_prompts(components)
     if prompts:
-        meta: dict[str, Any] = context.metadata
+        meta = context.metadata
         await web_client(client).assistant_threads_setSuggestedPrompts(
             channel_id=meta["channel_id"], thread_ts=meta["thread_id"], prompts=prompts
         )

@@ -32,8 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapters.slack.context import PLATFORM, SlackMetadata, thread_key
+from adapters.slack.context import PLATFORM, thread_key
 from adapters.slack.payloads import Id, MalformedPayload, Shape, parse_shape
+from agent_core.channel import ChannelMetadata
 from agent_core.components import (
     ApprovalComponent,
     DataFrameComponent,
@@ -102,10 +103,10 @@ class WorkflowStep(BaseModel):
     channel: str | None = None
     post_in: str | None = None
 
-    def context(self) -> SlackMetadata:
+    def context(self) -> ChannelMetadata:
         """The turn's metadata: the person from ``run_as``, in ``channel`` (its profile)
         or, without one, as in a DM with the bot; a thread of the run's own."""
-        meta: dict[str, Any] = {
+        meta: ChannelMetadata = {
             "platform": PLATFORM,
             "workspace_id": self.team_id,
             "user_id": self.user_id,
@@ -116,8 +117,7 @@ class WorkflowStep(BaseModel):
         }
         if self.enterprise_id:
             meta["slack_enterprise_id"] = self.enterprise_id
-        kept: SlackMetadata = meta  # type: ignore[assignment]
-        return kept
+        return meta
 
     @property
     def conversation_id(self) -> str:

@@ -227,11 +227,11 @@ def request_context(activity: Wire) -> RequestContext:
     )
     if sender.name:
         metadata["user_name"] = sender.name
-    return RequestContext(metadata={**metadata, **_teams_extras(read, activity, kind)})
+    return RequestContext(metadata=metadata | _teams_extras(read, activity, kind))
 
 
-def _teams_extras(read: Activity, activity: Wire, kind: ConversationType) -> dict[str, Any]:
-    extras: dict[str, Any] = {
+def _teams_extras(read: Activity, activity: Wire, kind: ConversationType) -> ChannelMetadata:
+    extras: ChannelMetadata = {
         "teams_conversation_type": kind,
         "teams_user_id": read.sender.id,
         "teams_aad_object_id": read.sender.aadObjectId or "",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from agent_core.channel import ChannelMetadata
 from agent_core.components import ComponentStream, RichTextComponent, UiComponent
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
@@ -95,7 +96,7 @@ async def build_request(deps: TurnDeps, state: TurnState) -> LlmRequest:
     )
 
 
-def _workspace(metadata: dict[str, Any]) -> str | None:
+def _workspace(metadata: ChannelMetadata) -> str | None:
     """``slack:T1`` / ``teams:tenant``: where the turn was asked (usage is counted by it)."""
     workspace = metadata.get("workspace_id")
     if not workspace:

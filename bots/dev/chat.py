@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from adapters.files import SharedFile
+    from agent_core.channel import ChannelMetadata
     from agent_core.components import UiComponent
     from bots.agents import ServedAgent
     from bots.dev.chat_view import ChatView
@@ -184,7 +185,7 @@ class ChatSession:
             raise FileRefused(too_big(file.name, limit))
         return content
 
-    async def _with_files(self, text: str, context_metadata: dict[str, object]) -> str:
+    async def _with_files(self, text: str, context_metadata: ChannelMetadata) -> str:
         """Load the attached files (as the bots load shared ones); the question with them."""
         from agent_core.tools.files import file_scope
         from bots.files import take_files

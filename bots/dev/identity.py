@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from agent_core.channel import ChannelMetadata
 from agent_core.users import RequestContext, User, UserResolver
 
 Place = Literal["dm", "channel", "shared"]
@@ -83,17 +84,17 @@ class Persona(BaseModel):
         """The metadata every channel fills (``agent_core.channel``), plus the chosen groups."""
         return RequestContext(
             remote_addr="127.0.0.1",
-            metadata={
-                "platform": "console",
-                "workspace_id": WORKSPACE_ID,
-                "user_id": self.user_id,
-                "user_name": self.name,
-                "channel_id": self.channel_id,
-                "thread_id": thread_id,
-                "is_dm": self.is_dm,
-                "console_groups": list(self.groups),
-                "console_email": self.email,
-            },
+            metadata=ChannelMetadata(
+                platform="console",
+                workspace_id=WORKSPACE_ID,
+                user_id=self.user_id,
+                user_name=self.name,
+                channel_id=self.channel_id,
+                thread_id=thread_id,
+                is_dm=self.is_dm,
+                console_groups=list(self.groups),
+                console_email=self.email,
+            ),
         )
 
 

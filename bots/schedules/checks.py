@@ -12,19 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Unpack
 
 from adapters.reach import Person
+from agent_core.channel import ChannelMetadata
 from agent_core.schedules.model import Schedule
 from agent_core.schedules.runs import Audience, OwnerCheck
 from agent_core.tools.sql import SqlResult
 from agent_core.users import RequestContext, User
 from bots.schedules.access import OwnerAccess
 
-SCHEDULED = "scheduled_by"
-"""The metadata key a scheduled run's context carries (the schedule's id)."""
 
-
-def owner_context(schedule: Schedule, **changes: object) -> RequestContext:
+def owner_context(schedule: Schedule, **changes: Unpack[ChannelMetadata]) -> RequestContext:
     """The context a run asks in: the signed metadata kept when the schedule was made (the
     owner is resolved again from it), marked as scheduled, with ``changes``.
 
@@ -35,9 +34,11 @@ def owner_context(schedule: Schedule, **changes: object) -> RequestContext:
     ...              recurrence=Recurrence(frequency="daily", hour=9), question="q",
     ...              created_at=0.0, next_due=0.0)
     >>> owner_context(s, thread_id="9.0").metadata
-    {'user_id': 'U1', 'scheduled_by': '5e1f0c2a', 'thread_id': '9.0'}
+    {'user_id': 'U1', 'thread_id': '9.0', 'scheduled_by': '5e1f0c2a'}
     """
-    return RequestContext(metadata={**schedule.place.context, SCHEDULED: schedule.id, **changes})
+    return RequestContext(
+        metadata={**schedule.place.context, "scheduled_by": schedule.id, **changes}
+    )
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from adapters.reach import Person
 from adapters.stream import ReplyStream
+from agent_core.channel import ChannelMetadata
 from agent_core.components import UiComponent
 from agent_core.errors import PlatformCallFailed
 from agent_core.schedules.model import Schedule
@@ -99,7 +100,7 @@ class RunChannel(Protocol[S]):
 
     async def post_marker(
         self, turn: Turn, run: RunSlot[S], marker: UiComponent, *, alone: bool
-    ) -> dict[str, Any]:
+    ) -> ChannelMetadata:
         """Post ``marker`` before the answer (once: a re-run finds it; none when the answer
         goes to the owner ``alone``); what the run's context changes (where the answer
         goes). Raises ``MarkerRefused``."""
@@ -161,7 +162,8 @@ class ScheduledRun(Generic[S]):
                 turn, occurrence, schedule, checks, failure=refused.failure, gone=refused.gone
             )
             return "dropped"
-        context = owner_context(schedule, **where, turn_id=turn.id)
+        where["turn_id"] = turn.id
+        context = owner_context(schedule, **where)
         return Answering(
             context,
             step.prompt,

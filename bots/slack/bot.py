@@ -77,7 +77,6 @@ from adapters.slack.approval import (
 from adapters.slack.context import (
     PRIVATE_THREAD,
     MalformedPayload,
-    SlackMetadata,
     action_context,
     app_message_in_thread,
     asker_id,
@@ -128,6 +127,7 @@ from adapters.slack.slot import AnswerSlot
 from adapters.slack.sources import GONE, NOT_ALLOWED, QueryRecords, show_privately
 from adapters.slack.threads import ThreadMembership, ThreadTranscript
 from adapters.slack.workflow import ASK_STEP
+from agent_core.channel import ChannelMetadata, read_metadata
 from agent_core.clock import Clock
 from agent_core.components import ApprovalComponent
 from agent_core.config import UiFeature
@@ -843,7 +843,17 @@ class SlackBot:
         return BoltResponse(status=200, body="")
 
 
-def _signed_metadata(request: Mapping[str, Any]) -> SlackMetadata | None:
+_SIGNED_KEYS = frozenset(
+    key
+    for key in ChannelMetadata.__annotations__
+    if not key.startswith(("teams_", "console_"))
+    and key not in ("turn_id", "scheduled_by", "profile")
+)
+"""What a Slack request kept from its signed payload (the keys every channel fills and
+Slack's own)."""
+
+
+def _signed_metadata(request: Mapping[str, Any]) -> ChannelMetadata | None:
     """A kept request's Slack metadata (without the turn it was: a new turn gets its own),
     or ``None`` when it is not a Slack request of a person in a place."""
     if request.get("platform") != "slack":
@@ -851,11 +861,7 @@ def _signed_metadata(request: Mapping[str, Any]) -> SlackMetadata | None:
     keys = ("workspace_id", "user_id", "channel_id", "thread_id")
     if not all(isinstance(request.get(key), str) and request.get(key) for key in keys):
         return None
-    kept = {
-        k: v for k, v in request.items() if k in SlackMetadata.__annotations__ and k != "turn_id"
-    }
-    meta: SlackMetadata = kept  # type: ignore[assignment]
-    return meta
+    return read_metadata({k: v for k, v in request.items() if k in _SIGNED_KEYS})
 
 
 def _read(context: AsyncBoltContext) -> SlackDelivery:

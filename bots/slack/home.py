@@ -48,6 +48,7 @@ from adapters.slack.errors import SlackCallFailed
 from adapters.slack.escape import escape
 from adapters.slack.home_view import home_view, publish_home
 from adapters.slack.payloads import BlockActions
+from agent_core.channel import ChannelMetadata
 from agent_core.components import SimpleTextComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError, log_failure
 from agent_core.schedules.model import Place
@@ -275,8 +276,8 @@ def _people_key(team: str) -> str:
 
 
 def _context(team: str, user: str, channel: str, enterprise: str | None) -> RequestContext:
-    extra = {"slack_enterprise_id": enterprise} if enterprise else {}
-    return home_context("slack", team, user, channel, **extra)
+    extra = ChannelMetadata(slack_enterprise_id=enterprise) if enterprise else None
+    return home_context("slack", team, user, channel, extra)
 
 
 async def _timezone(client: AsyncWebClient, user: str) -> str:

@@ -11,7 +11,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from adapters.files import SharedFile
-from adapters.slack.context import ReplyTarget, SlackMetadata, asker_id, reply_target, turn_key
+from adapters.slack.context import ReplyTarget, asker_id, reply_target, turn_key
+from agent_core.channel import ChannelMetadata
 from agent_core.users import RequestContext
 from bots.slack.workflow import StepTurn
 from bots.turn_kinds import Occurrence, Question, RemovedNotice, ResumedApproval, StepRun
@@ -31,7 +32,7 @@ class SlackAsked(BaseModel):
     ('T1:U1', 'slack:T1:C1:1.0')
     """
 
-    context: SlackMetadata
+    context: ChannelMetadata
     text: str
     private: bool = False
     response_url: str | None = None
@@ -74,7 +75,7 @@ class SlackAsked(BaseModel):
 
     def request_context(self, target: ReplyTarget, turn_id: str) -> RequestContext:
         """The context the agent answers in: the signed one, in the thread answered in."""
-        metadata: dict[str, Any] = {
+        metadata: ChannelMetadata = {
             **self.context,
             "thread_id": target.thread_ts,
             "turn_id": turn_id,

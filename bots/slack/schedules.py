@@ -30,6 +30,7 @@ from adapters.slack.context import PRIVATE_THREAD, conversation_id, reply_target
 from adapters.slack.errors import SlackCallFailed
 from adapters.slack.slot import AnswerSlot, PostedMessages
 from adapters.slack.stream import SlackReplyStream
+from agent_core.channel import ChannelMetadata
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError
 from agent_core.schedules.commands import parse_command
@@ -168,7 +169,7 @@ class SlackSchedules:
 
     async def post_marker(
         self, turn: Turn, run: RunSlot[AnswerSlot], marker: UiComponent, *, alone: bool
-    ) -> dict[str, Any]:
+    ) -> ChannelMetadata:
         """The marker opens the answer's thread (or leads it in the schedule's thread); a
         re-run takes back the dead run's partial answer (its marker stays). Alone: the
         answer goes to the owner as ephemeral messages in the place, without a marker."""

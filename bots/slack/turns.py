@@ -389,7 +389,7 @@ async def resumed_turn(record: ApprovalRecord, hints: Mapping[str, Any]) -> Resu
         return None
     try:
         queued = SlackAsked(
-            context=request,  # validated as SlackMetadata
+            context=request,  # validated as ChannelMetadata
             text="",
             private=request.get("thread_id") == PRIVATE_THREAD,
             response_url=hints.get("response_url"),

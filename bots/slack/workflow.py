@@ -37,6 +37,7 @@ from adapters.slack.escape import escape
 from adapters.slack.payloads import MalformedPayload
 from adapters.slack.render import render
 from adapters.slack.workflow import StepAnswer, WorkflowStep, read_step
+from agent_core.channel import ChannelMetadata
 from agent_core.components import UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
 from agent_core.state.turns import Turn
@@ -275,7 +276,7 @@ class WorkflowSteps:
         if slot.ended:
             return None
         step = queued.workflow_step
-        metadata: dict[str, Any] = {**step.context(), "turn_id": slot.turn.id}
+        metadata: ChannelMetadata = {**step.context(), "turn_id": slot.turn.id}
         if queued.enterprise_install:
             metadata["slack_enterprise_install"] = True
         return Answering(

@@ -28,6 +28,7 @@ from adapters.teams.connector import ConnectorError
 from adapters.teams.context import asker_id, conversation_id, request_context, turn_key
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
+from agent_core.channel import ChannelMetadata
 from agent_core.components import UiComponent
 from agent_core.schedules.commands import parse_command
 from agent_core.schedules.model import Place, Schedule
@@ -138,7 +139,7 @@ class TeamsSchedules:
 
     async def post_marker(
         self, turn: Turn, run: RunSlot[AnswerSlot], marker: UiComponent, *, alone: bool
-    ) -> dict[str, Any]:
+    ) -> ChannelMetadata:
         """The marker as a proactive message of its own (once: the turn records it); a
         place now shared gets none. The answer goes into the conversation itself."""
         if alone or turn.progress.get(MARKER):

@@ -4,6 +4,7 @@ same model, and reads the payloads a version before the kinds left in a durable 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -59,6 +60,15 @@ def teams(payload: dict[str, Any]) -> object:
 )
 def test_a_slack_turn_is_read_back_as_the_kind_it_was_recorded_as(kind: Kind) -> None:
     assert slack(kind.payload()) == kind
+
+
+def test_a_slack_question_keeps_the_context_keys_it_does_not_declare() -> None:
+    """A key the context does not declare (a newer version's) and a None reach the worker."""
+    context = {**CONTEXT, "scheduled_by": "5e1f0c2a", "added_later": None}
+    kind = SlackAsked(context=context, text="hi").question()
+    read = slack(json.loads(json.dumps(kind.payload())))
+    assert read == kind
+    assert isinstance(read, Question) and read.asked.context == context
 
 
 def test_a_teams_question_carries_its_whole_activity_through_the_queue() -> None:
