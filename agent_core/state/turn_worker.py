@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_core.errors import StateUnavailableError
 from agent_core.state.turn_backend import Delivery, Readiness, Start, TurnBackend
+from agent_core.state.turn_writes import TurnWrites, staging
 
 logger = logging.getLogger("threadline.state.turns")
 
@@ -323,9 +324,10 @@ class TurnWorker:
             start = begun or await self._wait_for_thread(delivery)
             if start.readiness is not Readiness.RUN:
                 return
-            with self.queue.turn_writes(start.read_ahead):  # the handler's task inherits it
-                await self._run_handler(delivery, start)
-                await self._complete(delivery)
+            writes = self.queue.turn_writes(start.read_ahead)  # written with its records
+            with staging(writes):  # the handler's task inherits it
+                await self._run_handler(delivery, start, writes)
+                await self._complete(delivery, writes)
         finally:
             lease.cancel()
 
@@ -351,16 +353,19 @@ class TurnWorker:
         logger.error("turn %s failed %d times; giving up", delivery.id, start.attempt - 1)
         return self.give_up
 
-    async def _run_handler(self, delivery: Delivery, start: Start) -> None:
+    async def _run_handler(
+        self, delivery: Delivery, start: Start, writes: TurnWrites | None
+    ) -> None:
         handler = self._handler_for(delivery, start)
         if handler is None:
             return
 
         async def record(progress: dict[str, Any], at_end: bool) -> None:
+            staged = writes if writes is not None and writes.open else None  # else: turn over
             if at_end:
-                await self.queue.save_final_progress(delivery, progress)
+                await self.queue.save_final_progress(delivery, progress, staged)
             else:
-                await self.queue.save_progress(delivery, progress)
+                await self.queue.save_progress(delivery, progress, staged)
 
         turn = Turn(
             delivery.id,
@@ -391,9 +396,9 @@ class TurnWorker:
             self._handlers.pop(delivery.id, None)
             self._stopped.discard(delivery.id)
 
-    async def _complete(self, delivery: Delivery) -> None:
+    async def _complete(self, delivery: Delivery, writes: TurnWrites | None) -> None:
         try:
-            if not await self.queue.complete(delivery, self.consumer):
+            if not await self.queue.complete(delivery, self.consumer, writes):
                 logger.warning("turn %s was taken over before it completed here", delivery.id)
         except StateUnavailableError:
             # Left pending: whoever claims it sees the progress this run recorded.

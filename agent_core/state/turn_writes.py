@@ -11,9 +11,14 @@ and a turn whose process dies before is run again from the conversation as it wa
 append to a bounded log of the cache (``KeyValueStore.append``: a Slack thread's
 transcript, marked "told" by each turn) travels the same way, when its log was read ahead.
 
-    with collecting(redis):          # the worker, around one turn
-        ...                          # the agent saves: staged, not sent
-        await queue.save_progress()  # progress + the staged writes, one script
+The worker makes the turn's ``TurnWrites`` (``TurnBackend.turn_writes``: None where the
+back end writes nothing with its records) and hands it to the queue's records; the Redis
+stores used in the turn's task find it through ``staging_for``::
+
+    writes = queue.turn_writes(start.read_ahead)  # the worker, as one turn starts
+    with staging(writes):                         # the turn's stores stage into it
+        ...                                       # the agent saves: staged, not sent
+        await queue.save_progress(delivery, progress, writes)  # both, one script
 
 The turn's *reads* need no round trip of their own either, most of the time: the keys a
 turn reads (its conversation, the asker's identity in the cache, the memory's change
@@ -234,13 +239,16 @@ def staging_for(redis: Redis) -> TurnWrites | None:
 
 
 @contextlib.contextmanager
-def collecting(redis: Redis, read_ahead: Mapping[str, Value] | None = None) -> Iterator[TurnWrites]:
-    """Stage the writes made inside (and in tasks started inside), and offer them what was
-    ``read_ahead``."""
-    writes = TurnWrites(redis, read_ahead)
+def staging(writes: TurnWrites | None) -> Iterator[None]:
+    """The Redis stores used inside (and in tasks started inside) stage their writes in
+    ``writes`` and take what it read ahead (``staging_for``); ``writes`` is closed on the way
+    out (a task of the turn that writes later writes at once)."""
+    if writes is None:
+        yield
+        return
     token = _current.set(writes)
     try:
-        yield writes
+        yield
     finally:
         writes.open = False
         _current.reset(token)
