@@ -15,7 +15,7 @@ from typing import Any
 
 from agent_core.errors import StateUnavailableError
 from agent_core.state.turn_backend import Delivery, Readiness, Start, TurnBackend
-from agent_core.state.turn_writes import TurnWrites, staging
+from agent_core.state.turn_writes import TurnWrites
 
 logger = logging.getLogger("threadline.state.turns")
 
@@ -32,6 +32,8 @@ class Turn:
     """One accepted message, as a handler receives it.
 
     ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded;
+    ``writes`` is the turn's ``TurnWrites`` where the queue writes them with its records
+    (Redis: the handler hands them to its stores, ``for_turn``; else None);
     ``stop_requested`` is set before the handler is cancelled for its owner's Stop (any
     other cancellation is a shutdown or a lost lease: the turn is run again).
 
@@ -49,6 +51,7 @@ class Turn:
     progress: dict[str, Any]
     enqueued_at: float
     _recorder: Callable[[dict[str, Any], bool], Awaitable[None]] = field(repr=False)
+    writes: TurnWrites | None = field(default=None, repr=False)
     stop_requested: bool = field(default=False, init=False)
 
     @property
@@ -325,9 +328,12 @@ class TurnWorker:
             if start.readiness is not Readiness.RUN:
                 return
             writes = self.queue.turn_writes(start.read_ahead)  # written with its records
-            with staging(writes):  # the handler's task inherits it
+            try:
                 await self._run_handler(delivery, start, writes)
                 await self._complete(delivery, writes)
+            finally:
+                if writes is not None:
+                    writes.close()  # a task of the turn that writes later writes at once
         finally:
             lease.cancel()
 
@@ -375,6 +381,7 @@ class TurnWorker:
             dict(start.progress),
             delivery.enqueued_at,
             record,
+            writes,
         )
 
         async def call() -> None:
