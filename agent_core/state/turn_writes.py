@@ -255,6 +255,7 @@ class TurnBound:
     _turn: TurnWrites | None = None
 
     def for_turn(self, writes: TurnWrites | None) -> Self:
+        """This store as the turn whose writes are ``writes`` uses it (see the class)."""
         if writes is None or writes.redis is not self._redis:
             return self
         view = copy.copy(self)
@@ -279,8 +280,10 @@ H = TypeVar("H")
 
 def turn_view(holder: H, writes: TurnWrites | None, attribute: str) -> H:
     """``holder`` as the running turn uses it: a copy whose ``attribute`` (a store, or
-    anything with ``for_turn``; or None) is the turn's view of it; ``holder`` itself when that view
-    is the same object (off Redis, or no turn).
+    anything with ``for_turn``; or None) is the turn's view of it; ``holder`` itself when
+    that view is the same object (off Redis, or no turn). The copy shares everything else
+    the holder holds, so only a holder that never assigns its own attributes after it is
+    built (its caches are mutated in place) is viewed this way.
 
     >>> from agent_core.state.keyvalue import MemoryKeyValueStore
     >>> class Places:
