@@ -55,6 +55,7 @@ from agent_core.workflow import DefaultWorkflowHandler, WorkflowHandler
 
 if TYPE_CHECKING:
     from agent_core.audit import AuditLogger
+    from agent_core.state.turn_writes import TurnWrites
 
 logger = logging.getLogger("threadline.agent")
 
@@ -222,6 +223,7 @@ class Agent:
         message: str | Resume,
         *,
         conversation_id: str | None = None,
+        writes: TurnWrites | None = None,
     ) -> AsyncIterator[UiComponent]:
         """Answer ``message``, yielding components as soon as each exists; or, given a
         ``Resume``, continue the turn that waited for its approval, now decided: approved
@@ -233,26 +235,28 @@ class Agent:
 
         Errors end the turn with an error card (nothing of the turn is saved); cancelling
         the consuming task (the user's Stop) saves a consistent, annotated partial turn.
+        ``writes``: the queued turn's writes, when a worker runs one (``TurnDeps.for_turn``).
         """
+        deps = self.deps.for_turn(writes)
         if isinstance(message, Resume):
-            record = await self.approval_book.get(message.approval_id)
+            record = await deps.approval_book.get(message.approval_id)
             if record is None or record.pending:
                 return
             state, run = TurnState.resumed(record), self._run_resumed
         else:
             state, run = TurnState.start(request_context, message, conversation_id), self._run_turn
-        async with contextlib.aclosing(self._traced(run, state)) as turn:
+        async with contextlib.aclosing(self._traced(deps, run, state)) as turn:
             async for component in turn:
                 yield component
 
     async def _traced(
         self,
+        deps: TurnDeps,
         run: Callable[[TurnDeps, TurnState], AsyncGenerator[UiComponent, None]],
         state: TurnState,
     ) -> AsyncGenerator[UiComponent, None]:
         """One turn (asked or resumed), traced; an error becomes an error card, a Stop
         settles what the turn did."""
-        deps = self.deps
         async with deps.tracer.span(
             "agent.send_message",
             metric="agent.message.duration",

@@ -5,13 +5,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.tool_contract import ToolCall
 from agent_core.users import User
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 MessageRole = Literal["system", "user", "assistant", "tool"]
 
@@ -65,6 +68,11 @@ class ConversationStore(ABC):
     ``update_conversation`` replaces the stored conversation as one atomic write; the agent
     calls it once per turn, so a turn is committed whole or not at all.
     """
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """This store as the running turn whose writes are ``writes`` uses it: itself, but
+        on Redis (``agent_core.state.turn_writes``)."""
+        return self
 
     @abstractmethod
     async def create_conversation(

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.channel import ChannelMetadata
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 EXTERNAL_GROUP = "external"
 """People of another organisation (another Slack workspace outside the Grid, another
@@ -98,6 +101,11 @@ class UserResolver(ABC):
     ...     async def resolve_user(self, request_context):
     ...         return User(id="u1", group_memberships=["user"])
     """
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """This resolver as the running turn whose writes are ``writes`` uses it: one whose
+        cache is ``KeyValueStore.for_turn(writes)``; itself when it keeps none."""
+        return self
 
     @abstractmethod
     async def resolve_user(self, request_context: RequestContext) -> User: ...

@@ -66,6 +66,7 @@ from agent_core import Agent, InMemoryAgentMemory, ScriptedLlmService, ToolRegis
 from agent_core.components import RichTextComponent, UiComponent
 from agent_core.feedback import Feedback
 from agent_core.state.testing import RedisServer, redis_available
+from agent_core.state.turn_writes import TurnWrites
 from agent_core.state_factory import State, StateSettings, build_state
 from agent_core.users import RequestContext
 from bots.teams.app import build_web_app
@@ -85,7 +86,12 @@ class EchoAgent:
     """The smallest agent: one final text component (the channel cost alone)."""
 
     async def send_message(
-        self, request_context: RequestContext, message: str, *, conversation_id: str | None
+        self,
+        request_context: RequestContext,
+        message: str,
+        *,
+        conversation_id: str | None,
+        writes: TurnWrites | None = None,
     ) -> AsyncIterator[UiComponent]:
         yield UiComponent(rich_component=RichTextComponent(content="echo"))
 

@@ -25,6 +25,7 @@ from agent_core.users import RequestContext, UserResolver
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.approvals.book import ApprovalBook
+    from agent_core.state.turn_writes import TurnWrites
     from agent_core.turn.deciding import ApprovalAnswer
     from agent_core.turn.resuming import Resume
 
@@ -47,6 +48,7 @@ class ServedAgent(Protocol):
         message: str | Resume,
         *,
         conversation_id: str | None = None,
+        writes: TurnWrites | None = None,
     ) -> AsyncIterator[UiComponent]: ...
 
     async def record_feedback(

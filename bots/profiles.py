@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +35,7 @@ from agent_core.channel import ChannelMetadata
 from agent_core.database.settings import DatabaseConfig
 from agent_core.mcp.config import McpServerConfig
 from agent_core.settings import ConfigProblem
+from agent_core.state.turn_writes import TurnWrites, turn_view
 from agent_core.turn.resuming import Resume
 from agent_core.users import RequestContext, User, UserResolver
 
@@ -132,6 +133,9 @@ class ProfileAdmins(UserResolver):
         self.base = base
         self.admins = frozenset(admins)
 
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        return turn_view(self, writes, "base")
+
     async def resolve_user(self, request_context: RequestContext) -> User:
         user = await self.base.resolve_user(request_context)
         platform_id = str(request_context.metadata.get("user_id") or "")
@@ -223,15 +227,18 @@ class ProfileRouter:
         message: str | Resume,
         *,
         conversation_id: str | None = None,
+        writes: TurnWrites | None = None,
     ) -> AsyncIterator[UiComponent]:
         """Answer on the agent of ``request_context``'s place; a ``Resume``, on the agent of
         the place it was asked (its approval's request)."""
         if isinstance(message, Resume):
-            return self._resumed(message)
+            return self._resumed(message, writes)
         agent, context, profile = self.route(request_context)
         if profile is not None and conversation_id is not None:
             conversation_id = f"profile:{profile}:{conversation_id}"
-        answer = agent.send_message(context, message, conversation_id=conversation_id)
+        answer = agent.send_message(
+            context, message, conversation_id=conversation_id, writes=writes
+        )
         return to_the_asker(answer) if self.answers_privately(profile) else answer
 
     async def may_see(self, request_context: RequestContext, feature: str) -> bool:
@@ -278,14 +285,16 @@ class ProfileRouter:
             answers += await agent.expire_approvals(platform)
         return answers
 
-    async def _resumed(self, resume: Resume) -> AsyncIterator[UiComponent]:
+    async def _resumed(
+        self, resume: Resume, writes: TurnWrites | None
+    ) -> AsyncIterator[UiComponent]:
         """The turn that waited for an approval, on the agent of the place it was asked."""
-        record = await self.approval_book.get(resume.approval_id)
+        record = await self.approval_book.for_turn(writes).get(resume.approval_id)
         if record is None:
             return
         context = RequestContext(metadata=record.request)
         agent, _, profile = self.route(context)
-        answer = agent.send_message(context, resume)
+        answer = agent.send_message(context, resume, writes=writes)
         if self.answers_privately(profile):  # the asked profile keeps answers to the asker
             answer = to_the_asker(answer)
         async for component in answer:

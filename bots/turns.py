@@ -4,11 +4,13 @@ answered by whichever process's worker picks them up.
     listener --accept(kind)--> TurnQueue --worker--> TurnHost._answer(turn)
                                   _route: the payload read once as a turn kind
                                     (``bots.turn_kinds``) and matched once:
-                                    wing.question / resumed / step / scheduled / removed
+                                    wing.for_turn(turn.writes)
+                                      .question / resumed / step / scheduled / removed
                                   route.slot(turn)          where the answer goes
                                   route.answer(turn, slot)  -> Answering
                                   files -> the asker's tables (bots.files)
-                                  agent.send_message(question or Resume) -> reply.handle
+                                  agent.send_message(question or Resume,
+                                                     writes=turn.writes) -> reply.handle
                                   reply.finish(); answered recorded
 
 A *wing* is the channel's part (``bots.slack.turns``, ``bots.teams.turns``,
@@ -36,6 +38,11 @@ Everything else is here, the same for every channel:
   decision queues a turn of its own (a ``ResumedApproval``) that continues it, on whichever
   process picks it up (``bots.approvals``): its ``Answering.question`` is a ``Resume``, sent
   to the agent's one entry point (``send_message``) as a question is.
+- **The turn's writes** (``turn.writes``, on Redis; ``agent_core.state.turn_writes``): the
+  wing and the agent are handed them once each (``Wing.for_turn``, ``send_message(writes=)``)
+  and hand them to the caches and stores the turn uses, whose reads then take what the
+  turn's start read ahead and whose conversation commit and transcript marks are written
+  with the turn's completion.
 - **Shutdown** (``drain``): no new turns; the ones held finish (and complete) first.
 - **Metrics** (``bots.metrics.ChannelMetrics``): ``turns{outcome}``, ``active_turns`` and
   ``turn_seconds``, from the acknowledgement (the turn recorded) to the reply's last post.
@@ -49,7 +56,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, Self
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -61,6 +68,7 @@ from agent_core.components import UiComponent
 from agent_core.errors import StateUnavailableError, log_failure
 from agent_core.state.draining import DrainingTurnQueue
 from agent_core.state.keyvalue import Flag
+from agent_core.state.turn_writes import TurnWrites
 from agent_core.state.turns import Turn, TurnQueue
 from agent_core.tools.files import file_scope
 from agent_core.turn.resuming import Resume
@@ -164,6 +172,11 @@ class Wing(Protocol):
     platform: str
     kinds: TypeAdapter[Any]
     """The channel's union of the turn kinds, with its own models (``bots.turn_kinds``)."""
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The wing as one running turn uses it: its caches the turn's ``for_turn`` views
+        (``agent_core.state.turn_writes``)."""
+        ...
 
     def question(self, asked: Any) -> Route: ...
 
@@ -370,17 +383,18 @@ class TurnHost:
             where = ".".join(str(part) for part in problem["loc"])
             log.error("%s: dropped turn %s, unreadable (%s)", self._platform, turn.id, where)
             return None
+        wing = self.wing.for_turn(turn.writes)  # its caches read and write as the turn's
         match kind:
             case Question():
-                route: Route | None = self.wing.question(kind.asked)
+                route: Route | None = wing.question(kind.asked)
             case ResumedApproval():
-                route = self.wing.resumed(kind)
+                route = wing.resumed(kind)
             case StepRun():
-                route = self.wing.step(kind.step)
+                route = wing.step(kind.step)
             case Occurrence():
-                route = self.wing.scheduled(kind)
+                route = wing.scheduled(kind)
             case RemovedNotice():
-                route = self.wing.removed(kind)
+                route = wing.removed(kind)
         if route is None:
             log.error("%s: dropped turn %s (a %s)", self._platform, turn.id, kind.kind)
         return route
@@ -399,7 +413,7 @@ class TurnHost:
         outcome: Outcome = "completed"
         async with answering.reply as reply:
             try:
-                await self._talk(answering)
+                await self._talk(answering, turn.writes)
             except asyncio.CancelledError:
                 outcome = await self._cancelled(turn, reply)
             except Exception as error:
@@ -412,7 +426,7 @@ class TurnHost:
             await answering.done(outcome)
         return outcome
 
-    async def _talk(self, answering: Answering) -> None:
+    async def _talk(self, answering: Answering, writes: TurnWrites | None) -> None:
         reply, context = answering.reply, answering.context
         for component in answering.shown_first:
             await reply.handle(component)
@@ -422,7 +436,7 @@ class TurnHost:
         if answering.files and isinstance(question, str):
             question = await self._with_files(question, answering)
         key = answering.conversation_id or None
-        answer = self.agent.send_message(context, question, conversation_id=key)
+        answer = self.agent.send_message(context, question, conversation_id=key, writes=writes)
         if answering.audience == "asker":  # a shared place: everything to the asker alone
             answer = to_the_asker(answer)
         try:

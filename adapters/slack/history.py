@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -37,6 +37,7 @@ from adapters.slack.threads import ThreadTranscript, ts_value
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import StateUnavailableError
 from agent_core.state import KeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,10 @@ class HistoryGate:
         self.interval = interval
         self._clock = clock
         self._local: dict[str, float] = {}  # key -> no read before (the cache is down)
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The gate as the running turn reads it (its cache's ``for_turn``)."""
+        return turn_view(self, writes, "_cache")
 
     @staticmethod
     def _key(team: str, method: str) -> str:
@@ -229,6 +234,10 @@ class ThreadContext:
         self.transcript = transcript
         self.gate = gate
         self.limit = limit
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The transcript and the gate as the running turn reads them."""
+        return turn_view(turn_view(self, writes, "transcript"), writes, "gate")
 
     async def before(
         self,

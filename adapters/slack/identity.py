@@ -37,7 +37,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Self
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -45,6 +45,7 @@ from adapters.slack.context import user_key
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 from agent_core.users import EXTERNAL_GROUP, RequestContext, User, UserResolver
 
 log = logging.getLogger(__name__)
@@ -201,6 +202,9 @@ class SlackUserResolver(UserResolver):
         self._local = MemoryKeyValueStore(max_entries=10_000) if self.local_ttl > 0 else None
         self._warned: set[tuple[str, str]] = set()
         self._loading: dict[str, asyncio.Future[Any]] = {}
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        return turn_view(self, writes, "_cache")
 
     @property
     def reads_user_groups(self) -> bool:

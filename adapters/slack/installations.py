@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from logging import Logger
-from typing import Any
+from typing import Any, Self
 
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.installation_store.models.bot import Bot
@@ -28,6 +28,7 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 
 from agent_core.errors import StateUnavailableError
 from agent_core.state import KeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 
 INDEX = "slack:install:index"
 """A log of every installation's key, as installed (read by ``installed()``)."""
@@ -63,6 +64,10 @@ class KeyValueInstallationStore(AsyncInstallationStore):
         self._records = records
         self._logger = logger or logging.getLogger(__name__)
         self._last: dict[str, Any] = {}  # last copies, served while the backend is down
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The installations as the running turn reads them (its records' ``for_turn``)."""
+        return turn_view(self, writes, "_records")
 
     @property
     def logger(self) -> Logger:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.errors import SLACK_FAILURES, slack_failure
 from agent_core.state import KeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,10 @@ class SlackPlaces:
         self._cache = cache
         self.ttl = ttl
         self.failure_ttl = min(ttl, failure_ttl)
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """These places as the running turn reads them (its cache's ``for_turn``)."""
+        return turn_view(self, writes, "_cache")
 
     async def cached(self, team: str, channel: str) -> bool | None:
         """What is known of the channel without asking Slack (None: nothing)."""

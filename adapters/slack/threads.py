@@ -26,11 +26,12 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from adapters.slack.context import thread_key
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state import Flag, KeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 
 THREAD_TTL = 14 * 24 * 3600.0
 KEEP = 60
@@ -66,6 +67,10 @@ class ThreadMembership:
         self._keep = keep
         self._clock = clock
         self._known: OrderedDict[str, float | None] = OrderedDict()  # None: not joined
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The membership as the running turn reads it (its cache's ``for_turn``)."""
+        return turn_view(self, writes, "_cache")
 
     @staticmethod
     def _key(team: str, channel: str, thread_ts: str) -> str:
@@ -144,6 +149,11 @@ class ThreadTranscript:
         self._cache = cache
         self.keep = keep
         self.ttl = ttl
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The transcript as the running turn reads and marks it (its cache's ``for_turn``:
+        on Redis, a log read as the turn started is appended to with its completion)."""
+        return turn_view(self, writes, "_cache")
 
     @staticmethod
     def _key(team: str, channel: str, thread_ts: str) -> str:

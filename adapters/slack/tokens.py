@@ -46,6 +46,7 @@ import logging
 import os
 from collections import defaultdict
 from logging import Logger
+from typing import Self
 
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.web.async_client import AsyncWebClient
@@ -55,6 +56,7 @@ from adapters.slack.installations import KeyValueInstallationStore, installation
 from agent_core.clock import Clock
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 
 REFUSED = frozenset({"invalid_refresh_token", "token_revoked", "app_uninstalled"})
 """Slack's answers that end an installation's refresh token for good (anything else, a
@@ -107,6 +109,10 @@ class BotTokens:
         self._lock_ttl, self._poll = lock_ttl, poll
         self._log = logger or logging.getLogger(__name__)
         self._local: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The tokens as the running turn reads their installations (``for_turn``)."""
+        return turn_view(self, writes, "store")
 
     async def bot(
         self,

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, Self
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -44,6 +44,7 @@ from adapters.teams.connector import ConnectorError, TeamsConnector
 from adapters.teams.places import TeamsPlaces, place_of
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore, MemoryKeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 from agent_core.users import (
     ANONYMOUS_GROUP,
     EXTERNAL_GROUP,
@@ -236,6 +237,9 @@ class TeamsUserResolver(UserResolver):
         self._directory = directory
         self._cache = cache if cache is not None else MemoryKeyValueStore(max_entries=10_000)
         self._ttl = ttl
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        return turn_view(turn_view(self, writes, "_cache"), writes, "places")
 
     async def resolve_user(self, request_context: RequestContext) -> User:
         metadata = request_context.metadata

@@ -40,10 +40,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Self
 
 from adapters.teams.connector import ConnectorError, TeamsConnector
 from agent_core.state import KeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,10 @@ class TeamsPlaces:
         self.max_pages = max_pages
         """Pages of ``page_size`` members read at most; a longer roster counts as shared."""
         self.page_size = page_size
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """These places as the running turn reads them (its cache's ``for_turn``)."""
+        return turn_view(self, writes, "_cache")
 
     def is_home(self, tenant: str | None) -> bool:
         return bool(tenant) and str(tenant).lower() in self.home_tenants

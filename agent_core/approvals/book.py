@@ -28,9 +28,10 @@ decide, so a home never scans the book), and ``ask_once`` approvals remembered.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.clock import SYSTEM_CLOCK
@@ -39,6 +40,7 @@ from agent_core.users import User
 
 if TYPE_CHECKING:
     from agent_core.state.keyvalue import KeyValueStore
+    from agent_core.state.turn_writes import TurnWrites
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +121,15 @@ class ApprovalBook:
 
             self._store = MemoryKeyValueStore(max_entries=10_000)
         return self._store
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The book as the running turn uses it (its store's ``for_turn``)."""
+        bound = self.store.for_turn(writes)
+        if bound is self._store:
+            return self
+        view = copy.copy(self)
+        view._store = bound
+        return view
 
     @staticmethod
     def _key(approval_id: str, part: str = "") -> str:

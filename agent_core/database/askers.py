@@ -28,10 +28,11 @@ partition of their own, ``data:none``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from agent_core.database.identity import NoDataAccess
 from agent_core.extensions.hooks import LifecycleHook
+from agent_core.state.turn_writes import TurnWrites, turn_view
 from agent_core.users import RequestContext, User, UserResolver
 
 if TYPE_CHECKING:
@@ -48,6 +49,9 @@ class IdentityResolver(UserResolver):
     def __init__(self, base: UserResolver, access: DataAccess) -> None:
         self.base = base
         self.access = access
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        return turn_view(self, writes, "base")
 
     async def resolve_user(self, request_context: RequestContext) -> User:
         user = await self.base.resolve_user(request_context)

@@ -18,8 +18,11 @@ class LifecycleHook:
     - ``before_message``: return a new message to replace it; raise ``AgentError`` to refuse.
     - ``after_message``: observe the saved ``Conversation``.
     - ``before_tool``: runs only after the permission check passed; raise ``AgentError`` to
-      block the call (the LLM is told why).
-    - ``after_tool``: return a ``ToolResult`` to replace the result.
+      block the call (the LLM is told why). What it returns is the hook's handle on this
+      call: the agent hands it back to the same hook's ``after_tool`` for the same call
+      (concurrent calls each get their own).
+    - ``after_tool``: given the result and ``before_tool``'s handle; return a ``ToolResult``
+      to replace the result.
     - ``on_feedback``: a user rated an answer (channels' thumbs up / down).
 
     >>> class Shout(LifecycleHook):
@@ -33,10 +36,10 @@ class LifecycleHook:
     async def after_message(self, result: Conversation) -> None:
         return None
 
-    async def before_tool(self, tool: Tool[Any], context: ToolContext) -> None:
+    async def before_tool(self, tool: Tool[Any], context: ToolContext) -> object:
         return None
 
-    async def after_tool(self, result: ToolResult) -> ToolResult | None:
+    async def after_tool(self, result: ToolResult, before: object) -> ToolResult | None:
         return None
 
     async def on_feedback(self, user: User, feedback: Feedback) -> None:

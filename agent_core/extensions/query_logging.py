@@ -13,7 +13,6 @@ from async code call them through ``asyncio.to_thread``.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import logging
 import threading
@@ -42,19 +41,12 @@ PREVIEW_CHARS = 100
 
 @dataclass(frozen=True, slots=True)
 class _CallInfo:
-    """What ``before_tool`` knows and ``after_tool`` does not."""
+    """What ``before_tool`` knows and ``after_tool`` does not: the hook's handle on one call,
+    which the agent hands back to ``after_tool`` for that call."""
 
     tool_name: str
     user_id: str
     question: str
-
-
-# The call being executed in this task. The agent runs concurrent tool calls in separate
-# tasks, each with its own copy of the context, and calls before_tool then after_tool for a
-# call in the same task; a context variable therefore pairs them without a shared key.
-_current_call: contextvars.ContextVar[_CallInfo | None] = contextvars.ContextVar(
-    "threadline_query_log_call", default=None
-)
 
 
 class QueryLogEntry(BaseModel):
@@ -76,8 +68,10 @@ class QueryLoggingHook(LifecycleHook):
     """Appends each ``run_sql`` execution (every tool with ``log_all_tools=True``) to a JSON
     Lines file, off the event loop; a failing disk is logged once and never breaks a turn.
 
-    Tool name, user and question come from ``before_tool``; the arguments from the result's
-    ``metadata["arguments"]`` (set by the ``ToolRegistry``), secrets redacted.
+    Tool name, user and question come from ``before_tool``, in the handle it returns (the
+    agent hands each call's handle back to ``after_tool``, so concurrent calls never mix);
+    the arguments from the result's ``metadata["arguments"]`` (set by the
+    ``ToolRegistry``), secrets redacted.
 
     >>> hook = QueryLoggingHook("queries.jsonl", include_result_preview=True)
     >>> hook.log_file.name
@@ -98,12 +92,11 @@ class QueryLoggingHook(LifecycleHook):
         self._lock = threading.Lock()  # writes happen in worker threads
         self._failing = False
 
-    async def before_tool(self, tool: Tool[Any], context: ToolContext) -> None:
-        _current_call.set(_CallInfo(tool.name, context.user.id, context.question))
+    async def before_tool(self, tool: Tool[Any], context: ToolContext) -> _CallInfo:
+        return _CallInfo(tool.name, context.user.id, context.question)
 
-    async def after_tool(self, result: ToolResult) -> ToolResult | None:
-        call = _current_call.get()
-        _current_call.set(None)
+    async def after_tool(self, result: ToolResult, before: object) -> ToolResult | None:
+        call = before if isinstance(before, _CallInfo) else None
         entry = self._entry_for(call, result)
         if entry is not None:
             await asyncio.to_thread(self._append, _to_json_line(entry))

@@ -21,11 +21,14 @@ from __future__ import annotations
 import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict
 
 from agent_core.users import User
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 
 class MemoryContext(Protocol):
@@ -158,6 +161,11 @@ class AgentMemory(ABC):
     the reader in ``context`` may be offered (``agent_core.memory.access``); saves record
     ``context``'s user, place and turn as the owner.
     """
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """This memory as the running turn whose writes are ``writes`` uses it: itself, but
+        on Redis (``agent_core.state.turn_writes``)."""
+        return self
 
     @abstractmethod
     async def save_tool_usage(

@@ -6,10 +6,10 @@ Layout (``P`` = ``key_prefix``, ``U`` = the user id, percent-encoded so ids cann
     P convs:{U}                    sorted set: conversation id -> updated_at
 
 Both keys of a user share the hash tag ``{U}``. A turn commits with one Lua script (body +
-index + expiry together), so another process never sees half a turn; while a Redis turn
-worker runs the turn, that commit goes with the turn's next write to the queue, in the same
-script, and the turn's read of its conversation usually comes with its start, read by the
-queue's script that started it (``agent_core.state.turn_writes``).
+index + expiry together), so another process never sees half a turn; in the view of a turn
+a Redis turn worker runs (``for_turn``), that commit goes with the turn's next write to the
+queue, in the same script, and the turn's read of its conversation usually comes with its
+start, read by the queue's script that started it (``agent_core.state.turn_writes``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from agent_core.conversations import Conversation, ConversationStore
 from agent_core.state.redis_client import redis_boundary
-from agent_core.state.turn_writes import COMMIT_LUA, Commit, staging_for
+from agent_core.state.turn_writes import COMMIT_LUA, Commit, TurnBound
 from agent_core.users import User
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ return out
 """
 
 
-class RedisConversationStore(ConversationStore):
+class RedisConversationStore(TurnBound, ConversationStore):
     """Conversations in Redis, scoped by user, most recently updated first, each expiring
     ``ttl`` seconds after its last update (``None`` keeps them).
 
@@ -119,7 +119,7 @@ class RedisConversationStore(ConversationStore):
             repr(conversation.updated_at),
             0 if self.ttl is None else max(1, math.ceil(self.ttl)),
         )
-        if (turn := staging_for(self._redis)) is not None:
+        if (turn := self._staging) is not None:
             turn.stage(commit)  # written with the turn's next durable write (turn_writes)
             return
         await self._commit([commit.key, commit.index_key], commit.arguments)
@@ -137,7 +137,7 @@ class RedisConversationStore(ConversationStore):
         key = self.conversation_key(conversation_id, user)
         body: str | bytes | None
         found, body = False, None
-        if (turn := staging_for(self._redis)) is not None:
+        if (turn := self._staging) is not None:
             found, body = turn.read(key)  # read as the turn started (turn_writes)
         if not found:
             body = await self._redis.get(key)

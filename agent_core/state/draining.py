@@ -21,12 +21,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag
 from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
 from agent_core.state.turns import TurnQueue
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 
 class DrainingTurnQueue(TurnQueue):
@@ -111,24 +114,28 @@ class DrainingTurnQueue(TurnQueue):
     async def renew(self, delivery: Delivery, consumer: str) -> bool:
         return await self.inner.renew(delivery, consumer)
 
-    def turn_writes(
-        self, read_ahead: Mapping[str, Any] | None = None
-    ) -> contextlib.AbstractContextManager[object]:
+    def turn_writes(self, read_ahead: Mapping[str, Any] | None = None) -> TurnWrites | None:
         return self.inner.turn_writes(read_ahead)
 
     def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
         """Turns handed over count as taken (``drain`` waits for them); none while draining."""
         return self.inner.attach(_DrainingIntake(self, intake))
 
-    async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
-        await self.inner.save_final_progress(delivery, progress)
+    async def save_final_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
+        await self.inner.save_final_progress(delivery, progress, writes)
 
-    async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
-        await self.inner.save_progress(delivery, progress)
+    async def save_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
+        await self.inner.save_progress(delivery, progress, writes)
 
-    async def complete(self, delivery: Delivery, consumer: str) -> bool:
+    async def complete(
+        self, delivery: Delivery, consumer: str, writes: TurnWrites | None = None
+    ) -> bool:
         try:
-            return await self.inner.complete(delivery, consumer)
+            return await self.inner.complete(delivery, consumer, writes)
         finally:
             self._release(delivery)
 

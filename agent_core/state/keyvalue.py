@@ -19,7 +19,10 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 
 class KeyValueStore(ABC):
@@ -31,6 +34,11 @@ class KeyValueStore(ABC):
     >>> asyncio.run(store.get("teams:ref:T1:U1"))["serviceUrl"]
     'https://smba.example'
     """
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """This store as the running turn whose writes are ``writes`` uses it: itself, but
+        on Redis (``agent_core.state.turn_writes``)."""
+        return self
 
     @abstractmethod
     async def get(self, key: str) -> Any | None:

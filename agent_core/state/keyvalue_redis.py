@@ -1,9 +1,9 @@
 """``RedisKeyValueStore``: the key/value store shared by every process through Redis.
 
-While a Redis turn worker runs a turn, a ``get`` takes the value read as the turn started
-when there is one (the asker's identity in the cache, usually), an ``append`` to a log read
-that way is staged for the turn's next write, and the store's other writes make such a
-value stale for the rest of the turn (``agent_core.state.turn_writes``)."""
+In the view of a turn a Redis turn worker runs (``for_turn``), a ``get`` takes the value
+read as the turn started when there is one (the asker's identity in the cache, usually), an
+``append`` to a log read that way is staged for the turn's next write, and the view's other
+writes make such a value stale for the rest of the turn (``agent_core.state.turn_writes``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_core.state.keyvalue import KeyValueStore, encode
 from agent_core.state.redis_client import redis_boundary
-from agent_core.state.turn_writes import staging_for
+from agent_core.state.turn_writes import TurnBound
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -23,7 +23,7 @@ def milliseconds(ttl: float | None) -> int | None:
     return None if ttl is None else max(1, math.ceil(ttl * 1000))
 
 
-class RedisKeyValueStore(KeyValueStore):
+class RedisKeyValueStore(TurnBound, KeyValueStore):
     """Keys live under ``key_prefix``; ``add`` is ``SET NX PX`` (atomic across processes).
 
     >>> import asyncio
@@ -47,7 +47,7 @@ class RedisKeyValueStore(KeyValueStore):
 
     def _written(self, name: str) -> str:
         """``name`` is about to be written: a value read ahead for it is stale now."""
-        if (turn := staging_for(self._redis)) is not None:
+        if (turn := self._staging) is not None:
             turn.wrote(name)
         return name
 
@@ -62,7 +62,7 @@ class RedisKeyValueStore(KeyValueStore):
         name = self.key(key)
         text: str | bytes | None
         found, text = False, None
-        if (turn := staging_for(self._redis)) is not None:
+        if (turn := self._staging) is not None:
             found, text = turn.read(name)  # read as the turn started (turn_writes)
         if not found:
             text = await self._redis.get(name)
@@ -88,7 +88,7 @@ class RedisKeyValueStore(KeyValueStore):
         turn whose start read the list, none: the push is staged for the turn's next write
         (``agent_core.state.turn_writes``)."""
         name, encoded = self.key(key), [encode(item) for item in items]
-        if (turn := staging_for(self._redis)) is not None:
+        if (turn := self._staging) is not None:
             ttl_ms = milliseconds(ttl) or 0
             log = turn.append(name, encoded, keep=keep, ttl_ms=ttl_ms)
             if log is not None:

@@ -3,10 +3,10 @@
 Memories live in Redis (see ``memory_redis_scripts`` for the layout); each process keeps a
 ``ScopeIndex`` per scope for ranking and follows the scope's change log before each read
 (one round trip when nothing changed), so a memory saved by one process is found by every
-other on its next search, ranked exactly as ``InMemoryAgentMemory`` ranks. While a Redis turn
-worker runs a turn, the scope's change counter is usually read as the turn started
-(``agent_core.state.turn_writes``): when nothing changed since this process last followed
-the log, the search needs no round trip at all.
+other on its next search, ranked exactly as ``InMemoryAgentMemory`` ranks. In the view of a
+turn a Redis turn worker runs (``for_turn``), the scope's change counter is usually read as
+the turn started (``agent_core.state.turn_writes``): when nothing changed since this process
+last followed the log, the search needs no round trip at all.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from agent_core.memory.indexed import IndexedAgentMemory, Kind
 from agent_core.memory.ranking import Analyzer
 from agent_core.state import memory_redis_scripts as lua
 from agent_core.state.redis_client import redis_boundary
-from agent_core.state.turn_writes import staging_for
+from agent_core.state.turn_writes import TurnBound
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -57,7 +57,7 @@ def _pairs(flat: list[Any]) -> dict[str, str]:
     return {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
 
 
-class RedisAgentMemory(IndexedAgentMemory):
+class RedisAgentMemory(TurnBound, IndexedAgentMemory):
     """The full ``AgentMemory`` contract in Redis, scoped by ``memory_scope(context)`` and
     offered as ``agent_core.memory.access`` says. A scope written before memories had owners
     loses those memories on first read, with a log line saying how many.
@@ -154,7 +154,7 @@ class RedisAgentMemory(IndexedAgentMemory):
         process last followed it (read ahead: ``agent_core.state.turn_writes``), so the
         mirror is current without a round trip. Every search in a turn asks (the turn then
         teaches the asker's next turn the counter's key), even one the mirror answers."""
-        turn = staging_for(self._redis)
+        turn = self._staging
         if turn is None:
             return False
         found, seq = turn.read(self.scope_keys(scope)[lua.KEY_NAMES.index("seq")])

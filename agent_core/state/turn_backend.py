@@ -13,7 +13,10 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 
 @dataclass(frozen=True)
@@ -131,28 +134,36 @@ class TurnBackend(ABC):
         """Extend ``consumer``'s lease; False when the turn is no longer its own."""
 
     @abstractmethod
-    async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None: ...
+    async def save_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
+        """Record ``progress``, and what the turn's stores staged in ``writes`` (the turn's
+        ``turn_writes``) in the same step."""
 
-    async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+    async def save_final_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
         """``Turn.record_at_end``: at once by default (see ``RedisTurnQueue``)."""
-        await self.save_progress(delivery, progress)
+        await self.save_progress(delivery, progress, writes)
 
     @abstractmethod
-    async def complete(self, delivery: Delivery, consumer: str) -> bool:
-        """Remove the finished turn (unblocking its thread); False when not ours any more."""
+    async def complete(
+        self, delivery: Delivery, consumer: str, writes: TurnWrites | None = None
+    ) -> bool:
+        """Remove the finished turn (unblocking its thread), with what its stores staged in
+        ``writes`` in the same step; False when not ours any more."""
 
     @abstractmethod
     def stop_requests(self) -> AsyncIterator[StopRequest]:
         """Stop requests as they arrive, for one worker."""
 
-    def turn_writes(
-        self, read_ahead: Mapping[str, Any] | None = None
-    ) -> contextlib.AbstractContextManager[object]:
-        """Around one turn on a worker: what the turn's other stores may hand the queue to
-        write with its next progress record or completion (Redis: the conversation commit),
-        and what the queue read for them as the turn began (``read_ahead``; see
-        ``agent_core.state.turn_writes``). Nothing by default."""
-        return contextlib.nullcontext()
+    def turn_writes(self, read_ahead: Mapping[str, Any] | None = None) -> TurnWrites | None:
+        """One running turn's ``TurnWrites``, made by its worker as the turn starts: what the
+        turn's other stores hand the queue to write with the turn's next progress record or
+        completion (Redis: the conversation commit), and what the queue read for them as the
+        turn began (``read_ahead``; see ``agent_core.state.turn_writes``). None by default:
+        every store writes at once."""
+        return None
 
     def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
         """While the block runs, ``enqueue`` in this process may hand turns to ``intake``

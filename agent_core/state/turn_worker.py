@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_core.errors import StateUnavailableError
 from agent_core.state.turn_backend import Delivery, Readiness, Start, TurnBackend
+from agent_core.state.turn_writes import TurnWrites
 
 logger = logging.getLogger("threadline.state.turns")
 
@@ -31,6 +32,8 @@ class Turn:
     """One accepted message, as a handler receives it.
 
     ``attempt`` is 1 on the first run; ``progress`` holds what earlier runs recorded;
+    ``writes`` is the turn's ``TurnWrites`` where the queue writes them with its records
+    (Redis: the handler hands them to its stores, ``for_turn``; else None);
     ``stop_requested`` is set before the handler is cancelled for its owner's Stop (any
     other cancellation is a shutdown or a lost lease: the turn is run again).
 
@@ -48,6 +51,7 @@ class Turn:
     progress: dict[str, Any]
     enqueued_at: float
     _recorder: Callable[[dict[str, Any], bool], Awaitable[None]] = field(repr=False)
+    writes: TurnWrites | None = field(default=None, repr=False)
     stop_requested: bool = field(default=False, init=False)
 
     @property
@@ -323,9 +327,13 @@ class TurnWorker:
             start = begun or await self._wait_for_thread(delivery)
             if start.readiness is not Readiness.RUN:
                 return
-            with self.queue.turn_writes(start.read_ahead):  # the handler's task inherits it
-                await self._run_handler(delivery, start)
-                await self._complete(delivery)
+            writes = self.queue.turn_writes(start.read_ahead)  # written with its records
+            try:
+                await self._run_handler(delivery, start, writes)
+                await self._complete(delivery, writes)
+            finally:
+                if writes is not None:
+                    writes.close()  # a task of the turn that writes later writes at once
         finally:
             lease.cancel()
 
@@ -351,16 +359,19 @@ class TurnWorker:
         logger.error("turn %s failed %d times; giving up", delivery.id, start.attempt - 1)
         return self.give_up
 
-    async def _run_handler(self, delivery: Delivery, start: Start) -> None:
+    async def _run_handler(
+        self, delivery: Delivery, start: Start, writes: TurnWrites | None
+    ) -> None:
         handler = self._handler_for(delivery, start)
         if handler is None:
             return
 
         async def record(progress: dict[str, Any], at_end: bool) -> None:
+            staged = writes if writes is not None and writes.open else None  # else: turn over
             if at_end:
-                await self.queue.save_final_progress(delivery, progress)
+                await self.queue.save_final_progress(delivery, progress, staged)
             else:
-                await self.queue.save_progress(delivery, progress)
+                await self.queue.save_progress(delivery, progress, staged)
 
         turn = Turn(
             delivery.id,
@@ -370,6 +381,7 @@ class TurnWorker:
             dict(start.progress),
             delivery.enqueued_at,
             record,
+            writes,
         )
 
         async def call() -> None:
@@ -391,9 +403,9 @@ class TurnWorker:
             self._handlers.pop(delivery.id, None)
             self._stopped.discard(delivery.id)
 
-    async def _complete(self, delivery: Delivery) -> None:
+    async def _complete(self, delivery: Delivery, writes: TurnWrites | None) -> None:
         try:
-            if not await self.queue.complete(delivery, self.consumer):
+            if not await self.queue.complete(delivery, self.consumer, writes):
                 logger.warning("turn %s was taken over before it completed here", delivery.id)
         except StateUnavailableError:
             # Left pending: whoever claims it sees the progress this run recorded.

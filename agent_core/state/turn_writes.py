@@ -3,17 +3,34 @@ read with its start.
 
 On Redis a turn records its progress (``turn.record``) and its completion with one script
 each. Its conversation commit - the agent saves the turn once, when it ends - needs no round
-trip of its own: while a ``RedisTurnQueue`` worker runs the turn, ``RedisConversationStore``
-hands the commit to the turn's ``TurnWrites``, and the queue's next script for that turn
-(the next progress record, or the completion) writes it too, in the same atomic step. Until
-then nobody waits for it: the next turn of the thread starts only after this one completed,
-and a turn whose process dies before is run again from the conversation as it was. An
-append to a bounded log of the cache (``KeyValueStore.append``: a Slack thread's
-transcript, marked "told" by each turn) travels the same way, when its log was read ahead.
+trip of its own: while a ``RedisTurnQueue`` worker runs the turn, the turn's view of the
+``RedisConversationStore`` hands the commit to the turn's ``TurnWrites``, and the queue's
+next script for that turn (the next progress record, or the completion) writes it too, in
+the same atomic step. Until then nobody waits for it: the next turn of the thread starts
+only after this one completed, and a turn whose process dies before is run again from the
+conversation as it was. An append to a bounded log of the cache (``KeyValueStore.append``:
+a Slack thread's transcript, marked "told" by each turn) travels the same way, when its
+log was read ahead.
 
-    with collecting(redis):          # the worker, around one turn
-        ...                          # the agent saves: staged, not sent
-        await queue.save_progress()  # progress + the staged writes, one script
+The worker makes the turn's ``TurnWrites`` (``TurnBackend.turn_writes``: None where the
+back end writes nothing with its records), hands it to the queue's records and to the
+handler (``Turn.writes``), and closes it when the turn is over. Nothing finds it on its
+own: whoever answers the turn hands it to the stores the turn uses, each of which gives a
+view of itself for that turn (``for_turn``; a ``TurnBound`` Redis store's view stages into
+it, any other store, and ``for_turn(None)``, is the store itself), and to whatever holds a
+store (a cache's holder: ``turn_view``). ``bots.turns.TurnHost`` does it once per turn: the
+wing (``Wing.for_turn``: its caches) and the agent (``send_message(writes=)``:
+``TurnDeps.for_turn``, its conversation store, memory, resolver and approval book)::
+
+    writes = queue.turn_writes(start.read_ahead)    # the worker, as one turn starts
+    await handler(Turn(..., writes))                # the host hands it on:
+    store = conversations.for_turn(turn.writes)     #   the turn's view of a store
+    await store.update_conversation(conversation)   #   staged, not sent
+    await queue.save_progress(delivery, progress, writes)  # both, one script
+    writes.close()                                  # the turn is over: views write at once
+
+A store used outside a turn (a sweep, a click, a holder not handed the turn) reads and
+writes at once, as it always did; only the turn's reads are taught to the next one.
 
 The turn's *reads* need no round trip of their own either, most of the time: the keys a
 turn reads (its conversation, the asker's identity in the cache, the memory's change
@@ -36,10 +53,9 @@ well have written just after the store's own read.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple
+import copy
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Self, TypeVar
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -167,7 +183,11 @@ class TurnWrites:
         self.reads: list[str] = []
         """The keys the turn's stores read, in order (taught to the next turn)."""
         self.open = True
-        """False once the turn is over: a task it started that writes later writes at once."""
+        """False once the turn is over (``close``)."""
+
+    def close(self) -> None:
+        """The turn is over: a task it started that writes later writes at once."""
+        self.open = False
 
     def _note(self, key: str) -> None:
         if key not in self.reads and len(self.reads) < MAX_READS:
@@ -224,23 +244,58 @@ class TurnWrites:
         self.appends = [append for append in self.appends if id(append) not in done]
 
 
-_current: ContextVar[TurnWrites | None] = ContextVar("threadline_turn_writes", default=None)
+class TurnBound:
+    """A Redis store that one running turn can be handed: ``for_turn(writes)`` is a view of
+    the store (sharing everything it holds) whose reads take what was read ahead for the
+    turn and whose conversation commits and log appends are staged in ``writes``, until the
+    turn is over (``TurnWrites.close``: then it writes at once, as the store itself does).
+    The store itself, and a view for no writes or for another Redis, never stage."""
+
+    _redis: Redis
+    _turn: TurnWrites | None = None
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """This store as the turn whose writes are ``writes`` uses it (see the class)."""
+        if writes is None or writes.redis is not self._redis:
+            return self
+        view = copy.copy(self)
+        view._turn = writes
+        return view
+
+    @property
+    def _staging(self) -> TurnWrites | None:
+        """The turn's writes while it runs, else None."""
+        turn = self._turn
+        return turn if turn is not None and turn.open else None
 
 
-def staging_for(redis: Redis) -> TurnWrites | None:
-    """The running turn's writes, when a worker runs one on this same ``redis``."""
-    writes = _current.get()
-    return writes if writes is not None and writes.open and writes.redis is redis else None
+class ForTurn(Protocol):
+    """What a running turn can be handed (a store, a resolver, anything holding a store)."""
+
+    def for_turn(self, writes: TurnWrites | None) -> Self: ...
 
 
-@contextlib.contextmanager
-def collecting(redis: Redis, read_ahead: Mapping[str, Value] | None = None) -> Iterator[TurnWrites]:
-    """Stage the writes made inside (and in tasks started inside), and offer them what was
-    ``read_ahead``."""
-    writes = TurnWrites(redis, read_ahead)
-    token = _current.set(writes)
-    try:
-        yield writes
-    finally:
-        writes.open = False
-        _current.reset(token)
+H = TypeVar("H")
+
+
+def turn_view(holder: H, writes: TurnWrites | None, attribute: str) -> H:
+    """``holder`` as the running turn uses it: a copy whose ``attribute`` (a store, or
+    anything with ``for_turn``; or None) is the turn's view of it; ``holder`` itself when
+    that view is the same object (off Redis, or no turn). The copy shares everything else
+    the holder holds, so only a holder that never assigns its own attributes after it is
+    built (its caches are mutated in place) is viewed this way.
+
+    >>> from agent_core.state.keyvalue import MemoryKeyValueStore
+    >>> class Places:
+    ...     def __init__(self, cache): self._cache = cache
+    >>> places = Places(MemoryKeyValueStore())
+    >>> turn_view(places, None, "_cache") is places
+    True
+    """
+    held: ForTurn | None = getattr(holder, attribute)
+    bound = None if held is None else held.for_turn(writes)
+    if bound is held:
+        return holder
+    view = copy.copy(holder)
+    setattr(view, attribute, bound)
+    return view

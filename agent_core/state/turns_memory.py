@@ -8,12 +8,15 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.keyvalue import Flag, MemoryKeyValueStore, encode
 from agent_core.state.turn_backend import Delivery, Readiness, Start
 from agent_core.state.turns import TurnQueue
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 
 @dataclass
@@ -130,13 +133,17 @@ class MemoryTurnQueue(TurnQueue):
         self._own(entry, consumer)
         return True
 
-    async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+    async def save_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
         encode(progress)
         entry = self._entries.get(delivery.id)
         if entry is not None:
             entry.progress.update(progress)
 
-    async def complete(self, delivery: Delivery, consumer: str) -> bool:
+    async def complete(
+        self, delivery: Delivery, consumer: str, writes: TurnWrites | None = None
+    ) -> bool:
         entry = self._entries.get(delivery.id)
         if entry is None or entry.owner != consumer:
             return False

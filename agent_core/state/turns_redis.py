@@ -50,9 +50,8 @@ from agent_core.state.turn_writes import (
     NOTHING,
     READ_AHEAD_BYTES,
     READ_AHEAD_ITEMS,
+    TurnWrites,
     Value,
-    collecting,
-    staging_for,
 )
 from agent_core.state.turns import TurnQueue
 
@@ -243,41 +242,43 @@ class RedisTurnQueue(TurnQueue):
     async def renew(self, delivery: Delivery, consumer: str) -> bool:
         return bool(await self._renew([self.stream_key], [GROUP, delivery.id, consumer]))
 
-    def turn_writes(
-        self, read_ahead: Mapping[str, Value] | None = None
-    ) -> contextlib.AbstractContextManager[object]:
-        """Stage the turn's writes for its next script and offer its stores what was read as
-        it started (``turn_writes``)."""
-        return collecting(self._redis, read_ahead)
+    def turn_writes(self, read_ahead: Mapping[str, Value] | None = None) -> TurnWrites:
+        """The turn's writes, staged for its next script, and what was read as it started,
+        offered to its stores (``turn_writes``)."""
+        return TurnWrites(self._redis, read_ahead)
 
     @redis_boundary
-    async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+    async def save_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
         if not progress:
             return
         fields = [part for name, value in progress.items() for part in (name, encode(value))]
-        turn = staging_for(self._redis)
-        staged = turn.staged() if turn is not None else NOTHING
+        staged = writes.staged() if writes is not None else NOTHING
         keys, arguments = staged.keys_and_arguments()
         await self._save_progress(
             [self._progress_key(delivery.id), *keys], [KEEP_SECONDS, *arguments, *fields]
         )
-        if turn is not None:
-            turn.written(staged)
+        if writes is not None:
+            writes.written(staged)
 
-    async def save_final_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
-        """While a worker runs the turn, nothing to write: the completion script writes the
-        turn's staged conversation commit and completes it in one step, so a completed turn
-        is the answered one (and completion forgets the progress anyway)."""
-        if staging_for(self._redis) is None:
+    async def save_final_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
+        """While a worker runs the turn (``writes``), nothing to write: the completion script
+        writes the turn's staged conversation commit and completes it in one step, so a
+        completed turn is the answered one (and completion forgets the progress anyway)."""
+        if writes is None:
             await self.save_progress(delivery, progress)
 
     @redis_boundary
-    async def complete(self, delivery: Delivery, consumer: str) -> bool:
-        turn = staging_for(self._redis)
-        staged = turn.staged() if turn is not None else NOTHING
+    async def complete(
+        self, delivery: Delivery, consumer: str, writes: TurnWrites | None = None
+    ) -> bool:
+        staged = writes.staged() if writes is not None else NOTHING
         reads = ""
-        if turn is not None and turn.reads and delivery.owner:
-            reads = encode(turn.taught(delivery.thread_key))
+        if writes is not None and writes.reads and delivery.owner:
+            reads = encode(writes.taught(delivery.thread_key))
         keys, arguments = staged.keys_and_arguments()
         keys = [
             self.stream_key,
@@ -288,8 +289,8 @@ class RedisTurnQueue(TurnQueue):
         ]
         head: list[str | int] = [GROUP, delivery.id, consumer, reads, KEEP_SECONDS]
         done = bool(await self._complete(keys, [*head, *arguments]))
-        if turn is not None and done:
-            turn.written(staged)
+        if writes is not None and done:
+            writes.written(staged)
         return done
 
     @redis_boundary

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.health import StateHealth
@@ -21,6 +21,9 @@ from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
 from agent_core.state.turn_backend import Delivery, Readiness, Start
 from agent_core.state.turns import TurnQueue
+
+if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -194,7 +197,9 @@ class SqliteTurnQueue(TurnQueue):
         args = (self._clock() + self.claim_after, int(delivery.id), consumer)
         return bool(await self._db.write(lambda c: c.execute(sql, args).rowcount))
 
-    async def save_progress(self, delivery: Delivery, progress: dict[str, Any]) -> None:
+    async def save_progress(
+        self, delivery: Delivery, progress: dict[str, Any], writes: TurnWrites | None = None
+    ) -> None:
         encode(progress)
 
         def merge(connection: sqlite3.Connection) -> None:
@@ -209,7 +214,9 @@ class SqliteTurnQueue(TurnQueue):
 
         await self._db.write(merge)
 
-    async def complete(self, delivery: Delivery, consumer: str) -> bool:
+    async def complete(
+        self, delivery: Delivery, consumer: str, writes: TurnWrites | None = None
+    ) -> bool:
         sql = "DELETE FROM turns WHERE id = ? AND owner = ?"
         args = (int(delivery.id), consumer)
         return bool(await self._db.write(lambda c: c.execute(sql, args).rowcount))

@@ -290,13 +290,13 @@ async def _execute(deps: TurnDeps, state: TurnState, call: ToolCall) -> ToolResu
     context = state.require_tool_context()
     strategy = deps.error_recovery_strategy
     attempt = 1
+    handles: list[object] | None = None  # the hooks' handles on this call, once they ran
     while True:
-        ran = False
+        handles = None
 
         async def before_tool(tool: Tool[Any]) -> None:
-            nonlocal ran
-            await _before_tool_hooks(deps, tool, context)
-            ran = True
+            nonlocal handles
+            handles = await _before_tool_hooks(deps, tool, context)
 
         async with deps.tracer.span(
             "agent.tool.execute",
@@ -336,10 +336,12 @@ async def _execute(deps: TurnDeps, state: TurnState, call: ToolCall) -> ToolResu
                 result_for_llm=f"Tool call skipped: {action.message or result.error}",
             )
         break
-    return await _after_tool_hooks(deps, call, result) if ran else result
+    return result if handles is None else await _after_tool_hooks(deps, call, result, handles)
 
 
-async def _before_tool_hooks(deps: TurnDeps, tool: Tool[Any], context: Any) -> None:
+async def _before_tool_hooks(deps: TurnDeps, tool: Tool[Any], context: Any) -> list[object]:
+    """Each hook's ``before_tool``, in order: their handles on the call."""
+    handles: list[object] = []
     for hook in deps.lifecycle_hooks:
         async with deps.tracer.span(
             "agent.hook.before_tool",
@@ -349,11 +351,15 @@ async def _before_tool_hooks(deps: TurnDeps, tool: Tool[Any], context: Any) -> N
             hook=type(hook).__name__,
             tool=tool.name,
         ):
-            await hook.before_tool(tool, context)
+            handles.append(await hook.before_tool(tool, context))
+    return handles
 
 
-async def _after_tool_hooks(deps: TurnDeps, call: ToolCall, result: ToolResult) -> ToolResult:
-    for hook in deps.lifecycle_hooks:
+async def _after_tool_hooks(
+    deps: TurnDeps, call: ToolCall, result: ToolResult, handles: list[object]
+) -> ToolResult:
+    """Each hook's ``after_tool``, given its own ``before_tool``'s handle on the call."""
+    for hook, handle in zip(deps.lifecycle_hooks, handles, strict=True):
         async with deps.tracer.span(
             "agent.hook.after_tool",
             metric="agent.hook.duration",
@@ -362,7 +368,7 @@ async def _after_tool_hooks(deps: TurnDeps, call: ToolCall, result: ToolResult) 
             hook=type(hook).__name__,
             tool=call.name,
         ) as span:
-            replacement = await hook.after_tool(result)
+            replacement = await hook.after_tool(result, handle)
             span.set_attribute("modified_result", replacement is not None)
         if replacement is not None:
             result = replacement

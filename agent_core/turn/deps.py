@@ -1,12 +1,16 @@
 """``TurnDeps``: the agent's collaborators and configuration, as every stage receives them.
 
 A stage is ``stage(deps, state)``: ``TurnDeps`` holds what does not change during a turn
-(frozen), ``TurnState`` what does. The ``Agent`` builds its ``TurnDeps`` once; the stages
-never see the ``Agent`` itself.
+(frozen), ``TurnState`` what does. The ``Agent`` builds its ``TurnDeps`` once, and each turn
+a queue worker runs is handed them bound to that turn's writes (``for_turn``: on Redis its
+conversation store, memory, resolver and approval book read what the turn's start read and
+stage its commit; ``agent_core.state.turn_writes``); the stages never see the ``Agent``
+itself.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +37,7 @@ from agent_core.workflow import WorkflowAgent, WorkflowHandler
 if TYPE_CHECKING:
     from agent_core.approvals.book import ApprovalBook
     from agent_core.audit import AuditLogger
+    from agent_core.state.turn_writes import TurnWrites
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -83,6 +88,17 @@ class TurnDeps:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tracer", Tracer(self.observability_provider))
+
+    def for_turn(self, writes: TurnWrites | None) -> TurnDeps:
+        """These, as the running turn whose writes are ``writes`` uses them: the stores,
+        the resolver and the approval book are their ``for_turn(writes)`` views (the rest,
+        caches included, is shared); these themselves for no writes."""
+        if writes is None:
+            return self
+        view = copy.copy(self)
+        for name in ("conversation_store", "agent_memory", "user_resolver", "approval_book"):
+            object.__setattr__(view, name, getattr(self, name).for_turn(writes))
+        return view
 
     def history_budget(self) -> TokenBudgetFilter | None:
         """The filter that keeps each LLM call within ``config.history_tokens``."""

@@ -35,7 +35,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import aiohttp
 from pydantic import BaseModel, Field, TypeAdapter
@@ -51,6 +51,7 @@ from agent_core.config import UiFeature
 from agent_core.database.file_tables import FileLimits
 from agent_core.feedback import Feedback
 from agent_core.state import MemoryKeyValueStore, MemoryTurnQueue
+from agent_core.state.turn_writes import TurnWrites
 from agent_core.state.turns import Turn as QueuedTurn
 from agent_core.turn.resuming import Resume
 from bots.agents import ServedAgent
@@ -476,6 +477,11 @@ class ConsoleWing:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """Itself: the console's queue is in this process and writes nothing with its
+        records (``writes`` is None)."""
+        return self
 
     # --- the route of each kind ----------------------------------------------------------
 

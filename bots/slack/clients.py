@@ -13,7 +13,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import aiohttp
 from slack_bolt.app.async_app import AsyncApp
@@ -33,6 +33,7 @@ from adapters.slack.tokens import BotTokens
 from agent_core.clock import SYSTEM_CLOCK, Clock
 from agent_core.errors import AgentError
 from agent_core.state import KeyValueStore
+from agent_core.state.turn_writes import TurnWrites, turn_view
 from agent_core.state_factory import State
 from bots.slack.settings import BOT_SCOPES, SlackSettings
 
@@ -125,6 +126,10 @@ class WorkspaceClients:
         self._clients: OrderedDict[str, AsyncWebClient] = OrderedDict()
         self._bots: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
         self._workspaces: set[tuple[str, str]] = set()
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The clients as the running turn finds them (its installations' ``for_turn``)."""
+        return turn_view(turn_view(self, writes, "installation_store"), writes, "tokens")
 
     async def authorize(
         self, team_id: str, enterprise_id: str | None, *, enterprise_install: bool = False

@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import TypeAdapter, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -61,6 +61,7 @@ from adapters.slack.stream import OnApproval, SlackReplyStream
 from adapters.slack.threads import ThreadMembership
 from agent_core.components import NotificationComponent, SourcesComponent, UiComponent
 from agent_core.errors import AgentError, StateUnavailableError
+from agent_core.state.turn_writes import TurnWrites, turn_view
 from agent_core.state.turns import Turn
 from agent_core.turn.resuming import Resume
 from bots.approvals import ResumedTurn
@@ -130,6 +131,15 @@ class SlackWing:
         self.stop_button_after = stop_button_after
         self.flush_chars = flush_chars
         self.stream_interval = stream_interval
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The wing as one running turn uses it: its clients (their installations),
+        places, thread memberships and thread context read (and the transcript marked) as
+        the turn's (``for_turn``)."""
+        view = turn_view(self, writes, "clients")
+        view = turn_view(view, writes, "places")
+        view = turn_view(view, writes, "threads")
+        return turn_view(view, writes, "thread_context")
 
     # --- the route of each kind ----------------------------------------------------------
 

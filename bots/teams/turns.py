@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import TypeAdapter
 
@@ -51,6 +51,7 @@ from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import OnApproval, ReplyOptions, SignInCards, TeamsReplyStream
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.errors import StateUnavailableError
+from agent_core.state.turn_writes import TurnWrites, turn_view
 from agent_core.state.turns import Turn
 from agent_core.turn.resuming import Resume
 from agent_core.users import RequestContext
@@ -110,6 +111,11 @@ class TeamsWing:
         """Schedule commands and scheduled turns (``bots.teams.schedules``), asked first."""
         self.home = home
         """``/home`` (``bots.teams.home``), asked before the agent."""
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The wing as one running turn uses it: its places read as the turn's
+        (``for_turn``)."""
+        return turn_view(self, writes, "places")
 
     # --- the route of each kind ----------------------------------------------------------
 

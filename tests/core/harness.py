@@ -87,7 +87,7 @@ class RecordingHook(LifecycleHook):
     async def before_tool(self, tool: Any, context: Any) -> None:
         self.log(f"{self.name}.before_tool:{tool.name}")
 
-    async def after_tool(self, result: Any) -> Any:
+    async def after_tool(self, result: Any, before: object) -> Any:
         self.log(f"{self.name}.after_tool")
         return None
 

@@ -108,17 +108,37 @@ async def test_registry_supplied_arguments_are_redacted(tmp_path: Path) -> None:
     log = tmp_path / "queries.jsonl"
     hook = QueryLoggingHook(log)
     context = ToolContext(user=USER, conversation_id="c", request_id="r", question="q?")
-    await hook.before_tool(FakeRunSql(), context)
+    handle = await hook.before_tool(FakeRunSql(), context)
     await hook.after_tool(
         ToolResult(
             success=True,
             result_for_llm="1 row",
             metadata={"arguments": {"sql": "SELECT 1", "db": {"password": "hunter2"}}},
-        )
+        ),
+        handle,
     )
     (entry,) = read_log(log)
     assert entry["arguments"] == {"sql": "SELECT 1", "db": {"password": "[REDACTED]"}}
     assert (entry["user_id"], entry["question"]) == (USER.id, "q?")
+
+
+async def test_interleaved_calls_pair_through_their_own_handles(tmp_path: Path) -> None:
+    """Two calls of one task, interleaved (A starts, B starts, B ends, A ends): each
+    ``after_tool`` logs the question of its own ``before_tool``, from the handle the agent
+    hands back, not the latest call's (a per-task slot would log B's for both)."""
+    log = tmp_path / "queries.jsonl"
+    hook = QueryLoggingHook(log)
+    ana = ToolContext(user=USER, conversation_id="c1", request_id="r1", question="ana's?")
+    bo = ToolContext(user=USER, conversation_id="c2", request_id="r2", question="bo's?")
+    first = await hook.before_tool(FakeRunSql(), ana)
+    second = await hook.before_tool(FakeRunSql(), bo)
+    for handle, sql in ((second, "SELECT 'b'"), (first, "SELECT 'a'")):
+        done = ToolResult(
+            success=True, result_for_llm="1 row", metadata={"arguments": {"sql": sql}}
+        )
+        await hook.after_tool(done, handle)
+    logged = [(entry["arguments"]["sql"], entry["question"]) for entry in read_log(log)]
+    assert logged == [("SELECT 'b'", "bo's?"), ("SELECT 'a'", "ana's?")]
 
 
 async def test_concurrent_tool_calls_of_concurrent_turns_keep_their_own_context(

@@ -86,9 +86,14 @@ class Reading:
         await self.redis.echo(f"start-{name}")
         if self.during is not None:
             await self.during(turn)
-        conversation = await self.state.conversations.get_conversation(turn.thread_key, user)
-        identity = await self.state.cache.get(f"identity:{user.id}")
-        hits = await self.state.memory.search_text_memories(
+        conversations = self.state.conversations.for_turn(turn.writes)  # the turn's views
+        cache, memory = (
+            self.state.cache.for_turn(turn.writes),
+            self.state.memory.for_turn(turn.writes),
+        )
+        conversation = await conversations.get_conversation(turn.thread_key, user)
+        identity = await cache.get(f"identity:{user.id}")
+        hits = await memory.search_text_memories(
             "revenue", tool_context(), limit=5, similarity_threshold=0.01
         )
         await self.redis.echo(f"end-{name}")
@@ -98,11 +103,9 @@ class Reading:
             "memories": [hit.memory.content for hit in hits],
         }
         if conversation is None:
-            conversation = await self.state.conversations.create_conversation(
-                turn.thread_key, user, ""
-            )
+            conversation = await conversations.create_conversation(turn.thread_key, user, "")
         conversation.add_message(Message(role="user", content=name))
-        await self.state.conversations.update_conversation(conversation)
+        await conversations.update_conversation(conversation)
 
 
 @pytest.fixture
@@ -208,8 +211,9 @@ async def test_a_key_the_turn_wrote_is_read_again(state: State, redis: Redis) ->
 
     async def write_first(turn: Turn) -> None:
         if turn.payload["name"] == "second":
-            await state.cache.set(f"identity:{ANA.id}", {"groups": ["written"]})
-            await state.memory.save_text_memory("revenue is in euros", tool_context())
+            cache, memory = state.cache.for_turn(turn.writes), state.memory.for_turn(turn.writes)
+            await cache.set(f"identity:{ANA.id}", {"groups": ["written"]})
+            await memory.save_text_memory("revenue is in euros", tool_context())
 
     handler = Reading(state, redis, during=write_first)
     await state.cache.set(f"identity:{ANA.id}", {"groups": ["old"]})
@@ -253,7 +257,8 @@ async def test_a_logs_append_is_written_with_the_turns_completion(
     async def mark(turn: Turn) -> None:
         key, name = f"transcript:{turn.thread_key}", turn.payload["name"]
         await redis.echo(f"start-{name}")
-        seen[name] = await state.cache.append(key, [{"told": name}], keep=3)
+        cache = state.cache.for_turn(turn.writes)
+        seen[name] = await cache.append(key, [{"told": name}], keep=3)
         await redis.echo(f"end-{name}")
         in_redis[name] = await elsewhere.cache.append(key, [], keep=3)
 

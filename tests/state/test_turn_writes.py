@@ -45,7 +45,7 @@ class SavingHandler:
     async def __call__(self, turn: Turn) -> None:
         self.turns.append(turn)
         self.progress_at_start.append(dict(turn.progress))
-        store = self.state.conversations
+        store = self.state.conversations.for_turn(turn.writes)  # the turn's view
         conversation = await store.get_conversation("c1", ANA)
         if conversation is None:
             conversation = await store.create_conversation("c1", ANA, "")
@@ -121,11 +121,13 @@ async def test_a_write_after_the_turn_is_over_is_made_at_once(state: State) -> N
     later: list[asyncio.Task[None]] = []
 
     async def handler(turn: Turn) -> None:
+        store = state.conversations.for_turn(turn.writes)  # the turn's view
+
         async def save_later() -> None:
             await asyncio.sleep(0.05)  # outlives the turn on purpose
-            conversation = await state.conversations.create_conversation("c1", ANA, "")
+            conversation = await store.create_conversation("c1", ANA, "")
             conversation.add_message(Message(role="user", content="after"))
-            await state.conversations.update_conversation(conversation)
+            await store.update_conversation(conversation)
 
         later.append(asyncio.create_task(save_later()))
 
