@@ -121,9 +121,12 @@ class GraphAgent(Agent):
                         for component in handed:
                             yield component
                     else:
-                        async with aclosing(handed) as stage:
-                            async for component in stage:
+                        try:
+                            async for component in handed:
                                 yield component
+                        finally:  # a Stop or a closed stream ends the stage here and now
+                            if isinstance(handed, AsyncGenerator):
+                                await handed.aclose()
                 except Exception as error:  # the node raises it: the graph fails as before
                     handoff.ran(error)
                 else:
