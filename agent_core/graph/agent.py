@@ -121,12 +121,9 @@ class GraphAgent(Agent):
                         for component in handed:
                             yield component
                     else:
-                        try:
-                            async for component in handed:
+                        async with aclosing(handed) as stage:
+                            async for component in stage:
                                 yield component
-                        finally:  # a Stop or a closed stream ends the stage here and now
-                            if isinstance(handed, AsyncGenerator):
-                                await handed.aclose()
                 except Exception as error:  # the node raises it: the graph fails as before
                     handoff.ran(error)
                 else:
