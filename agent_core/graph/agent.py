@@ -105,8 +105,7 @@ class GraphAgent(Agent):
                 yield component
 
     async def _drive(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[UiComponent]:
-        """Run the graph in a task and pass its components on as they happen: each node's
-        stage is pulled here, in the reader's task, as ``Agent`` pulls it."""
+        """Run the graph in a task and pass its components on as they happen."""
         handoff = Handoff()
         run = self._turn_graph.GraphRun(deps, state, handoff, self.checkpointer is not None)
         config = self._turn_graph.run_config(
@@ -115,19 +114,9 @@ class GraphAgent(Agent):
         task = asyncio.create_task(self.graph.ainvoke({}, config))
         task.add_done_callback(handoff.close)
         try:
-            while (handed := await handoff.next()) is not None:
-                try:
-                    if isinstance(handed, list):
-                        for component in handed:
-                            yield component
-                    else:
-                        async with aclosing(handed) as stage:
-                            async for component in stage:
-                                yield component
-                except Exception as error:  # the node raises it: the graph fails as before
-                    handoff.ran(error)
-                else:
-                    handoff.ran()
+            while (component := await handoff.next()) is not None:
+                yield component
+                handoff.taken()
             task.result()
         finally:
             await _stop(task)

@@ -15,8 +15,7 @@ a conditional edge, and ``destinations=`` keeps the drawn graph (``graph.get_gra
 
 The nodes share the agent's ``TurnDeps`` and one live ``TurnState`` through
 ``config["configurable"]`` (a ``GraphRun``; checkpoints keep only primitive configurable
-values, so it is never stored) and hand their components over through the run's
-``Handoff`` (the reader pulls a streaming stage's components itself); the
+values, so it is never stored) and emit components through the run's ``Handoff``; the
 compiled graph itself holds no agent. With a checkpointer each node also writes the turn's
 JSON ``TurnSnapshot`` into the graph state: that is what a checkpoint holds, what
 ``GraphAgent.get_state`` shows and what a resumed turn is rebuilt from.
@@ -83,14 +82,14 @@ class GraphRun:
     checkpointing: bool
 
     async def perform(self, stage: Stage) -> None:
-        """Run ``stage`` on the live turn: a streaming stage is handed to the reader, which
-        pulls its components as it reads; another stage's components are handed over once
-        it has returned them (none: nothing to hand over)."""
+        """Run ``stage`` on the live turn, handing each component over as it exists."""
         produced = stage(self.deps, self.state)
         if isinstance(produced, AsyncIterator):
-            await self.handoff.run(produced)
-        elif components := await produced:
-            await self.handoff.run(components)
+            async for component in produced:
+                await self.handoff.emit(component)
+            return
+        for component in await produced or ():
+            await self.handoff.emit(component)
 
     def record(self) -> GraphTurn | None:
         """The node's state update: the turn's snapshot when checkpointing, else nothing."""
