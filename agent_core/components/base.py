@@ -21,6 +21,8 @@ from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components.simple import SimpleComponent, SimpleTextComponent
 
 _ID_PREFIX = os.urandom(6).hex()
+_VERSIONED = frozenset(("lifecycle", "timestamp"))
+_set_attribute = object.__setattr__
 _id_counter = itertools.count(1)
 
 
@@ -109,20 +111,19 @@ class RichComponent(BaseModel):
     def _version(self, lifecycle: ComponentLifecycle, changes: dict[str, Any]) -> Self:
         cls = type(self)
         fields = cls.__pydantic_fields__
-        if any(name not in fields for name in changes):
-            unknown = sorted(name for name in changes if name not in fields)
+        if not changes.keys() <= fields.keys():
+            unknown = sorted(changes.keys() - fields.keys())
             raise TypeError(f"{cls.__name__} has no field(s) {unknown}")
         # ``model_copy(update=...)`` without its generic copying: every streamed text update
         # and every tool status is one of these
         version = cls.__new__(cls)
-        values = self.__dict__.copy()
-        values.update(changes, lifecycle=lifecycle, timestamp=SYSTEM_CLOCK.now())
-        fields_set = {*self.__pydantic_fields_set__, *changes, "lifecycle", "timestamp"}
-        private, extra = self.__pydantic_private__, self.__pydantic_extra__
-        object.__setattr__(version, "__dict__", values)
-        object.__setattr__(version, "__pydantic_fields_set__", fields_set)
-        object.__setattr__(version, "__pydantic_private__", _own(private))
-        object.__setattr__(version, "__pydantic_extra__", _own(extra))
+        values = {**self.__dict__, **changes, "lifecycle": lifecycle}
+        values["timestamp"] = SYSTEM_CLOCK.now()
+        fields_set = self.__pydantic_fields_set__ | changes.keys() | _VERSIONED
+        _set_attribute(version, "__dict__", values)
+        _set_attribute(version, "__pydantic_fields_set__", fields_set)
+        _set_attribute(version, "__pydantic_private__", _own(self.__pydantic_private__))
+        _set_attribute(version, "__pydantic_extra__", _own(self.__pydantic_extra__))
         return version
 
 
