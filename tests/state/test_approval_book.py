@@ -127,12 +127,12 @@ async def test_each_decision_is_told_once_with_where_it_was_shown() -> None:
 
     told: list[tuple[str, str, dict[str, object] | None]] = []
 
-    async def on_decided(record: ApprovalRecord) -> None:
+    async def show(record: ApprovalRecord) -> None:
         told.append((record.id, record.state, record.message))
         raise RuntimeError("Slack is down")  # logged; the decision stands
 
     book = ApprovalBook(MemoryKeyValueStore())
-    book.listen(on_decided)
+    book.listen(show)
     await book.open(ApprovalRecord.example(id="a-told"))
     await book.note_message("a-told", {"channel": "C1", "ts": "9.0"})
     assert await book.decide("a-told", "approved", by=BO) is not None
