@@ -9,8 +9,10 @@ decided, and queues the turn that resumes::
                         continues it; it is queued on the turn queue, and answered by any
                         process's worker (a ``Resume`` -> agent.send_message)
     any decision this process makes (a click, a Stop, the sweep, a newer message)
-                     -> the channel's ``show(record)`` updates the approval message in
-                        place, where the reply stream noted it (``note``)
+                     -> the book tells its listeners (``listen``: subscribed when built,
+                        until ``stop``; one per channel served here) -> the channel's
+                        ``show(record)`` updates the approval message in place, where the
+                        reply stream noted it (``note``; another channel's is left alone)
     an approval shown (``note``) or decided here
                      -> ``changed(approval_id)``, when the bot gives one: what homes list
                         changed (``bots.home.HomeChanges``); it only notes, never waits
@@ -38,7 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from adapters.approval import ApprovalClick
-from agent_core.approvals.book import KEEP_AFTER, ApprovalBook
+from agent_core.approvals.book import KEEP_AFTER, ApprovalBook, DecisionListener
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.components import ApprovalComponent
 from agent_core.errors import StateUnavailableError, log_failure
@@ -83,6 +85,19 @@ def resume_key(approval_id: str) -> str:
     return f"approval:{approval_id}:resume"
 
 
+def listen(agent: ServedAgent, listener: DecisionListener) -> Callable[[], None]:
+    """Subscribe ``listener`` to the books of the agents served (each book once: profiles
+    may share one); the function returned unsubscribes it from all of them."""
+    books = {id(served.approval_book): served.approval_book for served in agent.served_agents()}
+    unsubscribes = [book.listen(listener) for book in books.values()]
+
+    def unsubscribe() -> None:
+        for each in unsubscribes:
+            each()
+
+    return unsubscribe
+
+
 async def decide(
     agent: ServedAgent,
     context: RequestContext,
@@ -117,11 +132,19 @@ class Approvals:
     >>> agent = Agent(llm_service=ScriptedLlmService(), tool_registry=ToolRegistry(),
     ...               user_resolver=StaticUserResolver(User(id="u")),
     ...               agent_memory=InMemoryAgentMemory())
-    >>> async def show(record): ...
+    >>> import asyncio
+    >>> from agent_core.approvals.record import ApprovalRecord
+    >>> shown = []
+    >>> async def show(record): shown.append(record.id)
     >>> async def resumed(record, hints): ...
     >>> approvals = Approvals(agent, MemoryTurnQueue(), show=show, resumed=resumed)
-    >>> agent.approval_book.on_decided is not None
-    True
+    >>> async def decide(approval_id):
+    ...     await agent.approval_book.open(ApprovalRecord.example(id=approval_id))
+    ...     await approvals.note(approval_id, {"platform": "example"})
+    ...     await agent.approval_book.decide(approval_id, "denied", by=None)
+    >>> asyncio.run(decide("a1")); asyncio.run(approvals.stop()); asyncio.run(decide("a2"))
+    >>> shown  # a2 was decided after ``stop``: no longer shown by this bot
+    ['a1']
     """
 
     def __init__(
@@ -148,16 +171,7 @@ class Approvals:
         self._sweeper: asyncio.Task[None] | None = None
         self.changed = changed
         """Told of each approval shown or decided here (a channel's homes; see above)."""
-        for book in self.books:
-            book.on_decided = self._decided
-
-    @property
-    def books(self) -> list[ApprovalBook]:
-        """The books of the agents served (one per agent; they share the state store)."""
-        found: dict[int, ApprovalBook] = {}
-        for served in self.agent.served_agents():
-            found.setdefault(id(served.approval_book), served.approval_book)
-        return list(found.values())
+        self._unlisten: Callable[[], None] | None = listen(agent, self._decided)
 
     async def note(self, approval_id: str, where: dict[str, Any]) -> None:
         """Where a reply stream showed an approval (its decision updates it there)."""
@@ -218,12 +232,17 @@ class Approvals:
 
     def start(self) -> None:
         """Start the expiry sweep of this process (every process may run one: each expiry
-        is decided once)."""
+        is decided once), and show decisions again after a ``stop``."""
+        if self._unlisten is None:
+            self._unlisten = listen(self.agent, self._decided)
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="approval-sweep")
 
     async def stop(self) -> None:
-        """Stop the expiry sweep."""
+        """Stop the expiry sweep and showing decisions (the books forget ``_decided``)."""
+        unlisten, self._unlisten = self._unlisten, None
+        if unlisten is not None:
+            unlisten()
         sweeper, self._sweeper = self._sweeper, None
         if sweeper is not None:
             sweeper.cancel()

@@ -28,6 +28,7 @@ decide, so a home never scans the book), and ``ask_once`` approvals remembered.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 from collections.abc import Awaitable, Callable
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-OnDecided = Callable[[ApprovalRecord], Awaitable[None]]
+DecisionListener = Callable[[ApprovalRecord], Awaitable[None]]
 """Told of each decision this process made (the record, decided, with where it was shown)."""
 
 KEEP_AFTER = 7 * 24 * 3600.0
@@ -94,10 +95,12 @@ class ApprovalBook:
     """The approvals of every conversation; see the module docstring.
 
     ``store`` is the state store (``None``: one in this process, made on first use);
-    ``clock`` is injectable so tests move time instead of waiting. ``on_decided`` hears of
-    each decision this process made (a click, a Stop, an expiry, a newer message), with the
-    record and where a channel showed it: the channel updates that message in place; its
-    failure is logged, never undoes the decision.
+    ``clock`` is injectable so tests move time instead of waiting. The listeners
+    (``listen``) hear of each decision this process made (a click, a Stop, an expiry, a
+    newer message), with the record and where a channel showed it: a channel updates that
+    message in place. The agent's book is made before any channel serves it, and a
+    decision may come from inside the agent (a newer message), so channels subscribe; a
+    process serving one agent on two channels has two listeners.
 
     >>> ApprovalBook(clock=lambda: 42.0).clock()
     42.0
@@ -108,11 +111,11 @@ class ApprovalBook:
         store: KeyValueStore | None = None,
         *,
         clock: Callable[[], float] = SYSTEM_CLOCK.now,
-        on_decided: OnDecided | None = None,
     ) -> None:
         self._store = store
         self.clock = clock
-        self.on_decided = on_decided
+        self._listeners: list[DecisionListener] = []
+        """Shared with every ``for_turn`` view (the same list: a later ``listen`` reaches them)."""
 
     @property
     def store(self) -> KeyValueStore:
@@ -122,8 +125,28 @@ class ApprovalBook:
             self._store = MemoryKeyValueStore(max_entries=10_000)
         return self._store
 
+    def listen(self, listener: DecisionListener) -> Callable[[], None]:
+        """Tell ``listener`` of each decision made through this book (or a ``for_turn`` view
+        of it) from now on, after the listeners subscribed before it; its failure is logged,
+        never undoes the decision nor keeps the others from hearing. Returns the function
+        that unsubscribes it (a second call does nothing).
+
+        >>> book = ApprovalBook()
+        >>> async def show(record): ...
+        >>> unsubscribe = book.listen(show)
+        >>> unsubscribe(); unsubscribe()
+        """
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
     def for_turn(self, writes: TurnWrites | None) -> Self:
-        """The book as the running turn uses it (its store's ``for_turn``)."""
+        """The book as the running turn uses it (its store's ``for_turn``; the same
+        listeners)."""
         bound = self.store.for_turn(writes)
         if bound is self._store:
             return self
@@ -223,9 +246,9 @@ class ApprovalBook:
             self._key(approval_id, "decision"), decision, ttl=self._ttl(record)
         ):
             return None
-        if self.on_decided is not None:
+        for listener in list(self._listeners):  # one may unsubscribe while told
             try:
-                await self.on_decided(decided)
+                await listener(decided)
             except Exception as error:  # the decision stands; its message stays as it was
                 log.warning("approval %s: its message was not updated (%s)", decided.id, error)
         return decided

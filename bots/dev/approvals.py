@@ -17,7 +17,8 @@ the card's ``Action.Execute``) is ``POST /api/approvals``, answered as a turn of
                  thread, as the asker
 
 A decision made while another turn runs (a newer message supersedes a pending approval)
-updates both messages through that turn's feed. The console runs no expiry sweep: an
+updates both messages through that turn's feed: the console listens to the agent's book
+(``bots.approvals.listen``) from its start to its ``close``. The console runs no expiry sweep: an
 approval whose time is up expires at its next click (and the turn then goes on).
 """
 
@@ -40,6 +41,7 @@ from adapters.slack.sources import show_privately
 from adapters.teams.activities import ConversationRef
 from adapters.teams.approval import update_approval as update_teams
 from agent_core.approvals.record import ApprovalRecord
+from bots.approvals import listen
 from bots.dev.events import TurnFeed
 from bots.dev.identity import CHANNEL_IDS, Persona
 
@@ -130,8 +132,11 @@ class ConsoleApprovals:
         self.shown: OrderedDict[str, Shown] = OrderedDict()
         self.clicking: dict[str, TurnFeed] = {}
         """The feed of the click deciding an approval now (its updates go there)."""
-        for served in console.agent.served_agents():
-            served.approval_book.on_decided = self._decided
+        self._unlisten = listen(console.agent, self._decided)
+
+    def close(self) -> None:
+        """Hear of no more decisions (the console closes)."""
+        self._unlisten()
 
     def noting(self, channel: str, base_url: str) -> OnApproval:
         """The ``on_approval`` of one channel's reply stream."""

@@ -208,6 +208,7 @@ class Console:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self.approvals.close()
         if self.http is not None:
             await self.http.close()
             self.http = None

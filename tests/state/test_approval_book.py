@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from agent_core.approvals import ApprovalBook, ApprovalRecord
+from agent_core.approvals.book import DecisionListener
 from agent_core.errors import StateUnavailableError
 from agent_core.state import RedisKeyValueStore, SqliteKeyValueStore, connect_redis
 from agent_core.state.testing import RedisServer, redis_available
+from agent_core.state.turn_writes import TurnWrites
 from agent_core.users import User
 
 BO = User(id="bo", username="Bo")
@@ -125,17 +127,95 @@ async def test_each_decision_is_told_once_with_where_it_was_shown() -> None:
 
     told: list[tuple[str, str, dict[str, object] | None]] = []
 
-    async def on_decided(record: ApprovalRecord) -> None:
+    async def show(record: ApprovalRecord) -> None:
         told.append((record.id, record.state, record.message))
         raise RuntimeError("Slack is down")  # logged; the decision stands
 
-    book = ApprovalBook(MemoryKeyValueStore(), on_decided=on_decided)
+    book = ApprovalBook(MemoryKeyValueStore())
+    book.listen(show)
     await book.open(ApprovalRecord.example(id="a-told"))
     await book.note_message("a-told", {"channel": "C1", "ts": "9.0"})
     assert await book.decide("a-told", "approved", by=BO) is not None
     assert await book.decide("a-told", "denied", by=BO) is None
     assert told == [("a-told", "approved", {"channel": "C1", "ts": "9.0"})]
     assert (await book.get("a-told")).state == "approved"  # type: ignore[union-attr]
+
+
+async def test_every_listener_is_told_in_the_order_subscribed_even_after_one_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One agent served on two channels in one process: each channel's listener hears each
+    decision (a failing one is logged; the next is still told, the decision stands)."""
+    told: list[str] = []
+
+    def listener(name: str, *, fails: bool = False) -> DecisionListener:
+        async def hear(record: ApprovalRecord) -> None:
+            told.append(f"{name}:{record.id}")
+            if fails:
+                raise RuntimeError(f"{name} is down")
+
+        return hear
+
+    book = ApprovalBook()
+    book.listen(listener("slack", fails=True))
+    book.listen(listener("teams"))
+    book.listen(listener("console"))
+    await book.open(ApprovalRecord.example(id="a-many"))
+    assert await book.decide("a-many", "denied", by=BO) is not None
+    assert told == ["slack:a-many", "teams:a-many", "console:a-many"]
+    assert "slack is down" in caplog.text
+    assert (await book.get("a-many")).state == "denied"  # type: ignore[union-attr]
+
+
+async def test_an_unsubscribed_listener_is_told_no_more() -> None:
+    told: list[str] = []
+
+    async def first(record: ApprovalRecord) -> None:
+        told.append(f"first:{record.id}")
+
+    async def second(record: ApprovalRecord) -> None:
+        told.append(f"second:{record.id}")
+
+    book = ApprovalBook()
+    unsubscribe = book.listen(first)
+    book.listen(second)
+    for approval_id in ("a-before", "a-after"):
+        await book.open(ApprovalRecord.example(id=approval_id))
+    await book.decide("a-before", "approved", by=BO)
+    unsubscribe()
+    unsubscribe()  # a second call does nothing
+    await book.decide("a-after", "approved", by=BO)
+    assert told == ["first:a-before", "second:a-before", "second:a-after"]
+
+
+async def test_a_turns_view_of_the_book_shares_its_listeners(
+    redis_url: str, key_prefix: str
+) -> None:
+    """A turn decides through its view (``for_turn``: a newer message cancels a pending
+    approval); a channel that subscribed after the view was made still hears it, and one
+    subscribed through the view hears the book's decisions."""
+    client = connect_redis(redis_url)
+    book = ApprovalBook(RedisKeyValueStore(client, key_prefix=key_prefix))
+    view = book.for_turn(TurnWrites(client))
+    told: list[str] = []
+
+    async def channel(record: ApprovalRecord) -> None:
+        told.append(f"channel:{record.id}")
+
+    async def console(record: ApprovalRecord) -> None:
+        told.append(f"console:{record.id}")
+
+    try:
+        assert view is not book
+        book.listen(channel)
+        view.listen(console)
+        for approval_id in ("a-view", "a-book"):
+            await book.open(ApprovalRecord.example(id=approval_id))
+        assert await view.decide("a-view", "cancelled", by=BO) is not None
+        assert await book.decide("a-book", "approved", by=BO) is not None
+        assert told == ["channel:a-view", "console:a-view", "channel:a-book", "console:a-book"]
+    finally:
+        await client.aclose()
 
 
 async def test_each_channel_sweeps_its_own_approvals_on_one_shared_store(
