@@ -78,7 +78,7 @@ class Persona(BaseModel):
 
     def conversation_id(self, thread_id: str) -> str:
         """The agent's conversation key: one per console thread, like a Slack thread key."""
-        return f"console:{WORKSPACE_ID}:{self.channel_id}:{thread_id}"
+        return conversation_key(self.channel_id, thread_id)
 
     def request_context(self, thread_id: str) -> RequestContext:
         """The metadata every channel fills (``agent_core.channel``), plus the chosen groups."""
@@ -96,6 +96,15 @@ class Persona(BaseModel):
                 console_email=self.email,
             ),
         )
+
+
+def conversation_key(channel_id: str, thread_id: str) -> str:
+    """The agent's conversation key of a console thread in ``channel_id``.
+
+    >>> conversation_key("D0CONSOLE", "1.0")
+    'console:local:D0CONSOLE:1.0'
+    """
+    return f"console:{WORKSPACE_ID}:{channel_id}:{thread_id}"
 
 
 class ConsoleUserResolver(UserResolver):

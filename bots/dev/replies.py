@@ -11,7 +11,7 @@ A failing adapter call is shown in its pane; the turn goes on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
@@ -76,11 +76,15 @@ def component_json(component: UiComponent) -> dict[str, Any]:
 class BothChannels:
     """The console's ``ReplyStream``: each component in the developer pane, then through the
     Slack and the Teams adapters (a failing adapter is shown in its pane; the turn goes on).
-    ``Turn`` is the page's (``bots.dev.turns.Turn``): its persona, thread and feed."""
+    ``Turn`` is the page's (``bots.dev.turns.Turn``): its persona, thread and feed; ``first``
+    is shown as the stream opens (a scheduled run's marker)."""
 
-    def __init__(self, console: Channels, turn: Any, stop: Stop) -> None:
+    def __init__(
+        self, console: Channels, turn: Any, stop: Stop, first: Sequence[UiComponent] = ()
+    ) -> None:
         self.console = console
         self.turn = turn
+        self.first = first
         self.tokens = (
             console.slack.open(turn.feed),
             console.teams.open(turn.feed, private_to=turn.persona.user_id),
@@ -136,6 +140,8 @@ class BothChannels:
     async def __aenter__(self) -> Self:
         await self.teams.__aenter__()
         await self.slack.__aenter__()
+        for component in self.first:
+            await self.handle(component)
         return self
 
     async def __aexit__(

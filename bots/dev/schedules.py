@@ -1,19 +1,24 @@
 """Schedules in the console: the commands typed in it, the runs at their times, and "Run now".
 
 The console's schedules live in this process (``MemoryScheduleStore``) and run through the
-console's own turn host, like any question: a run is a page turn shown in both panes, the
-marker first. ``GET /api/schedules`` lists them; ``POST /api/schedules/{id}/fire`` runs the
-next occurrence now (``ScheduleDispatcher.fire_now``: it does not run again at its time) and
-streams it to the page like an answer. The owner's time zone is the browser's.
+console's own turn host, like any question. A run is ``bots.schedules.run`` (the same for
+every channel) and this is its console ``RunChannel``: a page turn shown in both panes, the
+marker first in the answer. ``GET /api/schedules`` lists the schedules;
+``POST /api/schedules/{id}/fire`` runs the next occurrence now
+(``ScheduleDispatcher.fire_now``: it does not run again at its time) and streams it to the
+page like an answer. The owner's time zone is the browser's.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from adapters.reach import Person
 from adapters.stream import ReplyStream
+from agent_core.channel import ChannelMetadata
 from agent_core.clock import instant
 from agent_core.components import NotificationComponent, UiComponent
 from agent_core.schedules.commands import parse_command
@@ -25,11 +30,13 @@ from agent_core.schedules.store_memory import MemoryScheduleStore
 from agent_core.schedules.wording import when
 from agent_core.state.turns import Turn as QueuedTurn
 from agent_core.state.turns import TurnQueue
+from agent_core.users import RequestContext
 from bots.agents import ServedAgent
-from bots.dev.identity import Persona
-from bots.schedules.checks import ChannelChecks, owner_context
+from bots.dev.identity import Persona, conversation_key
+from bots.dev.slots import NoSlot
+from bots.schedules.run import RunSlot, ScheduledRun
 from bots.schedules.service import BotSchedules
-from bots.turns import Answering, Outcome, Slot, Stop
+from bots.turns import Answering, Outcome, Route, Slot, Stop
 
 
 class PageTurn(Protocol):
@@ -61,16 +68,14 @@ class Page(Protocol):
 
     def ended(self, turn: Any, state: Any, error: BaseException | None = None) -> None: ...
 
-    def reply(self, turn: Any, stop: Stop) -> ReplyStream:
-        """The turn's reply stream: the developer pane and both channels."""
+    def reply(self, turn: Any, stop: Stop, first: Sequence[UiComponent] = ()) -> ReplyStream:
+        """The turn's reply stream: the developer pane and both channels, ``first`` shown
+        as it opens."""
         ...
 
     async def show(self, turn: Any, component: UiComponent) -> None:
         """One component in the turn's panes, outside any answer."""
         ...
-
-    @property
-    def no_slot(self) -> Slot: ...
 
 
 class ConsoleState:
@@ -91,13 +96,15 @@ class ConsoleSchedules:
     {}
     """
 
+    platform = "console"
+
     def __init__(self, console: Page, settings: ScheduleSettings | None = None) -> None:
         self.console = console
         self.schedules = BotSchedules(ConsoleState(console.queue), console.agent, settings)
         self.fired: dict[str, PageTurn] = {}
         """Page turns waiting for the run the page asked for (by schedule id)."""
-        self._pages: dict[str, PageTurn] = {}
-        """The page turn of each scheduled turn the host runs (by the host's turn id)."""
+        self.run: ScheduledRun[PageSlot] = ScheduledRun(self.schedules, self)
+        """A scheduled run (``bots.schedules.run``), through the console."""
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -170,55 +177,74 @@ class ConsoleSchedules:
         thread = str(reference.get("thread_id") or os.urandom(4).hex())
         return self.console.page_turn(persona, thread, schedule.question, base_url)
 
-    # --- scheduled turns ----------------------------------------------------------------------
+    # --- scheduled runs (``bots.schedules.run``: this is the console's ``RunChannel``) -------
 
-    async def slot(self, turn: QueuedTurn, occurrence: Occurrence) -> Slot | None:
+    def route(self, occurrence: Occurrence) -> Route:
+        """The run's turn, and its page told when it ends (nothing posted: done)."""
+        run, console = self.run, self.console
+
+        async def answer(turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            assert isinstance(slot, RunSlot)
+            page = slot.inner.page
+            answering = await run.answer(turn, slot, stop)
+            if isinstance(answering, str):
+                console.ended(page, "done")
+                return answering
+            kept = answering.done
+
+            async def done(outcome: Outcome) -> None:
+                if kept is not None:
+                    await kept(outcome)
+                console.ended(page, "done" if outcome == "completed" else "error")
+
+            return replace(answering, done=done)
+
+        return Route(lambda turn: run.slot(turn, occurrence), answer)
+
+    async def slot(self, turn: QueuedTurn, schedule: Schedule) -> PageSlot:
         """The page turn a scheduled run shows in (the one "Run now" opened, or a new one)."""
-        schedule = await self.schedules.store.get(occurrence.schedule_id)
-        if schedule is None:
-            return None
         page = self.fired.pop(schedule.id, None)
         if page is None:
             page = self._page_for(schedule, self.console.base_url)
         page.queued_id = turn.id
-        self._pages[turn.id] = page
-        return self.console.no_slot
+        return PageSlot(page)
 
-    async def answer(
-        self, turn: QueuedTurn, occurrence: Occurrence, stop: Stop
-    ) -> Answering | Outcome:
-        page = self._pages.pop(turn.id)
-        runner = self.schedules.runner
-        schedule = await self.schedules.store.get(occurrence.schedule_id)
-        step = await runner.prepare(turn, occurrence, schedule, self._checks(page))
-        if isinstance(step, str):
-            await runner.finished(turn, occurrence, step, schedule)
-            self.console.ended(page, "done")
-            return "completed"
-        assert schedule is not None
-        context = owner_context(schedule, thread_id=page.thread_id, turn_id=page.id)
-        posted = "alert fired" if schedule.alert is not None else "posted"
+    async def alone(self, run: RunSlot[PageSlot]) -> bool:
+        """Never: a console run answers in its place, the persona's place shared or not (as
+        it always has; the console applies no policy to schedules' places)."""
+        return False
 
-        async def done(outcome: Outcome) -> None:
-            kept = posted if outcome == "completed" else outcome
-            await runner.finished(turn, occurrence, kept, schedule)
-            self.console.ended(page, "done" if outcome == "completed" else "error")
+    async def post_marker(
+        self, turn: QueuedTurn, run: RunSlot[PageSlot], marker: UiComponent, *, alone: bool
+    ) -> ChannelMetadata:
+        """The marker leads the answer, in the same message of each pane (the page turn is
+        the run's own: a re-run opens a new one); the context is the page turn's."""
+        page = run.inner.page
+        run.inner.marker = marker
+        return {"thread_id": page.thread_id, "turn_id": page.id}
 
-        return Answering(
-            context,
-            step.prompt,
-            self.console.reply(page, stop),
-            conversation_id=page.conversation_id,
-            shown_first=[step.marker_component()],
-            done=done,
-        )
+    async def reply(self, turn: QueuedTurn, run: RunSlot[PageSlot], stop: Stop) -> ReplyStream:
+        """Both panes of the page turn, the marker first."""
+        slot = run.inner
+        marked = () if slot.marker is None else (slot.marker,)
+        return self.console.reply(slot.page, stop, first=marked)
 
-    def _checks(self, page: PageTurn) -> ChannelChecks:
-        async def person(schedule: Schedule) -> Person:
-            return Person("active")  # the console's personas never leave
+    def conversation_id(self, context: RequestContext) -> str:
+        metadata = context.metadata
+        return conversation_key(str(metadata["channel_id"]), str(metadata["thread_id"]))
 
-        async def notify(schedule: Schedule, text: str, audience: Audience) -> None:
-            notice = NotificationComponent(message=text, level="warning")
-            await self.console.show(page, UiComponent(rich_component=notice))
+    async def person(self, run: RunSlot[PageSlot]) -> Person:
+        return Person("active")  # the console's personas never leave
 
-        return ChannelChecks(self.schedules.access, person, notify)
+    async def tell(self, run: RunSlot[PageSlot], text: str, audience: Audience) -> None:
+        """A warning in the run's page turn (to the owner and the admins alike)."""
+        notice = NotificationComponent(message=text, level="warning")
+        await self.console.show(run.inner.page, UiComponent(rich_component=notice))
+
+
+@dataclass
+class PageSlot(NoSlot):
+    """A scheduled run's slot in the console: its page turn, and the marker it shows first."""
+
+    page: PageTurn
+    marker: UiComponent | None = None

@@ -34,6 +34,7 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, Self
 
@@ -62,6 +63,7 @@ from bots.dev.identity import Persona
 from bots.dev.replies import BothChannels
 from bots.dev.schedules import ConsoleSchedules
 from bots.dev.slack_view import TEAM_ID, SlackView
+from bots.dev.slots import NoSlot
 from bots.dev.teams_view import TeamsView
 from bots.dev.turnlog import TurnRecord, UsageMeter
 from bots.dev.uploads import ConsoleUploads
@@ -258,8 +260,8 @@ class Console:
         self._started(turn)
         return turn
 
-    def reply(self, turn: Turn, stop: Stop) -> BothChannels:
-        return BothChannels(self, turn, stop)
+    def reply(self, turn: Turn, stop: Stop, first: Sequence[UiComponent] = ()) -> BothChannels:
+        return BothChannels(self, turn, stop, first)
 
     async def show(self, turn: Turn, component: UiComponent) -> None:
         """One component in the turn's panes, outside any answer (a schedule command's
@@ -271,10 +273,6 @@ class Console:
         async with BothChannels(self, turn, no_stop) as reply:
             await reply.handle(component)
             await reply.finish()
-
-    @property
-    def no_slot(self) -> Slot:
-        return NO_SLOT
 
     def _forget_old_turns(self) -> None:
         finished = [t for t in self.turns.values() if t.state != "running"]
@@ -505,12 +503,7 @@ class ConsoleWing:
         return None  # the console shows no workflows (its kinds have none)
 
     def scheduled(self, run: Occurrence) -> Route:
-        schedules = self.console.schedules
-
-        async def answer(turn: QueuedTurn, slot: Slot, stop: Stop) -> Answering | Outcome:
-            return await schedules.answer(turn, run, stop)
-
-        return Route(lambda turn: schedules.slot(turn, run), answer)
+        return self.console.schedules.route(run)
 
     def removed(self, notice: RemovedNotice) -> None:
         return None  # never queued here (its kinds have none)
@@ -524,7 +517,7 @@ class ConsoleWing:
         if found.stop_requested:  # stopped (the page went away) before it started
             self.console.ended(found, "stopped")
             return None
-        return _NoSlot()
+        return NoSlot()
 
     async def _question(self, turn: QueuedTurn, page: Turn, stop: Stop) -> Answering | Outcome:
         console = self.console
@@ -574,19 +567,3 @@ class ConsoleWing:
 def _told(text: str) -> UiComponent:
     """One line everyone in the place reads."""
     return UiComponent.of(NotificationComponent(message=text, level="info"), text)
-
-
-class _NoSlot:
-    """The console keeps no answer across runs (its queue is in memory)."""
-
-    unrecorded = False
-    current = None
-
-    async def record_again(self) -> bool:
-        return True
-
-    async def settle(self, text: str) -> None:
-        return None
-
-
-NO_SLOT = _NoSlot()

@@ -103,7 +103,7 @@ class RunChannel(Protocol[S]):
     ) -> ChannelMetadata:
         """Post ``marker`` before the answer (once: a re-run finds it; none when the answer
         goes to the owner ``alone``); what the run's context changes (where the answer
-        goes). Raises ``MarkerRefused``."""
+        goes; the turn it belongs to, when not the run's own). Raises ``MarkerRefused``."""
         ...
 
     async def reply(self, turn: Turn, run: RunSlot[S], stop: Stop) -> ReplyStream:
@@ -162,7 +162,7 @@ class ScheduledRun(Generic[S]):
                 turn, occurrence, schedule, checks, failure=refused.failure, gone=refused.gone
             )
             return "dropped"
-        where["turn_id"] = turn.id
+        where.setdefault("turn_id", turn.id)
         context = owner_context(schedule, **where)
         return Answering(
             context,
