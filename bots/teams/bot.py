@@ -294,7 +294,7 @@ class TeamsBot:
         try:
             return await handler(activity, wire)
         except StateUnavailableError as error:
-            return self._unavailable(wire, error)
+            return self._unavailable(activity, wire, error)
         except Exception as error:
             log_failure(logger, error, f"teams: a {kind} activity")
             self.metrics.dropped.labels(reason="failed").inc()
@@ -324,7 +324,7 @@ class TeamsBot:
     async def _on_invoke(self, activity: Activity, wire: Wire) -> Answer:
         """An invoke the bot does not offer is acknowledged (never a 5xx)."""
         if self.sso is not None and activity.name in SIGN_IN_INVOKES:
-            return await self.sso.invoke(wire)
+            return await self.sso.invoke(activity, wire)
         if (feedback := feedback_of(wire)) is not None:
             if await self._first_delivery(wire):
                 await self._record(wire, feedback)
@@ -337,7 +337,7 @@ class TeamsBot:
         if (approval_id := approval_refresh_of(wire)) is not None:
             return await self._refresh_approval(wire, approval_id)
         if is_home_refresh(wire):
-            return 200, await self.home.refreshed(wire)
+            return 200, await self.home.refreshed(activity)
         if (turn_id := stop_request_of(wire)) is not None:
             await self.turns.request_stop(turn_id, by=asker_id(wire))
             return 200, card_action_response("Stopping.")
@@ -345,7 +345,7 @@ class TeamsBot:
             await self._accept(activity, wire, text)
             return 200, card_action_response()
         if (answer := consent_answer_of(wire)) is not None:
-            await self._answer_file_consent(wire, answer)
+            await self._answer_file_consent(activity, wire, answer)
         return DONE
 
     async def _on_approval(self, activity: Wire, click: ApprovalClick) -> Answer:
@@ -433,12 +433,12 @@ class TeamsBot:
         reaction = "like" if feedback.positive else "dislike"
         self.metrics.feedback.labels(reaction=reaction).inc()
 
-    def _unavailable(self, activity: Wire, error: StateUnavailableError) -> Answer:
+    def _unavailable(self, activity: Activity, wire: Wire, error: StateUnavailableError) -> Answer:
         """The state is down: Teams still gets its answer (no endless redelivery), the user
         is told plainly (an invoke in its response, a message by a reply)."""
-        logger.warning("teams: could not accept a %s activity (%s)", activity.get("type"), error)
-        tell = self.runtime.tell_unavailable(delivery_key(activity))  # a redelivery: told once
-        if activity.get("type") == "invoke":
+        logger.warning("teams: could not accept a %s activity (%s)", activity.type, error)
+        tell = self.runtime.tell_unavailable(delivery_key(wire))  # a redelivery: told once
+        if activity.type == "invoke":
             return 200, card_action_response(UNAVAILABLE)
         if tell:
             self.turns.background(self._tell_unavailable(ConversationRef.from_activity(activity)))
@@ -459,10 +459,12 @@ class TeamsBot:
         logger.info("teams: dropped a redelivered activity %s", activity.get("id"))
         return False
 
-    async def _answer_file_consent(self, activity: Wire, answer: ConsentAnswer) -> None:
+    async def _answer_file_consent(
+        self, activity: Activity, wire: Wire, answer: ConsentAnswer
+    ) -> None:
         """The user answered a file consent card: on accept, upload in the background and
         show the file; the offer is used up either way."""
-        offered = await self.file_offers.take(activity, answer)
+        offered = await self.file_offers.take(wire, answer)
         url = self.file_offers.upload_url(answer)
         if answer.accepted and offered is not None and url and answer.upload_info:
             ref = ConversationRef.from_activity(activity)

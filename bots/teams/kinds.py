@@ -44,8 +44,8 @@ class TeamsWhere(BaseModel):
     """Where a resumed approval's turn replies: the conversation (``ConversationRef``'s
     record), the approval card's activity, and the asker's context when they asked.
 
-    >>> ref = ConversationRef.from_activity({"serviceUrl": "https://smba/",
-    ...                                      "conversation": {"id": "19:c"}})
+    >>> ref = ConversationRef.from_activity(Activity.model_validate({"type": "message",
+    ...     "serviceUrl": "https://smba/", "from": {"id": "29:1"}, "conversation": {"id": "19:c"}}))
     >>> where = TeamsWhere(ref=ref.to_record(), reply_to="m1", context={"user_id": "aad-1"})
     >>> where.reference.conversation_id, where.reference.activity_id
     ('19:c', 'm1')
