@@ -7,9 +7,11 @@ already parsed, a Microsoft 365 Agents SDK host could pass ``activity.model_dump
 
 Identity fields come only from the signed delivery (the activity the channel posted, whose
 ``serviceUrl`` the JWT vouches for), never from the message text. ``request_context`` reads
-the activity through the pydantic models of ``adapters.teams.payloads``: an activity of the
-wrong shape raises ``MalformedPayload`` (a ``ValueError``); the small readers (``tenant_id``,
-``thread_key``...) never raise, whatever they are given::
+the activity through the pydantic models of ``adapters.teams.payloads``: the model checked at
+ingress as it is (``tenant_of``, ``conversation_type_of`` read it), or a wire form checked
+first, which raises ``MalformedPayload`` (a ``ValueError``) when it has the wrong shape; the
+small readers of the wire form (``tenant_id``, ``thread_key``...) never raise, whatever they
+are given::
 
     >>> activity = {"type": "message", "text": "<at>Threadline</at> hi", "serviceUrl": "https://s/",
     ...     "from": {"id": "29:1", "aadObjectId": "aad-1", "name": "Ana"},
