@@ -4,10 +4,11 @@ AI-generated label with citations, and the feedback loop.
 A ``ConversationRef`` is what a turn saves from the inbound activity to reply later, from a
 background task, without holding on to the request::
 
-    >>> ref = ConversationRef.from_activity({
+    >>> from adapters.teams.payloads import Activity as Inbound
+    >>> ref = ConversationRef.from_activity(Inbound.model_validate({"type": "message",
     ...     "id": "1", "serviceUrl": "https://smba/", "channelId": "msteams",
     ...     "from": {"id": "29:u"}, "recipient": {"id": "28:b"},
-    ...     "conversation": {"id": "a:1", "conversationType": "personal", "tenantId": "t"}})
+    ...     "conversation": {"id": "a:1", "conversationType": "personal", "tenantId": "t"}}))
     >>> stream_chunk(ref, "s1", "Hel", 2)["entities"]
     [{'type': 'streaminfo', 'streamId': 's1', 'streamType': 'streaming', 'streamSequence': 2}]
 """
@@ -20,8 +21,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from adapters.teams import elements
-from adapters.teams.context import Wire, conversation_type, tenant_id
+from adapters.teams.context import conversation_type_of, tenant_of
 from adapters.teams.escape import escape_message
+from adapters.teams.payloads import Account
+from adapters.teams.payloads import Activity as Inbound
 from agent_core.components import Source
 
 Activity = dict[str, Any]
@@ -91,10 +94,11 @@ def citation_markers(first: int, count: int) -> str:
     return "Sources: " + " ".join(f"[{n}]" for n in numbers) if numbers else ""
 
 
-def _account(value: object) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
+def _account(account: Account | None) -> dict[str, Any]:
+    if account is None:
         return {}
-    return {k: v for k, v in value.items() if k in ("id", "name", "aadObjectId", "role")}
+    wire = account.model_dump(mode="json", exclude_unset=True)
+    return {k: v for k, v in wire.items() if k in ("id", "name", "aadObjectId", "role")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,19 +122,19 @@ class ConversationRef:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_activity(cls, activity: Wire) -> ConversationRef:
-        conversation = activity.get("conversation")
-        conversation_id = conversation.get("id", "") if isinstance(conversation, Mapping) else ""
-        locale = activity.get("locale")
+    def from_activity(cls, activity: Inbound) -> ConversationRef:
+        """The reference of a checked activity (the model ``read_activity`` returns)."""
+        extra = activity.model_extra or {}
+        locale = extra.get("locale")
         return cls(
-            service_url=str(activity.get("serviceUrl") or ""),
-            conversation_id=str(conversation_id),
-            activity_id=activity.get("id") if isinstance(activity.get("id"), str) else None,
-            bot=_account(activity.get("recipient")),
-            user=_account(activity.get("from")),
-            tenant_id=tenant_id(activity),
-            conversation_type=conversation_type(activity),
-            channel_id=str(activity.get("channelId") or "msteams"),
+            service_url=activity.serviceUrl,
+            conversation_id=activity.conversation.id,
+            activity_id=activity.id,
+            bot=_account(activity.recipient),
+            user=_account(activity.sender),
+            tenant_id=tenant_of(activity),
+            conversation_type=conversation_type_of(activity),
+            channel_id=str(extra.get("channelId") or "msteams"),
             locale=locale if isinstance(locale, str) else None,
         )
 

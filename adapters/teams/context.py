@@ -7,9 +7,11 @@ already parsed, a Microsoft 365 Agents SDK host could pass ``activity.model_dump
 
 Identity fields come only from the signed delivery (the activity the channel posted, whose
 ``serviceUrl`` the JWT vouches for), never from the message text. ``request_context`` reads
-the activity through the pydantic models of ``adapters.teams.payloads``: an activity of the
-wrong shape raises ``MalformedPayload`` (a ``ValueError``); the small readers (``tenant_id``,
-``thread_key``...) never raise, whatever they are given::
+the activity through the pydantic models of ``adapters.teams.payloads``: the model checked at
+ingress as it is (``tenant_of``, ``conversation_type_of`` read it), or a wire form checked
+first, which raises ``MalformedPayload`` (a ``ValueError``) when it has the wrong shape; the
+small readers of the wire form (``tenant_id``, ``thread_key``...) never raise, whatever they
+are given::
 
     >>> activity = {"type": "message", "text": "<at>Threadline</at> hi", "serviceUrl": "https://s/",
     ...     "from": {"id": "29:1", "aadObjectId": "aad-1", "name": "Ana"},
@@ -90,16 +92,32 @@ def _text_of(value: object) -> str:
 
 def tenant_id(activity: Wire) -> str:
     """The Microsoft Entra tenant: ``conversation.tenantId``, else ``channelData.tenant.id``."""
-    tenant = _text_of(_section(activity, "conversation").get("tenantId"))
-    if not tenant:
-        tenant = _text_of(_section(_section(activity, "channelData"), "tenant").get("id"))
-    return tenant
+    conversation = _section(activity, "conversation")
+    return _tenant(conversation.get("tenantId"), _section(activity, "channelData"))
+
+
+def tenant_of(activity: Activity) -> str:
+    """``tenant_id`` of a checked activity."""
+    return _tenant(activity.conversation.tenantId, activity.channelData or {})
+
+
+def _tenant(conversation_tenant: object, channel_data: Wire) -> str:
+    return _text_of(conversation_tenant) or _text_of(_section(channel_data, "tenant").get("id"))
 
 
 def conversation_type(activity: Wire) -> ConversationType:
     """``personal`` (1:1 with the bot), ``groupChat`` or ``channel``."""
     conversation = _section(activity, "conversation")
-    match conversation.get("conversationType"):
+    return _kind(conversation.get("conversationType"), conversation.get("isGroup"))
+
+
+def conversation_type_of(activity: Activity) -> ConversationType:
+    """``conversation_type`` of a checked activity."""
+    return _kind(activity.conversation.conversationType, activity.conversation.isGroup)
+
+
+def _kind(declared: object, is_group: object) -> ConversationType:
+    match declared:
         case "channel":
             return "channel"
         case "groupChat":
@@ -107,7 +125,7 @@ def conversation_type(activity: Wire) -> ConversationType:
         case "personal":
             return "personal"
     # Older payloads omit conversationType; isGroup tells a group from a 1:1 chat.
-    return "groupChat" if conversation.get("isGroup") else "personal"
+    return "groupChat" if is_group else "personal"
 
 
 def teams_conversation_id(activity: Wire) -> str:
@@ -203,23 +221,24 @@ def message_text(activity: Wire) -> str:
     return strip_mentions(_text_of(activity.get("text")), activity)
 
 
-def request_context(activity: Wire) -> RequestContext:
-    """The ``RequestContext`` for an activity: ``agent_core.channel.ChannelMetadata`` keys.
+def request_context(activity: Activity | Wire) -> RequestContext:
+    """The ``RequestContext`` for an activity (the model checked at ingress, read as is, or
+    its wire form, checked here): ``agent_core.channel.ChannelMetadata`` keys.
 
     Teams-specific extras carry a ``teams_`` prefix: the conversation type, the sender's
     Bot Framework id (``29:...``, needed to message them 1:1), the Entra object id, team and
     channel ids, and the service URL replies go to.
     """
-    read = read_activity(activity)
+    read = activity if isinstance(activity, Activity) else read_activity(activity)
     if not isinstance(read, Activity):
         raise MalformedPayload(f"{read.type}: not a message, invoke or conversation update")
     sender = read.sender
-    kind = conversation_type(activity)
+    kind = conversation_type_of(read)
     aad_id = sender.aadObjectId or ""
     conversation = read.conversation.id
     metadata = ChannelMetadata(
         platform="teams",
-        workspace_id=tenant_id(activity),
+        workspace_id=tenant_of(read),
         user_id=aad_id or sender.id,
         channel_id=conversation,
         thread_id=conversation,
@@ -227,10 +246,10 @@ def request_context(activity: Wire) -> RequestContext:
     )
     if sender.name:
         metadata["user_name"] = sender.name
-    return RequestContext(metadata=metadata | _teams_extras(read, activity, kind))
+    return RequestContext(metadata=metadata | _teams_extras(read, kind))
 
 
-def _teams_extras(read: Activity, activity: Wire, kind: ConversationType) -> ChannelMetadata:
+def _teams_extras(read: Activity, kind: ConversationType) -> ChannelMetadata:
     extras: ChannelMetadata = {
         "teams_conversation_type": kind,
         "teams_user_id": read.sender.id,
@@ -239,7 +258,7 @@ def _teams_extras(read: Activity, activity: Wire, kind: ConversationType) -> Cha
     }
     if read.sender.tenantId:  # the sender's own tenant (checked by the identity resolver)
         extras["teams_from_tenant"] = read.sender.tenantId
-    channel_data = _section(activity, "channelData")
+    channel_data = read.channelData or {}
     team_id = _text_of(_section(channel_data, "team").get("id"))
     if team_id:
         extras["teams_team_id"] = team_id

@@ -9,8 +9,10 @@ and ``read_activity`` checks a whole activity before the bot acts on it::
     any other type                      -> its type only (the bot does not act on it)
 
 Anything else raises ``MalformedPayload`` (a ``ValueError``) naming the field, never its
-value. Unknown fields are kept, unchecked and unread (the wire format grows), so a checked
-``Activity`` carries the whole activity on (``wire``: into a queued turn, to the converters).
+value. Unknown fields are kept, unchecked and unread (the wire format grows), so the checked
+``Activity`` travels on from ingress as it is (into a queued turn, to the converters:
+``request_context``, ``ConversationRef.from_activity``), never checked again; ``wire`` gives
+its exact JSON where that is what is needed (what a queued turn stores).
 
 >>> read_activity({"type": "typing"}).type
 'typing'

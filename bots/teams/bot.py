@@ -77,6 +77,7 @@ from adapters.teams.files import ConsentAnswer, FileOffers, consent_answer_of
 from adapters.teams.home_view import is_home_refresh
 from adapters.teams.identity import ConnectorRoster, GraphDirectory, TeamsUserResolver
 from adapters.teams.message_action import read_message_action
+from adapters.teams.payloads import Activity, AnyActivity
 from adapters.teams.places import TeamsPlaces
 from adapters.teams.slot import AnswerSlot
 from agent_core.clock import Clock
@@ -109,7 +110,7 @@ logger = logging.getLogger(__name__)
 
 Answer = tuple[int, Any]
 """The HTTP status and JSON body (None: none) Teams is answered with."""
-Handler = Callable[[Wire], Awaitable[Answer]]
+Handler = Callable[[Activity, Wire], Awaitable[Answer]]
 ACCEPTED: Answer = (201, None)
 DONE: Answer = (200, None)
 
@@ -280,19 +281,20 @@ class TeamsBot:
 
     # ------------------------------------------------------------------ ingress
 
-    async def handle(self, activity: Wire) -> Answer:
-        """One authenticated activity (of a shape ``read_activity`` accepts): the status and
-        JSON body to answer Teams with. Never raises: an activity that cannot be served is
-        answered 200 and dropped (logged once, no connector call)."""
-        kind = str(activity.get("type") or "")
+    async def handle(self, activity: AnyActivity, wire: Wire) -> Answer:
+        """One authenticated activity, as ``read_activity`` checked it (``activity``) and as
+        Teams sent it (``wire``; the small readers read it, the turn records the model): the
+        status and JSON body to answer Teams with. Never raises: an activity that cannot be
+        served is answered 200 and dropped (logged once, no connector call)."""
+        kind = activity.type
         self.metrics.events.labels(kind=kind).inc()
         handler = self._handlers.get(kind)
-        if handler is None:
+        if handler is None or not isinstance(activity, Activity):
             return ACCEPTED
         try:
-            return await handler(activity)
+            return await handler(activity, wire)
         except StateUnavailableError as error:
-            return self._unavailable(activity, error)
+            return self._unavailable(activity, wire, error)
         except Exception as error:
             log_failure(logger, error, f"teams: a {kind} activity")
             self.metrics.dropped.labels(reason="failed").inc()
@@ -300,8 +302,8 @@ class TeamsBot:
 
     # ------------------------------------------------------------------ handlers
 
-    async def _on_message(self, activity: Wire) -> Answer:
-        await self._accept(activity, message_text(activity))
+    async def _on_message(self, activity: Activity, wire: Wire) -> Answer:
+        await self._accept(activity, wire, message_text(wire))
         return ACCEPTED
 
     async def _answer_privately(self, metadata: Mapping[str, Any]) -> bool:
@@ -310,40 +312,40 @@ class TeamsBot:
         shared = await self.places.is_shared(metadata)
         return shared and self.runtime.place_policy.for_place(metadata) != "allow"
 
-    async def _on_conversation_update(self, activity: Wire) -> Answer:
+    async def _on_conversation_update(self, activity: Activity, wire: Wire) -> Answer:
         try:  # who reads the place may have changed
-            await self.places.handle_event(tenant_id(activity), activity)
+            await self.places.handle_event(tenant_id(wire), wire)
         except StateUnavailableError as error:  # the cached answer expires on its own
             logger.warning("teams: a change of members not noted (%s)", error)
-        if self._welcomes(activity):
-            await self._accept(activity, "")
+        if self._welcomes(wire):
+            await self._accept(activity, wire, "")
         return ACCEPTED
 
-    async def _on_invoke(self, activity: Wire) -> Answer:
+    async def _on_invoke(self, activity: Activity, wire: Wire) -> Answer:
         """An invoke the bot does not offer is acknowledged (never a 5xx)."""
-        if self.sso is not None and activity.get("name") in SIGN_IN_INVOKES:
-            return await self.sso.invoke(activity)
-        if (feedback := feedback_of(activity)) is not None:
-            if await self._first_delivery(activity):
-                await self._record(activity, feedback)
+        if self.sso is not None and activity.name in SIGN_IN_INVOKES:
+            return await self.sso.invoke(activity, wire)
+        if (feedback := feedback_of(wire)) is not None:
+            if await self._first_delivery(wire):
+                await self._record(wire, feedback)
             return DONE
-        if (click := approval_click_of(activity)) is not None:
-            return await self._on_approval(activity, click)
-        if (action := read_message_action(activity)) is not None:
-            await accept_message_action(self.turns, activity, action)
+        if (click := approval_click_of(wire)) is not None:
+            return await self._on_approval(wire, click)
+        if (action := read_message_action(wire)) is not None:
+            await accept_message_action(self.turns, wire, action)
             return 200, CLOSE_FORM
-        if (approval_id := approval_refresh_of(activity)) is not None:
-            return await self._refresh_approval(activity, approval_id)
-        if is_home_refresh(activity):
+        if (approval_id := approval_refresh_of(wire)) is not None:
+            return await self._refresh_approval(wire, approval_id)
+        if is_home_refresh(wire):
             return 200, await self.home.refreshed(activity)
-        if (turn_id := stop_request_of(activity)) is not None:
-            await self.turns.request_stop(turn_id, by=asker_id(activity))
+        if (turn_id := stop_request_of(wire)) is not None:
+            await self.turns.request_stop(turn_id, by=asker_id(wire))
             return 200, card_action_response("Stopping.")
-        if (text := button_message_of(activity)) is not None:
-            await self._accept(activity, text)
+        if (text := button_message_of(wire)) is not None:
+            await self._accept(activity, wire, text)
             return 200, card_action_response()
-        if (answer := consent_answer_of(activity)) is not None:
-            await self._answer_file_consent(activity, answer)
+        if (answer := consent_answer_of(wire)) is not None:
+            await self._answer_file_consent(activity, wire, answer)
         return DONE
 
     async def _on_approval(self, activity: Wire, click: ApprovalClick) -> Answer:
@@ -379,12 +381,12 @@ class TeamsBot:
             return DONE
         return 200, card_response(record.component())
 
-    async def _accept(self, activity: Wire, text: str) -> None:
+    async def _accept(self, activity: Activity, wire: Wire, text: str) -> None:
         await self.turns.accept(
-            turn_key(activity),
+            turn_key(wire),
             TeamsAsked.of(activity, text),
-            owner=asker_id(activity) or None,
-            dedupe_key=delivery_key(activity),
+            owner=asker_id(wire) or None,
+            dedupe_key=delivery_key(wire),
         )
 
     async def ask_again(self, signed: SignedIn) -> None:
@@ -405,7 +407,7 @@ class TeamsBot:
             logger.info("teams: no conversation to ask a signed-in person's question again in")
             return
         activity = _asked_again(ref, request, waiting.question)
-        asked = TeamsAsked.of(activity, waiting.question)
+        asked = TeamsAsked.of(Activity.model_validate(activity), waiting.question)
         await self.turns.accept(turn_key(activity), asked, owner=asker_id(activity) or None)
 
     @staticmethod
@@ -431,12 +433,12 @@ class TeamsBot:
         reaction = "like" if feedback.positive else "dislike"
         self.metrics.feedback.labels(reaction=reaction).inc()
 
-    def _unavailable(self, activity: Wire, error: StateUnavailableError) -> Answer:
+    def _unavailable(self, activity: Activity, wire: Wire, error: StateUnavailableError) -> Answer:
         """The state is down: Teams still gets its answer (no endless redelivery), the user
         is told plainly (an invoke in its response, a message by a reply)."""
-        logger.warning("teams: could not accept a %s activity (%s)", activity.get("type"), error)
-        tell = self.runtime.tell_unavailable(delivery_key(activity))  # a redelivery: told once
-        if activity.get("type") == "invoke":
+        logger.warning("teams: could not accept a %s activity (%s)", activity.type, error)
+        tell = self.runtime.tell_unavailable(delivery_key(wire))  # a redelivery: told once
+        if activity.type == "invoke":
             return 200, card_action_response(UNAVAILABLE)
         if tell:
             self.turns.background(self._tell_unavailable(ConversationRef.from_activity(activity)))
@@ -457,10 +459,12 @@ class TeamsBot:
         logger.info("teams: dropped a redelivered activity %s", activity.get("id"))
         return False
 
-    async def _answer_file_consent(self, activity: Wire, answer: ConsentAnswer) -> None:
+    async def _answer_file_consent(
+        self, activity: Activity, wire: Wire, answer: ConsentAnswer
+    ) -> None:
         """The user answered a file consent card: on accept, upload in the background and
         show the file; the offer is used up either way."""
-        offered = await self.file_offers.take(activity, answer)
+        offered = await self.file_offers.take(wire, answer)
         url = self.file_offers.upload_url(answer)
         if answer.accepted and offered is not None and url and answer.upload_info:
             ref = ConversationRef.from_activity(activity)

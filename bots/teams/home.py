@@ -17,7 +17,6 @@ shows changes (``bots.slack.home``): a Teams card is a message, and Teams asks f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from adapters.teams import activities
@@ -25,6 +24,7 @@ from adapters.teams.activities import ConversationRef
 from adapters.teams.context import request_context
 from adapters.teams.elements import attachment
 from adapters.teams.home_view import home_card, home_response
+from adapters.teams.payloads import Activity
 from adapters.teams.slot import AnswerSlot
 from agent_core.components import UiComponent
 from agent_core.state.turns import Turn
@@ -52,29 +52,29 @@ class TeamsHome:
         # a Teams reply in a room is seen by the room, a Slack command's answer is not.
         if text.lower() != HOME_COMMAND and not is_decision(text):
             return None
-        activity = asked.activity.wire()
+        activity = asked.activity
         ref = ConversationRef.from_activity(activity)
         context = request_context(activity)
         shown: list[UiComponent] = [home_component("Home", PERSONAL_ONLY)]
         if ref.is_personal and (decided := await self.home.decide(context, text)) is not None:
             shown = [decided]
         elif ref.is_personal:
-            zone = activity.get("localTimezone")
-            shown = await self.home.components(
-                context, timezone=zone if isinstance(zone, str) and zone else "UTC"
-            )
+            shown = await self.home.components(context, timezone=_zone(activity))
         card = home_card(shown)
         await slot.fill(activities.message(ref, attachments=[attachment(card)]))
         await turn.record_at_end(answered=True)
         return "completed"
 
-    async def refreshed(self, activity: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def refreshed(self, activity: Activity) -> dict[str, Any] | None:
         """The home card's refresh (Teams asks when the card is viewed): the invoker's home
         as it stands, as the invoke's response; None outside their 1:1 chat."""
         if not ConversationRef.from_activity(activity).is_personal:
             return None
-        zone = activity.get("localTimezone")
-        shown = await self.home.components(
-            request_context(activity), timezone=zone if isinstance(zone, str) and zone else "UTC"
-        )
+        shown = await self.home.components(request_context(activity), timezone=_zone(activity))
         return home_response(home_card(shown))
+
+
+def _zone(activity: Activity) -> str:
+    """The asker's time zone, as their client says (``localTimezone``), else UTC."""
+    zone = (activity.model_extra or {}).get("localTimezone")
+    return zone if isinstance(zone, str) and zone else "UTC"

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from adapters.teams.payloads import read_activity
+from adapters.teams.payloads import AnyActivity, read_activity
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.errors import MalformedPayload, Unauthenticated
 from bots.teams.signing_keys import KeysUnavailable, SigningKey, SigningKeys
@@ -256,17 +256,18 @@ class Endpoint(Protocol):
     metrics: ChannelMetrics
     authentication: TokenCheck
 
-    async def handle(self, activity: Mapping[str, Any]) -> tuple[int, Any]: ...
+    async def handle(self, activity: AnyActivity, wire: Mapping[str, Any]) -> tuple[int, Any]: ...
 
 
 async def receive(bot: Endpoint, body: Any, authorization: str) -> tuple[int, Any]:
     """One parsed request body, transport-free (what ``/api/messages`` runs after reading
     the body): ``MalformedPayload`` when it is not an activity, ``Unauthenticated`` when its
-    token does not verify; else the status and JSON body the bot answers with."""
-    read_activity(body)
+    token does not verify; else the status and JSON body the bot answers with (the bot is
+    handed the checked model and the body it was read from, never checked again)."""
+    activity = read_activity(body)
     if bot.settings.auth_enabled:
         await bot.authentication.check(authorization, body)
-    return await bot.handle(body)
+    return await bot.handle(activity, body)
 
 
 async def handle_messages(bot: Endpoint, request: web.Request) -> web.StreamResponse:

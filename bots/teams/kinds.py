@@ -11,7 +11,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, field_serializer
 
 from adapters.teams.activities import ConversationRef
-from adapters.teams.context import Wire
 from adapters.teams.payloads import Activity
 from bots.turn_kinds import Occurrence, Question, RemovedNotice, ResumedApproval
 
@@ -20,8 +19,9 @@ class TeamsAsked(BaseModel):
     """A message's question: the activity as Teams posted it (the model checked at ingress,
     every field kept) and what it asks.
 
-    >>> asked = TeamsAsked.of({"type": "message", "serviceUrl": "https://smba/",
-    ...     "from": {"id": "29:1"}, "conversation": {"id": "19:c"}}, "hi")
+    >>> asked = TeamsAsked.of(Activity.model_validate({"type": "message",
+    ...     "serviceUrl": "https://smba/", "from": {"id": "29:1"}, "conversation": {"id": "19:c"}}),
+    ...     "hi")
     >>> asked.payload()["asked"]["activity"]["from"], asked.asked.text
     ({'id': '29:1'}, 'hi')
     """
@@ -30,10 +30,10 @@ class TeamsAsked(BaseModel):
     text: str
 
     @classmethod
-    def of(cls, activity: Wire, text: str) -> Question[TeamsAsked]:
-        """The turn kind the queue records for ``activity`` (checked again: a listener
-        hands on its wire form)."""
-        return Question(asked=cls(activity=Activity.model_validate(activity), text=text))
+    def of(cls, activity: Activity, text: str) -> Question[TeamsAsked]:
+        """The turn kind the queue records for ``activity``, the model as checked (kept as
+        is: pydantic does not validate a model instance again)."""
+        return Question(asked=cls(activity=activity, text=text))
 
     @field_serializer("activity")
     def _as_it_came(self, activity: Activity) -> dict[str, Any]:
@@ -44,8 +44,8 @@ class TeamsWhere(BaseModel):
     """Where a resumed approval's turn replies: the conversation (``ConversationRef``'s
     record), the approval card's activity, and the asker's context when they asked.
 
-    >>> ref = ConversationRef.from_activity({"serviceUrl": "https://smba/",
-    ...                                      "conversation": {"id": "19:c"}})
+    >>> ref = ConversationRef.from_activity(Activity.model_validate({"type": "message",
+    ...     "serviceUrl": "https://smba/", "from": {"id": "29:1"}, "conversation": {"id": "19:c"}}))
     >>> where = TeamsWhere(ref=ref.to_record(), reply_to="m1", context={"user_id": "aad-1"})
     >>> where.reference.conversation_id, where.reference.activity_id
     ('19:c', 'm1')

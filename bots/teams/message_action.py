@@ -17,6 +17,7 @@ from typing import Any
 
 from adapters.teams.context import Wire, asker_id, delivery_key, turn_key
 from adapters.teams.message_action import MessageAction, asked_activity
+from adapters.teams.payloads import Activity
 from bots.teams.kinds import TeamsAsked
 from bots.turns import TurnHost
 
@@ -30,7 +31,7 @@ async def accept_message_action(turns: TurnHost, invoke: Wire, action: MessageAc
     asked = asked_activity(invoke, action)
     await turns.accept(
         turn_key(asked),
-        TeamsAsked.of(asked, str(asked["text"])),
+        TeamsAsked.of(Activity.model_validate(asked), str(asked["text"])),
         owner=asker_id(asked) or None,
         dedupe_key=delivery_key(invoke),
     )

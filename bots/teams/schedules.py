@@ -26,6 +26,7 @@ from adapters.teams import reach
 from adapters.teams.activities import ConversationRef
 from adapters.teams.connector import ConnectorError
 from adapters.teams.context import asker_id, conversation_id, request_context, turn_key
+from adapters.teams.payloads import Activity
 from adapters.teams.slot import AnswerSlot, PostedMessage
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from agent_core.channel import ChannelMetadata
@@ -87,9 +88,9 @@ class TeamsSchedules:
         command = parse_command(asked.text)
         if command is None:
             return None
-        activity = asked.activity.wire()
+        activity = asked.activity
         context = request_context(activity)
-        zone = activity.get("localTimezone")
+        zone = (activity.model_extra or {}).get("localTimezone")
         reply = await self.schedules.command(
             command,
             context,
@@ -107,12 +108,13 @@ class TeamsSchedules:
         return "completed"
 
     @staticmethod
-    def place(activity: Mapping[str, Any]) -> Place:
+    def place(activity: Activity) -> Place:
         """Where a schedule made by ``activity`` posts: its conversation (a channel's thread,
         a group chat, the asker's 1:1 chat), with the reference proactive messages need."""
+        wire = activity.wire()
         return Place(
-            thread_key=turn_key(activity),
-            stop_owner=asker_id(activity) or None,
+            thread_key=turn_key(wire),
+            stop_owner=asker_id(wire) or None,
             context=dict(request_context(activity).metadata),
             reference=ConversationRef.from_activity(activity).to_record(),
         )

@@ -40,6 +40,7 @@ from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.connector import ConnectorError
 from adapters.teams.context import Wire, tenant_id, user_aad_object_id
+from adapters.teams.payloads import Activity
 from agent_core.components import SignInComponent
 from agent_core.mcp.auth.signin import LIFETIME, SignInRefused
 from agent_core.mcp.hub import McpHub, SignedIn
@@ -210,10 +211,10 @@ class SingleSignOn:
 
     async def _sign_in_resource(self, ref: ConversationRef) -> tuple[str, str | None, str | None]:
         """The token service's sign-in link and exchange resource for the asker."""
-        from botbuilder.schema import Activity
+        from botbuilder.schema import Activity as SdkActivity
         from botframework.connector.auth.user_token_client import UserTokenClient
 
-        activity = Activity().deserialize(
+        activity = SdkActivity().deserialize(
             {
                 "type": "message",
                 "serviceUrl": ref.service_url,
@@ -235,15 +236,16 @@ class SingleSignOn:
 
     # ------------------------------------------------------------------ the invokes
 
-    async def invoke(self, activity: Wire) -> Answer:
-        """Answer one ``signin/*`` invoke (``INVOKES``)."""
-        match activity.get("name"):
+    async def invoke(self, activity: Activity, wire: Wire) -> Answer:
+        """Answer one ``signin/*`` invoke (``INVOKES``): checked (``activity``), and as
+        Teams sent it (``wire``)."""
+        match activity.name:
             case "signin/tokenExchange":
-                return await self._exchange(activity)
+                return await self._exchange(wire)
             case "signin/verifyState":
-                return await self._verify(activity)
+                return await self._verify(wire)
             case _:
-                return await self._failure(activity)
+                return await self._failure(activity, wire)
 
     async def _bound(self, exchange_id: str) -> Mapping[str, Any] | None:
         found = await self._cache.get(self._exchange_key(exchange_id))
@@ -349,10 +351,10 @@ class SingleSignOn:
         result = await client.user_token.get_token(sender, self.connection, channel, code=code)
         return _issued(result)
 
-    async def _failure(self, activity: Wire) -> Answer:
+    async def _failure(self, activity: Activity, wire: Wire) -> Answer:
         """Teams could not get a token silently (consent missing, the resource wrong...):
         logged once, the person told in one sentence, to them alone."""
-        value = _value(activity)
+        value = _value(wire)
         logger.warning("teams: single sign-on failed in Teams (%s)", str(value.get("code"))[:80])
         ref = ConversationRef.from_activity(activity)
         message = activities.message(ref, FAILED_SENTENCE)

@@ -162,7 +162,7 @@ class TeamsWing:
     async def _question_slot(self, turn: Turn, asked: TeamsAsked) -> AnswerSlot:
         """The message the answer goes into (what an earlier run posted, if any), on the
         connector of the conversation's service URL."""
-        ref = ConversationRef.from_activity(asked.activity.wire())
+        ref = ConversationRef.from_activity(asked.activity)
         connector = await self.outbound.connector(ref.service_url)
         try:
             await self.outbound.remember(ref)
@@ -181,9 +181,8 @@ class TeamsWing:
                 return handled
         if self.home is not None and (shown := await self.home.command(turn, asked, slot)):
             return shown
-        activity = asked.activity.wire()
-        ref = ConversationRef.from_activity(activity)
-        context = request_context(activity)
+        ref = ConversationRef.from_activity(asked.activity)
+        context = request_context(asked.activity)
         context.metadata["turn_id"] = turn.id
         audience = await self._audience(context)
         if audience == "asker":  # its memories stay the asker's too
@@ -217,7 +216,7 @@ class TeamsWing:
             asked.text,
             reply,
             conversation_id=conversation_id(context),
-            files=shared_files(activity),
+            files=shared_files(asked.activity.wire()),
             fetch=fetch,
             done=done,
             shown_first=_told(audience),

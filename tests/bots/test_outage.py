@@ -14,6 +14,7 @@ from adapters.slack.slot import PostedMessages
 from adapters.slack.testing import FakeSlackApi
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
+from adapters.teams.payloads import Activity
 from adapters.teams.slot import AnswerSlot as TeamsSlot
 from adapters.teams.slot import PostedMessage
 from adapters.teams.testing import FakeBotConnector
@@ -59,7 +60,9 @@ async def test_posts_made_while_redis_is_down_are_recorded_once_it_is_back(
                 on_posted=lambda p: record(p.as_progress()),
             )
             async with ConnectorPool() as pool:
-                ref = ConversationRef.from_activity(message("q", service_url=teams.url))
+                ref = ConversationRef.from_activity(
+                    Activity.model_validate(message("q", service_url=teams.url))
+                )
                 teams_slot = TeamsSlot(
                     pool.get(teams.url), ref, on_posted=lambda m: record(m.as_progress())
                 )

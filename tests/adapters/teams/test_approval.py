@@ -18,6 +18,7 @@ from adapters.teams.approval import (
     approval_refresh_of,
     update_approval,
 )
+from adapters.teams.payloads import Activity
 from adapters.teams.render import render
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from adapters.teams.testing import FakeBotConnector
@@ -147,7 +148,9 @@ async def test_the_reply_stream_sends_it_alone_says_where_and_it_is_replaced_who
         noted.append((approval_id, where))
 
     async with FakeBotConnector() as fake, ConnectorPool() as pool:
-        ref = ConversationRef.from_activity(message("q", kind=kind, service_url=fake.url))
+        ref = ConversationRef.from_activity(
+            Activity.model_validate(message("q", kind=kind, service_url=fake.url))
+        )
         connector = pool.get(fake.url)
         reply = TeamsReplyStream(
             connector, ref, options=ReplyOptions(pace=0.0), on_approval=on_approval

@@ -10,6 +10,7 @@ import pytest
 from adapters.teams import activities
 from adapters.teams.activities import Citation, ConversationRef
 from adapters.teams.controls import FEEDBACK_LOOP, button_message_of, feedback_of
+from adapters.teams.payloads import Activity
 from tests.adapters.teams.payloads import TENANT, invoke, message
 
 
@@ -72,7 +73,7 @@ def test_other_or_malformed_card_actions_are_ignored(value: dict[str, Any]) -> N
 
 
 def test_message_activity_shape_and_ai_entity() -> None:
-    ref = ConversationRef.from_activity(message("hi", kind="channel"))
+    ref = ConversationRef.from_activity(Activity.model_validate(message("hi", kind="channel")))
     body = activities.message(
         ref,
         "**hi**",

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from adapters.teams.activities import ConversationRef
 from adapters.teams.elements import fact_set, table, text_block
 from adapters.teams.escape import escape_card, escape_message
+from adapters.teams.payloads import Activity
 from adapters.teams.render import render
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from adapters.teams.testing import FakeBotConnector
@@ -41,7 +42,9 @@ async def sent(text: str, cuts: list[int], kind: str) -> list[Any]:
     """Every activity the fake connector received for one turn showing ``text`` everywhere
     (``kind``: a personal chat streams; a group chat sends admin detail privately)."""
     async with FakeBotConnector() as fake, ConnectorPool() as pool:
-        ref = ConversationRef.from_activity(message("q", kind=kind, service_url=fake.url))
+        ref = ConversationRef.from_activity(
+            Activity.model_validate(message("q", kind=kind, service_url=fake.url))
+        )
         reply = TeamsReplyStream(pool.get(fake.url), ref, options=FAST)
         async with reply:
             for component in [*streamed(text, cuts), *components(text)]:

@@ -9,6 +9,7 @@ import pytest
 
 from adapters.notices import STOPPED
 from adapters.teams.activities import ConversationRef
+from adapters.teams.payloads import Activity
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from adapters.teams.testing import FakeBotConnector
 from agent_core.components import Task, TaskTrackerUpdateComponent, UiComponent
@@ -38,7 +39,9 @@ def ui(update: TaskTrackerUpdateComponent) -> UiComponent:
 async def test_stop_ends_the_answer_with_the_plan_and_its_stopped_steps(
     connector: FakeBotConnector, pool: ConnectorPool
 ) -> None:
-    ref = ConversationRef.from_activity(message("q", kind="groupChat", service_url=connector.url))
+    ref = ConversationRef.from_activity(
+        Activity.model_validate(message("q", kind="groupChat", service_url=connector.url))
+    )
     reply = TeamsReplyStream(pool.get(connector.url), ref, options=FAST, stop_button_after=None)
     done = Task(title="run_sql", status="in_progress")
     running = Task(title="draw_chart", status="in_progress")
@@ -59,7 +62,9 @@ async def test_a_stop_before_any_step_or_text_posts_nothing(
     connector: FakeBotConnector, pool: ConnectorPool
 ) -> None:
     """What was true before plans stays true: nothing shown, nothing posted on Stop."""
-    ref = ConversationRef.from_activity(message("q", kind="groupChat", service_url=connector.url))
+    ref = ConversationRef.from_activity(
+        Activity.model_validate(message("q", kind="groupChat", service_url=connector.url))
+    )
     reply = TeamsReplyStream(pool.get(connector.url), ref, options=FAST, stop_button_after=None)
     async with reply:
         await reply.handle(ui(TaskTrackerUpdateComponent.add_task(Task(title="run_sql"))))

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.teams.activities import ConversationRef
+from adapters.teams.payloads import Activity
 from adapters.teams.render import TeamsRenderer
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from adapters.teams.testing import FakeBotConnector
@@ -65,7 +66,9 @@ def test_a_url_a_browser_should_not_open_is_not_a_button() -> None:
 async def test_in_a_group_chat_the_card_goes_to_the_1_1_chat_not_a_targeted_message(
     connector: FakeBotConnector, pool: ConnectorPool
 ) -> None:
-    ref = ConversationRef.from_activity(message("q", kind="groupChat", service_url=connector.url))
+    ref = ConversationRef.from_activity(
+        Activity.model_validate(message("q", kind="groupChat", service_url=connector.url))
+    )
     reply = TeamsReplyStream(pool.get(connector.url), ref, options=OPTIONS)
     await play(reply)
     assert reply.private_route == "personal"
@@ -85,7 +88,9 @@ async def test_in_a_group_chat_the_card_goes_to_the_1_1_chat_not_a_targeted_mess
 async def test_in_a_personal_chat_the_card_is_part_of_the_answer(
     connector: FakeBotConnector, pool: ConnectorPool
 ) -> None:
-    ref = ConversationRef.from_activity(message("q", kind="personal", service_url=connector.url))
+    ref = ConversationRef.from_activity(
+        Activity.model_validate(message("q", kind="personal", service_url=connector.url))
+    )
     reply = TeamsReplyStream(pool.get(connector.url), ref, options=OPTIONS)
     await play(reply)
     assert reply.private_route is None

@@ -11,6 +11,7 @@ import pytest
 
 from adapters.teams.activities import ConversationRef
 from adapters.teams.limits import TEXT_LIMIT
+from adapters.teams.payloads import Activity
 from adapters.teams.stream import ReplyOptions, TeamsReplyStream
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.components import (
@@ -52,7 +53,9 @@ async def pool() -> AsyncIterator[ConnectorPool]:
 
 
 def ref_for(fake: FakeBotConnector, kind: str = "personal") -> ConversationRef:
-    return ConversationRef.from_activity(message("q", kind=kind, service_url=fake.url))
+    return ConversationRef.from_activity(
+        Activity.model_validate(message("q", kind=kind, service_url=fake.url))
+    )
 
 
 def streamed(text: str, *, step: int = 6) -> list[UiComponent]:

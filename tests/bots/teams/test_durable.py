@@ -15,6 +15,7 @@ from adapters.notices import INTERRUPTED, STOPPED
 from adapters.teams import activities
 from adapters.teams.activities import ConversationRef
 from adapters.teams.context import asker_id, delivery_key, message_text, turn_key
+from adapters.teams.payloads import Activity
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue
@@ -69,7 +70,7 @@ class DeadProcesses:
         return seed
 
     async def _post(self, fake: FakeBotConnector, posted: str) -> str:
-        ref = ConversationRef.from_activity(self.activity)
+        ref = ConversationRef.from_activity(Activity.model_validate(self.activity))
         if posted == "stream":
             activity = activities.stream_informative(ref, "Working on it…", 1)
         else:
