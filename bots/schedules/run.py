@@ -34,7 +34,7 @@ from agent_core.users import RequestContext
 from bots.places import told_privately
 from bots.schedules.checks import ChannelChecks, owner_context
 from bots.schedules.service import BotSchedules
-from bots.turns import Answering, Outcome, Posted, Slot, Stop
+from bots.turns import Answering, Outcome, Posted, Route, Slot, Stop
 
 log = logging.getLogger("threadline.schedules")
 
@@ -144,6 +144,15 @@ class ScheduledRun(Generic[S]):
             return None
         slot = await self.channel.slot(turn, schedule)
         return None if slot is None else RunSlot(slot, occurrence, schedule)
+
+    def route(self, occurrence: Occurrence) -> Route:
+        """The ``scheduled`` kind's route (``bots.turns``): the run's slot, then its answer."""
+
+        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
+            assert isinstance(slot, RunSlot)
+            return await self.answer(turn, slot, stop)
+
+        return Route(lambda turn: self.slot(turn, occurrence), answer)
 
     async def answer(self, turn: Turn, run: RunSlot[S], stop: Stop) -> Answering | Outcome:
         """What the run's turn does: nothing posted, or the owner's question answered after

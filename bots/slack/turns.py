@@ -67,7 +67,6 @@ from agent_core.turn.resuming import Resume
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
-from bots.schedules.run import RunSlot
 from bots.slack.clients import WorkspaceClients
 from bots.slack.kinds import SlackAsked, SlackKind
 from bots.slack.workflow import StepSlot, StepTurn, WorkflowSteps
@@ -169,15 +168,7 @@ class SlackWing:
         return Route(lambda turn: steps.slot(turn, step), answer)
 
     def scheduled(self, run: Occurrence) -> Route | None:
-        schedules = self.schedules
-        if schedules is None:
-            return None
-
-        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
-            assert isinstance(slot, RunSlot)
-            return await schedules.run.answer(turn, slot, stop)
-
-        return Route(lambda turn: schedules.run.slot(turn, run), answer)
+        return None if self.schedules is None else self.schedules.run.route(run)
 
     def removed(self, notice: RemovedNotice) -> Route | None:
         schedules = self.schedules

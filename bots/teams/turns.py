@@ -58,7 +58,6 @@ from agent_core.users import RequestContext
 from bots.approvals import ResumedTurn
 from bots.files import SharedFiles
 from bots.places import PlacePolicy
-from bots.schedules.run import RunSlot
 from bots.teams.kinds import TeamsAsked, TeamsKind, TeamsWhere
 from bots.teams.outbound import Outbound
 from bots.turn_kinds import Occurrence, RemovedNotice, ResumedApproval
@@ -137,15 +136,7 @@ class TeamsWing:
         return None  # Teams has no workflow steps (its kinds have none)
 
     def scheduled(self, run: Occurrence) -> Route | None:
-        schedules = self.schedules
-        if schedules is None:
-            return None
-
-        async def answer(turn: Turn, slot: Slot, stop: Stop) -> Answering | Outcome:
-            assert isinstance(slot, RunSlot)
-            return await schedules.run.answer(turn, slot, stop)
-
-        return Route(lambda turn: schedules.run.slot(turn, run), answer)
+        return None if self.schedules is None else self.schedules.run.route(run)
 
     def removed(self, notice: RemovedNotice) -> Route | None:
         schedules = self.schedules
