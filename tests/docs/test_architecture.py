@@ -9,6 +9,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.docs.test_layers import cycles
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("agent_core", "adapters", "bots")
 FLOOR = {"agent_core": 1, "adapters": 2, "bots": 3}
@@ -66,32 +68,4 @@ def test_imports_run_one_way_and_agent_core_stays_channel_free() -> None:
 
 
 def test_no_import_cycle_between_modules() -> None:
-    graph = _graph()
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    cycles: list[list[str]] = []
-
-    def visit(node: str) -> None:  # Tarjan's strongly connected components
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for target in graph[node]:
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                cycles.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    assert cycles == []
+    assert cycles(_graph()) == []

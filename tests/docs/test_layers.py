@@ -130,10 +130,15 @@ def unit_edges(package: Path) -> Edges:
 
 
 def loops(edges: Edges) -> list[list[str]]:
-    """The strongly connected components of more than one unit (Tarjan), each sorted."""
+    """The strongly connected components of more than one unit, each sorted."""
     graph: dict[str, set[str]] = defaultdict(set)
     for source, target in edges:
         graph[source].add(target)
+    return cycles(graph)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components (Tarjan) of more than one node, each sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -142,7 +147,7 @@ def loops(edges: Edges) -> list[list[str]]:
     def visit(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
-        for target in sorted(graph[node]):
+        for target in sorted(graph.get(node, ())):
             if target not in index:
                 visit(target)
                 low[node] = min(low[node], low[target])
