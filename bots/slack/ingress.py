@@ -120,15 +120,19 @@ async def receive(
     if isinstance(read.delivery, EventCallback) and event and event.type in MESSAGE_EVENTS:
         await _message_event(bot, read, read.delivery)
         return BoltResponse(status=200, body="")
-    request = AsyncBoltRequest(
-        body=dict(body),
-        query=query,
-        headers=dict(headers),
-        context={DELIVERY: read},
-        # bolt's mode for a delivery verified and parsed before it: it reads the body as
-        # given and does not check the signature again
-        mode="socket_mode",
-    )
+    try:
+        request = AsyncBoltRequest(
+            body=dict(body),
+            query=query,
+            headers=dict(headers),
+            context={DELIVERY: read},
+            # bolt's mode for a delivery verified and parsed before it: it reads the body as
+            # given and does not check the signature again
+            mode="socket_mode",
+        )
+    except (TypeError, AttributeError, KeyError) as error:  # bolt reads e.g. event.user
+        _dropped(bot, "malformed", f"bolt cannot read it ({type(error).__name__})")
+        return None
     try:
         response = await bot.app.async_dispatch(request)
     except Exception as error:
