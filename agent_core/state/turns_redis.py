@@ -45,6 +45,7 @@ from agent_core.state.redis_client import (
     restore_lost_cancellation,
     translated_errors,
 )
+from agent_core.state.redis_line import ScriptLine
 from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
 from agent_core.state.turn_writes import (
     NOTHING,
@@ -82,7 +83,7 @@ class RedisTurnQueue(TurnQueue):
         self._base = f"{key_prefix}{{turns}}:"
         self.stream_key = self._base + "stream"
         self._intakes: list[Intake] = []
-        self._enqueue = redis.register_script(lua.ENQUEUE)
+        self._enqueue = ScriptLine(redis, lua.ENQUEUE)
         self._begin = redis.register_script(lua.BEGIN)
         self._renew = redis.register_script(lua.RENEW)
         self._complete = redis.register_script(lua.COMPLETE)
