@@ -76,3 +76,30 @@ async def test_a_cancelled_caller_queued_behind_a_round_is_never_sent(
     with pytest.raises(asyncio.CancelledError):
         await queued
     assert await line([key], [100]) == 101
+
+
+async def test_a_round_redis_does_not_answer_times_out_then_the_line_recovers(
+    redis_url: str, key_prefix: str
+) -> None:
+    """The line times each round itself (its connection has no socket timeout of its own):
+    a server that holds the call (``CLIENT PAUSE``) fails it within the client's timeout,
+    tried twice, and the next call after the pause is served on a new connection."""
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    from agent_core.state.redis_client import connect_redis
+
+    client = connect_redis(redis_url, timeout=0.2)
+    line = ScriptLine(client, COUNT)
+    key = key_prefix + "n"
+    try:
+        assert await line([key], [1]) == 1
+        await client.execute_command("CLIENT", "PAUSE", 1500, "WRITE")
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(RedisTimeout):
+            await line([key], [1])
+        assert asyncio.get_running_loop().time() - started < 1.2
+        await client.execute_command("CLIENT", "UNPAUSE")
+        assert await line([key], [1]) in (2, 3, 4)  # a timed-out call may have run after all
+    finally:
+        await client.execute_command("CLIENT", "UNPAUSE")
+        await client.aclose()
