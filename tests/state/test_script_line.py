@@ -103,3 +103,33 @@ async def test_a_round_redis_does_not_answer_times_out_then_the_line_recovers(
     finally:
         await client.execute_command("CLIENT", "UNPAUSE")
         await client.aclose()
+
+
+SLOW_COUNT = """
+for _ = 1, tonumber(ARGV[2]) do end
+return redis.call('INCRBY', KEYS[1], ARGV[1])
+"""
+
+
+async def test_a_leader_cancelled_mid_round_hands_the_others_calls_on(
+    redis: Redis, key_prefix: str
+) -> None:
+    """The calls that went out with a cancelled leader's round are sent again by the next
+    leader (as a retry on a dropped connection would): each gets a reply of its own, and
+    the line stays in step with Redis."""
+    line = ScriptLine(redis, SLOW_COUNT)
+    key = key_prefix + "n"
+    await line([key], [0, 0])  # connected, the script loaded
+    first = asyncio.create_task(line([key], [1, 2_000_000]))
+    await asyncio.sleep(0)  # ``first`` leads a round
+    leader = asyncio.create_task(line([key], [10, 2_000_000]))
+    other = asyncio.create_task(line([key], [100, 0]))
+    rounds = line.round_trips
+    assert await first == 1
+    while line.round_trips == rounds:  # ``leader`` leads the next round: both calls
+        await asyncio.sleep(0)
+    leader.cancel()
+    assert await other in (101, 111, 201, 211)  # the call may have run in both rounds
+    with pytest.raises(asyncio.CancelledError):
+        await leader
+    assert await line([key], [1000, 0]) == int(await redis.get(key))
