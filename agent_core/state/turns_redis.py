@@ -22,7 +22,9 @@ started there when it is first in its thread: the turn costs no fetch and no ``b
 A turn recorded while nothing older waits undelivered only: the group's order is kept, and
 a busy process leaves its turns to whichever worker fetches first. The scripts are in
 ``turns_redis_scripts``; a quiet thread's turn costs the enqueue, its progress record and
-its completion (``benchmarks/redis_round_trips.py``).
+its completion (``benchmarks/redis_round_trips.py``). The enqueue, which the platform's ack
+waits on, goes through a ``ScriptLine`` (``redis_line``: one held connection, and the
+enqueues made while one is in flight share the next round trip).
 """
 
 from __future__ import annotations
