@@ -22,7 +22,9 @@ started there when it is first in its thread: the turn costs no fetch and no ``b
 A turn recorded while nothing older waits undelivered only: the group's order is kept, and
 a busy process leaves its turns to whichever worker fetches first. The scripts are in
 ``turns_redis_scripts``; a quiet thread's turn costs the enqueue, its progress record and
-its completion (``benchmarks/redis_round_trips.py``).
+its completion (``benchmarks/redis_round_trips.py``). The enqueue, which the platform's ack
+waits on, goes through a ``ScriptLine`` (``redis_line``: one held connection, and the
+enqueues made while one is in flight share the next round trip).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from agent_core.state.redis_client import (
     restore_lost_cancellation,
     translated_errors,
 )
+from agent_core.state.redis_line import ScriptLine
 from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
 from agent_core.state.turn_writes import (
     NOTHING,
@@ -82,7 +85,7 @@ class RedisTurnQueue(TurnQueue):
         self._base = f"{key_prefix}{{turns}}:"
         self.stream_key = self._base + "stream"
         self._intakes: list[Intake] = []
-        self._enqueue = redis.register_script(lua.ENQUEUE)
+        self._enqueue = ScriptLine(redis, lua.ENQUEUE)
         self._begin = redis.register_script(lua.BEGIN)
         self._renew = redis.register_script(lua.RENEW)
         self._complete = redis.register_script(lua.COMPLETE)
