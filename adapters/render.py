@@ -56,6 +56,7 @@ from agent_core.components import (
     StatusIndicatorComponent,
     TaskListComponent,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 
@@ -143,6 +144,9 @@ class ComponentRenderer(ABC, Generic[Out]):
     def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> Out | None:
         return None
 
+    def on_tool_status(self, status: ToolStatusComponent) -> Out | None:
+        return None
+
     def on_chat_input_update(self, update: ChatInputUpdateComponent) -> Out | None:
         return self.nothing()
 
@@ -175,6 +179,7 @@ _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     ArtifactComponent: ComponentRenderer.on_artifact,
     StatusBarUpdateComponent: ComponentRenderer.on_status_bar_update,
     TaskTrackerUpdateComponent: ComponentRenderer.on_task_tracker_update,
+    ToolStatusComponent: ComponentRenderer.on_tool_status,
     ChatInputUpdateComponent: ComponentRenderer.on_chat_input_update,
     SourcesComponent: ComponentRenderer.on_sources,
     SignInComponent: ComponentRenderer.on_sign_in,

@@ -70,6 +70,7 @@ from agent_core.components import (
     TaskListComponent,
     TaskOperation,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 
@@ -285,19 +286,25 @@ class TeamsReplyStream:
 
     def _task(self, update: object) -> bool:
         """A step of the plan (or the model's stated plan): kept for the answer's task list;
-        a step that starts is the stream's progress line. False for other components."""
+        a step that starts is the stream's progress line. False for other components, and
+        for a tool call's status, which is also rendered (its progress line, or its card
+        when it failed)."""
         if isinstance(update, TaskListComponent) and update.as_plan:
-            line = plan_progress_line(self.plan) if self.plan.apply_plan(update) else None
-            if line is not None and self._writer is not None:
-                self._writer.set_status(line)
+            self._show_line(plan_progress_line(self.plan) if self.plan.apply_plan(update) else None)
             return True
+        if isinstance(update, ToolStatusComponent):
+            if self.plan.apply(update) and update.lifecycle is ComponentLifecycle.CREATE:
+                self._show_line(progress_line(self.plan, update.id))
+            return False
         if not isinstance(update, TaskTrackerUpdateComponent):
             return False
         if self.plan.apply(update) and update.operation is TaskOperation.ADD_TASK:
-            line = progress_line(self.plan, update.task_id or "")
-            if line is not None and self._writer is not None:
-                self._writer.set_status(line)
+            self._show_line(progress_line(self.plan, update.task_id or ""))
         return True
+
+    def _show_line(self, line: str | None) -> None:
+        if line is not None and self._writer is not None:
+            self._writer.set_status(line)
 
     @property
     def _plan_cards(self) -> list[elements.Element]:
