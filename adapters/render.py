@@ -23,6 +23,13 @@ streams do::
 >>> Plain().render(UiComponent(rich_component=BadgeComponent(text="beta"),
 ...                            simple_component=SimpleTextComponent(text="beta")))
 'beta'
+
+A tool call's status comes without a simple form; a channel that does not render it
+natively gets its plain line, built then:
+
+>>> from agent_core.components import ToolStatusComponent
+>>> Plain().render(UiComponent(rich_component=ToolStatusComponent(tool="run_sql")))
+'Running run_sql...'
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from agent_core.components import (
     RichTextComponent,
     SignInComponent,
     SimpleComponent,
+    SimpleTextComponent,
     SourcesComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
@@ -145,7 +153,8 @@ class ComponentRenderer(ABC, Generic[Out]):
         return None
 
     def on_tool_status(self, status: ToolStatusComponent) -> Out | None:
-        return None
+        """Yielded without a simple form: its plain line, built only here."""
+        return self.simple(SimpleTextComponent(text=status.summary()))
 
     def on_chat_input_update(self, update: ChatInputUpdateComponent) -> Out | None:
         return self.nothing()

@@ -5,7 +5,9 @@ yielded when the call starts (``in_progress``) and once more when it ends, as a 
 of itself (same id, ``update``: ``completed`` or ``error`` with how long it took). Its id is
 the step's id in the plan, ``parent_id`` the group of parallel calls or the stated step it
 runs under. Channels read it as a task of their plan (``adapters.tasks.TaskBoard``), a status
-line while it runs, and a message when it failed.
+line while it runs, and a message when it failed. It is yielded without a simple form: a
+channel that does not show it natively has its plain line built then (``summary``), not on
+every call of every turn.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ class ToolStatusComponent(RichComponent):
     @property
     def failed(self) -> bool:
         return self.status == "error"
+
+    def summary(self) -> str:
+        """The call as a plain line: "Running run_sql...", "run_sql completed", "... failed".
+
+        >>> ToolStatusComponent(tool="run_sql", status="error").summary()
+        'run_sql failed'
+        """
+        if self.status == "in_progress":
+            return f"Running {self.tool}..."
+        return f"{self.tool} {'failed' if self.failed else self.status}"
 
     def finished(self, *, success: bool, detail: str) -> ToolStatusComponent:
         """The version saying how the call ended (``detail``: "completed in 12 ms")."""

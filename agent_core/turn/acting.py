@@ -215,7 +215,7 @@ class _Shown:
         shown = []
         if state.can(UiFeature.TOOL_NAMES) and _shown_as_step(deps, call):
             self.status = ToolStatusComponent(tool=call.name, parent_id=self.parent)
-            shown.append(UiComponent.of(self.status, f"Running {call.name}..."))
+            shown.append(UiComponent.of(self.status))  # its plain form: built if needed
         if state.can(UiFeature.TOOL_ARGUMENTS):
             shown.append(
                 _private(
@@ -240,7 +240,7 @@ class _Shown:
             took = result.metadata.get("execution_time_ms")
             detail = f"{outcome} in {took:.0f} ms" if isinstance(took, float) else outcome
             done = self.status.finished(success=result.success, detail=detail)
-            shown.append(UiComponent.of(done, f"{name} {outcome}"))
+            shown.append(UiComponent.of(done))
         if result.ui_component is not None:
             shown.append(result.ui_component)
         if result.refusal is not None:  # a signal the channel may end on (a workflow step)
