@@ -10,10 +10,11 @@ The channel's ``adapters.stream.ReplyStream``::
 What each component becomes:
 
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
-    task tracker updates,       -> the plan (``plan.SlackPlan``) from the second step on:
-    the model's stated plan
-                                   task_update / plan_update chunks, else a plan block;
+    tool calls' statuses, task  -> the plan (``plan.SlackPlan``) from the second step on:
+    tracker updates, the
+    model's stated plan            task_update / plan_update chunks, else a plan block;
                                    one step alone shows as the status line
+    a tool call that failed     -> also a message (its status card)
     the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
     the answer's sources        -> a line under the answer (its tables) + "Show query"
     questions to suggest (DM)   -> assistant.threads.setSuggestedPrompts (else buttons)

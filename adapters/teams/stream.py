@@ -11,9 +11,10 @@ buttons. The answer's sources (the queries its data came from) are citations too
 tables for everyone, their SQL as the citation's content only where the asker may see it
 and nobody else reads the chat (or where the SQL is open to everyone). Admin-only detail
 goes through ``PrivateDelivery`` (``adapters.teams.private``).
-The turn's steps (task tracker updates) are progress lines while they run and, once there
-are two, a task list card in the answer (``adapters.teams.plan``); a Stop leaves the steps
-that had not finished ``stopped`` in it.
+The turn's steps (tool calls' statuses, task tracker updates) are progress lines while they
+run and, once there are two, a task list card in the answer (``adapters.teams.plan``); a
+tool call that failed is also a card of the answer; a Stop leaves the steps that had not
+finished ``stopped`` in the task list.
 
 An approval (``ApprovalComponent``) is a message of its own after the answer (or the
 answer itself, when the turn said nothing else), so a decision can replace it whole
