@@ -23,6 +23,13 @@ streams do::
 >>> Plain().render(UiComponent(rich_component=BadgeComponent(text="beta"),
 ...                            simple_component=SimpleTextComponent(text="beta")))
 'beta'
+
+A tool call's status comes without a simple form; a channel that does not render it
+natively gets its plain line, built then:
+
+>>> from agent_core.components import ToolStatusComponent
+>>> Plain().render(UiComponent(rich_component=ToolStatusComponent(tool="run_sql")))
+'Running run_sql...'
 """
 
 from __future__ import annotations
@@ -50,12 +57,14 @@ from agent_core.components import (
     RichTextComponent,
     SignInComponent,
     SimpleComponent,
+    SimpleTextComponent,
     SourcesComponent,
     StatusBarUpdateComponent,
     StatusCardComponent,
     StatusIndicatorComponent,
     TaskListComponent,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 
@@ -143,6 +152,10 @@ class ComponentRenderer(ABC, Generic[Out]):
     def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> Out | None:
         return None
 
+    def on_tool_status(self, status: ToolStatusComponent) -> Out | None:
+        """Yielded without a simple form: its plain line, built only here."""
+        return self.simple(SimpleTextComponent(text=status.summary()))
+
     def on_chat_input_update(self, update: ChatInputUpdateComponent) -> Out | None:
         return self.nothing()
 
@@ -175,6 +188,7 @@ _HOOKS: dict[type[RichComponent], Callable[..., object]] = {
     ArtifactComponent: ComponentRenderer.on_artifact,
     StatusBarUpdateComponent: ComponentRenderer.on_status_bar_update,
     TaskTrackerUpdateComponent: ComponentRenderer.on_task_tracker_update,
+    ToolStatusComponent: ComponentRenderer.on_tool_status,
     ChatInputUpdateComponent: ComponentRenderer.on_chat_input_update,
     SourcesComponent: ComponentRenderer.on_sources,
     SignInComponent: ComponentRenderer.on_sign_in,

@@ -1,20 +1,21 @@
 """``TaskBoard``: the turn's plan as both channels show it, built from task tracker updates.
 
-The agent streams one ``TaskTrackerUpdateComponent`` per change (a step starts, ends, a group
-of parallel steps begins), and the model's stated plan as a ``TaskListComponent`` with
-``as_plan`` (``apply_plan``); the board keeps the latest state of each task in the order they
+The agent streams each tool call as one ``ToolStatusComponent``, updated in place when the
+call ends, a group of parallel calls as ``TaskTrackerUpdateComponent`` changes (it begins, it
+ends), and the model's stated plan as a ``TaskListComponent`` with ``as_plan``
+(``apply_plan``); the board keeps the latest state of each task in the order they
 appeared, so Slack's plan (``adapters.slack.plan``) and Teams' task list
 (``adapters.teams.plan``) read the same plan. ``stop`` marks what had not finished as
 ``stopped``; ``shown(limit)`` keeps a long plan within a platform's limits: the first
 ``limit - 1`` tasks, then one task that stands for the rest ("12 more steps", its status
 the least finished of theirs), so what a stream already showed is never taken back.
 
->>> from agent_core.components import Task, TaskTrackerUpdateComponent as Update
+>>> from agent_core.components import ToolStatusComponent as Call
 >>> board = TaskBoard()
->>> first, second = Task(title="run_sql", status="in_progress"), Task(title="draw_chart")
->>> board.apply(Update.add_task(first)) and board.apply(Update.add_task(second))
+>>> first, second = Call(tool="run_sql"), Call(tool="draw_chart", status="pending")
+>>> board.apply(first) and board.apply(second)
 True
->>> board.apply(Update.update_task(first.id, status="completed")) and board.title()
+>>> board.apply(first.finished(success=True, detail="completed")) and board.title()
 'Working: 1 of 2 steps done'
 >>> [t.status for t in board.stop()], board.title()
 (['stopped'], 'Stopped after 1 of 2 steps')
@@ -24,7 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from agent_core.components import TaskListComponent, TaskOperation, TaskTrackerUpdateComponent
+from agent_core.components import (
+    TaskListComponent,
+    TaskOperation,
+    TaskTrackerUpdateComponent,
+    ToolStatusComponent,
+)
 from agent_core.components.interactive import OPEN_TASK_STATUSES, TaskStatus
 
 MORE_TASKS_ID = "threadline-more-steps"
@@ -38,6 +44,18 @@ TASK_MARKS: dict[str, str] = {
     "stopped": "⏹️",
 }
 """How a task's status reads as text (Teams' task list, ``threadline chat``)."""
+
+_CALL_STATUS_WORDS: dict[str, str] = {"in_progress": "running", "error": "failed"}
+
+
+def call_status_word(status: TaskStatus) -> str:
+    """How a tool call's status reads on its card: ``running``, ``completed``, ``failed``.
+
+    >>> call_status_word("error")
+    'failed'
+    """
+    return _CALL_STATUS_WORDS.get(status, status)
+
 
 _LEAST_FINISHED: tuple[TaskStatus, ...] = (
     "in_progress",
@@ -122,9 +140,12 @@ class TaskBoard:
             parent = self._tasks[parent].parent_id
         return False
 
-    def apply(self, update: TaskTrackerUpdateComponent) -> bool:
+    def apply(self, update: TaskTrackerUpdateComponent | ToolStatusComponent) -> bool:
         """Take one update; False when it changes nothing the board shows (an update of a
-        task never added, a removal of an unknown one)."""
+        task never added, a removal of an unknown one). A tool call's status adds its task,
+        and its later versions update it in place."""
+        if isinstance(update, ToolStatusComponent):
+            return self._apply_call(update)
         match update.operation:
             case TaskOperation.ADD_TASK if update.task is not None:
                 task = update.task
@@ -150,6 +171,15 @@ class TaskBoard:
                 self._tasks.clear()
                 return True
         return False
+
+    def _apply_call(self, call: ToolStatusComponent) -> bool:
+        known = self._tasks.get(call.id)
+        if known is None:
+            task = PlanTask(call.id, call.tool, call.status, call.detail, call.parent_id)
+        else:
+            task = replace(known, status=call.status, detail=call.detail or known.detail)
+        self._tasks[call.id] = task
+        return task != known
 
     def apply_plan(self, plan: TaskListComponent) -> bool:
         """Take a version of the model's stated plan: its steps are added, or updated in

@@ -51,7 +51,7 @@ from agent_core import (  # noqa: E402
     ToolResult,
     User,
 )
-from agent_core.components import TaskTrackerUpdateComponent  # noqa: E402
+from agent_core.components import TaskTrackerUpdateComponent, ToolStatusComponent  # noqa: E402
 
 GOAL_CALLS = 3
 PLAN_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
@@ -110,7 +110,8 @@ async def one_turn(fake: FakeSlackApi, steps: int, parallel: bool, n: int) -> di
             RequestContext(), "go", conversation_id=f"c{n}"
         )
         async for component in answer:
-            updates += isinstance(component.rich_component, TaskTrackerUpdateComponent)
+            rich = component.rich_component
+            updates += isinstance(rich, TaskTrackerUpdateComponent | ToolStatusComponent)
             await reply.handle(component)
         await reply.finish()
     seconds = time.perf_counter() - started

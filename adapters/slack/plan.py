@@ -46,7 +46,11 @@ from adapters.slack.escape import escape
 from adapters.slack.limits import MAX_PLAN_TASKS, MAX_TASK_DETAIL, MAX_TASK_TITLE, validate_block
 from adapters.slack.markdown import truncate
 from adapters.tasks import PlanTask, TaskBoard
-from agent_core.components import TaskListComponent, TaskTrackerUpdateComponent
+from agent_core.components import (
+    TaskListComponent,
+    TaskTrackerUpdateComponent,
+    ToolStatusComponent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +140,11 @@ class SlackPlan:
         """The plan shows once the turn runs a second step."""
         return self.started or len(self.board) > 1
 
-    async def update(self, update: TaskTrackerUpdateComponent | TaskListComponent) -> bool:
-        """Apply one update (or a version of the model's stated plan); False while the plan
-        is not shown (a turn of one step)."""
+    async def update(
+        self, update: ToolStatusComponent | TaskTrackerUpdateComponent | TaskListComponent
+    ) -> bool:
+        """Apply one update (a tool call's status, a group's change, or a version of the
+        model's stated plan); False while the plan is not shown (a turn of one step)."""
         if isinstance(update, TaskListComponent):
             changed = not self.closed and self.board.apply_plan(update)
         else:

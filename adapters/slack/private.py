@@ -29,6 +29,7 @@ from agent_core.components import (
     StatusCardComponent,
     TaskListComponent,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 
@@ -76,8 +77,8 @@ class PrivateDelivery:
         if (
             isinstance(rich, StatusCardComponent)
             and rich.status in PROGRESS_STATUSES | QUIET_WHEN_DONE
-        ):
-            return  # tool progress: nothing to show privately
+        ) or (isinstance(rich, ToolStatusComponent) and not rich.failed):
+            return  # progress (a tool call running or done): nothing to show privately
         answer = isinstance(rich, RichTextComponent) and component.audience == "everyone"
         for message in render(component):
             blocks = [

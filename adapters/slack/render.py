@@ -49,6 +49,7 @@ from adapters.slack.escape import escape, link
 from adapters.slack.limits import MAX_SECTION_TEXT, FileUpload, SlackMessage, pack_messages
 from adapters.slack.markdown import to_mrkdwn, truncate
 from adapters.slack.tables import render_dataframe
+from adapters.tasks import call_status_word
 from agent_core.components import (
     ApprovalComponent,
     ArtifactComponent,
@@ -76,6 +77,7 @@ from agent_core.components import (
     StatusIndicatorComponent,
     TaskListComponent,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 from agent_core.components.images import IMAGE_TYPES, image_from_data_uri
@@ -160,6 +162,11 @@ class SlackRenderer(ComponentRenderer[list[SlackMessage]]):
     def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> list[SlackMessage]:
         return []  # task_update chunks of the streamed answer, shown by the stream
 
+    def on_tool_status(self, status: ToolStatusComponent) -> list[SlackMessage]:
+        """A tool call as a status card (the reply stream posts it only when the call failed:
+        the plan and the status line show the rest)."""
+        return _status(status.tool, call_status_word(status.status), status.detail)
+
     def on_approval(self, approval: ApprovalComponent) -> list[SlackMessage]:
         """Approve / Deny in the thread, updated in place once decided."""
         return approval_message(approval)
@@ -218,18 +225,36 @@ SEVERITIES = frozenset({"error", "warning", "info"})
 
 
 def _status_card(card: StatusCardComponent) -> list[SlackMessage]:
-    state = "" if card.status in SEVERITIES else f" · {escape(card.status)}"
-    icon = escape(card.icon) if card.icon else status_emoji(card.status)
-    line = f"{icon} *{escape(card.title)}*{state}"
-    details = [f"*{escape(str(k))}:* {escape(str(v))}" for k, v in card.metadata.items()]
-    blocks = [
-        *sections(line + (f"\n{to_mrkdwn(card.description)}" if card.description else "")),
-        *([] if card.collapsed else context(*details[:10])),
-        *dict_actions(card.actions),
-    ]
-    summary = f"{card.title}: {card.status}" + (
-        f" ({card.description})" if card.description else ""
+    return _status(
+        card.title,
+        card.status,
+        card.description,
+        icon=card.icon,
+        details=None if card.collapsed else card.metadata,
+        actions=card.actions,
     )
+
+
+def _status(
+    title: str,
+    status: str,
+    description: str | None,
+    *,
+    icon: str | None = None,
+    details: dict[str, Any] | None = None,
+    actions: list[dict[str, Any]] | None = None,
+) -> list[SlackMessage]:
+    """The message of a status: its emoji and title, the status word unless the emoji says
+    it, the description, then ``details`` as key: value lines and ``actions``."""
+    state = "" if status in SEVERITIES else f" · {escape(status)}"
+    line = f"{escape(icon) if icon else status_emoji(status)} *{escape(title)}*{state}"
+    lines = [f"*{escape(str(k))}:* {escape(str(v))}" for k, v in (details or {}).items()]
+    blocks = [
+        *sections(line + (f"\n{to_mrkdwn(description)}" if description else "")),
+        *context(*lines[:10]),
+        *dict_actions(actions or []),
+    ]
+    summary = f"{title}: {status}" + (f" ({description})" if description else "")
     return pack_messages(blocks, text=summary)
 
 

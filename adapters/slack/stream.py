@@ -10,10 +10,11 @@ The channel's ``adapters.stream.ReplyStream``::
 What each component becomes:
 
     status bar / tool running   -> assistant.threads.setStatus      (StatusLine)
-    task tracker updates,       -> the plan (``plan.SlackPlan``) from the second step on:
-    the model's stated plan
-                                   task_update / plan_update chunks, else a plan block;
+    tool calls' statuses, task  -> the plan (``plan.SlackPlan``) from the second step on:
+    tracker updates, the
+    model's stated plan            task_update / plan_update chunks, else a plan block;
                                    one step alone shows as the status line
+    a tool call that failed     -> also a message (its status card)
     the answer (markdown text)  -> chat.startStream/appendStream/stopStream + feedback buttons
     the answer's sources        -> a line under the answer (its tables) + "Show query"
     questions to suggest (DM)   -> assistant.threads.setSuggestedPrompts (else buttons)
@@ -77,6 +78,7 @@ from agent_core.components import (
     StatusCardComponent,
     TaskListComponent,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 
@@ -172,14 +174,14 @@ class SlackReplyStream:
             case StatusBarUpdateComponent():
                 if rich.status == "working":
                     await self.status.set(rich.message)
+            case ToolStatusComponent():
+                await self._tool_call(component, rich)
             case TaskTrackerUpdateComponent():
                 await self._task(rich)
             case TaskListComponent() if rich.as_plan:
                 await self.plan.update(rich)
-            case StatusCardComponent() if self._is_quiet_progress(rich):
-                self._quiet.add(rich.id)
-                if rich.status in PROGRESS_STATUSES:
-                    await self.status.set(f"is running {rich.title}…")
+            case StatusCardComponent() if await self._quiet_progress(rich):
+                pass
             case RichTextComponent() if rich.markdown and component.audience == "everyone":
                 await self._answer(rich)
             case ButtonGroupComponent() if await self._suggest(rich):
@@ -255,11 +257,27 @@ class SlackReplyStream:
 
     # --- status and tasks ---------------------------------------------------------------------
 
-    def _is_quiet_progress(self, card: StatusCardComponent) -> bool:
-        """Tool progress shows in the status line; only failures become messages."""
+    async def _quiet_progress(self, card: StatusCardComponent) -> bool:
+        """Progress shows in the status line (True: shown there, or quietly done); only
+        failures become messages."""
         if card.status in PROGRESS_STATUSES:
-            return card.id not in self._messages
-        return card.id in self._quiet and card.status in QUIET_WHEN_DONE
+            quiet = card.id not in self._messages
+        else:
+            quiet = card.id in self._quiet and card.status in QUIET_WHEN_DONE
+        if quiet:
+            self._quiet.add(card.id)
+            if card.status in PROGRESS_STATUSES:
+                await self.status.set(f"is running {card.title}…")
+        return quiet
+
+    async def _tool_call(self, component: UiComponent, call: ToolStatusComponent) -> None:
+        """A tool call: a step of the plan and, while it runs, the status line; a call that
+        failed is also a message (a finished call is only ticked off)."""
+        if call.failed:
+            await self._blocks(component)
+        await self.plan.update(call)
+        if call.status == "in_progress":
+            await self.status.set(f"is running {call.tool}…")
 
     async def _task(self, update: TaskTrackerUpdateComponent) -> None:
         """A step of the plan: the plan's message from the second step on, else the status

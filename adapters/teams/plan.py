@@ -7,10 +7,10 @@ the plan's title and each step with its mark (done, failed, stopped), a group of
 steps with its steps indented under it. A long plan keeps ``MAX_PLAN_TASKS`` lines, the last
 standing for the rest (``adapters.tasks.TaskBoard.shown``), well inside Teams' 28 KB card.
 
->>> from agent_core.components import Task, TaskTrackerUpdateComponent as Update
+>>> from agent_core.components import ToolStatusComponent
 >>> board = TaskBoard()
->>> step = Task(title="run_sql", status="in_progress")
->>> board.apply(Update.add_task(step))
+>>> step = ToolStatusComponent(tool="run_sql")
+>>> board.apply(step)
 True
 >>> progress_line(board, step.id)
 'Step 1: run_sql…'

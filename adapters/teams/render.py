@@ -21,6 +21,7 @@ from typing import Any
 
 from adapters.details import readable
 from adapters.render import ComponentRenderer
+from adapters.tasks import call_status_word
 from adapters.teams import elements
 from adapters.teams.activities import Citation
 from adapters.teams.approval import approval_card
@@ -53,6 +54,7 @@ from agent_core.components import (
     TaskListComponent,
     TaskOperation,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 
@@ -175,15 +177,36 @@ def _notification(note: NotificationComponent) -> Rendering:
 
 
 def _status_card(status: StatusCardComponent) -> Rendering:
-    line = f"{status.title}: {status.description}" if status.description else status.title
-    if status.status in ("pending", "running", "completed", "success"):
+    return _status(
+        status.title,
+        status.status,
+        status.description,
+        icon=status.icon,
+        facts=status.metadata,
+        actions=status.actions,
+    )
+
+
+def _status(
+    title: str,
+    status: str,
+    description: str | None,
+    *,
+    icon: str | None = None,
+    facts: dict[str, Any] | None = None,
+    actions: list[dict[str, Any]] | None = None,
+) -> Rendering:
+    """A status: a progress line while it runs or once it went well, else a card (its
+    title and mark, the description, ``facts`` and ``actions``)."""
+    line = f"{title}: {description}" if description else title
+    if status in ("pending", "running", "completed", "success"):
         return Rendering(progress=line)
-    facts = [(str(k), clip(str(v), 300)) for k, v in list(status.metadata.items())[:10]]
-    body = [elements.text_block(clip(status.description))] if status.description else []
-    if facts:
-        body.append(elements.fact_set(facts))
-    titled = _titled(status.title, body, status=status.status, icon=status.icon)
-    return Rendering(card=elements.card(titled, _actions(status.actions), fallback_text=line))
+    pairs = [(str(k), clip(str(v), 300)) for k, v in list((facts or {}).items())[:10]]
+    body = [elements.text_block(clip(description))] if description else []
+    if pairs:
+        body.append(elements.fact_set(pairs))
+    titled = _titled(title, body, status=status, icon=icon)
+    return Rendering(card=elements.card(titled, _actions(actions or []), fallback_text=line))
 
 
 def _log_viewer(log: LogViewerComponent) -> Rendering:
@@ -332,11 +355,18 @@ class TeamsRenderer(ComponentRenderer[Rendering | None]):
         return Rendering(progress=bar.message if bar.status == "working" else None)
 
     def on_task_tracker_update(self, update: TaskTrackerUpdateComponent) -> Rendering:
-        """A new task is a progress line; later task updates are not (they name no task, and
-        the status card of the same step says it better)."""
+        """A new task (a group of parallel calls) is a progress line; later task updates are
+        not (they name no task, and its calls' statuses say it better)."""
         if update.operation is TaskOperation.ADD_TASK and update.task is not None:
             return Rendering(progress=f"{update.task.title}…")
         return Rendering()
+
+    def on_tool_status(self, status: ToolStatusComponent) -> Rendering:
+        """A tool call: a progress line while it runs and once it completed (the task list
+        ticks it off), a card when it failed."""
+        running = status.status == "in_progress"
+        description = "Running..." if running else status.detail
+        return _status(status.tool, call_status_word(status.status), description)
 
     def on_badge(self, badge: BadgeComponent) -> Rendering:
         return Rendering(card=elements.card([elements.plain_block(badge.text, weight="Bolder")]))

@@ -11,9 +11,10 @@ buttons. The answer's sources (the queries its data came from) are citations too
 tables for everyone, their SQL as the citation's content only where the asker may see it
 and nobody else reads the chat (or where the SQL is open to everyone). Admin-only detail
 goes through ``PrivateDelivery`` (``adapters.teams.private``).
-The turn's steps (task tracker updates) are progress lines while they run and, once there
-are two, a task list card in the answer (``adapters.teams.plan``); a Stop leaves the steps
-that had not finished ``stopped`` in it.
+The turn's steps (tool calls' statuses, task tracker updates) are progress lines while they
+run and, once there are two, a task list card in the answer (``adapters.teams.plan``); a
+tool call that failed is also a card of the answer; a Stop leaves the steps that had not
+finished ``stopped`` in the task list.
 
 An approval (``ApprovalComponent``) is a message of its own after the answer (or the
 answer itself, when the turn said nothing else), so a decision can replace it whole
@@ -70,6 +71,7 @@ from agent_core.components import (
     TaskListComponent,
     TaskOperation,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 
@@ -285,19 +287,25 @@ class TeamsReplyStream:
 
     def _task(self, update: object) -> bool:
         """A step of the plan (or the model's stated plan): kept for the answer's task list;
-        a step that starts is the stream's progress line. False for other components."""
+        a step that starts is the stream's progress line. False for other components, and
+        for a tool call's status, which is also rendered (its progress line, or its card
+        when it failed)."""
         if isinstance(update, TaskListComponent) and update.as_plan:
-            line = plan_progress_line(self.plan) if self.plan.apply_plan(update) else None
-            if line is not None and self._writer is not None:
-                self._writer.set_status(line)
+            self._show_line(plan_progress_line(self.plan) if self.plan.apply_plan(update) else None)
             return True
+        if isinstance(update, ToolStatusComponent):
+            if self.plan.apply(update) and update.lifecycle is ComponentLifecycle.CREATE:
+                self._show_line(progress_line(self.plan, update.id))
+            return False
         if not isinstance(update, TaskTrackerUpdateComponent):
             return False
         if self.plan.apply(update) and update.operation is TaskOperation.ADD_TASK:
-            line = progress_line(self.plan, update.task_id or "")
-            if line is not None and self._writer is not None:
-                self._writer.set_status(line)
+            self._show_line(progress_line(self.plan, update.task_id or ""))
         return True
+
+    def _show_line(self, line: str | None) -> None:
+        if line is not None and self._writer is not None:
+            self._writer.set_status(line)
 
     @property
     def _plan_cards(self) -> list[elements.Element]:

@@ -63,6 +63,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "CardComponent",
         "RichTextComponent",
     ),
+    "agent_core.components.tool_status": ("ToolStatusComponent",),
     "agent_core.components.ui_state": (
         "ChatInputUpdateComponent",
         "StatusBarUpdateComponent",
@@ -119,6 +120,7 @@ __all__ = [
     "TaskOperation",
     "TaskTrackerUpdateComponent",
     "ToolRefusedComponent",
+    "ToolStatusComponent",
     "UiComponent",
     "new_component_id",
 ]
@@ -191,6 +193,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every name, imported as us
         CardComponent,
         RichTextComponent,
     )
+    from agent_core.components.tool_status import ToolStatusComponent
     from agent_core.components.ui_state import (
         ChatInputUpdateComponent,
         RefusalKind,

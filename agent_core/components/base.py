@@ -57,6 +57,7 @@ class ComponentType(StrEnum):
     SIGN_IN = "sign_in"
     APPROVAL = "approval"
     TOOL_REFUSED = "tool_refused"
+    TOOL_STATUS = "tool_status"
 
 
 class ComponentLifecycle(StrEnum):

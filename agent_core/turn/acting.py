@@ -1,14 +1,15 @@
 """The ``act`` stage: run the LLM's tool calls (steps 15-17).
 
 Calls run in sequential groups of parallel calls: consecutive ``parallel_safe`` tools run
-concurrently, a tool with ``parallel_safe = False`` runs alone. Each call is a task of the
-turn's plan (``TaskTrackerUpdateComponent``: in progress, then complete or error), and a
-group of parallel calls is a task too, whose calls name it as their ``parent_id``; the
-channels show them as Slack's plan and Teams' task list. When the model stated a plan
-(``agent_core.tools.plan``), the calls made while one of its steps is in progress are shown
-under that step. Components stream as each
-call produces them; results enter the conversation in call order, group by group, so a Stop
-never leaves a finished call unrecorded.
+concurrently, a tool with ``parallel_safe = False`` runs alone. Each call is one
+``ToolStatusComponent``, a task of the turn's plan updated in place (in progress, then
+completed or error), and a group of parallel calls is a task too
+(``TaskTrackerUpdateComponent``), whose calls name it as their ``parent_id``; the channels
+show them as Slack's plan and status line, Teams' progress and task list. When the model
+stated a plan (``agent_core.tools.plan``), the calls made while one of its steps is in
+progress are shown under that step. Components stream as each call produces them; results
+enter the conversation in call order, group by group, so a Stop never leaves a finished
+call unrecorded.
 """
 
 from __future__ import annotations
@@ -21,14 +22,13 @@ from agent_core.components import (
     CardComponent,
     ComponentStream,
     NotificationComponent,
-    StatusCardComponent,
     Task,
     TaskListComponent,
     TaskTrackerUpdateComponent,
     ToolRefusedComponent,
+    ToolStatusComponent,
     UiComponent,
 )
-from agent_core.components.feedback import CardStatus
 from agent_core.config import UiFeature
 from agent_core.conversations import Message
 from agent_core.extensions.recovery import RecoveryActionType
@@ -195,18 +195,18 @@ def _plan_step(result: ToolResult, current: str | None) -> str | None:
 
 
 class _Shown:
-    """What one call shows: its status to those who may see tool names, its arguments
-    privately, then the outcome, the tool's own component, and error detail privately."""
+    """What one call shows: its status to those who may see tool names (one component,
+    updated when the call ends), its arguments privately, then the tool's own component,
+    and error detail privately."""
 
-    __slots__ = ("call", "deps", "parent", "state", "status", "task")
+    __slots__ = ("call", "deps", "parent", "state", "status")
 
     def __init__(
         self, deps: TurnDeps, state: TurnState, call: ToolCall, parent: str | None = None
     ) -> None:
         self.deps, self.state, self.call = deps, state, call
         self.parent = parent or state.plan_step
-        self.status: StatusCardComponent | None = None
-        self.task: Task | None = None
+        self.status: ToolStatusComponent | None = None
 
     def before(self) -> list[UiComponent]:
         deps, state, call = self.deps, self.state, self.call
@@ -214,12 +214,8 @@ class _Shown:
             return []
         shown = []
         if state.can(UiFeature.TOOL_NAMES) and _shown_as_step(deps, call):
-            self.task = task = Task(title=call.name, status="in_progress", parent_id=self.parent)
-            self.status = StatusCardComponent(
-                title=call.name, status="running", description="Running..."
-            )
-            shown.append(UiComponent.of(TaskTrackerUpdateComponent.add_task(task)))
-            shown.append(UiComponent.of(self.status, f"Running {call.name}..."))
+            self.status = ToolStatusComponent(tool=call.name, parent_id=self.parent)
+            shown.append(UiComponent.of(self.status))  # its plain form: built if needed
         if state.can(UiFeature.TOOL_ARGUMENTS):
             shown.append(
                 _private(
@@ -239,21 +235,12 @@ class _Shown:
     def after(self, result: ToolResult) -> list[UiComponent]:
         shown, name = [], self.call.name
         self.state.plan_step = _plan_step(result, self.state.plan_step)
-        if self.status is not None and self.task is not None:
-            outcome: CardStatus = "completed" if result.success else "failed"
+        if self.status is not None:
+            outcome = "completed" if result.success else "failed"
             took = result.metadata.get("execution_time_ms")
             detail = f"{outcome} in {took:.0f} ms" if isinstance(took, float) else outcome
-            done = self.status.set_status(outcome, detail)
-            shown.append(UiComponent.of(done, f"{name} {outcome}"))
-            shown.append(
-                UiComponent.of(
-                    TaskTrackerUpdateComponent.update_task(
-                        self.task.id,
-                        status="completed" if result.success else "error",
-                        detail=detail,
-                    )
-                )
-            )
+            done = self.status.finished(success=result.success, detail=detail)
+            shown.append(UiComponent.of(done))
         if result.ui_component is not None:
             shown.append(result.ui_component)
         if result.refusal is not None:  # a signal the channel may end on (a workflow step)

@@ -48,11 +48,10 @@ def _validated(tool: Tool[Any], call: ToolCall) -> dict[str, Any] | None:
 async def _needs_approval(deps: TurnDeps, state: TurnState, call: ToolCall) -> HeldCall | None:
     user, registry, policy = state.require_user(), deps.tool_registry, deps.config.approvals
     tool = registry.peek(call.name)
-    if tool is None or not registry.can_use(call.name, user):
+    if tool is None or (mode := policy.mode(tool)) == "never":
+        return None  # the common case: the mode is read before the person's access
+    if not registry.can_use(call.name, user):
         return None  # refused by the registry as usual, without asking anyone
-    mode = policy.mode(tool)
-    if mode == "never":
-        return None
     arguments = _validated(tool, call)
     if arguments is None:
         return None  # fails validation as usual: never shown for approval

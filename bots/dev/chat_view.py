@@ -24,13 +24,13 @@ from rich.panel import Panel
 from rich.table import Table
 
 from adapters.number_format import format_number
-from adapters.tasks import TASK_MARKS, TaskBoard
+from adapters.tasks import TASK_MARKS, TaskBoard, call_status_word
 from bots.dev.terminal_images import Protocol, inline
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from agent_core.components import RichComponent, UiComponent
+    from agent_core.components import RichComponent, ToolStatusComponent, UiComponent
 
 TABLE_ROWS = 20
 BAR_WIDTH = 40
@@ -99,7 +99,9 @@ class ChatView:
             case c.NotificationComponent():
                 self._panel(rich.title or rich.level.capitalize(), rich.message, rich.level)
             case c.StatusCardComponent():
-                self._status(rich)
+                self._status(rich.title, rich.status, rich.description)
+            case c.ToolStatusComponent():
+                self._tool_call(rich)
             case c.ButtonGroupComponent():
                 self._suggest([b.action for b in rich.buttons if not b.disabled])
             case c.ButtonComponent():
@@ -252,13 +254,19 @@ class ChatView:
         self.console.print(Panel(body, title=title, border_style=style, expand=False))
         self.approval = approval if approval.pending else None
 
-    def _status(self, card: Any) -> None:
-        if card.status in ("error", "failed"):
-            self._panel(card.title, card.description or card.status, "error")
-        elif card.status in ("completed", "success") and card.description:
-            self._line(f"✓ {card.title}: {card.description}")
-        elif card.status == "running":
-            self._line(f"… {card.title}")
+    def _status(self, title: str, status: str, description: str | None) -> None:
+        if status in ("error", "failed"):
+            self._panel(title, description or status, "error")
+        elif status in ("completed", "success") and description:
+            self._line(f"✓ {title}: {description}")
+        elif status == "running":
+            self._line(f"… {title}")
+
+    def _tool_call(self, call: ToolStatusComponent) -> None:
+        """A tool call: its line (running, done, or failed) and a step of the plan the turn
+        ends with."""
+        self.plan.apply(call)
+        self._status(call.tool, call_status_word(call.status), call.detail)
 
     def _suggest(self, actions: list[str]) -> None:
         if not actions:

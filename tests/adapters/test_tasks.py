@@ -1,4 +1,5 @@
-"""adapters.tasks.TaskBoard: the plan both channels show, from task tracker updates."""
+"""adapters.tasks.TaskBoard: the plan both channels show, from tool calls' statuses and task
+tracker updates."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.tasks import MORE_TASKS_ID, TaskBoard
-from agent_core.components import Task, TaskListComponent, TaskTrackerUpdateComponent
+from agent_core.components import (
+    Task,
+    TaskListComponent,
+    TaskTrackerUpdateComponent,
+    ToolStatusComponent,
+)
 
 Update = TaskTrackerUpdateComponent
 
@@ -24,6 +30,27 @@ def test_a_group_counts_by_its_steps_and_stop_leaves_open_steps_stopped() -> Non
     assert [t.title for t in stopped] == ["2 steps at once", "draw_chart"]
     assert {t.status for t in stopped} == {"stopped"}
     assert board.tasks[1].detail == "12 ms" and board.title() == "Stopped after 1 of 2 steps"
+
+
+def test_a_tool_call_is_one_task_its_later_version_updates_in_place() -> None:
+    """Issue 37: a call's status is one component; its versions tick its task off where it
+    was added, in a group's order, and a version that changes nothing is not a change."""
+    board = TaskBoard()
+    group = Task(title="2 steps at once", status="in_progress")
+    board.apply(Update.add_task(group))
+    first = ToolStatusComponent(tool="run_sql", parent_id=group.id)
+    second = ToolStatusComponent(tool="draw_chart", parent_id=group.id)
+    assert board.apply(first) and board.apply(second)
+    done = second.finished(success=False, detail="failed in 3 ms")
+    assert board.apply(done) and not board.apply(done)
+    assert [(t.title, t.status, t.detail, t.parent_id) for t in board.tasks[1:]] == [
+        ("run_sql", "in_progress", None, group.id),
+        ("draw_chart", "error", "failed in 3 ms", group.id),
+    ]
+    assert board.title() == "Working: 0 of 2 steps done"
+    board.apply(first.finished(success=True, detail="completed in 1 ms"))
+    board.apply(Update.update_task(group.id, status="error", detail="1 of 2 failed"))
+    assert board.title() == "Finished 2 steps, 1 with an error"
 
 
 def test_updates_of_unknown_tasks_change_nothing() -> None:

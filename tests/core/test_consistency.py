@@ -122,7 +122,7 @@ async def test_closing_the_stream_early_is_a_stop(make_agent: Callable[..., Agen
     agent = make_agent(llm, tools=[(EchoTool(), [])], conversation_store=store)
     stream = agent.send_message(RequestContext(), "go", conversation_id="conv-1")
     async for component in stream:
-        if component.rich_component.type.value == "status_card":
+        if component.rich_component.type.value == "tool_status":
             break
     await stream.aclose()  # type: ignore[attr-defined]
     messages = await stored(store)

@@ -132,7 +132,7 @@ async def test_error_and_stop_close_every_span(
         __import__("agent_core").RequestContext(), "go", conversation_id="c"
     )
     async for component in stream:
-        if cancel and component.rich_component.type.value == "status_card":
+        if cancel and component.rich_component.type.value == "tool_status":
             break
     await stream.aclose()  # type: ignore[attr-defined]
     assert provider.open_spans == set()

@@ -9,7 +9,12 @@ from pathlib import Path
 from rich.console import Console
 
 from agent_core.agent import Agent
-from agent_core.components import Task, TaskTrackerUpdateComponent, UiComponent
+from agent_core.components import (
+    Task,
+    TaskTrackerUpdateComponent,
+    ToolStatusComponent,
+    UiComponent,
+)
 from bots.dev.chat import ChatSession
 from bots.dev.chat_view import ChatView
 
@@ -54,3 +59,23 @@ def test_a_stopped_turn_marks_the_steps_that_never_finished(tmp_path: Path) -> N
         "  ✅ run_sql",
         "  ⏹️ draw_chart · Stopped",
     ]
+
+
+def test_a_tool_calls_one_status_is_its_lines_and_a_step_of_the_plan(tmp_path: Path) -> None:
+    """Issue 37: a tool call is one component updated in place; the console shows what its
+    status card and task showed: a line while it runs, its outcome, the plan's step."""
+    screen, out = console()
+    view = ChatView(screen, tmp_path)
+    ok, bad = ToolStatusComponent(tool="run_sql"), ToolStatusComponent(tool="draw_chart")
+    for call, version in (
+        (ok, ok.finished(success=True, detail="completed in 3 ms")),
+        (bad, bad.finished(success=False, detail="failed in 2 ms")),
+    ):
+        view.show(UiComponent(rich_component=call))
+        view.show(UiComponent(rich_component=version))
+    view.end_turn()
+    text = out.getvalue()
+    assert "… run_sql" in text and "✓ run_sql: completed in 3 ms" in text
+    assert "… draw_chart" in text and "failed in 2 ms" in text
+    plan = text[text.index("Finished 2 steps, 1 with an error") :].splitlines()
+    assert plan[1:] == ["  ✅ run_sql · completed in 3 ms", "  ❌ draw_chart · failed in 2 ms"]

@@ -158,7 +158,7 @@ async def test_closing_the_stream_cancels_the_graph_at_once() -> None:
     agent = graph_agent(llm, tools=[Echo()])
     stream = agent.send_message(RequestContext(), "go", conversation_id="conv-1")
     async for component in stream:
-        if component.rich_component.type.value == "status_card":
+        if component.rich_component.type.value == "tool_status":
             break
     await stream.aclose()  # type: ignore[attr-defined]
     assert other_tasks() == set()

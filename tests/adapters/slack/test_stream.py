@@ -23,6 +23,7 @@ from agent_core.components import (
     StatusCardComponent,
     Task,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 from tests.bots.slack.agents import build_agent
@@ -142,6 +143,32 @@ async def test_tool_progress_is_status_only_and_failures_are_posted(fake: FakeSl
         "assistant.threads.setStatus",
         "chat.postMessage",
         "chat.postMessage",
+    ]
+
+
+async def test_a_tool_calls_one_component_is_status_line_plan_step_and_failure_message(
+    fake: FakeSlackApi,
+) -> None:
+    """Issue 37: a tool call is one component, updated in place; it shows what its task and
+    status card did: the status line while it runs, a step of the plan from the second,
+    a message when it failed (a call that completed is only ticked off)."""
+    stream = reply(fake, update_interval=60)
+    ok = ToolStatusComponent(tool="run_sql")
+    await stream.handle(ui(ok))
+    await stream.handle(ui(ok.finished(success=True, detail="completed in 3 ms")))
+    assert fake.methods() == ["assistant.threads.setStatus"]
+    bad = ToolStatusComponent(tool="draw_chart")
+    await stream.handle(ui(bad))
+    await stream.handle(ui(bad.finished(success=False, detail="failed in 2 ms")))
+    await stream.finish()
+    statuses = [c.args["status"] for c in fake.calls_to("assistant.threads.setStatus")]
+    assert statuses[:2] == ["is running run_sql…", "is running draw_chart…"]
+    [failure] = [m for m in fake.visible("C1") if m.blocks and not m.chunks]
+    assert failure.blocks[0]["text"]["text"] == ":x: *draw_chart* · failed\nfailed in 2 ms"
+    shown = {c["id"]: c for m in fake.visible("C1") for c in m.chunks if c["type"] == "task_update"}
+    assert [(c["title"], c["status"]) for c in shown.values()] == [
+        ("run_sql", "complete"),
+        ("draw_chart", "error"),
     ]
 
 

@@ -38,6 +38,7 @@ from agent_core.components import (
     Task,
     TaskListComponent,
     TaskTrackerUpdateComponent,
+    ToolStatusComponent,
     UiComponent,
 )
 from tests.adapters.teams.schemas import assert_valid_card
@@ -143,6 +144,19 @@ def test_notification_levels_map_to_container_styles() -> None:
     ]:
         card = card_of(NotificationComponent(message="x", title="T", level=level))
         assert card["body"][0]["style"] == style
+
+
+def test_a_tool_calls_status_is_progress_until_it_fails_then_a_card() -> None:
+    """Issue 37: one component a call says what its status card said."""
+    call = ToolStatusComponent(tool="run_sql")
+    assert rendered(call) == Rendering(progress="run_sql: Running...")
+    done = call.finished(success=True, detail="completed in 3 ms")
+    assert rendered(done) == Rendering(progress="run_sql: completed in 3 ms")
+    card = card_of(call.finished(success=False, detail="failed in 3 ms"))
+    assert card["body"][0]["style"] == "attention"
+    assert card == card_of(
+        StatusCardComponent(title="run_sql", status="failed", description="failed in 3 ms")
+    )
 
 
 def test_running_status_card_is_progress_failed_one_is_a_card() -> None:
