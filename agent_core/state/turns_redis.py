@@ -44,6 +44,7 @@ from agent_core.state import turns_redis_scripts as lua
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_redis import RedisKeyValueStore, milliseconds
+from agent_core.state.quotas_redis import unconsumed_hits
 from agent_core.state.redis_client import (
     cancellations,
     redis_boundary,
@@ -302,7 +303,8 @@ class RedisTurnQueue(TurnQueue):
             *keys,
         ]
         head: list[str | int] = [GROUP, delivery.id, consumer, reads, KEEP_SECONDS, self._base]
-        head += [READ_AHEAD_BYTES, READ_AHEAD_ITEMS]
+        untaken = unconsumed_hits(writes.read_ahead) if writes is not None else []
+        head += [READ_AHEAD_BYTES, READ_AHEAD_ITEMS, len(untaken) // 2, *untaken]
         done = bool(await self._complete(keys, [*head, *arguments]))
         if writes is not None and done:
             writes.written(staged)

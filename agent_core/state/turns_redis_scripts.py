@@ -18,6 +18,7 @@ server, not a cluster.
 
 from __future__ import annotations
 
+from agent_core.state.quotas_redis import HIT_LUA
 from agent_core.state.turn_writes import STAGED_LUA
 
 OWNED = """
@@ -41,8 +42,13 @@ end
 # The run counts as an attempt; the keys its owner's last turn read are read ahead, each
 # with the turn's ordering key in place of the mark (``turn_writes.MARK``): a string, or a
 # list's items, of at most ARGV[limit] bytes or ARGV[limit + 1] items (another key, or a
-# larger value, is skipped: the store reads it itself).
-STARTED = """
+# larger value, is skipped: the store reads it itself). A quota hit it made
+# (``quotas_redis.hit_template``) is made, as the hit of this start (``member``: the
+# progress key and the attempt, so a start read again is not counted twice), its value
+# "allowed remaining retry-ms member".
+STARTED = (
+    HIT_LUA
+    + """
 local function expanded(template, turn)
   local at = string.find(template, '\\0', 1, true)
   if not at then return template end
@@ -59,13 +65,24 @@ local function value_of(key, bytes, items)
   end
   return false, nil
 end
-local function read_ahead(reads, turn, bytes, items)
+local function hit_of(template, member)
+  local limit, window, key = string.match(template, '^\\1(%d+)\\1(%d+)\\1(.+)$')
+  if not key then return false, nil end
+  local made = quota_hit(key, tonumber(limit), tonumber(window), member)
+  return true, table.concat({made[1], made[2], made[3], member}, ' ')
+end
+local function read_ahead(reads, turn, bytes, items, member)
   local found = {}
   local ok, templates = pcall(cjson.decode, redis.call('GET', reads) or '[]')
   if ok and type(templates) == 'table' then
     for _, template in ipairs(templates) do
       local key = expanded(tostring(template), turn)
-      local readable, value = value_of(key, tonumber(bytes), tonumber(items))
+      local readable, value
+      if string.byte(key, 1) == 1 then
+        readable, value = hit_of(key, member)
+      else
+        readable, value = value_of(key, tonumber(bytes), tonumber(items))
+      end
       if readable then
         table.insert(found, key)
         table.insert(found, value)
@@ -77,10 +94,11 @@ end
 local function started(progress, keep, reads, turn, bytes, items)
   local attempt = redis.call('HINCRBY', progress, '_attempt', 1)
   redis.call('EXPIRE', progress, keep)
-  local found = read_ahead(reads, turn, bytes, items)
+  local found = read_ahead(reads, turn, bytes, items, progress .. '#' .. attempt)
   return attempt, redis.call('HGETALL', progress), found
 end
 """
+)
 
 # Whether ``id`` is the group's next undelivered entry (nothing older waits for a fetch).
 NEXT_UNDELIVERED = """
@@ -154,7 +172,7 @@ local begun = redis.call('HGET', KEYS[3], '_begun')
 redis.call('HDEL', KEYS[3], '_begun')
 if begun == ARGV[3] then
   local attempt = tonumber(redis.call('HGET', KEYS[3], '_attempt'))
-  local found = read_ahead(KEYS[4], ARGV[5], ARGV[6], ARGV[7])
+  local found = read_ahead(KEYS[4], ARGV[5], ARGV[6], ARGV[7], KEYS[3] .. '#' .. attempt)
   return {0, attempt, redis.call('HGETALL', KEYS[3]), found}
 end
 if not first_in_thread(KEYS[1], KEYS[2], ARGV[2]) then return {1} end
@@ -221,9 +239,10 @@ end
 
 # KEYS: stream, thread list, progress, the owner's reads, then the staged writes' keys.
 # ARGV: group, id, consumer, the keys the turn read (JSON templates; '': none), keep, key
-# prefix, read-ahead limits (bytes, items), then the staged writes' arguments. Only the
-# worker owning the turn writes what it staged and what it read; the thread's next turn is
-# begun for the worker it waits in (``BEGUN``).
+# prefix, read-ahead limits (bytes, items), the number of quota hits its start made that it
+# did not take, those hits (key, member), then the staged writes' arguments. Only the
+# worker owning the turn writes what it staged and what it read, and takes those hits
+# back; the thread's next turn is begun for the worker it waits in (``BEGUN``).
 COMPLETE = (
     OWNED
     + STAGED_LUA
@@ -236,7 +255,9 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('DEL', KEYS[3])
 if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[5]) end
-staged_writes(5, 9)
+local untaken = tonumber(ARGV[9])
+for i = 10, 9 + 2 * untaken, 2 do redis.call('ZREM', ARGV[i], ARGV[i + 1]) end
+staged_writes(5, 10 + 2 * untaken)
 begin_next(KEYS[1], KEYS[2], ARGV[1], ARGV[6], ARGV[5], ARGV[7], ARGV[8])
 return 1
 """
