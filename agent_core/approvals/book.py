@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any, Self
 from agent_core.approvals.record import ApprovalRecord
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.components import ApprovalState
-from agent_core.state.keyvalue import Push, Put
 from agent_core.users import User
 
 if TYPE_CHECKING:
@@ -169,6 +168,8 @@ class ApprovalBook:
     async def open(self, record: ApprovalRecord) -> None:
         """Keep a new pending approval (and list it for the expiry sweep and its workspace),
         in one step (``write_all``)."""
+        from agent_core.state.keyvalue import Push, Put  # the state package loads on first use
+
         ttl = self._ttl(record)
         shard = int(record.id[:8], 16) % SHARDS if _hex(record.id) else 0
         minute, lane = int(record.expires_at // 60), lane_of(record.request.get("platform"))
