@@ -166,21 +166,22 @@ class ApprovalBook:
         return f"approval:due:{lane}:{minute}:{shard}"
 
     async def open(self, record: ApprovalRecord) -> None:
-        """Keep a new pending approval (and list it for the expiry sweep)."""
-        await self.store.set(
-            self._key(record.id), record.model_dump(mode="json"), ttl=self._ttl(record)
-        )
+        """Keep a new pending approval (and list it for the expiry sweep and its workspace),
+        in one step (``write_all``)."""
+        from agent_core.state.keyvalue import Push, Put  # the state package loads on first use
+
+        ttl = self._ttl(record)
         shard = int(record.id[:8], 16) % SHARDS if _hex(record.id) else 0
         minute, lane = int(record.expires_at // 60), lane_of(record.request.get("platform"))
-        await self.store.append(
-            self._bucket(lane, minute, shard), [record.id], keep=BUCKET_SIZE, ttl=self._ttl(record)
-        )
-        await self.store.add(f"{SWEPT}:{lane}", minute, ttl=KEEP_AFTER)  # the first one starts it
-        await self.store.append(
-            self._opened(lane, workspace_of(record.request)),
-            [record.id],
-            keep=OPEN_KEPT,
-            ttl=self._ttl(record),
+        opened = self._opened(lane, workspace_of(record.request))
+        await self.store.write_all(
+            [
+                Put(self._key(record.id), record.model_dump(mode="json"), ttl=ttl),
+                Push(self._bucket(lane, minute, shard), [record.id], keep=BUCKET_SIZE, ttl=ttl),
+                # the first approval of the lane starts its sweeps at its minute
+                Put(f"{SWEPT}:{lane}", minute, ttl=KEEP_AFTER, only_new=True),
+                Push(opened, [record.id], keep=OPEN_KEPT, ttl=ttl),
+            ]
         )
 
     @staticmethod
@@ -210,15 +211,15 @@ class ApprovalBook:
         return found
 
     async def get(self, approval_id: str) -> ApprovalRecord | None:
-        """The approval as it stands (its decision applied), or None when unknown."""
-        stored = await self.store.get(self._key(approval_id))
+        """The approval as it stands (its decision applied), or None when unknown: the
+        record, its decision and its message, read in one step (``get_many``)."""
+        parts = [self._key(approval_id, part) for part in ("", "decision", "message")]
+        stored, decision, message = await self.store.get_many(parts)
         if not isinstance(stored, dict):
             return None
         record = ApprovalRecord.model_validate(stored)
-        decision = await self.store.get(self._key(approval_id, "decision"))
         if isinstance(decision, dict):
             record = record.model_copy(update=decision)
-        message = await self.store.get(self._key(approval_id, "message"))
         if isinstance(message, dict):
             record = record.model_copy(update={"message": message})
         return record

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     from agent_core.context import ToolContext
     from agent_core.conversations import Conversation
     from agent_core.feedback import Feedback
+    from agent_core.state.turn_writes import TurnWrites
     from agent_core.tool_contract import Tool, ToolResult
     from agent_core.users import User
 
@@ -24,11 +25,16 @@ class LifecycleHook:
     - ``after_tool``: given the result and ``before_tool``'s handle; return a ``ToolResult``
       to replace the result.
     - ``on_feedback``: a user rated an answer (channels' thumbs up / down).
+    - ``for_turn``: the hook as a queued turn uses it (a hook holding a state store gives
+      the turn's view of it, ``agent_core.state.turn_writes``); itself by default.
 
     >>> class Shout(LifecycleHook):
     ...     async def before_message(self, user, message):
     ...         return message.upper()
     """
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        return self
 
     async def before_message(self, user: User, message: str) -> str | None:
         return None

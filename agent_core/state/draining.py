@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag
-from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
+from agent_core.state.turn_backend import (
+    Begun,
+    Delivery,
+    Intake,
+    Readiness,
+    Start,
+    StopRequest,
+)
 from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
@@ -46,6 +53,7 @@ class DrainingTurnQueue(TurnQueue):
         super().__init__(claim_after=inner.claim_after)
         self.inner = inner
         self.hands_over = inner.hands_over
+        self.announces_starts = inner.announces_starts
         self._held: set[str] = set()
         self._draining = False
         self._released = asyncio.Event()
@@ -145,6 +153,10 @@ class DrainingTurnQueue(TurnQueue):
     async def stop_requests(self) -> AsyncIterator[StopRequest]:
         async for request in self.inner.stop_requests():
             yield request
+
+    async def begun(self, consumer: str) -> AsyncIterator[Begun]:
+        async for begun in self.inner.begun(consumer):
+            yield begun
 
     async def pending(self) -> int:
         return await self.inner.pending()

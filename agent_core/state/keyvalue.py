@@ -5,7 +5,9 @@ One interface serves four needs: identity caches (``ttl`` = minutes), delivery d
 conversation references (``ttl=None``), and short logs such as the messages of a Slack
 thread (``append``: a bounded list under a key, newest kept; a key holds a value or a log,
 never both). Values are JSON-compatible and come back as fresh
-copies, whichever backend holds them (memory, SQLite, Redis).
+copies, whichever backend holds them (memory, SQLite, Redis). Several keys are read in one
+step with ``get_many``, and written in one with ``write_all`` (``Put``, ``Push``): one round
+trip on Redis, one transaction on SQLite.
 
 The channel adapters take it wherever they keep ids or caches (Slack threads and
 installations, Teams deliveries and conversation references).
@@ -17,12 +19,46 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     from agent_core.state.turn_writes import TurnWrites
+
+
+@dataclass(frozen=True)
+class Put:
+    """One of ``KeyValueStore.write_all``'s writes: ``set`` the key, or ``add`` it
+    (``only_new``: only if absent; whether it was is not told).
+
+    >>> Put("approval:swept:slack", 29_000_000, ttl=60, only_new=True).only_new
+    True
+    """
+
+    key: str
+    value: Any
+    ttl: float | None = None
+    only_new: bool = False
+
+
+@dataclass(frozen=True)
+class Push:
+    """One of ``KeyValueStore.write_all``'s writes: ``append`` ``items`` to a log, keep its
+    newest ``keep`` (the log is not read back).
+
+    >>> Push("approval:open:slack:T1", ["a1"], keep=200).keep
+    200
+    """
+
+    key: str
+    items: list[Any]
+    keep: int
+    ttl: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.keep < 1:
+            raise ValueError(f"a log keeps at least one item, not {self.keep}")
 
 
 class KeyValueStore(ABC):
@@ -55,6 +91,37 @@ class KeyValueStore(ABC):
     @abstractmethod
     async def delete(self, key: str) -> None:
         """Forget ``key`` (no error when absent)."""
+
+    async def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        """The values of ``keys``, in order (``None`` where absent or expired): one read
+        where the back end allows (Redis: ``MGET``; SQLite: one query).
+
+        >>> import asyncio
+        >>> store = MemoryKeyValueStore()
+        >>> asyncio.run(store.set("a", 1))
+        >>> asyncio.run(store.get_many(["a", "b"]))
+        [1, None]
+        """
+        return [await self.get(key) for key in keys]
+
+    async def write_all(self, writes: Sequence[Put | Push]) -> None:
+        """Make ``writes`` in order, in one atomic step where the back end allows (Redis:
+        one ``MULTI``; SQLite: one transaction): what ``set``, ``add`` and ``append`` would,
+        without telling whether an ``add`` added nor reading a log back.
+
+        >>> import asyncio
+        >>> store = MemoryKeyValueStore()
+        >>> asyncio.run(store.write_all([Put("a", 1), Push("log", [1, 2], keep=1)]))
+        >>> asyncio.run(store.get_many(["a", "log"]))
+        [1, [2]]
+        """
+        for write in writes:
+            if isinstance(write, Push):
+                await self.append(write.key, write.items, keep=write.keep, ttl=write.ttl)
+            elif write.only_new:
+                await self.add(write.key, write.value, ttl=write.ttl)
+            else:
+                await self.set(write.key, write.value, ttl=write.ttl)
 
     async def keys(self, pattern: str) -> list[str]:
         """The live keys matching the glob ``pattern`` (``*``, ``?``), for erasing a

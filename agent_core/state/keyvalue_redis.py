@@ -3,20 +3,23 @@
 In the view of a turn a Redis turn worker runs (``for_turn``), a ``get`` takes the value
 read as the turn started when there is one (the asker's identity in the cache, usually), an
 ``append`` to a log read that way is staged for the turn's next write, and the view's other
-writes make such a value stale for the rest of the turn (``agent_core.state.turn_writes``)."""
+writes make such a value stale for the rest of the turn (``agent_core.state.turn_writes``).
+``get_many`` is one ``MGET``, ``write_all`` one ``MULTI``."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_core.state.keyvalue import KeyValueStore, encode
+from agent_core.state.keyvalue import KeyValueStore, Push, Put, encode
 from agent_core.state.redis_client import redis_boundary
 from agent_core.state.turn_writes import TurnBound
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.client import Pipeline
 
 
 def milliseconds(ttl: float | None) -> int | None:
@@ -69,6 +72,37 @@ class RedisKeyValueStore(TurnBound, KeyValueStore):
         return None if text is None else json.loads(text)
 
     @redis_boundary
+    async def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        names = [self.key(key) for key in keys]
+        texts: list[str | bytes | None] = [None] * len(names)
+        unread = list(range(len(names)))
+        if (turn := self._staging) is not None:
+            unread = []
+            for index, name in enumerate(names):
+                found, texts[index] = turn.read(name)
+                if not found:
+                    unread.append(index)
+        if unread:
+            values = await self._redis.mget([names[index] for index in unread])
+            for index, text in zip(unread, values, strict=True):
+                texts[index] = text
+        return [None if text is None else json.loads(text) for text in texts]
+
+    @redis_boundary
+    async def write_all(self, writes: Sequence[Put | Push]) -> None:
+        """One ``MULTI`` (one round trip), whatever the turn staged: these writes are made
+        at once, and what was read ahead for their keys is stale from now on."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            for write in writes:
+                name = self._written(self.key(write.key))
+                if isinstance(write, Push):
+                    _push(pipe, name, [encode(item) for item in write.items], write.keep, write.ttl)
+                else:
+                    text, px = encode(write.value), milliseconds(write.ttl)
+                    pipe.set(name, text, px=px, nx=write.only_new)
+            await pipe.execute()
+
+    @redis_boundary
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         await self._redis.set(self._written(self.key(key)), encode(value), px=milliseconds(ttl))
 
@@ -95,13 +129,19 @@ class RedisKeyValueStore(TurnBound, KeyValueStore):
                 return [json.loads(text) for text in log]
             turn.wrote(name)
         async with self._redis.pipeline(transaction=True) as pipe:
-            if items:
-                pipe.rpush(name, *encoded)
-                pipe.ltrim(name, -keep, -1)
-                if ttl is None:
-                    pipe.persist(name)
-                else:
-                    pipe.pexpire(name, max(1, math.ceil(ttl * 1000)))
+            _push(pipe, name, encoded, keep, ttl)
             pipe.lrange(name, 0, -1)
             replies = await pipe.execute()
         return [json.loads(text) for text in replies[-1]]
+
+
+def _push(pipe: Pipeline, name: str, encoded: list[str], keep: int, ttl: float | None) -> None:
+    """Queue an append of ``encoded`` to the list ``name`` on ``pipe``: push, trim, expire."""
+    if not encoded:
+        return
+    pipe.rpush(name, *encoded)
+    pipe.ltrim(name, -keep, -1)
+    if ttl is None:
+        pipe.persist(name)
+    else:
+        pipe.pexpire(name, max(1, math.ceil(ttl * 1000)))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
 
 from agent_core.clock import SYSTEM_CLOCK
-from agent_core.state.keyvalue import KeyValueStore, encode
+from agent_core.state.keyvalue import KeyValueStore, Push, Put, encode
 from agent_core.state.sqlite import SqliteDatabase
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -71,14 +71,40 @@ class SqliteKeyValueStore(KeyValueStore):
         row = await self._db.run(lambda c: c.execute(sql, (key, self._clock())).fetchone())
         return None if row is None else json.loads(row[0])
 
+    async def get_many(self, keys: Sequence[str]) -> list[Any | None]:
+        marks = ", ".join("?" * len(keys))
+        sql = (
+            f"SELECT key, value FROM {self._table} WHERE key IN ({marks})"
+            " AND ifnull(expires_at > ?, 1)"
+        )
+        rows = await self._db.run(lambda c: c.execute(sql, (*keys, self._clock())).fetchall())
+        found = {str(key): text for key, text in rows}
+        return [json.loads(found[key]) if key in found else None for key in keys]
+
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
-        text, expires_at = encode(value), self._expiry(ttl)
+        await self._db.write(lambda c: self._set_in(c, key, value, ttl))
+
+    def _set_in(
+        self, connection: sqlite3.Connection, key: str, value: Any, ttl: float | None
+    ) -> None:
+        connection.execute(
+            f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",
+            (key, encode(value), self._expiry(ttl)),
+        )
+        self._maybe_purge(connection)
+
+    async def write_all(self, writes: Sequence[Put | Push]) -> None:
+        """One transaction."""
 
         def write(connection: sqlite3.Connection) -> None:
-            connection.execute(
-                f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)", (key, text, expires_at)
-            )
-            self._maybe_purge(connection)
+            for each in writes:
+                if isinstance(each, Push):
+                    items = [json.loads(encode(item)) for item in each.items]
+                    self._append_in(connection, each.key, items, each.keep, each.ttl)
+                elif each.only_new:
+                    self.add_in(connection, each.key, each.value, ttl=each.ttl)
+                else:
+                    self._set_in(connection, each.key, each.value, each.ttl)
 
         await self._db.write(write)
 
@@ -101,22 +127,24 @@ class SqliteKeyValueStore(KeyValueStore):
 
     async def _append(self, key: str, added: list[Any], keep: int, ttl: float | None) -> list[Any]:
         """The log as one JSON row, read and rewritten in one transaction."""
+        return await self._db.write(lambda c: self._append_in(c, key, added, keep, ttl))
 
-        def write(connection: sqlite3.Connection) -> list[Any]:
-            sql = f"SELECT value FROM {self._table} WHERE key = ? AND ifnull(expires_at > ?, 1)"
-            row = connection.execute(sql, (key, self._clock())).fetchone()
-            log: list[Any] = [] if row is None else json.loads(row[0])
-            if not added:
-                return log
-            log = (log + added)[-keep:]
-            connection.execute(
-                f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",
-                (key, encode(log), self._expiry(ttl)),
-            )
-            self._maybe_purge(connection)
+    def _append_in(
+        self,
+        connection: sqlite3.Connection,
+        key: str,
+        added: list[Any],
+        keep: int,
+        ttl: float | None,
+    ) -> list[Any]:
+        sql = f"SELECT value FROM {self._table} WHERE key = ? AND ifnull(expires_at > ?, 1)"
+        row = connection.execute(sql, (key, self._clock())).fetchone()
+        log: list[Any] = [] if row is None else json.loads(row[0])
+        if not added:
             return log
-
-        return await self._db.write(write)
+        log = (log + added)[-keep:]
+        self._set_in(connection, key, log, ttl)
+        return log
 
     def shares(self, database: SqliteDatabase) -> bool:
         """Whether this store lives in ``database`` (so one transaction can cover both)."""

@@ -11,6 +11,7 @@ how LLM budgets (``agent_core.usage.budgets``) hold across processes.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import math
 import time
@@ -18,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Self
 
 from pydantic import BeforeValidator
 
@@ -27,6 +28,7 @@ from agent_core.errors import AgentError
 from agent_core.extensions.hooks import LifecycleHook
 
 if TYPE_CHECKING:
+    from agent_core.state.turn_writes import TurnWrites
     from agent_core.users import User
 
 
@@ -54,6 +56,11 @@ class RateLimiter(ABC):
 
     @abstractmethod
     async def hit(self, key: str, *, limit: int, window: float) -> RateDecision: ...
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """This limiter as a queued turn uses it: itself, but on Redis
+        (``agent_core.state.quotas_redis``)."""
+        return self
 
     @abstractmethod
     async def spend(self, key: str, amount: int, *, ttl: float) -> int:
@@ -226,6 +233,16 @@ class RateLimitHook(LifecycleHook):
             f"{describe_window(self.window)}. You can ask again in "
             f"{describe_duration(retry_after)} (at {when:%H:%M} UTC)."
         )
+
+    def for_turn(self, writes: TurnWrites | None) -> Self:
+        """The hook with the turn's view of its limiter (on Redis: the hit the turn's start
+        made, ``agent_core.state.quotas_redis``)."""
+        limiter = self.limiter.for_turn(writes)
+        if limiter is self.limiter:
+            return self
+        view = copy.copy(self)
+        view.limiter = limiter
+        return view
 
     async def before_message(self, user: User, message: str) -> str | None:
         if self.exempt_groups.intersection(user.group_memberships):

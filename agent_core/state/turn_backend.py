@@ -77,6 +77,17 @@ class Start:
     read_ahead: dict[str, Any] = field(default_factory=dict)
 
 
+class Begun(NamedTuple):
+    """The back end started ``turn_id`` for the worker it waits in (``announces_starts``).
+
+    >>> Begun("7", Start(Readiness.RUN, 1)).start.attempt
+    1
+    """
+
+    turn_id: str
+    start: Start
+
+
 class Intake(Protocol):
     """A worker running in this process, as its queue's ``enqueue`` sees it: a turn recorded
     here may be handed to it in the same step as it is recorded (no fetch, no ``begin``).
@@ -116,6 +127,9 @@ class TurnBackend(ABC):
     claim_after: float
     hands_over: bool = False
     """Whether ``enqueue`` can hand a turn to a worker of this process (``attach``)."""
+    announces_starts: bool = False
+    """Whether completing a turn starts its thread's next one for the worker it was delivered
+    to and tells that worker (``begun``), so a worker waiting for its thread need not ask."""
 
     @abstractmethod
     async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
@@ -156,6 +170,12 @@ class TurnBackend(ABC):
     @abstractmethod
     def stop_requests(self) -> AsyncIterator[StopRequest]:
         """Stop requests as they arrive, for one worker."""
+
+    def begun(self, consumer: str) -> AsyncIterator[Begun]:
+        """Where the back end ``announces_starts``: the turns started for ``consumer`` as
+        their thread's previous turn completed, as they are started (an announcement can be
+        missed: ``begin`` then gives the same start)."""
+        raise NotImplementedError(f"{type(self).__name__} does not announce starts")
 
     def turn_writes(self, read_ahead: Mapping[str, Any] | None = None) -> TurnWrites | None:
         """One running turn's ``TurnWrites``, made by its worker as the turn starts: what the

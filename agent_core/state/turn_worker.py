@@ -8,13 +8,13 @@ import logging
 import os
 import socket
 import uuid
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.errors import StateUnavailableError
-from agent_core.state.turn_backend import Delivery, Readiness, Start, TurnBackend
+from agent_core.state.turn_backend import Begun, Delivery, Readiness, Start, TurnBackend
 from agent_core.state.turn_writes import TurnWrites
 
 logger = logging.getLogger("threadline.state.turns")
@@ -22,6 +22,9 @@ logger = logging.getLogger("threadline.state.turns")
 FETCH_TIMEOUT = 1.0
 WAIT_FIRST, WAIT_MAX = 0.01, 0.25
 """Backoff while an earlier turn of the thread runs elsewhere (local completions wake at once)."""
+ANNOUNCED_FIRST, ANNOUNCED_MAX = 1.0, 2.0
+"""Where the back end announces starts, the backoff of a turn waiting for its thread: only an
+announcement missed (its subscription reconnecting) leaves it to ask."""
 OUTAGE_FIRST, OUTAGE_MAX = 0.05, 1.0
 MAX_WAITING = 1000
 """Turns over their asker's ``per_owner`` cap that one worker holds, waiting (no slot)."""
@@ -105,6 +108,10 @@ class TurnWorker:
     hand-overs have slots of their own while it waits: the two never hold more turns
     than ``concurrency``.
 
+    Where the back end ``announces_starts`` (Redis), a turn waiting for its thread is
+    started by the completion of the turn before it and told so (``begun``): it asks the
+    back end (``begin``) only when that announcement is late.
+
     A turn holds a slot while it waits for its thread and while it runs. One asker's turns
     beyond ``per_owner`` hold none: they wait here, in the order they came, until one of
     that asker's turns ends, so one person's many questions never keep another's waiting
@@ -148,9 +155,15 @@ class TurnWorker:
         self._holding: Counter[str] = Counter()
         self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
         self._waiting_count = 0
+        self._announcements: dict[str, asyncio.Future[Start]] = {}
+        """The turns waiting for their thread here, where the back end announces starts."""
+        self._announced_early: OrderedDict[str, Start] = OrderedDict()
+        """Starts announced before their turn began to wait (at most ``MAX_WAITING``)."""
 
     async def run(self) -> None:
         helpers = [asyncio.create_task(self._claim_loop()), asyncio.create_task(self._stop_loop())]
+        if self.queue.announces_starts:
+            helpers.append(asyncio.create_task(self._begun_loop()))
         try:
             with self.queue.attach(self):
                 await self._fetch_loop()
@@ -202,6 +215,25 @@ class TurnWorker:
                     self._stop(request.turn_id, request.by)
             except StateUnavailableError as error:
                 backoff = await _pause_for_outage("stop requests", error, backoff)
+
+    async def _begun_loop(self) -> None:
+        backoff = OUTAGE_FIRST
+        while True:
+            try:
+                async for begun in self.queue.begun(self.consumer):
+                    backoff = OUTAGE_FIRST
+                    self._announce(begun)
+            except StateUnavailableError as error:
+                backoff = await _pause_for_outage("announced starts", error, backoff)
+
+    def _announce(self, begun: Begun) -> None:
+        waiting = self._announcements.get(begun.turn_id)
+        if waiting is None:  # the enqueue's reply not read yet, or the turn waits for a slot
+            self._announced_early[begun.turn_id] = begun.start
+            while len(self._announced_early) > MAX_WAITING:
+                self._announced_early.popitem(last=False)
+        elif not waiting.done():
+            waiting.set_result(begun.start)
 
     def _stop(self, turn_id: str, by: str) -> None:
         running = self._handlers.get(turn_id)
@@ -264,7 +296,7 @@ class TurnWorker:
     def take(self, delivery: Delivery, start: Start | None) -> None:
         """Run a turn the enqueue delivered here, in the slot reserved for it; with ``start``
         it runs at once (the enqueue began it), else after its thread's earlier turns."""
-        self._spawn(delivery, seated=True, begun=start)
+        self._spawn(delivery, seated=True, begun=start or Start(Readiness.WAIT))
 
     def _take_slot(self, owner: str | None) -> None:
         self._free -= 1
@@ -324,7 +356,9 @@ class TurnWorker:
         lease = asyncio.create_task(self._keep_lease(delivery, me))
         try:
             await self._seated(seat)
-            start = begun or await self._wait_for_thread(delivery)
+            start = begun
+            if start is None or start.readiness is Readiness.WAIT:
+                start = await self._wait_for_thread(delivery, ask=start is None)
             if start.readiness is not Readiness.RUN:
                 return
             writes = self.queue.turn_writes(start.read_ahead)  # written with its records
@@ -337,21 +371,47 @@ class TurnWorker:
         finally:
             lease.cancel()
 
-    async def _wait_for_thread(self, delivery: Delivery) -> Start:
-        delay = WAIT_FIRST
-        while True:
-            completed = self._completed
-            try:
-                start = await self.queue.begin(delivery, self.consumer)
-            except StateUnavailableError as error:
-                delay = await _pause_for_outage("begin", error, delay)
-                continue
-            if start.readiness is not Readiness.WAIT:
-                return start
-            try:  # woken at once by a local completion; polls for remote ones
-                await asyncio.wait_for(completed.wait(), delay)
-            except TimeoutError:
-                delay = min(delay * 2, WAIT_MAX)
+    async def _wait_for_thread(self, delivery: Delivery, *, ask: bool = True) -> Start:
+        """The turn's start once its thread's earlier turns are done (``ask``: False when
+        the back end just said they are not)."""
+        announced = self._announcement(delivery.id)
+        delay, longest = (
+            (WAIT_FIRST, WAIT_MAX) if announced is None else (ANNOUNCED_FIRST, ANNOUNCED_MAX)
+        )
+        try:
+            while True:
+                completed = self._completed
+                if announced is not None and announced.done():
+                    return announced.result()
+                if ask:
+                    try:
+                        start = await self.queue.begin(delivery, self.consumer)
+                    except StateUnavailableError as error:
+                        delay = await _pause_for_outage("begin", error, delay)
+                        continue
+                    if start.readiness is not Readiness.WAIT:
+                        return start
+                ask = True
+                try:  # started by a completion here or elsewhere; asks in case it was missed
+                    if announced is not None:
+                        return await asyncio.wait_for(asyncio.shield(announced), delay)
+                    await asyncio.wait_for(completed.wait(), delay)  # polls for remote ones
+                except TimeoutError:
+                    delay = min(delay * 2, longest)
+        finally:
+            self._announcements.pop(delivery.id, None)
+
+    def _announcement(self, turn_id: str) -> asyncio.Future[Start] | None:
+        """Where the back end announces starts: the future the announcement of this turn's
+        start resolves (at once when it came early)."""
+        if not self.queue.announces_starts:
+            return None
+        announced: asyncio.Future[Start] = asyncio.get_running_loop().create_future()
+        early = self._announced_early.pop(turn_id, None)
+        if early is not None:
+            announced.set_result(early)
+        self._announcements[turn_id] = announced
+        return announced
 
     def _handler_for(self, delivery: Delivery, start: Start) -> TurnHandler | None:
         if start.attempt <= self.max_attempts:

@@ -10,6 +10,8 @@ Layout (``P`` = ``key_prefix``; every key carries the hash tag ``{turns}``)::
     P{turns}:reads:<owner>   the keys the owner's last turn read, as JSON (read ahead for
                              their next turn: ``turn_writes``)
     P{turns}:stop            pub/sub channel of stop requests (every worker listens)
+    P{turns}:begun           pub/sub channel of turns the completion of their thread's
+                             previous turn started for the worker holding them (``begun``)
 
 A worker owns an entry while it is in the group's pending list under its name: it renews
 by ``XCLAIM ... JUSTID`` (resetting the idle time), others take it over with
@@ -20,7 +22,11 @@ XDEL, drop it from its thread, forget its progress.
 free slot (``attach``) is delivered to that worker by the enqueue script itself, and
 started there when it is first in its thread: the turn costs no fetch and no ``begin``.
 A turn recorded while nothing older waits undelivered only: the group's order is kept, and
-a busy process leaves its turns to whichever worker fetches first. The scripts are in
+a busy process leaves its turns to whichever worker fetches first. A turn that waits,
+delivered, for an earlier turn of its thread is started by that turn's completion, which
+announces it to the worker holding it (``begun``): under a burst, where a thread's next
+question arrives while its answer is still being completed, no worker asks ``begin`` (it
+does when it missed the announcement, and gets the same start). The scripts are in
 ``turns_redis_scripts``; a quiet thread's turn costs the enqueue, its progress record and
 its completion (``benchmarks/redis_round_trips.py``). The enqueue, which the platform's ack
 waits on, goes through a ``ScriptLine`` (``redis_line``: one held connection, and the
@@ -40,6 +46,7 @@ from agent_core.state import turns_redis_scripts as lua
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_redis import RedisKeyValueStore, milliseconds
+from agent_core.state.quotas_redis import unconsumed_hits
 from agent_core.state.redis_client import (
     cancellations,
     redis_boundary,
@@ -48,7 +55,14 @@ from agent_core.state.redis_client import (
     translated_errors,
 )
 from agent_core.state.redis_line import ScriptLine
-from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start, StopRequest
+from agent_core.state.turn_backend import (
+    Begun,
+    Delivery,
+    Intake,
+    Readiness,
+    Start,
+    StopRequest,
+)
 from agent_core.state.turn_writes import (
     NOTHING,
     READ_AHEAD_BYTES,
@@ -76,6 +90,7 @@ class RedisTurnQueue(TurnQueue):
     """
 
     hands_over = True
+    announces_starts = True
 
     def __init__(
         self, redis: Redis, *, key_prefix: str = "threadline:", claim_after: float = 30.0
@@ -290,7 +305,9 @@ class RedisTurnQueue(TurnQueue):
             self._reads_key(delivery.owner),
             *keys,
         ]
-        head: list[str | int] = [GROUP, delivery.id, consumer, reads, KEEP_SECONDS]
+        head: list[str | int] = [GROUP, delivery.id, consumer, reads, KEEP_SECONDS, self._base]
+        untaken = unconsumed_hits(writes.read_ahead) if writes is not None else []
+        head += [READ_AHEAD_BYTES, READ_AHEAD_ITEMS, len(untaken) // 2, *untaken]
         done = bool(await self._complete(keys, [*head, *arguments]))
         if writes is not None and done:
             writes.written(staged)
@@ -310,6 +327,17 @@ class RedisTurnQueue(TurnQueue):
                     turn_id, by = json.loads(message["data"])
                     yield StopRequest(str(turn_id), str(by))
 
+    async def begun(self, consumer: str) -> AsyncIterator[Begun]:
+        before = cancellations()
+        async with translated_errors(), self._redis.pubsub() as pubsub:
+            await pubsub.subscribe(self._base + "begun")
+            async for message in pubsub.listen():
+                restore_lost_cancellation(before)
+                if message.get("type") == "message":
+                    turn_id, to, attempt, progress, found = json.loads(message["data"])
+                    if to == consumer:
+                        yield Begun(str(turn_id), _started(attempt, progress, found))
+
     @redis_boundary
     async def pending(self) -> int:
         return int(await self._redis.xlen(self.stream_key))
@@ -318,13 +346,22 @@ class RedisTurnQueue(TurnQueue):
         return await redis_health(self._redis)
 
 
-def _started(attempt: Any, progress: list[Any], found: list[Any]) -> Start:
+def _started(attempt: Any, progress: Any, found: Any) -> Start:
     """A script's start of a turn: its attempt, its recorded progress (a flat hash) and what
-    was read ahead for it (flat key, value pairs)."""
+    was read ahead for it (flat key, value pairs; a key that did not exist: ``None``, or
+    ``False`` and the lists ``{}`` when announced as JSON, ``BEGUN``)."""
+    progress, found = progress or [], found or []
     recorded = {
         str(progress[i]): json.loads(progress[i + 1])
         for i in range(0, len(progress), 2)
         if progress[i] != "_attempt"
     }
-    read_ahead = {str(found[i]): found[i + 1] for i in range(0, len(found), 2)}
+    read_ahead = {str(found[i]): _value(found[i + 1]) for i in range(0, len(found), 2)}
     return Start(Readiness.RUN, int(attempt), recorded, read_ahead)
+
+
+def _value(read: Any) -> Value:
+    """A value read ahead, as a script's reply or its JSON announcement carries it."""
+    if read is None or read is False:
+        return None
+    return read if isinstance(read, str) else list(read or [])

@@ -6,8 +6,10 @@ the group's next undelivered entry, delivers it to that worker in the same step 
 it if it is first in its thread (``STARTED``: its attempt counted, its progress and the
 keys its asker's last turn read, read ahead). Otherwise a worker's ``XREADGROUP``
 fetches it and ``BEGIN`` starts it. ``SAVE_PROGRESS`` records what a run posted;
-``COMPLETE`` ends it, writes its staged conversation commits and notes the keys it read for
-the next turn (``agent_core.state.turn_writes``).
+``COMPLETE`` ends it, writes its staged conversation commits, notes the keys it read for
+the next turn (``agent_core.state.turn_writes``) and starts the thread's next turn when it
+waits delivered to a worker (``BEGUN``: under a burst a thread's next question arrives
+while its answer is still being completed, so the worker holding it never asks ``BEGIN``).
 
 The keys read ahead are named by data (the reads a turn made), not passed as ``KEYS``: like
 the turn's conversation commits, these scripts span key slots, so they run on one Redis
@@ -16,6 +18,7 @@ server, not a cluster.
 
 from __future__ import annotations
 
+from agent_core.state.quotas_redis import HIT_LUA
 from agent_core.state.turn_writes import STAGED_LUA
 
 OWNED = """
@@ -39,8 +42,13 @@ end
 # The run counts as an attempt; the keys its owner's last turn read are read ahead, each
 # with the turn's ordering key in place of the mark (``turn_writes.MARK``): a string, or a
 # list's items, of at most ARGV[limit] bytes or ARGV[limit + 1] items (another key, or a
-# larger value, is skipped: the store reads it itself).
-STARTED = """
+# larger value, is skipped: the store reads it itself). A quota hit it made
+# (``quotas_redis.hit_template``) is made, as the hit of this start (``member``: the
+# progress key and the attempt, so a start read again is not counted twice), its value
+# "allowed remaining retry-ms member".
+STARTED = (
+    HIT_LUA
+    + """
 local function expanded(template, turn)
   local at = string.find(template, '\\0', 1, true)
   if not at then return template end
@@ -57,24 +65,40 @@ local function value_of(key, bytes, items)
   end
   return false, nil
 end
-local function started(progress, keep, reads, turn, bytes, items)
-  local attempt = redis.call('HINCRBY', progress, '_attempt', 1)
-  redis.call('EXPIRE', progress, keep)
+local function hit_of(template, member)
+  local limit, window, key = string.match(template, '^\\1(%d+)\\1(%d+)\\1(.+)$')
+  if not key then return false, nil end
+  local made = quota_hit(key, tonumber(limit), tonumber(window), member)
+  return true, table.concat({made[1], made[2], made[3], member}, ' ')
+end
+local function read_ahead(reads, turn, bytes, items, member)
   local found = {}
   local ok, templates = pcall(cjson.decode, redis.call('GET', reads) or '[]')
   if ok and type(templates) == 'table' then
     for _, template in ipairs(templates) do
       local key = expanded(tostring(template), turn)
-      local readable, value = value_of(key, tonumber(bytes), tonumber(items))
+      local readable, value
+      if string.byte(key, 1) == 1 then
+        readable, value = hit_of(key, member)
+      else
+        readable, value = value_of(key, tonumber(bytes), tonumber(items))
+      end
       if readable then
         table.insert(found, key)
         table.insert(found, value)
       end
     end
   end
+  return found
+end
+local function started(progress, keep, reads, turn, bytes, items)
+  local attempt = redis.call('HINCRBY', progress, '_attempt', 1)
+  redis.call('EXPIRE', progress, keep)
+  local found = read_ahead(reads, turn, bytes, items, progress .. '#' .. attempt)
   return attempt, redis.call('HGETALL', progress), found
 end
 """
+)
 
 # Whether ``id`` is the group's next undelivered entry (nothing older waits for a fetch).
 NEXT_UNDELIVERED = """
@@ -136,13 +160,21 @@ return {id, added, 2, attempt, progress, found}
 
 # KEYS: stream, thread list, progress, the owner's reads. ARGV: group, id, consumer, keep,
 # thread, read-ahead limits (bytes, items) -> {0, attempt, progress..., read ahead...} run |
-# {1} wait | {2} gone
+# {1} wait | {2} gone. A turn the completion of its thread's previous one began for this
+# consumer (``BEGUN``: its progress's ``_begun``) runs in that attempt.
 BEGIN = (
     OWNED
     + FIRST_IN_THREAD
     + STARTED
     + """
 if not owned(KEYS[1], ARGV[2], ARGV[3]) then return {2} end
+local begun = redis.call('HGET', KEYS[3], '_begun')
+redis.call('HDEL', KEYS[3], '_begun')
+if begun == ARGV[3] then
+  local attempt = tonumber(redis.call('HGET', KEYS[3], '_attempt'))
+  local found = read_ahead(KEYS[4], ARGV[5], ARGV[6], ARGV[7], KEYS[3] .. '#' .. attempt)
+  return {0, attempt, redis.call('HGETALL', KEYS[3]), found}
+end
 if not first_in_thread(KEYS[1], KEYS[2], ARGV[2]) then return {1} end
 local attempt, progress, found = started(KEYS[3], ARGV[4], KEYS[4], ARGV[5], ARGV[6], ARGV[7])
 return {0, attempt, progress, found}
@@ -172,13 +204,50 @@ return 1
 """
 )
 
+# The thread's next turn, once the one before it completed, when it waits delivered to a
+# worker: started for that worker (its attempt counted, its progress and the keys its
+# asker's last turn read, read ahead, as ``BEGIN`` would), marked ``_begun`` with the
+# worker's name and announced on ``P{turns}:begun``: the worker runs it without asking
+# (``RedisTurnQueue.begun``); a worker that missed the announcement gets the same start from
+# ``BEGIN``. A head whose entry no longer exists is dropped, as in ``first_in_thread``.
+BEGUN = """
+local function begin_next(stream, thread, group, base, keep, bytes, items)
+  while true do
+    local head = redis.call('LINDEX', thread, 0)
+    if not head then return end
+    local entry = redis.call('XRANGE', stream, head, head)
+    if #entry == 1 then
+      local pending = redis.call('XPENDING', stream, group, head, head, 1)
+      if #pending == 0 then return end
+      local fields = {}
+      for i = 1, #entry[1][2], 2 do fields[entry[1][2][i]] = entry[1][2][i + 1] end
+      local owner = fields['owner'] or ''
+      local reads = base .. 'reads'
+      if owner ~= '' then reads = reads .. ':' .. owner end
+      local progress = base .. 'progress:' .. head
+      local attempt, recorded, found = started(progress, keep, reads, fields['thread'], bytes,
+                                               items)
+      redis.call('HSET', progress, '_begun', pending[1][2])
+      redis.call('PUBLISH', base .. 'begun',
+                 cjson.encode({head, pending[1][2], attempt, recorded, found}))
+      return
+    end
+    redis.call('LPOP', thread)
+  end
+end
+"""
+
 # KEYS: stream, thread list, progress, the owner's reads, then the staged writes' keys.
-# ARGV: group, id, consumer, the keys the turn read (JSON templates; '': none), keep, then
-# the staged writes' arguments. Only the worker owning the turn writes what it staged and
-# what it read.
+# ARGV: group, id, consumer, the keys the turn read (JSON templates; '': none), keep, key
+# prefix, read-ahead limits (bytes, items), the number of quota hits its start made that it
+# did not take, those hits (key, member), then the staged writes' arguments. Only the
+# worker owning the turn writes what it staged and what it read, and takes those hits
+# back; the thread's next turn is begun for the worker it waits in (``BEGUN``).
 COMPLETE = (
     OWNED
     + STAGED_LUA
+    + STARTED
+    + BEGUN
     + """
 if not owned(KEYS[1], ARGV[2], ARGV[3]) then return 0 end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
@@ -186,7 +255,10 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('DEL', KEYS[3])
 if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[5]) end
-staged_writes(5, 6)
+local untaken = tonumber(ARGV[9])
+for i = 10, 9 + 2 * untaken, 2 do redis.call('ZREM', ARGV[i], ARGV[i + 1]) end
+staged_writes(5, 10 + 2 * untaken)
+begin_next(KEYS[1], KEYS[2], ARGV[1], ARGV[6], ARGV[5], ARGV[7], ARGV[8])
 return 1
 """
 )

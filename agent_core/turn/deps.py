@@ -3,9 +3,9 @@
 A stage is ``stage(deps, state)``: ``TurnDeps`` holds what does not change during a turn
 (frozen), ``TurnState`` what does. The ``Agent`` builds its ``TurnDeps`` once, and each turn
 a queue worker runs is handed them bound to that turn's writes (``for_turn``: on Redis its
-conversation store, memory, resolver and approval book read what the turn's start read and
-stage its commit; ``agent_core.state.turn_writes``); the stages never see the ``Agent``
-itself.
+conversation store, memory, resolver, approval book and quota read what the turn's start
+read and stage its commit; ``agent_core.state.turn_writes``); the stages never see the
+``Agent`` itself.
 """
 
 from __future__ import annotations
@@ -91,13 +91,16 @@ class TurnDeps:
 
     def for_turn(self, writes: TurnWrites | None) -> TurnDeps:
         """These, as the running turn whose writes are ``writes`` uses them: the stores,
-        the resolver and the approval book are their ``for_turn(writes)`` views (the rest,
-        caches included, is shared); these themselves for no writes."""
+        the resolver, the approval book and the lifecycle hooks (a quota's) are their
+        ``for_turn(writes)`` views (the rest, caches included, is shared); these themselves
+        for no writes."""
         if writes is None:
             return self
         view = copy.copy(self)
         for name in ("conversation_store", "agent_memory", "user_resolver", "approval_book"):
             object.__setattr__(view, name, getattr(self, name).for_turn(writes))
+        hooks = [hook.for_turn(writes) for hook in self.lifecycle_hooks]
+        object.__setattr__(view, "lifecycle_hooks", hooks)
         return view
 
     def history_budget(self) -> TokenBudgetFilter | None:

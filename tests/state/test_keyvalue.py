@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from agent_core.state.dedupe import DedupeStore
-from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore
+from agent_core.state.keyvalue import KeyValueStore, MemoryKeyValueStore, Push, Put
 from agent_core.state.keyvalue_redis import RedisKeyValueStore
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.redis_client import connect_redis
@@ -106,6 +106,40 @@ class KeyValueContract:
         """Messages of one thread recorded by many deliveries at once: none is lost."""
         await asyncio.gather(*(store.append("log", [n], keep=100, ttl=60) for n in range(20)))
         assert sorted(await store.append("log", [], keep=100)) == list(range(20))
+
+    async def test_many_keys_are_read_in_order(self, store: KeyValueStore) -> None:
+        await store.set("a", {"n": 1})
+        await store.set("gone", 1, ttl=0.01)
+        await asyncio.sleep(0.05)  # "gone" expires (a real clock)
+        assert await store.get_many(["missing", "a", "gone", "a"]) == [
+            None,
+            {"n": 1},
+            None,
+            {"n": 1},
+        ]
+        assert await store.get_many([]) == []
+
+    async def test_writes_made_together_are_what_each_write_makes(
+        self, store: KeyValueStore
+    ) -> None:
+        """``write_all``: sets, adds (only when absent) and appends (newest kept), in order."""
+        await store.set("taken", "first")
+        await store.append("log", [1, 2], keep=3)
+        await store.write_all(
+            [
+                Put("record", {"id": "a1"}, ttl=60),
+                Put("taken", "second", only_new=True),
+                Put("new", 7, only_new=True, ttl=60),
+                Push("log", [3, 4], keep=3, ttl=60),
+                Push("other", [], keep=3),
+                Put("record", {"id": "a2"}),
+            ]
+        )
+        assert await store.get_many(["record", "taken", "new"]) == [{"id": "a2"}, "first", 7]
+        assert await store.append("log", [], keep=3) == [2, 3, 4]
+        assert await store.append("other", [], keep=3) == []
+        with pytest.raises(ValueError, match="at least one"):
+            Push("log", ["x"], keep=0)
 
 
 class TestMemoryKeyValueStore(KeyValueContract):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agent_core.conversations import Message
+from agent_core.state.quotas_redis import RedisRateLimiter
 from agent_core.state.redis_client import connect_redis
 from agent_core.state.turns import Turn
 from agent_core.state.turns_redis import RedisTurnQueue
@@ -274,3 +275,33 @@ async def test_a_logs_append_is_written_with_the_turns_completion(
     assert seen["third"] == [{"app": "alert"}, {"told": "second"}, {"told": "third"}]
     stored = await elsewhere.cache.append("transcript:slack:T1:C1:1.0", [], keep=3)
     assert stored == seen["third"]
+
+
+async def test_the_askers_quota_hit_is_made_by_the_start_of_their_next_turn(
+    state: State, redis: Redis, redis_url: str
+) -> None:
+    """The asker's quota (``RateLimitHook``) costs their next turn no round trip: the script
+    that starts it makes the hit their last turn made, counted once. A turn that does not
+    hit the quota (a resumed approval, an exempt asker) has that hit taken back as it
+    completes (issue 37: the quota's script was a round trip per turn)."""
+    hook = state.rate_limit_hook(limit=10, window=3600)
+    limiter = state.rate_limiter
+    assert isinstance(limiter, RedisRateLimiter)
+    counted = f"{limiter.key_prefix}quota:{ANA.id}"
+    hits: dict[str, int] = {}
+
+    async def ask(turn: Turn) -> None:
+        name = turn.payload["name"]
+        await redis.echo(f"start-{name}")
+        if name != "resumed":
+            await hook.for_turn(turn.writes).before_message(ANA, name)
+        await redis.echo(f"end-{name}")
+        hits[name] = await redis.zcard(counted)
+
+    async with Sent(redis_url) as sent, answering(state, ask):
+        for name in ("first", "second", "resumed", "fourth"):
+            await turn(state, "slack:T1:C1:1.0", name)
+        second = await sent.between("start-second", "end-second")
+    assert [command for command in second if command.startswith("EVALSHA")] == []
+    assert hits == {"first": 1, "second": 2, "resumed": 3, "fourth": 3}
+    assert await redis.zcard(counted) == 3  # the resumed turn's hit was taken back

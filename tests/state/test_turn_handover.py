@@ -15,6 +15,7 @@ from agent_core.errors import StateUnavailableError
 from agent_core.state import DrainingTurnQueue
 from agent_core.state.redis_client import connect_redis
 from agent_core.state.testing import RedisServer
+from agent_core.state.turn_backend import Delivery, Readiness, Start
 from agent_core.state.turns import Turn
 from agent_core.state.turns_redis import RedisTurnQueue
 from tests.state.turn_contract import (
@@ -224,3 +225,57 @@ async def _enqueued(queue: RedisTurnQueue) -> None:
             await queue.enqueue("t", {"n": "after"})
             return
         await asyncio.sleep(0.01)  # polling the worker's recovery, with a deadline (caller)
+
+
+async def test_a_turn_waiting_in_another_process_is_started_by_the_completion_before_it(
+    here: RedisTurnQueue, there: RedisTurnQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread's next question is recorded (and handed over) in the other process while its
+    first turn runs here: the first turn's completion starts it there, and says so, so the
+    waiting worker never asks ``begin`` (issue 37: a round trip per turn under a burst)."""
+    release = asyncio.Event()
+    asked: list[str] = []
+    begin = there.begin
+
+    async def counted(delivery: Delivery, consumer: str) -> Start:
+        asked.append(delivery.id)
+        return await begin(delivery, consumer)
+
+    monkeypatch.setattr(there, "begin", counted)
+
+    async def first_is_slow(turn: Turn) -> None:
+        if turn.payload["n"] == 0:
+            await release.wait()
+
+    answers = Answers(2, first_is_slow)
+    async with working(here, answers, consumer="here"), working(there, answers, consumer="x"):
+        await ready(here)
+        await here.enqueue("thread", {"n": 0})
+        await there.enqueue("thread", {"n": 1})
+        await asyncio.sleep(0.05)  # the second turn waits, handed over, in the other process
+        release.set()
+        await answers.wait()
+        await drained(here)
+    assert answers.by_thread["thread"] == [0, 1]
+    assert [turn.attempt for turn in answers.turns] == [1, 1] and asked == []
+
+
+async def test_a_missed_announcement_is_the_same_start(here: RedisTurnQueue) -> None:
+    """The worker holding the thread's next turn missed the announcement of its start:
+    ``begin`` gives it that start (the same attempt, not a second one); any other worker,
+    once it claims the turn, starts a new attempt."""
+    first = await here.enqueue("thread", {"n": 0})
+    second = await here.enqueue("thread", {"n": 1})
+    deliveries = await here.fetch("c1", 2, 0.1)
+    assert [d.id for d in deliveries] == [first, second]
+    assert (await here.begin(deliveries[0], "c1")).attempt == 1
+    assert await here.complete(deliveries[0], "c1")
+    again = await here.begin(deliveries[1], "c1")
+    assert (again.readiness, again.attempt) == (Readiness.RUN, 1)
+    claimed = await here.claim("c2", 1) or await _claimed(here)
+    assert (await here.begin(claimed[0], "c2")).attempt == 2
+
+
+async def _claimed(queue: RedisTurnQueue) -> list[Delivery]:
+    await asyncio.sleep(CLAIM_AFTER)  # the lease of c1 runs out (no worker renews it)
+    return await queue.claim("c2", 1)
