@@ -196,16 +196,26 @@ class SqliteDatabase:
         """``transaction(fn)`` for a short ``fn`` (a few rows by key): committed on this
         thread when nothing is queued before it, otherwise queued; either way durable
         (committed) when this returns."""
-        done, result = self._run_now(fn)
-        if done:
-            return result  # type: ignore[return-value]
-        if self._closed:
-            raise RuntimeError(f"SQLite database {self.path} is closed")
+        return await self.write_soon(fn)
+
+    def write_soon(self, fn: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """``write(fn)`` as a future, already done when it committed at once; it settles
+        once the write is committed (or failed), whether or not anyone still awaits it."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        try:
+            done, result = self._run_now(fn)
+        except Exception as error:
+            future.set_exception(error)
+            return future
+        if done:
+            future.set_result(result)  # type: ignore[arg-type]
+            return future
+        if self._closed:
+            raise RuntimeError(f"SQLite database {self.path} is closed")
         self._queued.append((fn, future))
         self._submit(self._commit_queued, loop)  # a later one finds the queue empty
-        return await future
+        return future
 
     def _commit_queued(self, loop: asyncio.AbstractEventLoop) -> None:
         """On the database thread: every write queued so far, in one transaction."""

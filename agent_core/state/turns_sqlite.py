@@ -3,23 +3,31 @@
 A turn accepted before a crash or restart is still in the file; the next start claims it
 at once (it can only belong to a process that is gone), so it is re-run (``attempt`` > 1,
 with its recorded progress) or handed to ``give_up``. One process per file.
+
+**Handed over where it was recorded.** While a worker of this process has a free slot
+(``attach``), the enqueue's own transaction records the turn as fetched by that worker, and
+begun when it is first in its thread (``attempts`` 1), and the worker runs it at once: no
+fetch, no ``begin``, no transaction after the ack. Only while no older turn waits for a
+fetch, so turns still start in the order they came. A crash in between loses nothing: the
+turn belongs to a worker that is gone, and the next start claims it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
-from agent_core.state.turn_backend import Delivery, Readiness, Start
+from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start
 from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
@@ -51,6 +59,55 @@ _SEEN = (
 """A dedupe key recorded: one change when it is new or its last sighting expired."""
 
 
+_INSERT = "INSERT INTO turns (thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?)"
+_INSERT_HANDED = (
+    "INSERT INTO turns (thread, payload, enqueued_at, owner_user, fetched, owner, lease_until,"
+    " attempts) VALUES (?, ?, ?, ?, 1, ?, ?, ?)"
+)
+"""A turn recorded as fetched by a worker of this process (and begun, ``attempts`` 1)."""
+Handed = Literal["no", "waits", "runs"]
+"""Whether an enqueue handed its turn to a worker here: no (a fetch takes it), to wait for
+its thread's earlier turns (``begin``), or begun (the first in its thread)."""
+
+
+class _Recorded(NamedTuple):
+    """A turn the enqueue's transaction recorded, and whether it handed it over."""
+
+    id: str
+    thread_key: str
+    text: str
+    at: float
+    handed: Handed
+
+    def delivery(self, owner: str | None) -> Delivery:
+        return Delivery(self.id, self.thread_key, json.loads(self.text), self.at, owner)
+
+
+def _handing(connection: sqlite3.Connection, thread_key: str) -> Handed:
+    """What an enqueue with a worker's slot held does with its turn: hand it over unless
+    older turns wait for a fetch (they go first), and begin it when its thread has no
+    earlier turn."""
+    if connection.execute("SELECT 1 FROM turns WHERE fetched = 0 LIMIT 1").fetchone():
+        return "no"
+    older = connection.execute("SELECT 1 FROM turns WHERE thread = ? LIMIT 1", (thread_key,))
+    return "waits" if older.fetchone() else "runs"
+
+
+def _insert(
+    connection: sqlite3.Connection,
+    row: tuple[str, str, float, str | None],
+    holder: tuple[str, float] | None,
+) -> tuple[str, Handed]:
+    """Insert the turn (thread, payload, time, asker); fetched by ``holder`` (a worker's
+    consumer and lease) when ``_handing`` lets it hand the turn over."""
+    handed: Handed = "no" if holder is None else _handing(connection, row[0])
+    if holder is None or handed == "no":
+        cursor = connection.execute(_INSERT, row)
+    else:
+        cursor = connection.execute(_INSERT_HANDED, (*row, *holder, int(handed == "runs")))
+    return str(cursor.lastrowid), handed
+
+
 def _deliveries(rows: list[Any]) -> list[Delivery]:
     found = [Delivery(str(i), t, json.loads(p), at, who) for i, t, p, at, who in rows]
     return sorted(found, key=lambda d: int(d.id))
@@ -74,6 +131,8 @@ class SqliteTurnQueue(TurnQueue):
     1
     """
 
+    hands_over = True
+
     def __init__(
         self,
         database: SqliteDatabase | str | PathLike[str],
@@ -87,8 +146,23 @@ class SqliteTurnQueue(TurnQueue):
         self._db.ensure_schema(_SCHEMA)
         self._clock = clock
         self._arrived = asyncio.Event()
+        self._intakes: list[Intake] = []
         self._live: set[str] = set()
         self._enqueued = 0
+
+    @contextlib.contextmanager
+    def attach(self, intake: Intake) -> Iterator[None]:
+        """Hand turns recorded in this process to ``intake`` while the block runs."""
+        self._live.add(intake.consumer)
+        self._intakes.append(intake)
+        try:
+            yield
+        finally:
+            self._intakes.remove(intake)
+
+    def _reserve(self, owner: str | None) -> Intake | None:
+        """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
+        return next((intake for intake in self._intakes if intake.reserve(owner)), None)
 
     async def enqueue(
         self,
@@ -106,8 +180,10 @@ class SqliteTurnQueue(TurnQueue):
         together = self._flag_store(flag)
         if flag is not None and together is None:  # another database: added just before
             await flag.add()
+        intake = self._reserve(owner)
+        holder = None if intake is None else (intake.consumer, now + self.claim_after)
 
-        def write(connection: sqlite3.Connection) -> str | None:
+        def write(connection: sqlite3.Connection) -> _Recorded | None:
             if dedupe_key is not None:  # new, or seen long enough ago to count as new
                 seen = connection.execute(_SEEN, (dedupe_key, now + dedupe_ttl, now))
                 if seen.rowcount == 0:
@@ -120,18 +196,51 @@ class SqliteTurnQueue(TurnQueue):
             self._enqueued += 1
             if self._enqueued % 256 == 0:
                 connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
-            cursor = connection.execute(
-                "INSERT INTO turns (thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?)",
-                (thread_key, text, now, owner),
-            )
-            return str(cursor.lastrowid)
+            row = (thread_key, text, now, owner)
+            turn_id, handed = _insert(connection, row, holder)
+            return _Recorded(turn_id, thread_key, text, now, handed)
 
-        turn_id = await self._db.write(write)
-        if turn_id is not None:
-            self._arrived.set()
-        elif flag is not None and together is not None:
+        recorded = await self._recorded(self._db.write_soon(write), intake, owner)
+        if recorded is None and flag is not None and together is not None:
             flag.added = False
-        return turn_id
+        return None if recorded is None else recorded.id
+
+    async def _recorded(
+        self,
+        written: asyncio.Future[_Recorded | None],
+        intake: Intake | None,
+        owner: str | None,
+    ) -> _Recorded | None:
+        """The enqueue's write once committed, handed over (``_hand_over``); its error raised."""
+        if not written.done():
+            try:
+                await asyncio.shield(written)  # the write stands even if this is cancelled
+            except asyncio.CancelledError:
+                written.add_done_callback(lambda _: self._hand_over(written, intake, owner))
+                raise
+        recorded = self._hand_over(written, intake, owner)
+        return recorded if recorded is not None else written.result()
+
+    def _hand_over(
+        self,
+        written: asyncio.Future[_Recorded | None],
+        intake: Intake | None,
+        owner: str | None,
+    ) -> _Recorded | None:
+        """After the enqueue's commit: the turn to the worker it was handed to (the slot back
+        when it was not), else a waiting fetch woken. None: a duplicate, or the write failed."""
+        failed = written.cancelled() or written.exception() is not None
+        recorded = None if failed else written.result()
+        if intake is not None and (recorded is None or recorded.handed == "no"):
+            intake.unreserve(owner)
+        if recorded is None:
+            return None
+        if intake is None or recorded.handed == "no":
+            self._arrived.set()
+        else:
+            start = Start(Readiness.RUN, 1) if recorded.handed == "runs" else None
+            intake.take(recorded.delivery(owner), start)
+        return recorded
 
     def _flag_store(self, flag: Flag | None) -> SqliteKeyValueStore | None:
         """The flag's store when it lives in this queue's database (one transaction)."""
