@@ -331,7 +331,7 @@ class SqliteTurnQueue(TurnQueue):
         return bool(await self._db.write(lambda c: c.execute(sql, args).rowcount))
 
     async def pending(self) -> int:
-        row = await self._db.run(lambda c: c.execute("SELECT count(*) FROM turns").fetchone())
+        row = await self._db.read(lambda c: c.execute("SELECT count(*) FROM turns").fetchone())
         return int(row[0])
 
     async def health(self) -> StateHealth:
