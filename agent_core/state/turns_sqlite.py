@@ -47,7 +47,10 @@ CREATE TABLE IF NOT EXISTS turns (
     owner_user TEXT
 );
 CREATE INDEX IF NOT EXISTS turns_by_thread ON turns (thread, id);
-CREATE INDEX IF NOT EXISTS turns_new ON turns (fetched, id);
+-- only the turns waiting for a fetch (one handed over never enters it); it replaces the
+-- index of every turn by (fetched, id) of earlier versions
+DROP INDEX IF EXISTS turns_new;
+CREATE INDEX IF NOT EXISTS turns_waiting ON turns (id) WHERE fetched = 0;
 CREATE TABLE IF NOT EXISTS turn_seen (key TEXT PRIMARY KEY, expires_at REAL NOT NULL)
     WITHOUT ROWID;
 """
