@@ -2,7 +2,8 @@
 
 A turn accepted before a crash or restart is still in the file; the next start claims it
 at once (it can only belong to a process that is gone), so it is re-run (``attempt`` > 1,
-with its recorded progress) or handed to ``give_up``. One process per file.
+with its recorded progress) or handed to ``give_up``. One process per file. Turn ids come
+from ``TurnIds`` (no ``AUTOINCREMENT`` page in each enqueue's commit).
 
 **Handed over where it was recorded.** While a worker of this process has a free slot
 (``attach``), the enqueue's own transaction records the turn as fetched by that worker, and
@@ -28,6 +29,7 @@ from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
 from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start
+from agent_core.state.turn_ids_sqlite import TurnIds
 from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER PRIMARY KEY, -- from TurnIds (earlier versions: AUTOINCREMENT)
     thread TEXT NOT NULL,
     payload TEXT NOT NULL,
     enqueued_at REAL NOT NULL,
@@ -62,10 +64,10 @@ _SEEN = (
 """A dedupe key recorded: one change when it is new or its last sighting expired."""
 
 
-_INSERT = "INSERT INTO turns (thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?)"
+_INSERT = "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?, ?)"
 _INSERT_HANDED = (
-    "INSERT INTO turns (thread, payload, enqueued_at, owner_user, fetched, owner, lease_until,"
-    " attempts) VALUES (?, ?, ?, ?, 1, ?, ?, ?)"
+    "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user, fetched, owner,"
+    " lease_until, attempts) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)"
 )
 """A turn recorded as fetched by a worker of this process (and begun, ``attempts`` 1)."""
 Handed = Literal["no", "waits", "runs"]
@@ -98,17 +100,17 @@ def _handing(connection: sqlite3.Connection, thread_key: str) -> Handed:
 
 def _insert(
     connection: sqlite3.Connection,
-    row: tuple[str, str, float, str | None],
+    row: tuple[int, str, str, float, str | None],
     holder: tuple[str, float] | None,
-) -> tuple[str, Handed]:
-    """Insert the turn (thread, payload, time, asker); fetched by ``holder`` (a worker's
+) -> Handed:
+    """Insert the turn (id, thread, payload, time, asker); fetched by ``holder`` (a worker's
     consumer and lease) when ``_handing`` lets it hand the turn over."""
-    handed: Handed = "no" if holder is None else _handing(connection, row[0])
+    handed: Handed = "no" if holder is None else _handing(connection, row[1])
     if holder is None or handed == "no":
-        cursor = connection.execute(_INSERT, row)
+        connection.execute(_INSERT, row)
     else:
-        cursor = connection.execute(_INSERT_HANDED, (*row, *holder, int(handed == "runs")))
-    return str(cursor.lastrowid), handed
+        connection.execute(_INSERT_HANDED, (*row, *holder, int(handed == "runs")))
+    return handed
 
 
 def _deliveries(rows: list[Any]) -> list[Delivery]:
@@ -147,6 +149,7 @@ class SqliteTurnQueue(TurnQueue):
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
         self._db.ensure_schema(_SCHEMA)
+        self._ids = TurnIds(self._db)
         self._clock = clock
         self._arrived = asyncio.Event()
         self._intakes: list[Intake] = []
@@ -183,6 +186,7 @@ class SqliteTurnQueue(TurnQueue):
         together = self._flag_store(flag)
         if flag is not None and together is None:  # another database: added just before
             await flag.add()
+        turn_id = await self._ids.next()  # nothing awaited after it: ids commit in order
         intake = self._reserve(owner)
         holder = None if intake is None else (intake.consumer, now + self.claim_after)
 
@@ -199,9 +203,8 @@ class SqliteTurnQueue(TurnQueue):
             self._enqueued += 1
             if self._enqueued % 256 == 0:
                 connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
-            row = (thread_key, text, now, owner)
-            turn_id, handed = _insert(connection, row, holder)
-            return _Recorded(turn_id, thread_key, text, now, handed)
+            handed = _insert(connection, (turn_id, thread_key, text, now, owner), holder)
+            return _Recorded(str(turn_id), thread_key, text, now, handed)
 
         recorded = await self._recorded(self._db.write_soon(write), intake, owner)
         if recorded is None and flag is not None and together is not None:

@@ -159,3 +159,25 @@ async def test_a_database_of_the_previous_version_keeps_its_queued_turns(tmp_pat
     with sqlite3.connect(path) as reopened:
         indexes = reopened.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
         assert "turns_new" not in {name for (name,) in indexes}
+
+
+async def test_sqlite_turn_ids_are_never_given_twice(tmp_path: Path) -> None:
+    """Ids name turns to the outside (Stop buttons, feedback on an answer): one completed,
+    even the newest, or one given before a restart is never given again."""
+    path = tmp_path / "turns.db"
+    queue = SqliteTurnQueue(path, claim_after=3600)
+    answers = Answers(2)
+    async with working(queue, answers):
+        given = [await queue.enqueue(f"t{n}", {"n": n}) for n in range(2)]
+        await answers.wait()
+        await drained(queue)
+    given.append(await queue.enqueue("t2", {"n": 2}))
+    await queue.close()
+    restarted = SqliteTurnQueue(path, claim_after=3600)
+    given.append(await restarted.enqueue("t3", {"n": 3}))
+    await restarted.close()
+    numbers = [int(turn_id or 0) for turn_id in given]
+    assert numbers == sorted(set(numbers)) and numbers[:3] == [1, 2, 3]
+    with sqlite3.connect(path) as reopened:
+        tables = {name for (name,) in reopened.execute("SELECT name FROM sqlite_master")}
+    assert "sqlite_sequence" not in tables  # no page of its own in each enqueue's commit
