@@ -55,10 +55,13 @@ Step = TypeVar("Step", bound=BaseModel)
 
 
 class Kind(BaseModel):
-    """Base of the channel-carrying kinds: the payload is the model as JSON."""
+    """Base of the channel-carrying kinds: the payload is the model as JSON, without the
+    fields left at their defaults (what a reader restores) but always with its ``kind``
+    (what a reader routes by)."""
 
     def payload(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
+        kind = type(self).model_fields["kind"].default
+        return {"kind": kind, **self.model_dump(mode="json", by_alias=True, exclude_defaults=True)}
 
 
 class Question(Kind, Generic[Asked]):

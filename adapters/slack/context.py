@@ -467,34 +467,33 @@ def conversation_id(context: RequestContext) -> str:
     return thread_key(meta["workspace_id"], meta["channel_id"], meta["thread_id"])
 
 
-def asker_id(context: RequestContext) -> str:
-    """Who asked, as the turn queue knows its owner (only they may stop the turn).
+def asker_id(meta: ChannelMetadata) -> str:
+    """Who asked (a context's ``metadata``), as the turn queue knows its owner (only they
+    may stop the turn).
 
-    >>> asker_id(RequestContext(metadata={"workspace_id": "T1", "user_id": "U1"}))
+    >>> asker_id({"workspace_id": "T1", "user_id": "U1"})
     'T1:U1'
     """
-    meta = context.metadata
     return f"{meta.get('workspace_id', '')}:{meta.get('user_id', '')}"
 
 
-def turn_key(context: RequestContext, *, private: bool = False, opens_thread: bool = False) -> str:
-    """The turn queue's ordering key: the conversation (a private one per asker; public slash
-    commands, each opening a thread of its own, in order per asker and channel).
+def turn_key(meta: ChannelMetadata, *, private: bool = False, opens_thread: bool = False) -> str:
+    """The turn queue's ordering key of a context's ``metadata``: the conversation (a private
+    one per asker; public slash commands, each opening a thread of its own, in order per
+    asker and channel).
 
     Both channels order the turns of one conversation; Teams also splits it per asker
     (``adapters.teams.context.turn_key``), Slack cannot: a Slack thread has one status line
     (``assistant.threads.setStatus``) and one answer streams in it at a time, so two answers
     running at once in a thread would overwrite each other's progress.
 
-    >>> ctx = RequestContext(metadata={"workspace_id": "T1", "channel_id": "C1",
-    ...                                "thread_id": "1.0", "user_id": "U1"})
-    >>> turn_key(ctx), turn_key(ctx, private=True), turn_key(ctx, opens_thread=True)
+    >>> meta = {"workspace_id": "T1", "channel_id": "C1", "thread_id": "1.0", "user_id": "U1"}
+    >>> turn_key(meta), turn_key(meta, private=True), turn_key(meta, opens_thread=True)
     ('slack:T1:C1:1.0', 'slack:T1:C1:1.0:U1', 'slack:T1:C1:commands:U1')
     """
-    meta = context.metadata
     if opens_thread:
         return f"slack:{meta['workspace_id']}:{meta['channel_id']}:commands:{meta['user_id']}"
-    key = conversation_id(context)
+    key = thread_key(meta["workspace_id"], meta["channel_id"], meta["thread_id"])
     return f"{key}:{meta['user_id']}" if private else key
 
 

@@ -568,7 +568,7 @@ class SlackBot:
         turn_id = stop_request_of(click)
         if turn_id is None:
             return
-        by = asker_id(action_context(click))
+        by = asker_id(action_context(click).metadata)
         try:
             await self.turns.request_stop(turn_id, by=by)
         except StateUnavailableError as error:
@@ -622,7 +622,9 @@ class SlackBot:
                 clicked, approval, conversation_id=conversation_id(clicked), hints=hints
             )
         except StateUnavailableError as error:
-            log.warning("slack: approval click of %s not recorded (%s)", asker_id(clicked), error)
+            log.warning(
+                "slack: approval click of %s not recorded (%s)", asker_id(clicked.metadata), error
+            )
             await self._tell_clicker(context.client, click, f":warning: {UNAVAILABLE}")
             return
         record = answer.record

@@ -55,13 +55,12 @@ class SlackAsked(BaseModel):
     @property
     def owner(self) -> str:
         """Who may stop the turn (``request_stop(by=...)``)."""
-        return asker_id(RequestContext(metadata=dict(self.context)))
+        return asker_id(self.context)
 
     @property
     def turn_key(self) -> str:
         """The queue's ordering key (see ``adapters.slack.context.turn_key``)."""
-        context = RequestContext(metadata=dict(self.context))
-        return turn_key(context, private=self.private, opens_thread=self.open_thread)
+        return turn_key(self.context, private=self.private, opens_thread=self.open_thread)
 
     def target(self, *, thread_ts: str | None = None, turn_id: str | None = None) -> ReplyTarget:
         """Where the answer goes (privately while a slash command has no thread yet)."""
@@ -86,7 +85,7 @@ class SlackAsked(BaseModel):
 
     def question(self, **changes: Any) -> Question[SlackAsked]:
         """The turn kind the queue records (with ``changes`` applied)."""
-        return Question(asked=self.model_copy(update=changes))
+        return Question(asked=self.model_copy(update=changes) if changes else self)
 
 
 SlackKind = Annotated[

@@ -137,7 +137,7 @@ class SlackSchedules:
             thread = ""
         metadata["thread_id"] = thread
         context = RequestContext(metadata=metadata)
-        key = turn_key(context) if thread else turn_key(context, opens_thread=True)
+        key = turn_key(context.metadata, opens_thread=not thread)
         return Place(thread_key=key, stop_owner=queued.owner, context=metadata)
 
     # --- scheduled runs (``bots.schedules.run``: this is Slack's ``RunChannel``) -----------

@@ -186,6 +186,12 @@ def encoded(payload: dict[str, Any], sample: dict[str, Any]) -> tuple[bytes, byt
 @example(
     case=({**MENTION, "event": {k: v for k, v in MENTION["event"].items() if k != "user"}}, MENTION)
 )
+@example(  # bolt's own reader raises TypeError on it: dropped as malformed, not a 500
+    case=(
+        {**MENTION, "user": False, "event": {**MENTION["event"], "type": "app_home_opened"}},
+        MENTION,
+    )
+)
 @example(case=({**CLICK, "user": None}, CLICK))
 @example(case=({**CLICK, "actions": None}, CLICK))
 @example(case=({"type": "view_submission", "view": "a string", "user": {"id": "U1"}}, CLICK))
