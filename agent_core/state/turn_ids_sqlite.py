@@ -40,15 +40,21 @@ class TurnIds:
         self._next = self._end = 0
         database.ensure_schema("CREATE TABLE IF NOT EXISTS turn_ids (next INTEGER NOT NULL);")
 
+    def take(self) -> int | None:
+        """The next id of the block reserved; None when it is used up (then ``next``)."""
+        if self._next >= self._end:
+            return None
+        taken = self._next
+        self._next += 1
+        return taken
+
     async def next(self) -> int:
         """The next id, after every id given before (reserving a block first when none is
         left)."""
-        if self._next >= self._end:
+        while (taken := self.take()) is None:
             start = await self._db.write(_reserve)
             # another call may have reserved meanwhile: ids never go back
             self._next, self._end = max(start, self._next), start + BLOCK
-        taken = self._next
-        self._next += 1
         return taken
 
 

@@ -168,6 +168,8 @@ class SqliteTurnQueue(TurnQueue):
 
     def _reserve(self, owner: str | None) -> Intake | None:
         """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
+        if not self._intakes:
+            return None
         return next((intake for intake in self._intakes if intake.reserve(owner)), None)
 
     async def enqueue(
@@ -186,7 +188,8 @@ class SqliteTurnQueue(TurnQueue):
         together = self._flag_store(flag)
         if flag is not None and together is None:  # another database: added just before
             await flag.add()
-        turn_id = await self._ids.next()  # nothing awaited after it: ids commit in order
+        # ids commit in the order taken: nothing is awaited from here to the write
+        turn_id = self._ids.take() or await self._ids.next()
         intake = self._reserve(owner)
         holder = None if intake is None else (intake.consumer, now + self.claim_after)
 
@@ -206,26 +209,28 @@ class SqliteTurnQueue(TurnQueue):
             handed = _insert(connection, (turn_id, thread_key, text, now, owner), holder)
             return _Recorded(str(turn_id), thread_key, text, now, handed)
 
-        recorded = await self._recorded(self._db.write_soon(write), intake, owner)
-        if recorded is None and flag is not None and together is not None:
+        written = self._db.write_soon(write)
+        if not written.done():  # queued: committed later
+            await self._committed(written, intake, owner)
+        if (recorded := self._hand_over(written, intake, owner)) is not None:
+            return recorded.id
+        if flag is not None and together is not None:
             flag.added = False
-        return None if recorded is None else recorded.id
+        written.result()  # raises the write's error
+        return None  # a duplicate
 
-    async def _recorded(
-        self,
-        written: asyncio.Future[_Recorded | None],
-        intake: Intake | None,
-        owner: str | None,
-    ) -> _Recorded | None:
-        """The enqueue's write once committed, handed over (``_hand_over``); its error raised."""
-        if not written.done():
-            try:
-                await asyncio.shield(written)  # the write stands even if this is cancelled
-            except asyncio.CancelledError:
-                written.add_done_callback(lambda _: self._hand_over(written, intake, owner))
-                raise
-        recorded = self._hand_over(written, intake, owner)
-        return recorded if recorded is not None else written.result()
+    async def _committed(
+        self, written: asyncio.Future[_Recorded | None], intake: Intake | None, owner: str | None
+    ) -> None:
+        """Until the queued write is committed; if this is cancelled meanwhile, the turn is
+        still handed over (or its slot given back) once it is."""
+        try:
+            await asyncio.shield(written)
+        except asyncio.CancelledError:
+            written.add_done_callback(lambda _: self._hand_over(written, intake, owner))
+            raise
+        except Exception:
+            return  # raised by the caller, after _hand_over gave the slot back
 
     def _hand_over(
         self,

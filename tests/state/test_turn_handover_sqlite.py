@@ -6,6 +6,7 @@ crash recovery hold as before."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,42 @@ async def test_a_turn_waiting_for_a_fetch_is_not_overtaken(queue: SqliteTurnQueu
     fetched: list[Any] = await queue.fetch("other", 10, 0.01)
     assert [d.payload["n"] for d in fetched] == [0, 1]
     assert [d.id for d, _ in taken] == ["-"]  # the slot given back
+
+
+async def test_an_enqueue_cancelled_while_its_write_queues_still_hands_the_turn_over(
+    queue: SqliteTurnQueue,
+) -> None:
+    """Its caller gave up, but the write stands: the turn goes to the worker that held a
+    slot for it (else nobody in this process would ever run it)."""
+    taken: list[tuple[Delivery, Start | None]] = []
+
+    class Here:
+        consumer = "here:1"
+
+        def reserve(self, owner: str | None) -> bool:
+            return True
+
+        def unreserve(self, owner: str | None) -> None:
+            raise AssertionError("the turn was recorded: its slot is its own")
+
+        def take(self, delivery: Delivery, start: Start | None) -> None:
+            taken.append((delivery, start))
+
+    release = threading.Event()
+    with queue.attach(Here()):
+        await queue.enqueue("earlier", {"n": -1})  # handed over at once (the database idle)
+        busy = asyncio.create_task(queue._db.run(lambda _: release.wait(5)))
+        await asyncio.sleep(0.05)  # the database thread is busy: the next write queues
+        enqueue = asyncio.create_task(queue.enqueue("thread", {"n": 0}))
+        await asyncio.sleep(0.05)
+        enqueue.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await enqueue
+        release.set()
+        await busy
+        async with asyncio.timeout(DEADLINE):
+            while len(taken) < 2:
+                await asyncio.sleep(0.005)  # polling the hand-over, with a deadline
+    delivery, start = taken[1]
+    assert delivery.payload == {"n": 0} and start is not None and start.attempt == 1
+    assert await queue.pending() == 2
