@@ -68,7 +68,7 @@ class SqliteKeyValueStore(KeyValueStore):
 
     async def get(self, key: str) -> Any | None:
         sql = f"SELECT value FROM {self._table} WHERE key = ? AND ifnull(expires_at > ?, 1)"
-        row = await self._db.run(lambda c: c.execute(sql, (key, self._clock())).fetchone())
+        row = await self._db.read(lambda c: c.execute(sql, (key, self._clock())).fetchone())
         return None if row is None else json.loads(row[0])
 
     async def get_many(self, keys: Sequence[str]) -> list[Any | None]:

@@ -3,15 +3,16 @@
 Every store of the embedded backend talks to its file through ``await db.run(fn)``: ``fn``
 receives the connection and runs on the database's own thread (a one-worker executor), so
 calls are serialised in order. A short write (``write``: a turn recorded before its ack, a
-flag, a turn's progress) skips that hop when the thread is idle: it commits on the calling
-thread under the same lock, on a second connection that never waits for another process's
-lock (then it queues), since a WAL commit costs tens of microseconds and the hop to the
-thread and back costs more. Writes that must queue (the thread is busy) share one
-transaction: the thread commits everything queued since its last commit at once, each write
-in its own savepoint (one that fails is undone alone), and each caller returns once that
-commit is done. The file is in WAL mode (readers never wait for the writer) with
-``synchronous=NORMAL``: a committed turn survives a process crash; an OS crash may lose only
-the last few commits. The WAL is checkpointed on the database thread, never inline.
+flag, a turn's progress) or read by key (``read``) skips that hop when the thread is idle:
+it runs on the calling thread under the same lock, on a second connection that never waits
+for another process's lock (then it queues), since a WAL commit costs tens of microseconds
+and the hop to the thread and back costs more (and, on a busy machine, a wait for the GIL).
+Writes that must queue (the thread is busy) share one transaction: the thread commits
+everything queued since its last commit at once, each write in its own savepoint (one that
+fails is undone alone), and each caller returns once that commit is done. The file is in WAL
+mode (readers never wait for the writer) with ``synchronous=NORMAL``: a committed turn
+survives a process crash; an OS crash may lose only the last few commits. The WAL is
+checkpointed on the database thread, never inline.
 """
 
 from __future__ import annotations
@@ -157,16 +158,23 @@ class SqliteDatabase:
             with contextlib.suppress(sqlite3.Error):  # the next one tries again
                 self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
+    def _idle(self) -> bool:
+        """Take the lock if the database thread has nothing queued and nobody holds it."""
+        return not self._closed and self._submitted == self._finished and self._lock.acquire(False)
+
+    def _inline_connection(self) -> sqlite3.Connection:
+        self._require()
+        if self._inline is None:
+            self._inline = self._connect(0)  # never waits here: queues instead
+        return self._inline
+
     def _run_now(self, fn: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
         """``fn`` in a transaction on this thread, if the database thread has nothing queued
         and no other process holds the write lock; ``(False, None)`` when it must queue."""
-        if self._closed or self._submitted != self._finished or not self._lock.acquire(False):
+        if not self._idle():
             return False, None
         try:
-            self._require()
-            if self._inline is None:
-                self._inline = self._connect(0)  # never waits here: queues instead
-            connection = self._inline
+            connection = self._inline_connection()
             try:
                 connection.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError:
@@ -188,6 +196,18 @@ class SqliteDatabase:
             self._executor, self._counted, self._call, fn
         )
 
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``run(fn)`` for a short read (a few rows by key): on this thread when the
+        database thread is idle (it sees every write made before it), else queued."""
+        if self._idle():
+            try:
+                return fn(self._inline_connection())
+            except sqlite3.OperationalError:
+                pass  # busy (another connection recovering the WAL): the thread waits
+            finally:
+                self._lock.release()
+        return await self.run(fn)
+
     async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` inside one ``BEGIN IMMEDIATE`` transaction."""
         return await self.run(lambda _: self._call_in_transaction(fn))
@@ -196,16 +216,26 @@ class SqliteDatabase:
         """``transaction(fn)`` for a short ``fn`` (a few rows by key): committed on this
         thread when nothing is queued before it, otherwise queued; either way durable
         (committed) when this returns."""
-        done, result = self._run_now(fn)
-        if done:
-            return result  # type: ignore[return-value]
-        if self._closed:
-            raise RuntimeError(f"SQLite database {self.path} is closed")
+        return await self.write_soon(fn)
+
+    def write_soon(self, fn: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """``write(fn)`` as a future, already done when it committed at once; it settles
+        once the write is committed (or failed), whether or not anyone still awaits it."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        try:
+            done, result = self._run_now(fn)
+        except Exception as error:
+            future.set_exception(error)
+            return future
+        if done:
+            future.set_result(result)  # type: ignore[arg-type]
+            return future
+        if self._closed:
+            raise RuntimeError(f"SQLite database {self.path} is closed")
         self._queued.append((fn, future))
         self._submit(self._commit_queued, loop)  # a later one finds the queue empty
-        return await future
+        return future
 
     def _commit_queued(self, loop: asyncio.AbstractEventLoop) -> None:
         """On the database thread: every write queued so far, in one transaction."""

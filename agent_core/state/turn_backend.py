@@ -187,5 +187,5 @@ class TurnBackend(ABC):
 
     def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
         """While the block runs, ``enqueue`` in this process may hand turns to ``intake``
-        (where ``hands_over``: Redis). Nothing by default: turns wait for a ``fetch``."""
+        (where ``hands_over``: Redis, SQLite). Nothing by default: turns wait for a ``fetch``."""
         return contextlib.nullcontext()

@@ -102,9 +102,9 @@ class TurnWorker:
     whose lease was lost is cancelled here (another worker owns it now).
     While the back end is unavailable the loops back off and retry; nothing is dropped.
 
-    Where the back end ``hands_over`` (Redis), the worker is also the queue's ``Intake``: a
-    turn recorded in this process may be delivered to it, and started, by the enqueue
-    itself (``reserve`` / ``take``). A fetch then asks for half the free slots, so that
+    Where the back end ``hands_over`` (Redis, SQLite), the worker is also the queue's
+    ``Intake``: a turn recorded in this process may be delivered to it, and started, by the
+    enqueue itself (``reserve`` / ``take``). A fetch then asks for half the free slots, so that
     hand-overs have slots of their own while it waits: the two never hold more turns
     than ``concurrency``.
 

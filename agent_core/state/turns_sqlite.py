@@ -2,24 +2,34 @@
 
 A turn accepted before a crash or restart is still in the file; the next start claims it
 at once (it can only belong to a process that is gone), so it is re-run (``attempt`` > 1,
-with its recorded progress) or handed to ``give_up``. One process per file.
+with its recorded progress) or handed to ``give_up``. One process per file. Turn ids come
+from ``TurnIds`` (no ``AUTOINCREMENT`` page in each enqueue's commit).
+
+**Handed over where it was recorded.** While a worker of this process has a free slot
+(``attach``), the enqueue's own transaction records the turn as fetched by that worker, and
+begun when it is first in its thread (``attempts`` 1), and the worker runs it at once: no
+fetch, no ``begin``, no transaction after the ack. Only while no older turn waits for a
+fetch, so turns still start in the order they came. A crash in between loses nothing: the
+turn belongs to a worker that is gone, and the next start claims it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
-from agent_core.state.turn_backend import Delivery, Readiness, Start
+from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start
+from agent_core.state.turn_ids_sqlite import TurnIds
 from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
@@ -27,7 +37,7 @@ if TYPE_CHECKING:
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER PRIMARY KEY, -- from TurnIds (earlier versions: AUTOINCREMENT)
     thread TEXT NOT NULL,
     payload TEXT NOT NULL,
     enqueued_at REAL NOT NULL,
@@ -39,7 +49,10 @@ CREATE TABLE IF NOT EXISTS turns (
     owner_user TEXT
 );
 CREATE INDEX IF NOT EXISTS turns_by_thread ON turns (thread, id);
-CREATE INDEX IF NOT EXISTS turns_new ON turns (fetched, id);
+-- only the turns waiting for a fetch (one handed over never enters it); it replaces the
+-- index of every turn by (fetched, id) of earlier versions
+DROP INDEX IF EXISTS turns_new;
+CREATE INDEX IF NOT EXISTS turns_waiting ON turns (id) WHERE fetched = 0;
 CREATE TABLE IF NOT EXISTS turn_seen (key TEXT PRIMARY KEY, expires_at REAL NOT NULL)
     WITHOUT ROWID;
 """
@@ -49,6 +62,55 @@ _SEEN = (
     " DO UPDATE SET expires_at = excluded.expires_at WHERE expires_at <= ?"
 )
 """A dedupe key recorded: one change when it is new or its last sighting expired."""
+
+
+_INSERT = "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?, ?)"
+_INSERT_HANDED = (
+    "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user, fetched, owner,"
+    " lease_until, attempts) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)"
+)
+"""A turn recorded as fetched by a worker of this process (and begun, ``attempts`` 1)."""
+Handed = Literal["no", "waits", "runs"]
+"""Whether an enqueue handed its turn to a worker here: no (a fetch takes it), to wait for
+its thread's earlier turns (``begin``), or begun (the first in its thread)."""
+
+
+class _Recorded(NamedTuple):
+    """A turn the enqueue's transaction recorded, and whether it handed it over."""
+
+    id: str
+    thread_key: str
+    text: str
+    at: float
+    handed: Handed
+
+    def delivery(self, owner: str | None) -> Delivery:
+        return Delivery(self.id, self.thread_key, json.loads(self.text), self.at, owner)
+
+
+def _handing(connection: sqlite3.Connection, thread_key: str) -> Handed:
+    """What an enqueue with a worker's slot held does with its turn: hand it over unless
+    older turns wait for a fetch (they go first), and begin it when its thread has no
+    earlier turn."""
+    if connection.execute("SELECT 1 FROM turns WHERE fetched = 0 LIMIT 1").fetchone():
+        return "no"
+    older = connection.execute("SELECT 1 FROM turns WHERE thread = ? LIMIT 1", (thread_key,))
+    return "waits" if older.fetchone() else "runs"
+
+
+def _insert(
+    connection: sqlite3.Connection,
+    row: tuple[int, str, str, float, str | None],
+    holder: tuple[str, float] | None,
+) -> Handed:
+    """Insert the turn (id, thread, payload, time, asker); fetched by ``holder`` (a worker's
+    consumer and lease) when ``_handing`` lets it hand the turn over."""
+    handed: Handed = "no" if holder is None else _handing(connection, row[1])
+    if holder is None or handed == "no":
+        connection.execute(_INSERT, row)
+    else:
+        connection.execute(_INSERT_HANDED, (*row, *holder, int(handed == "runs")))
+    return handed
 
 
 def _deliveries(rows: list[Any]) -> list[Delivery]:
@@ -74,6 +136,8 @@ class SqliteTurnQueue(TurnQueue):
     1
     """
 
+    hands_over = True
+
     def __init__(
         self,
         database: SqliteDatabase | str | PathLike[str],
@@ -85,10 +149,28 @@ class SqliteTurnQueue(TurnQueue):
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
         self._db.ensure_schema(_SCHEMA)
+        self._ids = TurnIds(self._db)
         self._clock = clock
         self._arrived = asyncio.Event()
+        self._intakes: list[Intake] = []
         self._live: set[str] = set()
         self._enqueued = 0
+
+    @contextlib.contextmanager
+    def attach(self, intake: Intake) -> Iterator[None]:
+        """Hand turns recorded in this process to ``intake`` while the block runs."""
+        self._live.add(intake.consumer)
+        self._intakes.append(intake)
+        try:
+            yield
+        finally:
+            self._intakes.remove(intake)
+
+    def _reserve(self, owner: str | None) -> Intake | None:
+        """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
+        if not self._intakes:
+            return None
+        return next((intake for intake in self._intakes if intake.reserve(owner)), None)
 
     async def enqueue(
         self,
@@ -106,8 +188,12 @@ class SqliteTurnQueue(TurnQueue):
         together = self._flag_store(flag)
         if flag is not None and together is None:  # another database: added just before
             await flag.add()
+        # ids commit in the order taken: nothing is awaited from here to the write
+        turn_id = self._ids.take() or await self._ids.next()
+        intake = self._reserve(owner)
+        holder = None if intake is None else (intake.consumer, now + self.claim_after)
 
-        def write(connection: sqlite3.Connection) -> str | None:
+        def write(connection: sqlite3.Connection) -> _Recorded | None:
             if dedupe_key is not None:  # new, or seen long enough ago to count as new
                 seen = connection.execute(_SEEN, (dedupe_key, now + dedupe_ttl, now))
                 if seen.rowcount == 0:
@@ -120,18 +206,52 @@ class SqliteTurnQueue(TurnQueue):
             self._enqueued += 1
             if self._enqueued % 256 == 0:
                 connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
-            cursor = connection.execute(
-                "INSERT INTO turns (thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?)",
-                (thread_key, text, now, owner),
-            )
-            return str(cursor.lastrowid)
+            handed = _insert(connection, (turn_id, thread_key, text, now, owner), holder)
+            return _Recorded(str(turn_id), thread_key, text, now, handed)
 
-        turn_id = await self._db.write(write)
-        if turn_id is not None:
-            self._arrived.set()
-        elif flag is not None and together is not None:
+        written = self._db.write_soon(write)
+        if not written.done():  # queued: committed later
+            await self._committed(written, intake, owner)
+        if (recorded := self._hand_over(written, intake, owner)) is not None:
+            return recorded.id
+        if flag is not None and together is not None:
             flag.added = False
-        return turn_id
+        written.result()  # raises the write's error
+        return None  # a duplicate
+
+    async def _committed(
+        self, written: asyncio.Future[_Recorded | None], intake: Intake | None, owner: str | None
+    ) -> None:
+        """Until the queued write is committed; if this is cancelled meanwhile, the turn is
+        still handed over (or its slot given back) once it is."""
+        try:
+            await asyncio.shield(written)
+        except asyncio.CancelledError:
+            written.add_done_callback(lambda _: self._hand_over(written, intake, owner))
+            raise
+        except Exception:
+            return  # raised by the caller, after _hand_over gave the slot back
+
+    def _hand_over(
+        self,
+        written: asyncio.Future[_Recorded | None],
+        intake: Intake | None,
+        owner: str | None,
+    ) -> _Recorded | None:
+        """After the enqueue's commit: the turn to the worker it was handed to (the slot back
+        when it was not), else a waiting fetch woken. None: a duplicate, or the write failed."""
+        failed = written.cancelled() or written.exception() is not None
+        recorded = None if failed else written.result()
+        if intake is not None and (recorded is None or recorded.handed == "no"):
+            intake.unreserve(owner)
+        if recorded is None:
+            return None
+        if intake is None or recorded.handed == "no":
+            self._arrived.set()
+        else:
+            start = Start(Readiness.RUN, 1) if recorded.handed == "runs" else None
+            intake.take(recorded.delivery(owner), start)
+        return recorded
 
     def _flag_store(self, flag: Flag | None) -> SqliteKeyValueStore | None:
         """The flag's store when it lives in this queue's database (one transaction)."""
@@ -222,7 +342,7 @@ class SqliteTurnQueue(TurnQueue):
         return bool(await self._db.write(lambda c: c.execute(sql, args).rowcount))
 
     async def pending(self) -> int:
-        row = await self._db.run(lambda c: c.execute("SELECT count(*) FROM turns").fetchone())
+        row = await self._db.read(lambda c: c.execute("SELECT count(*) FROM turns").fetchone())
         return int(row[0])
 
     async def health(self) -> StateHealth:

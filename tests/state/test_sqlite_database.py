@@ -1,6 +1,7 @@
-"""``SqliteDatabase.write``: a short write commits at once on the caller's thread when the
-database thread is idle, and writes that queue behind busy work share one commit, each
-undone alone when it fails, each caller returning only once its write is committed."""
+"""``SqliteDatabase.write`` and ``read``: a short write commits at once on the caller's
+thread when the database thread is idle, and writes that queue behind busy work share one
+commit, each undone alone when it fails, each caller returning only once its write is
+committed; a read runs at once too unless writes are queued before it."""
 
 from __future__ import annotations
 
@@ -73,4 +74,32 @@ async def test_writes_queued_behind_busy_work_share_one_commit(tmp_path: Path) -
     await busy
     assert seen_outside == [[], [], []]  # one transaction: none committed before the last
     assert _rows(tmp_path / "x.db") == [1, 2, 3]  # the failed write alone was undone
+    await db.close()
+
+
+async def test_a_read_runs_on_the_callers_thread_unless_it_would_overtake_a_write(
+    tmp_path: Path,
+) -> None:
+    """An idle database reads at once; one whose thread is busy queues the read behind
+    the writes queued before it, so it sees them."""
+    db = await _database(tmp_path / "x.db")
+    threads: list[str] = []
+
+    def count(connection: sqlite3.Connection) -> int:
+        threads.append(threading.current_thread().name)
+        return int(connection.execute("SELECT count(*) FROM t").fetchone()[0])
+
+    await db.write(lambda c: c.execute("INSERT INTO t VALUES (1)"))
+    assert await db.read(count) == 1
+    release = threading.Event()
+    busy = asyncio.create_task(db.run(lambda _: release.wait(5)))
+    await asyncio.sleep(0.05)  # the database thread is busy: the write queues
+    written = asyncio.create_task(db.write(lambda c: c.execute("INSERT INTO t VALUES (2)")))
+    read = asyncio.create_task(db.read(count))
+    await asyncio.sleep(0.05)
+    assert not read.done()
+    release.set()
+    await asyncio.gather(busy, written)
+    assert await read == 2
+    assert threads[0] == threading.current_thread().name != threads[1]
     await db.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,3 +120,64 @@ async def test_one_owners_turns_wait_in_order_without_holding_anyone_elses() -> 
     finally:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
+
+
+_PREVIOUS_SCHEMA = """
+CREATE TABLE turns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, thread TEXT NOT NULL, payload TEXT NOT NULL,
+    enqueued_at REAL NOT NULL, fetched INTEGER NOT NULL DEFAULT 0, owner TEXT,
+    lease_until REAL, attempts INTEGER NOT NULL DEFAULT 0,
+    progress TEXT NOT NULL DEFAULT '{}', owner_user TEXT
+);
+CREATE INDEX turns_by_thread ON turns (thread, id);
+CREATE INDEX turns_new ON turns (fetched, id);
+CREATE TABLE turn_seen (key TEXT PRIMARY KEY, expires_at REAL NOT NULL) WITHOUT ROWID;
+INSERT INTO turns (thread, payload, enqueued_at) VALUES ('t0', '{"n": 0}', 1.0);
+INSERT INTO turns (thread, payload, enqueued_at, fetched, owner, lease_until, attempts)
+    VALUES ('t1', '{"n": 1}', 1.0, 1, 'gone:1', 9e99, 1);
+INSERT INTO turns (thread, payload, enqueued_at) VALUES ('t2', '{"n": 2}', 1.0);
+DELETE FROM turns WHERE thread = 't2';
+"""
+
+
+async def test_a_database_of_the_previous_version_keeps_its_queued_turns(tmp_path: Path) -> None:
+    """The file an earlier version wrote (its index of every turn by ``fetched``): the
+    turn waiting for a fetch and the one a dead process held both run; ids keep growing."""
+    path = tmp_path / "turns.db"
+    with sqlite3.connect(path) as previous:
+        previous.executescript(_PREVIOUS_SCHEMA)
+    queue = SqliteTurnQueue(path, claim_after=3600)
+    answers = Answers(3)
+    try:
+        async with working(queue, answers):
+            assert await queue.enqueue("t3", {"n": 3}, dedupe_key="Ev3") == "4"
+            await answers.wait()
+            await drained(queue)
+    finally:
+        await queue.close()
+    assert sorted((t.payload["n"], t.attempt) for t in answers.turns) == [(0, 1), (1, 2), (3, 1)]
+    with sqlite3.connect(path) as reopened:
+        indexes = reopened.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        assert "turns_new" not in {name for (name,) in indexes}
+
+
+async def test_sqlite_turn_ids_are_never_given_twice(tmp_path: Path) -> None:
+    """Ids name turns to the outside (Stop buttons, feedback on an answer): one completed,
+    even the newest, or one given before a restart is never given again."""
+    path = tmp_path / "turns.db"
+    queue = SqliteTurnQueue(path, claim_after=3600)
+    answers = Answers(2)
+    async with working(queue, answers):
+        given = [await queue.enqueue(f"t{n}", {"n": n}) for n in range(2)]
+        await answers.wait()
+        await drained(queue)
+    given.append(await queue.enqueue("t2", {"n": 2}))
+    await queue.close()
+    restarted = SqliteTurnQueue(path, claim_after=3600)
+    given.append(await restarted.enqueue("t3", {"n": 3}))
+    await restarted.close()
+    numbers = [int(turn_id or 0) for turn_id in given]
+    assert numbers == sorted(set(numbers)) and numbers[:3] == [1, 2, 3]
+    with sqlite3.connect(path) as reopened:
+        tables = {name for (name,) in reopened.execute("SELECT name FROM sqlite_master")}
+    assert "sqlite_sequence" not in tables  # no page of its own in each enqueue's commit
