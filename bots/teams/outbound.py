@@ -99,13 +99,20 @@ class Outbound:
         self.credentials_built += 1
         return client.config.credentials
 
+    def remembers(self, ref: ConversationRef) -> bool:
+        """Whether this process saved the conversation's reference as it is now."""
+        key = ref.record_key
+        if self._saved.get(key) != ref.to_record():
+            return False
+        self._saved.move_to_end(key)
+        return True
+
     async def remember(self, ref: ConversationRef) -> None:
         """Save the conversation's reference in ``records`` (once per process while it is
         unchanged)."""
-        key, record = ref.record_key, ref.to_record()
-        if self._saved.get(key) == record:
-            self._saved.move_to_end(key)
+        if self.remembers(ref):
             return
+        key, record = ref.record_key, ref.to_record()
         await self._records.set(key, record)
         self._saved[key] = record
         while len(self._saved) > REMEMBERED:

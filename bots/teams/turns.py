@@ -33,6 +33,7 @@ connector that needs no inbound request (``bots.teams.outbound``)::
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -152,15 +153,21 @@ class TeamsWing:
 
     async def _question_slot(self, turn: Turn, asked: TeamsAsked) -> AnswerSlot:
         """The message the answer goes into (what an earlier run posted, if any), on the
-        connector of the conversation's service URL."""
+        connector of the conversation's service URL. A conversation this process has not
+        saved the reference of has it saved beside the reply, not before it: the turn
+        records its first message only once the reference is saved (a run that dies before
+        is run again, and saves it then)."""
         ref = ConversationRef.from_activity(asked.activity)
         connector = await self.outbound.connector(ref.service_url)
+        saved = None if self.outbound.remembers(ref) else asyncio.ensure_future(self._save(ref))
+        previous = PostedMessage.from_progress(turn.progress)
+        return AnswerSlot(connector, ref, posted=previous, on_posted=_recorder(turn, saved))
+
+    async def _save(self, ref: ConversationRef) -> None:
         try:
             await self.outbound.remember(ref)
         except StateUnavailableError as error:
             log.warning("teams: conversation reference not saved (%s)", error)
-        previous = PostedMessage.from_progress(turn.progress)
-        return AnswerSlot(connector, ref, posted=previous, on_posted=_recorder(turn))
 
     async def _question(
         self, turn: Turn, asked: TeamsAsked, slot: AnswerSlot, stop: Stop
@@ -271,10 +278,15 @@ def _told(audience: Audience) -> list[UiComponent]:
     return [UiComponent.of(NotificationComponent(message=text, level="info"), text)]
 
 
-def _recorder(turn: Turn) -> Callable[[PostedMessage], Awaitable[None]]:
-    """Records on ``turn`` the message its slot posted, as soon as it exists."""
+def _recorder(
+    turn: Turn, after: Awaitable[None] | None = None
+) -> Callable[[PostedMessage], Awaitable[None]]:
+    """Records on ``turn`` the message its slot posted, as soon as it exists (once
+    ``after`` is done)."""
 
     async def posted(message: PostedMessage) -> None:
+        if after is not None:
+            await asyncio.shield(after)  # a stopped turn still saves it
         await turn.record(**message.as_progress())
 
     return posted

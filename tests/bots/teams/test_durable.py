@@ -4,6 +4,7 @@ what it posted, the Stop card, proactive messages from another host, the per-use
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from adapters.teams.payloads import Activity
 from adapters.teams.testing import ConnectorCall, FakeBotConnector
 from agent_core.llm.scripted import ScriptedResponse
 from agent_core.state import MemoryTurnQueue
+from agent_core.state.keyvalue import MemoryKeyValueStore
 from agent_core.state_factory import StateSettings, build_state
 from agent_core.users import UserResolver
 from bots.serving import add_quota, agent_factory, load_config
@@ -240,6 +242,40 @@ async def test_another_host_messages_a_conversation_proactively(
         assert sent and call.conversation_id == conversation and call.text == "Report ready."
         assert call.headers["Authorization"].startswith("Bearer ")
         assert "replyToId" not in call.body and call.body["from"]["id"] == payloads.BOT_ID
+
+
+class HeldReferences(MemoryKeyValueStore):
+    """Records whose conversation references are saved only once ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
+        if key.startswith("teams:ref:"):
+            await self.release.wait()
+        await super().set(key, value, ttl=ttl)
+
+
+async def test_the_reply_does_not_wait_for_the_conversation_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A conversation heard from for the first time has its reference saved beside the
+    reply: the answer is posted while the save is under way, and the turn records the
+    message it posted (its first durable step) only once the reference is saved."""
+    state = build_state(StateSettings(ephemeral=True))
+    records = state.records = HeldReferences()
+    async with teams_bot(monkeypatch, ["Hello."], state=state) as bot:
+        asked = bot.message("hi", kind="personal")
+        await bot.post(asked)
+        posted = await bot.fake.wait_for(lambda c: c.activity_type == "message")
+        assert posted.status in (200, 201)  # posted while the reference was not saved
+        reference = f"teams:ref:{payloads.TENANT}:{asked['conversation']['id']}"
+        assert await records.get(reference) is None
+        records.release.set()
+        await bot.final()
+        await bot.host.turns.idle()  # the turn recorded its message: the reference is saved
+        assert (await records.get(reference))["conversation_id"] == asked["conversation"]["id"]
 
 
 async def test_redis_down_at_ingress_every_request_is_answered_and_the_user_told(
