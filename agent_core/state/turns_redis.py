@@ -101,10 +101,10 @@ class RedisTurnQueue(TurnQueue):
         self.stream_key = self._base + "stream"
         self._intakes: list[Intake] = []
         self._enqueue = ScriptLine(redis, lua.ENQUEUE)
-        self._begin = redis.register_script(lua.BEGIN)
+        self._begin = ScriptLine(redis, lua.BEGIN)
         self._renew = redis.register_script(lua.RENEW)
-        self._complete = redis.register_script(lua.COMPLETE)
-        self._save_progress = redis.register_script(lua.SAVE_PROGRESS)
+        self._complete = ScriptLine(redis, lua.COMPLETE)
+        self._save_progress = ScriptLine(redis, lua.SAVE_PROGRESS)
 
     def _thread_key(self, thread_key: str) -> str:
         return f"{self._base}thread:{thread_key}"
