@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -28,7 +28,7 @@ from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
-from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start
+from agent_core.state.turn_backend import Delivery, Intake, Intakes, Readiness, Start
 from agent_core.state.turn_ids_sqlite import TurnIds
 from agent_core.state.turns import TurnQueue
 
@@ -152,25 +152,15 @@ class SqliteTurnQueue(TurnQueue):
         self._ids = TurnIds(self._db)
         self._clock = clock
         self._arrived = asyncio.Event()
-        self._intakes: list[Intake] = []
+        self._intakes = Intakes()
         self._live: set[str] = set()
         self._enqueued = 0
 
-    @contextlib.contextmanager
-    def attach(self, intake: Intake) -> Iterator[None]:
-        """Hand turns recorded in this process to ``intake`` while the block runs."""
+    def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
+        """Hand turns recorded in this process to ``intake`` while the block runs (its
+        turns belong to a live worker from now on: ``claim`` leaves them to it)."""
         self._live.add(intake.consumer)
-        self._intakes.append(intake)
-        try:
-            yield
-        finally:
-            self._intakes.remove(intake)
-
-    def _reserve(self, owner: str | None) -> Intake | None:
-        """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
-        if not self._intakes:
-            return None
-        return next((intake for intake in self._intakes if intake.reserve(owner)), None)
+        return self._intakes.attached(intake)
 
     async def enqueue(
         self,
@@ -190,7 +180,7 @@ class SqliteTurnQueue(TurnQueue):
             await flag.add()
         # ids commit in the order taken: nothing is awaited from here to the write
         turn_id = self._ids.take() or await self._ids.next()
-        intake = self._reserve(owner)
+        intake = self._intakes.reserve(owner)
         holder = None if intake is None else (intake.consumer, now + self.claim_after)
 
         def write(connection: sqlite3.Connection) -> _Recorded | None:
