@@ -134,6 +134,10 @@ class Intakes:
     def __init__(self) -> None:
         self._attached: list[Intake] = []
 
+    def __len__(self) -> int:
+        """How many workers are attached."""
+        return len(self._attached)
+
     @contextlib.contextmanager
     def attached(self, intake: Intake) -> Iterator[None]:
         """Offer turns recorded in this process to ``intake`` while the block runs."""
