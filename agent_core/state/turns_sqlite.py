@@ -3,7 +3,8 @@
 A turn accepted before a crash or restart is still in the file; the next start claims it
 at once (it can only belong to a process that is gone), so it is re-run (``attempt`` > 1,
 with its recorded progress) or handed to ``give_up``. One process per file. Turn ids come
-from ``TurnIds`` (no ``AUTOINCREMENT`` page in each enqueue's commit).
+from ``TurnIds`` (no ``AUTOINCREMENT`` page in each enqueue's commit); the tables and the
+rows an enqueue writes are in ``turn_rows_sqlite``.
 
 **Handed over where it was recorded.** While a worker of this process has a free slot
 (``attach``), the enqueue's own transaction records the turn as fetched by that worker, and
@@ -21,7 +22,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from agent_core.clock import SYSTEM_CLOCK
 from agent_core.state.health import StateHealth
@@ -30,92 +31,11 @@ from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
 from agent_core.state.turn_backend import Delivery, Intake, Intakes, Readiness, Start
 from agent_core.state.turn_ids_sqlite import TurnIds
+from agent_core.state.turn_rows_sqlite import COLUMNS, SCHEMA, SEEN, Recorded, deliveries, insert
 from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
     from agent_core.state.turn_writes import TurnWrites
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS turns (
-    id INTEGER PRIMARY KEY, -- from TurnIds (earlier versions: AUTOINCREMENT)
-    thread TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    enqueued_at REAL NOT NULL,
-    fetched INTEGER NOT NULL DEFAULT 0,
-    owner TEXT,
-    lease_until REAL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    progress TEXT NOT NULL DEFAULT '{}',
-    owner_user TEXT
-);
-CREATE INDEX IF NOT EXISTS turns_by_thread ON turns (thread, id);
--- only the turns waiting for a fetch (one handed over never enters it); it replaces the
--- index of every turn by (fetched, id) of earlier versions
-DROP INDEX IF EXISTS turns_new;
-CREATE INDEX IF NOT EXISTS turns_waiting ON turns (id) WHERE fetched = 0;
-CREATE TABLE IF NOT EXISTS turn_seen (key TEXT PRIMARY KEY, expires_at REAL NOT NULL)
-    WITHOUT ROWID;
-"""
-_COLUMNS = "id, thread, payload, enqueued_at, owner_user"
-_SEEN = (
-    "INSERT INTO turn_seen VALUES (?, ?) ON CONFLICT (key)"
-    " DO UPDATE SET expires_at = excluded.expires_at WHERE expires_at <= ?"
-)
-"""A dedupe key recorded: one change when it is new or its last sighting expired."""
-
-
-_INSERT = "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?, ?)"
-_INSERT_HANDED = (
-    "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user, fetched, owner,"
-    " lease_until, attempts) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)"
-)
-"""A turn recorded as fetched by a worker of this process (and begun, ``attempts`` 1)."""
-Handed = Literal["no", "waits", "runs"]
-"""Whether an enqueue handed its turn to a worker here: no (a fetch takes it), to wait for
-its thread's earlier turns (``begin``), or begun (the first in its thread)."""
-
-
-class _Recorded(NamedTuple):
-    """A turn the enqueue's transaction recorded, and whether it handed it over."""
-
-    id: str
-    thread_key: str
-    text: str
-    at: float
-    handed: Handed
-
-    def delivery(self, owner: str | None) -> Delivery:
-        return Delivery(self.id, self.thread_key, json.loads(self.text), self.at, owner)
-
-
-def _handing(connection: sqlite3.Connection, thread_key: str) -> Handed:
-    """What an enqueue with a worker's slot held does with its turn: hand it over unless
-    older turns wait for a fetch (they go first), and begin it when its thread has no
-    earlier turn."""
-    if connection.execute("SELECT 1 FROM turns WHERE fetched = 0 LIMIT 1").fetchone():
-        return "no"
-    older = connection.execute("SELECT 1 FROM turns WHERE thread = ? LIMIT 1", (thread_key,))
-    return "waits" if older.fetchone() else "runs"
-
-
-def _insert(
-    connection: sqlite3.Connection,
-    row: tuple[int, str, str, float, str | None],
-    holder: tuple[str, float] | None,
-) -> Handed:
-    """Insert the turn (id, thread, payload, time, asker); fetched by ``holder`` (a worker's
-    consumer and lease) when ``_handing`` lets it hand the turn over."""
-    handed: Handed = "no" if holder is None else _handing(connection, row[1])
-    if holder is None or handed == "no":
-        connection.execute(_INSERT, row)
-    else:
-        connection.execute(_INSERT_HANDED, (*row, *holder, int(handed == "runs")))
-    return handed
-
-
-def _deliveries(rows: list[Any]) -> list[Delivery]:
-    found = [Delivery(str(i), t, json.loads(p), at, who) for i, t, p, at, who in rows]
-    return sorted(found, key=lambda d: int(d.id))
 
 
 class SqliteTurnQueue(TurnQueue):
@@ -148,7 +68,7 @@ class SqliteTurnQueue(TurnQueue):
         super().__init__(claim_after=claim_after)
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
-        self._db.ensure_schema(_SCHEMA)
+        self._db.ensure_schema(SCHEMA)
         self._ids = TurnIds(self._db)
         self._clock = clock
         self._arrived = asyncio.Event()
@@ -183,9 +103,9 @@ class SqliteTurnQueue(TurnQueue):
         intake = self._intakes.reserve(owner)
         holder = None if intake is None else (intake.consumer, now + self.claim_after)
 
-        def write(connection: sqlite3.Connection) -> _Recorded | None:
+        def write(connection: sqlite3.Connection) -> Recorded | None:
             if dedupe_key is not None:  # new, or seen long enough ago to count as new
-                seen = connection.execute(_SEEN, (dedupe_key, now + dedupe_ttl, now))
+                seen = connection.execute(SEEN, (dedupe_key, now + dedupe_ttl, now))
                 if seen.rowcount == 0:
                     return None
             text = texts[0]
@@ -196,8 +116,8 @@ class SqliteTurnQueue(TurnQueue):
             self._enqueued += 1
             if self._enqueued % 256 == 0:
                 connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
-            handed = _insert(connection, (turn_id, thread_key, text, now, owner), holder)
-            return _Recorded(str(turn_id), thread_key, text, now, handed)
+            handed = insert(connection, (turn_id, thread_key, text, now, owner), holder)
+            return Recorded(str(turn_id), thread_key, text, now, handed)
 
         written = self._db.write_soon(write)
         if not written.done():  # queued: committed later
@@ -210,7 +130,7 @@ class SqliteTurnQueue(TurnQueue):
         return None  # a duplicate
 
     async def _committed(
-        self, written: asyncio.Future[_Recorded | None], intake: Intake | None, owner: str | None
+        self, written: asyncio.Future[Recorded | None], intake: Intake | None, owner: str | None
     ) -> None:
         """Until the queued write is committed; if this is cancelled meanwhile, the turn is
         still handed over (or its slot given back) once it is."""
@@ -224,10 +144,10 @@ class SqliteTurnQueue(TurnQueue):
 
     def _hand_over(
         self,
-        written: asyncio.Future[_Recorded | None],
+        written: asyncio.Future[Recorded | None],
         intake: Intake | None,
         owner: str | None,
-    ) -> _Recorded | None:
+    ) -> Recorded | None:
         """After the enqueue's commit: the turn to the worker it was handed to (the slot back
         when it was not), else a waiting fetch woken. None: a duplicate, or the write failed."""
         failed = written.cancelled() or written.exception() is not None
@@ -251,10 +171,10 @@ class SqliteTurnQueue(TurnQueue):
     async def _take_new(self, consumer: str, count: int) -> list[Delivery]:
         sql = (
             "UPDATE turns SET fetched = 1, owner = ?, lease_until = ? WHERE id IN"
-            f" (SELECT id FROM turns WHERE fetched = 0 ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
+            f" (SELECT id FROM turns WHERE fetched = 0 ORDER BY id LIMIT ?) RETURNING {COLUMNS}"
         )
         params = (consumer, self._clock() + self.claim_after, count)
-        return _deliveries(await self._db.write(lambda c: c.execute(sql, params).fetchall()))
+        return deliveries(await self._db.write(lambda c: c.execute(sql, params).fetchall()))
 
     async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
         self._live.add(consumer)
@@ -277,11 +197,11 @@ class SqliteTurnQueue(TurnQueue):
         sql = (
             "UPDATE turns SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM turns"
             f" WHERE fetched = 1 AND owner != ? AND (lease_until < ? OR owner NOT IN ({live}))"
-            f" ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
+            f" ORDER BY id LIMIT ?) RETURNING {COLUMNS}"
         )
         params = (consumer, now + self.claim_after, consumer, now, *self._live, count)
         rows = await self._db.write(lambda c: c.execute(sql, params).fetchall())
-        return _deliveries(rows)
+        return deliveries(rows)
 
     async def begin(self, delivery: Delivery, consumer: str) -> Start:
         def decide(connection: sqlite3.Connection) -> Start:
