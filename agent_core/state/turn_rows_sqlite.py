@@ -4,9 +4,10 @@ version wrote), a turn as the enqueue records it, and turns as a fetch or claim 
 ``turns`` holds every unfinished turn, in id order (ids from ``TurnIds``); a turn waiting
 for a fetch is in the partial index ``turns_waiting``, one handed over (``SqliteTurnQueue``:
 fetched by a worker of this process in the enqueue's own transaction) never is.
-``turn_seen`` holds the delivery dedupe keys until they expire. A file of an earlier version
-(``AUTOINCREMENT`` ids, an index of every turn by ``fetched``) opens with its rows: only its
-old index is dropped, and ``TurnIds`` continues after the ids it counted.
+``turn_seen`` holds the delivery dedupe keys until they expire (then ``ExpiryPurge``). A
+file of an earlier version (``AUTOINCREMENT`` ids, an index of every turn by ``fetched``)
+opens with its rows: its old index is dropped, the new one is built, and ``TurnIds``
+continues after the ids it counted.
 """
 
 from __future__ import annotations

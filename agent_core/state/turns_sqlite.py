@@ -25,6 +25,7 @@ from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from agent_core.clock import SYSTEM_CLOCK
+from agent_core.state.expiry_sqlite import ExpiryPurge
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
@@ -74,7 +75,7 @@ class SqliteTurnQueue(TurnQueue):
         self._arrived = asyncio.Event()
         self._intakes = Intakes()
         self._live: set[str] = set()
-        self._enqueued = 0
+        self._purge = ExpiryPurge("turn_seen")
 
     def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
         """Hand turns recorded in this process to ``intake`` while the block runs (its
@@ -113,9 +114,7 @@ class SqliteTurnQueue(TurnQueue):
                 flag.added = together.add_in(connection, flag.key, flag.value, ttl=flag.ttl)
             if flag is not None and flag.added and first is not None:
                 text = texts[1]
-            self._enqueued += 1
-            if self._enqueued % 256 == 0:
-                connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
+            self._purge.after_write(connection, now)
             handed = insert(connection, (turn_id, thread_key, text, now, owner), holder)
             return Recorded(str(turn_id), thread_key, text, now, handed)
 
