@@ -71,3 +71,26 @@ async def test_expired_dedupe_keys_go_a_few_an_enqueue(tmp_path: Path) -> None:
         assert await queue.enqueue("t", {"n": 0}, dedupe_key="New199", dedupe_ttl=60) is None
     finally:
         await queue.close()
+
+
+async def test_a_key_value_file_of_an_earlier_version_opens_with_its_rows(tmp_path: Path) -> None:
+    """Its index of the expiry (one page more in every write's commit) is dropped; its rows,
+    expiring or not, read as before."""
+    path = tmp_path / "state.db"
+    with sqlite3.connect(path) as previous:
+        previous.executescript(
+            "CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL)"
+            " WITHOUT ROWID;"
+            "CREATE INDEX kv_expiry ON kv (expires_at) WHERE expires_at IS NOT NULL;"
+            """INSERT INTO kv VALUES ('kept', '"forever"', NULL), ('soon', '1', 1060.0),"""
+            """ ('gone', '2', 1000.0);"""
+        )
+    store = SqliteKeyValueStore(path, table="kv", clock=ManualClock(1030.0).now)
+    try:
+        assert await store.get_many(["kept", "soon", "gone"]) == ["forever", 1, None]
+        assert await store.add("gone", 3, ttl=60) and not await store.add("soon", 4, ttl=60)
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as reopened:
+        indexes = reopened.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        assert "kv_expiry" not in {name for (name,) in indexes}
