@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -115,6 +115,43 @@ class Intake(Protocol):
         """Run ``delivery``, recorded and delivered to ``consumer`` in one step: at once with
         ``start`` (its attempt counted), or, when ``start`` is None, once its thread's
         earlier turns are done (``begin``)."""
+
+
+class Intakes:
+    """The workers of this process attached to a queue that ``hands_over``: ``attached``
+    while a worker runs, and the one ``reserve`` finds with a slot free for a turn of
+    ``owner`` as a turn is recorded (None: no worker here, or none has a slot).
+
+    >>> from agent_core.state.turn_worker import TurnWorker
+    >>> from agent_core.state.turns_memory import MemoryTurnQueue
+    >>> async def answer(turn): pass
+    >>> worker, intakes = TurnWorker(MemoryTurnQueue(), answer, concurrency=1), Intakes()
+    >>> with intakes.attached(worker):
+    ...     intakes.reserve("T1:U1") is worker, intakes.reserve("T1:U2")
+    (True, None)
+    """
+
+    def __init__(self) -> None:
+        self._attached: list[Intake] = []
+
+    def __len__(self) -> int:
+        """How many workers are attached."""
+        return len(self._attached)
+
+    @contextlib.contextmanager
+    def attached(self, intake: Intake) -> Iterator[None]:
+        """Offer turns recorded in this process to ``intake`` while the block runs."""
+        self._attached.append(intake)
+        try:
+            yield
+        finally:
+            self._attached.remove(intake)
+
+    def reserve(self, owner: str | None) -> Intake | None:
+        """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
+        if not self._attached:
+            return None
+        return next((intake for intake in self._attached if intake.reserve(owner)), None)
 
 
 class TurnBackend(ABC):

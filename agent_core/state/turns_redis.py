@@ -38,7 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_core.clock import SYSTEM_CLOCK
@@ -59,6 +59,7 @@ from agent_core.state.turn_backend import (
     Begun,
     Delivery,
     Intake,
+    Intakes,
     Readiness,
     Start,
     StopRequest,
@@ -99,7 +100,7 @@ class RedisTurnQueue(TurnQueue):
         self._redis = redis
         self._base = f"{key_prefix}{{turns}}:"
         self.stream_key = self._base + "stream"
-        self._intakes: list[Intake] = []
+        self._intakes = Intakes()
         self._enqueue = ScriptLine(redis, lua.ENQUEUE)
         self._begin = ScriptLine(redis, lua.BEGIN)
         self._renew = redis.register_script(lua.RENEW)
@@ -116,18 +117,9 @@ class RedisTurnQueue(TurnQueue):
         """What the owner's last turn read (no owner: a key nothing writes)."""
         return f"{self._base}reads:{owner}" if owner else f"{self._base}reads"
 
-    @contextlib.contextmanager
-    def attach(self, intake: Intake) -> Iterator[None]:
+    def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
         """Hand turns recorded in this process to ``intake`` while the block runs."""
-        self._intakes.append(intake)
-        try:
-            yield
-        finally:
-            self._intakes.remove(intake)
-
-    def _reserve(self, owner: str | None) -> Intake | None:
-        """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
-        return next((intake for intake in self._intakes if intake.reserve(owner)), None)
+        return self._intakes.attached(intake)
 
     @redis_boundary
     async def enqueue(
@@ -167,7 +159,7 @@ class RedisTurnQueue(TurnQueue):
             else:  # another back end: added just before
                 recorded = encode(flag.payload(payload) if await flag.add() else payload)
                 args[3] = recorded
-        intake = self._reserve(owner)
+        intake = self._intakes.reserve(owner)
         if intake is not None:
             args[7] = intake.consumer
         try:

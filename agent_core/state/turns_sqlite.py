@@ -3,7 +3,8 @@
 A turn accepted before a crash or restart is still in the file; the next start claims it
 at once (it can only belong to a process that is gone), so it is re-run (``attempt`` > 1,
 with its recorded progress) or handed to ``give_up``. One process per file. Turn ids come
-from ``TurnIds`` (no ``AUTOINCREMENT`` page in each enqueue's commit).
+from ``TurnIds`` (no ``AUTOINCREMENT`` page in each enqueue's commit); the tables and the
+rows an enqueue writes are in ``turn_rows_sqlite``.
 
 **Handed over where it was recorded.** While a worker of this process has a free slot
 (``attach``), the enqueue's own transaction records the turn as fetched by that worker, and
@@ -19,103 +20,23 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from agent_core.clock import SYSTEM_CLOCK
+from agent_core.state.expiry_sqlite import ExpiryPurge
 from agent_core.state.health import StateHealth
 from agent_core.state.keyvalue import Flag, encode
 from agent_core.state.keyvalue_sqlite import SqliteKeyValueStore
 from agent_core.state.sqlite import SqliteDatabase
-from agent_core.state.turn_backend import Delivery, Intake, Readiness, Start
+from agent_core.state.turn_backend import Delivery, Intake, Intakes, Readiness, Start
 from agent_core.state.turn_ids_sqlite import TurnIds
+from agent_core.state.turn_rows_sqlite import COLUMNS, SCHEMA, SEEN, Recorded, deliveries, insert
 from agent_core.state.turns import TurnQueue
 
 if TYPE_CHECKING:
     from agent_core.state.turn_writes import TurnWrites
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS turns (
-    id INTEGER PRIMARY KEY, -- from TurnIds (earlier versions: AUTOINCREMENT)
-    thread TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    enqueued_at REAL NOT NULL,
-    fetched INTEGER NOT NULL DEFAULT 0,
-    owner TEXT,
-    lease_until REAL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    progress TEXT NOT NULL DEFAULT '{}',
-    owner_user TEXT
-);
-CREATE INDEX IF NOT EXISTS turns_by_thread ON turns (thread, id);
--- only the turns waiting for a fetch (one handed over never enters it); it replaces the
--- index of every turn by (fetched, id) of earlier versions
-DROP INDEX IF EXISTS turns_new;
-CREATE INDEX IF NOT EXISTS turns_waiting ON turns (id) WHERE fetched = 0;
-CREATE TABLE IF NOT EXISTS turn_seen (key TEXT PRIMARY KEY, expires_at REAL NOT NULL)
-    WITHOUT ROWID;
-"""
-_COLUMNS = "id, thread, payload, enqueued_at, owner_user"
-_SEEN = (
-    "INSERT INTO turn_seen VALUES (?, ?) ON CONFLICT (key)"
-    " DO UPDATE SET expires_at = excluded.expires_at WHERE expires_at <= ?"
-)
-"""A dedupe key recorded: one change when it is new or its last sighting expired."""
-
-
-_INSERT = "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user) VALUES (?, ?, ?, ?, ?)"
-_INSERT_HANDED = (
-    "INSERT INTO turns (id, thread, payload, enqueued_at, owner_user, fetched, owner,"
-    " lease_until, attempts) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)"
-)
-"""A turn recorded as fetched by a worker of this process (and begun, ``attempts`` 1)."""
-Handed = Literal["no", "waits", "runs"]
-"""Whether an enqueue handed its turn to a worker here: no (a fetch takes it), to wait for
-its thread's earlier turns (``begin``), or begun (the first in its thread)."""
-
-
-class _Recorded(NamedTuple):
-    """A turn the enqueue's transaction recorded, and whether it handed it over."""
-
-    id: str
-    thread_key: str
-    text: str
-    at: float
-    handed: Handed
-
-    def delivery(self, owner: str | None) -> Delivery:
-        return Delivery(self.id, self.thread_key, json.loads(self.text), self.at, owner)
-
-
-def _handing(connection: sqlite3.Connection, thread_key: str) -> Handed:
-    """What an enqueue with a worker's slot held does with its turn: hand it over unless
-    older turns wait for a fetch (they go first), and begin it when its thread has no
-    earlier turn."""
-    if connection.execute("SELECT 1 FROM turns WHERE fetched = 0 LIMIT 1").fetchone():
-        return "no"
-    older = connection.execute("SELECT 1 FROM turns WHERE thread = ? LIMIT 1", (thread_key,))
-    return "waits" if older.fetchone() else "runs"
-
-
-def _insert(
-    connection: sqlite3.Connection,
-    row: tuple[int, str, str, float, str | None],
-    holder: tuple[str, float] | None,
-) -> Handed:
-    """Insert the turn (id, thread, payload, time, asker); fetched by ``holder`` (a worker's
-    consumer and lease) when ``_handing`` lets it hand the turn over."""
-    handed: Handed = "no" if holder is None else _handing(connection, row[1])
-    if holder is None or handed == "no":
-        connection.execute(_INSERT, row)
-    else:
-        connection.execute(_INSERT_HANDED, (*row, *holder, int(handed == "runs")))
-    return handed
-
-
-def _deliveries(rows: list[Any]) -> list[Delivery]:
-    found = [Delivery(str(i), t, json.loads(p), at, who) for i, t, p, at, who in rows]
-    return sorted(found, key=lambda d: int(d.id))
 
 
 class SqliteTurnQueue(TurnQueue):
@@ -148,29 +69,19 @@ class SqliteTurnQueue(TurnQueue):
         super().__init__(claim_after=claim_after)
         self._owns_database = not isinstance(database, SqliteDatabase)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database)
-        self._db.ensure_schema(_SCHEMA)
+        self._db.ensure_schema(SCHEMA)
         self._ids = TurnIds(self._db)
         self._clock = clock
         self._arrived = asyncio.Event()
-        self._intakes: list[Intake] = []
+        self._intakes = Intakes()
         self._live: set[str] = set()
-        self._enqueued = 0
+        self._purge = ExpiryPurge("turn_seen")
 
-    @contextlib.contextmanager
-    def attach(self, intake: Intake) -> Iterator[None]:
-        """Hand turns recorded in this process to ``intake`` while the block runs."""
+    def attach(self, intake: Intake) -> contextlib.AbstractContextManager[object]:
+        """Hand turns recorded in this process to ``intake`` while the block runs (its
+        turns belong to a live worker from now on: ``claim`` leaves them to it)."""
         self._live.add(intake.consumer)
-        self._intakes.append(intake)
-        try:
-            yield
-        finally:
-            self._intakes.remove(intake)
-
-    def _reserve(self, owner: str | None) -> Intake | None:
-        """A worker here with a slot held for a turn of ``owner``, if one has a slot free."""
-        if not self._intakes:
-            return None
-        return next((intake for intake in self._intakes if intake.reserve(owner)), None)
+        return self._intakes.attached(intake)
 
     async def enqueue(
         self,
@@ -190,12 +101,12 @@ class SqliteTurnQueue(TurnQueue):
             await flag.add()
         # ids commit in the order taken: nothing is awaited from here to the write
         turn_id = self._ids.take() or await self._ids.next()
-        intake = self._reserve(owner)
+        intake = self._intakes.reserve(owner)
         holder = None if intake is None else (intake.consumer, now + self.claim_after)
 
-        def write(connection: sqlite3.Connection) -> _Recorded | None:
+        def write(connection: sqlite3.Connection) -> Recorded | None:
             if dedupe_key is not None:  # new, or seen long enough ago to count as new
-                seen = connection.execute(_SEEN, (dedupe_key, now + dedupe_ttl, now))
+                seen = connection.execute(SEEN, (dedupe_key, now + dedupe_ttl, now))
                 if seen.rowcount == 0:
                     return None
             text = texts[0]
@@ -203,11 +114,9 @@ class SqliteTurnQueue(TurnQueue):
                 flag.added = together.add_in(connection, flag.key, flag.value, ttl=flag.ttl)
             if flag is not None and flag.added and first is not None:
                 text = texts[1]
-            self._enqueued += 1
-            if self._enqueued % 256 == 0:
-                connection.execute("DELETE FROM turn_seen WHERE expires_at <= ?", (now,))
-            handed = _insert(connection, (turn_id, thread_key, text, now, owner), holder)
-            return _Recorded(str(turn_id), thread_key, text, now, handed)
+            self._purge.after_write(connection, now)
+            handed = insert(connection, (turn_id, thread_key, text, now, owner), holder)
+            return Recorded(str(turn_id), thread_key, text, now, handed)
 
         written = self._db.write_soon(write)
         if not written.done():  # queued: committed later
@@ -220,7 +129,7 @@ class SqliteTurnQueue(TurnQueue):
         return None  # a duplicate
 
     async def _committed(
-        self, written: asyncio.Future[_Recorded | None], intake: Intake | None, owner: str | None
+        self, written: asyncio.Future[Recorded | None], intake: Intake | None, owner: str | None
     ) -> None:
         """Until the queued write is committed; if this is cancelled meanwhile, the turn is
         still handed over (or its slot given back) once it is."""
@@ -234,10 +143,10 @@ class SqliteTurnQueue(TurnQueue):
 
     def _hand_over(
         self,
-        written: asyncio.Future[_Recorded | None],
+        written: asyncio.Future[Recorded | None],
         intake: Intake | None,
         owner: str | None,
-    ) -> _Recorded | None:
+    ) -> Recorded | None:
         """After the enqueue's commit: the turn to the worker it was handed to (the slot back
         when it was not), else a waiting fetch woken. None: a duplicate, or the write failed."""
         failed = written.cancelled() or written.exception() is not None
@@ -261,10 +170,10 @@ class SqliteTurnQueue(TurnQueue):
     async def _take_new(self, consumer: str, count: int) -> list[Delivery]:
         sql = (
             "UPDATE turns SET fetched = 1, owner = ?, lease_until = ? WHERE id IN"
-            f" (SELECT id FROM turns WHERE fetched = 0 ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
+            f" (SELECT id FROM turns WHERE fetched = 0 ORDER BY id LIMIT ?) RETURNING {COLUMNS}"
         )
         params = (consumer, self._clock() + self.claim_after, count)
-        return _deliveries(await self._db.write(lambda c: c.execute(sql, params).fetchall()))
+        return deliveries(await self._db.write(lambda c: c.execute(sql, params).fetchall()))
 
     async def fetch(self, consumer: str, count: int, timeout: float) -> list[Delivery]:
         self._live.add(consumer)
@@ -287,11 +196,11 @@ class SqliteTurnQueue(TurnQueue):
         sql = (
             "UPDATE turns SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM turns"
             f" WHERE fetched = 1 AND owner != ? AND (lease_until < ? OR owner NOT IN ({live}))"
-            f" ORDER BY id LIMIT ?) RETURNING {_COLUMNS}"
+            f" ORDER BY id LIMIT ?) RETURNING {COLUMNS}"
         )
         params = (consumer, now + self.claim_after, consumer, now, *self._live, count)
         rows = await self._db.write(lambda c: c.execute(sql, params).fetchall())
-        return _deliveries(rows)
+        return deliveries(rows)
 
     async def begin(self, delivery: Delivery, consumer: str) -> Start:
         def decide(connection: sqlite3.Connection) -> Start:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from agent_core import (
     User,
 )
 from agent_core.components.feedback import StatusCardComponent
+from agent_core.schedules.testing import ManualClock
 from agent_core.state.quotas import MemoryRateLimiter, RateLimiter, RateLimitHook
 from agent_core.state.quotas_redis import RedisRateLimiter
 from agent_core.state.quotas_sqlite import SqliteRateLimiter
@@ -45,26 +47,40 @@ class RateLimiterContract:
         assert not (await limiter.hit("u1", limit=1, window=3600)).allowed
         assert (await limiter.hit("u2", limit=1, window=3600)).allowed
 
-    async def test_the_window_slides(self, limiter: RateLimiter) -> None:
-        """A hit leaves the count once it is ``window`` old; refusals never count."""
-        assert (await limiter.hit("u1", limit=1, window=0.2)).allowed
-        refused = await limiter.hit("u1", limit=1, window=0.2)
-        assert not refused.allowed and refused.retry_after <= 0.2
-        deadline = time.monotonic() + 5
-        while not (await limiter.hit("u1", limit=1, window=0.2)).allowed:
-            assert time.monotonic() < deadline, "the window never slid"
 
+class ClockedRateLimiterContract(RateLimiterContract):
+    """Limiters that read an injected clock (memory, SQLite): time is the test's."""
 
-class TestMemoryRateLimiter(RateLimiterContract):
     @pytest.fixture
-    def limiter(self) -> RateLimiter:
-        return MemoryRateLimiter()
+    def clock(self) -> ManualClock:
+        return ManualClock(1_000_000.0)
+
+    async def test_the_window_slides(self, limiter: RateLimiter, clock: ManualClock) -> None:
+        """A hit leaves the count once it is ``window`` old; refusals never count.
+
+        Regression: it ran on a 0.2 s window of the real clock and failed under load (two
+        hits more than 0.2 s apart); a pinned clock makes it exact."""
+        assert (await limiter.hit("u1", limit=1, window=60)).allowed
+        clock.advance(1)
+        refused = await limiter.hit("u1", limit=1, window=60)
+        assert not refused.allowed and refused.retry_after == 59
+        clock.advance(58.5)
+        refused = await limiter.hit("u1", limit=1, window=60)
+        assert not refused.allowed and refused.retry_after == 0.5
+        clock.advance(0.5)  # the first hit is 60 s old; the refusals were never counted
+        assert (await limiter.hit("u1", limit=1, window=60)).allowed
 
 
-class TestSqliteRateLimiter(RateLimiterContract):
+class TestMemoryRateLimiter(ClockedRateLimiterContract):
     @pytest.fixture
-    async def limiter(self, tmp_path: Path) -> AsyncIterator[RateLimiter]:
-        limiter = SqliteRateLimiter(tmp_path / "state.db")
+    def limiter(self, clock: ManualClock) -> RateLimiter:
+        return MemoryRateLimiter(clock=clock.now)
+
+
+class TestSqliteRateLimiter(ClockedRateLimiterContract):
+    @pytest.fixture
+    async def limiter(self, tmp_path: Path, clock: ManualClock) -> AsyncIterator[RateLimiter]:
+        limiter = SqliteRateLimiter(tmp_path / "state.db", clock=clock.now)
         yield limiter
         await limiter.close()
 
@@ -73,6 +89,20 @@ class TestRedisRateLimiter(RateLimiterContract):
     @pytest.fixture
     def limiter(self, redis: Redis, key_prefix: str) -> RateLimiter:
         return RedisRateLimiter(redis, key_prefix=key_prefix)
+
+    async def test_the_window_slides(self, limiter: RateLimiter) -> None:
+        """A hit leaves the count once it is ``window`` old (Redis's own clock: a refusal
+        asked over an hour, then the same hit counted over 50 ms until it has left).
+
+        Regression: a 0.2 s window for the refusal too failed under load (two hits more
+        than 0.2 s apart)."""
+        assert (await limiter.hit("u1", limit=1, window=3600)).allowed
+        refused = await limiter.hit("u1", limit=1, window=3600)
+        assert not refused.allowed and 0 < refused.retry_after <= 3600
+        deadline = time.monotonic() + 5
+        while not (await limiter.hit("u1", limit=1, window=0.05)).allowed:
+            assert time.monotonic() < deadline, "the window never slid"
+            await asyncio.sleep(0.01)  # Redis's clock passing, polled with a deadline
 
 
 async def test_sqlite_quota_survives_a_restart(tmp_path: Path) -> None:
